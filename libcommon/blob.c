@@ -1,0 +1,19 @@
+/*
+ * blob.c: git blob ids through libgit2 (see blob.h).
+ */
+#include "common.h"
+#include "blob.h"
+
+#include <git2.h>
+
+int blob_id(char out[BLOB_HEXSZ + 1], const void *data, size_t n)
+{
+	git_oid oid;
+
+	if (git_odb_hash(&oid, data, n, GIT_OBJECT_BLOB) < 0) {
+		const git_error *e = git_error_last();
+		return error("cannot hash content: %s", e && e->message ? e->message : "libgit2 error");
+	}
+	git_oid_tostr(out, BLOB_HEXSZ + 1, &oid);
+	return 0;
+}

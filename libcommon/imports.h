@@ -1,0 +1,45 @@
+/*
+ * imports.h: resolve an import's target to a file of the repository.
+ *
+ * The chunker finds imports with each language's share/queries/<lang>/imports.scm
+ * (captures @import: the statement, @target: the module text) and asks
+ * import_resolve() where the target lives.  Resolution is syntactic and local:
+ * relative paths from the importing file, the repository's own module layout
+ * (Python packages, Go module path from go.mod, Rust crate paths, Java packages,
+ * JS/TS relative specifiers with extension and index probing, C/C++ include paths
+ * relative to the file, the root and common include directories), never a
+ * package manager's or system directories.
+ */
+#ifndef CI_IMPORTS_H
+#define CI_IMPORTS_H
+
+#include <stddef.h>
+
+/* The repository's files, root-relative, sorted bytewise (strcmp); borrowed. */
+struct fileset {
+	const char *const *paths;	/* sorted; may be NULL when nr is 0 */
+	size_t nr;			/* number of paths */
+};
+
+struct import_ctx {
+	const char *root;		/* absolute repository root, no trailing '/' */
+	const struct fileset *files;	/* all files of the walk, or NULL: then only
+					   files that exist on disk under root are found */
+};
+
+/*
+ * Resolve target, imported by the root-relative file from (in language lang, a
+ * lang.h name such as "python"), to a root-relative path of a file (or, for Go, a
+ * package directory) of the repository.  target is the import text without quotes
+ * or angle brackets: "stdio.h", "os.path", "./util", "crate::a::b", "java.util.List".
+ * Returns a malloc'd path, or NULL when the target is outside the repository (a
+ * system header, a package, the standard library) or cannot be found.  Never a
+ * path outside the root.  Cannot fail; thread-safe.
+ */
+char *import_resolve(const struct import_ctx *ctx, const char *lang, const char *from,
+		     const char *target);
+
+/* 1 if path is in ctx->files (or, without a file set, is a regular file under root). */
+int import_file_exists(const struct import_ctx *ctx, const char *path);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * lang.c: the language table, detection by file name and shebang, and the node
+ * types each grammar uses for the units the chunker cuts at.
+ *
+ * The unit tables name tree-sitter node types of the pinned grammar versions in
+ * scripts/grammars.txt; tests/golden/ci-chunk holds a file per language that
+ * exercises them.
+ */
+#include "common.h"
+#include "lang.h"
+
+#include <ctype.h>
+
+#define G(fn) const TSLanguage *fn(void);
+G(tree_sitter_c) G(tree_sitter_cpp) G(tree_sitter_python) G(tree_sitter_javascript)
+G(tree_sitter_typescript) G(tree_sitter_tsx) G(tree_sitter_go) G(tree_sitter_rust)
+G(tree_sitter_java) G(tree_sitter_ruby) G(tree_sitter_c_sharp) G(tree_sitter_php)
+G(tree_sitter_bash)
+#undef G
+
+static const struct unit_rule c_units[] = {
+	{ "function_definition", "function", 0 },
+	{ "struct_specifier", "struct", UNIT_NEEDS_BODY },
+	{ "union_specifier", "union", UNIT_NEEDS_BODY },
+	{ "enum_specifier", "enum", UNIT_NEEDS_BODY },
+	{ "type_definition", "type", UNIT_WRAPPER | UNIT_NEEDS_BODY },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule cpp_units[] = {
+	{ "function_definition", "function", 0 },
+	{ "class_specifier", "class", UNIT_CONTAINER | UNIT_NEEDS_BODY },
+	{ "struct_specifier", "struct", UNIT_CONTAINER | UNIT_NEEDS_BODY },
+	{ "union_specifier", "union", UNIT_NEEDS_BODY },
+	{ "enum_specifier", "enum", UNIT_NEEDS_BODY },
+	{ "namespace_definition", "namespace", UNIT_CONTAINER },
+	{ "template_declaration", "template", UNIT_WRAPPER },
+	{ "type_definition", "type", UNIT_WRAPPER | UNIT_NEEDS_BODY },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule python_units[] = {
+	{ "function_definition", "function", 0 },
+	{ "class_definition", "class", UNIT_CONTAINER },
+	{ "decorated_definition", "decorated", UNIT_WRAPPER },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule js_units[] = {
+	{ "function_declaration", "function", 0 },
+	{ "generator_function_declaration", "function", 0 },
+	{ "class_declaration", "class", UNIT_CONTAINER },
+	{ "method_definition", "method", 0 },
+	{ "lexical_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "variable_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "export_statement", "export", UNIT_WRAPPER },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule ts_units[] = {
+	{ "function_declaration", "function", 0 },
+	{ "generator_function_declaration", "function", 0 },
+	{ "class_declaration", "class", UNIT_CONTAINER },
+	{ "abstract_class_declaration", "class", UNIT_CONTAINER },
+	{ "method_definition", "method", 0 },
+	{ "interface_declaration", "interface", UNIT_CONTAINER },
+	{ "type_alias_declaration", "type", 0 },
+	{ "enum_declaration", "enum", 0 },
+	{ "internal_module", "namespace", UNIT_CONTAINER },
+	{ "module", "module", UNIT_CONTAINER },
+	{ "lexical_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "variable_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "export_statement", "export", UNIT_WRAPPER },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule go_units[] = {
+	{ "function_declaration", "function", 0 },
+	{ "method_declaration", "method", 0 },
+	{ "type_declaration", "type", 0 },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule rust_units[] = {
+	{ "function_item", "function", 0 },
+	{ "struct_item", "struct", 0 },
+	{ "enum_item", "enum", 0 },
+	{ "union_item", "union", 0 },
+	{ "trait_item", "trait", UNIT_CONTAINER },
+	{ "impl_item", "impl", UNIT_CONTAINER },
+	{ "mod_item", "module", UNIT_CONTAINER | UNIT_NEEDS_BODY },
+	{ "macro_definition", "macro", 0 },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule java_units[] = {
+	{ "class_declaration", "class", UNIT_CONTAINER },
+	{ "interface_declaration", "interface", UNIT_CONTAINER },
+	{ "enum_declaration", "enum", UNIT_CONTAINER },
+	{ "record_declaration", "record", UNIT_CONTAINER },
+	{ "annotation_type_declaration", "interface", UNIT_CONTAINER },
+	{ "method_declaration", "method", 0 },
+	{ "constructor_declaration", "constructor", 0 },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule ruby_units[] = {
+	{ "method", "method", 0 },
+	{ "singleton_method", "method", 0 },
+	{ "class", "class", UNIT_CONTAINER },
+	{ "module", "module", UNIT_CONTAINER },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule csharp_units[] = {
+	{ "class_declaration", "class", UNIT_CONTAINER },
+	{ "struct_declaration", "struct", UNIT_CONTAINER },
+	{ "interface_declaration", "interface", UNIT_CONTAINER },
+	{ "record_declaration", "record", UNIT_CONTAINER },
+	{ "enum_declaration", "enum", 0 },
+	{ "namespace_declaration", "namespace", UNIT_CONTAINER },
+	{ "method_declaration", "method", 0 },
+	{ "constructor_declaration", "constructor", 0 },
+	{ "local_function_statement", "function", 0 },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule php_units[] = {
+	{ "function_definition", "function", 0 },
+	{ "method_declaration", "method", 0 },
+	{ "class_declaration", "class", UNIT_CONTAINER },
+	{ "interface_declaration", "interface", UNIT_CONTAINER },
+	{ "trait_declaration", "trait", UNIT_CONTAINER },
+	{ "enum_declaration", "enum", UNIT_CONTAINER },
+	{ "namespace_definition", "namespace", UNIT_CONTAINER | UNIT_NEEDS_BODY },
+	{ NULL, NULL, 0 }
+};
+
+static const struct unit_rule bash_units[] = {
+	{ "function_definition", "function", 0 },
+	{ NULL, NULL, 0 }
+};
+
+#ifdef HAVE_GRAMMAR_C
+#define GR_C tree_sitter_c
+#else
+#define GR_C NULL
+#endif
+#ifdef HAVE_GRAMMAR_CPP
+#define GR_CPP tree_sitter_cpp
+#else
+#define GR_CPP NULL
+#endif
+#ifdef HAVE_GRAMMAR_PYTHON
+#define GR_PYTHON tree_sitter_python
+#else
+#define GR_PYTHON NULL
+#endif
+#ifdef HAVE_GRAMMAR_JAVASCRIPT
+#define GR_JAVASCRIPT tree_sitter_javascript
+#else
+#define GR_JAVASCRIPT NULL
+#endif
+#ifdef HAVE_GRAMMAR_TYPESCRIPT
+#define GR_TYPESCRIPT tree_sitter_typescript
+#else
+#define GR_TYPESCRIPT NULL
+#endif
+#ifdef HAVE_GRAMMAR_TSX
+#define GR_TSX tree_sitter_tsx
+#else
+#define GR_TSX NULL
+#endif
+#ifdef HAVE_GRAMMAR_GO
+#define GR_GO tree_sitter_go
+#else
+#define GR_GO NULL
+#endif
+#ifdef HAVE_GRAMMAR_RUST
+#define GR_RUST tree_sitter_rust
+#else
+#define GR_RUST NULL
+#endif
+#ifdef HAVE_GRAMMAR_JAVA
+#define GR_JAVA tree_sitter_java
+#else
+#define GR_JAVA NULL
+#endif
+#ifdef HAVE_GRAMMAR_RUBY
+#define GR_RUBY tree_sitter_ruby
+#else
+#define GR_RUBY NULL
+#endif
+#ifdef HAVE_GRAMMAR_CSHARP
+#define GR_CSHARP tree_sitter_c_sharp
+#else
+#define GR_CSHARP NULL
+#endif
+#ifdef HAVE_GRAMMAR_PHP
+#define GR_PHP tree_sitter_php
+#else
+#define GR_PHP NULL
+#endif
+#ifdef HAVE_GRAMMAR_BASH
+#define GR_BASH tree_sitter_bash
+#else
+#define GR_BASH NULL
+#endif
+
+#define L(name, gr, units) { name, gr, (gr) ? (units) : NULL, 0 }
+static const struct lang langs[] = {
+	L("c", GR_C, c_units),
+	L("cpp", GR_CPP, cpp_units),
+	L("python", GR_PYTHON, python_units),
+	L("javascript", GR_JAVASCRIPT, js_units),
+	L("typescript", GR_TYPESCRIPT, ts_units),
+	L("tsx", GR_TSX, ts_units),
+	L("go", GR_GO, go_units),
+	L("rust", GR_RUST, rust_units),
+	L("java", GR_JAVA, java_units),
+	L("ruby", GR_RUBY, ruby_units),
+	L("csharp", GR_CSHARP, csharp_units),
+	L("php", GR_PHP, php_units),
+	L("bash", GR_BASH, bash_units),
+	{ "markdown", NULL, NULL, 1 },
+	/* known text formats without a grammar: chunked by line windows */
+	{ "json", NULL, NULL, 0 }, { "yaml", NULL, NULL, 0 }, { "toml", NULL, NULL, 0 },
+	{ "xml", NULL, NULL, 0 }, { "html", NULL, NULL, 0 }, { "css", NULL, NULL, 0 },
+	{ "make", NULL, NULL, 0 }, { "cmake", NULL, NULL, 0 }, { "dockerfile", NULL, NULL, 0 },
+	{ "sql", NULL, NULL, 0 }, { "perl", NULL, NULL, 0 }, { "lua", NULL, NULL, 0 },
+	{ "kotlin", NULL, NULL, 0 }, { "swift", NULL, NULL, 0 }, { "scala", NULL, NULL, 0 },
+	{ "asm", NULL, NULL, 0 }, { "rst", NULL, NULL, 0 }, { "ini", NULL, NULL, 0 },
+	{ "devicetree", NULL, NULL, 0 }, { "kconfig", NULL, NULL, 0 }, { "awk", NULL, NULL, 0 },
+	{ "text", NULL, NULL, 0 },
+};
+#undef L
+
+static const struct { const char *ext; const char *lang; } exts[] = {
+	{ "c", "c" }, { "h", "c" },
+	{ "cc", "cpp" }, { "cpp", "cpp" }, { "cxx", "cpp" }, { "c++", "cpp" },
+	{ "hh", "cpp" }, { "hpp", "cpp" }, { "hxx", "cpp" }, { "h++", "cpp" }, { "ipp", "cpp" },
+	{ "inl", "cpp" }, { "tcc", "cpp" },
+	{ "py", "python" }, { "pyi", "python" }, { "pyw", "python" },
+	{ "js", "javascript" }, { "mjs", "javascript" }, { "cjs", "javascript" }, { "jsx", "javascript" },
+	{ "ts", "typescript" }, { "mts", "typescript" }, { "cts", "typescript" },
+	{ "tsx", "tsx" },
+	{ "go", "go" }, { "rs", "rust" }, { "java", "java" },
+	{ "rb", "ruby" }, { "rake", "ruby" }, { "gemspec", "ruby" }, { "ru", "ruby" },
+	{ "cs", "csharp" }, { "csx", "csharp" },
+	{ "php", "php" }, { "phtml", "php" }, { "php5", "php" }, { "php7", "php" },
+	{ "sh", "bash" }, { "bash", "bash" }, { "zsh", "bash" }, { "ksh", "bash" },
+	{ "md", "markdown" }, { "markdown", "markdown" }, { "mdx", "markdown" },
+	{ "json", "json" }, { "jsonl", "json" }, { "ndjson", "json" },
+	{ "yml", "yaml" }, { "yaml", "yaml" }, { "toml", "toml" },
+	{ "xml", "xml" }, { "svg", "xml" }, { "html", "html" }, { "htm", "html" },
+	{ "css", "css" }, { "scss", "css" }, { "less", "css" },
+	{ "mk", "make" }, { "mak", "make" }, { "am", "make" }, { "cmake", "cmake" },
+	{ "sql", "sql" }, { "pl", "perl" }, { "pm", "perl" }, { "lua", "lua" },
+	{ "kt", "kotlin" }, { "kts", "kotlin" }, { "swift", "swift" }, { "scala", "scala" },
+	{ "s", "asm" }, { "S", "asm" }, { "asm", "asm" },
+	{ "rst", "rst" }, { "txt", "text" }, { "ini", "ini" }, { "cfg", "ini" }, { "conf", "ini" },
+	{ "dts", "devicetree" }, { "dtsi", "devicetree" }, { "awk", "awk" },
+};
+
+static const struct { const char *base; const char *lang; } names[] = {
+	{ "Makefile", "make" }, { "makefile", "make" }, { "GNUmakefile", "make" },
+	{ "Kbuild", "make" }, { "CMakeLists.txt", "cmake" }, { "Dockerfile", "dockerfile" },
+	{ "Containerfile", "dockerfile" }, { "Rakefile", "ruby" }, { "Gemfile", "ruby" },
+	{ "Vagrantfile", "ruby" }, { "Podfile", "ruby" }, { "Kconfig", "kconfig" },
+	{ ".bashrc", "bash" }, { ".bash_profile", "bash" }, { ".profile", "bash" },
+	{ "PKGBUILD", "bash" }, { "configure.ac", "text" }, { "README", "text" },
+	{ "LICENSE", "text" }, { "COPYING", "text" },
+};
+
+static const struct { const char *interp; const char *lang; } shebangs[] = {
+	{ "sh", "bash" }, { "bash", "bash" }, { "dash", "bash" }, { "zsh", "bash" }, { "ksh", "bash" },
+	{ "python", "python" }, { "python2", "python" }, { "python3", "python" },
+	{ "node", "javascript" }, { "nodejs", "javascript" }, { "deno", "typescript" },
+	{ "ts-node", "typescript" }, { "ruby", "ruby" }, { "php", "php" }, { "perl", "perl" },
+	{ "lua", "lua" }, { "awk", "awk" }, { "gawk", "awk" },
+};
+
+const struct lang *lang_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(langs); i++)
+		if (!strcmp(langs[i].name, name))
+			return &langs[i];
+	return NULL;
+}
+
+const struct lang *const *lang_all(void)
+{
+	static const struct lang *all[ARRAY_SIZE(langs) + 1];
+	size_t i;
+
+	if (!all[0])
+		for (i = 0; i < ARRAY_SIZE(langs); i++)
+			all[i] = &langs[i];
+	return all;
+}
+
+/* Language named by a "#!" line: "#!/usr/bin/env python3 -u" -> python. */
+static const struct lang *from_shebang(const char *head, size_t n)
+{
+	char word[64];
+	size_t i = 2, j, k;
+	const char *interp;
+
+	if (n < 3 || head[0] != '#' || head[1] != '!')
+		return NULL;
+	for (;;) {
+		while (i < n && (head[i] == ' ' || head[i] == '\t'))
+			i++;
+		j = 0;
+		while (i < n && head[i] != ' ' && head[i] != '\t' && head[i] != '\n' &&
+		       head[i] != '\r' && j < sizeof(word) - 1)
+			word[j++] = head[i++];
+		word[j] = '\0';
+		if (!j)
+			return NULL;
+		interp = strrchr(word, '/');
+		interp = interp ? interp + 1 : word;
+		if (strcmp(interp, "env"))
+			break;
+		/* "env -S python": skip options */
+		while (i < n && (head[i] == ' ' || head[i] == '\t'))
+			i++;
+		while (i < n && head[i] == '-') {
+			while (i < n && head[i] != ' ' && head[i] != '\n')
+				i++;
+			while (i < n && head[i] == ' ')
+				i++;
+		}
+	}
+	for (k = 0; k < ARRAY_SIZE(shebangs); k++) {
+		size_t l = strlen(shebangs[k].interp);
+		/* python3.11 -> python3 */
+		if (!strncmp(interp, shebangs[k].interp, l) &&
+		    (!interp[l] || interp[l] == '.' || isdigit((unsigned char)interp[l])))
+			return lang_by_name(shebangs[k].lang);
+	}
+	return NULL;
+}
+
+const struct lang *lang_detect(const char *path, const char *head, size_t n)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(base, names[i].base))
+			return lang_by_name(names[i].lang);
+	dot = strrchr(base, '.');
+	if (dot && dot != base && dot[1]) {
+		for (i = 0; i < ARRAY_SIZE(exts); i++)
+			if (!strcmp(dot + 1, exts[i].ext))
+				return lang_by_name(exts[i].lang);
+		/* .H, .C, .PY: try lower case (but .S stays asm above) */
+		char low[16];
+		size_t l = strlen(dot + 1);
+		if (l < sizeof(low)) {
+			for (i = 0; i <= l; i++)
+				low[i] = (char)tolower((unsigned char)dot[1 + i]);
+			for (i = 0; i < ARRAY_SIZE(exts); i++)
+				if (!strcmp(low, exts[i].ext))
+					return lang_by_name(exts[i].lang);
+		}
+	}
+	if (head)
+		return from_shebang(head, n);
+	return NULL;
+}
+
+const struct unit_rule *lang_unit_rule(const struct lang *l, const char *node_type)
+{
+	const struct unit_rule *r;
+
+	if (!l->units)
+		return NULL;
+	for (r = l->units; r->node_type; r++)
+		if (!strcmp(r->node_type, node_type))
+			return r;
+	return NULL;
+}

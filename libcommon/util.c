@@ -1,0 +1,230 @@
+/*
+ * util.c: error reporting and allocation helpers (see util.h).
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+const char *progname = "ci";
+int verbosity;
+
+void util_init(const char *argv0)
+{
+	const char *slash;
+
+	if (argv0 && *argv0) {
+		slash = strrchr(argv0, '/');
+		progname = slash ? slash + 1 : argv0;
+		/* libtool-style wrappers and ASan builds keep the name */
+		if (!strncmp(progname, "lt-", 3))
+			progname += 3;
+	}
+	signal(SIGPIPE, SIG_DFL);
+}
+
+static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+	struct buf b = BUF_INIT;
+
+	buf_addf(&b, "%s: %s", progname, prefix);
+	buf_vaddf(&b, fmt, ap);
+	if (suffix)
+		buf_addf(&b, ": %s", suffix);
+	buf_addch(&b, '\n');
+	fflush(stdout);
+	fwrite(b.buf, 1, b.len, stderr);
+	buf_release(&b);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
+int error_errno(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, strerror(e));
+	va_end(ap);
+	errno = e;
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void die_code(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	exit(code);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	exit(EXIT_IO);
+}
+
+void usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	fputs(usage, stderr);
+	exit(EXIT_USAGE);
+}
+
+static void *oom(size_t n)
+{
+	fprintf(stderr, "%s: out of memory allocating %zu bytes\n", progname, n);
+	exit(EXIT_IO);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	return p ? p : oom(n);
+}
+
+void *xcalloc(size_t nmemb, size_t n)
+{
+	void *p = calloc(nmemb ? nmemb : 1, n ? n : 1);
+
+	return p ? p : oom(nmemb * n);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	return q ? q : oom(n);
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	return p ? p : oom(strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	return p ? p : oom(n);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	return buf_detach(&b, NULL);
+}
+
+int close_stdout(int ret)
+{
+	int failed = ferror(stdout);
+
+	if (fflush(stdout) != 0)
+		failed = 1;
+	if (fclose(stdout) != 0)
+		failed = 1;
+	if (failed) {
+		if (errno == EPIPE)
+			return ret;
+		error_errno("write error on standard output");
+		return EXIT_IO;
+	}
+	return ret;
+}
+
+long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		usage_error(usage, "%s: expected an integer from %ld to %ld, got '%s'", opt, min, max, s);
+	return v;
+}
+
+int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+int read_file(const char *path, char **out, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	*out = NULL;
+	*len = 0;
+	if (fd < 0)
+		return error_errno("cannot open '%s'", path);
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return error_errno("cannot read '%s'", path);
+	}
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		buf_grow(&b, (size_t)st.st_size + 1);
+	for (;;) {
+		buf_grow(&b, 65536);
+		n = read(fd, b.buf + b.len, b.alloc - b.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			error_errno("cannot read '%s'", path);
+			close(fd);
+			buf_release(&b);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+		b.buf[b.len] = '\0';
+	}
+	close(fd);
+	*out = buf_detach(&b, len);
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * util.h: error reporting, allocation that cannot fail, and process exit helpers
+ * shared by every ci command.
+ *
+ * Conventions (see STYLE.md): library code reports an error once with error() or
+ * error_errno() and returns a negative value; only cmd/ code exits.  Allocation
+ * failure dies inside xmalloc() so callers never check.
+ */
+#ifndef CI_UTIL_H
+#define CI_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes shared by all commands. */
+enum {
+	EXIT_OK = 0,		/* something was found / done */
+	EXIT_NOTHING = 1,	/* nothing selected (grep convention) */
+	EXIT_USAGE = 2,		/* usage error or bad pattern; nothing was read */
+	EXIT_IO = 3,		/* I/O error, malformed record, library error */
+};
+
+extern const char *progname;	/* "ci-chunk"; set by util_init() */
+extern int verbosity;		/* 0 quiet, 1 -v, 2 -vv */
+
+/* Set progname from argv[0] and restore default SIGPIPE (die quietly). */
+void util_init(const char *argv0);
+
+#define CI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* "<prog>: <msg>" on stderr; returns -1 so callers can `return error(...)`. */
+int error(const char *fmt, ...) CI_PRINTF(1, 2);
+/* Same, with ": <strerror(errno)>" appended. */
+int error_errno(const char *fmt, ...) CI_PRINTF(1, 2);
+/* "<prog>: warning: <msg>" on stderr. */
+void warning(const char *fmt, ...) CI_PRINTF(1, 2);
+/* Print "<prog>: <msg>" and exit with code. */
+void die_code(int code, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
+/* die_code(EXIT_IO, ...) */
+void die(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
+/* Usage error: "<prog>: <msg>", then the usage text, on stderr; exit 2. */
+void usage_error(const char *usage, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) CI_PRINTF(1, 2);
+
+/* Grow array x (x_nr used, x_alloc allocated) so that it holds at least nr items. */
+#define ALLOC_GROW(x, nr, alloc) do { \
+	if ((size_t)(nr) > (size_t)(alloc)) { \
+		size_t alloc_ = (size_t)(alloc) < 16 ? 16 : (size_t)(alloc); \
+		while (alloc_ < (size_t)(nr)) \
+			alloc_ = alloc_ + alloc_ / 2; \
+		(x) = xrealloc((x), alloc_ * sizeof(*(x))); \
+		(alloc) = alloc_; \
+	} \
+} while (0)
+
+/*
+ * Flush and close stdout; a write error (a full disk, a closed pipe) becomes a
+ * message and EXIT_IO.  main() ends with `return close_stdout(ret);`.
+ */
+int close_stdout(int ret);
+
+/* Parse a non-negative integer option value; usage_error() on junk or out of range. */
+long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
+
+/* Number of online CPUs, at least 1. */
+int online_cpus(void);
+
+/* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes it). */
+int read_file(const char *path, char **out, size_t *len);
+
+#endif

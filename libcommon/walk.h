@@ -1,0 +1,106 @@
+/*
+ * walk.h: find the files of a repository that are worth reading.
+ *
+ * The walker honours git's ignore rules through libgit2 (.gitignore files at every
+ * level, .git/info/exclude, core.excludesFile), never enters .git or ci's own
+ * .ci-index, does not follow symbolic links, and skips by default:
+ *   - files over a size limit (1 MiB unless changed),
+ *   - vendored trees (node_modules/, vendor/, third_party/, ...),
+ *   - generated files known by name (*.min.js, *.pb.go, lock files, ...).
+ * Files whose content turns out binary (a NUL in the first 8000 bytes, as git
+ * decides) or generated (a "Code generated ... DO NOT EDIT" or "@generated" marker
+ * near the top) are recognised by walk_classify() once the caller has read them.
+ *
+ * Paths are relative to the repository root, '/'-separated, sorted bytewise.
+ */
+#ifndef CI_WALK_H
+#define CI_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct git_repository;
+
+struct walk_opts {
+	uint64_t max_filesize;	/* bytes; 0 means no limit */
+	int include_vendored;	/* also vendored and generated files */
+	int no_ignore;		/* do not honour .gitignore and friends */
+};
+
+#define WALK_DEFAULT_MAX_FILESIZE (1024 * 1024)
+#define WALK_OPTS_INIT { WALK_DEFAULT_MAX_FILESIZE, 0, 0 }
+
+/* Why a file was left out (indices into walk_stats.skipped). */
+enum walk_skip {
+	WALK_OK = 0,
+	WALK_IGNORED,		/* matched an ignore rule */
+	WALK_VENDORED,		/* under a vendored directory */
+	WALK_GENERATED,		/* generated, by name or by marker */
+	WALK_TOO_LARGE,		/* over max_filesize */
+	WALK_BINARY,		/* looks binary */
+	WALK_SYMLINK,		/* a symbolic link */
+	WALK_SPECIAL,		/* a FIFO, socket or device */
+	WALK_UNREADABLE,	/* could not be listed or stat'ed */
+	WALK_SKIP_MAX
+};
+
+struct walk_file {
+	char *path;		/* relative to the root; owned by the list */
+	uint64_t size;		/* bytes, from lstat */
+	int64_t mtime;		/* seconds */
+};
+
+struct walk_list {
+	struct walk_file *files;	/* sorted by path after walker_finish() */
+	size_t files_nr, files_alloc;
+	unsigned long skipped[WALK_SKIP_MAX];	/* counts by reason */
+};
+
+struct walker {
+	char *root;			/* absolute, real path of the root, no trailing '/' */
+	struct git_repository *repo;	/* NULL outside a git work tree */
+	struct walk_opts opts;		/* copy of the options */
+};
+
+/*
+ * Find the repository containing start (a directory; "." for the current one) and
+ * open it.  Outside a git work tree the root is start itself and no ignore rules
+ * apply.  Returns 0 or -1 after reporting.
+ */
+int walker_open(struct walker *w, const char *start, const struct walk_opts *opts);
+void walker_close(struct walker *w);
+
+/*
+ * Turn a path given by the user (relative to the current directory, or absolute)
+ * into a path relative to the root in out ("" for the root itself).  A path that
+ * leaves the root, directly or through a symbolic link, is an error.
+ */
+int walker_relpath(struct walker *w, const char *user_path, char **out);
+
+/*
+ * Add to list the files under rel (a root-relative file or directory, "" for the
+ * whole tree).  When explicit is set, rel was named by the user: it is listed even if
+ * ignored or vendored (as git add -f and rg do for named files), but a symlink or a
+ * too-large file is still skipped with a warning.  Returns 0, or -1 if rel does not
+ * exist (reported).
+ */
+int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_list *list);
+
+/* Sort the list and drop duplicates. */
+void walk_list_finish(struct walk_list *list);
+void walk_list_release(struct walk_list *list);
+
+/*
+ * Classify content already read: WALK_BINARY, WALK_GENERATED (only when the walker
+ * skips generated files), or WALK_OK.
+ */
+enum walk_skip walk_classify(const struct walker *w, const char *path, const char *data, size_t n);
+
+/* 1 if path is under a vendored directory or is a generated file by its name. */
+int walk_is_vendored_path(const char *path);
+int walk_is_generated_name(const char *path);
+
+/* Human name of a skip reason ("binary", "too large", ...). */
+const char *walk_skip_name(enum walk_skip why);
+
+#endif
