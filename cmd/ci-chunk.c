@@ -83,7 +83,6 @@ struct slot {
 struct job {
 	struct walker *w;		/* the repository */
 	struct walk_list *list;		/* the files, sorted */
-	const unsigned char *explicit_;	/* per file: named by the user */
 	const struct options *opts;	/* options */
 	const struct import_ctx *ictx;	/* for resolving imports */
 	struct slot *slots;		/* WINDOW slots, file i in slots[i % WINDOW] */
@@ -111,11 +110,11 @@ static void chunk_one(struct job *jb, struct chunker *ch, size_t i, struct slot 
 		goto done;
 	}
 	why = walk_classify(jb->w, rel, data, n);
-	if (why != WALK_OK && !(why == WALK_GENERATED && jb->explicit_[i])) {
+	if (why != WALK_OK && !(why == WALK_GENERATED && jb->list->files[i].explicit_)) {
 		s->skipped = why;
-		if (jb->explicit_[i] || verbosity)
+		if (jb->list->files[i].explicit_ || verbosity)
 			buf_addf(&s->warn, "%s: %s%s: skipped: %s\n", progname,
-				 jb->explicit_[i] ? "warning: " : "", rel, walk_skip_name(why));
+				 jb->list->files[i].explicit_ ? "warning: " : "", rel, walk_skip_name(why));
 		goto done;
 	}
 	lang = lang_detect(rel, data, n < 256 ? n : 256);
@@ -221,22 +220,15 @@ static int run(struct job *jb, int nthreads, int *degraded, size_t *read_nr)
 }
 
 /* Add a user-named path (file or directory) to the list. */
-static int add_path(struct walker *w, const char *arg, struct walk_list *list,
-		    unsigned char **explicit_, size_t *ex_alloc)
+static int add_path(struct walker *w, const char *arg, struct walk_list *list)
 {
 	char *rel;
-	size_t before = list->files_nr, i;
 	int rc;
 
 	if (walker_relpath(w, arg, &rel) < 0)
 		return -1;
 	rc = walker_walk(w, rel, 1, list);
 	free(rel);
-	ALLOC_GROW(*explicit_, list->files_nr + 1, *ex_alloc);
-	/* a file named directly is explicit; files found under a directory are not */
-	for (i = before; i < list->files_nr; i++)
-		(*explicit_)[i] = list->files_nr - before == 1 && !rc &&
-				  !strcmp(list->files[i].path + 0, list->files[i].path);
 	return rc;
 }
 
@@ -245,8 +237,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct walker w;
 	struct walk_list list = { 0 };
-	unsigned char *explicit_ = NULL;
-	size_t ex_alloc = 0, i, read_nr = 0;
+	size_t i, read_nr = 0;
 	unsigned want = 0;
 	int c, errors = 0, degraded = 0, ret = EXIT_OK;
 	struct job jb;
@@ -304,7 +295,7 @@ int main(int argc, char **argv)
 		warning("some built-in queries failed to compile; definitions may be missing");
 
 	for (i = (size_t)optind; i < (size_t)argc; i++)
-		if (add_path(&w, argv[i], &list, &explicit_, &ex_alloc) < 0)
+		if (add_path(&w, argv[i], &list) < 0)
 			errors++;
 	if (o.files_from) {
 		FILE *f = strcmp(o.files_from, "-") ? fopen(o.files_from, "r") : stdin;
@@ -322,7 +313,7 @@ int main(int argc, char **argv)
 				buf_addch(&line, ch);
 			if (line.len && line.buf[line.len - 1] == '\r')
 				buf_setlen(&line, line.len - 1);
-			if (line.len && add_path(&w, line.buf, &list, &explicit_, &ex_alloc) < 0)
+			if (line.len && add_path(&w, line.buf, &list) < 0)
 				errors++;
 			if (ch == EOF)
 				break;
@@ -336,19 +327,7 @@ int main(int argc, char **argv)
 	if (optind == argc && !o.files_from)
 		walker_walk(&w, "", 0, &list);
 
-	/* sort, keeping each file's explicit flag */
-	for (i = 0; i < list.files_nr; i++) {
-		/* stash the flag in the high bit of mtime's sign: restore after sorting */
-		if (explicit_ && i < ex_alloc && explicit_[i])
-			list.files[i].mtime = -1 - list.files[i].mtime;
-	}
 	walk_list_finish(&list);
-	ALLOC_GROW(explicit_, list.files_nr + 1, ex_alloc);
-	for (i = 0; i < list.files_nr; i++) {
-		explicit_[i] = list.files[i].mtime < 0;
-		if (explicit_[i])
-			list.files[i].mtime = -1 - list.files[i].mtime;
-	}
 
 	/* every walked file is a possible import target */
 	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
@@ -362,7 +341,6 @@ int main(int argc, char **argv)
 	memset(&jb, 0, sizeof(jb));
 	jb.w = &w;
 	jb.list = &list;
-	jb.explicit_ = explicit_;
 	jb.opts = &o;
 	jb.ictx = &ictx;
 	pthread_mutex_init(&jb.lock, NULL);
@@ -397,7 +375,6 @@ int main(int argc, char **argv)
 		}
 	}
 	free(paths);
-	free(explicit_);
 	walk_list_release(&list);
 	walker_close(&w);
 	return close_stdout(ret);

@@ -1280,21 +1280,48 @@ static int cmp_tag(const void *a, const void *b)
 /* Sort, drop duplicates, and give each tag the qualified name of its enclosing unit. */
 static void finish_tags(struct chunker *c)
 {
-	size_t i, j = 0;
+	size_t i, j = 0, ndefs = 0;
 	int *stack = NULL;
 	size_t sp = 0, st_alloc = 0, ui = 0;
 
 	if (!c->tags_nr)
 		return;
 	qsort(c->tags, c->tags_nr, sizeof(*c->tags), cmp_tag);
+	/*
+	 * One tag per name position: of several definitions keep the most specific
+	 * kind (Rust's tags call a method both "function" and "method"); drop a
+	 * reference where there is a definition (Go's tags call every type_identifier
+	 * a reference, its own definition included).
+	 */
 	for (i = 0; i < c->tags_nr; i++) {
-		if (j && c->tags[j - 1].is_def == c->tags[i].is_def &&
-		    c->tags[j - 1].byte == c->tags[i].byte &&
-		    !strcmp(c->tags[j - 1].kind, c->tags[i].kind)) {
-			free(c->tags[i].name);
+		struct tag *t = &c->tags[i];
+		if (j && c->tags[j - 1].is_def == t->is_def && c->tags[j - 1].byte == t->byte) {
+			if (t->is_def && !strcmp(c->tags[j - 1].kind, "function") &&
+			    strcmp(t->kind, "function")) {
+				free(c->tags[j - 1].name);
+				c->tags[j - 1] = *t;
+			} else {
+				free(t->name);
+			}
 			continue;
 		}
-		c->tags[j++] = c->tags[i];
+		if (!t->is_def) {
+			size_t lo = 0, hi = ndefs;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (c->tags[mid].byte < t->byte)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < ndefs && c->tags[lo].byte == t->byte) {
+				free(t->name);
+				continue;
+			}
+		}
+		c->tags[j++] = *t;
+		if (t->is_def)
+			ndefs = j;
 	}
 	c->tags_nr = j;
 	/* defs then refs, each in byte order: sweep the units (document order) twice */
@@ -1315,8 +1342,12 @@ static void finish_tags(struct chunker *c)
 				sp--;
 			size_t top = sp;
 			/* a definition is not inside itself */
-			if (top && t->is_def && c->units[stack[top - 1]].name_b == t->byte)
+			if (top && t->is_def && c->units[stack[top - 1]].name_b == t->byte) {
+				/* C's tags define a function by its declarator: span the body */
+				if (c->units[stack[top - 1]].e > t->end_line)
+					t->end_line = c->units[stack[top - 1]].e;
 				top--;
+			}
 			t->scope = top ? c->units[stack[top - 1]].qual : NULL;
 		}
 	}

@@ -229,12 +229,13 @@ static int is_ignored(struct walker *w, const char *rel, int is_dir)
 	return ignored;
 }
 
-static void add_file(struct walk_list *list, const char *rel, const struct stat *st)
+static void add_file(struct walk_list *list, const char *rel, const struct stat *st, int explicit_)
 {
 	ALLOC_GROW(list->files, list->files_nr + 1, list->files_alloc);
 	list->files[list->files_nr].path = xstrdup(rel);
 	list->files[list->files_nr].size = (uint64_t)st->st_size;
 	list->files[list->files_nr].mtime = (int64_t)st->st_mtime;
+	list->files[list->files_nr].explicit_ = explicit_;
 	list->files_nr++;
 }
 
@@ -254,7 +255,7 @@ static void consider_file(struct walker *w, const char *rel, const struct stat *
 				(unsigned long long)w->opts.max_filesize);
 		return;
 	}
-	add_file(list, rel, st);
+	add_file(list, rel, st, explicit_);
 }
 
 static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
@@ -380,6 +381,7 @@ void walk_list_finish(struct walk_list *list)
 		qsort(list->files, list->files_nr, sizeof(*list->files), cmp_file);
 	for (i = 0; i < list->files_nr; i++) {
 		if (j && !strcmp(list->files[j - 1].path, list->files[i].path)) {
+			list->files[j - 1].explicit_ |= list->files[i].explicit_;
 			free(list->files[i].path);
 			continue;
 		}

@@ -48,6 +48,7 @@ struct walk_file {
 	char *path;		/* relative to the root; owned by the list */
 	uint64_t size;		/* bytes, from lstat */
 	int64_t mtime;		/* seconds */
+	int explicit_;		/* named by the user, not found by walking */
 };
 
 struct walk_list {
