@@ -45,8 +45,7 @@ struct lang_rt {
 	uint32_t nsym;			/* symbols in the grammar */
 	const struct unit_rule **rule;	/* per symbol: unit rule or NULL */
 	unsigned char *comment;		/* per symbol: a comment node */
-	struct cquery tags;		/* definitions and references */
-	struct cquery imports;		/* imports */
+	struct cquery q;		/* tags and imports in one query: one pass */
 	TSFieldId f_name, f_body, f_declarator, f_type, f_definition, f_declaration,
 		f_value, f_receiver;	/* field ids used to read units */
 };
@@ -55,7 +54,7 @@ static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lang_rt *rts[64];		/* by index in lang_all() */
 static int query_failures;
 
-static void __attribute__((unused)) cquery_release(struct cquery *cq)
+static void cquery_release(struct cquery *cq)
 {
 	uint32_t i, n;
 	size_t j, k;
@@ -243,8 +242,24 @@ static struct lang_rt *lang_runtime(const struct lang *l)
 		FIELD(name); FIELD(body); FIELD(declarator); FIELD(type); FIELD(definition);
 		FIELD(declaration); FIELD(value); FIELD(receiver);
 #undef FIELD
-		cquery_compile(&rt->tags, rt->ts, l->name, "tags", lang_tags_query(l->name));
-		cquery_compile(&rt->imports, rt->ts, l->name, "imports", lang_imports_query(l->name));
+		{
+			/* compiled apart first, so a broken query is named and the other kept */
+			struct cquery t, im;
+			const char *tt = lang_tags_query(l->name), *it = lang_imports_query(l->name);
+			cquery_compile(&t, rt->ts, l->name, "tags", tt);
+			cquery_compile(&im, rt->ts, l->name, "imports", it);
+			if (t.q && im.q) {
+				char *both = xasprintf("%s\n%s", tt, it);
+				cquery_compile(&rt->q, rt->ts, l->name, "tags+imports", both);
+				free(both);
+				cquery_release(&t);
+				cquery_release(&im);
+			} else if (t.q) {
+				rt->q = t;
+			} else {
+				rt->q = im;
+			}
+		}
 		rts[idx] = rt;
 	}
 	pthread_mutex_unlock(&rt_lock);
@@ -870,6 +885,8 @@ static void collect_units(struct chunker *c, TSNode root)
 			L->unit = (int)c->units_nr - 1;
 			L->open = L->unit;
 			L->skip_id = inner.id != n.id ? inner.id : NULL;
+			if (r->flags & UNIT_LEAF)
+				descend = 0;
 		}
 		lv[depth].crun = 0;
 		lv[depth].last_end = ts_node_end_point(n).row;
@@ -1204,18 +1221,22 @@ static int preds_hold(struct chunker *c, const struct cquery *cq, const TSQueryM
 	return 1;
 }
 
-static void run_tags(struct chunker *c, TSNode root)
+static void strip_target(char *s);
+
+/* One pass of the tags+imports query: definitions, references, imports. */
+static void run_queries(struct chunker *c, TSNode root)
 {
-	const struct cquery *cq = &c->rt->tags;
+	const struct cquery *cq = &c->rt->q;
+	unsigned want = c->opts.want;
 	TSQueryMatch m;
 
 	if (!cq->q)
 		return;
 	ts_query_cursor_exec(c->qc, cq->q, root);
 	while (ts_query_cursor_next_match(c->qc, &m)) {
-		TSNode name = { { 0, 0, 0, 0 }, NULL, NULL }, what = name;
+		TSNode name = { { 0, 0, 0, 0 }, NULL, NULL }, what = name, stmt = name, target = name;
 		const char *kind = NULL;
-		int is_def = 0, have_name = 0, have_what = 0;
+		int is_def = 0, have_name = 0, have_what = 0, hs = 0, ht = 0;
 		uint16_t k;
 
 		for (k = 0; k < m.capture_count; k++) {
@@ -1234,11 +1255,35 @@ static void run_tags(struct chunker *c, TSNode root)
 					have_what = 1;
 				}
 				break;
+			case CAP_IMPORT:
+				if (!hs)
+					stmt = m.captures[k].node, hs = 1;
+				break;
+			case CAP_TARGET:
+				if (!ht)
+					target = m.captures[k].node, ht = 1;
+				break;
 			default:
 				break;
 			}
 		}
-		if (!have_name || !have_what || !preds_hold(c, cq, &m))
+		if (ht && (want & CHUNK_WANT_IMPORTS) && preds_hold(c, cq, &m)) {
+			char *t = node_text(c, target);
+			strip_target(t);
+			if (!*t || strlen(t) > 1024 || strchr(t, '\n')) {
+				free(t);
+				continue;
+			}
+			ALLOC_GROW(c->imps, c->imps_nr + 1, c->imps_alloc);
+			c->imps[c->imps_nr].target = t;
+			c->imps[c->imps_nr].line = ts_node_start_point(hs ? stmt : target).row + 1;
+			c->imps[c->imps_nr].resolved = NULL;
+			c->imps_nr++;
+			continue;
+		}
+		if (!have_name || !have_what || !(want & (is_def ? CHUNK_WANT_DEFS : CHUNK_WANT_REFS)))
+			continue;
+		if (!preds_hold(c, cq, &m))
 			continue;
 		if (ts_node_end_byte(name) <= ts_node_start_byte(name) ||
 		    ts_node_end_byte(name) - ts_node_start_byte(name) > 512)
@@ -1374,44 +1419,11 @@ static int cmp_imp(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
-static void run_imports(struct chunker *c, TSNode root, const char *path,
-			const struct import_ctx *ictx)
+/* Sort and deduplicate the imports, and resolve them. */
+static void finish_imports(struct chunker *c, const char *path, const struct import_ctx *ictx)
 {
-	const struct cquery *cq = &c->rt->imports;
-	TSQueryMatch m;
 	size_t i, j;
 
-	if (!cq->q)
-		return;
-	ts_query_cursor_exec(c->qc, cq->q, root);
-	while (ts_query_cursor_next_match(c->qc, &m)) {
-		TSNode stmt = { { 0, 0, 0, 0 }, NULL, NULL }, target = stmt;
-		int hs = 0, ht = 0;
-		uint16_t k;
-
-		for (k = 0; k < m.capture_count; k++) {
-			uint32_t id = m.captures[k].index;
-			if (cq->role[id] == CAP_IMPORT && !hs)
-				stmt = m.captures[k].node, hs = 1;
-			else if (cq->role[id] == CAP_TARGET && !ht)
-				target = m.captures[k].node, ht = 1;
-		}
-		if (!ht || !preds_hold(c, cq, &m))
-			continue;
-		if (!hs)
-			stmt = target;
-		char *t = node_text(c, target);
-		strip_target(t);
-		if (!*t || strlen(t) > 1024 || strchr(t, '\n')) {
-			free(t);
-			continue;
-		}
-		ALLOC_GROW(c->imps, c->imps_nr + 1, c->imps_alloc);
-		c->imps[c->imps_nr].target = t;
-		c->imps[c->imps_nr].line = ts_node_start_point(stmt).row + 1;
-		c->imps[c->imps_nr].resolved = NULL;
-		c->imps_nr++;
-	}
 	if (!c->imps_nr)
 		return;
 	qsort(c->imps, c->imps_nr, sizeof(*c->imps), cmp_imp);
@@ -1540,12 +1552,11 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 		collect_units(c, root);
 		if (c->opts.want & CHUNK_WANT_CHUNKS)
 			tile(c, 1, c->nlines, c->units_nr ? 0 : -1, root, "block", NULL, NULL);
-		if (c->opts.want & (CHUNK_WANT_DEFS | CHUNK_WANT_REFS)) {
-			run_tags(c, root);
+		if (c->opts.want & (CHUNK_WANT_DEFS | CHUNK_WANT_REFS | CHUNK_WANT_IMPORTS)) {
+			run_queries(c, root);
 			finish_tags(c);
+			finish_imports(c, path, ictx);
 		}
-		if (c->opts.want & CHUNK_WANT_IMPORTS)
-			run_imports(c, root, path, ictx);
 		ts_tree_delete(tree);
 	} else if (c->opts.want & CHUNK_WANT_CHUNKS) {
 		if (lang && lang->markdown && !memchr(data, '\0', n))

@@ -69,7 +69,11 @@ static int make_path(struct buf *out, const char *dir, const char *rel, const ch
 	if (norm_append(out, dir) < 0 || norm_append(out, rel) < 0)
 		return -1;
 	if (suffix && *suffix) {
-		if (!out->len)
+		const char *last = strrchr(rel, '/');
+
+		/* "x/.." + ".rb" is not "<parent of x>.rb" */
+		last = last ? last + 1 : rel;
+		if (!*last || !strcmp(last, ".") || !strcmp(last, ".."))
 			return -1;
 		buf_addstr(out, suffix);
 	}
@@ -280,8 +284,7 @@ static char *probe_py(const struct import_ctx *ctx, struct buf *tmp, const char 
 /*
  * Absolute "a.b.c": a/b/c.py or a/b/c/__init__.py at the root, under src/ and
  * lib/, next to the importing file (a script's own directory is on sys.path),
- * then as a unique suffix; then the same for "a.b" (c may be a name imported
- * from a.b).  Relative ".x", "..p.x", ".": from the importing file's package
+ * then as a unique suffix; then the same for "a.b" (c may be a name in a.b).  Relative ".x", "..p.x", ".": from the importing file's package
  * directory, one level up per extra dot.
  */
 static char *resolve_python(const struct import_ctx *ctx, const char *from, const char *target)
@@ -302,16 +305,15 @@ static char *resolve_python(const struct import_ctx *ctx, const char *from, cons
 				goto done;	/* above the root */
 			dir_up(&dir);
 		}
-		for (;;) {
-			ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
-			if (ret || !mod.len)
-				break;
-			/* `from .a import b` where a/b is not a module: try a */
+		ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
+		if (!ret && strchr(mod.buf, '/')) {
+			/* `from .a.b import c` where b is a name in a */
 			dir_up(&mod);
+			ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
 		}
 		goto done;
 	}
-	while (mod.len) {
+	for (int drop = 0; mod.len && drop < 2; drop++) {
 		char *sufs[2];
 
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(roots); i++)
@@ -325,8 +327,9 @@ static char *resolve_python(const struct import_ctx *ctx, const char *from, cons
 			free(sufs[0]);
 			free(sufs[1]);
 		}
-		if (ret)
+		if (ret || !strchr(mod.buf, '/'))
 			break;
+		/* `import a.b.c` where c is a name in a.b */
 		dir_up(&mod);
 	}
 done:
@@ -432,9 +435,12 @@ static char *read_gomod(const char *path)
 			e = strchr(p + 1, *p);
 			p++;
 		} else {
+			char *comment;
+
 			e = p + strcspn(p, " \t\r\n");
-			if ((e = strstr(p, "//")) == NULL || e > p + strcspn(p, " \t\r\n"))
-				e = p + strcspn(p, " \t\r\n");
+			comment = strstr(p, "//");
+			if (comment && comment < e)
+				e = comment;
 		}
 		if (e && e > p)
 			ret = xstrndup(p, (size_t)(e - p));
@@ -758,7 +764,8 @@ done:
 
 /*
  * A namespace ("A\B\C", or a bare name without '/' or '.') is the file
- * A/B/C.php: at the root, then as a unique suffix (PSR-4 roots such as src/).
+ * A/B/C.php: at the root, then as a unique suffix, then B/C.php as a unique
+ * suffix (a PSR-4 root maps the prefix A to a directory such as src/).
  * Otherwise a path: "/x.php" is `__DIR__ . '/x.php'`, from the file's
  * directory; a relative path is tried from the file's directory, then the root.
  */
@@ -780,6 +787,11 @@ static char *resolve_php(const struct import_ctx *ctx, const char *from, const c
 		suf = rel.buf;
 		if (!ret)
 			ret = suffix_unique(ctx, &suf, 1);
+		/* a PSR-4 root maps the vendor prefix to a directory: App\X -> src/X */
+		if (!ret && (suf = strchr(rel.buf, '/')) && strchr(suf + 1, '/')) {
+			suf++;
+			ret = suffix_unique(ctx, &suf, 1);
+		}
 		goto done;
 	}
 	ret = probe(ctx, &tmp, dir.buf, target, NULL);
@@ -835,8 +847,18 @@ char *import_resolve(const struct import_ctx *ctx, const char *lang, const char 
 {
 	if (!ctx || !lang || !from || !target || !*target || *from == '/')
 		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(resolvers); i++)
-		if (!strcmp(resolvers[i].lang, lang))
-			return resolvers[i].resolve(ctx, from, target);
+	for (size_t i = 0; i < ARRAY_SIZE(resolvers); i++) {
+		char *ret;
+
+		if (strcmp(resolvers[i].lang, lang))
+			continue;
+		ret = resolvers[i].resolve(ctx, from, target);
+		if (ret && !strcmp(ret, from)) {
+			/* `use self::item`, `from . import x` in __init__.py: not an edge */
+			free(ret);
+			ret = NULL;
+		}
+		return ret;
+	}
 	return NULL;
 }

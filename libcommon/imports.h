@@ -33,8 +33,13 @@ struct import_ctx {
  * package directory) of the repository.  target is the import text without quotes
  * or angle brackets: "stdio.h", "os.path", "./util", "crate::a::b", "java.util.List".
  * Returns a malloc'd path, or NULL when the target is outside the repository (a
- * system header, a package, the standard library) or cannot be found.  Never a
- * path outside the root.  Cannot fail; thread-safe.
+ * system header, a package, the standard library), cannot be found, or is the
+ * importing file itself.  Never a path outside the root.  Cannot fail;
+ * thread-safe.
+ *
+ * The rules per language are in imports.c.  Without a file set, candidates are
+ * stat(2)ed under root and the "unique suffix" fallbacks (C headers, Python
+ * modules, Java classes, PHP namespaces) are not tried.
  */
 char *import_resolve(const struct import_ctx *ctx, const char *lang, const char *from,
 		     const char *target);

@@ -19,7 +19,7 @@ G(tree_sitter_bash)
 #undef G
 
 static const struct unit_rule c_units[] = {
-	{ "function_definition", "function", 0 },
+	{ "function_definition", "function", UNIT_LEAF },
 	{ "struct_specifier", "struct", UNIT_NEEDS_BODY },
 	{ "union_specifier", "union", UNIT_NEEDS_BODY },
 	{ "enum_specifier", "enum", UNIT_NEEDS_BODY },
@@ -75,8 +75,8 @@ static const struct unit_rule ts_units[] = {
 };
 
 static const struct unit_rule go_units[] = {
-	{ "function_declaration", "function", 0 },
-	{ "method_declaration", "method", 0 },
+	{ "function_declaration", "function", UNIT_LEAF },
+	{ "method_declaration", "method", UNIT_LEAF },
 	{ "type_declaration", "type", 0 },
 	{ NULL, NULL, 0 }
 };
@@ -207,7 +207,7 @@ static const struct unit_rule bash_units[] = {
 #define GR_BASH NULL
 #endif
 
-#define L(name, gr, units) { name, gr, (gr) ? (units) : NULL, 0 }
+#define L(name, gr, units) { name, gr, units, 0 }
 static const struct lang langs[] = {
 	L("c", GR_C, c_units),
 	L("cpp", GR_CPP, cpp_units),

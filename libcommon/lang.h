@@ -20,6 +20,7 @@ enum unit_flags {
 				   takes kind and name from the unit inside it */
 	UNIT_NEEDS_BODY = 4,	/* only a unit when it has a body (struct with fields, not a use) */
 	UNIT_FUNCTION_VALUE = 8,	/* `const f = () => ...`: a unit when its value is a function */
+	UNIT_LEAF = 16,		/* no units inside worth finding (C functions): not searched */
 };
 
 struct unit_rule {

@@ -216,6 +216,18 @@ test_cmp_json() {
 	diff -u "$TEST_TMP/cmp_json.expect" "$TEST_TMP/cmp_json.actual" >&7 2>&1
 }
 
+# test_grep [<grep option>...] <pattern> <file>: like grep, but shows the file
+# when nothing matched
+test_grep() {
+	if grep "$@" >/dev/null; then
+		return 0
+	fi
+	eval "test_file_=\${$#}"
+	echo "test_grep: no line of '$test_file_' matches: $*" >&7
+	sed 's/^/| /' "$test_file_" >&7
+	return 1
+}
+
 # test_must_be_empty <file>
 test_must_be_empty() {
 	if test -s "$1"; then
