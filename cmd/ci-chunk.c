@@ -9,12 +9,9 @@
  * so memory stays bounded whatever the tree.
  */
 #include "common.h"
-#include "chunk.h"
-#include "walk.h"
+#include "chunkrun.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 
 static const char usage_text[] =
 	"usage: ci-chunk [options] [<path>...]\n"
@@ -69,154 +66,31 @@ struct options {
 	int threads;			/* -j */
 };
 
-/* One file's result, handed from a worker to the writer. */
-struct slot {
-	struct buf out;		/* its records */
-	struct buf warn;	/* its warnings, whole lines */
-	int done;		/* the worker has finished it */
-	int degraded;		/* chunked by lines, or unreadable */
-	int skipped;		/* left out: binary, generated */
-};
-
-#define WINDOW 512
-
-struct job {
-	struct walker *w;		/* the repository */
-	struct walk_list *list;		/* the files, sorted */
-	const struct options *opts;	/* options */
-	const struct import_ctx *ictx;	/* for resolving imports */
-	struct slot *slots;		/* WINDOW slots, file i in slots[i % WINDOW] */
-	size_t next;			/* next file to take */
-	size_t written;			/* files written so far */
-	int stop;			/* the writer gave up */
+struct out_state {
+	int degraded;		/* files chunked by lines or unreadable */
+	size_t read_nr;		/* files read */
 	unsigned long skipped[WALK_SKIP_MAX];	/* content-based skips */
-	pthread_mutex_t lock;		/* guards next, written, stop, slots' done */
-	pthread_cond_t cond;		/* signalled when a slot is done or written */
 };
 
-static void chunk_one(struct job *jb, struct chunker *ch, size_t i, struct slot *s)
+/* Write one file's records and warnings, in list order. */
+static int write_result(size_t i, const struct chunk_result *r, void *data)
 {
-	const char *rel = jb->list->files[i].path;
-	char *abs = xasprintf("%s/%s", jb->w->root, rel);
-	char *data = NULL;
-	size_t n = 0;
-	enum walk_skip why;
-	const struct lang *lang;
+	struct out_state *st = data;
 
-	if (read_file(abs, &data, &n) < 0) {
-		/* read_file reported to stderr directly; keep order by noting it */
-		buf_addf(&s->warn, "%s: warning: %s: cannot read: %s\n", progname, rel, strerror(errno));
-		s->degraded = 1;
-		goto done;
+	(void)i;
+	if (r->warnings_len) {
+		fflush(stdout);
+		fwrite(r->warnings, 1, r->warnings_len, stderr);
 	}
-	why = walk_classify(jb->w, rel, data, n);
-	if (why != WALK_OK && !(why == WALK_GENERATED && jb->list->files[i].explicit_)) {
-		s->skipped = why;
-		if (jb->list->files[i].explicit_ || verbosity)
-			buf_addf(&s->warn, "%s: %s%s: skipped: %s\n", progname,
-				 jb->list->files[i].explicit_ ? "warning: " : "", rel, walk_skip_name(why));
-		goto done;
-	}
-	lang = lang_detect(rel, data, n < 256 ? n : 256);
-	if (chunker_file(ch, rel, lang, data, n, jb->ictx, &s->out, &s->warn))
-		s->degraded = 1;
-done:
-	free(data);
-	free(abs);
-}
-
-static void *worker(void *arg)
-{
-	struct job *jb = arg;
-	struct chunker *ch = chunker_new(&jb->opts->chunk);
-
-	for (;;) {
-		size_t i;
-		struct slot *s;
-
-		pthread_mutex_lock(&jb->lock);
-		while (!jb->stop && jb->next < jb->list->files_nr && jb->next >= jb->written + WINDOW)
-			pthread_cond_wait(&jb->cond, &jb->lock);
-		if (jb->stop || jb->next >= jb->list->files_nr) {
-			pthread_mutex_unlock(&jb->lock);
-			break;
-		}
-		i = jb->next++;
-		pthread_mutex_unlock(&jb->lock);
-
-		s = &jb->slots[i % WINDOW];
-		chunk_one(jb, ch, i, s);
-
-		pthread_mutex_lock(&jb->lock);
-		s->done = 1;
-		pthread_cond_broadcast(&jb->cond);
-		pthread_mutex_unlock(&jb->lock);
-	}
-	chunker_free(ch);
-	return NULL;
-}
-
-/* Write the files' records in order as workers finish them.  Returns EXIT_* bits. */
-static int run(struct job *jb, int nthreads, int *degraded, size_t *read_nr)
-{
-	pthread_t *tids = xcalloc((size_t)nthreads, sizeof(*tids));
-	int i, ret = 0;
-	size_t f;
-
-	jb->slots = xcalloc(WINDOW, sizeof(*jb->slots));
-	for (f = 0; f < WINDOW; f++) {
-		buf_init(&jb->slots[f].out, 0);
-		buf_init(&jb->slots[f].warn, 0);
-	}
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&tids[i], NULL, worker, jb))
-			die("cannot start a thread");
-	for (f = 0; f < jb->list->files_nr; f++) {
-		struct slot *s = &jb->slots[f % WINDOW];
-
-		pthread_mutex_lock(&jb->lock);
-		while (!s->done)
-			pthread_cond_wait(&jb->cond, &jb->lock);
-		pthread_mutex_unlock(&jb->lock);
-
-		if (s->warn.len) {
-			fflush(stdout);
-			fwrite(s->warn.buf, 1, s->warn.len, stderr);
-		}
-		if (s->out.len && fwrite(s->out.buf, 1, s->out.len, stdout) != s->out.len)
-			ret = -1;
-		if (s->degraded)
-			(*degraded)++;
-		if (s->skipped)
-			jb->skipped[s->skipped]++;
-		else if (!s->degraded || s->out.len)
-			(*read_nr)++;
-		/* free big buffers, keep small ones for reuse */
-		if (s->out.alloc > (1 << 20))
-			buf_release(&s->out);
-		else
-			buf_reset(&s->out);
-		buf_reset(&s->warn);
-		s->done = s->degraded = s->skipped = 0;
-
-		pthread_mutex_lock(&jb->lock);
-		jb->written = f + 1;
-		if (ret < 0 || ferror(stdout))
-			jb->stop = 1;
-		pthread_cond_broadcast(&jb->cond);
-		pthread_mutex_unlock(&jb->lock);
-		if (jb->stop)
-			break;
-	}
-	for (i = 0; i < nthreads; i++)
-		pthread_join(tids[i], NULL);
-	for (f = 0; f < WINDOW; f++) {
-		buf_release(&jb->slots[f].out);
-		buf_release(&jb->slots[f].warn);
-	}
-	free(jb->slots);
-	free(tids);
-	return ret;
+	if (r->degraded)
+		st->degraded++;
+	if (r->skipped)
+		st->skipped[r->skipped]++;
+	else if (r->records_len)
+		st->read_nr++;
+	if (r->records_len && fwrite(r->records, 1, r->records_len, stdout) != r->records_len)
+		return -1;
+	return ferror(stdout) ? -1 : 0;
 }
 
 /* Add a user-named path (file or directory) to the list. */
@@ -240,7 +114,7 @@ int main(int argc, char **argv)
 	size_t i, read_nr = 0;
 	unsigned want = 0;
 	int c, errors = 0, degraded = 0, ret = EXIT_OK;
-	struct job jb;
+	struct out_state st;
 	struct import_ctx ictx;
 	struct fileset fs;
 	const char **paths = NULL;
@@ -338,22 +212,13 @@ int main(int argc, char **argv)
 	ictx.root = w.root;
 	ictx.files = optind == argc && !o.files_from ? &fs : NULL;
 
-	memset(&jb, 0, sizeof(jb));
-	jb.w = &w;
-	jb.list = &list;
-	jb.opts = &o;
-	jb.ictx = &ictx;
-	pthread_mutex_init(&jb.lock, NULL);
-	pthread_cond_init(&jb.cond, NULL);
-	if (o.threads > (int)list.files_nr)
-		o.threads = list.files_nr ? (int)list.files_nr : 1;
-	if (run(&jb, o.threads, &degraded, &read_nr) < 0)
+	memset(&st, 0, sizeof(st));
+	if (chunk_run(&w, &list, &o.chunk, &ictx, o.threads, write_result, &st) < 0)
 		ret = EXIT_IO;
-	pthread_mutex_destroy(&jb.lock);
-	pthread_cond_destroy(&jb.cond);
-
+	degraded = st.degraded;
+	read_nr = st.read_nr;
 	for (i = 0; i < WALK_SKIP_MAX; i++)
-		list.skipped[i] += jb.skipped[i];
+		list.skipped[i] += st.skipped[i];
 	if (verbosity) {
 		struct buf b = BUF_INIT;
 		buf_addf(&b, "%zu files read", read_nr);

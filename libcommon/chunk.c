@@ -333,6 +333,7 @@ struct chunker {
 	uint32_t *line_off;		/* start offset of each line, plus n at [nlines] */
 	uint32_t nlines, line_alloc;	/* lines in the file */
 	struct lang_rt *rt;		/* its language, or NULL */
+	int exact;			/* valid UTF-8 without NUL: chunk texts are its bytes */
 	struct unit *units;		/* every unit, in document order */
 	size_t units_nr, units_alloc;
 	struct piece *pieces;		/* the chunks, in order, tiling the file */
@@ -1457,6 +1458,9 @@ static void write_records(struct chunker *c, const char *path, const char *lang,
 		nd_int(out, "size", (long long)c->n);
 		nd_int(out, "lines", c->nlines);
 		nd_str(out, "blob", blob);
+		/* the text in chunk records differs from the file's bytes */
+		if (!c->exact)
+			nd_bool(out, "utf8", 0);
 		nd_end(out);
 	}
 	if (want & CHUNK_WANT_CHUNKS) {
@@ -1529,11 +1533,12 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 		strcpy(blob, "0000000000000000000000000000000000000000");
 	index_lines(c);
 	c->rt = lang ? lang_runtime(lang) : NULL;
+	c->exact = !memchr(data, '\0', n) && utf8_valid(data, n);
 
 	if (c->rt) {
 		if (memchr(data, '\0', n))
 			why = "contains a NUL byte";
-		else if (!utf8_valid(data, n))
+		else if (!c->exact)
 			why = "invalid UTF-8";
 		if (!why) {
 			ts_parser_reset(c->parser);

@@ -188,43 +188,64 @@ static char *probe(const struct import_ctx *ctx, struct buf *tmp, const char *di
 }
 
 /*
- * The one file of the set whose path is one of sufs[] or ends with "/" + one of
- * them, or NULL when none or more than one does (or there is no file set).  Each
- * suffix must be a clean relative path.
+ * Suffix matching, the last resort: the one file of the set whose path is
+ * sufs[j] or ends with "/" + sufs[j].  The suffixes come in groups of equal
+ * rank (group[j], from 0, non-decreasing): the result is the file of the first
+ * group that matches exactly one file, or NULL when none does (or there is no
+ * file set).  Suffixes that are not clean relative paths are ignored.  One pass
+ * over the set, whatever the number of suffixes (at most SUFFIX_MAX).
  *
- * NEEDSWORK: this is a scan of the whole set per import; an index of the paths by
- * basename, built once per walk, would make it a lookup in very large trees.
+ * NEEDSWORK: a pass over the whole set per import that is not found otherwise
+ * (about 1 ms per 100k files); an index of the paths by basename, built once
+ * per walk, would make it a lookup in very large trees.
  */
-static char *suffix_unique(const struct import_ctx *ctx, const char *const *sufs, size_t nsufs)
+#define SUFFIX_MAX 8
+static char *suffix_match(const struct import_ctx *ctx, const char *const *sufs,
+			  const int *group, size_t nsufs)
 {
 	const struct fileset *fs = ctx->files;
-	size_t lens[8], found = SIZE_MAX;
+	size_t lens[SUFFIX_MAX], count[SUFFIX_MAX] = { 0 }, found[SUFFIX_MAX];
+	int any = 0;
 
-	assert(nsufs <= ARRAY_SIZE(lens));
+	assert(nsufs <= SUFFIX_MAX);
 	if (!fs || !nsufs)
 		return NULL;
 	for (size_t j = 0; j < nsufs; j++) {
-		if (!clean_relative(sufs[j]))
-			return NULL;
-		lens[j] = strlen(sufs[j]);
+		assert(group[j] >= 0 && (size_t)group[j] < SUFFIX_MAX);
+		assert(!j || group[j] >= group[j - 1]);
+		lens[j] = clean_relative(sufs[j]) ? strlen(sufs[j]) : 0;
+		any |= lens[j] != 0;
 	}
+	if (!any)
+		return NULL;
 	for (size_t i = 0; i < fs->nr; i++) {
 		const char *p = fs->paths[i];
 		size_t n = strlen(p);
+		int last_group = -1;
 
 		for (size_t j = 0; j < nsufs; j++) {
 			size_t m = lens[j];
 
-			if (n < m || memcmp(p + n - m, sufs[j], m) ||
-			    (n > m && p[n - m - 1] != '/'))
+			if (!m || n < m || group[j] == last_group ||
+			    memcmp(p + n - m, sufs[j], m) || (n > m && p[n - m - 1] != '/'))
 				continue;
-			if (found != SIZE_MAX)
-				return NULL;	/* ambiguous */
-			found = i;
-			break;
+			last_group = group[j];	/* a path counts once per group */
+			count[group[j]]++;
+			found[group[j]] = i;
 		}
 	}
-	return found == SIZE_MAX ? NULL : xstrdup(fs->paths[found]);
+	for (size_t j = 0; j < nsufs; j++)
+		if (count[group[j]] == 1)
+			return xstrdup(fs->paths[found[group[j]]]);
+	return NULL;
+}
+
+/* The one file of the set that is suf or ends with "/" + suf, or NULL. */
+static char *suffix_unique(const struct import_ctx *ctx, const char *suf)
+{
+	static const int group0[] = { 0 };
+
+	return suffix_match(ctx, &suf, group0, 1);
 }
 
 /* Replace every sep in s (from offset from on) by '/'. */
@@ -254,7 +275,7 @@ static char *resolve_c(const struct import_ctx *ctx, const char *from, const cha
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(dirs); i++)
 		ret = probe(ctx, &tmp, dirs[i], target, NULL);
 	if (!ret)
-		ret = suffix_unique(ctx, &target, 1);
+		ret = suffix_unique(ctx, target);
 done:
 	buf_release(&dir);
 	buf_release(&tmp);
@@ -283,15 +304,18 @@ static char *probe_py(const struct import_ctx *ctx, struct buf *tmp, const char 
 
 /*
  * Absolute "a.b.c": a/b/c.py or a/b/c/__init__.py at the root, under src/ and
- * lib/, next to the importing file (a script's own directory is on sys.path),
- * then as a unique suffix; then the same for "a.b" (c may be a name in a.b).  Relative ".x", "..p.x", ".": from the importing file's package
+ * lib/, next to the importing file (a script's own directory is on sys.path);
+ * then the same for "a.b" (c may be a name in a.b); then a/b/c as a unique
+ * suffix, then a/b.  Relative ".x", "..p.x", ".": from the importing file's package
  * directory, one level up per extra dot.
  */
 static char *resolve_python(const struct import_ctx *ctx, const char *from, const char *target)
 {
 	static const char *const roots[] = { "", "src", "lib" };
+	static const int groups[] = { 0, 0, 1, 1 };
 	struct buf dir = BUF_INIT, mod = BUF_INIT, tmp = BUF_INIT;
 	size_t dots = strspn(target, ".");
+	char *sufs[4] = { NULL, NULL, NULL, NULL };
 	char *ret = NULL;
 
 	buf_addstr(&mod, target + dots);
@@ -313,26 +337,27 @@ static char *resolve_python(const struct import_ctx *ctx, const char *from, cons
 		}
 		goto done;
 	}
-	for (int drop = 0; mod.len && drop < 2; drop++) {
-		char *sufs[2];
-
+	for (int drop = 0; !ret && drop < 2; drop++) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(roots); i++)
 			ret = probe_py(ctx, &tmp, roots[i], mod.buf);
 		if (!ret && dir.len)
 			ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
-		if (!ret) {
-			sufs[0] = xasprintf("%s.py", mod.buf);
-			sufs[1] = xasprintf("%s/__init__.py", mod.buf);
-			ret = suffix_unique(ctx, (const char *const *)sufs, 2);
-			free(sufs[0]);
-			free(sufs[1]);
-		}
-		if (ret || !strchr(mod.buf, '/'))
+		if (ret || drop)
+			break;
+		sufs[0] = xasprintf("%s.py", mod.buf);
+		sufs[1] = xasprintf("%s/__init__.py", mod.buf);
+		if (!strchr(mod.buf, '/'))
 			break;
 		/* `import a.b.c` where c is a name in a.b */
 		dir_up(&mod);
+		sufs[2] = xasprintf("%s.py", mod.buf);
+		sufs[3] = xasprintf("%s/__init__.py", mod.buf);
 	}
+	if (!ret)
+		ret = suffix_match(ctx, (const char *const *)sufs, groups, sufs[2] ? 4 : 2);
 done:
+	for (size_t i = 0; i < ARRAY_SIZE(sufs); i++)
+		free(sufs[i]);
 	buf_release(&dir);
 	buf_release(&mod);
 	buf_release(&tmp);
@@ -695,6 +720,9 @@ done:
 static char *resolve_java(const struct import_ctx *ctx, const char *from, const char *target)
 {
 	struct buf dir = BUF_INIT, rel = BUF_INIT, tmp = BUF_INIT;
+	char *sufs[SUFFIX_MAX];
+	int groups[SUFFIX_MAX];
+	size_t nsufs = 0;
 	char *ret = NULL;
 
 	if (has_suffix(target, ".*") || strchr(target, '/'))
@@ -703,33 +731,35 @@ static char *resolve_java(const struct import_ctx *ctx, const char *from, const 
 	seps_to_slashes(&rel, 0, '.');
 	if (!clean_relative(rel.buf))
 		goto done;
+	/* a/b/C/m.java, a/b/C.java: while what is left ends in a class name */
 	for (;;) {
-		const char *suf;
 		char *last;
 
-		buf_addstr(&rel, ".java");
-		dir_of(&dir, from);
-		for (;;) {
-			ret = probe(ctx, &tmp, dir.buf, rel.buf, NULL);
-			if (ret || !dir.len)
-				break;
-			dir_up(&dir);
-		}
-		if (!ret) {
-			suf = rel.buf;
-			ret = suffix_unique(ctx, &suf, 1);
-		}
-		buf_setlen(&rel, rel.len - 5);
-		if (ret)
-			break;
+		sufs[nsufs] = xasprintf("%s.java", rel.buf);
+		groups[nsufs] = (int)nsufs;
+		nsufs++;
 		last = memrchr(rel.buf, '/', rel.len);
-		if (!last)
+		if (!last || nsufs == SUFFIX_MAX)
 			break;
 		buf_setlen(&rel, (size_t)(last - rel.buf));
 		last = memrchr(rel.buf, '/', rel.len);
 		if (!isupper((unsigned char)(last ? last[1] : rel.buf[0])))
 			break;
 	}
+	/* source roots: the importing file's directory and its ancestors */
+	for (size_t i = 0; !ret && i < nsufs; i++) {
+		dir_of(&dir, from);
+		for (;;) {
+			ret = probe(ctx, &tmp, dir.buf, sufs[i], NULL);
+			if (ret || !dir.len)
+				break;
+			dir_up(&dir);
+		}
+	}
+	if (!ret)
+		ret = suffix_match(ctx, (const char *const *)sufs, groups, nsufs);
+	for (size_t i = 0; i < nsufs; i++)
+		free(sufs[i]);
 done:
 	buf_release(&dir);
 	buf_release(&rel);
@@ -776,21 +806,21 @@ static char *resolve_php(const struct import_ctx *ctx, const char *from, const c
 
 	dir_of(&dir, from);
 	if (strchr(target, '\\') || (!strchr(target, '/') && !strchr(target, '.'))) {
-		const char *suf;
-
 		buf_addstr(&rel, target + strspn(target, "\\"));
 		seps_to_slashes(&rel, 0, '\\');
 		buf_addstr(&rel, ".php");
 		if (!clean_relative(rel.buf))
 			goto done;
 		ret = probe(ctx, &tmp, "", rel.buf, NULL);
-		suf = rel.buf;
-		if (!ret)
-			ret = suffix_unique(ctx, &suf, 1);
-		/* a PSR-4 root maps the vendor prefix to a directory: App\X -> src/X */
-		if (!ret && (suf = strchr(rel.buf, '/')) && strchr(suf + 1, '/')) {
-			suf++;
-			ret = suffix_unique(ctx, &suf, 1);
+		if (!ret) {
+			/* a PSR-4 root maps the vendor prefix to a directory: App\X -> src/X */
+			static const int groups[] = { 0, 1 };
+			const char *sufs[2];
+			const char *slash = strchr(rel.buf, '/');
+
+			sufs[0] = rel.buf;
+			sufs[1] = slash && strchr(slash + 1, '/') ? slash + 1 : "";
+			ret = suffix_match(ctx, sufs, groups, 2);
 		}
 		goto done;
 	}

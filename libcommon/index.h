@@ -1,0 +1,74 @@
+/*
+ * index.h: the SQLite index of a repository (see share/schema.sql).
+ *
+ * One database per repository, by default <root>/.ci-index/index.db (CI_INDEX or
+ * --index overrides), in WAL mode.  Content is keyed by git blob id: files map
+ * paths to blobs; chunks, definitions and references belong to blobs, so an
+ * unchanged file is never parsed twice, across branches and worktrees.  Two FTS5
+ * tables index the chunks' text, which tiles each file: chunks_fts with ci's
+ * code-aware tokenizer (BM25 ranking) and chunks_tri with the trigram tokenizer
+ * (candidate files for substring and regex search).
+ *
+ * Readers open the database read-only and see a consistent snapshot; a build
+ * writes a new file and renames it into place; an update is one transaction.
+ */
+#ifndef CI_INDEX_H
+#define CI_INDEX_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#define CI_SCHEMA_VERSION 1
+
+struct ci_index;
+
+/* A file as the index knows it (strings owned by the index, valid during a callback). */
+struct index_file {
+	const char *path;	/* root-relative */
+	const char *blob;	/* git blob id of the content indexed */
+	const char *lang;	/* language, or NULL */
+	int64_t size;		/* bytes when indexed */
+	int64_t mtime;		/* seconds, when indexed */
+	int exact;		/* 1 if its text is indexed byte for byte (valid UTF-8, no NUL):
+				   0 means the trigram table cannot be trusted for it */
+};
+
+typedef int (*index_file_fn)(const struct index_file *f, void *data);
+
+/*
+ * The index path for a repository root: $CI_INDEX if set, else
+ * <root>/.ci-index/index.db.  Returns a malloc'd string.  Cannot fail.
+ */
+char *index_default_path(const char *root);
+
+/*
+ * Open an existing index.  Returns 0; 1 when there is no index at path (nothing
+ * reported); -1 after reporting an error: not a database, corrupt, or built with
+ * another schema version (the message says to run `ci-index build`).
+ */
+int index_open(struct ci_index **out, const char *path, int readonly);
+void index_close(struct ci_index *ix);
+
+sqlite3 *index_db(struct ci_index *ix);
+/* The repository root recorded at build time (absolute). */
+const char *index_root(struct ci_index *ix);
+/* A meta value ("schema_version", "root", "commit", "updated", ...) or NULL;
+ * owned by the index until the next call. */
+const char *index_meta(struct ci_index *ix, const char *key);
+
+/* Call fn for every indexed file, sorted by path; stops and returns fn's value
+ * when it is non-zero.  Returns 0, or -1 after reporting an SQLite error. */
+int index_files(struct ci_index *ix, index_file_fn fn, void *data);
+
+/*
+ * Call fn for every file whose text holds all trigrams that match, an FTS5
+ * query over the trigram table (e.g. "\"abc\" AND (\"bcd\" OR \"xyz\")"); files
+ * with exact == 0 are always included.  Sorted by path.  Trigrams are matched
+ * case-insensitively.  Returns 0, fn's non-zero value, or -1 after reporting.
+ */
+int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data);
+
+/* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
+int index_register_tokenizer(sqlite3 *db);
+
+#endif

@@ -1,0 +1,3 @@
+module example.com/kv
+
+go 1.21
