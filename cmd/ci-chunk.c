@@ -120,12 +120,13 @@ int main(int argc, char **argv)
 	const char **paths = NULL;
 
 	util_init(argv[0]);
+	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.chunk.max_lines = CHUNK_DEFAULT_MAX_LINES;
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;
 	o.threads = online_cpus();
 
-	while ((c = getopt_long(argc, argv, "j:vh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":j:vh", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_CHUNKS: want |= CHUNK_WANT_CHUNKS; break;
 		case OPT_SYMBOLS: want |= CHUNK_WANT_DEFS; break;
@@ -152,9 +153,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);
 		default:
-			/* getopt printed what is wrong */
-			fputs(usage_text, stderr);
-			return EXIT_USAGE;
+			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
 	}
 	o.chunk.want = (want & ~0x100u) ? (want & ~0x100u) | CHUNK_WANT_FILES : CHUNK_WANT_ALL;
@@ -165,8 +164,6 @@ int main(int argc, char **argv)
 
 	if (walker_open(&w, ".", &o.walk) < 0)
 		return EXIT_IO;
-	if (chunker_check_queries())
-		warning("some built-in queries failed to compile; definitions may be missing");
 
 	for (i = (size_t)optind; i < (size_t)argc; i++)
 		if (add_path(&w, argv[i], &list) < 0)

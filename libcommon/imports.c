@@ -93,8 +93,11 @@ static void dir_of(struct buf *out, const char *p)
 /* Cut the last segment off the directory in d (to "" at the top). */
 static void dir_up(struct buf *d)
 {
-	char *slash = memrchr(d->buf, '/', d->len);
+	char *slash;
 
+	if (!d->len)
+		return;	/* and never write to the shared buf_empty */
+	slash = memrchr(d->buf, '/', d->len);
 	buf_setlen(d, slash ? (size_t)(slash - d->buf) : 0);
 }
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <getopt.h>
 
 const char *progname = "ci";
 int verbosity;
@@ -227,4 +228,22 @@ int read_file(const char *path, char **out, size_t *len)
 	close(fd);
 	*out = buf_detach(&b, len);
 	return 0;
+}
+
+const char *bad_option(int c, int argc, char **argv)
+{
+	static char msg[256];
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+	if (c == ':') {
+		if (optopt && arg[0] == '-' && arg[1] != '-')
+			snprintf(msg, sizeof(msg), "option '-%c' needs a value", optopt);
+		else
+			snprintf(msg, sizeof(msg), "option '%.200s' needs a value", arg);
+	} else if (optopt && optopt < 256) {
+		snprintf(msg, sizeof(msg), "unknown option '-%c'", optopt);
+	} else {
+		snprintf(msg, sizeof(msg), "unknown option '%.200s'", arg);
+	}
+	return msg;
 }

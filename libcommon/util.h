@@ -68,6 +68,13 @@ int close_stdout(int ret);
 /* Parse a non-negative integer option value; usage_error() on junk or out of range. */
 long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
 
+/*
+ * After getopt_long() returned c, '?' or ':' (with opterr = 0 and an option string
+ * starting with ':'): what was wrong, as "unknown option '--x'" or "option '-j'
+ * needs a value".  Returns a static string.
+ */
+const char *bad_option(int c, int argc, char **argv);
+
 /* Number of online CPUs, at least 1. */
 int online_cpus(void);
 

@@ -149,7 +149,8 @@ int walker_open(struct walker *w, const char *start, const struct walk_opts *opt
 	real = realpath(start, NULL);
 	if (!real)
 		return error_errno("cannot open '%s'", start);
-	rc = git_repository_discover(&gb, real, 0, NULL);
+	/* GIT_CEILING_DIRECTORIES stops the search upwards, as it does for git */
+	rc = git_repository_discover(&gb, real, 0, getenv("GIT_CEILING_DIRECTORIES"));
 	if (rc == 0) {
 		if (git_repository_open(&w->repo, gb.ptr) < 0) {
 			git_buf_dispose(&gb);

@@ -81,9 +81,11 @@ int walker_relpath(struct walker *w, const char *user_path, char **out);
 /*
  * Add to list the files under rel (a root-relative file or directory, "" for the
  * whole tree).  When explicit is set, rel was named by the user: it is listed even if
- * ignored or vendored (as git add -f and rg do for named files), but a symlink or a
- * too-large file is still skipped with a warning.  Returns 0, or -1 if rel does not
- * exist (reported).
+ * ignored or vendored (as git add -f and rg do for named files), but a too-large
+ * file is still skipped with a warning.  (A symbolic link named by the user was
+ * already resolved by walker_relpath: its target is read, under the target's
+ * path, if it is inside the root.)  Returns 0, or -1 if rel does not exist
+ * (reported).
  */
 int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_list *list);
 

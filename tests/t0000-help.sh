@@ -149,7 +149,7 @@ done
 # ---- the EXAMPLES of the man pages ----------------------------------------------------
 
 # The repository they run in: a C parser, a Python tool, a README; two commits.
-make_example_repo() {
+make_example_repo() (
 	mkdir -p "$1/src" "$1/tools" && cd "$1" && git init -q &&
 	cat >src/parse.h <<-\EOF &&
 	#ifndef PARSE_H
@@ -222,9 +222,8 @@ make_example_repo() {
 		return printf("unused\n");
 	}
 	EOF
-	git add . && git commit -q -m "a report" &&
-	cd "$TRASH_DIRECTORY"
-}
+	git add . && git commit -q -m "a report"
+)
 
 test_expect_success 'setup: the repository of the examples' '
 	make_example_repo ex &&

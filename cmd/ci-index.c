@@ -1,0 +1,1411 @@
+/*
+ * ci-index: create, update, inspect and fill the SQLite index of a repository.
+ *
+ *   ci-index build [<path>]     chunk the repository into a new index
+ *   ci-index update             re-read what changed since
+ *   ci-index status             what the index holds, as JSON
+ *   ci-index load               store records read from standard input
+ *   ci-index drop               delete the index
+ *
+ * Shaped by two workloads: a first build of a large tree (everything goes through
+ * the same record loader as `ci-chunk | ci-index load`, into a new file that
+ * replaces the old one only when complete), and an agent's edit loop (an update
+ * after one changed file stats the tree, re-reads that file, and commits one
+ * transaction, in tens of milliseconds).
+ */
+#include "common.h"
+#include "chunkrun.h"
+#include "index.h"
+#include "blob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <git2.h>
+
+extern const char ci_schema_sql[];
+
+static const char usage_text[] =
+	"usage: ci-index [--index <db>] [options] <command> [<args>]\n"
+	"\n"
+	"Commands:\n"
+	"  build [<path>]          index the repository containing <path> (default: .) anew\n"
+	"  update                  re-read files changed since the last build or update\n"
+	"  status                  print what the index holds as a JSON record\n"
+	"  load                    store records (file, chunk, def, ref, import, commit,\n"
+	"                          coupling) read from standard input\n"
+	"  drop                    delete the index\n"
+	"\n"
+	"Options:\n"
+	"      --index <db>        the index file (default: $CI_INDEX, or\n"
+	"                          <root>/.ci-index/index.db)\n"
+	"  -j, --threads <n>       parse with <n> threads (default: the number of CPUs)\n"
+	"      --progress          report progress on stderr even when it is not a terminal\n"
+	"      --no-progress       never report progress\n"
+	"  -v, --verbose           say more on stderr\n"
+	"  -h, --help              show this help and exit\n";
+
+static const struct option long_options[] = {
+	{ "index", required_argument, NULL, 'I' },
+	{ "threads", required_argument, NULL, 'j' },
+	{ "progress", no_argument, NULL, 'P' },
+	{ "no-progress", no_argument, NULL, 'N' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct options {
+	const char *index;	/* --index, or NULL */
+	int threads;		/* -j */
+	int progress;		/* 1 on, 0 off, -1 when stderr is a terminal */
+};
+
+/* ---- helpers ---- */
+
+static int sql_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error("index: %s", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		die("index: cannot prepare '%.40s...': %s", sql, sqlite3_errmsg(db));
+	return st;
+}
+
+static int step_done(sqlite3 *db, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return error("index: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static void bind_str_or_null(sqlite3_stmt *st, int i, json_t *v)
+{
+	if (json_is_string(v))
+		sqlite3_bind_text(st, i, json_string_value(v), (int)json_string_length(v), SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static long long jint(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_integer(v) ? json_integer_value(v) : json_is_real(v) ? (long long)json_real_value(v) : 0;
+}
+
+/* Test hook: die by SIGKILL after this many files (CI_INDEX_CRASH_AFTER). */
+static long crash_after = -1;
+
+static void maybe_crash(long files_done)
+{
+	if (crash_after >= 0 && files_done >= crash_after) {
+		fflush(NULL);
+		raise(SIGKILL);
+	}
+}
+
+/* ---- progress ---- */
+
+struct progress {
+	int on;			/* report at all */
+	size_t total;		/* files to do */
+	size_t done;		/* files done */
+	double start;		/* seconds */
+	double last;		/* last report */
+	const char *what;	/* "indexing" */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress_tick(struct progress *p, int final)
+{
+	double t = now(), rate, eta;
+
+	if (!p->on || (!final && t - p->last < 0.25))
+		return;
+	p->last = t;
+	rate = p->done / (t - p->start > 1e-3 ? t - p->start : 1e-3);
+	eta = rate > 0 ? (p->total - p->done) / rate : 0;
+	fprintf(stderr, "\r%s: %s %zu/%zu files, %.0f files/s, ETA %.0fs   %s", progname, p->what,
+		p->done, p->total, rate, eta, final ? "\n" : "");
+}
+
+/* ---- the record loader ---- */
+
+struct loader {
+	sqlite3 *db;			/* the index */
+	const char *root;		/* repository root, to stat files */
+	const char *src;		/* "<stdin>" or a path, for messages */
+	long lineno;			/* current record's line */
+	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *tri_add,
+		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
+		*commit_add, *cfile_add, *coupling_add;
+	char *cur_path;			/* file whose records follow */
+	sqlite3_int64 cur_blob;		/* its blobs.id */
+	int cur_new;			/* its content is new: store its chunks, defs, refs */
+	struct buf cur_text;		/* its chunk texts, for the trigram table */
+	long files, chunks, defs, refs, imports, vectors, commits, couplings; /* counts */
+};
+
+static void loader_init(struct loader *ld, sqlite3 *db, const char *root)
+{
+	memset(ld, 0, sizeof(*ld));
+	ld->db = db;
+	ld->root = root;
+	ld->src = "<stdin>";
+	buf_init(&ld->cur_text, 0);
+	ld->blob_get = prep(db, "SELECT id FROM blobs WHERE blob = ?1");
+	ld->blob_add = prep(db, "INSERT INTO blobs(blob, lang, size, lines, exact) VALUES (?1, ?2, ?3, ?4, ?5)");
+	ld->blob_seen = prep(db, "SELECT count(*) FROM chunks WHERE blob_id = ?1");
+	ld->file_put = prep(db, "INSERT OR REPLACE INTO files(path, blob_id, size, mtime) VALUES (?1, ?2, ?3, ?4)");
+	ld->chunk_add = prep(db, "INSERT INTO chunks(blob_id, start_line, end_line, kind, name, scope, signature, text) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+	ld->tri_add = prep(db, "INSERT INTO chunks_tri(rowid, text) VALUES (?1, ?2)");
+	ld->def_add = prep(db, "INSERT INTO defs(blob_id, name, kind, line, col, end_line, scope) "
+			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	ld->ref_add = prep(db, "INSERT INTO refs(blob_id, name, kind, line, col, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+	ld->imp_del = prep(db, "DELETE FROM imports WHERE path = ?1");
+	ld->imp_add = prep(db, "INSERT INTO imports(path, target, resolved, line) VALUES (?1, ?2, ?3, ?4)");
+	ld->vec_add = prep(db, "INSERT OR REPLACE INTO vectors(chunk_id, model, dim, vec) VALUES (?1, ?2, ?3, ?4)");
+	ld->chunk_find = prep(db, "SELECT id FROM chunks WHERE blob_id = ?1 AND start_line = ?2 AND end_line = ?3");
+	ld->commit_add = prep(db, "INSERT OR REPLACE INTO commits(sha, time, author, message) VALUES (?1, ?2, ?3, ?4)");
+	ld->cfile_add = prep(db, "INSERT OR REPLACE INTO commit_files(sha, path, added, deleted) VALUES (?1, ?2, ?3, ?4)");
+	ld->coupling_add = prep(db, "INSERT OR REPLACE INTO coupling(a, b, score, co_changes, last) VALUES (?1, ?2, ?3, ?4, ?5)");
+}
+
+/* Store the trigrams of the file just finished, if its content is new. */
+static int loader_finish_file(struct loader *ld)
+{
+	int rc = 0;
+
+	if (ld->cur_path && ld->cur_new) {
+		sqlite3_bind_int64(ld->tri_add, 1, ld->cur_blob);
+		sqlite3_bind_text(ld->tri_add, 2, ld->cur_text.buf, (int)ld->cur_text.len, SQLITE_STATIC);
+		rc = step_done(ld->db, ld->tri_add);
+	}
+	free(ld->cur_path);
+	ld->cur_path = NULL;
+	ld->cur_new = 0;
+	buf_reset(&ld->cur_text);
+	return rc;
+}
+
+static void loader_release(struct loader *ld)
+{
+	sqlite3_stmt **sts[] = { &ld->blob_get, &ld->blob_add, &ld->blob_seen, &ld->file_put,
+		&ld->chunk_add, &ld->tri_add, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
+		&ld->vec_add, &ld->chunk_find, &ld->commit_add, &ld->cfile_add, &ld->coupling_add };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sts); i++)
+		sqlite3_finalize(*sts[i]);
+	free(ld->cur_path);
+	buf_release(&ld->cur_text);
+}
+
+static int bad(struct loader *ld, const char *what, const char *type)
+{
+	return error("%s:%ld: %s record %s", ld->src, ld->lineno, type, what);
+}
+
+/* Records after a file record must be about that file. */
+static int check_path(struct loader *ld, json_t *rec, const char *type)
+{
+	const char *p = jstr(rec, "path");
+
+	if (!p)
+		return bad(ld, "has no \"path\"", type);
+	if (!ld->cur_path || strcmp(p, ld->cur_path))
+		return error("%s:%ld: %s record for '%s' does not follow a file record for it "
+			     "(ci-chunk writes them in order unless --no-files is given)",
+			     ld->src, ld->lineno, type, p);
+	return 0;
+}
+
+static int load_file(struct loader *ld, json_t *rec)
+{
+	const char *path = jstr(rec, "path"), *blob = jstr(rec, "blob");
+	json_t *utf8 = json_object_get(rec, "utf8");
+	sqlite3_int64 id = 0;
+	struct stat st;
+	char *abs;
+	int64_t mtime = 0;
+
+	if (loader_finish_file(ld) < 0)
+		return -1;
+	if (!path || !*path)
+		return bad(ld, "has no \"path\"", "file");
+	if (!blob || strlen(blob) != 40)
+		return bad(ld, "has no 40-digit \"blob\"", "file");
+	if (path[0] == '/' || !strncmp(path, "../", 3) || strstr(path, "/../"))
+		return error("%s:%ld: file record path '%s' leaves the repository", ld->src, ld->lineno, path);
+	sqlite3_bind_text(ld->blob_get, 1, blob, -1, SQLITE_STATIC);
+	if (sqlite3_step(ld->blob_get) == SQLITE_ROW)
+		id = sqlite3_column_int64(ld->blob_get, 0);
+	sqlite3_reset(ld->blob_get);
+	ld->cur_new = 0;
+	if (!id) {
+		sqlite3_bind_text(ld->blob_add, 1, blob, -1, SQLITE_STATIC);
+		bind_str_or_null(ld->blob_add, 2, json_object_get(rec, "lang"));
+		sqlite3_bind_int64(ld->blob_add, 3, jint(rec, "size"));
+		sqlite3_bind_int64(ld->blob_add, 4, jint(rec, "lines"));
+		sqlite3_bind_int(ld->blob_add, 5, !json_is_false(utf8));
+		if (step_done(ld->db, ld->blob_add) < 0)
+			return -1;
+		id = sqlite3_last_insert_rowid(ld->db);
+		ld->cur_new = 1;
+	}
+	abs = xasprintf("%s/%s", ld->root, path);
+	if (stat(abs, &st) == 0)
+		mtime = (int64_t)st.st_mtime;
+	free(abs);
+	sqlite3_bind_text(ld->file_put, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ld->file_put, 2, id);
+	sqlite3_bind_int64(ld->file_put, 3, jint(rec, "size"));
+	sqlite3_bind_int64(ld->file_put, 4, mtime);
+	if (step_done(ld->db, ld->file_put) < 0)
+		return -1;
+	sqlite3_bind_text(ld->imp_del, 1, path, -1, SQLITE_STATIC);
+	if (step_done(ld->db, ld->imp_del) < 0)
+		return -1;
+	ld->cur_path = xstrdup(path);
+	ld->cur_blob = id;
+	ld->files++;
+	return 0;
+}
+
+static int decode_vec(const char *b64, unsigned char **out, size_t *n);
+
+static int load_chunk(struct loader *ld, json_t *rec)
+{
+	json_t *text = json_object_get(rec, "text");
+	json_t *vec = json_object_get(rec, "vec");
+	sqlite3_int64 chunk_id = 0;
+
+	if (check_path(ld, rec, "chunk") < 0)
+		return -1;
+	if (!json_is_string(text) || !json_is_integer(json_object_get(rec, "start_line")) ||
+	    !json_is_integer(json_object_get(rec, "end_line")) || !jstr(rec, "kind"))
+		return bad(ld, "needs \"text\", \"start_line\", \"end_line\" and \"kind\"", "chunk");
+	if (ld->cur_new) {
+		sqlite3_bind_int64(ld->chunk_add, 1, ld->cur_blob);
+		sqlite3_bind_int64(ld->chunk_add, 2, jint(rec, "start_line"));
+		sqlite3_bind_int64(ld->chunk_add, 3, jint(rec, "end_line"));
+		bind_str_or_null(ld->chunk_add, 4, json_object_get(rec, "kind"));
+		bind_str_or_null(ld->chunk_add, 5, json_object_get(rec, "name"));
+		bind_str_or_null(ld->chunk_add, 6, json_object_get(rec, "scope"));
+		bind_str_or_null(ld->chunk_add, 7, json_object_get(rec, "signature"));
+		bind_str_or_null(ld->chunk_add, 8, text);
+		if (step_done(ld->db, ld->chunk_add) < 0)
+			return -1;
+		chunk_id = sqlite3_last_insert_rowid(ld->db);
+		if (ld->cur_text.len)
+			buf_addch(&ld->cur_text, '\n');
+		buf_add(&ld->cur_text, json_string_value(text), json_string_length(text));
+		ld->chunks++;
+	}
+	if (json_is_string(vec)) {
+		unsigned char *v;
+		size_t n;
+
+		if (!chunk_id) {
+			sqlite3_bind_int64(ld->chunk_find, 1, ld->cur_blob);
+			sqlite3_bind_int64(ld->chunk_find, 2, jint(rec, "start_line"));
+			sqlite3_bind_int64(ld->chunk_find, 3, jint(rec, "end_line"));
+			if (sqlite3_step(ld->chunk_find) == SQLITE_ROW)
+				chunk_id = sqlite3_column_int64(ld->chunk_find, 0);
+			sqlite3_reset(ld->chunk_find);
+		}
+		if (!chunk_id)
+			return bad(ld, "has a vector for a chunk the index does not hold", "chunk");
+		if (decode_vec(json_string_value(vec), &v, &n) < 0 || n % 4 || !n)
+			return bad(ld, "has a \"vec\" that is not base64 of float32 values", "chunk");
+		sqlite3_bind_int64(ld->vec_add, 1, chunk_id);
+		bind_str_or_null(ld->vec_add, 2, json_object_get(rec, "model"));
+		if (!jstr(rec, "model"))
+			sqlite3_bind_text(ld->vec_add, 2, "unknown", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ld->vec_add, 3, (sqlite3_int64)(n / 4));
+		sqlite3_bind_blob(ld->vec_add, 4, v, (int)n, free);
+		if (step_done(ld->db, ld->vec_add) < 0)
+			return -1;
+		ld->vectors++;
+	}
+	return 0;
+}
+
+static int load_tag(struct loader *ld, json_t *rec, int is_def)
+{
+	const char *type = is_def ? "def" : "ref";
+	sqlite3_stmt *st = is_def ? ld->def_add : ld->ref_add;
+
+	if (check_path(ld, rec, type) < 0)
+		return -1;
+	if (!jstr(rec, "name") || !jstr(rec, "kind") || !json_is_integer(json_object_get(rec, "line")))
+		return bad(ld, "needs \"name\", \"kind\" and \"line\"", type);
+	if (!ld->cur_new)
+		return 0;
+	sqlite3_bind_int64(st, 1, ld->cur_blob);
+	bind_str_or_null(st, 2, json_object_get(rec, "name"));
+	bind_str_or_null(st, 3, json_object_get(rec, "kind"));
+	sqlite3_bind_int64(st, 4, jint(rec, "line"));
+	sqlite3_bind_int64(st, 5, jint(rec, "col"));
+	if (is_def) {
+		long long e = jint(rec, "end_line");
+		sqlite3_bind_int64(st, 6, e ? e : jint(rec, "line"));
+		bind_str_or_null(st, 7, json_object_get(rec, "scope"));
+		ld->defs++;
+	} else {
+		bind_str_or_null(st, 6, json_object_get(rec, "scope"));
+		ld->refs++;
+	}
+	return step_done(ld->db, st);
+}
+
+static int load_import(struct loader *ld, json_t *rec)
+{
+	if (check_path(ld, rec, "import") < 0)
+		return -1;
+	if (!jstr(rec, "target") || !json_is_integer(json_object_get(rec, "line")))
+		return bad(ld, "needs \"target\" and \"line\"", "import");
+	sqlite3_bind_text(ld->imp_add, 1, ld->cur_path, -1, SQLITE_STATIC);
+	bind_str_or_null(ld->imp_add, 2, json_object_get(rec, "target"));
+	bind_str_or_null(ld->imp_add, 3, json_object_get(rec, "resolved"));
+	sqlite3_bind_int64(ld->imp_add, 4, jint(rec, "line"));
+	ld->imports++;
+	return step_done(ld->db, ld->imp_add);
+}
+
+static int load_commit(struct loader *ld, json_t *rec)
+{
+	json_t *files = json_object_get(rec, "files"), *f;
+	size_t i;
+
+	if (!jstr(rec, "sha") || !json_is_integer(json_object_get(rec, "time")))
+		return bad(ld, "needs \"sha\" and \"time\"", "commit");
+	sqlite3_bind_text(ld->commit_add, 1, jstr(rec, "sha"), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ld->commit_add, 2, jint(rec, "time"));
+	bind_str_or_null(ld->commit_add, 3, json_object_get(rec, "author"));
+	bind_str_or_null(ld->commit_add, 4, json_object_get(rec, "message"));
+	if (step_done(ld->db, ld->commit_add) < 0)
+		return -1;
+	json_array_foreach(files, i, f) {
+		/* "files": ["a.c", ...] or [{"path":"a.c","added":3,"deleted":1}, ...] */
+		const char *p = json_is_string(f) ? json_string_value(f) : jstr(f, "path");
+		if (!p)
+			return bad(ld, "has a file without a path", "commit");
+		sqlite3_bind_text(ld->cfile_add, 1, jstr(rec, "sha"), -1, SQLITE_STATIC);
+		sqlite3_bind_text(ld->cfile_add, 2, p, -1, SQLITE_STATIC);
+		if (json_is_object(f)) {
+			sqlite3_bind_int64(ld->cfile_add, 3, jint(f, "added"));
+			sqlite3_bind_int64(ld->cfile_add, 4, jint(f, "deleted"));
+		} else {
+			sqlite3_bind_null(ld->cfile_add, 3);
+			sqlite3_bind_null(ld->cfile_add, 4);
+		}
+		if (step_done(ld->db, ld->cfile_add) < 0)
+			return -1;
+	}
+	ld->commits++;
+	return 0;
+}
+
+static int load_coupling(struct loader *ld, json_t *rec)
+{
+	json_t *score = json_object_get(rec, "score");
+
+	if (!jstr(rec, "a") || !jstr(rec, "b") || !json_is_number(score))
+		return bad(ld, "needs \"a\", \"b\" and \"score\"", "coupling");
+	sqlite3_bind_text(ld->coupling_add, 1, jstr(rec, "a"), -1, SQLITE_STATIC);
+	sqlite3_bind_text(ld->coupling_add, 2, jstr(rec, "b"), -1, SQLITE_STATIC);
+	sqlite3_bind_double(ld->coupling_add, 3, json_number_value(score));
+	sqlite3_bind_int64(ld->coupling_add, 4, jint(rec, "co_changes"));
+	if (json_is_integer(json_object_get(rec, "last")))
+		sqlite3_bind_int64(ld->coupling_add, 5, jint(rec, "last"));
+	else
+		sqlite3_bind_null(ld->coupling_add, 5);
+	ld->couplings++;
+	return step_done(ld->db, ld->coupling_add);
+}
+
+/* Store one record.  Unknown types are ignored (a sink has nowhere to pass them). */
+static int load_record(struct loader *ld, json_t *rec)
+{
+	const char *t = jstr(rec, "_type");
+
+	if (!strcmp(t, "file"))
+		return load_file(ld, rec);
+	if (!strcmp(t, "chunk"))
+		return load_chunk(ld, rec);
+	if (!strcmp(t, "def"))
+		return load_tag(ld, rec, 1);
+	if (!strcmp(t, "ref"))
+		return load_tag(ld, rec, 0);
+	if (!strcmp(t, "import"))
+		return load_import(ld, rec);
+	if (!strcmp(t, "commit"))
+		return load_commit(ld, rec);
+	if (!strcmp(t, "coupling"))
+		return load_coupling(ld, rec);
+	return 0;
+}
+
+/* Parse a buffer of NDJSON records and store them. */
+static int load_buffer(struct loader *ld, const char *p, size_t n)
+{
+	const char *end = p + n, *nl;
+	json_error_t jerr;
+
+	while (p < end) {
+		json_t *rec;
+		int rc;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		ld->lineno++;
+		rec = json_loadb(p, (size_t)(nl - p), JSON_ALLOW_NUL, &jerr);
+		if (!rec || !json_is_object(rec) || !jstr(rec, "_type")) {
+			json_decref(rec);
+			return error("%s:%ld: not a record: %s", ld->src, ld->lineno,
+				     rec ? "no \"_type\"" : jerr.text);
+		}
+		rc = load_record(ld, rec);
+		json_decref(rec);
+		if (rc < 0)
+			return -1;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+static int decode_vec(const char *b64, unsigned char **out, size_t *n)
+{
+	static signed char val[256];
+	size_t len = strlen(b64), i, o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	unsigned char *v;
+
+	if (!val['B']) {
+		memset(val, -1, sizeof(val));
+		for (i = 0; i < 64; i++)
+			val[(unsigned char)"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i]] = (signed char)i;
+	}
+	v = xmalloc(len * 3 / 4 + 3);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)b64[i];
+		if (c == '=')
+			break;
+		if (val[c] < 0) {
+			free(v);
+			return -1;
+		}
+		acc = (acc << 6) | (unsigned)val[c];
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			v[o++] = (unsigned char)(acc >> bits);
+		}
+	}
+	*out = v;
+	*n = o;
+	return 0;
+}
+
+/* ---- meta, garbage collection ---- */
+
+static void set_meta(sqlite3 *db, const char *key, const char *value)
+{
+	sqlite3_stmt *st = prep(db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)");
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	step_done(db, st);
+	sqlite3_finalize(st);
+}
+
+static char *head_commit(const char *root)
+{
+	git_repository *repo = NULL;
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	if (git_repository_open(&repo, root) < 0) {
+		git_error_clear();
+		return NULL;
+	}
+	if (git_reference_name_to_id(&oid, repo, "HEAD") < 0) {
+		git_error_clear();
+		git_repository_free(repo);
+		return NULL;
+	}
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	git_repository_free(repo);
+	return xstrdup(hex);
+}
+
+static void stamp(sqlite3 *db, const char *root, const char *key)
+{
+	char when[32];
+	time_t t = time(NULL);
+	char *commit = head_commit(root);
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	set_meta(db, key, when);
+	set_meta(db, "commit", commit ? commit : "");
+	free(commit);
+}
+
+/*
+ * Drop the content of blobs no file points at, once they outnumber the live ones
+ * (until then they are kept, so switching back to a branch re-reads nothing).
+ */
+static int collect_garbage(sqlite3 *db, int force)
+{
+	sqlite3_stmt *cnt = prep(db, "SELECT (SELECT count(*) FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)), "
+				 "(SELECT count(*) FROM blobs)");
+	sqlite3_stmt *dead, *text, *del_tri;
+	long long unref = 0, all = 0;
+	struct buf b = BUF_INIT;
+	int rc = 0;
+
+	if (sqlite3_step(cnt) == SQLITE_ROW) {
+		unref = sqlite3_column_int64(cnt, 0);
+		all = sqlite3_column_int64(cnt, 1);
+	}
+	sqlite3_finalize(cnt);
+	if (!unref || (!force && unref * 2 <= all))
+		return 0;
+	dead = prep(db, "SELECT id FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)");
+	text = prep(db, "SELECT text FROM chunks WHERE blob_id = ?1 ORDER BY start_line");
+	del_tri = prep(db, "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?1, ?2)");
+	while (sqlite3_step(dead) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(dead, 0);
+		/* a contentless FTS5 row is deleted by giving its text again */
+		buf_reset(&b);
+		sqlite3_bind_int64(text, 1, id);
+		while (sqlite3_step(text) == SQLITE_ROW) {
+			if (b.len)
+				buf_addch(&b, '\n');
+			buf_add(&b, sqlite3_column_text(text, 0), (size_t)sqlite3_column_bytes(text, 0));
+		}
+		sqlite3_reset(text);
+		sqlite3_bind_int64(del_tri, 1, id);
+		sqlite3_bind_text(del_tri, 2, b.buf, (int)b.len, SQLITE_STATIC);
+		if (step_done(db, del_tri) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	sqlite3_finalize(dead);
+	sqlite3_finalize(text);
+	sqlite3_finalize(del_tri);
+	buf_release(&b);
+	if (rc < 0)
+		return -1;
+	return sql_exec(db,
+		"DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files));"
+		"DELETE FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files);"
+		"DELETE FROM defs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
+		"DELETE FROM refs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
+		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);");
+}
+
+/* ---- build ---- */
+
+struct feed {
+	struct loader *ld;	/* where records go */
+	struct progress *pg;	/* progress */
+	long failed;		/* files that could not be read */
+	sqlite3_stmt *skip;	/* records a file left out */
+};
+
+static int feed_result(size_t i, const struct chunk_result *r, void *data)
+{
+	struct feed *fd = data;
+
+	(void)i;
+	if (r->warnings_len)
+		fwrite(r->warnings, 1, r->warnings_len, stderr);
+	if (r->records_len && load_buffer(fd->ld, r->records, r->records_len) < 0)
+		return -1;
+	if (r->skipped || (r->degraded && !r->records_len)) {
+		sqlite3_bind_text(fd->skip, 1, r->file->path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(fd->skip, 2, (sqlite3_int64)r->file->size);
+		sqlite3_bind_int64(fd->skip, 3, r->file->mtime);
+		sqlite3_bind_text(fd->skip, 4, r->skipped ? walk_skip_name(r->skipped) : "unreadable",
+				  -1, SQLITE_STATIC);
+		if (step_done(fd->ld->db, fd->skip) < 0)
+			return -1;
+	}
+	fd->pg->done++;
+	progress_tick(fd->pg, 0);
+	maybe_crash((long)fd->pg->done);
+	return 0;
+}
+
+static int lock_dir(const char *db_path)
+{
+	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
+	char *lock;
+	int fd;
+
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	lock = xasprintf("%s/%s.lock", dir, slash ? slash + 1 : db_path);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error_errno("cannot create '%s'", lock);
+	} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (verbosity)
+			fprintf(stderr, "%s: waiting for another ci-index on '%s'\n", progname, db_path);
+		if (flock(fd, LOCK_EX) < 0) {
+			error_errno("cannot lock '%s'", lock);
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(lock);
+	free(dir);
+	return fd;
+}
+
+static int ensure_dir(const char *db_path)
+{
+	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
+	int rc = 0;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			rc = error_errno("cannot create '%s'", dir);
+		else if (!strcmp(slash + 1, "index.db")) {
+			/* keep the index out of git */
+			char *gi = xasprintf("%s/.gitignore", dir);
+			int fd = open(gi, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd >= 0) {
+				if (write(fd, "*\n", 2) != 2)
+					rc = error_errno("cannot write '%s'", gi);
+				close(fd);
+			}
+			free(gi);
+		}
+	}
+	free(dir);
+	return rc;
+}
+
+static sqlite3 *create_db(const char *path, const char *root)
+{
+	sqlite3 *db = NULL;
+	char v[16];
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		db_error_report:
+		error("cannot create index '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	if (index_register_tokenizer(db) < 0 ||
+	    sql_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
+			 "PRAGMA locking_mode=EXCLUSIVE;") < 0 ||
+	    sql_exec(db, ci_schema_sql) < 0)
+		goto db_error_report;
+	snprintf(v, sizeof(v), "%d", CI_SCHEMA_VERSION);
+	set_meta(db, "schema_version", v);
+	set_meta(db, "root", root);
+	return db;
+}
+
+/*
+ * Put the new database at tmp in place of path, so that readers see the old index
+ * or the new one, never a mix: copied into the live database in one transaction
+ * (SQLite's backup API), or renamed into place when there is no usable live one.
+ */
+static int install_db(const char *tmp, const char *path)
+{
+	struct ci_index *live = NULL;
+	int rc = index_open(&live, path, 0);
+
+	if (rc == 0) {
+		sqlite3 *src = NULL;
+		sqlite3_backup *bk;
+		int ok = 0;
+
+		if (sqlite3_open_v2(tmp, &src, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+		    sql_exec(index_db(live), "PRAGMA journal_mode=WAL") == 0 &&
+		    (bk = sqlite3_backup_init(index_db(live), "main", src, "main"))) {
+			int s = sqlite3_backup_step(bk, -1);
+			ok = sqlite3_backup_finish(bk) == SQLITE_OK && s == SQLITE_DONE;
+		}
+		if (!ok)
+			error("cannot replace index '%s': %s", path, sqlite3_errmsg(index_db(live)));
+		else
+			sqlite3_wal_checkpoint_v2(index_db(live), NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		sqlite3_close(src);
+		index_close(live);
+		if (!ok)
+			return -1;
+		unlink(tmp);
+		return 0;
+	}
+	if (rc < 0)
+		fprintf(stderr, "%s: rebuilding the index from scratch\n", progname);
+	/* no usable index: nothing to keep, and its WAL must not meet the new file */
+	{
+		char *wal = xasprintf("%s-wal", path), *shm = xasprintf("%s-shm", path);
+		unlink(wal);
+		unlink(shm);
+		free(wal);
+		free(shm);
+	}
+	if (rename(tmp, path) < 0)
+		return error_errno("cannot rename '%s' to '%s'", tmp, path);
+	{
+		sqlite3 *db = NULL;
+		int ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+			 sql_exec(db, "PRAGMA journal_mode=WAL") == 0;
+		sqlite3_close(db);
+		if (!ok)
+			return error("cannot open the new index '%s'", path);
+	}
+	return 0;
+}
+
+static int cmd_build(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	struct walk_list list = { 0 };
+	struct chunk_opts co = { CHUNK_WANT_ALL, CHUNK_DEFAULT_MAX_LINES };
+	struct import_ctx ictx;
+	struct fileset fs;
+	struct loader ld;
+	struct progress pg;
+	struct feed fd;
+	const char **paths;
+	char *path, *tmp;
+	sqlite3 *db;
+	int lock, ret = EXIT_OK;
+	size_t i;
+
+	if (argc > 1)
+		usage_error(usage_text, "build takes at most one path");
+	if (walker_open(&w, argc ? argv[0] : ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	if (ensure_dir(path) < 0 || (lock = lock_dir(path)) < 0) {
+		walker_close(&w);
+		free(path);
+		return EXIT_IO;
+	}
+	tmp = xasprintf("%s.new", path);
+	unlink(tmp);
+	db = create_db(tmp, w.root);
+	if (!db) {
+		ret = EXIT_IO;
+		goto out;
+	}
+	walker_walk(&w, "", 0, &list);
+	walk_list_finish(&list);
+	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
+	for (i = 0; i < list.files_nr; i++)
+		paths[i] = list.files[i].path;
+	fs.paths = paths;
+	fs.nr = list.files_nr;
+	ictx.root = w.root;
+	ictx.files = &fs;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.on = o->progress;
+	pg.total = list.files_nr;
+	pg.start = pg.last = now();
+	pg.what = "indexing";
+	loader_init(&ld, db, w.root);
+	fd.ld = &ld;
+	fd.pg = &pg;
+	fd.failed = 0;
+	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
+	if (sql_exec(db, "BEGIN") < 0 ||
+	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
+	    loader_finish_file(&ld) < 0) {
+		ret = EXIT_IO;
+	} else {
+		stamp(db, w.root, "created");
+		stamp(db, w.root, "updated");
+		if (sql_exec(db, "COMMIT") < 0)
+			ret = EXIT_IO;
+	}
+	progress_tick(&pg, 1);
+	loader_release(&ld);
+	sqlite3_finalize(fd.skip);
+	free(paths);
+	if (sqlite3_close(db) != SQLITE_OK)
+		ret = EXIT_IO;
+	if (ret == EXIT_OK && install_db(tmp, path) < 0)
+		ret = EXIT_IO;
+	if (ret != EXIT_OK)
+		unlink(tmp);
+	if (ret == EXIT_OK && verbosity)
+		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references into '%s'\n",
+			progname, ld.files, ld.chunks, ld.defs, ld.refs, path);
+out:
+	walk_list_release(&list);
+	walker_close(&w);
+	close(lock);
+	free(tmp);
+	free(path);
+	return ret;
+}
+
+/* ---- update ---- */
+
+struct known {
+	char *path;		/* indexed path */
+	int64_t size, mtime;	/* as indexed */
+	char blob[41];		/* its blob */
+	int seen;		/* still on disk */
+	int skipped;		/* left out (binary...), not in files */
+	int reread;		/* changed: read again */
+	char reason[16];	/* why it was left out */
+};
+
+static int cmp_known(const void *a, const void *b)
+{
+	return strcmp(((const struct known *)a)->path, ((const struct known *)b)->path);
+}
+
+static int cmd_update(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	struct walk_list list = { 0 }, todo = { 0 };
+	struct chunk_opts co = { CHUNK_WANT_ALL, CHUNK_DEFAULT_MAX_LINES };
+	struct ci_index *ix = NULL;
+	struct import_ctx ictx;
+	struct fileset fs;
+	struct loader ld;
+	struct progress pg;
+	struct feed fd;
+	struct known *known = NULL;
+	size_t known_nr = 0, known_alloc = 0, i;
+	const char **paths = NULL;
+	char *path;
+	sqlite3 *db;
+	sqlite3_stmt *st, *touch, *del_file, *del_imp;
+	long unchanged = 0, reread = 0, reused = 0, removed = 0;
+	int lock, rc, ret = EXIT_OK;
+
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "update takes no arguments");
+	if (walker_open(&w, ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	if ((lock = lock_dir(path)) < 0) {
+		walker_close(&w);
+		free(path);
+		return EXIT_IO;
+	}
+	rc = index_open(&ix, path, 0);
+	if (rc != 0) {
+		/* none, another version, or corrupt: build anew */
+		close(lock);
+		walker_close(&w);
+		if (rc > 0 && verbosity)
+			fprintf(stderr, "%s: no index at '%s': building it\n", progname, path);
+		else if (rc < 0)
+			fprintf(stderr, "%s: rebuilding the index\n", progname);
+		free(path);
+		return cmd_build(o, 0, NULL);
+	}
+	db = index_db(ix);
+	if (strcmp(index_root(ix), w.root))
+		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
+
+	walker_walk(&w, "", 0, &list);
+	walk_list_finish(&list);
+
+	st = prep(db, "SELECT f.path, f.size, f.mtime, b.blob, '' FROM files f JOIN blobs b ON b.id = f.blob_id "
+		  "UNION ALL SELECT path, size, mtime, '', reason FROM skipped");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(known, known_nr + 1, known_alloc);
+		known[known_nr].path = xstrdup((const char *)sqlite3_column_text(st, 0));
+		known[known_nr].size = sqlite3_column_int64(st, 1);
+		known[known_nr].mtime = sqlite3_column_int64(st, 2);
+		snprintf(known[known_nr].blob, sizeof(known[known_nr].blob), "%s",
+			 (const char *)sqlite3_column_text(st, 3));
+		known[known_nr].seen = 0;
+		known[known_nr].skipped = !*known[known_nr].blob;
+		snprintf(known[known_nr].reason, sizeof(known[known_nr].reason), "%s",
+			 (const char *)sqlite3_column_text(st, 4));
+		known_nr++;
+	}
+	sqlite3_finalize(st);
+	if (known_nr)
+		qsort(known, known_nr, sizeof(*known), cmp_known);
+
+	if (sql_exec(db, "BEGIN IMMEDIATE") < 0) {
+		ret = EXIT_IO;
+		goto out;
+	}
+	touch = prep(db, "UPDATE files SET size = ?2, mtime = ?3, blob_id = (SELECT id FROM blobs WHERE blob = ?4) "
+		     "WHERE path = ?1");
+	/* what changed: new paths, or a size or mtime that differs */
+	for (i = 0; i < list.files_nr; i++) {
+		struct walk_file *f = &list.files[i];
+		struct known key = { f->path, 0, 0, "", 0, 0, 0, "" }, *k;
+		char *abs, *data = NULL, blob[41];
+		size_t n;
+
+		k = known_nr ? bsearch(&key, known, known_nr, sizeof(*known), cmp_known) : NULL;
+		if (k) {
+			k->seen = 1;
+			if (k->size == (int64_t)f->size && k->mtime == f->mtime) {
+				unchanged++;
+				continue;
+			}
+		}
+		if (k)
+			k->reread = 1;
+		/* the content may be one the index already holds (a branch switch, a touch) */
+		abs = xasprintf("%s/%s", w.root, f->path);
+		if (read_file(abs, &data, &n) == 0 && blob_id(blob, data, n) == 0) {
+			sqlite3_stmt *q = prep(db, "SELECT count(*) FROM blobs WHERE blob = ?1");
+			int have;
+			sqlite3_bind_text(q, 1, blob, -1, SQLITE_STATIC);
+			have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+			sqlite3_finalize(q);
+			if (have && k && !k->skipped) {
+				sqlite3_bind_text(touch, 1, f->path, -1, SQLITE_STATIC);
+				sqlite3_bind_int64(touch, 2, (sqlite3_int64)n);
+				sqlite3_bind_int64(touch, 3, f->mtime);
+				sqlite3_bind_text(touch, 4, blob, -1, SQLITE_STATIC);
+				step_done(db, touch);
+				if (strcmp(blob, k->blob))
+					reused++;
+				else
+					unchanged++;
+				free(data);
+				free(abs);
+				continue;
+			}
+			if (have)
+				reused++;
+		}
+		free(data);
+		free(abs);
+		ALLOC_GROW(todo.files, todo.files_nr + 1, todo.files_alloc);
+		todo.files[todo.files_nr] = *f;
+		todo.files[todo.files_nr].path = xstrdup(f->path);
+		todo.files_nr++;
+	}
+	sqlite3_finalize(touch);
+
+	/* files gone from disk, and changed files that were left out before */
+	if (sql_exec(db, "DELETE FROM skipped") < 0)
+		ret = EXIT_IO;
+	del_file = prep(db, "DELETE FROM files WHERE path = ?1");
+	del_imp = prep(db, "DELETE FROM imports WHERE path = ?1");
+	for (i = 0; i < known_nr; i++) {
+		if (known[i].skipped) {
+			/* still there and unchanged: still left out */
+			if (known[i].seen && !known[i].reread) {
+				sqlite3_stmt *ks = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) "
+							"VALUES (?1, ?2, ?3, ?4)");
+				sqlite3_bind_text(ks, 4, known[i].reason, -1, SQLITE_STATIC);
+				sqlite3_bind_text(ks, 1, known[i].path, -1, SQLITE_STATIC);
+				sqlite3_bind_int64(ks, 2, known[i].size);
+				sqlite3_bind_int64(ks, 3, known[i].mtime);
+				step_done(db, ks);
+				sqlite3_finalize(ks);
+			}
+			continue;
+		}
+		if (known[i].seen)
+			continue;
+		sqlite3_bind_text(del_file, 1, known[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(del_imp, 1, known[i].path, -1, SQLITE_STATIC);
+		if (step_done(db, del_file) < 0 || step_done(db, del_imp) < 0)
+			ret = EXIT_IO;
+		removed++;
+	}
+	sqlite3_finalize(del_file);
+	sqlite3_finalize(del_imp);
+
+	/* re-read what changed, through the same loader as a build */
+	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
+	for (i = 0; i < list.files_nr; i++)
+		paths[i] = list.files[i].path;
+	fs.paths = paths;
+	fs.nr = list.files_nr;
+	ictx.root = w.root;
+	ictx.files = &fs;
+	memset(&pg, 0, sizeof(pg));
+	pg.on = o->progress && todo.files_nr > 100;
+	pg.total = todo.files_nr;
+	pg.start = pg.last = now();
+	pg.what = "updating";
+	loader_init(&ld, db, w.root);
+	fd.ld = &ld;
+	fd.pg = &pg;
+	fd.failed = 0;
+	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
+	if (ret == EXIT_OK &&
+	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
+	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0))
+		ret = EXIT_IO;
+	reread = ld.files;
+	loader_release(&ld);
+	sqlite3_finalize(fd.skip);
+	progress_tick(&pg, 1);
+	if (ret == EXIT_OK) {
+		stamp(db, w.root, "updated");
+		if (sql_exec(db, "COMMIT") < 0)
+			ret = EXIT_IO;
+	} else {
+		sql_exec(db, "ROLLBACK");
+	}
+	if (verbosity)
+		fprintf(stderr, "%s: %ld unchanged, %ld re-read, %ld reused from the index, %ld removed\n",
+			progname, unchanged, reread - (reused > reread ? reread : 0), reused, removed);
+out:
+	for (i = 0; i < known_nr; i++)
+		free(known[i].path);
+	free(known);
+	free(paths);
+	walk_list_release(&todo);
+	walk_list_release(&list);
+	index_close(ix);
+	walker_close(&w);
+	close(lock);
+	free(path);
+	return ret;
+}
+
+/* ---- status ---- */
+
+static long long count(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = prep(db, sql);
+	long long n = 0;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int cmd_status(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	struct walk_list list = { 0 };
+	struct ci_index *ix = NULL;
+	struct buf b = BUF_INIT;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char *path;
+	long long stale = 0, source_bytes, index_bytes = 0;
+	struct stat sb;
+	int rc, first = 1;
+	size_t i;
+	const char *v;
+
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "status takes no arguments");
+	if (walker_open(&w, ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	rc = index_open(&ix, path, 1);
+	if (rc) {
+		if (rc > 0)
+			error("no index at '%s': run 'ci-index build'", path);
+		walker_close(&w);
+		free(path);
+		return rc > 0 ? EXIT_NOTHING : EXIT_IO;
+	}
+	db = index_db(ix);
+	/* stale: files added, changed or removed on disk since */
+	walker_walk(&w, "", 0, &list);
+	walk_list_finish(&list);
+	{
+		sqlite3_stmt *q = prep(db, "SELECT size, mtime FROM files WHERE path = ?1 "
+				       "UNION ALL SELECT size, mtime FROM skipped WHERE path = ?1");
+		for (i = 0; i < list.files_nr; i++) {
+			sqlite3_bind_text(q, 1, list.files[i].path, -1, SQLITE_STATIC);
+			if (sqlite3_step(q) != SQLITE_ROW ||
+			    sqlite3_column_int64(q, 0) != (sqlite3_int64)list.files[i].size ||
+			    sqlite3_column_int64(q, 1) != list.files[i].mtime)
+				stale++;
+			sqlite3_reset(q);
+		}
+		sqlite3_finalize(q);
+	}
+	{
+		long long indexed = count(db, "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM skipped)");
+		long long on_disk_known = (long long)list.files_nr - stale;
+		if (indexed > on_disk_known)
+			stale += indexed - on_disk_known;	/* removed from disk */
+	}
+	if (stat(path, &sb) == 0)
+		index_bytes += sb.st_size;
+	{
+		char *wal = xasprintf("%s-wal", path);
+		if (stat(wal, &sb) == 0)
+			index_bytes += sb.st_size;
+		free(wal);
+	}
+	source_bytes = count(db, "SELECT coalesce(sum(b.size), 0) FROM files f JOIN blobs b ON b.id = f.blob_id");
+
+	nd_begin(&b, "status");
+	nd_str(&b, "index", path);
+	v = index_meta(ix, "schema_version");
+	nd_int(&b, "schema_version", v ? atoll(v) : 0);
+	nd_str(&b, "root", index_root(ix));
+	v = index_meta(ix, "commit");
+	nd_str(&b, "commit", v && *v ? v : NULL);
+	v = index_meta(ix, "created");
+	nd_str(&b, "created", v);
+	v = index_meta(ix, "updated");
+	nd_str(&b, "updated", v);
+	nd_int(&b, "files", count(db, "SELECT count(*) FROM files"));
+	nd_int(&b, "chunks", count(db, "SELECT count(*) FROM chunks WHERE blob_id IN (SELECT blob_id FROM files)"));
+	nd_int(&b, "defs", count(db, "SELECT count(*) FROM defs WHERE blob_id IN (SELECT blob_id FROM files)"));
+	nd_int(&b, "refs", count(db, "SELECT count(*) FROM refs WHERE blob_id IN (SELECT blob_id FROM files)"));
+	nd_int(&b, "imports", count(db, "SELECT count(*) FROM imports"));
+	nd_int(&b, "vectors", count(db, "SELECT count(*) FROM vectors"));
+	nd_int(&b, "commits", count(db, "SELECT count(*) FROM commits"));
+	nd_int(&b, "couplings", count(db, "SELECT count(*) FROM coupling"));
+	nd_int(&b, "blobs", count(db, "SELECT count(*) FROM blobs"));
+	st = prep(db, "SELECT model FROM vectors GROUP BY model ORDER BY count(*) DESC LIMIT 1");
+	nd_key(&b, "model");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0),
+			       (size_t)sqlite3_column_bytes(st, 0));
+	else
+		buf_addstr(&b, "null");
+	sqlite3_finalize(st);
+	nd_key(&b, "languages");
+	buf_addch(&b, '{');
+	st = prep(db, "SELECT coalesce(b.lang, 'text'), count(*) FROM files f JOIN blobs b ON b.id = f.blob_id "
+		  "GROUP BY 1 ORDER BY 1");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (!first)
+			buf_addch(&b, ',');
+		first = 0;
+		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		buf_addf(&b, ":%lld", (long long)sqlite3_column_int64(st, 1));
+	}
+	sqlite3_finalize(st);
+	buf_addch(&b, '}');
+	nd_int(&b, "stale", stale);
+	nd_int(&b, "index_bytes", index_bytes);
+	nd_int(&b, "source_bytes", source_bytes);
+	nd_num(&b, "size_ratio", source_bytes ? (double)index_bytes / (double)source_bytes : 0);
+	nd_end(&b);
+	fwrite(b.buf, 1, b.len, stdout);
+	buf_release(&b);
+	walk_list_release(&list);
+	index_close(ix);
+	walker_close(&w);
+	free(path);
+	return EXIT_OK;
+}
+
+/* ---- load ---- */
+
+static int cmd_load(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	struct ci_index *ix = NULL;
+	struct nd_reader rd;
+	struct loader ld;
+	json_t *rec;
+	char *path;
+	int rc, lock, ret = EXIT_OK;
+	sqlite3 *db;
+
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "load reads standard input and takes no arguments");
+	if (walker_open(&w, ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	if (ensure_dir(path) < 0 || (lock = lock_dir(path)) < 0) {
+		walker_close(&w);
+		free(path);
+		return EXIT_IO;
+	}
+	rc = index_open(&ix, path, 0);
+	if (rc > 0) {
+		/* a new, empty index */
+		db = create_db(path, w.root);
+		if (!db || sql_exec(db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
+				    "PRAGMA synchronous=NORMAL") < 0) {
+			sqlite3_close(db);
+			ret = EXIT_IO;
+			goto out;
+		}
+		stamp(db, w.root, "created");
+		sqlite3_close(db);
+		rc = index_open(&ix, path, 0);
+	}
+	if (rc) {
+		ret = EXIT_IO;
+		goto out;
+	}
+	db = index_db(ix);
+	loader_init(&ld, db, w.root);
+	nd_reader_init(&rd, stdin, "<stdin>");
+	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
+		ret = EXIT_IO;
+	while (ret == EXIT_OK && (rc = nd_read(&rd, &rec)) > 0) {
+		ld.lineno = rd.lineno - 1;
+		if (load_record(&ld, rec) < 0)
+			ret = EXIT_IO;
+		json_decref(rec);
+	}
+	if (rc < 0)
+		ret = EXIT_IO;
+	if (ret == EXIT_OK && loader_finish_file(&ld) < 0)
+		ret = EXIT_IO;
+	if (ret == EXIT_OK) {
+		stamp(db, w.root, "updated");
+		ret = sql_exec(db, "COMMIT") < 0 ? EXIT_IO : EXIT_OK;
+	} else {
+		/* nothing half-stored: the first bad record loses the whole load */
+		sql_exec(db, "ROLLBACK");
+	}
+	if (ret == EXIT_OK && verbosity)
+		fprintf(stderr, "%s: loaded %ld files, %ld chunks, %ld defs, %ld refs, %ld imports, "
+			"%ld vectors, %ld commits, %ld couplings\n", progname, ld.files, ld.chunks,
+			ld.defs, ld.refs, ld.imports, ld.vectors, ld.commits, ld.couplings);
+	loader_release(&ld);
+	nd_reader_release(&rd);
+out:
+	index_close(ix);
+	walker_close(&w);
+	close(lock);
+	free(path);
+	return ret;
+}
+
+/* ---- drop ---- */
+
+static int cmd_drop(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	char *path, *f;
+	const char *suffix[] = { "", "-wal", "-shm", ".new", ".lock" };
+	int ret = EXIT_NOTHING;
+	size_t i;
+
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "drop takes no arguments");
+	if (walker_open(&w, ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	for (i = 0; i < ARRAY_SIZE(suffix); i++) {
+		f = xasprintf("%s%s", path, suffix[i]);
+		if (unlink(f) == 0) {
+			if (!i)
+				ret = EXIT_OK;
+		} else if (errno != ENOENT) {
+			error_errno("cannot remove '%s'", f);
+			ret = EXIT_IO;
+		}
+		free(f);
+	}
+	if (ret == EXIT_NOTHING)
+		error("no index at '%s'", path);
+	walker_close(&w);
+	free(path);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	const char *env;
+	int c, ret;
+
+	util_init(argv[0]);
+	opterr = 0;
+	memset(&o, 0, sizeof(o));
+	o.threads = online_cpus();
+	o.progress = -1;
+	while ((c = getopt_long(argc, argv, "+:j:vh", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'I': o.index = optarg; break;
+		case 'j':
+			o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256);
+			break;
+		case 'P': o.progress = 1; break;
+		case 'N': o.progress = 0; break;
+		case 'v': verbosity++; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return close_stdout(EXIT_OK);
+		default:
+			usage_error(usage_text, "%s", bad_option(c, argc, argv));
+		}
+	}
+	if (o.progress < 0)
+		o.progress = isatty(2);
+	if ((env = getenv("CI_INDEX_CRASH_AFTER")) && *env)
+		crash_after = atol(env);
+	if (optind >= argc)
+		usage_error(usage_text, "no command given");
+	git_libgit2_init();
+	if (!strcmp(argv[optind], "build"))
+		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "update"))
+		ret = cmd_update(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "status"))
+		ret = cmd_status(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "load"))
+		ret = cmd_load(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "drop"))
+		ret = cmd_drop(&o, argc - optind - 1, argv + optind + 1);
+	else
+		usage_error(usage_text, "unknown command '%s'", argv[optind]);
+	git_libgit2_shutdown();
+	return close_stdout(ret);
+}

@@ -1,0 +1,330 @@
+/*
+ * index.c: opening, creating and querying the SQLite index (see index.h), and
+ * ci's code-aware FTS5 tokenizer.
+ *
+ * The tokenizer is what makes BM25 work on code: "parseHTTPHeader" is indexed as
+ * itself and, at the same position, as "parse", "http" and "header", all lower
+ * case, so a query for "header" finds it and a query for "parsehttpheader" finds
+ * exactly it.  Queries are tokenized whole (no splitting).
+ */
+#include "common.h"
+#include "index.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+extern const char ci_schema_sql[];
+
+struct ci_index {
+	sqlite3 *db;		/* the connection */
+	char *path;		/* the database file */
+	char *root;		/* repository root recorded at build time */
+	char *meta_val;		/* last index_meta() answer */
+};
+
+/* ---- the ci_code tokenizer ---- */
+
+struct ci_tok {
+	int unused;		/* FTS5 wants an object; there is no state */
+};
+
+static int tok_create(void *ctx, const char **argv, int argc, Fts5Tokenizer **out)
+{
+	(void)ctx;
+	(void)argv;
+	(void)argc;
+	*out = (Fts5Tokenizer *)xcalloc(1, sizeof(struct ci_tok));
+	return SQLITE_OK;
+}
+
+static void tok_delete(Fts5Tokenizer *t)
+{
+	free(t);
+}
+
+static int is_word(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c >= 0x80;
+}
+
+static int kind_of(unsigned char c)
+{
+	if (c >= 'a' && c <= 'z')
+		return 1;	/* lower */
+	if (c >= 'A' && c <= 'Z')
+		return 2;	/* upper */
+	if (c >= '0' && c <= '9')
+		return 3;	/* digit */
+	if (c == '_')
+		return 0;	/* separator */
+	return 4;		/* other (UTF-8) */
+}
+
+#define TOK_MAX 64
+
+typedef int (*tok_cb)(void *, int, const char *, int, int, int);
+
+/* Emit the camelCase / snake_case / digit parts of word w[0..n) at offset off. */
+static int emit_parts(void *ctx, tok_cb cb, const char *w, int n, int off)
+{
+	char low[TOK_MAX];
+	int i = 0, rc, parts = 0, s;
+
+	/* count parts first: a word of one part is not emitted twice */
+	for (int pass = 0; pass < 2; pass++) {
+		i = 0;
+		while (i < n) {
+			while (i < n && w[i] == '_')
+				i++;
+			if (i >= n)
+				break;
+			s = i;
+			int k = kind_of((unsigned char)w[i]);
+			i++;
+			if (k == 2) {
+				/* "HTTPServer": upper run, the last upper starts the next part */
+				if (i < n && kind_of((unsigned char)w[i]) == 2) {
+					while (i < n && kind_of((unsigned char)w[i]) == 2)
+						i++;
+					if (i < n && kind_of((unsigned char)w[i]) == 1)
+						i--;
+				} else {
+					while (i < n && kind_of((unsigned char)w[i]) == 1)
+						i++;
+				}
+			} else {
+				while (i < n && kind_of((unsigned char)w[i]) == k)
+					i++;
+			}
+			if (!pass) {
+				parts++;
+				continue;
+			}
+			if (parts < 2)
+				return SQLITE_OK;
+			int l = i - s < TOK_MAX ? i - s : TOK_MAX;
+			for (int j = 0; j < l; j++) {
+				unsigned char ch = (unsigned char)w[s + j];
+				low[j] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+			}
+			rc = cb(ctx, FTS5_TOKEN_COLOCATED, low, l, off + s, off + i);
+			if (rc != SQLITE_OK)
+				return rc;
+		}
+	}
+	return SQLITE_OK;
+}
+
+static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text, int n,
+			tok_cb cb)
+{
+	char low[TOK_MAX];
+	int i = 0, j, rc;
+
+	(void)t;
+	while (i < n) {
+		if (!is_word((unsigned char)text[i])) {
+			i++;
+			continue;
+		}
+		for (j = i; j < n && is_word((unsigned char)text[j]); j++)
+			;
+		int l = j - i < TOK_MAX ? j - i : TOK_MAX;
+		for (int k = 0; k < l; k++) {
+			unsigned char ch = (unsigned char)text[i + k];
+			low[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+		}
+		/* a long run of word characters (hex, base64) is not worth more than its head */
+		rc = cb(ctx, 0, low, l, i, j);
+		if (rc != SQLITE_OK)
+			return rc;
+		if (!(flags & FTS5_TOKENIZE_QUERY) && j - i <= TOK_MAX) {
+			rc = emit_parts(ctx, cb, text + i, j - i, i);
+			if (rc != SQLITE_OK)
+				return rc;
+		}
+		i = j;
+	}
+	return SQLITE_OK;
+}
+
+static fts5_api *fts5_api_of(sqlite3 *db)
+{
+	fts5_api *api = NULL;
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+	sqlite3_step(st);
+	sqlite3_finalize(st);
+	return api;
+}
+
+int index_register_tokenizer(sqlite3 *db)
+{
+	static fts5_tokenizer tok = { tok_create, tok_delete, tok_tokenize };
+	fts5_api *api = fts5_api_of(db);
+
+	if (!api)
+		return error("this SQLite has no FTS5 (Debian's libsqlite3 has it)");
+	if (api->xCreateTokenizer(api, "ci_code", NULL, &tok, NULL) != SQLITE_OK)
+		return error("cannot register the ci_code tokenizer: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* ---- opening ---- */
+
+char *index_default_path(const char *root)
+{
+	const char *env = getenv("CI_INDEX");
+
+	if (env && *env)
+		return xstrdup(env);
+	return xasprintf("%s/.ci-index/index.db", root);
+}
+
+static int db_error(sqlite3 *db, const char *what)
+{
+	return error("%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+const char *index_meta(struct ci_index *ix, const char *key)
+{
+	sqlite3_stmt *st;
+
+	free(ix->meta_val);
+	ix->meta_val = NULL;
+	if (sqlite3_prepare_v2(ix->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		ix->meta_val = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return ix->meta_val;
+}
+
+int index_open(struct ci_index **out, const char *path, int readonly)
+{
+	struct ci_index *ix;
+	struct stat stb;
+	const char *v;
+	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+
+	*out = NULL;
+	if (stat(path, &stb) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return error_errno("cannot open index '%s'", path);
+	}
+	ix = xcalloc(1, sizeof(*ix));
+	ix->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &ix->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		db_error(ix->db, path);
+		goto fail;
+	}
+	sqlite3_busy_timeout(ix->db, 10000);
+	if (index_register_tokenizer(ix->db) < 0)
+		goto fail;
+	v = index_meta(ix, "schema_version");
+	if (!v) {
+		/* not ours, or corrupt: say which */
+		sqlite3_stmt *st;
+		int rc = sqlite3_prepare_v2(ix->db, "PRAGMA quick_check", -1, &st, NULL);
+		if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+		    !strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
+			error("'%s' is not a ci index (no schema version): run 'ci-index build'", path);
+		else
+			error("index '%s' is corrupt (%s): run 'ci-index build'", path,
+			      sqlite3_errmsg(ix->db));
+		if (rc == SQLITE_OK)
+			sqlite3_finalize(st);
+		goto fail;
+	}
+	if (atoi(v) != CI_SCHEMA_VERSION) {
+		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",
+		      path, v, CI_SCHEMA_VERSION);
+		goto fail;
+	}
+	v = index_meta(ix, "root");
+	ix->root = xstrdup(v ? v : "");
+	*out = ix;
+	return 0;
+fail:
+	index_close(ix);
+	return -1;
+}
+
+void index_close(struct ci_index *ix)
+{
+	if (!ix)
+		return;
+	if (ix->db)
+		sqlite3_close(ix->db);
+	free(ix->path);
+	free(ix->root);
+	free(ix->meta_val);
+	free(ix);
+}
+
+sqlite3 *index_db(struct ci_index *ix)
+{
+	return ix->db;
+}
+
+const char *index_root(struct ci_index *ix)
+{
+	return ix->root;
+}
+
+/* ---- queries ---- */
+
+static int each_file(struct ci_index *ix, sqlite3_stmt *st, index_file_fn fn, void *data)
+{
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct index_file f;
+
+		f.path = (const char *)sqlite3_column_text(st, 0);
+		f.blob = (const char *)sqlite3_column_text(st, 1);
+		f.lang = (const char *)sqlite3_column_text(st, 2);
+		f.size = sqlite3_column_int64(st, 3);
+		f.mtime = sqlite3_column_int64(st, 4);
+		f.exact = sqlite3_column_int(st, 5);
+		if ((ret = fn(&f, data)))
+			break;
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = db_error(ix->db, "index query failed");
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int index_files(struct ci_index *ix, index_file_fn fn, void *data)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(ix->db,
+			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact "
+			       "FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_error(ix->db, "index query failed");
+	return each_file(ix, st, fn, data);
+}
+
+int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(ix->db,
+			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact "
+			       "FROM files f JOIN blobs b ON b.id = f.blob_id "
+			       "WHERE b.exact = 0 OR f.blob_id IN "
+			       "(SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1) "
+			       "ORDER BY f.path", -1, &st, NULL) != SQLITE_OK)
+		return db_error(ix->db, "index query failed");
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
+	return each_file(ix, st, fn, data);
+}

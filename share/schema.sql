@@ -1,0 +1,130 @@
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 1.
+--
+-- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
+-- and references belong to blobs, so an unchanged file is parsed once, whatever
+-- branch or worktree it appears in.  Imports belong to paths, since resolving a
+-- relative import depends on where the importing file is.
+
+CREATE TABLE meta(
+	key TEXT PRIMARY KEY,		-- schema_version, root, commit, created, updated
+	value TEXT NOT NULL
+);
+
+CREATE TABLE blobs(
+	id INTEGER PRIMARY KEY,		-- also the rowid of chunks_tri
+	blob TEXT NOT NULL UNIQUE,	-- git blob id, 40 hex digits
+	lang TEXT,			-- language, NULL for unknown text
+	size INTEGER NOT NULL,		-- bytes
+	lines INTEGER NOT NULL,		-- lines
+	exact INTEGER NOT NULL		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
+);
+
+CREATE TABLE files(
+	path TEXT PRIMARY KEY,		-- relative to the root
+	blob_id INTEGER NOT NULL,	-- blobs.id
+	size INTEGER NOT NULL,		-- bytes on disk when indexed
+	mtime INTEGER NOT NULL		-- seconds, when indexed (0 if unknown)
+);
+CREATE INDEX files_blob ON files(blob_id);
+
+-- Files the walker listed but whose content was left out (binary, generated),
+-- so that an update does not read them again until they change.
+CREATE TABLE skipped(
+	path TEXT PRIMARY KEY,
+	size INTEGER NOT NULL,
+	mtime INTEGER NOT NULL,
+	reason TEXT NOT NULL		-- binary, generated, unreadable
+);
+
+CREATE TABLE chunks(
+	id INTEGER PRIMARY KEY,
+	blob_id INTEGER NOT NULL,	-- blobs.id
+	start_line INTEGER NOT NULL,	-- 1-based, inclusive
+	end_line INTEGER NOT NULL,
+	kind TEXT NOT NULL,		-- function, class, block, section, lines...
+	name TEXT,
+	scope TEXT,
+	signature TEXT,
+	text TEXT NOT NULL
+);
+CREATE INDEX chunks_blob ON chunks(blob_id, start_line);
+
+-- BM25 over chunks with ci's code-aware tokenizer (identifiers whole and split).
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+	name, scope, signature, text,
+	content='chunks', content_rowid='id', tokenize='ci_code', detail='column');
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunks_fts(rowid, name, scope, signature, text)
+		VALUES (new.id, new.name, new.scope, new.signature, new.text);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+	INSERT INTO chunks_fts(chunks_fts, rowid, name, scope, signature, text)
+		VALUES ('delete', old.id, old.name, old.scope, old.signature, old.text);
+END;
+
+-- Trigrams of each blob's whole text (rowid = blobs.id), for candidate files of
+-- substring and regex search; contentless: the text is in chunks.
+CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram', detail='none');
+
+CREATE TABLE defs(
+	blob_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	kind TEXT NOT NULL,		-- function, method, class, ...
+	line INTEGER NOT NULL,
+	col INTEGER NOT NULL,
+	end_line INTEGER NOT NULL,
+	scope TEXT
+);
+CREATE INDEX defs_name ON defs(name);
+CREATE INDEX defs_blob ON defs(blob_id);
+
+CREATE TABLE refs(
+	blob_id INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	kind TEXT NOT NULL,		-- call, type, ...
+	line INTEGER NOT NULL,
+	col INTEGER NOT NULL,
+	scope TEXT
+);
+CREATE INDEX refs_name ON refs(name);
+CREATE INDEX refs_blob ON refs(blob_id);
+
+CREATE TABLE imports(
+	path TEXT NOT NULL,		-- the importing file
+	target TEXT NOT NULL,		-- as written
+	resolved TEXT,			-- a file of the repository, or NULL
+	line INTEGER NOT NULL
+);
+CREATE INDEX imports_path ON imports(path);
+CREATE INDEX imports_resolved ON imports(resolved);
+
+CREATE TABLE vectors(
+	chunk_id INTEGER PRIMARY KEY,	-- chunks.id
+	model TEXT NOT NULL,
+	dim INTEGER NOT NULL,
+	vec BLOB NOT NULL		-- little-endian float32 x dim
+);
+
+CREATE TABLE commits(
+	sha TEXT PRIMARY KEY,
+	time INTEGER NOT NULL,
+	author TEXT,
+	message TEXT
+);
+CREATE TABLE commit_files(
+	sha TEXT NOT NULL,
+	path TEXT NOT NULL,
+	added INTEGER,
+	deleted INTEGER,
+	PRIMARY KEY (sha, path)
+);
+CREATE INDEX commit_files_path ON commit_files(path);
+
+CREATE TABLE coupling(
+	a TEXT NOT NULL,
+	b TEXT NOT NULL,
+	score REAL NOT NULL,
+	co_changes INTEGER NOT NULL,
+	last INTEGER,
+	PRIMARY KEY (a, b)
+);
