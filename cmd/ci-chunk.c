@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct walker w;
-	struct walk_list list = { 0 };
+	struct walk_list list = { 0 }, all = { 0 };
 	size_t i, read_nr = 0;
 	unsigned want = 0;
 	int c, errors = 0, degraded = 0, ret = EXIT_OK;
@@ -200,14 +200,24 @@ int main(int argc, char **argv)
 
 	walk_list_finish(&list);
 
-	/* every walked file is a possible import target */
-	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
-	for (i = 0; i < list.files_nr; i++)
-		paths[i] = list.files[i].path;
-	fs.paths = paths;
-	fs.nr = list.files_nr;
+	/*
+	 * Every file of the repository is a possible import target: with paths
+	 * given, walk the whole tree for the list (only when imports are wanted).
+	 */
+	if ((optind < argc || o.files_from) && (o.chunk.want & CHUNK_WANT_IMPORTS)) {
+		walker_walk(&w, "", 0, &all);
+		walk_list_finish(&all);
+	}
+	{
+		const struct walk_list *tl = all.files_nr ? &all : &list;
+		paths = xcalloc(tl->files_nr + 1, sizeof(*paths));
+		for (i = 0; i < tl->files_nr; i++)
+			paths[i] = tl->files[i].path;
+		fs.paths = paths;
+		fs.nr = tl->files_nr;
+	}
 	ictx.root = w.root;
-	ictx.files = optind == argc && !o.files_from ? &fs : NULL;
+	ictx.files = &fs;
 
 	memset(&st, 0, sizeof(st));
 	if (chunk_run(&w, &list, &o.chunk, &ictx, o.threads, write_result, &st) < 0)
@@ -238,6 +248,7 @@ int main(int argc, char **argv)
 	}
 	free(paths);
 	walk_list_release(&list);
+	walk_list_release(&all);
 	walker_close(&w);
 	return close_stdout(ret);
 }
