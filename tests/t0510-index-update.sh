@@ -1,0 +1,424 @@
+#!/bin/sh
+# t0510-index-update: ci-index update keeps the index equal to a clean build.
+#
+# A repository goes through edits, additions, deletions, a rename, a file that
+# becomes ignored or binary, a touch without change and branch switches; after
+# each step `ci-index update` must leave the same files, chunks, definitions,
+# references, imports and trigrams as `ci-index build` of the same tree, and
+# `status` must say that nothing is stale.  Contents seen before are reused, not
+# parsed again (counted by `ci-index -v update`), and unreferenced contents are
+# collected only once they outnumber the live ones.
+#
+# Update notices a change by size and modification time; to be sure that a
+# step's edits have a new modification time, the steps wait for the next second
+# (`next_second`), except the one that checks edits within the same second.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_prog sqlite3; then
+	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
+	test_done
+fi
+
+# index_dump <db>: the contents of files, skipped, chunks, defs, refs, imports
+# keyed by path (not by the ids of one database), and the trigrams of each file
+index_dump() {
+	sqlite3 -bail "$1" <<-\EOF
+	.mode quote
+	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size, f.mtime
+		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
+	SELECT 'skipped', path, size, mtime, reason FROM skipped ORDER BY path;
+	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
+		FROM files f JOIN chunks c ON c.blob_id = f.blob_id ORDER BY 2, 3, 4;
+	SELECT 'def', f.path, d.line, d.col, d.name, d.kind, d.end_line, d.scope
+		FROM files f JOIN defs d ON d.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7, 8;
+	SELECT 'ref', f.path, r.line, r.col, r.name, r.kind, r.scope
+		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
+	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
+	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
+	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
+		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
+		GROUP BY f.path ORDER BY f.path;
+	EOF
+}
+
+# index_check <db>: what must hold in any index (prints the violations)
+index_check() {
+	sqlite3 -bail "$1" <<-\EOF
+	SELECT 'file without blob', path FROM files WHERE blob_id NOT IN (SELECT id FROM blobs);
+	SELECT 'chunk without blob', id FROM chunks WHERE blob_id NOT IN (SELECT id FROM blobs);
+	SELECT 'def without blob', name FROM defs WHERE blob_id NOT IN (SELECT id FROM blobs);
+	SELECT 'ref without blob', name FROM refs WHERE blob_id NOT IN (SELECT id FROM blobs);
+	SELECT 'import of no file', path FROM imports WHERE path NOT IN (SELECT path FROM files);
+	SELECT 'path both indexed and skipped', path FROM files WHERE path IN (SELECT path FROM skipped);
+	SELECT 'chunks do not tile', b.blob, b.lines, sum(c.end_line - c.start_line + 1), min(c.start_line)
+		FROM blobs b LEFT JOIN chunks c ON c.blob_id = b.id GROUP BY b.id
+		HAVING coalesce(sum(c.end_line - c.start_line + 1), 0) != b.lines
+		    OR (b.lines > 0 AND min(c.start_line) != 1);
+	SELECT 'chunk not in chunks_fts', id FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize);
+	SELECT 'chunks_fts row without chunk', id FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks);
+	SELECT 'blob not in chunks_tri', blob FROM blobs WHERE lines > 0 AND id NOT IN (SELECT id FROM chunks_tri_docsize);
+	SELECT 'chunks_tri row without blob', id FROM chunks_tri_docsize WHERE id NOT IN (SELECT id FROM blobs);
+	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
+	SELECT DISTINCT 'trigram of no blob', doc FROM temp.tri WHERE doc NOT IN (SELECT id FROM blobs);
+	INSERT INTO chunks_tri(chunks_tri) VALUES ('integrity-check');
+	EOF
+}
+
+# next_second: wait until the clock shows a second later than now, so that what
+# is written next has a new modification time
+next_second() {
+	next_second_=$(date +%s)
+	while test "$(date +%s)" = "$next_second_"; do
+		sleep 0.1
+	done
+}
+
+# status_of_repo: `ci-index status` of repo, into status.json
+status_of_repo() {
+	(cd repo && ci-index status) >status.json
+}
+
+# stale_is <n>: status says that n files are stale
+stale_is() {
+	status_of_repo &&
+	"$JQ" -e ".stale == $1" status.json >/dev/null ||
+	{ echo "stale is $("$JQ" .stale status.json), expected $1" >&7; return 1; }
+}
+
+# blobs_of_repo: the contents the index holds
+blobs_of_repo() {
+	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM blobs"
+}
+
+# update_v: `ci-index -v update` of repo; its report, without the program name,
+# into update.out
+update_v() {
+	(cd repo && ci-index -v update >../update.stdout 2>../update.err) &&
+	test_must_be_empty update.stdout &&
+	sed -n 's/^ci-index: \([0-9]* unchanged, .*\)/\1/p' update.err >update.out &&
+	test_line_count = 1 update.out
+}
+
+# is_fresh: the index of repo is that of a clean build, and nothing is stale
+is_fresh() {
+	stale_is 0 &&
+	rm -f clean.db &&
+	(cd repo && ci-index --index ../clean.db build) &&
+	index_dump clean.db >clean.dump &&
+	index_dump repo/.ci-index/index.db >index.dump &&
+	test_cmp clean.dump index.dump &&
+	index_check repo/.ci-index/index.db >check &&
+	test_must_be_empty check
+}
+
+make_repo() (
+	mkdir -p "$1" && cd "$1" && git init -q &&
+	mkdir -p src lib web docs tools &&
+	printf '*.log\n' >.gitignore &&
+	cat >src/parse.h <<-\EOF &&
+	#ifndef PARSE_H
+	#define PARSE_H
+	int parse(const char *s);
+	int count(const char *s);
+	#endif
+	EOF
+	cat >src/parse.c <<-\EOF &&
+	#include "parse.h"
+
+	int parse(const char *s)
+	{
+		return s[0] == 'x';
+	}
+
+	int count(const char *s)
+	{
+		int n = 0;
+
+		while (*s++)
+			n++;
+		return n;
+	}
+	EOF
+	cat >src/main.c <<-\EOF &&
+	#include <stdio.h>
+	#include "parse.h"
+
+	int main(int argc, char **argv)
+	{
+		return argc > 1 ? parse(argv[1]) : count("");
+	}
+	EOF
+	cat >lib/report.py <<-\EOF &&
+	import json
+
+
+	class Report:
+	    def render(self):
+	        return json.dumps({})
+	EOF
+	cat >lib/util.py <<-\EOF &&
+	import os
+
+
+	def here():
+	    return os.getcwd()
+	EOF
+	cat >web/app.js <<-\EOF &&
+	const view = require('./view');
+	function start() { return view.render(1); }
+	module.exports = { start };
+	EOF
+	cat >web/view.js <<-\EOF &&
+	function render(x) { return String(x); }
+	module.exports = { render };
+	EOF
+	printf '# Guide\n\nSee parse.\n' >docs/guide.md &&
+	printf '#!/bin/sh\necho hello\n' >tools/hello.sh &&
+	printf 'GIF89a\000\001\002\n' >docs/logo.gif &&
+	git add -A && git commit -q -m "a fixture"
+)
+
+test_expect_success 'setup: a repository and its index' '
+	make_repo repo &&
+	(cd repo && ci-index build) &&
+	is_fresh
+'
+
+test_expect_success 'update with nothing changed: nothing read, nothing stale' '
+	update_v &&
+	echo "11 unchanged, 0 re-read, 0 reused from the index, 0 removed" >expect &&
+	test_cmp expect update.out &&
+	is_fresh
+'
+
+test_expect_success 'status: an edited file is one stale file' '
+	next_second &&
+	printf "/* more */\n" >>repo/src/parse.c &&
+	stale_is 1
+'
+
+test_expect_success 'update after an edit: that file re-read, the index fresh' '
+	update_v &&
+	echo "10 unchanged, 1 re-read, 0 reused from the index, 0 removed" >expect &&
+	test_cmp expect update.out &&
+	is_fresh &&
+	grep -q "more" clean.dump
+'
+
+test_expect_success 'an edit that keeps the size (a second later)' '
+	next_second &&
+	sed -i "s/n++/m++/; s/int n = 0/int m = 0/; s/return n;/return m;/" repo/src/parse.c &&
+	stale_is 1 &&
+	update_v &&
+	echo "10 unchanged, 1 re-read, 0 reused from the index, 0 removed" >expect &&
+	test_cmp expect update.out &&
+	is_fresh
+'
+
+test_expect_success 'status: added and removed files are stale' '
+	next_second &&
+	cat >repo/lib/extra.py <<-\EOF &&
+	def extra():
+	    return 42
+	EOF
+	rm repo/tools/hello.sh &&
+	stale_is 2
+'
+
+test_expect_success 'update after adding and removing files' '
+	update_v &&
+	echo "10 unchanged, 1 re-read, 0 reused from the index, 1 removed" >expect &&
+	test_cmp expect update.out &&
+	is_fresh &&
+	grep -q "lib/extra.py" index.dump &&
+	! grep -q "tools/hello.sh" index.dump
+'
+
+test_expect_success 'update after a rename: the content is the same blob' '
+	next_second &&
+	blobs=$(blobs_of_repo) &&
+	(cd repo && git mv -f lib/report.py lib/reports.py 2>/dev/null || mv lib/report.py lib/reports.py) &&
+	stale_is 2 &&
+	update_v &&
+	test_grep "1 reused from the index, 1 removed" update.out &&
+	test "$(blobs_of_repo)" = "$blobs" &&
+	is_fresh
+'
+
+test_expect_success 'a file that becomes ignored leaves the index, and comes back' '
+	next_second &&
+	printf "*.log\ndocs/guide.md\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh &&
+	! grep -q "^.file.,.docs/guide.md." index.dump &&
+	next_second &&
+	printf "*.log\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh &&
+	grep -q "^.file.,.docs/guide.md." index.dump
+'
+
+# web/app.js requires ./view, which resolves to web/view.js only while it exists
+test_expect_success 'a removed file no longer resolves the imports of unchanged files' '
+	grep -q "^.import.,.web/app.js.,1,.\./view.,.web/view.js.\$" index.dump &&
+	next_second &&
+	mv repo/web/view.js view.js.saved &&
+	update_v &&
+	is_fresh
+'
+
+test_expect_success 'an added file resolves the imports of unchanged files' '
+	next_second &&
+	mv view.js.saved repo/web/view.js &&
+	update_v &&
+	is_fresh
+'
+
+test_expect_success 'a file that becomes binary is skipped, and indexed again as text' '
+	next_second &&
+	printf "GIF89a\000\001\002\n" >repo/lib/util.py &&
+	update_v &&
+	is_fresh &&
+	echo "lib/util.py|binary" >expect &&
+	sqlite3 repo/.ci-index/index.db "SELECT path, reason FROM skipped WHERE path LIKE \"lib/%\"" >actual &&
+	test_cmp expect actual &&
+	next_second &&
+	printf "def here():\n    return 1\n" >repo/lib/util.py &&
+	update_v &&
+	is_fresh &&
+	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM skipped WHERE path = \"lib/util.py\"" >actual &&
+	echo 0 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'touch without change: nothing re-read, nothing stale after' '
+	(cd repo && git add -A && git commit -q -m "edits") &&
+	next_second &&
+	blobs=$(blobs_of_repo) &&
+	(cd repo && git ls-files -z | xargs -0 touch) &&
+	n=$(cd repo && git ls-files | wc -l) &&
+	stale_is $n &&
+	update_v &&
+	test_grep "^[0-9]* unchanged, 0 re-read, 0 reused from the index, 0 removed" update.out &&
+	test "$(blobs_of_repo)" = "$blobs" &&
+	is_fresh
+'
+
+test_expect_success 'setup: a branch that changes, adds and removes files' '
+	(cd repo &&
+	 git checkout -q -b feature &&
+	 sed -i "s/return s\[0\] == .x.;/return s[0] == \x27y\x27 || s[0] == \x27z\x27;/" src/parse.c &&
+	 sed -i "1i #include <string.h>" src/main.c &&
+	 printf "function render(x) { return \`<b>\${x}</b>\`; }\nmodule.exports = { render };\n" >web/view.js &&
+	 git rm -q lib/reports.py &&
+	 printf "import sys\n\n\ndef argv():\n    return sys.argv\n" >lib/args.py &&
+	 git add -A && git commit -q -m feature &&
+	 git checkout -q main) &&
+	(cd repo && git diff --name-status main feature) >changes &&
+	cat >expect <<-\EOF &&
+	A	lib/args.py
+	D	lib/reports.py
+	M	src/main.c
+	M	src/parse.c
+	M	web/view.js
+	EOF
+	test_cmp expect changes
+'
+
+test_expect_success 'switch to the branch: its files read, the index fresh' '
+	next_second &&
+	(cd repo && git checkout -q feature) &&
+	stale_is 5 &&
+	update_v &&
+	echo "7 unchanged, 4 re-read, 0 reused from the index, 1 removed" >expect &&
+	test_cmp expect update.out &&
+	is_fresh &&
+	blobs_of_repo >blobs.feature
+'
+
+test_expect_success 'switch back: every content reused, none parsed, no new blob' '
+	next_second &&
+	(cd repo && git checkout -q main) &&
+	stale_is 5 &&
+	update_v &&
+	echo "7 unchanged, 0 re-read, 4 reused from the index, 1 removed" >expect &&
+	test_cmp expect update.out &&
+	blobs_of_repo >actual &&
+	test_cmp blobs.feature actual
+'
+
+test_expect_success 'switch back: the index is fresh' '
+	is_fresh
+'
+
+test_expect_success 'switch to the branch again: reused, fresh' '
+	next_second &&
+	(cd repo && git checkout -q feature) &&
+	update_v &&
+	echo "7 unchanged, 0 re-read, 4 reused from the index, 1 removed" >expect &&
+	test_cmp expect update.out &&
+	blobs_of_repo >actual &&
+	test_cmp blobs.feature actual &&
+	is_fresh
+'
+
+test_expect_success 'an edit in the same second as the update before it is seen' '
+	(cd repo && git checkout -q main) &&
+	(cd repo && ci-index update) &&
+	i=0 &&
+	while test $i -lt 3; do
+		# at the start of a second, so that both edits fall in it
+		next_second &&
+		sed -i "s/int m = 0/int k = 0/; s/m++/k++/; s/return m;/return k;/" repo/src/parse.c &&
+		(cd repo && ci-index update) &&
+		sed -i "s/int k = 0/int m = 0/; s/k++/m++/; s/return k;/return m;/" repo/src/parse.c &&
+		(cd repo && ci-index update) &&
+		is_fresh || return 1
+		i=$((i + 1))
+	done
+'
+
+test_expect_success 'update from a subdirectory updates the whole repository' '
+	next_second &&
+	printf "int added(void) { return 1; }\n" >>repo/src/main.c &&
+	printf "def more():\n    pass\n" >>repo/lib/util.py &&
+	(cd repo/web && ci-index update) &&
+	is_fresh
+'
+
+test_expect_success 'unreferenced contents are kept while they are fewer than the live ones' '
+	(cd repo && ci-index build) &&
+	live=$(blobs_of_repo) &&
+	i=1 &&
+	while test $i -le $live; do
+		echo "/* edit $i */" >>repo/src/parse.c &&
+		(cd repo && ci-index update) &&
+		test "$(blobs_of_repo)" = $((live + i)) ||
+		{ echo "edit $i: $(blobs_of_repo) blobs, expected $((live + i))"; return 1; }
+		i=$((i + 1))
+	done &&
+	echo $live >live
+'
+
+test_expect_success 'and collected once they outnumber them' '
+	live=$(cat live) &&
+	echo "/* one edit too many */" >>repo/src/parse.c &&
+	(cd repo && ci-index update) &&
+	test "$(blobs_of_repo)" = $live &&
+	is_fresh &&
+	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM chunks_tri_docsize" >actual &&
+	echo $live >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'a collected content is read again when it comes back' '
+	next_second &&
+	(cd repo && git checkout -q -f main && ci-index update) &&
+	is_fresh &&
+	next_second &&
+	(cd repo && git checkout -q feature && ci-index update) &&
+	is_fresh
+'
+
+test_done
