@@ -18,7 +18,7 @@
 
 /* ---- queries, compiled once per language and shared by all threads ---- */
 
-enum pred_op { P_EQ, P_NOT_EQ, P_MATCH, P_NOT_MATCH, P_ANY_OF, P_NOT_ANY_OF };
+enum pred_op { P_EQ, P_NOT_EQ, P_MATCH, P_NOT_MATCH, P_ANY_OF, P_NOT_ANY_OF, P_FAIL };
 
 struct pred {
 	enum pred_op op;	/* which predicate */
@@ -150,6 +150,21 @@ static void cquery_compile(struct cquery *cq, const TSLanguage *ts, const char *
 			while (s < steps_nr && st[s].type != TSQueryPredicateStepTypeDone)
 				s++;
 			/* st[start..s) is one predicate; st[s] is Done */
+			if (s > start && st[start].type == TSQueryPredicateStepTypeString) {
+				const char *o2 = ts_query_string_value_for_id(cq->q, st[start].value_id, &len);
+				/* #is? local, #is-not? local: scope analysis ci does not do, so
+				 * the pattern's matches are dropped rather than guessed */
+				if (!strcmp(o2, "is?") || !strcmp(o2, "is-not?")) {
+					memset(&p, 0, sizeof(p));
+					p.op = P_FAIL;
+					p.cap2 = UINT32_MAX;
+					size_t pa = cq->preds_nr[i];
+					cq->preds[i] = xrealloc(cq->preds[i], (pa + 1) * sizeof(struct pred));
+					cq->preds[i][pa] = p;
+					cq->preds_nr[i] = pa + 1;
+					goto next;
+				}
+			}
 			if (s > start && st[start].type == TSQueryPredicateStepTypeString &&
 			    s - start >= 3 && st[start + 1].type == TSQueryPredicateStepTypeCapture) {
 				memset(&p, 0, sizeof(p));
@@ -168,6 +183,8 @@ static void cquery_compile(struct cquery *cq, const TSLanguage *ts, const char *
 					p.op = P_ANY_OF;
 				else if (!strcmp(op, "not-any-of?"))
 					p.op = P_NOT_ANY_OF;
+				else if (!strcmp(op, "is?") || !strcmp(op, "is-not?"))
+					p.op = P_FAIL;	/* needs scope analysis ci does not do */
 				else
 					goto next;	/* #strip!, #set-adjacent!...: documentation only */
 				for (uint32_t k = start + 2; k < s; k++) {
@@ -232,7 +249,8 @@ static struct lang_rt *lang_runtime(const struct lang *l)
 			const char *name = ts_language_symbol_name(rt->ts, (TSSymbol)s);
 			if (ts_language_symbol_type(rt->ts, (TSSymbol)s) != TSSymbolTypeRegular || !name)
 				continue;
-			if (strstr(name, "comment"))
+			/* comments, and Rust's #[attributes], lead the item that follows */
+			if (strstr(name, "comment") || !strcmp(name, "attribute_item"))
 				rt->comment[s] = 1;
 			for (r = l->units; r && r->node_type; r++)
 				if (!strcmp(r->node_type, name))
@@ -445,6 +463,9 @@ static int trivial_line(struct chunker *c, uint32_t l)
 			we = p + 1;
 			continue;
 		}
+		/* "} // end of namespace": the rest is a comment */
+		if (ch == '/' && p + 1 < end && (p[1] == '/' || p[1] == '*'))
+			break;
 		/* punctuation */
 		if (w && !we)
 			we = p;
@@ -627,6 +648,10 @@ static char *unit_name(struct chunker *c, TSNode n, uint32_t *name_b, char **ext
 		d = field(n, rt->f_declarator);
 		for (int depth = 0; !ts_node_is_null(d) && depth < 16; depth++) {
 			TSNode next = field(d, rt->f_declarator);
+			/* int (*f(void))(int): through the parentheses */
+			if (ts_node_is_null(next) && !strcmp(ts_node_type(d), "parenthesized_declarator") &&
+			    ts_node_named_child_count(d) > 0)
+				next = ts_node_named_child(d, 0);
 			if (ts_node_is_null(next))
 				break;
 			d = next;
@@ -666,6 +691,7 @@ static char *unit_name(struct chunker *c, TSNode n, uint32_t *name_b, char **ext
 		}
 		free(*extra);
 		*extra = buf_detach(&b, NULL);
+		*name_b += (uint32_t)(sep + 2 - s);
 		free(s);
 		s = name;
 	}
@@ -719,11 +745,13 @@ static char *unit_signature(struct chunker *c, TSNode from, TSNode inner)
 	return buf_detach(&out, NULL);
 }
 
-static int kind_is_container(const char *k)
+/* Class-like kinds: a function directly inside one is a method (not so for a
+ * namespace or module, whose functions stay functions). */
+static int kind_is_class_like(const char *k)
 {
 	return !strcmp(k, "class") || !strcmp(k, "struct") || !strcmp(k, "interface") ||
 	       !strcmp(k, "impl") || !strcmp(k, "trait") || !strcmp(k, "record") ||
-	       !strcmp(k, "enum") || !strcmp(k, "module") || !strcmp(k, "namespace");
+	       !strcmp(k, "enum");
 }
 
 static void add_unit(struct chunker *c, TSNode n, TSNode inner, const struct unit_rule *r,
@@ -759,7 +787,7 @@ static void add_unit(struct chunker *c, TSNode n, TSNode inner, const struct uni
 		u->kind = !strcmp(tt, "struct_type") ? "struct" :
 			  !strcmp(tt, "interface_type") ? "interface" : "type";
 	}
-	if (!strcmp(u->kind, "function") && parent >= 0 && kind_is_container(c->units[parent].kind))
+	if (!strcmp(u->kind, "function") && parent >= 0 && kind_is_class_like(c->units[parent].kind))
 		u->kind = "method";
 	if (!strcmp(u->kind, "function") && extra)
 		u->kind = "method";	/* Go receivers, C++ A::f */
@@ -805,6 +833,7 @@ struct level {
 	uint32_t crun_s, crun_e;	/* its first and last rows */
 	int64_t last_end;	/* end row of the previous non-comment sibling, -1 */
 	const void *skip_id;	/* the wrapper's inner node: not a unit of its own */
+	TSNode node;		/* the node visited at this depth */
 };
 
 /* Walk the whole tree once, collecting units (see struct unit). */
@@ -850,6 +879,9 @@ static void collect_units(struct chunker *c, TSNode root)
 		sym = ts_node_symbol(n);
 		if (sym < c->rt->nsym && c->rt->comment[sym]) {
 			uint32_t sr = ts_node_start_point(n).row, er = ts_node_end_point(n).row;
+			/* a line comment may end with its newline, at column 0 of the next row */
+			if (ts_node_end_point(n).column == 0 && er > sr)
+				er--;
 			struct level *L = &lv[depth];
 			if (L->crun && sr <= L->crun_e + 1) {
 				L->crun_e = er;
@@ -863,10 +895,13 @@ static void collect_units(struct chunker *c, TSNode root)
 			continue;
 		}
 		descend = 1;
+		lv[depth].node = n;
 		if (depth && lv[depth - 1].skip_id == n.id) {
 			/* the inner node of a wrapper: same unit */
 			lv[depth].skip_id = NULL;
-		} else if (unit_of(c, n, &inner, &r)) {
+		} else if (unit_of(c, n, &inner, &r) &&
+			   (!(r->flags & UNIT_CLASS_MEMBER) ||
+			    (depth && strstr(ts_node_type(lv[depth - 1].node), "class")))) {
 			struct level *L = &lv[depth];
 			uint32_t sr = ts_node_start_point(n).row;
 			uint32_t ext = sr + 1;
@@ -1188,6 +1223,8 @@ static int preds_hold(struct chunker *c, const struct cquery *cq, const TSQueryM
 				tl2 = ts_node_end_byte(n) - ts_node_start_byte(n);
 			}
 		}
+		if (p->op == P_FAIL)
+			return 0;
 		if (!t)
 			continue;	/* an optional capture that did not match */
 		switch (p->op) {
@@ -1389,12 +1426,20 @@ static void finish_tags(struct chunker *c)
 			size_t top = sp;
 			/* a definition is not inside itself */
 			if (top && t->is_def && c->units[stack[top - 1]].name_b == t->byte) {
+				const struct unit *self = &c->units[stack[top - 1]];
 				/* C's tags define a function by its declarator: span the body */
-				if (c->units[stack[top - 1]].e > t->end_line)
-					t->end_line = c->units[stack[top - 1]].e;
-				top--;
+				if (self->e > t->end_line)
+					t->end_line = self->e;
+				/* the unit knows its scope best: Go receivers, C++ A::f */
+				t->scope = self->scope;
+				if (!strcmp(t->kind, "function") && !strcmp(self->kind, "method"))
+					t->kind = "method";
+				continue;
 			}
 			t->scope = top ? c->units[stack[top - 1]].qual : NULL;
+			if (top && t->is_def && !strcmp(t->kind, "function") &&
+			    kind_is_class_like(c->units[stack[top - 1]].kind))
+				t->kind = "method";
 		}
 	}
 	free(stack);

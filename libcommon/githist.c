@@ -69,8 +69,8 @@ static int read_commit(git_repository *repo, const git_oid *id, const struct his
 	git_commit *c = NULL, *p = NULL;
 	git_tree *t = NULL, *pt = NULL;
 	git_diff *d = NULL;
-	git_diff_options dopt = GIT_DIFF_OPTIONS_INIT;
-	git_diff_find_options fopt = GIT_DIFF_FIND_OPTIONS_INIT;
+	git_diff_options dopt;
+	git_diff_find_options fopt;
 	const git_signature *sig;
 	const char *msg, *what = "cannot read commit";
 	size_t i, n, ml;
@@ -99,6 +99,8 @@ static int read_commit(git_repository *repo, const git_oid *id, const struct his
 	if (out->parents > 0 && (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&pt, p) < 0))
 		goto done;
 	what = "cannot diff commit";
+	git_diff_options_init(&dopt, GIT_DIFF_OPTIONS_VERSION);
+	git_diff_find_options_init(&fopt, GIT_DIFF_FIND_OPTIONS_VERSION);
 	dopt.context_lines = 0;
 	dopt.interhunk_lines = 0;
 	if (git_diff_tree_to_tree(&d, repo, pt, t, &dopt) < 0)

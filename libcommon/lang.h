@@ -21,6 +21,7 @@ enum unit_flags {
 	UNIT_NEEDS_BODY = 4,	/* only a unit when it has a body (struct with fields, not a use) */
 	UNIT_FUNCTION_VALUE = 8,	/* `const f = () => ...`: a unit when its value is a function */
 	UNIT_LEAF = 16,		/* no units inside worth finding (C functions): not searched */
+	UNIT_CLASS_MEMBER = 32,	/* only a unit directly in a class body (not an object literal) */
 };
 
 struct unit_rule {

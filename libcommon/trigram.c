@@ -52,6 +52,8 @@ struct node {
 	struct node **kids;		/* N_CAT, N_ALT, N_REP (one kid) */
 	size_t kids_nr, kids_alloc;
 	int min, max;			/* N_REP: bounds; max < 0 means no limit */
+	int quoted;			/* N_CAT from \Q...\E: a quantifier takes its last character */
+	int invisible;			/* \E, (?#...): a quantifier after it is not understood */
 };
 
 static struct node *node_new(enum ntype type)
@@ -289,10 +291,16 @@ static struct node *parse_escape(struct parser *p)
 		p->asserts = 1;
 		p->looks_ahead = 1;
 		return node_new(N_EMPTY);
-	case 'E':
-		return node_new(N_EMPTY);
+	case 'E': {
+		struct node *nd = node_new(N_EMPTY);
+
+		nd->invisible = 1;
+		return nd;
+	}
 	case 'Q': {
 		struct node *cat = node_new(N_CAT);
+
+		cat->quoted = 1;
 
 		while (p->i < p->n) {
 			if (p->s[p->i] == '\\' && at(p, 1) == 'E') {
@@ -563,17 +571,26 @@ static struct node *parse_group(struct parser *p)
 			return any_string();
 		}
 		return give_up(p);	/* (?P>name): recursion */
-	case '#':
+	case '#': {
+		struct node *nd;
+
 		if (!skip_past(p, ')'))
 			return give_up(p);
-		return node_new(N_EMPTY);
+		nd = node_new(N_EMPTY);
+		nd->invisible = 1;
+		return nd;
+	}
 	}
 	if (c < 0 || c == '(' || c == 'R' || c == '&' || c == 'C' || c == '+' ||
 	    (c >= '0' && c <= '9') || (c == '-' && at(p, 1) >= '0' && at(p, 1) <= '9'))
 		return give_up(p);	/* recursion, conditionals, callouts */
 	r = parse_options(p);
-	if (r == 1)
-		return node_new(N_EMPTY);
+	if (r == 1) {
+		struct node *nd = node_new(N_EMPTY);
+
+		nd->invisible = 1;
+		return nd;
+	}
 	if (r == 2)
 		return group_body(p);
 	return give_up(p);
@@ -678,6 +695,28 @@ static struct node *parse_cat(struct parser *p)
 		atom = parse_atom(p);
 		if (!atom)
 			break;
+		if (atom->quoted) {
+			/* \Q...\E: its characters, a quantifier applying to the last one */
+			size_t k;
+
+			for (k = 0; k + 1 < atom->kids_nr; k++)
+				node_add(cat, atom->kids[k]);
+			if (atom->kids_nr) {
+				struct node *last = atom->kids[atom->kids_nr - 1];
+
+				atom->kids_nr = 0;
+				node_free(atom);
+				atom = last;
+			} else {
+				atom->kids_nr = 0;
+				atom->invisible = 1;
+			}
+		}
+		if (atom->invisible && (at(p, 0) == '*' || at(p, 0) == '+' || at(p, 0) == '?' || at(p, 0) == '{')) {
+			node_free(atom);
+			give_up(p);
+			break;
+		}
 		while (!p->failed && parse_quantifier(p, &min, &max))
 			atom = node_rep(atom, min, max);
 		node_add(cat, atom);
