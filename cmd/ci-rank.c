@@ -108,6 +108,7 @@ struct cand {
 	int rank[S_MAX];	/* 1-based rank per signal, 0 if unranked */
 	double fused;		/* fused score */
 	int is_test;		/* under a test directory or named like a test */
+	int is_doc;		/* documentation, changelog, prose */
 };
 
 static struct options o;
@@ -337,6 +338,23 @@ static int is_test_path(const char *p)
 	       strstr(base, ".spec.") || strstr(base, "Test.java") || !strcmp(base, "conftest.py");
 }
 
+/* Prose rather than code: documentation is not what "impl" scope looks for. */
+static int is_doc_file(const char *p, const char *lang)
+{
+	const char *base = strrchr(p, '/');
+
+	base = base ? base + 1 : p;
+	if (!lang || !strcmp(lang, "markdown") || !strcmp(lang, "rst") || !strcmp(lang, "text"))
+		return 1;
+	/* configuration formats count as documents too, unless the query is about config */
+	if (!strcmp(lang, "ini") || !strcmp(lang, "yaml") || !strcmp(lang, "toml") ||
+	    !strcmp(lang, "json") || !strcmp(lang, "xml"))
+		return 2;
+	return !strncmp(p, "doc/", 4) || !strncmp(p, "docs/", 5) || strstr(p, "/docs/") ||
+	       !strncasecmp(base, "changelog", 9) || !strncasecmp(base, "history", 7) ||
+	       !strncasecmp(base, "news", 4);
+}
+
 static int path_ok(const char *path)
 {
 	size_t l;
@@ -380,7 +398,18 @@ static struct cand *add_cand(sqlite3_stmt *st, int base)
 	c->scope = col(st, base + 7) ? xstrdup(col(st, base + 7)) : NULL;
 	c->lang = lang ? xstrdup(lang) : NULL;
 	c->is_test = is_test_path(path);
+	c->is_doc = is_doc_file(path, lang);
 	return c;
+}
+
+static int cmp_sig;
+static int cmp_by_sig(const void *a, const void *b)
+{
+	const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
+
+	if (x->sig[cmp_sig] != y->sig[cmp_sig])
+		return x->sig[cmp_sig] > y->sig[cmp_sig] ? -1 : 1;
+	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
 }
 
 #define CHUNK_COLS "c.id, c.blob_id, f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, b.lang"
@@ -415,20 +444,56 @@ static void signal_keyword(void)
 		  "WHERE chunks_fts MATCH ?1 ORDER BY s LIMIT 400");
 	sqlite3_bind_text(st, 1, q.buf, -1, SQLITE_STATIC);
 	{
-		double best = 0;
-		int r = 0;
+		/*
+		 * A chunk's keyword score mixes its own BM25 with its file's: the sum of
+		 * the file's best three chunks, so a file that answers many of the
+		 * query's words across its chunks is not lost behind one lucky chunk.
+		 */
+		double *raw = NULL;
+		size_t raw_alloc = 0, n0 = cands_nr, k2;
+		struct cand **v;
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			struct cand *c = add_cand(st, 0);
-			double s = -sqlite3_column_double(st, 9);
-			if (!c)
+			double sc = -sqlite3_column_double(st, 9);
+			if (!c || c->sig[S_KEYWORD] > 0)
 				continue;
-			if (!r)
-				best = s > 0 ? s : 1;
-			if (!c->rank[S_KEYWORD]) {
-				c->rank[S_KEYWORD] = ++r;
-				c->sig[S_KEYWORD] = s / best;
-			}
+			c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
 		}
+		(void)raw;
+		(void)raw_alloc;
+		(void)n0;
+		double best_chunk = 0, best_file = 0;
+		double *file_sum = xcalloc(cands_nr + 1, sizeof(double));
+		for (i = 0; i < cands_nr; i++) {
+			double top3[3] = { 0, 0, 0 };
+			if (cands[i].sig[S_KEYWORD] > best_chunk)
+				best_chunk = cands[i].sig[S_KEYWORD];
+			for (k2 = 0; k2 < cands_nr; k2++) {
+				double x = cands[k2].sig[S_KEYWORD];
+				if (strcmp(cands[k2].path, cands[i].path))
+					continue;
+				if (x > top3[0]) { top3[2] = top3[1]; top3[1] = top3[0]; top3[0] = x; }
+				else if (x > top3[1]) { top3[2] = top3[1]; top3[1] = x; }
+				else if (x > top3[2]) top3[2] = x;
+			}
+			file_sum[i] = top3[0] + top3[1] + top3[2];
+			if (file_sum[i] > best_file)
+				best_file = file_sum[i];
+		}
+		for (i = 0; i < cands_nr; i++)
+			if (cands[i].sig[S_KEYWORD] > 0)
+				cands[i].sig[S_KEYWORD] = 0.5 * cands[i].sig[S_KEYWORD] / (best_chunk > 0 ? best_chunk : 1) +
+							  0.5 * file_sum[i] / (best_file > 0 ? best_file : 1);
+		free(file_sum);
+		v = xmalloc((cands_nr + 1) * sizeof(*v));
+		for (i = k2 = 0; i < cands_nr; i++)
+			if (cands[i].sig[S_KEYWORD] > 0)
+				v[k2++] = &cands[i];
+		cmp_sig = S_KEYWORD;
+		qsort(v, k2, sizeof(*v), cmp_by_sig);
+		for (i = 0; i < k2; i++)
+			v[i]->rank[S_KEYWORD] = (int)i + 1;
+		free(v);
 	}
 	sqlite3_finalize(st);
 	buf_release(&q);
@@ -867,16 +932,6 @@ static int wants_tests(const char *q)
 static const double *cur_w;
 static int used[S_MAX];
 
-static int cmp_sig;
-static int cmp_by_sig(const void *a, const void *b)
-{
-	const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
-
-	if (x->sig[cmp_sig] != y->sig[cmp_sig])
-		return x->sig[cmp_sig] > y->sig[cmp_sig] ? -1 : 1;
-	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
-}
-
 static int cmp_fused(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -943,7 +998,7 @@ int main(int argc, char **argv)
 	int c, rc, ret = EXIT_OK;
 	long total_chunks = 0;
 	enum intent intent;
-	int scope_tests, scope_impl;
+	int scope_tests, scope_impl, scope_docs;
 	double max_fused = 0, wsum = 0;
 	size_t i, shown = 0, dropped_tests = 0;
 	const char *quality = "high", *hint = NULL;
@@ -1034,9 +1089,18 @@ int main(int argc, char **argv)
 	if (o.scope) {
 		scope_tests = strcmp(o.scope, "impl") != 0;
 		scope_impl = strcmp(o.scope, "test") != 0;
+		scope_docs = !strcmp(o.scope, "all");
 	} else {
-		scope_tests = wants_tests(q.buf);
+		static const char *const doc_words[] = { "doc", "docs", "documentation", "readme",
+			"changelog", "guide", "tutorial", NULL };
+		/*
+		 * An issue report describes behaviour; its examples are often tests
+		 * and it may mention the docs, but the code to change is the
+		 * implementation: tests and docs only when a short query asks for them.
+		 */
+		scope_tests = intent != I_ISSUE && wants_tests(q.buf);
 		scope_impl = 1;
+		scope_docs = intent != I_ISSUE && has_word(q.buf, doc_words);
 	}
 
 	if (strcmp(o.mode, "semantic")) {
@@ -1071,16 +1135,17 @@ int main(int argc, char **argv)
 	{
 		size_t impl_hits = 0;
 		for (i = 0; i < cands_nr; i++)
-			impl_hits += !cands[i].is_test;
+			impl_hits += !cands[i].is_test && !cands[i].is_doc;
 		if (!impl_hits && !o.scope)
-			scope_tests = 1;
+			scope_tests = scope_docs = 1;
 	}
 	for (i = 0; i < cands_nr && shown < (size_t)o.limit; i++) {
 		struct cand *x = &cands[i];
 		double score = max_fused > 0 ? x->fused / max_fused : 0;
 		size_t same = 0;
 
-		if ((x->is_test && !scope_tests) || (!x->is_test && !scope_impl)) {
+		if ((x->is_test && !scope_tests) || (!x->is_test && !scope_impl) ||
+		    (x->is_doc == 1 && !scope_docs) || (x->is_doc == 2 && !scope_docs && intent != I_CONFIG)) {
 			dropped_tests += x->is_test;
 			continue;
 		}
@@ -1152,7 +1217,9 @@ int main(int argc, char **argv)
 	} else {
 		struct cand *top = NULL;
 		for (i = 0; i < cands_nr && !top; i++)
-			if (!((cands[i].is_test && !scope_tests) || (!cands[i].is_test && !scope_impl)))
+			if (!((cands[i].is_test && !scope_tests) || (!cands[i].is_test && !scope_impl) ||
+			      (cands[i].is_doc == 1 && !scope_docs) ||
+			      (cands[i].is_doc == 2 && !scope_docs && intent != I_CONFIG)))
 				top = &cands[i];
 		int agree = 0;
 		for (int s = 0; s < S_MAX; s++)
