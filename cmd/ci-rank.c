@@ -33,9 +33,11 @@
 #include <sys/wait.h>
 
 static const char usage_text[] =
-	"usage: ci-rank [options] <query>\n"
+	"usage: ci-rank [options] [context] <query>\n"
 	"\n"
 	"Hybrid ranked search: write hit records, best first, and a summary record.\n"
+	"With `context`, a bundle: the best chunks and the files that change with them,\n"
+	"within a budget of lines.\n"
 	"\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
 	"      --mode <mode>       hybrid (default), keyword or semantic\n"
@@ -49,10 +51,15 @@ static const char usage_text[] =
 	"      --min-score <x>     drop hits scoring below <x> (0-1)\n"
 	"      --format <fmt>      locate (default: path, lines, symbol, score) or full (with text)\n"
 	"      --explain           each hit's signals, ranks and their contributions\n"
+	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
+	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
+	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
+	"      --threshold <x>     context: coupling scores below <x> are ignored (0-1; default 0.3)\n"
 	"  -h, --help              show this help and exit\n";
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
-	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN };
+	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
+	OPT_THRESHOLD };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -66,6 +73,10 @@ static const struct option long_options[] = {
 	{ "min-score", required_argument, NULL, OPT_MIN_SCORE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "max-coupled", required_argument, NULL, OPT_MAX_COUPLED },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -87,6 +98,11 @@ struct options {
 	double min_score;	/* --min-score */
 	int full;		/* --format full */
 	int explain;		/* --explain */
+	int context;		/* the context command */
+	long budget;		/* --budget lines */
+	long depth;		/* --depth */
+	long max_coupled;	/* --max-coupled */
+	double threshold;	/* --threshold */
 };
 
 /* A query term. */
@@ -990,6 +1006,153 @@ static char *chunk_text(sqlite3_int64 id)
 	return t;
 }
 
+/* A chunk of a coupled file to show: the candidate ranked best there, else its first. */
+static int coupled_chunk(const char *path, sqlite3_int64 *id, long *s, long *e, char **kind, char **name)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	for (i = 0; i < cands_nr; i++)
+		if (!strcmp(cands[i].path, path)) {
+			*id = cands[i].chunk;
+			*s = cands[i].start;
+			*e = cands[i].end;
+			*kind = xstrdup(cands[i].kind);
+			*name = cands[i].name ? xstrdup(cands[i].name) : NULL;
+			return 1;
+		}
+	st = prep("SELECT c.id, c.start_line, c.end_line, c.kind, c.name FROM chunks c "
+		  "JOIN files f ON f.blob_id = c.blob_id WHERE f.path = ?1 ORDER BY c.start_line LIMIT 1");
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	*id = sqlite3_column_int64(st, 0);
+	*s = sqlite3_column_int64(st, 1);
+	*e = sqlite3_column_int64(st, 2);
+	*kind = xstrdup(col(st, 3) ? col(st, 3) : "");
+	*name = col(st, 4) ? xstrdup(col(st, 4)) : NULL;
+	sqlite3_finalize(st);
+	return 1;
+}
+
+static void context_record(struct buf *out, const char *path, sqlite3_int64 id, long s, long e,
+			   const char *kind, const char *name, const char *reason, const char *via,
+			   double score)
+{
+	char *t = chunk_text(id);
+
+	nd_begin(out, "context_chunk");
+	nd_str(out, "path", path);
+	nd_int(out, "start_line", s);
+	nd_int(out, "end_line", e);
+	nd_str(out, "kind", kind);
+	nd_str(out, "name", name);
+	nd_str(out, "reason", reason);
+	nd_str(out, "via", via);
+	nd_num(out, "score", round3(score));
+	nd_str(out, "text", t);
+	nd_end(out);
+	free(t);
+}
+
+/*
+ * The context bundle (bobbin's context): the best chunks in rank order, each
+ * followed by the files that change with it (co-change coupling from the index,
+ * --depth steps, --max-coupled per file, scores >= --threshold), until --budget
+ * lines are used.  A chunk that does not fit is skipped and counted.
+ */
+static int context_bundle(struct buf *out, int scope_tests, int scope_impl, int scope_docs,
+			  enum intent intent, double max_fused)
+{
+	char **seen = NULL;
+	size_t seen_nr = 0, seen_alloc = 0, i, j;
+	long lines_used = 0, direct = 0, coupled = 0, skipped = 0;
+	sqlite3_stmt *cpl = prep("SELECT CASE WHEN a = ?1 THEN b ELSE a END, score FROM coupling "
+				 "WHERE (a = ?1 OR b = ?1) AND score >= ?2 ORDER BY score DESC, 1 LIMIT ?3");
+
+	for (i = 0; i < cands_nr && lines_used < o.budget; i++) {
+		struct cand *x = &cands[i];
+		long lines = x->end - x->start + 1;
+		int dup = 0;
+
+		if ((x->is_test && !scope_tests) || (!x->is_test && !scope_impl) ||
+		    (x->is_doc == 1 && !scope_docs) || (x->is_doc == 2 && !scope_docs && intent != I_CONFIG))
+			continue;
+		for (j = 0; j < seen_nr; j++)
+			dup |= !strcmp(seen[j], x->path);
+		if (dup || direct >= o.limit)
+			continue;
+		if (lines_used + lines > o.budget) {
+			skipped++;
+			continue;
+		}
+		context_record(out, x->path, x->chunk, x->start, x->end, x->kind, x->name, "hit", NULL,
+			       max_fused > 0 ? x->fused / max_fused : 0);
+		lines_used += lines;
+		direct++;
+		ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
+		seen[seen_nr++] = xstrdup(x->path);
+		/* the files that change with it, breadth first */
+		{
+			size_t level_start = seen_nr - 1, level_end = seen_nr;
+			for (long d = 0; d < o.depth && lines_used < o.budget; d++) {
+				for (size_t k = level_start; k < level_end && lines_used < o.budget; k++) {
+					char *from = xstrdup(seen[k]);
+					sqlite3_bind_text(cpl, 1, from, -1, SQLITE_TRANSIENT);
+					sqlite3_bind_double(cpl, 2, o.threshold);
+					sqlite3_bind_int64(cpl, 3, o.max_coupled);
+					while (sqlite3_step(cpl) == SQLITE_ROW && lines_used < o.budget) {
+						const char *p = col(cpl, 0);
+						sqlite3_int64 id;
+						long s2, e2;
+						char *kind, *name;
+						int have = 0;
+						for (j = 0; j < seen_nr; j++)
+							have |= !strcmp(seen[j], p);
+						if (have || !coupled_chunk(p, &id, &s2, &e2, &kind, &name))
+							continue;
+						if (lines_used + (e2 - s2 + 1) > o.budget) {
+							skipped++;
+						} else {
+							context_record(out, p, id, s2, e2, kind, name, "coupled", from,
+								       sqlite3_column_double(cpl, 1));
+							lines_used += e2 - s2 + 1;
+							coupled++;
+							ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
+							seen[seen_nr++] = xstrdup(p);
+						}
+						free(kind);
+						free(name);
+					}
+					sqlite3_reset(cpl);
+					free(from);
+				}
+				level_start = level_end;
+				level_end = seen_nr;
+			}
+		}
+	}
+	sqlite3_finalize(cpl);
+	nd_begin(out, "context_summary");
+	nd_int(out, "budget", o.budget);
+	nd_int(out, "used_lines", lines_used);
+	nd_int(out, "direct", direct);
+	nd_int(out, "coupled", coupled);
+	nd_int(out, "skipped_for_budget", skipped);
+	nd_int(out, "files", (long long)seen_nr);
+	nd_str(out, "intent", intent_name[intent]);
+	nd_str(out, "quality", direct ? (coupled || direct > 1 ? "high" : "medium") : "low");
+	if (!direct)
+		nd_str(out, "hint", "nothing matched within the budget: raise --budget or try other words");
+	nd_end(out);
+	for (j = 0; j < seen_nr; j++)
+		free(seen[j]);
+	free(seen);
+	return direct ? EXIT_OK : EXIT_NOTHING;
+}
+
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
@@ -1008,6 +1171,10 @@ int main(int argc, char **argv)
 	o.mode = "hybrid";
 	o.limit = 10;
 	o.per_file = 1;
+	o.budget = 300;
+	o.depth = 1;
+	o.max_coupled = 3;
+	o.threshold = 0.3;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_INDEX: o.index = optarg; break;
@@ -1041,12 +1208,29 @@ int main(int argc, char **argv)
 				usage_error(usage_text, "--format: expected locate or full, got '%s'", optarg);
 			break;
 		case OPT_EXPLAIN: o.explain = 1; break;
+		case OPT_BUDGET: o.budget = parse_long_arg(usage_text, "--budget", optarg, 10, 100000); break;
+		case OPT_DEPTH: o.depth = parse_long_arg(usage_text, "--depth", optarg, 0, 2); break;
+		case OPT_MAX_COUPLED:
+			o.max_coupled = parse_long_arg(usage_text, "--max-coupled", optarg, 0, 20);
+			break;
+		case OPT_THRESHOLD: {
+			char *end;
+			errno = 0;
+			o.threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || o.threshold < 0 || o.threshold > 1)
+				usage_error(usage_text, "--threshold: expected a number from 0 to 1, got '%s'", optarg);
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);
 		default:
 			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
+	}
+	if (optind + 1 < argc && !strcmp(argv[optind], "context")) {
+		o.context = 1;
+		optind++;
 	}
 	for (i = (size_t)optind; i < (size_t)argc; i++) {
 		if (q.len)
@@ -1138,6 +1322,14 @@ int main(int argc, char **argv)
 			impl_hits += !cands[i].is_test && !cands[i].is_doc;
 		if (!impl_hits && !o.scope)
 			scope_tests = scope_docs = 1;
+	}
+	if (o.context) {
+		ret = context_bundle(&out, scope_tests, scope_impl, scope_docs, intent, max_fused);
+		fwrite(out.buf, 1, out.len, stdout);
+		buf_release(&out);
+		buf_release(&q);
+		index_close(ix);
+		return close_stdout(ret);
 	}
 	for (i = 0; i < cands_nr && shown < (size_t)o.limit; i++) {
 		struct cand *x = &cands[i];
