@@ -826,7 +826,16 @@ static int signal_semantic(const char *q, const char *argv0)
 	sqlite3_stmt *st;
 	float *qv;
 	char *model;
-	size_t dim = query_vector(q, argv0, &qv, &model);
+	size_t dim;
+	int have;
+
+	/* no vectors, no model to start */
+	st = prep("SELECT EXISTS (SELECT 1 FROM vectors)");
+	have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (!have)
+		return 0;
+	dim = query_vector(q, argv0, &qv, &model);
 	struct { sqlite3_int64 id; double s; } *top = NULL;
 	size_t top_nr = 0, top_alloc = 0, i;
 

@@ -52,7 +52,7 @@ CREATE INDEX chunks_blob ON chunks(blob_id, start_line);
 -- BM25 over chunks with ci's code-aware tokenizer (identifiers whole and split).
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
 	name, scope, signature, text,
-	content='chunks', content_rowid='id', tokenize='ci_code', detail='column');
+	content='chunks', content_rowid='id', tokenize='ci_code');
 CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
 	INSERT INTO chunks_fts(rowid, name, scope, signature, text)
 		VALUES (new.id, new.name, new.scope, new.signature, new.text);

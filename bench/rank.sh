@@ -1,0 +1,44 @@
+#!/bin/sh
+# bench/rank.sh: ci-rank latency on an index of about 100k chunks.
+#
+#   bench/rank.sh [<tree>] [<runs>]
+#
+# Indexes <tree> (default: fs/, kernel/, net/ and mm/ of the linux-source-6.1 tree
+# under /var/tmp/corpus, copied into /var/tmp/ci-rank-bench) once, then runs a
+# fixed set of hybrid queries <runs> times each (default 5) and prints p50/p95
+# latency next to the targets (p50 < 20 ms, p95 < 50 ms on 100k chunks).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${CI_BIN:-$here/..}
+linux=/var/tmp/corpus/linux-source-6.1
+tree=${1:-/var/tmp/ci-rank-bench}
+runs=${2:-5}
+if [ ! -d "$tree" ]; then
+	mkdir -p "$tree"
+	for d in fs kernel net mm; do cp -r "$linux/$d" "$tree/"; done
+fi
+db=$tree.db
+if [ ! -f "$db" ]; then
+	t0=$(date +%s.%N)
+	(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build)
+	echo "index build: $(echo "$(date +%s.%N) - $t0" | bc) s"
+fi
+chunks=$(cd "$tree" && "$bin/ci-index" --index "$db" status | jq .chunks)
+echo "chunks in the index: $chunks"
+times=$(mktemp)
+for q in "inode cache eviction" "schedule_timeout" "tcp retransmit timer" "page fault handler" \
+	 "where are mount options parsed" "struct sk_buff" "rcu_read_lock" "memory cgroup charge" \
+	 "ext4 journal commit" "wake_up_process"; do
+	i=0
+	while [ $i -lt "$runs" ]; do
+		t0=$(date +%s%N)
+		(cd "$tree" && "$bin/ci-rank" --index "$db" "$q" >/dev/null) || true
+		echo $(( ($(date +%s%N) - t0) / 1000000 )) >>"$times"
+		i=$((i + 1))
+	done
+done
+sort -n "$times" | awk -v chunks="$chunks" '{ a[NR] = $1 } END {
+	p50 = a[int(NR * 0.5 + 0.5)]; p95 = a[int(NR * 0.95 + 0.5)];
+	printf "queries: %d, p50 %d ms (target < 20: %s), p95 %d ms (target < 50: %s), on %d chunks\n",
+		NR, p50, p50 < 20 ? "PASS" : "FAIL", p95, p95 < 50 ? "PASS" : "FAIL", chunks }'
+rm -f "$times"
