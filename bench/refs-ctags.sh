@@ -156,23 +156,23 @@ compare() {
 	jq -n -r --slurpfile t "$1" --slurpfile c "$2" --arg title "$3" --argjson verbose "$verbose" '
 	def pct(a; b): if b == 0 then "-" else ((a * 1000 / b + 0.5 | floor) / 10 | tostring) end;
 	def keyed(f): map({key: f, value: .kind}) | from_entries;
-	def table(T; C; title):
-		(T | keys) as $tk | (C | keys) as $ck |
-		([$tk[] | select(C[.] != null)]) as $m |
-		([T[], C[]] | unique) as $kinds |
-		"\(title)",
+	def table($T; $C; $title):
+		($T | keys) as $tk | ($C | keys) as $ck |
+		([$tk[] | select($C[.] != null)]) as $m |
+		([$T[], $C[]] | unique) as $kinds |
+		"\($title)",
 		"  kind        truth     ci  matched  precision  recall",
 		(($kinds + ["all"])[] as $k |
-			([$tk[] | select($k == "all" or T[.] == $k)] | length) as $nt |
-			([$ck[] | select($k == "all" or C[.] == $k)] | length) as $nc |
-			([$m[] | select($k == "all" or T[.] == $k)] | length) as $mt |
-			([$m[] | select($k == "all" or C[.] == $k)] | length) as $mc |
+			([$tk[] | select($k == "all" or $T[.] == $k)] | length) as $nt |
+			([$ck[] | select($k == "all" or $C[.] == $k)] | length) as $nc |
+			([$m[] | select($k == "all" or $T[.] == $k)] | length) as $mt |
+			([$m[] | select($k == "all" or $C[.] == $k)] | length) as $mc |
 			"  \($k | . + "          " | .[0:10]) \($nt | tostring | ("      " + .)[-6:]) \($nc | tostring | ("      " + .)[-6:]) \($mt | tostring | ("       " + .)[-8:])   \(pct($mc; $nc) | ("      " + .)[-6:])%  \(pct($mt; $nt) | ("     " + .)[-5:])%"),
-		"  kinds agreeing on matched definitions: \([$m[] | select(T[.] == C[.])] | length) of \($m | length)",
+		"  kinds agreeing on matched definitions: \([$m[] | select($T[.] == $C[.])] | length) of \($m | length)",
 		(if $verbose == 1 then
-			([$tk[] | select(C[.] == null)] | map("  missed (\(T[.])): \(gsub("\t"; " "))")[]),
-			([$ck[] | select(T[.] == null)] | map("  extra (\(C[.])): \(gsub("\t"; " "))")[]),
-			([$m[] | select(T[.] != C[.])] | map("  kind differs (ctags \(T[.]), ci \(C[.])): \(gsub("\t"; " "))")[])
+			([$tk[] | select($C[.] == null)] | map("  missed (\($T[.])): \(gsub("\t"; " "))")[]),
+			([$ck[] | select($T[.] == null)] | map("  extra (\($C[.])): \(gsub("\t"; " "))")[]),
+			([$m[] | select($T[.] != $C[.])] | map("  kind differs (ctags \($T[.]), ci \($C[.])): \(gsub("\t"; " "))")[])
 		 else empty end);
 	"== \($title)",
 	table($t | keyed("\(.name)\t\(.path)\t\(.line)"); $c | keyed("\(.name)\t\(.path)\t\(.line)"); "name+path+line"),

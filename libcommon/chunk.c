@@ -1434,12 +1434,17 @@ static void finish_tags(struct chunker *c)
 				t->scope = self->scope;
 				if (!strcmp(t->kind, "function") && !strcmp(self->kind, "method"))
 					t->kind = "method";
+				else if (!strcmp(t->kind, "method") && !strcmp(self->kind, "function"))
+					t->kind = "function";	/* in a module or an object literal */
 				continue;
 			}
 			t->scope = top ? c->units[stack[top - 1]].qual : NULL;
 			if (top && t->is_def && !strcmp(t->kind, "function") &&
 			    kind_is_class_like(c->units[stack[top - 1]].kind))
 				t->kind = "method";
+			else if (t->is_def && !strcmp(t->kind, "method") &&
+				 (!top || !kind_is_class_like(c->units[stack[top - 1]].kind)))
+				t->kind = "function";
 		}
 	}
 	free(stack);

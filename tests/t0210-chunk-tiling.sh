@@ -105,7 +105,7 @@ def container: .kind | IN("class", "interface", "struct", "trait", "enum", "unio
 		(.line < $x.line or (.line == $x.line and .col < $x.col)) and
 		$x.line <= .end_line)] |
 	(max_by([.line, .col]) // null) as $in |
-	if $in != null and (($x.scope // "") | split(".") | any(.[]; . == $in.name) | not) then
+	if $in != null and (("." + ($x.scope // "") + ".") | contains("." + $in.name + ".") | not) then
 		"\($x.path):\($x.line): \($x.kind) \($x.name) is inside \($in.kind) \($in.name) (\($in.line)-\($in.end_line)) but has scope \($x.scope)"
 	else empty end)
 EOF
