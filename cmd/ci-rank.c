@@ -366,9 +366,8 @@ static int is_doc_file(const char *p, const char *lang)
 	if (!strcmp(lang, "ini") || !strcmp(lang, "yaml") || !strcmp(lang, "toml") ||
 	    !strcmp(lang, "json") || !strcmp(lang, "xml"))
 		return 2;
-	return !strncmp(p, "doc/", 4) || !strncmp(p, "docs/", 5) || strstr(p, "/docs/") ||
-	       !strncasecmp(base, "changelog", 9) || !strncasecmp(base, "history", 7) ||
-	       !strncasecmp(base, "news", 4);
+	(void)base;
+	return !strncmp(p, "doc/", 4) || !strncmp(p, "docs/", 5) || strstr(p, "/docs/");
 }
 
 static int path_ok(const char *path)
@@ -821,6 +820,20 @@ static size_t query_vector(const char *q, const char *argv0, float **vec, char *
 	return dim;
 }
 
+struct sem {
+	sqlite3_int64 id;	/* chunk */
+	double s;		/* cosine */
+};
+
+static int cmp_sem(const void *a, const void *b)
+{
+	const struct sem *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s > y->s ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int signal_semantic(const char *q, const char *argv0)
 {
 	sqlite3_stmt *st;
@@ -836,7 +849,7 @@ static int signal_semantic(const char *q, const char *argv0)
 	if (!have)
 		return 0;
 	dim = query_vector(q, argv0, &qv, &model);
-	struct { sqlite3_int64 id; double s; } *top = NULL;
+	struct sem *top = NULL;
 	size_t top_nr = 0, top_alloc = 0, i;
 
 	if (!dim)
@@ -866,12 +879,8 @@ static int signal_semantic(const char *q, const char *argv0)
 	}
 	sqlite3_finalize(st);
 	/* keep the best 200 */
-	for (i = 1; i < top_nr; i++)
-		for (size_t j = i; j && top[j - 1].s < top[j].s; j--) {
-			__typeof__(*top) t = top[j];
-			top[j] = top[j - 1];
-			top[j - 1] = t;
-		}
+	if (top_nr)
+		qsort(top, top_nr, sizeof(*top), cmp_sem);
 	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
 		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
 	for (i = 0; i < top_nr && i < 200; i++) {
@@ -931,11 +940,11 @@ static enum intent classify(const char *q)
 	const char *p;
 
 	for (p = q; *p; p++)
-		if (isspace((unsigned char)*p) && p > q && !isspace((unsigned char)p[-1]))
+		if (!isspace((unsigned char)*p) && (p == q || isspace((unsigned char)p[-1])))
 			words++;
 	if (len > 300 || strstr(q, "Traceback") || strchr(q, '\n'))
 		return I_ISSUE;
-	if (words <= 1 && terms_nr <= 3)
+	if (words == 1)
 		return I_NAME;
 	if (has_word(q, config))
 		return I_CONFIG;
@@ -1413,7 +1422,8 @@ int main(int argc, char **argv)
 	/* how sure: strong when the best hit is ranked high by two signals or more */
 	if (!shown) {
 		quality = "low";
-		hint = cands_nr ? "every candidate was filtered out: widen --path, --lang, --type or --scope"
+		hint = cands_nr ? (o.min_score > 0 ? "no hit reaches --min-score: lower it" :
+				   "every candidate was filtered out: widen --path, --lang, --type or --scope")
 				: "no chunk matches these words: try identifiers from the code, ci-grep for literal text, or other words";
 	} else {
 		struct cand *top = NULL;
@@ -1438,7 +1448,15 @@ int main(int argc, char **argv)
 	nd_begin(&out, "summary");
 	{
 		char qs[201];
+		size_t ql;
 		snprintf(qs, sizeof(qs), "%s", q.buf);
+		ql = strlen(qs);
+		if (ql == 200)	/* do not end inside a UTF-8 sequence */
+			while (ql && ((unsigned char)qs[ql - 1] & 0xc0) == 0x80)
+				qs[--ql] = '\0';
+		if (ql == 200 || (ql && ((unsigned char)qs[ql - 1] & 0xc0) == 0xc0))
+			if (ql && (unsigned char)qs[ql - 1] >= 0xc0)
+				qs[--ql] = '\0';
 		nd_str(&out, "query", qs);
 	}
 	nd_str(&out, "intent", intent_name[intent]);
@@ -1454,7 +1472,9 @@ int main(int argc, char **argv)
 			}
 	}
 	buf_addch(&out, ']');
-	nd_str(&out, "scope", scope_tests && scope_impl ? "all" : scope_tests ? "test" : "impl");
+	nd_str(&out, "scope", scope_tests && scope_impl && scope_docs ? "all" :
+			      scope_tests && !scope_impl ? "test" : scope_tests ? "impl+test" :
+			      scope_docs ? "impl+docs" : "impl");
 	nd_int(&out, "candidates", (long long)cands_nr);
 	nd_int(&out, "count", (long long)shown);
 	nd_str(&out, "quality", quality);
