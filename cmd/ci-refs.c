@@ -178,6 +178,17 @@ static char *snippet(sqlite3_int64 blob_id, long line)
 	return s;
 }
 
+/* "h" of "list.h": a name with this ending is a file, not a scope and a name. */
+static int is_file_ext(const char *e)
+{
+	static const char *const exts[] = { "h", "c", "cc", "cpp", "hpp", "py", "js", "mjs", "ts",
+		"tsx", "jsx", "go", "rs", "java", "rb", "php", "cs", "sh", "json", NULL };
+	for (const char *const *x = exts; *x; x++)
+		if (!strcmp(e, *x))
+			return 1;
+	return 0;
+}
+
 /* Split "A.B.name" into scope "A.B" and name "name" (NULL scope if none). */
 static void split_qualified(const char *q, char **scope, char **name)
 {
@@ -193,7 +204,7 @@ static void split_qualified(const char *q, char **scope, char **name)
 			*p = '.';
 			memmove(p + 1, p + 2, strlen(p + 2) + 1);
 		}
-	} else if (dot && dot != q && dot[1]) {
+	} else if (dot && dot != q && dot[1] && !is_file_ext(dot + 1) && !strchr(q, '/')) {
 		*scope = xstrndup(q, (size_t)(dot - q));
 		*name = xstrdup(dot + 1);
 	} else {
@@ -294,11 +305,12 @@ static int cmd_occurrences(const char *q, int want_defs, int want_refs, int want
 		found++;
 	}
 	sqlite3_finalize(st);
-	if (want_imports && emitted < o.limit) {
+	if (want_imports && emitted < o.limit && (!o.kind || !strcmp(o.kind, "import"))) {
 		/* imports whose target names the symbol or module: "os.path", "./name" */
 		st = prep("SELECT i.path, i.line, i.target, i.resolved, b.lang, b.id FROM imports i "
 			  "JOIN files f ON f.path = i.path JOIN blobs b ON b.id = f.blob_id "
 			  "WHERE i.target = ?1 OR i.target LIKE '%.' || ?1 OR i.target LIKE '%/' || ?1 "
+			  "OR i.target LIKE ?1 || '.%' "
 			  "OR i.target LIKE '%::' || ?1 OR i.target LIKE '%/' || ?1 || '.%' "
 			  "ORDER BY i.path, i.line");
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -670,7 +682,8 @@ static void load_graph(struct graph *g, const char *scope)
 		const char *a = col(st, 0), *b = col(st, 1);
 		int x, y;
 
-		if (scope && (strncmp(a, scope, sl) || strncmp(b, scope, sl)))
+		if (scope && *scope && (strncmp(a, scope, sl) || strncmp(b, scope, sl) ||
+					(scope[sl - 1] != '/' && ((a[sl] && a[sl] != '/') || (b[sl] && b[sl] != '/')))))
 			continue;
 		x = node_of(g, a);
 		y = node_of(g, b);
@@ -734,12 +747,13 @@ static size_t cycle_path(struct graph *g, const int *comp, int start, int *path)
 		}
 	}
 	if (found >= 0) {
-		int tmp[4096], n = 0;
-		for (int v = found; v >= 0 && n < 4096; v = prev[v])
+		int *tmp = xmalloc((g->n + 1) * sizeof(int)), n = 0;
+		for (int v = found; v >= 0 && (size_t)n < g->n; v = prev[v])
 			tmp[n++] = v;
 		while (n)
 			path[len++] = tmp[--n];
 		path[len++] = start;
+		free(tmp);
 	}
 	free(prev);
 	free(queue);
@@ -1008,7 +1022,7 @@ static int cmd_impact(const char *arg)
 		free(r);
 	}
 	if (!found)
-		error("nothing in the index depends on '%s'%s%s", path, sym ? ":" : "", sym ? sym : "");
+		error("nothing in the index depends on '%s%s%s'", path, sym ? ":" : "", sym ? sym : "");
 	for (i = 0; i < g.n; i++)
 		free(radj[i]);
 	free(radj);
