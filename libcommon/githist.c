@@ -13,6 +13,7 @@
 #include "githist.h"
 
 #include <pthread.h>
+#include <git2/sys/hashsig.h>
 
 int hist_git_error(const char *what)
 {
@@ -25,6 +26,9 @@ void hist_commit_release(struct hist_commit *c)
 {
 	size_t i;
 
+	for (i = 0; i < c->merged_nr; i++)
+		hist_commit_release(&c->merged[i]);
+	free(c->merged);
 	for (i = 0; i < c->files_nr; i++) {
 		free(c->files[i].path);
 		free(c->files[i].old_path);
@@ -43,19 +47,518 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static char status_letter(git_delta_t s)
+/* ---- diffing two trees ---- */
+
+/*
+ * libgit2's git_diff_tree_to_tree, and even git_tree_lookup, cost about 20 us per
+ * tree read (every entry parsed and allocated), eight times what git takes on a
+ * long history.  Here trees are read raw from the object database and their
+ * entries walked in place, and a subtree whose id did not change is skipped, as
+ * git does: a commit costs what it changed.
+ */
+
+/* One side of a change: what a path held. */
+struct side {
+	git_oid id;		/* blob (or submodule commit) id */
+	uint32_t mode;		/* git file mode; 0: absent */
+};
+
+struct change {
+	char *path;		/* new path (for a deletion, the old one) */
+	char *old_path;		/* for a rename */
+	struct side a, b;	/* before, after */
+	char status;		/* A M D R; 0 once paired into a rename */
+};
+
+struct changes {
+	struct change *v;	/* in tree order */
+	size_t nr, alloc;	/* used, allocated */
+};
+
+/* A tree entry, pointing into the raw tree object. */
+struct entry {
+	const char *name;	/* NUL-terminated in the object */
+	size_t len;		/* strlen(name) */
+	uint32_t mode;		/* octal mode */
+	const unsigned char *id;	/* 20 raw bytes */
+};
+
+/* A tree being walked. */
+struct tree_iter {
+	git_odb_object *obj;	/* the raw object, or NULL for an empty tree */
+	const char *p, *end;	/* next entry, end of data */
+};
+
+static int is_tree_mode(uint32_t mode)
 {
-	switch (s) {
-	case GIT_DELTA_ADDED:
-	case GIT_DELTA_COPIED:
-		return 'A';
-	case GIT_DELTA_DELETED:
-		return 'D';
-	case GIT_DELTA_RENAMED:
-		return 'R';
-	default:
-		return 'M';
+	return (mode & 0170000) == 0040000;
+}
+
+static int tree_open(git_odb *odb, const git_oid *id, struct tree_iter *it)
+{
+	memset(it, 0, sizeof(*it));
+	if (!id)
+		return 0;
+	if (git_odb_read(&it->obj, odb, id) < 0)
+		return -1;
+	if (git_odb_object_type(it->obj) != GIT_OBJECT_TREE) {
+		git_error_set_str(GIT_ERROR_OBJECT, "not a tree");
+		git_odb_object_free(it->obj);
+		it->obj = NULL;
+		return -1;
 	}
+	it->p = git_odb_object_data(it->obj);
+	it->end = it->p + git_odb_object_size(it->obj);
+	return 0;
+}
+
+/* The next entry of it in *e; 0 at the end, -1 if the tree is corrupt. */
+static int tree_next(struct tree_iter *it, struct entry *e)
+{
+	const char *s = it->p, *nul;
+	uint32_t mode = 0;
+
+	if (!it->obj || s >= it->end)
+		return 0;
+	while (s < it->end && *s >= '0' && *s <= '7')
+		mode = mode * 8 + (uint32_t)(*s++ - '0');
+	if (s >= it->end || *s != ' ')
+		goto corrupt;
+	s++;
+	nul = memchr(s, '\0', (size_t)(it->end - s));
+	if (!nul || it->end - nul < 21)
+		goto corrupt;
+	e->name = s;
+	e->len = (size_t)(nul - s);
+	e->mode = mode;
+	e->id = (const unsigned char *)nul + 1;
+	it->p = nul + 21;
+	return 1;
+corrupt:
+	git_error_set_str(GIT_ERROR_OBJECT, "corrupt tree");
+	return -1;
+}
+
+static void tree_close(struct tree_iter *it)
+{
+	git_odb_object_free(it->obj);
+	it->obj = NULL;
+}
+
+/* Compare entries in git's tree order: a directory sorts as if its name ended in '/'. */
+static int entry_cmp(const struct entry *x, const struct entry *y)
+{
+	size_t l = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, l);
+	unsigned char cx, cy;
+
+	if (c)
+		return c;
+	cx = x->len > l ? (unsigned char)x->name[l] : is_tree_mode(x->mode) ? '/' : 0;
+	cy = y->len > l ? (unsigned char)y->name[l] : is_tree_mode(y->mode) ? '/' : 0;
+	return (int)cx - (int)cy;
+}
+
+static void add_change(struct changes *cs, const char *prefix, const struct entry *e, char status,
+		       const struct entry *ea, const struct entry *eb)
+{
+	struct change *c;
+
+	ALLOC_GROW(cs->v, cs->nr + 1, cs->alloc);
+	c = &cs->v[cs->nr++];
+	memset(c, 0, sizeof(*c));
+	c->path = xasprintf("%s%.*s", prefix, (int)e->len, e->name);
+	c->status = status;
+	if (ea) {
+		git_oid_fromraw(&c->a.id, ea->id);
+		c->a.mode = ea->mode;
+	}
+	if (eb) {
+		git_oid_fromraw(&c->b.id, eb->id);
+		c->b.mode = eb->mode;
+	}
+}
+
+/* The changes from tree a to tree b (either may be NULL: empty), paths under prefix. */
+static int diff_trees(git_odb *odb, const git_oid *a, const git_oid *b, const char *prefix,
+		      struct changes *cs)
+{
+	struct tree_iter ia, ib;
+	struct entry ea, eb;
+	int ha, hb, ret = -1;
+
+	if (tree_open(odb, a, &ia) < 0)
+		return -1;
+	if (tree_open(odb, b, &ib) < 0) {
+		tree_close(&ia);
+		return -1;
+	}
+	ha = tree_next(&ia, &ea);
+	hb = tree_next(&ib, &eb);
+	while (ha > 0 || hb > 0) {
+		int c = ha <= 0 ? 1 : hb <= 0 ? -1 : entry_cmp(&ea, &eb);
+		git_oid ida, idb;
+		char *sub = NULL;
+		int rc = 0;
+
+		if (ha < 0 || hb < 0)
+			goto done;
+		if (ha > 0)
+			git_oid_fromraw(&ida, ea.id);
+		if (hb > 0)
+			git_oid_fromraw(&idb, eb.id);
+		if (c < 0) {
+			if (is_tree_mode(ea.mode)) {
+				sub = xasprintf("%s%.*s/", prefix, (int)ea.len, ea.name);
+				rc = diff_trees(odb, &ida, NULL, sub, cs);
+			} else {
+				add_change(cs, prefix, &ea, 'D', &ea, NULL);
+			}
+			ha = tree_next(&ia, &ea);
+		} else if (c > 0) {
+			if (is_tree_mode(eb.mode)) {
+				sub = xasprintf("%s%.*s/", prefix, (int)eb.len, eb.name);
+				rc = diff_trees(odb, NULL, &idb, sub, cs);
+			} else {
+				add_change(cs, prefix, &eb, 'A', NULL, &eb);
+			}
+			hb = tree_next(&ib, &eb);
+		} else {
+			/* the same name on both sides */
+			if (!git_oid_equal(&ida, &idb) || ea.mode != eb.mode) {
+				int ta = is_tree_mode(ea.mode), tb = is_tree_mode(eb.mode);
+
+				if (ta || tb)
+					sub = xasprintf("%s%.*s/", prefix, (int)ea.len, ea.name);
+				if (ta && tb) {
+					rc = diff_trees(odb, &ida, &idb, sub, cs);
+				} else if (ta) {
+					rc = diff_trees(odb, &ida, NULL, sub, cs);
+					add_change(cs, prefix, &eb, 'A', NULL, &eb);
+				} else if (tb) {
+					add_change(cs, prefix, &ea, 'D', &ea, NULL);
+					rc = diff_trees(odb, NULL, &idb, sub, cs);
+				} else {
+					add_change(cs, prefix, &ea, 'M', &ea, &eb);
+				}
+			}
+			ha = tree_next(&ia, &ea);
+			hb = tree_next(&ib, &eb);
+		}
+		free(sub);
+		if (rc < 0)
+			goto done;
+	}
+	ret = ha < 0 || hb < 0 ? -1 : 0;
+done:
+	tree_close(&ia);
+	tree_close(&ib);
+	return ret;
+}
+
+/* ---- renames ---- */
+
+#define RENAME_MIN_SIMILARITY 50	/* git's default, -M50% */
+#define RENAME_LIMIT 400		/* at most this many sources x destinations, squared */
+
+static int is_blob_mode(uint32_t mode)
+{
+	return (mode & 0170000) == 0100000 || (mode & 0170000) == 0120000;
+}
+
+struct candidate {
+	size_t del, add;	/* indices into changes */
+	int score;		/* similarity, 0-100 */
+};
+
+static int cmp_candidate(const void *x, const void *y)
+{
+	const struct candidate *p = x, *q = y;
+
+	if (p->score != q->score)
+		return q->score - p->score;
+	if (p->add != q->add)
+		return p->add < q->add ? -1 : 1;
+	return p->del < q->del ? -1 : p->del > q->del;
+}
+
+/* Pair deletions with additions: identical content first, then similar (hashsig). */
+static int find_renames(git_repository *repo, struct changes *cs)
+{
+	size_t *dels = NULL, *adds = NULL, nd = 0, na = 0, dalloc = 0, aalloc = 0, i, k;
+	char *used_d = NULL, *used_a = NULL;
+	git_hashsig **sd = NULL, **sa = NULL;
+	struct candidate *cand = NULL;
+	size_t cn = 0, calloc_ = 0;
+	int ret = 0;
+
+	for (i = 0; i < cs->nr; i++) {
+		if (cs->v[i].status == 'D' && is_blob_mode(cs->v[i].a.mode)) {
+			ALLOC_GROW(dels, nd + 1, dalloc);
+			dels[nd++] = i;
+		} else if (cs->v[i].status == 'A' && is_blob_mode(cs->v[i].b.mode)) {
+			ALLOC_GROW(adds, na + 1, aalloc);
+			adds[na++] = i;
+		}
+	}
+	if (!nd || !na)
+		goto done;
+	used_d = xcalloc(nd, 1);
+	used_a = xcalloc(na, 1);
+	/* exact renames: the same blob */
+	for (k = 0; k < na; k++)
+		for (i = 0; i < nd; i++)
+			if (!used_d[i] && git_oid_equal(&cs->v[dels[i]].a.id, &cs->v[adds[k]].b.id)) {
+				used_d[i] = used_a[k] = 1;
+				ALLOC_GROW(cand, cn + 1, calloc_);
+				cand[cn].del = dels[i];
+				cand[cn].add = adds[k];
+				cand[cn++].score = 100;
+				break;
+			}
+	/* similar content, when the pairs are few enough to compare */
+	if (nd * na <= (size_t)RENAME_LIMIT * RENAME_LIMIT) {
+		sd = xcalloc(nd, sizeof(*sd));
+		sa = xcalloc(na, sizeof(*sa));
+		for (i = 0; i < nd + na; i++) {
+			int is_del = i < nd;
+			size_t x = is_del ? i : i - nd;
+			struct change *c = &cs->v[is_del ? dels[x] : adds[x]];
+			git_blob *blob;
+			const char *data;
+			size_t n;
+
+			if ((is_del ? used_d[x] : used_a[x]))
+				continue;
+			if (git_blob_lookup(&blob, repo, is_del ? &c->a.id : &c->b.id) < 0) {
+				ret = -1;
+				goto done;
+			}
+			data = git_blob_rawcontent(blob);
+			n = (size_t)git_blob_rawsize(blob);
+			if (n && !memchr(data, '\0', n < 8000 ? n : 8000) &&
+			    git_hashsig_create(is_del ? &sd[x] : &sa[x], data, n,
+					       GIT_HASHSIG_SMART_WHITESPACE | GIT_HASHSIG_ALLOW_SMALL_FILES) < 0) {
+				git_error_clear();
+				(is_del ? sd : sa)[x] = NULL;
+			}
+			git_blob_free(blob);
+		}
+		for (k = 0; k < na; k++)
+			for (i = 0; sa[k] && i < nd; i++) {
+				int score;
+				if (!sd[i])
+					continue;
+				score = git_hashsig_compare(sd[i], sa[k]);
+				if (score >= RENAME_MIN_SIMILARITY) {
+					ALLOC_GROW(cand, cn + 1, calloc_);
+					cand[cn].del = dels[i];
+					cand[cn].add = adds[k];
+					cand[cn++].score = score;
+				}
+			}
+	}
+	/* best first; each side used once */
+	if (cn)
+		qsort(cand, cn, sizeof(*cand), cmp_candidate);
+	for (i = 0; i < cn; i++) {
+		struct change *d = &cs->v[cand[i].del], *a = &cs->v[cand[i].add];
+
+		if (d->status != 'D' || a->status != 'A')
+			continue;	/* already paired */
+		a->status = 'R';
+		a->old_path = d->path;
+		a->a = d->a;
+		d->path = NULL;
+		d->status = 0;		/* dropped */
+	}
+done:
+	for (i = 0; sd && i < nd; i++)
+		git_hashsig_free(sd[i]);
+	for (i = 0; sa && i < na; i++)
+		git_hashsig_free(sa[i]);
+	free(sd);
+	free(sa);
+	free(cand);
+	free(used_d);
+	free(used_a);
+	free(dels);
+	free(adds);
+	return ret;
+}
+
+/* ---- line counts ---- */
+
+struct line_count {
+	long added, deleted;	/* lines */
+	int binary;		/* libgit2 found the content binary */
+};
+
+static int count_file_cb(const git_diff_delta *d, float progress, void *payload)
+{
+	struct line_count *lc = payload;
+
+	(void)progress;
+	if (d->flags & GIT_DIFF_FLAG_BINARY)
+		lc->binary = 1;
+	return 0;
+}
+
+static int count_binary_cb(const git_diff_delta *d, const git_diff_binary *b, void *payload)
+{
+	struct line_count *lc = payload;
+
+	(void)d;
+	(void)b;
+	lc->binary = 1;
+	return 0;
+}
+
+static int count_line_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
+			 void *payload)
+{
+	struct line_count *lc = payload;
+
+	(void)d;
+	(void)h;
+	if (l->origin == GIT_DIFF_LINE_ADDITION)
+		lc->added++;
+	else if (l->origin == GIT_DIFF_LINE_DELETION)
+		lc->deleted++;
+	return 0;
+}
+
+/* Lines of a blob (the last one counted without its newline); -1 if it is binary. */
+static long blob_lines(git_blob *b)
+{
+	const char *p = git_blob_rawcontent(b);
+	size_t n = (size_t)git_blob_rawsize(b), i;
+	long lines = 0;
+
+	if (memchr(p, '\0', n < 8000 ? n : 8000))
+		return -1;
+	for (i = 0; i < n; i++)
+		lines += p[i] == '\n';
+	if (n && p[n - 1] != '\n')
+		lines++;
+	return lines;
+}
+
+/* Added and deleted lines of one change, as git --numstat counts them. */
+static int count_lines(git_repository *repo, const struct change *c, struct hist_file *f)
+{
+	git_blob *ba = NULL, *bb = NULL;
+	int ret = -1;
+
+	f->added = f->deleted = 0;
+	/* a submodule: "Subproject commit <id>" lines */
+	if ((c->a.mode && !is_blob_mode(c->a.mode)) || (c->b.mode && !is_blob_mode(c->b.mode))) {
+		f->added = c->b.mode ? 1 : 0;
+		f->deleted = c->a.mode ? 1 : 0;
+		return 0;
+	}
+	if (c->a.mode && git_blob_lookup(&ba, repo, &c->a.id) < 0)
+		goto done;
+	if (c->b.mode && git_blob_lookup(&bb, repo, &c->b.id) < 0)
+		goto done;
+	if (!ba || !bb) {
+		long n = blob_lines(ba ? ba : bb);
+		if (n < 0)
+			f->binary = 1;
+		else if (ba)
+			f->deleted = n;
+		else
+			f->added = n;
+	} else if (!git_oid_equal(&c->a.id, &c->b.id)) {
+		git_diff_options dopt;
+		struct line_count lc = { 0, 0, 0 };
+
+		git_diff_options_init(&dopt, GIT_DIFF_OPTIONS_VERSION);
+		dopt.context_lines = 0;
+		dopt.interhunk_lines = 0;
+		if (git_diff_blobs(ba, NULL, bb, NULL, &dopt, count_file_cb, count_binary_cb, NULL,
+				   count_line_cb, &lc) < 0)
+			goto done;
+		if (lc.binary)
+			f->binary = 1;
+		else {
+			f->added = lc.added;
+			f->deleted = lc.deleted;
+		}
+	}
+	ret = 0;
+done:
+	git_blob_free(ba);
+	git_blob_free(bb);
+	return ret;
+}
+
+static void changes_release(struct changes *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->nr; i++) {
+		free(cs->v[i].path);
+		free(cs->v[i].old_path);
+	}
+	free(cs->v);
+	memset(cs, 0, sizeof(*cs));
+}
+
+/* Who, when and why of commit c, into out (which has its sha). */
+static void read_meta(git_commit *c, struct hist_commit *out)
+{
+	const git_signature *sig = git_commit_author(c);
+	const char *msg = git_commit_message(c);
+	size_t ml;
+
+	out->time = (int64_t)git_commit_time(c);
+	out->author = xstrdup(sig && sig->name ? sig->name : "");
+	out->email = xstrdup(sig && sig->email ? sig->email : "");
+	msg = msg ? msg : "";
+	ml = strlen(msg);
+	while (ml && (msg[ml - 1] == '\n' || msg[ml - 1] == ' ' || msg[ml - 1] == '\t' ||
+		      msg[ml - 1] == '\r'))
+		ml--;
+	out->message = xstrndup(msg, ml);
+	out->parents = (int)git_commit_parentcount(c);
+}
+
+/* The commits merge c brought in: reachable from parents 2.., not from parent 1. */
+static int read_merged(git_repository *repo, git_commit *c, struct hist_commit *out)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t alloc = 0;
+	unsigned i, n = git_commit_parentcount(c);
+	int rc;
+
+	if (git_revwalk_new(&walk, repo) < 0)
+		return -1;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	for (i = 1; i < n; i++)
+		if (git_revwalk_push(walk, git_commit_parent_id(c, i)) < 0)
+			goto fail;
+	if (git_revwalk_hide(walk, git_commit_parent_id(c, 0)) < 0)
+		goto fail;
+	while ((rc = git_revwalk_next(&id, walk)) == 0) {
+		git_commit *m;
+		struct hist_commit *hc;
+
+		if (git_commit_lookup(&m, repo, &id) < 0)
+			goto fail;
+		ALLOC_GROW(out->merged, out->merged_nr + 1, alloc);
+		hc = &out->merged[out->merged_nr++];
+		memset(hc, 0, sizeof(*hc));
+		git_oid_tostr(hc->sha, sizeof(hc->sha), &id);
+		read_meta(m, hc);
+		git_commit_free(m);
+	}
+	git_revwalk_free(walk);
+	return rc == GIT_ITEROVER ? 0 : -1;
+fail:
+	git_revwalk_free(walk);
+	return -1;
 }
 
 /*
@@ -67,84 +570,47 @@ static int read_commit(git_repository *repo, const git_oid *id, const struct his
 		       struct hist_commit *out, char **err)
 {
 	git_commit *c = NULL, *p = NULL;
-	git_tree *t = NULL, *pt = NULL;
-	git_diff *d = NULL;
-	git_diff_options dopt;
-	git_diff_find_options fopt;
-	const git_signature *sig;
-	const char *msg, *what = "cannot read commit";
-	size_t i, n, ml;
+	struct changes cs = { NULL, 0, 0 };
+	git_odb *odb = NULL;
+	const char *what = "cannot read commit";
+	size_t i, n = 0;
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
 	git_oid_tostr(out->sha, sizeof(out->sha), id);
 	if (git_commit_lookup(&c, repo, id) < 0)
 		goto done;
-	out->time = (int64_t)git_commit_time(c);
-	sig = git_commit_author(c);
-	out->author = xstrdup(sig && sig->name ? sig->name : "");
-	out->email = xstrdup(sig && sig->email ? sig->email : "");
-	msg = git_commit_message(c);
-	msg = msg ? msg : "";
-	ml = strlen(msg);
-	while (ml && (msg[ml - 1] == '\n' || msg[ml - 1] == ' ' || msg[ml - 1] == '\t' ||
-		      msg[ml - 1] == '\r'))
-		ml--;
-	out->message = xstrndup(msg, ml);
-	out->parents = (int)git_commit_parentcount(c);
-
-	what = "cannot read tree";
-	if (git_commit_tree(&t, c) < 0)
+	read_meta(c, out);
+	what = "cannot list the commits of merge";
+	if (o->merged && out->parents > 1 && read_merged(repo, c, out) < 0)
 		goto done;
-	if (out->parents > 0 && (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&pt, p) < 0))
+
+	what = "cannot read parent";
+	if (out->parents > 0 && git_commit_parent(&p, c, 0) < 0)
 		goto done;
 	what = "cannot diff commit";
-	git_diff_options_init(&dopt, GIT_DIFF_OPTIONS_VERSION);
-	git_diff_find_options_init(&fopt, GIT_DIFF_FIND_OPTIONS_VERSION);
-	dopt.context_lines = 0;
-	dopt.interhunk_lines = 0;
-	if (git_diff_tree_to_tree(&d, repo, pt, t, &dopt) < 0)
+	if (git_repository_odb(&odb, repo) < 0 ||
+	    diff_trees(odb, p ? git_commit_tree_id(p) : NULL, git_commit_tree_id(c), "", &cs) < 0 ||
+	    find_renames(repo, &cs) < 0)
 		goto done;
-	fopt.flags = GIT_DIFF_FIND_RENAMES;
-	if (git_diff_num_deltas(d) > 1 && git_diff_find_similar(d, &fopt) < 0)
-		goto done;
-
-	n = git_diff_num_deltas(d);
+	for (i = 0; i < cs.nr; i++)
+		n += cs.v[i].status != 0;
 	out->files = xcalloc(n ? n : 1, sizeof(*out->files));
 	out->files_alloc = n ? n : 1;
-	for (i = 0; i < n; i++) {
-		const git_diff_delta *dl = git_diff_get_delta(d, i);
-		struct hist_file *f = &out->files[out->files_nr];
+	for (i = 0; i < cs.nr; i++) {
+		struct change *ch = &cs.v[i];
+		struct hist_file *f;
 
-		if (dl->status == GIT_DELTA_UNMODIFIED || dl->status == GIT_DELTA_IGNORED ||
-		    dl->status == GIT_DELTA_UNTRACKED || dl->status == GIT_DELTA_UNREADABLE)
+		if (!ch->status)
 			continue;
-		f->status = status_letter(dl->status);
-		if (f->status == 'D')
-			f->path = xstrdup(dl->old_file.path);
-		else
-			f->path = xstrdup(dl->new_file.path);
-		if (f->status == 'R')
-			f->old_path = xstrdup(dl->old_file.path);
+		f = &out->files[out->files_nr++];
+		f->status = ch->status;
+		f->path = ch->path;
+		f->old_path = ch->old_path;
+		ch->path = ch->old_path = NULL;
 		f->added = f->deleted = -1;
-		if (o->lines) {
-			git_patch *patch = NULL;
-			size_t adds = 0, dels = 0;
-
-			if (git_patch_from_diff(&patch, d, i) < 0) {
-				out->files_nr++;
-				goto done;
-			}
-			if (patch)
-				git_patch_line_stats(NULL, &adds, &dels, patch);
-			if ((patch && (git_patch_get_delta(patch)->flags & GIT_DIFF_FLAG_BINARY)) ||
-			    (dl->flags & GIT_DIFF_FLAG_BINARY))
-				f->binary = 1;
-			f->added = (long)adds;
-			f->deleted = (long)dels;
-			git_patch_free(patch);
-		}
-		out->files_nr++;
+		if (o->lines && count_lines(repo, ch, f) < 0)
+			goto done;
 	}
 	qsort(out->files, out->files_nr, sizeof(*out->files), cmp_file);
 	out->huge = o->max_files > 0 && (long)out->files_nr > o->max_files;
@@ -156,9 +622,8 @@ done:
 				 e && e->message ? e->message : "unknown libgit2 error");
 		git_error_clear();
 	}
-	git_diff_free(d);
-	git_tree_free(pt);
-	git_tree_free(t);
+	changes_release(&cs);
+	git_odb_free(odb);
 	git_commit_free(p);
 	git_commit_free(c);
 	return ret;
@@ -260,7 +725,7 @@ static void *worker(void *arg)
 	git_repository *repo = NULL;
 	char *open_err = NULL;
 
-	if (git_repository_open_ext(&repo, p->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+	if (git_repository_open_bare(&repo, p->gitdir) < 0) {
 		const git_error *e = git_error_last();
 		open_err = xasprintf("cannot open repository '%s': %s", p->gitdir,
 				     e && e->message ? e->message : "unknown libgit2 error");
@@ -364,12 +829,24 @@ static int walk_parallel(struct pool *p, int threads, hist_commit_fn fn, void *d
 
 int hist_walk(git_repository *repo, const struct hist_opts *o, hist_commit_fn fn, void *data)
 {
+	git_repository *bare = NULL;
 	git_oid *ids;
 	size_t nr, i;
 	int ret = 0;
 
 	if (list_commits(repo, o, &ids, &nr) < 0)
 		return -1;
+	/*
+	 * Diff through a bare handle on the same objects: a work tree would make
+	 * libgit2 look for .gitattributes in it (a stat per directory per file
+	 * diffed), which cost more than the diffs themselves.
+	 */
+	if (git_repository_open_bare(&bare, git_repository_path(repo)) < 0) {
+		git_error_clear();
+		bare = NULL;
+	} else {
+		repo = bare;
+	}
 	if (o->threads > 1 && nr > 64) {
 		struct pool p;
 
@@ -396,5 +873,6 @@ int hist_walk(git_repository *repo, const struct hist_opts *o, hist_commit_fn fn
 		}
 	}
 	free(ids);
+	git_repository_free(bare);
 	return ret;
 }

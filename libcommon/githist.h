@@ -35,6 +35,9 @@ struct hist_commit {
 	struct hist_file *files;	/* sorted by path, bytewise */
 	size_t files_nr, files_alloc;	/* used, allocated */
 	int huge;		/* more than hist_opts.max_files files */
+	struct hist_commit *merged;	/* for a merge, with hist_opts.merged: the commits it
+					   brought in (newest first; no files), else NULL */
+	size_t merged_nr;		/* how many */
 };
 
 #define HIST_NO_SINCE INT64_MIN
@@ -46,6 +49,7 @@ struct hist_opts {
 	int lines;		/* count added and deleted lines (costs most of the time) */
 	int threads;		/* diffing threads, 1 or more */
 	const git_oid *stop;	/* when set, this commit and its ancestors are not walked */
+	int merged;		/* list the commits each merge brought in (see merged) */
 };
 
 /*
@@ -60,7 +64,10 @@ typedef int (*hist_commit_fn)(struct hist_commit *c, void *data);
  * Walk the first-parent history of HEAD in repo, newest first, diffing each commit
  * against its first parent (the root commit against the empty tree) with rename
  * detection (git's default similarity, 50%).  A merge is diffed against its first
- * parent too, so it shows everything the merged branch brought in.
+ * parent too, so it shows everything the merged branch brought in; with
+ * opts->merged, the commits of that branch (reachable from its other parents, not
+ * from the first) are listed in its merged array, without their files, so that
+ * their authors and messages are not lost.
  * Returns 0 (an unborn HEAD walks nothing), fn's non-zero value, or -1 after
  * reporting a libgit2 error.
  */
