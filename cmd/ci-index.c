@@ -199,8 +199,10 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root)
 	ld->imp_add = prep(db, "INSERT INTO imports(path, target, resolved, line) VALUES (?1, ?2, ?3, ?4)");
 	ld->vec_add = prep(db, "INSERT OR REPLACE INTO vectors(chunk_id, model, dim, vec) VALUES (?1, ?2, ?3, ?4)");
 	ld->chunk_find = prep(db, "SELECT id FROM chunks WHERE blob_id = ?1 AND start_line = ?2 AND end_line = ?3");
-	ld->commit_add = prep(db, "INSERT OR REPLACE INTO commits(sha, time, author, message) VALUES (?1, ?2, ?3, ?4)");
-	ld->cfile_add = prep(db, "INSERT OR REPLACE INTO commit_files(sha, path, added, deleted) VALUES (?1, ?2, ?3, ?4)");
+	ld->commit_add = prep(db, "INSERT OR REPLACE INTO commits(sha, time, author, email, message, parents, merged_into) "
+			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	ld->cfile_add = prep(db, "INSERT OR REPLACE INTO commit_files(sha, path, added, deleted, status, old_path) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->coupling_add = prep(db, "INSERT OR REPLACE INTO coupling(a, b, score, co_changes, last) VALUES (?1, ?2, ?3, ?4, ?5)");
 }
 
@@ -305,6 +307,7 @@ static int load_file(struct loader *ld, json_t *rec)
 }
 
 static int decode_vec(const char *b64, unsigned char **out, size_t *n);
+static void set_meta(sqlite3 *db, const char *key, const char *value);
 
 static int load_chunk(struct loader *ld, json_t *rec)
 {
@@ -415,7 +418,13 @@ static int load_commit(struct loader *ld, json_t *rec)
 	sqlite3_bind_text(ld->commit_add, 1, jstr(rec, "sha"), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(ld->commit_add, 2, jint(rec, "time"));
 	bind_str_or_null(ld->commit_add, 3, json_object_get(rec, "author"));
-	bind_str_or_null(ld->commit_add, 4, json_object_get(rec, "message"));
+	bind_str_or_null(ld->commit_add, 4, json_object_get(rec, "email"));
+	bind_str_or_null(ld->commit_add, 5, json_object_get(rec, "message"));
+	if (json_is_integer(json_object_get(rec, "parents")))
+		sqlite3_bind_int64(ld->commit_add, 6, jint(rec, "parents"));
+	else
+		sqlite3_bind_null(ld->commit_add, 6);
+	bind_str_or_null(ld->commit_add, 7, json_object_get(rec, "merged_into"));
 	if (step_done(ld->db, ld->commit_add) < 0)
 		return -1;
 	json_array_foreach(files, i, f) {
@@ -428,9 +437,13 @@ static int load_commit(struct loader *ld, json_t *rec)
 		if (json_is_object(f)) {
 			sqlite3_bind_int64(ld->cfile_add, 3, jint(f, "added"));
 			sqlite3_bind_int64(ld->cfile_add, 4, jint(f, "deleted"));
+			bind_str_or_null(ld->cfile_add, 5, json_object_get(f, "status"));
+			bind_str_or_null(ld->cfile_add, 6, json_object_get(f, "old_path"));
 		} else {
 			sqlite3_bind_null(ld->cfile_add, 3);
 			sqlite3_bind_null(ld->cfile_add, 4);
+			sqlite3_bind_null(ld->cfile_add, 5);
+			sqlite3_bind_null(ld->cfile_add, 6);
 		}
 		if (step_done(ld->db, ld->cfile_add) < 0)
 			return -1;
@@ -457,6 +470,26 @@ static int load_coupling(struct loader *ld, json_t *rec)
 	return step_done(ld->db, ld->coupling_add);
 }
 
+/*
+ * ci-couple's header records: a "history" record with "replace":true (a first
+ * walk, or a rewritten history) replaces the stored history and coupling; a
+ * "couplings" record with "replace":true replaces the coupling table.  The
+ * history's head is remembered, for the next incremental walk.
+ */
+static int load_history_header(struct loader *ld, json_t *rec, int history)
+{
+	if (json_is_true(json_object_get(rec, "replace"))) {
+		const char *sql = history ?
+			"DELETE FROM commit_files; DELETE FROM commits; DELETE FROM coupling;" :
+			"DELETE FROM coupling;";
+		if (sql_exec(ld->db, sql) < 0)
+			return -1;
+	}
+	if (history && jstr(rec, "head"))
+		set_meta(ld->db, "history_head", jstr(rec, "head"));
+	return 0;
+}
+
 /* Store one record.  Unknown types are ignored (a sink has nowhere to pass them). */
 static int load_record(struct loader *ld, json_t *rec)
 {
@@ -476,6 +509,8 @@ static int load_record(struct loader *ld, json_t *rec)
 		return load_commit(ld, rec);
 	if (!strcmp(t, "coupling"))
 		return load_coupling(ld, rec);
+	if (!strcmp(t, "history") || !strcmp(t, "couplings"))
+		return load_history_header(ld, rec, !strcmp(t, "history"));
 	return 0;
 }
 

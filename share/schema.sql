@@ -107,15 +107,21 @@ CREATE TABLE vectors(
 
 CREATE TABLE commits(
 	sha TEXT PRIMARY KEY,
-	time INTEGER NOT NULL,
+	time INTEGER NOT NULL,		-- committer time, seconds
 	author TEXT,
-	message TEXT
+	email TEXT,
+	message TEXT,
+	parents INTEGER,		-- number of parents
+	merged_into TEXT		-- for a commit a merge brought in: that merge
 );
+CREATE INDEX commits_time ON commits(time);
 CREATE TABLE commit_files(
 	sha TEXT NOT NULL,
 	path TEXT NOT NULL,
 	added INTEGER,
 	deleted INTEGER,
+	status TEXT,			-- A, M, D, R
+	old_path TEXT,			-- the path before a rename
 	PRIMARY KEY (sha, path)
 );
 CREATE INDEX commit_files_path ON commit_files(path);
