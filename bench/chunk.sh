@@ -3,6 +3,9 @@
 #
 # Both tools run on the same tree, in this process tree, one after the other,
 # after one warm-up pass that reads every file (so both see a warm page cache).
+# Neither reads version-control directories or ci's own .ci-index/ (ci-chunk
+# skips them itself; ctags excludes .git, .hg, .svn by default, and is told
+# --exclude=.ci-index).
 # Each is timed with GNU time (wall, user+sys CPU, peak RSS); the figure kept is
 # the median of N runs (peak RSS: the largest).  Files and bytes read come from
 # ci-chunk's own file records (one extra, untimed run) and from ctags --totals.
@@ -90,7 +93,9 @@ timeit() {
 	local name=$1 i rc=0
 	shift
 	: > "$tmp/$name.time"
+	: > "$tmp/$name.load"
 	for i in $(seq 1 "$runs"); do
+		cut -d' ' -f1 /proc/loadavg >> "$tmp/$name.load"
 		(cd "$tree" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/$name.t" "$@" > /dev/null 2> "$tmp/$name.err.$i")
 		local st=$?
 		if [ $st -ne 0 ]; then
@@ -122,11 +127,12 @@ echo
 
 echo "warm-up: reading every file of the tree once ..." >&2
 start=$(date +%s)
-find "$tree" -type f -print0 | xargs -0 cat > /dev/null 2>&1
+find "$tree" \( -name .git -o -name .hg -o -name .svn -o -name .ci-index \) -prune -o -type f -print0 |
+	xargs -0 cat > /dev/null 2>&1
 echo "warm-up: $(( $(date +%s) - start )) s" >&2
 
 chunk_cmd=("$chunk" -j "$threads" .)
-ctags_cmd=("$ctags" -R --output-format=json --fields=+neKS --extras=+r --totals=yes -f - .)
+ctags_cmd=("$ctags" -R --output-format=json --fields=+neKS --extras=+r --totals=yes --exclude=.ci-index -f - .)
 fail=0
 
 ci_files=? ci_bytes= ci_ok=0
@@ -134,9 +140,10 @@ if [ "$only" != ctags ]; then
 	if [ $count = 1 ]; then
 		echo "ci-chunk: untimed run to count files, bytes and records ..." >&2
 		(cd "$tree" && "${chunk_cmd[@]}" 2> "$tmp/count.err") |
-		awk '
+		awk -v list="$tmp/files" '
 			{ t = substr($0, 11, 4); n[t]++ }
 			t == "file" && match($0, /"size":[0-9]+/) { bytes += substr($0, RSTART + 7, RLENGTH - 7) }
+			t == "file" && match($0, /"path":"[^"\\]*"/) { print substr($0, RSTART + 8, RLENGTH - 9) > list }
 			END {
 				printf "%d %d %d %d %d %d\n", n["file"], bytes, n["chun"], n["def\""], n["ref\""], n["impo"]
 			}' > "$tmp/count"
@@ -145,11 +152,6 @@ if [ "$only" != ctags ]; then
 	echo "ci-chunk: timing: cd $tree && ${chunk_cmd[*]} > /dev/null" >&2
 	if timeit ci-chunk "${chunk_cmd[@]}"; then ci_ok=1; else fail=1; fi
 	read -r ci_wall ci_cpu ci_rss < <(stats ci-chunk)
-	if [ "$ci_files" = "?" ]; then
-		# ci-chunk prints "N files read" at the end of its stderr.
-		ci_files=$(sed -n 's/^ci-chunk: \([0-9]*\) files read$/\1/p' "$tmp/ci-chunk.err.1" | tail -1)
-		[ -n "$ci_files" ] || ci_files=?
-	fi
 fi
 
 ct_files=? ct_bytes= ct_tags=
@@ -162,6 +164,19 @@ if [ "$only" != ci-chunk ]; then
 	[ -n "${ct_files:-}" ] || ct_files=?
 	[ -n "${ct_bytes:-}" ] && ct_bytes=$((ct_bytes * 1024))
 	ct_tags=$(sed -n 's/^\([0-9]*\) tags added to tag file.*/\1/p' "$tmp/ctags.err.1" | tail -1)
+fi
+
+# The same work for ctags: only the files ci-chunk read (ci-chunk skips files
+# over 1 MiB, vendored and generated ones, that ctags -R reads).
+cs_files=
+if [ -z "$only" ] && [ -s "$tmp/files" ]; then
+	ctags_same=("$ctags" --output-format=json --fields=+neKS --extras=+r --totals=yes -f - -L "$tmp/files")
+	echo "ctags: timing on ci-chunk's files: cd $tree && ${ctags_same[*]} > /dev/null" >&2
+	timeit ctags-same "${ctags_same[@]}" || fail=1
+	read -r cs_wall cs_cpu cs_rss < <(stats ctags-same)
+	read -r cs_files cs_bytes < <(sed -n 's/^\([0-9]*\) files, [0-9]* lines (\([0-9]*\) kB) scanned.*/\1 \2/p' "$tmp/ctags-same.err.1" | tail -1)
+	[ -n "${cs_files:-}" ] || cs_files=?
+	[ -n "${cs_bytes:-}" ] && cs_bytes=$((cs_bytes * 1024))
 fi
 
 # row <tool> <files> <bytes> <wall> <cpu> <rss>
@@ -178,15 +193,23 @@ echo
 printf '%-9s %8s %9s %9s %9s %9s %8s %9s\n' tool files MB "wall s" "cpu s" "files/s" "MB/s" "RSS MiB"
 [ "$only" = ctags ] || row ci-chunk "$ci_files" "$ci_bytes" "$ci_wall" "$ci_cpu" "$ci_rss"
 [ "$only" = ci-chunk ] || row ctags "$ct_files" "$ct_bytes" "$ct_wall" "$ct_cpu" "$ct_rss"
+[ -z "$cs_files" ] || row ctags-L "$cs_files" "$cs_bytes" "$cs_wall" "$cs_cpu" "$cs_rss"
 echo "(MB = 10^6 bytes; cpu = user + sys; ci-chunk -j $threads, ctags single-threaded)"
+[ -z "$cs_files" ] || echo "(ctags-L: ctags on the files ci-chunk read, with -L; of those, ctags parses the ones in a language it knows)"
 if [ "$only" != ctags ] && [ $count = 1 ]; then
 	echo "ci-chunk records: $ci_files file, $ci_chunks chunk, $ci_defs def, $ci_refs ref, $ci_imports import"
 fi
 [ "$only" = ci-chunk ] || echo "ctags tags: ${ct_tags:-?} (definitions, plus reference tags for #include/#undef and the like)"
+# Other processes on the machine skew wall times (CPU times much less): say so.
+load=$(cat "$tmp"/*.load 2>/dev/null | sort -n | tail -1)
+echo "1-minute load average before the runs: at most $load"
+awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l >= 0.5) }' &&
+	echo "warning: the machine was busy (load $load on $(nproc) CPUs): wall times are pessimistic; compare CPU times"
 
 if [ -z "$only" ]; then
 	ratio=$(awk -v a="$ci_wall" -v b="$ct_wall" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-	echo "ci-chunk wall time / ctags wall time: $ratio"
+	echo "ci-chunk wall time / ctags wall time: $ratio (CPU time: $(awk -v a="$ci_cpu" -v b="$ct_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
+	[ -z "$cs_files" ] || echo "ci-chunk wall time / ctags-L wall time: $(awk -v a="$ci_wall" -v b="$cs_wall" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') (CPU time: $(awk -v a="$ci_cpu" -v b="$cs_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
 fi
 
 missed=0

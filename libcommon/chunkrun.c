@@ -142,8 +142,8 @@ int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk
 		r.skipped = s->skipped;
 		ret = fn(f, &r, data);
 
-		/* free big buffers, keep small ones for reuse */
-		if (s->out.alloc > (1 << 20))
+		/* free big buffers, keep small ones for reuse (512 slots: keep them small) */
+		if (s->out.alloc > (64 << 10))
 			buf_release(&s->out);
 		else
 			buf_reset(&s->out);
