@@ -269,7 +269,8 @@ static int load_file(struct loader *ld, json_t *rec)
 		return bad(ld, "has no \"path\"", "file");
 	if (!blob || strlen(blob) != 40)
 		return bad(ld, "has no 40-digit \"blob\"", "file");
-	if (path[0] == '/' || !strncmp(path, "../", 3) || strstr(path, "/../"))
+	if (path[0] == '/' || !strcmp(path, "..") || !strncmp(path, "../", 3) || strstr(path, "/../") ||
+	    (strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "/..")))
 		return error("%s:%ld: file record path '%s' leaves the repository", ld->src, ld->lineno, path);
 	sqlite3_bind_text(ld->blob_get, 1, blob, -1, SQLITE_STATIC);
 	if (sqlite3_step(ld->blob_get) == SQLITE_ROW)
@@ -617,6 +618,8 @@ static void stamp(sqlite3 *db, const char *root, const char *key)
 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	set_meta(db, key, when);
+	snprintf(when, sizeof(when), "%lld", (long long)t);
+	set_meta(db, "updated_epoch", when);
 	set_meta(db, "commit", commit ? commit : "");
 	free(commit);
 }
@@ -683,6 +686,8 @@ struct feed {
 	struct progress *pg;	/* progress */
 	long failed;		/* files that could not be read */
 	sqlite3_stmt *skip;	/* records a file left out */
+	sqlite3_stmt *unfile;	/* forgets a file that is now left out */
+	sqlite3_stmt *unimp;	/* and its imports */
 };
 
 static int feed_result(size_t i, const struct chunk_result *r, void *data)
@@ -701,6 +706,11 @@ static int feed_result(size_t i, const struct chunk_result *r, void *data)
 		sqlite3_bind_text(fd->skip, 4, r->skipped ? walk_skip_name(r->skipped) : "unreadable",
 				  -1, SQLITE_STATIC);
 		if (step_done(fd->ld->db, fd->skip) < 0)
+			return -1;
+		/* a file whose content is now binary or generated leaves the index */
+		sqlite3_bind_text(fd->unfile, 1, r->file->path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(fd->unimp, 1, r->file->path, -1, SQLITE_STATIC);
+		if (step_done(fd->ld->db, fd->unfile) < 0 || step_done(fd->ld->db, fd->unimp) < 0)
 			return -1;
 	}
 	fd->pg->done++;
@@ -893,6 +903,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	fd.pg = &pg;
 	fd.failed = 0;
 	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
+	fd.unfile = prep(db, "DELETE FROM files WHERE path = ?1");
+	fd.unimp = prep(db, "DELETE FROM imports WHERE path = ?1");
 	if (sql_exec(db, "BEGIN") < 0 ||
 	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
 	    loader_finish_file(&ld) < 0) {
@@ -906,6 +918,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	progress_tick(&pg, 1);
 	loader_release(&ld);
 	sqlite3_finalize(fd.skip);
+	sqlite3_finalize(fd.unfile);
+	sqlite3_finalize(fd.unimp);
 	free(paths);
 	if (sqlite3_close(db) != SQLITE_OK)
 		ret = EXIT_IO;
@@ -960,7 +974,9 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	char *path;
 	sqlite3 *db;
 	sqlite3_stmt *st, *touch, *del_file, *del_imp;
-	long unchanged = 0, reread = 0, reused = 0, removed = 0;
+	long unchanged = 0, reread = 0, reused = 0, removed = 0, added = 0;
+	int64_t racy;
+	int corrupt = 0;
 	int lock, rc, ret = EXIT_OK;
 
 	(void)argv;
@@ -1008,9 +1024,18 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 			 (const char *)sqlite3_column_text(st, 4));
 		known_nr++;
 	}
+	corrupt = sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB;
 	sqlite3_finalize(st);
+	if (corrupt)
+		goto rebuild;
 	if (known_nr)
 		qsort(known, known_nr, sizeof(*known), cmp_known);
+	/* a file changed within the second of the last update may keep its mtime and
+	 * size: such files are hashed, not trusted (git's "racy" entries) */
+	{
+		const char *e = index_meta(ix, "updated_epoch");
+		racy = e ? (int64_t)atoll(e) : INT64_MAX;
+	}
 
 	if (sql_exec(db, "BEGIN IMMEDIATE") < 0) {
 		ret = EXIT_IO;
@@ -1028,7 +1053,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		k = known_nr ? bsearch(&key, known, known_nr, sizeof(*known), cmp_known) : NULL;
 		if (k) {
 			k->seen = 1;
-			if (k->size == (int64_t)f->size && k->mtime == f->mtime) {
+			if (k->size == (int64_t)f->size && k->mtime == f->mtime && (f->mtime < racy || k->skipped)) {
 				unchanged++;
 				continue;
 			}
@@ -1043,7 +1068,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 			sqlite3_bind_text(q, 1, blob, -1, SQLITE_STATIC);
 			have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
 			sqlite3_finalize(q);
-			if (have && k && !k->skipped) {
+			if (have && k && !k->skipped && !strcmp(blob, k->blob)) {
 				sqlite3_bind_text(touch, 1, f->path, -1, SQLITE_STATIC);
 				sqlite3_bind_int64(touch, 2, (sqlite3_int64)n);
 				sqlite3_bind_int64(touch, 3, f->mtime);
@@ -1062,6 +1087,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		}
 		free(data);
 		free(abs);
+		if (!k)
+			added++;
 		ALLOC_GROW(todo.files, todo.files_nr + 1, todo.files_alloc);
 		todo.files[todo.files_nr] = *f;
 		todo.files[todo.files_nr].path = xstrdup(f->path);
@@ -1118,20 +1145,73 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	fd.pg = &pg;
 	fd.failed = 0;
 	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
+	fd.unfile = prep(db, "DELETE FROM files WHERE path = ?1");
+	fd.unimp = prep(db, "DELETE FROM imports WHERE path = ?1");
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
 	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0))
 		ret = EXIT_IO;
+	if (ret == EXIT_OK && (added || removed)) {
+		/* files came or went: an unchanged file's import may now resolve elsewhere */
+		sqlite3_stmt *q = prep(db, "SELECT i.rowid, i.path, i.target, i.resolved, b.lang FROM imports i "
+				       "JOIN files f ON f.path = i.path JOIN blobs b ON b.id = f.blob_id");
+		sqlite3_stmt *u = prep(db, "UPDATE imports SET resolved = ?2 WHERE rowid = ?1");
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			const char *lang = (const char *)sqlite3_column_text(q, 4);
+			const char *old = (const char *)sqlite3_column_text(q, 3);
+			char *now;
+			if (!lang)
+				continue;
+			now = import_resolve(&ictx, lang, (const char *)sqlite3_column_text(q, 1),
+					     (const char *)sqlite3_column_text(q, 2));
+			if ((now == NULL) != (old == NULL) || (now && strcmp(now, old))) {
+				sqlite3_bind_int64(u, 1, sqlite3_column_int64(q, 0));
+				if (now)
+					sqlite3_bind_text(u, 2, now, -1, SQLITE_TRANSIENT);
+				else
+					sqlite3_bind_null(u, 2);
+				if (step_done(db, u) < 0)
+					ret = EXIT_IO;
+			}
+			free(now);
+		}
+		sqlite3_finalize(q);
+		sqlite3_finalize(u);
+	}
 	reread = ld.files;
 	loader_release(&ld);
 	sqlite3_finalize(fd.skip);
+	sqlite3_finalize(fd.unfile);
+	sqlite3_finalize(fd.unimp);
 	progress_tick(&pg, 1);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated");
 		if (sql_exec(db, "COMMIT") < 0)
 			ret = EXIT_IO;
 	} else {
+		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
 		sql_exec(db, "ROLLBACK");
+	}
+	if (corrupt) {
+rebuild:
+		/* never serve a damaged index: build it anew */
+		fprintf(stderr, "%s: the index '%s' is damaged (%s): rebuilding it\n", progname, path,
+			sqlite3_errmsg(db));
+		for (i = 0; i < known_nr; i++)
+			free(known[i].path);
+		free(known);
+		free(paths);
+		walk_list_release(&todo);
+		walk_list_release(&list);
+		index_close(ix);
+		walker_close(&w);
+		close(lock);
+		{
+			char *p2 = path;
+			ret = cmd_build(o, 0, NULL);
+			free(p2);
+		}
+		return ret;
 	}
 	if (verbosity)
 		fprintf(stderr, "%s: %ld unchanged, %ld re-read, %ld reused from the index, %ld removed\n",
@@ -1156,9 +1236,12 @@ static long long count(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *st = prep(db, sql);
 	long long n = 0;
+	int rc = sqlite3_step(st);
 
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if (rc == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE)
+		die("the index is unreadable (%s): run 'ci-index build'", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	return n;
 }
@@ -1200,21 +1283,26 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	{
 		sqlite3_stmt *q = prep(db, "SELECT size, mtime FROM files WHERE path = ?1 "
 				       "UNION ALL SELECT size, mtime FROM skipped WHERE path = ?1");
+		long long added = 0, changed = 0, indexed, removed;
 		for (i = 0; i < list.files_nr; i++) {
+			int rc2;
 			sqlite3_bind_text(q, 1, list.files[i].path, -1, SQLITE_STATIC);
-			if (sqlite3_step(q) != SQLITE_ROW ||
-			    sqlite3_column_int64(q, 0) != (sqlite3_int64)list.files[i].size ||
-			    sqlite3_column_int64(q, 1) != list.files[i].mtime)
-				stale++;
+			rc2 = sqlite3_step(q);
+			if (rc2 == SQLITE_ROW) {
+				if (sqlite3_column_int64(q, 0) != (sqlite3_int64)list.files[i].size ||
+				    sqlite3_column_int64(q, 1) != list.files[i].mtime)
+					changed++;
+			} else if (rc2 == SQLITE_DONE) {
+				added++;
+			} else {
+				die("index '%s' is unreadable (%s): run 'ci-index build'", path, sqlite3_errmsg(db));
+			}
 			sqlite3_reset(q);
 		}
 		sqlite3_finalize(q);
-	}
-	{
-		long long indexed = count(db, "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM skipped)");
-		long long on_disk_known = (long long)list.files_nr - stale;
-		if (indexed > on_disk_known)
-			stale += indexed - on_disk_known;	/* removed from disk */
+		indexed = count(db, "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM skipped)");
+		removed = indexed - ((long long)list.files_nr - added);
+		stale = added + changed + (removed > 0 ? removed : 0);
 	}
 	if (stat(path, &sb) == 0)
 		index_bytes += sb.st_size;
@@ -1330,7 +1418,7 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
 		ret = EXIT_IO;
 	while (ret == EXIT_OK && (rc = nd_read(&rd, &rec)) > 0) {
-		ld.lineno = rd.lineno - 1;
+		ld.lineno = rd.lineno;
 		if (load_record(&ld, rec) < 0)
 			ret = EXIT_IO;
 		json_decref(rec);

@@ -205,7 +205,7 @@ test_expect_success 'status: one record about the index' '
 	EOF
 	test_cmp_json expect actual &&
 	"$JQ" -e ".created | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\$\")" status &&
-	"$JQ" -e ".updated == .created" status
+	"$JQ" -e ".updated >= .created" status
 '
 
 test_expect_success 'status: the counts are those of ci-chunk' '
@@ -354,7 +354,7 @@ test_expect_success 'load: commit and coupling records' '
 	cat >expect <<-\EOF &&
 	2222222222222222222222222222222222222222|src/parse.c|3|1
 	EOF
-	sqlite3 loaded.db "SELECT * FROM commit_files WHERE added IS NOT NULL" >actual &&
+	sqlite3 loaded.db "SELECT sha, path, added, deleted FROM commit_files WHERE added IS NOT NULL" >actual &&
 	test_cmp expect actual &&
 	index_dump loaded.db >actual &&
 	test_cmp build.dump actual
