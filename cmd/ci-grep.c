@@ -74,6 +74,8 @@ static const char usage_text[] =
 	"      --index <db>            use the index <db> (default: $CI_INDEX, else\n"
 	"                              <root>/.ci-index/index.db when it exists)\n"
 	"      --no-index              scan the files even if there is an index\n"
+	"      --trust-index           read only the index's candidates, checking nothing else\n"
+	"                              (faster; misses files added or edited since the last update)\n"
 	"      --max-filesize <bytes>  skip files larger than this (default 1048576; 0: no limit)\n"
 	"      --include-vendored      also search vendored and generated files\n"
 	"      --no-ignore             do not honour .gitignore, .git/info/exclude\n"
@@ -83,7 +85,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_JSON = 256, OPT_NO_JSON, OPT_INDEX, OPT_NO_INDEX, OPT_MAX_SIZE, OPT_VENDORED,
-	OPT_NO_IGNORE, OPT_STATS,
+	OPT_NO_IGNORE, OPT_STATS, OPT_TRUST_INDEX,
 };
 
 static const struct option long_options[] = {
@@ -103,6 +105,7 @@ static const struct option long_options[] = {
 	{ "no-json", no_argument, NULL, OPT_NO_JSON },
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "no-index", no_argument, NULL, OPT_NO_INDEX },
+	{ "trust-index", no_argument, NULL, OPT_TRUST_INDEX },
 	{ "max-filesize", required_argument, NULL, OPT_MAX_SIZE },
 	{ "include-vendored", no_argument, NULL, OPT_VENDORED },
 	{ "no-ignore", no_argument, NULL, OPT_NO_IGNORE },
@@ -127,6 +130,7 @@ struct options {
 	int json;			/* NDJSON out, else path:line:col:text */
 	const char *index;		/* --index, or NULL */
 	int no_index;			/* --no-index */
+	int trust_index;		/* --trust-index: do not stat the files ruled out */
 	struct walk_opts walk;		/* walker rules */
 	int walk_default;		/* walk options are the index's (the defaults) */
 	int stats;			/* --stats */
@@ -293,7 +297,7 @@ enum match_kind {
 };
 
 #define MATCH_LIMIT 2000000	/* PCRE2 backtracking steps per attempt */
-#define DEPTH_LIMIT 10000	/* PCRE2 nested backtracking (interpreter) */
+#define DEPTH_LIMIT 100000	/* PCRE2 nested backtracking (the interpreter, without JIT) */
 #define FILE_BUDGET_NS 2000000000LL	/* time for one file before giving up on it */
 
 struct matcher {
@@ -302,6 +306,8 @@ struct matcher {
 	char *literal;			/* the finder's literal */
 	pcre2_code *re;			/* M_PREFILTER, M_BUFFER, M_LINES */
 	struct trigram_info info;	/* what the pattern says */
+	unsigned tflags;		/* the trigram_flags it was analysed with */
+	const char *pattern;		/* as given */
 };
 
 /* Per thread: the regex's scratch space. */
@@ -310,8 +316,7 @@ struct searcher {
 	pcre2_match_context *mctx;	/* limits and JIT stack */
 	pcre2_jit_stack *jit_stack;	/* a bigger JIT stack than the default 32K */
 	char *rbuf;			/* the file read */
-	size_t rbuf_alloc;
-	struct buf scratch;		/* context lines */
+	size_t rbuf_alloc;		/* its size */
 };
 
 /* The PCRE2 error message for code rc. */
@@ -340,6 +345,8 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		die_code(EXIT_USAGE, "the pattern holds a newline, but lines are matched one at a time");
 	tflags = (o->fixed ? TRIGRAM_FIXED : 0) | (o->icase ? TRIGRAM_ICASE : 0) | (o->word ? TRIGRAM_WORD : 0);
 	trigram_analyze(&m->info, o->pattern, tflags);
+	m->tflags = tflags;
+	m->pattern = o->pattern;
 
 	/* a literal without -i or -w never needs the regex engine */
 	literal_only = !o->icase && !o->word && m->info.literal && m->info.literal_len;
@@ -350,8 +357,9 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		return;
 	}
 
+	/* -w: not next to a word character, in Unicode's sense (as rg has it) */
 	if (o->word) {
-		buf_addstr(&pat, "(?<!\\w)(?:");
+		buf_addstr(&pat, "(?<![\\p{L}\\p{N}\\p{M}\\p{Pc}])(?:");
 		prefix_len = pat.len;
 	}
 	if (o->fixed) {
@@ -365,7 +373,7 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		buf_addstr(&pat, o->pattern);
 	}
 	if (o->word)
-		buf_addstr(&pat, ")(?!\\w)");
+		buf_addstr(&pat, ")(?![\\p{L}\\p{N}\\p{M}\\p{Pc}])");
 	if (o->icase)
 		copts |= PCRE2_CASELESS;
 	m->re = pcre2_compile((PCRE2_SPTR)pat.buf, pat.len, copts, &err, &off, NULL);
@@ -404,7 +412,6 @@ static void matcher_release(struct matcher *m)
 static void searcher_init(struct searcher *sr, const struct matcher *m)
 {
 	memset(sr, 0, sizeof(*sr));
-	buf_init(&sr->scratch, 0);
 	if (!m->re)
 		return;
 	sr->md = pcre2_match_data_create_from_pattern(m->re, NULL);
@@ -427,7 +434,6 @@ static void searcher_release(struct searcher *sr)
 	if (sr->jit_stack)
 		pcre2_jit_stack_free(sr->jit_stack);
 	free(sr->rbuf);
-	buf_release(&sr->scratch);
 }
 
 /* ---- searching one file ---- */
@@ -794,6 +800,7 @@ static long search_buffer(const struct options *o, const struct matcher *m, stru
 enum target_mode {
 	T_READ,		/* read and search it */
 	T_CHECK,	/* the index says it cannot match: read it only if it changed */
+	T_SKIP,		/* checked: unchanged, or gone */
 };
 
 struct target {
@@ -839,8 +846,6 @@ struct job {
 	pthread_cond_t done_cond;	/* the writer's file is done */
 	/* counters (atomic) */
 	unsigned long n_read;		/* files read */
-	unsigned long n_stat;		/* files stat'ed to see if they changed */
-	unsigned long n_unchanged;	/* ... and found unchanged */
 	unsigned long long bytes;	/* bytes read */
 };
 
@@ -853,15 +858,15 @@ struct job {
 static int load_file(struct job *jb, struct searcher *sr, struct target *t, struct slot *s,
 		     const char **data, size_t *len, int *mapped)
 {
-	int fd = openat(jb->rootfd, t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = openat(jb->rootfd, t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	size_t want, have = 0;
 	ssize_t n;
 	struct stat st;
 
 	*mapped = 0;
 	if (fd < 0) {
-		if (errno == ENOENT)
-			return 1;
+		if (errno == ENOENT || errno == ELOOP)
+			return 1;	/* gone, or now a symbolic link, since it was listed */
 		buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->path, strerror(errno));
 		return -1;
 	}
@@ -929,20 +934,7 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	size_t len;
 	int mapped, limited = 0, rc;
 	enum walk_skip why;
-	struct stat st;
 
-	if (t->mode == T_CHECK) {
-		__atomic_add_fetch(&jb->n_stat, 1, __ATOMIC_RELAXED);
-		if (fstatat(jb->rootfd, t->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			return;		/* gone: nothing to search */
-		if ((uint64_t)st.st_size == t->size && (int64_t)st.st_mtime == t->mtime) {
-			__atomic_add_fetch(&jb->n_unchanged, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		if (o->walk.max_filesize && (uint64_t)st.st_size > o->walk.max_filesize)
-			return;
-		t->size = (uint64_t)st.st_size;
-	}
 	rc = load_file(jb, sr, t, s, &data, &len, &mapped);
 	if (rc) {
 		s->failed = rc < 0;
@@ -950,6 +942,8 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	}
 	__atomic_add_fetch(&jb->n_read, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&jb->bytes, (unsigned long long)len, __ATOMIC_RELAXED);
+	if (o->walk.max_filesize && len > o->walk.max_filesize && !t->explicit_)
+		goto done;	/* grew past the limit since it was listed or indexed */
 	why = walk_classify(jb->w, t->path, data, len);
 	if (why != WALK_OK && !(why == WALK_GENERATED && t->explicit_)) {
 		if (t->explicit_ || verbosity)
@@ -1272,9 +1266,10 @@ static void targets_release(struct targets *ts)
 
 /* The root-relative paths named on the command line (or "" for the whole tree). */
 struct scope {
-	char **rel;		/* the paths */
+	char **rel;		/* the paths that exist */
 	int *is_dir;		/* each is a directory */
 	size_t nr;
+	int given;		/* paths were given (nr may be 0 if none exists) */
 };
 
 static int in_scope(const struct scope *sc, const char *path)
@@ -1452,6 +1447,29 @@ static void *lister(void *arg)
 
 /* ---- the index ---- */
 
+/*
+ * Does the index's trigram table match phrases (FTS5 detail=full)?  Then whole
+ * strings are asked for, which is far more selective than their trigrams ANDed.
+ * NEEDSWORK: this asks the table by the name index.h gives; index.c could tell.
+ */
+static int index_has_phrases(struct ci_index *ix)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(index_db(ix), "SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH '\"abcd\"' LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE;
+}
+
+static double secs(int64_t a, int64_t b)
+{
+	return (double)(b - a) / 1e9;
+}
+
 struct ifile {
 	char *path;		/* root-relative */
 	int64_t size, mtime;	/* when indexed */
@@ -1564,13 +1582,102 @@ static int tree_changed(int rootfd, const struct ifiles *fs, int64_t since)
 	return changed;
 }
 
+/*
+ * Stat the T_CHECK files (those the index rules out) with nthreads threads: a
+ * file whose size or modification time differs from the index's becomes T_READ,
+ * the others T_SKIP.  This is most of the time of a selective indexed search on a
+ * large tree (one stat per indexed file), hence the threads.
+ */
+struct check_job {
+	struct targets *ts;		/* the files */
+	int rootfd;			/* the root */
+	uint64_t max_filesize;		/* a changed file over it is skipped */
+	size_t next;			/* next batch (atomic) */
+	unsigned long checked;		/* files stat'ed (atomic) */
+	unsigned long unchanged;	/* found unchanged (atomic) */
+};
+
+#define CHECK_BATCH 512
+
+static void *check_worker(void *arg)
+{
+	struct check_job *cj = arg;
+	size_t i, lo, hi;
+	unsigned long checked = 0, unchanged = 0;
+	struct stat st;
+
+	for (;;) {
+		lo = __atomic_fetch_add(&cj->next, CHECK_BATCH, __ATOMIC_RELAXED);
+		if (lo >= cj->ts->nr)
+			break;
+		hi = lo + CHECK_BATCH < cj->ts->nr ? lo + CHECK_BATCH : cj->ts->nr;
+		for (i = lo; i < hi; i++) {
+			struct target *t = &cj->ts->v[i];
+
+			if (t->mode != T_CHECK)
+				continue;
+			checked++;
+			if (fstatat(cj->rootfd, t->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+			    (cj->max_filesize && (uint64_t)st.st_size > cj->max_filesize)) {
+				t->mode = T_SKIP;	/* gone, or no longer a file to read */
+			} else if ((uint64_t)st.st_size == t->size && (int64_t)st.st_mtime == t->mtime) {
+				t->mode = T_SKIP;
+				unchanged++;
+			} else {
+				t->mode = T_READ;
+				t->size = (uint64_t)st.st_size;
+			}
+		}
+	}
+	__atomic_add_fetch(&cj->checked, checked, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&cj->unchanged, unchanged, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Check the T_CHECK files, then keep only those to read.  *checked, *unchanged: counts. */
+static void check_targets(struct targets *ts, int rootfd, const struct options *o, int trust,
+			  unsigned long *checked, unsigned long *unchanged)
+{
+	struct check_job cj;
+	pthread_t tids[64];
+	int i, n = o->threads < 64 ? o->threads : 64;
+	size_t r, w;
+
+	memset(&cj, 0, sizeof(cj));
+	cj.ts = ts;
+	cj.rootfd = rootfd;
+	cj.max_filesize = o->walk.max_filesize;
+	if (!trust) {
+		for (i = 0; i < n; i++)
+			if (pthread_create(&tids[i], NULL, check_worker, &cj))
+				die("cannot start a thread");
+		for (i = 0; i < n; i++)
+			pthread_join(tids[i], NULL);
+	}
+	for (r = w = 0; r < ts->nr; r++) {
+		if (ts->v[r].mode != T_READ) {
+			free(ts->v[r].path);
+			continue;
+		}
+		ts->v[w++] = ts->v[r];
+	}
+	ts->nr = w;
+	*checked = cj.checked;
+	*unchanged = cj.unchanged;
+}
+
 struct plan_stats {
 	const char *mode;		/* "scan" or "index" */
 	int walked;			/* the tree was walked */
 	size_t indexed;			/* files in the index */
 	size_t candidates;		/* trigram candidates */
+	unsigned long checked;		/* indexed files stat'ed */
+	unsigned long unchanged;	/* ... and found unchanged */
 	char *query;			/* the trigram query */
-	double t_list;			/* seconds spent listing */
+	double t_files;			/* seconds: reading the index's file list */
+	double t_query;			/* ... the trigram query */
+	double t_tree;			/* ... checking the directories */
+	double t_check;			/* ... checking the files */
 };
 
 /*
@@ -1587,20 +1694,55 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	struct cand_cursor cc;
 	size_t i, j;
 	int64_t since;
-	int walk = 0;
+	int walk = 0, rc;
 	struct walk_list list = { 0 };
+	int64_t t0 = now_ns(), t1;
+	char *query = m->info.query ? xstrdup(m->info.query) : NULL;
+
+	if (query && index_has_phrases(ix)) {
+		free(query);
+		query = trigram_query(m->pattern, m->tflags | TRIGRAM_PHRASES);
+	}
+	ps->query = query;	/* freed by the caller */
+
+	/*
+	 * A search is a short-lived reader touching scattered pages once: read()
+	 * into SQLite's cache costs less than a page fault per page through a
+	 * mapping (3x less for the file list on the Linux tree).
+	 */
+	sqlite3_exec(index_db(ix), "PRAGMA mmap_size = 0", NULL, NULL, NULL);
+	for (i = 0; i < sc->nr; i++)
+		if (!sc->is_dir[i])
+			walk = 1;	/* a file named: it may be ignored, so not indexed */
+	if (o->trust_index && o->walk_default && !walk) {
+		/* the candidates alone: no file list, no directory or file checked */
+		if (query)
+			rc = index_trigram_candidates(ix, query, collect_file, &all);
+		else
+			rc = index_files(ix, collect_file, &all);
+		if (rc < 0)
+			return -1;
+		ps->t_query = secs(t0, now_ns());
+		ps->candidates = all.nr;
+		for (i = 0; i < all.nr; i++)
+			if (in_scope(sc, all.v[i].path))
+				add_target(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime, T_READ, 0);
+		ifiles_release(&all);
+		return 0;
+	}
 
 	if (index_files(ix, collect_file, &all) < 0)
 		return -1;
+	t1 = now_ns();
+	ps->t_files = secs(t0, t1);
 	ps->indexed = all.nr;
 	memset(&cc, 0, sizeof(cc));
 	cc.all = &all;
-	if (m->info.query) {
-		if (index_trigram_candidates(ix, m->info.query, mark_candidate, &cc) < 0) {
+	if (query) {
+		if (index_trigram_candidates(ix, query, mark_candidate, &cc) < 0) {
 			ifiles_release(&all);
 			return -1;
 		}
-		ps->query = xstrdup(m->info.query);
 	} else {
 		for (i = 0; i < all.nr; i++)
 			all.v[i].candidate = 1;
@@ -1610,14 +1752,15 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	for (i = 0; i < all.nr; i++)
 		if (!all.v[i].exact)
 			all.v[i].candidate = 1;
+	t0 = now_ns();
+	ps->t_query = secs(t1, t0);
 
 	/* the index lists the walker's files only for the default rules and an unchanged tree */
 	since = parse_stamp(index_meta(ix, "updated"));
-	if (!o->walk_default || since < 0 || tree_changed(rootfd, &all, since))
+	if (!walk && (!o->walk_default || since < 0 || tree_changed(rootfd, &all, since)))
 		walk = 1;
-	for (i = 0; i < sc->nr; i++)
-		if (!sc->is_dir[i])
-			walk = 1;	/* a file named: it may be ignored, so not indexed */
+	t1 = now_ns();
+	ps->t_tree = secs(t0, t1);
 
 	if (walk) {
 		ps->walked = 1;
@@ -1647,6 +1790,8 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 			add_target(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime,
 				   all.v[i].candidate ? T_READ : T_CHECK, 0);
 		}
+		check_targets(ts, rootfd, o, o->trust_index, &ps->checked, &ps->unchanged);
+		ps->t_check = secs(t1, now_ns());
 	}
 	ifiles_release(&all);
 	return 0;
@@ -1688,11 +1833,6 @@ static void add_lang(struct options *o, const char *name)
 	o->langs[o->langs_nr++] = l;
 }
 
-static double secs(int64_t a, int64_t b)
-{
-	return (double)(b - a) / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -1716,7 +1856,8 @@ int main(int argc, char **argv)
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;
 	o.threads = online_cpus();
 
-	while ((c = getopt_long(argc, argv, "e:FiwA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:FiwA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e': o.pattern = optarg; break;
 		case 'F': o.fixed = 1; break;
@@ -1736,6 +1877,7 @@ int main(int argc, char **argv)
 		case OPT_NO_JSON: json = 0; break;
 		case OPT_INDEX: o.index = optarg; break;
 		case OPT_NO_INDEX: o.no_index = 1; break;
+		case OPT_TRUST_INDEX: o.trust_index = 1; break;
 		case OPT_MAX_SIZE:
 			o.walk.max_filesize = (uint64_t)parse_long_arg(usage_text, "--max-filesize",
 								       optarg, 0, 1L << 40);
@@ -1748,9 +1890,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);
 		default:
-			/* getopt printed what is wrong */
-			fputs(usage_text, stderr);
-			return EXIT_USAGE;
+			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
 	}
 	if (!o.pattern) {
@@ -1779,18 +1919,23 @@ int main(int argc, char **argv)
 		walker_close(&w);
 		return EXIT_IO;
 	}
-	sc.nr = (size_t)(argc - optind);
-	sc.rel = xcalloc(sc.nr + 1, sizeof(*sc.rel));
-	sc.is_dir = xcalloc(sc.nr + 1, sizeof(*sc.is_dir));
-	for (i = 0; i < sc.nr; i++) {
+	sc.given = optind < argc;
+	sc.rel = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.rel));
+	sc.is_dir = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.is_dir));
+	for (c = optind; c < argc; c++) {
 		struct stat st;
 
-		if (walker_relpath(&w, argv[optind + (int)i], &sc.rel[i]) < 0) {
+		if (walker_relpath(&w, argv[c], &sc.rel[sc.nr]) < 0) {
 			errors++;
-			sc.rel[i] = xstrdup("\x01");	/* matches nothing */
 			continue;
 		}
-		sc.is_dir[i] = !*sc.rel[i] || (fstatat(rootfd, sc.rel[i], &st, 0) == 0 && S_ISDIR(st.st_mode));
+		sc.is_dir[sc.nr] = !*sc.rel[sc.nr] ||
+			(fstatat(rootfd, sc.rel[sc.nr], &st, 0) == 0 && S_ISDIR(st.st_mode));
+		sc.nr++;
+	}
+	if (sc.given && !sc.nr) {
+		ret = EXIT_IO;	/* no path given exists: nothing to search */
+		goto out;
 	}
 
 	/* the index, unless told not to */
@@ -1852,15 +1997,18 @@ int main(int argc, char **argv)
 	if (o.stats) {
 		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line" };
 		fflush(stdout);
-		fprintf(stderr, "%s: %s: %zu files listed%s", progname, ps.mode, ts.nr,
+		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
 			ps.walked ? " (walked)" : "");
 		if (ix)
 			fprintf(stderr, ", %zu indexed, %zu trigram candidates, %lu stat'ed (%lu unchanged)",
-				ps.indexed, ps.candidates, jb.n_stat, jb.n_unchanged);
+				ps.indexed, ps.candidates, ps.checked, ps.unchanged);
 		fprintf(stderr, ", %lu read (%.1f MB); %s search%s%s%s; list %.3f s, search %.3f s, total %.3f s\n",
 			jb.n_read, (double)jb.bytes / 1e6, kinds[m.kind],
 			m.literal ? " for '" : "", m.literal ? m.literal : "", m.literal ? "'" : "",
 			secs(t0, t1), secs(t1, t2), secs(t0, t2));
+		if (ix)
+			fprintf(stderr, "%s: index: file list %.3f s, trigram query %.3f s, directories %.3f s,"
+				" files checked %.3f s\n", progname, ps.t_files, ps.t_query, ps.t_tree, ps.t_check);
 		if (ps.query)
 			fprintf(stderr, "%s: trigram query: %s\n", progname, ps.query);
 	}

@@ -11,18 +11,30 @@
 #include "common.h"
 #include "embed.h"
 
+/* blis.h defines its inline helpers as plain static: not our warnings */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wsign-compare"
 #include <blis.h>
+#pragma GCC diagnostic pop
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define D0 256			/* token embedding and layer 0 width */
 #define D1 512			/* layer 1 width, output width */
 #define DFF 1536		/* FFN inner width */
 #define MAX_ROWS 2048		/* tokens per forward group: bounds the scratch memory */
+#define STATIC_SIF_A 1e-3	/* static mode: the a of the SIF weights a / (a + p) */
 
 /* One transformer layer's weights (row-major, as in the shards). */
 struct layer {
@@ -57,7 +69,10 @@ struct embed_model {
 	const float *tanh_w, *tanh_b;	/* output layer [512][512], [512] */
 	float ln_eps;			/* layer norm epsilon */
 	float l2_eps;			/* floor of the squared norm */
+	float bias0[D1];		/* layer 0's residual and output biases, summed */
 	float *table;			/* static mode: [emb_rows][512], or NULL */
+	float *weight;			/* static mode: [emb_rows], each piece's weight */
+	uint64_t key;			/* identifies the model's files (embed_model_key) */
 };
 
 struct embed_work {
@@ -106,7 +121,7 @@ static void blis_setup(void)
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	blis_pick_arch();
-	pthread_once(&once, (void (*)(void))bli_init);
+	pthread_once(&once, bli_init);
 }
 
 /* C = alpha * A * op(B) + beta * C, row-major, op(B) = B^T when transb. */
@@ -422,6 +437,36 @@ static int bind_weights(const void **ptr, const char *model_json, const struct t
 	return 0;
 }
 
+/* FNV-1a, 64 bits, over n bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Mix the identity of a file (its path, size, modification time) into h. */
+static uint64_t key_file(uint64_t h, const char *path)
+{
+	struct stat st;
+	int64_t v[3] = { 0, 0, 0 };
+	char *real = realpath(path, NULL);
+
+	h = fnv1a(h, real ? real : path, strlen(real ? real : path));
+	free(real);
+	if (stat(path, &st) == 0) {
+		v[0] = (int64_t)st.st_size;
+		v[1] = (int64_t)st.st_mtim.tv_sec;
+		v[2] = (int64_t)st.st_mtim.tv_nsec;
+	}
+	return fnv1a(h, v, sizeof(v));
+}
+
 int embed_model_open(struct embed_model **out, const char *dir)
 {
 	struct embed_model *m = xcalloc(1, sizeof(*m));
@@ -433,7 +478,6 @@ int embed_model_open(struct embed_model **out, const char *dir)
 	json_error_t jerr;
 	json_t *root = NULL;
 	int ret = -1, l, heads, depth[2];
-	long rows;
 
 	*out = NULL;
 	blis_setup();
@@ -453,6 +497,17 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		goto done;
 
 	m->emb = ptr[W_EMB];
+	m->key = key_file(key_file(0xcbf29ce484222325ull, model_json), vocab_json);
+	{
+		json_t *g, *path;
+		size_t gi, pi;
+		json_array_foreach(json_object_get(root, "weightsManifest"), gi, g)
+			json_array_foreach(json_object_get(g, "paths"), pi, path) {
+				char *f = xasprintf("%s/%s", dir, json_string_value(path));
+				m->key = key_file(m->key, f);
+				free(f);
+			}
+	}
 	for (i = 0; i < t_nr; i++)
 		if (!strcmp(t[i].name, wspecs[W_EMB].name))
 			m->emb_rows = (size_t)t[i].dims[0];
@@ -486,6 +541,8 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		L->res_w = l ? NULL : ptr[W_RES_W];
 		L->res_b = l ? NULL : ptr[W_RES_B];
 	}
+	for (i = 0; i < D1; i++)
+		m->bias0[i] = m->layer[0].res_b[i] + m->layer[0].out_b[i];
 
 	/* the timing signal: sin then cos of position x inverse timescale, in float */
 	m->timing = xmalloc(m->max_tokens * D0 * sizeof(float));
@@ -519,6 +576,7 @@ void embed_model_close(struct embed_model *m)
 	free(m->region);
 	free(m->timing);
 	free(m->table);
+	free(m->weight);
 	free(m);
 }
 
@@ -581,18 +639,25 @@ const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len
 	return w->sw.ids;
 }
 
-/* out = (s / sqrt(var + eps)) * (in - mean) + b, row by row, as the graph does. */
-static void layer_norm(float *out, const float *in, size_t rows, int d,
+/*
+ * out = (s / sqrt(var + eps)) * (in - mean) + b, row by row, as the graph does.
+ * With pend, in += pend first (a bias left over from the product that made in:
+ * adding it here saves a pass over the rows).
+ */
+static void layer_norm(float *out, float *in, size_t rows, int d, const float *pend,
 		       const float *s, const float *b, float eps)
 {
 	size_t r;
 	int i;
 
 	for (r = 0; r < rows; r++) {
-		const float *x = in + r * (size_t)d;
+		float *x = in + r * (size_t)d;
 		float *o = out + r * (size_t)d;
 		float mean = 0, var = 0, rs;
 
+		if (pend)
+			for (i = 0; i < d; i++)
+				x[i] += pend[i];
 		for (i = 0; i < d; i++)
 			mean += x[i];
 		mean /= (float)d;
@@ -605,14 +670,13 @@ static void layer_norm(float *out, const float *in, size_t rows, int d,
 	}
 }
 
-static void add_bias(float *x, size_t rows, int d, const float *b)
+/* Set every row of x to b, for a product to add to (beta = 1). */
+static void fill_rows(float *x, size_t rows, int d, const float *b)
 {
 	size_t r;
-	int i;
 
 	for (r = 0; r < rows; r++, x += d)
-		for (i = 0; i < d; i++)
-			x[i] += b[i];
+		memcpy(x, b, (size_t)d * sizeof(float));
 }
 
 static void add_bias_relu(float *x, size_t rows, int d, const float *b)
@@ -660,6 +724,12 @@ static void attention(struct embed_work *w, const struct layer *L, const size_t 
 			const float *q = w->qkv + base * ld + (size_t)h * L->depth;
 			const float *k = q + L->d, *v = q + 2 * L->d;
 
+			if (nn == 1) {
+				/* one position attends to itself with weight 1 */
+				memcpy(w->att + base * D1 + (size_t)h * L->depth, v,
+				       (size_t)L->depth * sizeof(float));
+				continue;
+			}
 			gemm(w, 1, nn, nn, (size_t)L->depth, L->scale, q, ld, k, ld, 0, w->sc, nn);
 			softmax_rows(w->sc, nn, nn);
 			gemm(w, 0, nn, (size_t)L->depth, nn, 1, w->sc, nn, v, ld, 0,
@@ -668,34 +738,40 @@ static void attention(struct embed_work *w, const struct layer *L, const size_t 
 	}
 }
 
-/* One layer over the T packed rows: w->y is its output (layer 0 reads w->x). */
+/*
+ * One layer over the T packed rows: w->y is its output (layer 0 reads w->x), but
+ * for a bias, *pend, left for the next reader to add.
+ */
 static void layer_run(struct embed_work *w, const struct layer *L, const size_t *len,
-		      size_t n, size_t T)
+		      size_t n, size_t T, const float **pend)
 {
 	const struct embed_model *m = w->m;
-	const float *in = L->res_w ? w->x : w->y;
 	size_t d = (size_t)L->d;
 
 	/* attention, on the normalised input; its output is left at width d in att */
-	layer_norm(w->g, in, T, L->d, L->ln1_s, L->ln1_b, m->ln_eps);
-	gemm(w, 0, T, 3 * d, d, 1, w->g, d, L->qkv_w, 3 * d, 0, w->qkv, 3 * d);
-	add_bias(w->qkv, T, 3 * L->d, L->qkv_b);
+	if (L->res_w)
+		layer_norm(w->g, w->x, T, L->d, NULL, L->ln1_s, L->ln1_b, m->ln_eps);
+	else
+		layer_norm(w->g, w->y, T, L->d, *pend, L->ln1_s, L->ln1_b, m->ln_eps);
+	fill_rows(w->qkv, T, 3 * L->d, L->qkv_b);
+	gemm(w, 0, T, 3 * d, d, 1, w->g, d, L->qkv_w, 3 * d, 1, w->qkv, 3 * d);
 	/* att is laid out with row stride D1 whatever d: attention() writes it so */
 	attention(w, L, len, n);
 	if (L->res_w) {
 		/* layer 0: the residual is the input projected to 512 */
 		gemm(w, 0, T, D1, d, 1, w->x, d, L->res_w, D1, 0, w->y, D1);
-		add_bias(w->y, T, D1, L->res_b);
+		*pend = m->bias0;
+	} else {
+		*pend = L->out_b;
 	}
 	gemm(w, 0, T, D1, d, 1, w->att, D1, L->out_w, D1, 1, w->y, D1);
-	add_bias(w->y, T, D1, L->out_b);
 
 	/* FFN */
-	layer_norm(w->g, w->y, T, D1, L->ln2_s, L->ln2_b, m->ln_eps);
+	layer_norm(w->g, w->y, T, D1, *pend, L->ln2_s, L->ln2_b, m->ln_eps);
 	gemm(w, 0, T, DFF, D1, 1, w->g, D1, L->ff1_w, DFF, 0, w->ff, DFF);
 	add_bias_relu(w->ff, T, DFF, L->ff1_b);
 	gemm(w, 0, T, D1, DFF, 1, w->ff, DFF, L->ff2_w, D1, 1, w->y, D1);
-	add_bias(w->y, T, D1, L->ff2_b);
+	*pend = L->ff2_b;
 }
 
 static void pool_reserve(struct embed_work *w, size_t n)
@@ -720,6 +796,7 @@ static void forward_group(struct embed_work *w, const int32_t *const *ids, const
 			  size_t n, float *pool)
 {
 	const struct embed_model *m = w->m;
+	const float *pend = NULL;
 	size_t s, p, T = 0;
 	int i;
 
@@ -740,8 +817,8 @@ static void forward_group(struct embed_work *w, const int32_t *const *ids, const
 				x[i] = e[i] + (e[i] + t[i]);
 		}
 	if (T) {
-		layer_run(w, &m->layer[0], len, n, T);
-		layer_run(w, &m->layer[1], len, n, T);
+		layer_run(w, &m->layer[0], len, n, T, &pend);
+		layer_run(w, &m->layer[1], len, n, T, &pend);
 	}
 	for (s = 0; s < n; s++) {
 		float *o = pool + s * D1, inv = 1.0f / (float)(len[s] ? len[s] : 1);
@@ -751,8 +828,9 @@ static void forward_group(struct embed_work *w, const int32_t *const *ids, const
 			for (i = 0; i < D1; i++)
 				o[i] += y[i];
 		}
+		/* the mean of y + pend */
 		for (i = 0; i < D1; i++)
-			o[i] *= inv;
+			o[i] = len[s] ? o[i] * inv + pend[i] : 0;
 	}
 }
 
@@ -842,7 +920,7 @@ static void *distil_thread(void *arg)
 			len[i] = 1;
 		}
 		forward_pool(w, ids, len, n);
-		memcpy(d->m->table + s * D1, w->pool, n * D1 * sizeof(float));
+		head(w, w->pool, n, d->m->table + s * D1);
 	}
 	embed_work_free(w);
 	return NULL;
@@ -853,8 +931,9 @@ int embed_static_build(struct embed_model *m, int threads)
 	struct distil *d;
 	pthread_t *tid;
 	int *started;
-	size_t rows = m->emb_rows, per;
-	int i;
+	size_t rows = m->emb_rows, per, V, r;
+	double mean[D1] = { 0 };
+	int i, k;
 
 	if (m->table)
 		return 0;
@@ -882,29 +961,198 @@ int embed_static_build(struct embed_model *m, int threads)
 	free(started);
 	free(d);
 	free(tid);
+
+	/* centre: what all pieces share says nothing about any of them */
+	V = spm_size(m->vocab);
+	for (r = 0; r < V; r++)
+		for (k = 0; k < D1; k++)
+			mean[k] += m->table[r * D1 + k];
+	for (r = 0; r < rows; r++)
+		for (k = 0; k < D1; k++)
+			m->table[r * D1 + k] -= (float)(mean[k] / (double)V);
+
+	/* SIF weights: a / (a + p(piece)), the scores being log probabilities */
+	m->weight = xmalloc(rows * sizeof(*m->weight));
+	for (r = 0; r < rows; r++)
+		m->weight[r] = (float)(STATIC_SIF_A / (STATIC_SIF_A + exp(r < V ? spm_score(m->vocab, (int32_t)r) : 0)));
 	return 0;
+}
+
+/* o += a * v over the 512 dimensions (restrict: so that it vectorises) */
+static void axpy(float *restrict o, const float *restrict v, float a)
+{
+	int i;
+
+	for (i = 0; i < D1; i++)
+		o[i] += a * v[i];
 }
 
 void embed_static(struct embed_work *w, const int32_t *const *ids, const size_t *len,
 		  size_t n, float *out)
 {
 	const struct embed_model *m = w->m;
+	static const int32_t unknown = 0;
 	size_t s, p;
 	int i;
 
 	assert(m->table);
-	pool_reserve(w, n);
 	for (s = 0; s < n; s++) {
-		float *o = w->pool + s * D1, inv = 1.0f / (float)(len[s] ? len[s] : 1);
+		const int32_t *id = len[s] ? ids[s] : &unknown;
+		size_t nn = len[s] ? len[s] : 1;
+		float *o = out + s * D1, ss = 0, r;
+
 		memset(o, 0, D1 * sizeof(float));
-		for (p = 0; p < len[s]; p++) {
-			int32_t id = ids[s][p];
-			const float *v = m->table + (size_t)(id >= 0 && (size_t)id < m->emb_rows ? id : 0) * D1;
-			for (i = 0; i < D1; i++)
-				o[i] += v[i];
+		for (p = 0; p < nn; p++) {
+			size_t row = id[p] >= 0 && (size_t)id[p] < m->emb_rows ? (size_t)id[p] : 0;
+			axpy(o, m->table + row * D1, m->weight[row]);
 		}
 		for (i = 0; i < D1; i++)
-			o[i] *= inv;
+			ss += o[i] * o[i];
+		r = ss > 0 ? 1.0f / sqrtf(ss) : 0;
+		for (i = 0; i < D1; i++)
+			o[i] *= r;
 	}
-	head(w, w->pool, n, out);
+}
+
+/* The static table's file: a header, the table, the weights (native byte order). */
+struct static_header {
+	char magic[8];		/* "CISTATIC" */
+	uint32_t version;	/* 1 */
+	uint32_t rows, dim;	/* the table's shape */
+	uint32_t pad;
+	uint64_t key;		/* the model's files it was distilled from */
+};
+
+uint64_t embed_model_key(const struct embed_model *m)
+{
+	return m->key;
+}
+
+int embed_static_load(struct embed_model *m, const char *path)
+{
+	struct static_header h;
+	size_t rows = m->emb_rows;
+	float *table = NULL, *weight = NULL;
+	FILE *f = fopen(path, "rb");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, "CISTATIC", 8) || h.version != 1 ||
+	    h.rows != rows || h.dim != D1 || h.key != m->key)
+		goto done;
+	table = xmalloc(rows * D1 * sizeof(float));
+	weight = xmalloc(rows * sizeof(float));
+	if (fread(table, sizeof(float), rows * D1, f) != rows * D1 ||
+	    fread(weight, sizeof(float), rows, f) != rows || fgetc(f) != EOF)
+		goto done;
+	free(m->table);
+	free(m->weight);
+	m->table = table;
+	m->weight = weight;
+	table = weight = NULL;
+	ret = 0;
+done:
+	free(table);
+	free(weight);
+	fclose(f);
+	return ret;
+}
+
+int embed_static_save(const struct embed_model *m, const char *path)
+{
+	struct static_header h;
+	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	FILE *f;
+	int ok;
+
+	if (!m->table)
+		return -1;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, "CISTATIC", 8);
+	h.version = 1;
+	h.rows = (uint32_t)m->emb_rows;
+	h.dim = D1;
+	h.key = m->key;
+	if (!(f = fopen(tmp, "wb"))) {
+		free(tmp);
+		return -1;
+	}
+	ok = fwrite(&h, sizeof(h), 1, f) == 1 &&
+	     fwrite(m->table, sizeof(float), m->emb_rows * D1, f) == m->emb_rows * D1 &&
+	     fwrite(m->weight, sizeof(float), m->emb_rows, f) == m->emb_rows;
+	ok = (fclose(f) == 0) && ok;
+	if (ok && rename(tmp, path) == 0) {
+		free(tmp);
+		return 0;
+	}
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
+
+/* ---- measuring BLIS ----------------------------------------------------------------------- */
+
+double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, double seconds)
+{
+	struct embed_work *w = embed_work_new(m);
+	size_t nseq, i, s, *len, iters = 0;
+	double t0, el, flops;
+	struct timespec ts;
+	int l, h;
+
+	if (rows > MAX_ROWS)
+		rows = MAX_ROWS;
+	if (seq < 1 || seq > m->max_tokens)
+		seq = m->max_tokens;
+	nseq = rows / seq ? rows / seq : 1;
+	rows = nseq * seq;
+	len = xmalloc(nseq * sizeof(*len));
+	for (s = 0; s < nseq; s++)
+		len[s] = seq;
+	pool_reserve(w, nseq);
+	/* inputs: anything finite */
+	for (i = 0; i < rows * D0; i++)
+		w->x[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+	for (i = 0; i < rows * D1; i++)
+		w->g[i] = w->att[i] = w->y[i] = (float)((i * 104729) % 1000) * 1e-3f - 0.5f;
+	for (i = 0; i < rows * DFF; i++)
+		w->ff[i] = (float)((i * 1299709) % 1000) * 1e-3f;
+	for (i = 0; i < rows * 3 * D1; i++)
+		w->qkv[i] = (float)((i * 15485863) % 1000) * 1e-3f - 0.5f;
+	for (i = 0; i < nseq * D1; i++)
+		w->pool[i] = 0.01f;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	do {
+		/* the products of forward_group() and head(), in its order and shapes */
+		for (l = 0; l < 2; l++) {
+			const struct layer *L = &m->layer[l];
+			size_t d = (size_t)L->d, ld = 3 * d;
+
+			gemm(w, 0, rows, 3 * d, d, 1, w->g, d, L->qkv_w, 3 * d, 1, w->qkv, 3 * d);
+			for (s = 0; s < nseq; s++)
+				for (h = 0; h < L->heads; h++) {
+					const float *q = w->qkv + s * seq * ld + (size_t)h * L->depth;
+					gemm(w, 1, seq, seq, (size_t)L->depth, L->scale, q, ld, q + d, ld,
+					     0, w->sc, seq);
+					gemm(w, 0, seq, (size_t)L->depth, seq, 1, w->sc, seq, q + 2 * d, ld,
+					     0, w->att + s * seq * D1 + (size_t)h * L->depth, D1);
+				}
+			if (L->res_w)
+				gemm(w, 0, rows, D1, d, 1, w->x, d, L->res_w, D1, 0, w->y, D1);
+			gemm(w, 0, rows, D1, d, 1, w->att, D1, L->out_w, D1, 1, w->y, D1);
+			gemm(w, 0, rows, DFF, D1, 1, w->g, D1, L->ff1_w, DFF, 0, w->ff, DFF);
+			gemm(w, 0, rows, D1, DFF, 1, w->ff, DFF, L->ff2_w, D1, 1, w->y, D1);
+		}
+		gemm(w, 0, nseq, D1, D1, 1, w->pool, D1, m->tanh_w, D1, 0, w->att, D1);
+		iters++;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		el = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - t0;
+	} while (el < seconds);
+	flops = embed_flops(len, nseq) * (double)iters;
+	free(len);
+	embed_work_free(w);
+	return flops / el * 1e-9;
 }

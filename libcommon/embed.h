@@ -14,9 +14,10 @@
  * attends to padding (the reference's -1e9 mask, whose weights are exactly 0).
  *
  * The static mode (model2vec's recipe) replaces the transformer by a table, one
- * vector per piece: the layer-1 output of the piece run alone through the model.
- * A text's vector is the mean of its pieces' vectors through the same tanh layer
- * and L2 norm, so it lives in the transformer's space, at a fraction of the cost.
+ * vector per piece: the model's vector for the piece alone, less the mean of all
+ * of them.  A text's vector is the sum of its pieces' vectors weighted by SIF,
+ * a / (a + p) with p the piece's probability, normalised: a space of its own
+ * (compare static vectors with static vectors), at a hundredth of the cost.
  *
  * Threads: the model is read-only once loaded (embed_static_build aside); each
  * thread brings its own struct embed_work.
@@ -50,10 +51,21 @@ const struct spm *embed_model_vocab(const struct embed_model *m);
 
 /*
  * Distil the static table (one forward pass per piece, batched, on threads
- * threads).  Needed once before embed_static().  Returns 0, or -1 after a
- * message.
+ * threads), unless it is there already (embed_static_load).  Needed once before
+ * embed_static().  Cannot fail; returns 0.
  */
 int embed_static_build(struct embed_model *m, int threads);
+
+/*
+ * The static table can be kept in a file between runs: embed_static_save()
+ * writes it (atomically: a temporary file renamed), embed_static_load() reads it
+ * back if it was distilled from the same model files (embed_model_key(): their
+ * paths, sizes and times).  Both return 0, or -1 without a message (the caller
+ * distils instead, or does without the file).
+ */
+int embed_static_load(struct embed_model *m, const char *path);
+int embed_static_save(const struct embed_model *m, const char *path);
+uint64_t embed_model_key(const struct embed_model *m);
 
 /* A thread's scratch memory for the model m. */
 struct embed_work *embed_work_new(const struct embed_model *m);
@@ -75,11 +87,23 @@ const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len
 void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
 		   size_t n, float *out);
 
-/* The same with the static table (embed_static_build first); any length. */
+/*
+ * The same with the static table (embed_static_build first); any length.  An
+ * empty sequence gets the vector of the unknown piece, so every vector is a unit
+ * vector.
+ */
 void embed_static(struct embed_work *w, const int32_t *const *ids, const size_t *len,
 		  size_t n, float *out);
 
 /* Floating-point operations of embed_forward on sequences of these lengths. */
 double embed_flops(const size_t *len, size_t n);
+
+/*
+ * The rate, in GFLOP/s, that BLIS reaches on this thread on the products of one
+ * forward group: rows tokens in sequences of seq tokens, the model's own weight
+ * matrices, nothing but the sgemm calls embed_forward() makes, run for about
+ * seconds.  What bench/embed.sh sets ci-embed's own rate against.
+ */
+double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, double seconds);
 
 #endif

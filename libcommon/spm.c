@@ -14,6 +14,7 @@
 
 struct spm_node {
 	int32_t id;		/* the piece ending here, or -1 */
+	int32_t children;	/* how many nodes hang from this one */
 	double score;		/* its score */
 };
 
@@ -30,6 +31,7 @@ struct spm {
 	unsigned edge_bits;	/* the table has 1 << edge_bits slots */
 	size_t edge_nr;
 	int sep_inside;		/* some piece has "▁" after its start: no prefix shortcut */
+	int32_t ascii[128];	/* the root's children for ASCII, or -1: no hashing for most text */
 };
 
 #define EDGE_EMPTY UINT64_MAX
@@ -85,6 +87,7 @@ static int32_t node_new(struct spm *sp)
 {
 	ALLOC_GROW(sp->node, sp->node_nr + 1, sp->node_alloc);
 	sp->node[sp->node_nr].id = -1;
+	sp->node[sp->node_nr].children = 0;
 	sp->node[sp->node_nr].score = 0;
 	return (int32_t)sp->node_nr++;
 }
@@ -102,6 +105,9 @@ static void trie_insert(struct spm *sp, int32_t id, const uint32_t *cp, size_t n
 			if ((sp->edge_nr + 1) * 2 > ((size_t)1 << sp->edge_bits))
 				edges_grow(sp);
 			edge_put(sp, (uint64_t)cur << 21 | cp[i], next);
+			sp->node[cur].children++;
+			if (cur == 0 && cp[i] < 128)
+				sp->ascii[cp[i]] = next;
 		}
 		cur = next;
 	}
@@ -157,6 +163,8 @@ int spm_load(struct spm **out, const char *path)
 	}
 	node_new(sp);
 	edges_grow(sp);
+	for (k = 0; k < 128; k++)
+		sp->ascii[k] = -1;
 	for (i = SPM_RESERVED; i < sp->nr; i++) {
 		u.nr = 0;
 		utf8_decode(&u, sp->piece[i], strlen(sp->piece[i]));
@@ -292,7 +300,7 @@ static void encode_all(const struct spm *sp, struct spm_work *w, const char *tex
 	 */
 	for (i = 0; i < n; i++) {
 		double from = w->best[i];
-		int32_t node = trie_child(sp, 0, sym[i]);
+		int32_t node = sym[i] < 128 ? sp->ascii[sym[i]] : trie_child(sp, 0, sym[i]);
 		int matched = 0;
 
 		for (j = i; node >= 0; ) {
@@ -301,7 +309,7 @@ static void encode_all(const struct spm *sp, struct spm_work *w, const char *tex
 				relax(w, j + 1, from, nd->score, nd->id);
 				matched = 1;
 			}
-			if (++j >= n)
+			if (++j >= n || !nd->children)
 				break;
 			node = trie_child(sp, node, sym[j]);
 		}

@@ -33,6 +33,7 @@
 #define MAX_TRI_PER_STRING 24	/* trigrams kept from one long string */
 #define MAX_DEPTH 250		/* nesting of groups */
 #define MAX_COPIES 3		/* x{n} is analysed as at most this many x */
+#define MAX_QUERY_TRIGRAMS 64	/* trigrams in the final query */
 
 /* ---- the syntax tree ---- */
 
@@ -866,7 +867,7 @@ enum qop { Q_ALL, Q_TRI, Q_AND, Q_OR };
 
 struct q {
 	enum qop op;		/* Q_ALL: every file */
-	char *tri;		/* Q_TRI: three characters */
+	char *tri;		/* Q_TRI: three characters, or a longer phrase */
 	struct q **k;		/* Q_AND, Q_OR: the operands */
 	size_t nr, alloc;
 };
@@ -924,6 +925,8 @@ static int q_implies(const struct q *a, const struct q *b, int depth)
 		return 0;
 	if (b->op == Q_ALL || q_equal(a, b))
 		return 1;
+	if (a->op == Q_TRI && b->op == Q_TRI && strstr(a->tri, b->tri))
+		return 1;	/* a phrase holds its substrings */
 	if (b->op == Q_AND) {
 		for (i = 0; i < b->nr; i++)
 			if (!q_implies(a, b->k[i], depth + 1))
@@ -1041,7 +1044,13 @@ static struct q *q_or(struct q *a, struct q *b)
 	return q_tidy(q);
 }
 
-/* The trigrams of s, ANDed (Q_ALL when s has fewer than three characters). */
+/* Emit phrases (TRIGRAM_PHRASES) for the analysis running in this thread. */
+static _Thread_local int use_phrases;
+
+/*
+ * The trigrams of s, ANDed, or s as one phrase (Q_ALL when s has fewer than three
+ * characters).
+ */
 static struct q *q_string(const char *s)
 {
 	size_t n = nchars(s), t, i, step_num, off, end;
@@ -1049,6 +1058,12 @@ static struct q *q_string(const char *s)
 
 	if (n < 3)
 		return q;
+	if (use_phrases) {
+		q_free(q);
+		leaf = q_new(Q_TRI);
+		leaf->tri = xstrdup(s);
+		return leaf;
+	}
 	t = n - 2;		/* trigrams in s */
 	step_num = t > MAX_TRI_PER_STRING ? MAX_TRI_PER_STRING : t;
 	for (i = 0; i < step_num; i++) {
@@ -1077,6 +1092,50 @@ static struct q *q_set(const struct sset *s)
 	for (i = 0; i < s->nr; i++)
 		q = q ? q_or(q, q_string(s->v[i])) : q_string(s->v[i]);
 	return q;
+}
+
+static size_t q_leaves(const struct q *q)
+{
+	size_t i, n = q->op == Q_TRI;
+
+	for (i = 0; i < q->nr; i++)
+		n += q_leaves(q->k[i]);
+	return n;
+}
+
+/*
+ * Keep a query within budget trigrams (each costs the index a posting list):
+ * an AND keeps the operands that fit, an OR that does not fit becomes Q_ALL.
+ * Both only widen the query, so it stays conservative.  Consumes q.
+ */
+static struct q *q_prune(struct q *q, size_t budget)
+{
+	size_t i, used = 0, n;
+
+	if (q_leaves(q) <= budget)
+		return q;
+	if (q->op == Q_AND) {
+		struct q *keep = q_all();
+
+		for (i = 0; i < q->nr; i++) {
+			n = q_leaves(q->k[i]);
+			if (used + n <= budget) {
+				keep = q_and(keep, q->k[i]);
+				used += n;
+			} else if (used < budget && q->k[i]->op == Q_AND) {
+				keep = q_and(keep, q_prune(q->k[i], budget - used));
+				used = q_leaves(keep);
+			} else {
+				q_free(q->k[i]);
+			}
+			q->k[i] = NULL;
+		}
+		q->nr = 0;
+		q_free(q);
+		return keep;
+	}
+	q_free(q);
+	return q_all();
 }
 
 static void q_emit(struct buf *b, const struct q *q, int top)
@@ -1347,12 +1406,32 @@ static void info_of(struct info *z, const struct node *nd, int caseless)
 		info_check(z);
 		return;
 	case N_CAT:
+		/*
+		 * Runs of exactly known parts are joined first, so that a literal stays
+		 * one string (one phrase) whatever comes before it.
+		 */
 		info_empty(z);
+		info_empty(&t);
 		for (i = 0; i < nd->kids_nr; i++) {
 			info_of(&y, nd->kids[i], caseless);
+			if (y.exact_known && t.exact_known && t.exact.nr * y.exact.nr <= MAX_SET) {
+				x = t;
+				info_concat(&t, &x, &y);
+				continue;
+			}
 			x = *z;
-			info_concat(z, &x, &y);
+			info_concat(z, &x, &t);
+			info_empty(&t);
+			if (y.exact_known) {
+				x = t;
+				info_concat(&t, &x, &y);
+			} else {
+				x = *z;
+				info_concat(z, &x, &y);
+			}
 		}
+		x = *z;
+		info_concat(z, &x, &t);
 		return;
 	case N_ALT:
 		info_of(z, nd->kids[0], caseless);
@@ -1408,21 +1487,38 @@ static void info_of(struct info *z, const struct node *nd, int caseless)
 struct lit {
 	int known;		/* exact holds the only string matched */
 	struct buf exact;	/* that string */
+	struct buf prefix;	/* every match starts with it */
+	struct buf suffix;	/* every match ends with it */
 	struct buf best;	/* the longest string every match contains */
 };
+
+static void lit_init(struct lit *l)
+{
+	memset(l, 0, sizeof(*l));
+	buf_init(&l->exact, 0);
+	buf_init(&l->prefix, 0);
+	buf_init(&l->suffix, 0);
+	buf_init(&l->best, 0);
+}
 
 static void lit_release(struct lit *l)
 {
 	buf_release(&l->exact);
+	buf_release(&l->prefix);
+	buf_release(&l->suffix);
 	buf_release(&l->best);
 }
 
-static void lit_better(struct buf *best, const struct buf *cand)
+static void buf_set(struct buf *dst, const char *s, size_t n)
 {
-	if (cand->len > best->len) {
-		buf_reset(best);
-		buf_add(best, cand->buf, cand->len);
-	}
+	buf_reset(dst);
+	buf_add(dst, s, n);
+}
+
+static void lit_better(struct buf *best, const char *s, size_t n)
+{
+	if (n > best->len)
+		buf_set(best, s, n);
 }
 
 static void add_utf8(struct buf *b, uint32_t c)
@@ -1444,83 +1540,115 @@ static void add_utf8(struct buf *b, uint32_t c)
 	}
 }
 
+/* A string known exactly: it is its own prefix, suffix and best. */
+static void lit_known(struct lit *z)
+{
+	z->known = 1;
+	buf_set(&z->prefix, z->exact.buf, z->exact.len);
+	buf_set(&z->suffix, z->exact.buf, z->exact.len);
+	lit_better(&z->best, z->exact.buf, z->exact.len);
+}
+
+/*
+ * The literal pass.  In a concatenation, a run of exactly known parts, followed by
+ * the prefix of the next part (or preceded by the suffix of the one before), is a
+ * string every match contains; the longest such string is kept.
+ */
 static void lit_of(struct lit *z, const struct node *nd)
 {
 	struct lit k;
 	struct buf run = BUF_INIT;
-	size_t i;
-	int all = 1, r;
+	size_t i, n;
+	int all = 1, started = 0, r;
 
-	memset(z, 0, sizeof(*z));
-	buf_init(&z->exact, 0);
-	buf_init(&z->best, 0);
+	lit_init(z);
 	switch (nd->type) {
 	case N_EMPTY:
-		z->known = 1;
+		lit_known(z);
 		return;
 	case N_ANY:
 		return;
 	case N_CHARS:
 		if (nd->cps_nr == 1) {
-			z->known = 1;
 			add_utf8(&z->exact, nd->cps[0]);
-			lit_better(&z->best, &z->exact);
+			lit_known(z);
 		}
 		return;
 	case N_CAT:
 		for (i = 0; i < nd->kids_nr; i++) {
 			lit_of(&k, nd->kids[i]);
+			lit_better(&z->best, k.best.buf, k.best.len);
 			if (k.known) {
 				buf_add(&run, k.exact.buf, k.exact.len);
 			} else {
 				all = 0;
-				lit_better(&z->best, &run);
-				buf_reset(&run);
+				buf_add(&run, k.prefix.buf, k.prefix.len);
+				lit_better(&z->best, run.buf, run.len);
+				if (!started) {
+					buf_set(&z->prefix, run.buf, run.len);
+					started = 1;
+				}
+				buf_set(&run, k.suffix.buf, k.suffix.len);
 			}
-			lit_better(&z->best, &k.best);
 			lit_release(&k);
 		}
-		lit_better(&z->best, &run);
+		lit_better(&z->best, run.buf, run.len);
 		if (all) {
-			z->known = 1;
-			buf_add(&z->exact, run.buf, run.len);
+			buf_set(&z->exact, run.buf, run.len);
+			lit_known(z);
+		} else {
+			buf_set(&z->suffix, run.buf, run.len);
 		}
 		buf_release(&run);
 		return;
 	case N_ALT:
-		/* known only if every branch is the same string */
+		/* known if every branch is the same string; else the common prefix and suffix */
 		lit_of(&k, nd->kids[0]);
 		z->known = k.known;
-		buf_add(&z->exact, k.exact.buf, k.exact.len);
+		buf_set(&z->exact, k.exact.buf, k.exact.len);
+		buf_set(&z->prefix, k.prefix.buf, k.prefix.len);
+		buf_set(&z->suffix, k.suffix.buf, k.suffix.len);
 		lit_release(&k);
-		for (i = 1; i < nd->kids_nr && z->known; i++) {
+		for (i = 1; i < nd->kids_nr; i++) {
 			lit_of(&k, nd->kids[i]);
-			if (!k.known || k.exact.len != z->exact.len ||
-			    memcmp(k.exact.buf, z->exact.buf, k.exact.len))
+			if (!k.known || k.exact.len != z->exact.len || memcmp(k.exact.buf, z->exact.buf, k.exact.len))
 				z->known = 0;
+			for (n = 0; n < z->prefix.len && n < k.prefix.len && z->prefix.buf[n] == k.prefix.buf[n]; n++)
+				;
+			buf_setlen(&z->prefix, n);
+			for (n = 0; n < z->suffix.len && n < k.suffix.len &&
+			     z->suffix.buf[z->suffix.len - 1 - n] == k.suffix.buf[k.suffix.len - 1 - n]; n++)
+				;
+			memmove(z->suffix.buf, z->suffix.buf + z->suffix.len - n, n);
+			buf_setlen(&z->suffix, n);
 			lit_release(&k);
 		}
-		if (z->known)
-			lit_better(&z->best, &z->exact);
-		else
+		if (z->known) {
+			lit_known(z);
+		} else {
 			buf_reset(&z->exact);
+			lit_better(&z->best, z->prefix.buf, z->prefix.len);
+			lit_better(&z->best, z->suffix.buf, z->suffix.len);
+		}
 		return;
 	case N_REP:
 		if (nd->max == 0) {
-			z->known = 1;
+			lit_known(z);
 			return;
 		}
 		lit_of(&k, nd->kids[0]);
 		if (nd->min >= 1) {
-			lit_better(&z->best, &k.best);
 			if (k.known && nd->min == nd->max && k.exact.len * (size_t)nd->min <= 4096) {
-				z->known = 1;
 				for (r = 0; r < nd->min; r++)
 					buf_add(&z->exact, k.exact.buf, k.exact.len);
-				lit_better(&z->best, &z->exact);
+				lit_known(z);
+			} else {
+				buf_set(&z->prefix, k.prefix.buf, k.prefix.len);
+				buf_set(&z->suffix, k.suffix.buf, k.suffix.len);
+				lit_better(&z->best, k.best.buf, k.best.len);
 			}
 		} else if (k.known && !k.exact.len) {
-			z->known = 1;
+			lit_known(z);
 		}
 		lit_release(&k);
 		return;
@@ -1561,6 +1689,7 @@ void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned fla
 
 	memset(out, 0, sizeof(*out));
 	memset(&p, 0, sizeof(p));
+	use_phrases = !!(flags & TRIGRAM_PHRASES);
 	p.s = (const unsigned char *)pattern;
 	p.n = strlen(pattern);
 	p.caseless = !!(flags & TRIGRAM_ICASE);
@@ -1610,6 +1739,7 @@ void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned fla
 	}
 	x.match = NULL;
 	info_release(&x);
+	q = q_prune(q, MAX_QUERY_TRIGRAMS);
 	if (q->op != Q_ALL) {
 		q_emit(&b, q, 1);
 		out->query = buf_detach(&b, NULL);

@@ -9,6 +9,9 @@
  *
  *	"abc" AND ("bcd" OR "xyz")
  *
+ * or, for a table that keeps positions (TRIGRAM_PHRASES), with whole strings as
+ * phrases, which FTS5 matches as substrings: "abcd" OR "xyz".
+ *
  * The answer is always conservative: a file that could hold a match is never left
  * out.  Syntax it does not know, and patterns that give no trigram at all, give
  * NULL, which means "every file is a candidate".
@@ -26,6 +29,8 @@ enum trigram_flags {
 	TRIGRAM_FIXED = 1,	/* the pattern is a literal string, not a regex (-F) */
 	TRIGRAM_ICASE = 2,	/* case-insensitive matching (-i) */
 	TRIGRAM_WORD = 4,	/* whole words only (-w): adds nothing to the query */
+	TRIGRAM_PHRASES = 8,	/* the table takes phrases (FTS5 detail=full): a string
+				   becomes one phrase "abcd", not "abc" AND "bcd" */
 };
 
 struct trigram_info {

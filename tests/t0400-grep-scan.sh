@@ -1,0 +1,297 @@
+#!/bin/sh
+# t0400-grep-scan: ci-grep without an index: output formats and options against
+# golden outputs, exit codes and messages, the files it reads and skips, content
+# that is bad or odd (CRLF, invalid UTF-8, no final newline, a binary file), a
+# pattern that backtracks without end, SIGPIPE and a full disk.
+
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'setup: a repository' '
+	mkdir -p repo/src repo/lib repo/build repo/docs repo/tools && cd repo && git init -q &&
+	printf "build/\n" >.gitignore &&
+	printf "int foo(void);\nint food = 1;\n/* nothing */\nstatic int Foo;\nint x = foo();\n" >src/a.c &&
+	printf "#include \"a.h\"\nvoid bar(void)\n{\n\tfoo();\n}\n" >src/b.c &&
+	printf "def foo():\n    return FOO_SUSPEND\n" >lib/m.py &&
+	printf "#!/usr/bin/env python3\nprint(\"foo\")\n" >tools/run &&
+	printf "one foo\r\ntwo\r\nthree foo\r\n" >docs/crlf.txt &&
+	printf "caf\351 foo\nplain\n\377\376 bar\n" >docs/latin1.txt &&
+	printf "first\nlast foo" >docs/nonl.txt &&
+	printf "foo\000binary\n" >docs/blob.dat &&
+	printf "int foo_ignored;\n" >build/gen.c &&
+	printf "p->text[p->pos] = a.b;\n" >src/odd.h
+'
+
+test_expect_success 'a literal, for people' '
+	cat >expect <<-\EOF &&
+	docs/crlf.txt:1:5:one foo
+	docs/crlf.txt:3:7:three foo
+	docs/latin1.txt:1:6:caf'"$(printf '\351')"' foo
+	docs/nonl.txt:2:6:last foo
+	lib/m.py:1:5:def foo():
+	src/a.c:1:5:int foo(void);
+	src/a.c:2:5:int food = 1;
+	src/a.c:5:9:int x = foo();
+	src/b.c:4:2:	foo();
+	tools/run:2:8:print("foo")
+	EOF
+	(cd repo && ci-grep --no-json foo) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'the same as records, by default into a pipe' '
+	cat >expect <<-\EOF &&
+	{"_type":"match","path":"docs/crlf.txt","line":1,"col":5,"text":"one foo"}
+	{"_type":"match","path":"docs/crlf.txt","line":3,"col":7,"text":"three foo"}
+	{"_type":"match","path":"docs/latin1.txt","line":1,"col":6,"text":"caf\ufffd foo"}
+	{"_type":"match","path":"docs/nonl.txt","line":2,"col":6,"text":"last foo"}
+	{"_type":"match","path":"lib/m.py","line":1,"col":5,"text":"def foo():"}
+	{"_type":"match","path":"src/a.c","line":1,"col":5,"text":"int foo(void);"}
+	{"_type":"match","path":"src/a.c","line":2,"col":5,"text":"int food = 1;"}
+	{"_type":"match","path":"src/a.c","line":5,"col":9,"text":"int x = foo();"}
+	{"_type":"match","path":"src/b.c","line":4,"col":2,"text":"\tfoo();"}
+	{"_type":"match","path":"tools/run","line":2,"col":8,"text":"print(\"foo\")"}
+	EOF
+	(cd repo && ci-grep foo) >out &&
+	test_cmp_json expect out &&
+	(cd repo && ci-grep --json foo) >out2 &&
+	test_cmp out out2
+'
+
+test_expect_success 'paths are relative to the root wherever it runs' '
+	(cd repo/src && ci-grep --no-json -l foo) >out &&
+	(cd repo && ci-grep --no-json -l foo) >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-c and -l, for people and as records' '
+	cat >expect <<-\EOF &&
+	src/a.c:3
+	src/b.c:1
+	EOF
+	(cd repo && ci-grep --no-json -c foo src) >out &&
+	test_cmp expect out &&
+	cat >expect <<-\EOF &&
+	{"_type":"count","path":"src/a.c","count":3}
+	{"_type":"count","path":"src/b.c","count":1}
+	EOF
+	(cd repo && ci-grep -c foo src) >out &&
+	test_cmp expect out &&
+	printf "src/a.c\nsrc/b.c\n" >expect &&
+	(cd repo && ci-grep --no-json -l foo src) >out &&
+	test_cmp expect out &&
+	cat >expect <<-\EOF &&
+	{"_type":"match_file","path":"src/a.c"}
+	{"_type":"match_file","path":"src/b.c"}
+	EOF
+	(cd repo && ci-grep -l foo src) >out &&
+	test_cmp expect out
+'
+
+test_expect_success '-i, -w, -F, a regex' '
+	cat >expect <<-\EOF &&
+	src/a.c:1:5:int foo(void);
+	src/a.c:4:12:static int Foo;
+	src/a.c:5:9:int x = foo();
+	EOF
+	(cd repo && ci-grep --no-json -i -w foo src/a.c) >out &&
+	test_cmp expect out &&
+	printf "src/odd.h:1:1:p->text[p->pos] = a.b;\n" >expect &&
+	(cd repo && ci-grep --no-json -F "p->text[p->pos]") >out &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json -F -i "P->TEXT[") >out &&
+	test_cmp expect out &&
+	(cd repo && test_status 1 ci-grep --no-json -F "a*b") &&
+	printf "lib/m.py:2:12:    return FOO_SUSPEND\n" >expect &&
+	(cd repo && ci-grep --no-json -w "[A-Z]+_SUSPEND") >out &&
+	test_cmp expect out &&
+	printf "src/a.c:2:5:int food = 1;\n" >expect &&
+	(cd repo && ci-grep --no-json "fo+d\\s*=") >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'context lines, for people' '
+	cat >expect <<-\EOF &&
+	src/a.c:1:5:int foo(void);
+	src/a.c:2:5:int food = 1;
+	src/a.c-3-/* nothing */
+	--
+	src/b.c-3-{
+	src/b.c:4:2:	foo();
+	src/b.c-5-}
+	EOF
+	(cd repo && ci-grep --no-json -A 1 -B 1 -m 2 foo src/a.c src/b.c) >out &&
+	test_cmp expect out &&
+	cat >expect <<-\EOF &&
+	src/a.c:1:5:int foo(void);
+	src/a.c:2:5:int food = 1;
+	src/a.c-3-/* nothing */
+	src/a.c-4-static int Foo;
+	src/a.c:5:9:int x = foo();
+	EOF
+	(cd repo && ci-grep --no-json -C 2 "foo\\b|food" src/a.c) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'context lines as records' '
+	cat >expect <<-\EOF &&
+	{"_type":"match","path":"src/a.c","line":1,"col":5,"text":"int foo(void);","before":[],"after":["int food = 1;","/* nothing */"]}
+	{"_type":"match","path":"src/a.c","line":2,"col":5,"text":"int food = 1;","before":["int foo(void);"],"after":["/* nothing */","static int Foo;"]}
+	{"_type":"match","path":"src/a.c","line":5,"col":9,"text":"int x = foo();","before":["static int Foo;"],"after":[]}
+	{"_type":"match","path":"docs/nonl.txt","line":2,"col":6,"text":"last foo","before":["first"],"after":[]}
+	EOF
+	(cd repo && ci-grep -B 1 -A 2 foo src/a.c docs/nonl.txt) >out &&
+	sort expect >expect.sorted && sort out >out.sorted &&
+	test_cmp expect.sorted out.sorted
+'
+
+test_expect_success '--max-count stops each file' '
+	printf "src/a.c:1:5:int foo(void);\nsrc/b.c:4:2:\tfoo();\n" >expect &&
+	(cd repo && ci-grep --no-json -m 1 foo src) >out &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json -c -m 2 foo src/a.c) >out &&
+	echo "src/a.c:2" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-g includes and excludes, by name and by path' '
+	printf "src/a.c\nsrc/b.c\n" >expect &&
+	(cd repo && ci-grep --no-json -l -g "*.c" foo) >out &&
+	test_cmp expect out &&
+	printf "lib/m.py\ntools/run\n" >expect &&
+	(cd repo && ci-grep --no-json -l -g "!src" -g "!docs" foo) >out &&
+	test_cmp expect out &&
+	printf "src/b.c\n" >expect &&
+	(cd repo && ci-grep --no-json -l -g "src/**/b.*" foo) >out &&
+	test_cmp expect out &&
+	printf "docs/crlf.txt\ndocs/latin1.txt\n" >expect &&
+	(cd repo && ci-grep --no-json -l -g "docs/*" -g "!nonl*" foo) >out &&
+	test_cmp expect out
+'
+
+test_expect_success '-t by name and by #! line' '
+	printf "lib/m.py\ntools/run\n" >expect &&
+	(cd repo && ci-grep --no-json -l -t python foo) >out &&
+	test_cmp expect out &&
+	printf "lib/m.py\nsrc/a.c\nsrc/b.c\ntools/run\n" >expect &&
+	(cd repo && ci-grep --no-json -l -t python -t c foo) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'ignored and binary files are left out; a file named is read' '
+	(cd repo && ci-grep --no-json -l foo) >out &&
+	! grep build/ out &&
+	! grep blob.dat out &&
+	printf "build/gen.c:1:5:int foo_ignored;\n" >expect &&
+	(cd repo && ci-grep --no-json foo build/gen.c) >out &&
+	test_cmp expect out &&
+	(cd repo && test_status 1 ci-grep foo docs/blob.dat 2>../err) &&
+	test_grep "docs/blob.dat: skipped: binary" err
+'
+
+test_expect_success 'CRLF: the text has no carriage return; invalid UTF-8 is searched' '
+	(cd repo && ci-grep "three" docs/crlf.txt) >out &&
+	"$JQ" -r .text out >text &&
+	echo "three foo" >expect &&
+	test_cmp expect text &&
+	(cd repo && ci-grep --no-json -c "bar" docs/latin1.txt) >out &&
+	echo "docs/latin1.txt:1" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json -c -i "FOO\$|BAR\$" docs/latin1.txt) >out &&
+	echo "docs/latin1.txt:2" >expect &&
+	test_cmp expect out &&
+	(cd repo && test_status 1 ci-grep "caf. foo|^.+bar" docs/latin1.txt)
+'
+
+test_expect_success 'a match never spans lines' '
+	(cd repo && test_status 1 ci-grep "int foo\\(void\\);\\s+int") &&
+	(cd repo && ci-grep --no-json -c "food[^x]*" src/a.c) >out &&
+	echo "src/a.c:1" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json -c "1;\\s*\$" src/a.c) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'anchors and lookarounds see the line' '
+	printf "src/a.c:1:1:int foo(void);\nsrc/a.c:2:1:int food = 1;\nsrc/a.c:5:1:int x = foo();\n" >expect &&
+	(cd repo && ci-grep --no-json "^int" src/a.c) >out &&
+	test_cmp expect out &&
+	printf "src/a.c:1:14:int foo(void);\nsrc/a.c:2:13:int food = 1;\nsrc/a.c:4:15:static int Foo;\nsrc/a.c:5:14:int x = foo();\n" >expect &&
+	(cd repo && ci-grep --no-json ";(?!\\s)" src/a.c) >out &&
+	test_cmp expect out &&
+	printf "src/a.c:4:12:static int Foo;\n" >expect &&
+	(cd repo && ci-grep --no-json "(?<=int )Foo;\\z" src/a.c) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'the output does not depend on -j' '
+	(cd repo && ci-grep -j 1 -C 1 o) >one &&
+	(cd repo && ci-grep -j 4 -C 1 o) >four &&
+	test_cmp one four
+'
+
+test_expect_success '-e for a pattern starting with a dash' '
+	printf "x\n-v here\n" >repo/dash.txt &&
+	printf "dash.txt:2:1:-v here\n" >expect &&
+	(cd repo && ci-grep --no-json -e -v) >out &&
+	test_cmp expect out
+'
+
+test_expect_code 1 'nothing matched: exit 1' '
+	cd repo && ci-grep no-such-thing-anywhere
+'
+
+test_expect_success 'an invalid pattern: exit 2, the reason, the offset, a hint' '
+	(cd repo && test_status 2 ci-grep "foo(bar" >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_grep "^ci-grep: invalid pattern .foo(bar.: missing closing parenthesis at offset 7 (use -F for a literal string)" err &&
+	(cd repo && ci-grep --no-json -F "foo(" src/a.c) >out &&
+	test_line_count = 2 out
+'
+
+test_expect_success 'usage errors: exit 2' '
+	test_status 2 ci-grep 2>err &&
+	test_grep "no pattern" err &&
+	(cd repo && test_status 2 ci-grep -t klingon foo 2>../err) &&
+	test_grep "unknown language .klingon." err &&
+	(cd repo && test_status 2 ci-grep -l -c foo 2>../err) &&
+	test_grep "cannot be used together" err &&
+	(cd repo && test_status 2 ci-grep -C -1 foo 2>../err) &&
+	test_grep "context" err
+'
+
+test_expect_success 'a path that does not exist: exit 3' '
+	(cd repo && test_status 3 ci-grep foo no/such/dir 2>../err) &&
+	test_grep "no/such/dir" err
+'
+
+test_expect_success 'a pattern that backtracks without end ends quickly, with a warning' '
+	awk "BEGIN { s = \"\"; for (i = 0; i < 5000; i++) s = s \"a\"; for (i = 0; i < 20; i++) print s \"b\"; print \"aaa\" }" >repo/long.txt &&
+	(cd repo && timeout 60 ci-grep --no-json "(a+)+\$" long.txt >../out 2>../err; echo $? >../status) &&
+	echo 0 >expect &&
+	test_cmp expect status &&
+	echo "long.txt:21:1:aaa" >expect &&
+	test_cmp expect out &&
+	test_grep "^ci-grep: warning: long.txt: .*incomplete" err
+'
+
+test_expect_success 'a very long line' '
+	awk "BEGIN { s = \"x\"; for (i = 0; i < 23; i++) s = s s; print s \"needle\" s }" >repo/huge.txt &&
+	(cd repo && ci-grep -c needle --max-filesize 0 huge.txt) >out &&
+	echo "{\"_type\":\"count\",\"path\":\"huge.txt\",\"count\":1}" >expect &&
+	test_cmp expect out &&
+	rm repo/huge.txt
+'
+
+test_expect_success 'stdout closed early (| head -1): quiet' '
+	awk "BEGIN { for (i = 0; i < 200000; i++) print \"foo\", i }" >repo/many.txt &&
+	(cd repo && ci-grep foo 2>../err | head -n 1 >../out) &&
+	test_line_count = 1 out &&
+	test_must_be_empty err
+'
+
+test_expect_success 'a full disk: exit 3 and a message' '
+	(cd repo && test_status 3 ci-grep foo >/dev/full 2>../err) &&
+	test_grep "^ci-grep: .*write error" err
+'
+
+test_done

@@ -1,0 +1,195 @@
+#!/bin/sh
+# t0410-grep-index: ci-grep with an index gives what a scan gives.
+#
+# A corpus is generated with a fixed seed (awk), indexed with ci-index build, then
+# searched for random literals and regular expressions, with and without -i, -w,
+# -F, both ways: the outputs must be identical.  Then the tree is changed after
+# indexing (a file edited in place, a file added, a file removed, a file whose
+# size stays the same) and the two ways must still agree.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test -x "$CI_BUILD_DIR/ci-index"; then
+	test_skip 'ci-grep with an index' 'ci-index is not built'
+	test_done
+fi
+
+# The words of the corpus: identifiers as code has them, punctuation, numbers.
+words='alpha beta gamma delta foo_bar FooBar fooBar BAR_BAZ spin_lock spin_unlock
+mutex_lock mutex_unlock PM_SUSPEND PM_RESUME PM_SUSPEND_MAX x86 arm64 init exit probe
+remove read write open close struct int char void return if else for while ( ) { }
+; = + - * / < > 0 1 2 42 0x1f "str" foo bar baz qux quux printk kmalloc kfree
+CONFIG_PM CONFIG_SMP dev->name dev->id ->ops .probe a.b __init __exit'
+
+# gen_corpus <dir>: 120 files in 6 directories, lines of 0 to 12 random words
+gen_corpus() {
+	mkdir -p "$1" && cd "$1" && git init -q &&
+	awk -v words="$words" 'BEGIN {
+		srand(20240601)
+		nw = split(words, w, /[ \n]+/)
+		for (f = 0; f < 120; f++) {
+			dir = "d" (f % 6)
+			if (f % 2) dir = dir "/sub"
+			system("mkdir -p " dir)
+			file = dir "/f" f (f % 3 ? ".c" : ".txt")
+			nl = 5 + int(rand() * 60)
+			for (l = 0; l < nl; l++) {
+				n = int(rand() * 13)
+				line = ""
+				for (k = 0; k < n; k++)
+					line = line (k ? " " : "") w[1 + int(rand() * nw)]
+				if (f == 7) line = line "\r"
+				print line > file
+			}
+			close(file)
+		}
+	}' &&
+	printf "caf\351 foo_bar\n\377 PM_SUSPEND here\n" >d0/latin1.txt &&
+	printf "no final newline PM_RESUME" >d1/nonl.txt &&
+	cd "$TRASH_DIRECTORY"
+}
+
+# gen_patterns: "<flags>\t<pattern>" lines, random, from the same words
+gen_patterns() {
+	awk -v words="$words" 'BEGIN {
+		srand(7)
+		nw = split(words, w, /[ \n]+/)
+		# literal words, regex-quoted where needed
+		for (i = 0; i < 40; i++) {
+			x = w[1 + int(rand() * nw)]
+			q = x; gsub(/[][(){}.*+?|^$\\]/, "\\\\&", q)
+			f = rand() < 0.3 ? "-i" : rand() < 0.3 ? "-w" : "-"
+			print f "\t" q
+			print "-F\t" x
+		}
+		tmpl[1] = "%s.*%s"; tmpl[2] = "(%s|%s)"; tmpl[3] = "\\b%s\\s+%s"
+		tmpl[4] = "[A-Z]+_%s"; tmpl[5] = "%s\\w*%s"; tmpl[6] = "(%s)?%s"
+		tmpl[7] = "^%s"; tmpl[8] = "%s$"; tmpl[9] = "%s(?=\\s)"; tmpl[10] = "[a-f]%s{1,2}"
+		for (i = 0; i < 60; i++) {
+			a = w[1 + int(rand() * nw)]; b = w[1 + int(rand() * nw)]
+			gsub(/[][(){}.*+?|^$\\]/, "\\\\&", a); gsub(/[][(){}.*+?|^$\\]/, "\\\\&", b)
+			t = tmpl[1 + int(rand() * 10)]
+			p = sprintf(t, a, b)
+			f = rand() < 0.25 ? "-i" : rand() < 0.2 ? "-w" : "-"
+			print f "\t" p
+		}
+	}'
+}
+
+# compare_all <repo> <patterns file>: both ways agree on every pattern
+compare_all() {
+	while IFS="	" read -r flags pat; do
+		test "$flags" = - && flags=
+		(cd "$1" && ci-grep $flags --no-index -e "$pat" >../scan.out 2>../scan.err; echo $? >../scan.rc)
+		(cd "$1" && ci-grep $flags -e "$pat" >../index.out 2>../index.err; echo $? >../index.rc)
+		if ! cmp -s scan.out index.out || ! cmp -s scan.rc index.rc; then
+			echo "pattern '$pat' (flags '$flags'): the index disagrees with the scan"
+			diff scan.out index.out | head -5
+			return 1
+		fi
+		test_must_be_empty index.err || return 1
+	done <"$2"
+}
+
+test_expect_success 'setup: a generated corpus, indexed' '
+	gen_corpus repo &&
+	(cd repo && ci-index --no-progress build) &&
+	test -f repo/.ci-index/index.db &&
+	gen_patterns >patterns &&
+	test_line_count = 140 patterns
+'
+
+test_expect_success 'the index is used and reads fewer files' '
+	(cd repo && ci-grep --stats -c PM_SUSPEND_MAX >/dev/null 2>../err) &&
+	test_grep "^ci-grep: index: " err &&
+	test_grep "trigram query: \"pm_\"" err &&
+	(cd repo && ci-grep --stats -c --no-index PM_SUSPEND_MAX >/dev/null 2>../err) &&
+	test_grep "^ci-grep: scan: " err
+'
+
+test_expect_success 'random literals and regexes: the index gives what the scan gives' '
+	compare_all repo patterns
+'
+
+test_expect_success 'the same with context, -c, -l and a path' '
+	(cd repo && ci-grep -C 2 mutex_lock >../a && ci-grep --no-index -C 2 mutex_lock >../b) &&
+	test_cmp b a &&
+	(cd repo && ci-grep -c -i "pm_(suspend|resume)" >../a && ci-grep --no-index -c -i "pm_(suspend|resume)" >../b) &&
+	test_cmp b a &&
+	(cd repo && ci-grep -l "\\bkfree\\b" d2 >../a && ci-grep --no-index -l "\\bkfree\\b" d2 >../b) &&
+	test_cmp b a &&
+	(cd repo/d3 && ci-grep --no-json -g "*.txt" "spin_(un)?lock" >../../a && ci-grep --no-json -g "*.txt" --no-index "spin_(un)?lock" >../../b) &&
+	test_cmp b a
+'
+
+test_expect_success 'with an unchanged tree, only candidates are read, the rest stat'\''ed' '
+	# make every directory older than the index, as in a tree indexed long after
+	# it was written
+	(cd repo && find . -path ./.git -prune -o -type d -print | xargs touch -d @1600000000) &&
+	(cd repo && ci-grep --stats -c "zzz_not_there_at_all" >/dev/null 2>../err; test $? = 1) &&
+	test_grep "^ci-grep: index: [0-9]* files to read, " err &&
+	! grep "(walked)" err &&
+	test_grep " \([0-9]*\) stat.ed (\1 unchanged)" err
+'
+
+test_expect_success 'a file edited in place after indexing is searched' '
+	test -f repo/d0/f6.txt &&
+	(cd repo && printf "brand_new_token here\n" >>d0/f6.txt) &&
+	(cd repo && ci-grep --no-json brand_new_token) >out &&
+	test_grep "^d0/f6.txt:[0-9]*:1:brand_new_token here\$" out &&
+	(cd repo && ci-grep --stats brand_new_token >/dev/null 2>../err) &&
+	! grep "(walked)" err &&
+	head -n 40 patterns >some &&
+	compare_all repo some
+'
+
+test_expect_success '--trust-index does not see that edit, but a scan does' '
+	(cd repo && test_status 1 ci-grep --trust-index brand_new_token) &&
+	(cd repo && ci-grep --trust-index --stats -c foo_bar >/dev/null 2>../err) &&
+	test_grep " 0 stat.ed" err
+'
+
+test_expect_success 'a file whose token went away is not reported' '
+	(cd repo && grep -l PM_SUSPEND_MAX d*/f*.c | head -n 1 >../victim) &&
+	test -s victim &&
+	(cd repo && sed "s/PM_SUSPEND_MAX/PM_SUSPEND_MIN/g" "$(cat ../victim)" >tmp && cat tmp >"$(cat ../victim)" && rm tmp) &&
+	(cd repo && find . -path ./.git -prune -o -type d -print | xargs touch -d @1600000000) &&
+	(cd repo && ci-grep -l PM_SUSPEND_MAX >../a; ci-grep -l --no-index PM_SUSPEND_MAX >../b) &&
+	test_cmp b a &&
+	! grep "$(cat victim)" a
+'
+
+test_expect_success 'a file added and a file removed after indexing' '
+	(cd repo && printf "another_new_token\n" >d4/added.c && rm d0/f12.txt) &&
+	(cd repo && ci-grep --no-json another_new_token) >out &&
+	echo "d4/added.c:1:1:another_new_token" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --stats another_new_token >/dev/null 2>../err) &&
+	test_grep "(walked)" err &&
+	compare_all repo some
+'
+
+test_expect_success 'ci-index update, then again the same answers' '
+	(cd repo && ci-index --no-progress update) &&
+	compare_all repo some
+'
+
+test_expect_success '--index names the index; a missing one is an error' '
+	(cd repo && ci-grep --index .ci-index/index.db -c foo_bar >../a && ci-grep --no-index -c foo_bar >../b) &&
+	test_cmp b a &&
+	(cd repo && test_status 3 ci-grep --index /no/such/index.db foo 2>../err) &&
+	test_grep "no index at ./no/such/index.db." err &&
+	(cd repo && CI_INDEX=/no/such/index.db ci-grep -c foo_bar >../a) &&
+	test_cmp b a
+'
+
+test_expect_success 'a corrupt index: a warning, and the files are scanned' '
+	cp -R repo broken && rm -f broken/.ci-index/index.db-wal broken/.ci-index/index.db-shm &&
+	printf "this is not a database" >broken/.ci-index/index.db &&
+	(cd broken && ci-grep -c foo_bar >../a 2>../err) &&
+	(cd broken && ci-grep --no-index -c foo_bar >../b) &&
+	test_cmp b a &&
+	test_grep "warning: searching without the index" err
+'
+
+test_done
