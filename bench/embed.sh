@@ -83,10 +83,10 @@ printf '%-22s %8s %8s %8s %10s %11s %9s %8s\n' run chunks 'wall s' 'cpu s' chunk
 cp "$tmp/chunks" "$tmp/in"
 for t in $threads; do
 	run "transformer -j $t" -j "$t"
-	mean=$(awk -v c="$chunks" -v t="$tokens" 'BEGIN { m = int(t / c + 0.5); print m < 1 ? 1 : m }')
+	mean=$(awk -v c="$chunks" -v t="$tokens" 'BEGIN { m = int(t / c + 0.5); print (m < 1 ? 1 : m) }')
 	rate=$("$GEMM" "$model" 2048 "$mean" "$t" 5)
 	# ci-embed's GFLOP per CPU second too: total operations over user + sys time
-	cpurate=$(awk -v g="$gflops" -v s="$secs" -v c="$cpu" 'BEGIN { printf "%.1f", c > 0 ? g * s / c : 0 }')
+	cpurate=$(awk -v g="$gflops" -v s="$secs" -v c="$cpu" 'BEGIN { printf "%.1f", (c > 0 ? g * s / c : 0) }')
 	echo "$t $gflops $cpurate $mean $rate" >>"$tmp/gemm"
 done
 if [ -n "$static" ]; then
