@@ -1013,6 +1013,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		  "UNION ALL SELECT path, size, mtime, '', reason FROM skipped");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		ALLOC_GROW(known, known_nr + 1, known_alloc);
+		memset(&known[known_nr], 0, sizeof(*known));
 		known[known_nr].path = xstrdup((const char *)sqlite3_column_text(st, 0));
 		known[known_nr].size = sqlite3_column_int64(st, 1);
 		known[known_nr].mtime = sqlite3_column_int64(st, 2);
