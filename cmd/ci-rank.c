@@ -1007,6 +1007,34 @@ static void fuse(void)
 
 /* ---- output ---- */
 
+static void free_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < cands_nr; i++) {
+		free(cands[i].path);
+		free(cands[i].kind);
+		free(cands[i].name);
+		free(cands[i].scope);
+		free(cands[i].lang);
+	}
+	free(cands);
+	cands = NULL;
+	cands_nr = cands_alloc = 0;
+	for (i = 0; i < terms_nr; i++) {
+		free(terms[i].text);
+		free(terms[i].orig);
+	}
+	free(terms);
+	terms = NULL;
+	terms_nr = terms_alloc = 0;
+	for (i = 0; i < frame_nr; i++)
+		free(frame_paths[i]);
+	free(frame_paths);
+	frame_paths = NULL;
+	frame_nr = frame_alloc = 0;
+}
+
 static double round3(double x)
 {
 	return floor(x * 1000 + 0.5) / 1000;
@@ -1273,6 +1301,7 @@ int main(int argc, char **argv)
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build' first", path);
 		free(path);
+		buf_release(&q);
 		return EXIT_IO;
 	}
 	free(path);
@@ -1322,6 +1351,8 @@ int main(int argc, char **argv)
 	if (!strcmp(o.mode, "semantic") && !used[S_SEMANTIC]) {
 		error("semantic search needs vectors in the index and ci-embed: run "
 		      "'ci-chunk | ci-embed | ci-index load', or use --mode keyword");
+		free_all();
+		buf_release(&q);
 		index_close(ix);
 		return EXIT_IO;
 	}
@@ -1346,6 +1377,7 @@ int main(int argc, char **argv)
 		fwrite(out.buf, 1, out.len, stdout);
 		buf_release(&out);
 		buf_release(&q);
+		free_all();
 		index_close(ix);
 		return close_stdout(ret);
 	}
@@ -1484,22 +1516,7 @@ int main(int argc, char **argv)
 	fwrite(out.buf, 1, out.len, stdout);
 	buf_release(&out);
 	buf_release(&q);
-	for (i = 0; i < cands_nr; i++) {
-		free(cands[i].path);
-		free(cands[i].kind);
-		free(cands[i].name);
-		free(cands[i].scope);
-		free(cands[i].lang);
-	}
-	free(cands);
-	for (i = 0; i < terms_nr; i++) {
-		free(terms[i].text);
-		free(terms[i].orig);
-	}
-	free(terms);
-	for (i = 0; i < frame_nr; i++)
-		free(frame_paths[i]);
-	free(frame_paths);
+	free_all();
 	index_close(ix);
 	if (!shown)
 		ret = EXIT_NOTHING;
