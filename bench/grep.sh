@@ -2,8 +2,8 @@
 # bench/grep.sh: ci-grep against ripgrep on one large tree.
 #
 # For each query of a fixed set (literals, -i, -w, regexes), in the same run:
-#   - rg and ci-grep without an index, one after the other, each timed <runs>
-#     times (median wall, user+sys CPU); the ratio ci-grep/rg of the medians;
+#   - rg and ci-grep without an index, each timed <runs> times, their runs
+#     alternating (median wall, user+sys CPU); the ratio ci-grep/rg of the medians;
 #   - when the tree has an index (ci-index build), ci-grep with it: <lat-runs>
 #     runs, p50 and p95 latency, and the ratio to rg; the same with
 #     --trust-index (only the index's candidates read, nothing else checked);
@@ -117,21 +117,18 @@ split_query() {
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 pct() { sort -n | awk -v p="$1" '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit } i = int((NR - 1) * p / 100 + 0.5) + 1; print v[i] }'; }
 
-# timeit <name> <command...>: <runs> runs in $tree, stdout to a file; appends
-# "wall cpu" lines to $tmp/<name>.time
-timeit() {
-	local name=$1 i st
+# timeone <name> <command...>: one run in $tree, stdout to a file; appends a
+# "wall cpu" line to $tmp/<name>.time
+timeone() {
+	local name=$1 st
 	shift
-	: > "$tmp/$name.time"
-	for i in $(seq 1 "$runs"); do
-		(cd "$tree" && /usr/bin/time -f '%e %U %S' -o "$tmp/$name.t" "$@" > "$tmp/out" 2> "$tmp/$name.err")
-		st=$?
-		if [ $st -gt 1 ]; then
-			echo "grep.sh: '$*' exited with status $st:" >&2
-			tail -3 "$tmp/$name.err" >&2
-		fi
-		grep -v '^Command ' "$tmp/$name.t" | tail -1 | awk '{ print $1, $2 + $3 }' >> "$tmp/$name.time"
-	done
+	(cd "$tree" && /usr/bin/time -f '%e %U %S' -o "$tmp/$name.t" "$@" > "$tmp/out" 2> "$tmp/$name.err")
+	st=$?
+	if [ $st -gt 1 ]; then
+		echo "grep.sh: '$*' exited with status $st:" >&2
+		tail -3 "$tmp/$name.err" >&2
+	fi
+	grep -v '^Command ' "$tmp/$name.t" | tail -1 | awk '{ print $1, $2 + $3 }' >> "$tmp/$name.time"
 }
 
 # latency <name> <ci-grep command...>: <lat_runs> runs; wall time in ms, one a line,
@@ -179,11 +176,16 @@ for q in "${queries[@]}"; do
 	ix_cmd=("$cigrep" --no-json "${qflags[@]}" -e "$qpat")
 	tr_cmd=("$cigrep" --no-json --trust-index "${qflags[@]}" -e "$qpat")
 	rg_wall=nan rg_cpu=nan ci_wall=nan ci_cpu=nan ratio=nan
+	: > "$tmp/rg.time"
+	: > "$tmp/ci.time"
 	if [ "$only" != index ]; then
-		echo "timing: cd $tree && ${rg_cmd[*]} > out" >&2
-		timeit rg "${rg_cmd[@]}"
-		echo "timing: cd $tree && ${ci_cmd[*]} > out" >&2
-		timeit ci "${ci_cmd[@]}"
+		# the runs of the two alternate, so that a change of load hits both
+		echo "timing, $runs times each, alternating: cd $tree && ${rg_cmd[*]} > out" >&2
+		echo "                                        cd $tree && ${ci_cmd[*]} > out" >&2
+		for i in $(seq 1 "$runs"); do
+			timeone rg "${rg_cmd[@]}"
+			timeone ci "${ci_cmd[@]}"
+		done
 		rg_wall=$(awk '{ print $1 }' "$tmp/rg.time" | median)
 		rg_cpu=$(awk '{ print $2 }' "$tmp/rg.time" | median)
 		ci_wall=$(awk '{ print $1 }' "$tmp/ci.time" | median)
@@ -192,7 +194,7 @@ for q in "${queries[@]}"; do
 		awk -v r="$ratio" 'BEGIN { exit !((r + 0) > 1.0) }' && slow=1
 	else
 		echo "timing: cd $tree && ${rg_cmd[*]} > out" >&2
-		runs_save=$runs; runs=1; timeit rg "${rg_cmd[@]}"; runs=$runs_save
+		timeone rg "${rg_cmd[@]}"
 		rg_wall=$(awk '{ print $1 }' "$tmp/rg.time" | median)
 	fi
 	printf '%-14s %-30s %8.2f %8s %8s %8s %7s' "$qname" "${qflags[*]:-} $qpat" "$rg_wall" "$rg_cpu" "$ci_wall" "$ci_cpu" "$ratio"
