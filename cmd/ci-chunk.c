@@ -210,9 +210,7 @@ int main(int argc, char **argv)
 	}
 	{
 		const struct walk_list *tl = all.files_nr ? &all : &list;
-		paths = xcalloc(tl->files_nr + 1, sizeof(*paths));
-		for (i = 0; i < tl->files_nr; i++)
-			paths[i] = tl->files[i].path;
+		paths = walk_list_paths(tl);
 		fs.paths = paths;
 		fs.nr = tl->files_nr;
 	}

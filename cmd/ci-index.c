@@ -719,6 +719,26 @@ static int feed_result(size_t i, const struct chunk_result *r, void *data)
 	return 0;
 }
 
+/* Point fd at ld and pg, with the statements that record left-out files. */
+static void feed_init(struct feed *fd, struct loader *ld, struct progress *pg)
+{
+	sqlite3 *db = ld->db;
+
+	fd->ld = ld;
+	fd->pg = pg;
+	fd->failed = 0;
+	fd->skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
+	fd->unfile = prep(db, "DELETE FROM files WHERE path = ?1");
+	fd->unimp = prep(db, "DELETE FROM imports WHERE path = ?1");
+}
+
+static void feed_release(struct feed *fd)
+{
+	sqlite3_finalize(fd->skip);
+	sqlite3_finalize(fd->unfile);
+	sqlite3_finalize(fd->unimp);
+}
+
 static int lock_dir(const char *db_path)
 {
 	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
@@ -864,7 +884,6 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	char *path, *tmp;
 	sqlite3 *db;
 	int lock, ret = EXIT_OK;
-	size_t i;
 
 	if (argc > 1)
 		usage_error(usage_text, "build takes at most one path");
@@ -885,9 +904,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	}
 	walker_walk(&w, "", 0, &list);
 	walk_list_finish(&list);
-	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
-	for (i = 0; i < list.files_nr; i++)
-		paths[i] = list.files[i].path;
+	paths = walk_list_paths(&list);
 	fs.paths = paths;
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
@@ -899,12 +916,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	pg.start = pg.last = now();
 	pg.what = "indexing";
 	loader_init(&ld, db, w.root);
-	fd.ld = &ld;
-	fd.pg = &pg;
-	fd.failed = 0;
-	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
-	fd.unfile = prep(db, "DELETE FROM files WHERE path = ?1");
-	fd.unimp = prep(db, "DELETE FROM imports WHERE path = ?1");
+	feed_init(&fd, &ld, &pg);
 	if (sql_exec(db, "BEGIN") < 0 ||
 	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
 	    loader_finish_file(&ld) < 0) {
@@ -917,9 +929,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	}
 	progress_tick(&pg, 1);
 	loader_release(&ld);
-	sqlite3_finalize(fd.skip);
-	sqlite3_finalize(fd.unfile);
-	sqlite3_finalize(fd.unimp);
+	feed_release(&fd);
 	free(paths);
 	if (sqlite3_close(db) != SQLITE_OK)
 		ret = EXIT_IO;
@@ -1129,9 +1139,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	sqlite3_finalize(del_imp);
 
 	/* re-read what changed, through the same loader as a build */
-	paths = xcalloc(list.files_nr + 1, sizeof(*paths));
-	for (i = 0; i < list.files_nr; i++)
-		paths[i] = list.files[i].path;
+	paths = walk_list_paths(&list);
 	fs.paths = paths;
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
@@ -1142,12 +1150,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	pg.start = pg.last = now();
 	pg.what = "updating";
 	loader_init(&ld, db, w.root);
-	fd.ld = &ld;
-	fd.pg = &pg;
-	fd.failed = 0;
-	fd.skip = prep(db, "INSERT OR REPLACE INTO skipped(path, size, mtime, reason) VALUES (?1, ?2, ?3, ?4)");
-	fd.unfile = prep(db, "DELETE FROM files WHERE path = ?1");
-	fd.unimp = prep(db, "DELETE FROM imports WHERE path = ?1");
+	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
 	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0))
@@ -1181,9 +1184,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	reread = ld.files;
 	loader_release(&ld);
-	sqlite3_finalize(fd.skip);
-	sqlite3_finalize(fd.unfile);
-	sqlite3_finalize(fd.unimp);
+	feed_release(&fd);
 	progress_tick(&pg, 1);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated");

@@ -400,3 +400,12 @@ void walk_list_release(struct walk_list *list)
 	free(list->files);
 	memset(list, 0, sizeof(*list));
 }
+
+const char **walk_list_paths(const struct walk_list *list)
+{
+	const char **paths = xcalloc(list->files_nr + 1, sizeof(*paths));
+
+	for (size_t i = 0; i < list->files_nr; i++)
+		paths[i] = list->files[i].path;
+	return paths;
+}

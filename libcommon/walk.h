@@ -92,6 +92,8 @@ int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_li
 /* Sort the list and drop duplicates. */
 void walk_list_finish(struct walk_list *list);
 void walk_list_release(struct walk_list *list);
+/* The list's paths as a NULL-terminated array (borrowed strings; free the array). */
+const char **walk_list_paths(const struct walk_list *list);
 
 /*
  * Classify content already read: WALK_BINARY, WALK_GENERATED (only when the walker
