@@ -426,36 +426,184 @@ static int cmp_by_sig(const void *a, const void *b)
 
 #define CHUNK_COLS "c.id, c.blob_id, f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, b.lang"
 
-static void signal_keyword(void)
+/*
+ * ci_bm25(chunks_fts, <column weights>..., <phrase weights>...): FTS5's
+ * bm25() (k1 1.2, b 0.75, the same length normalisation) where each phrase's
+ * idf is given by the caller, multiplied by the phrase's weight.  bm25()
+ * itself counts every phrase's documents with xQueryPhrase on each query,
+ * a walk of the whole doclist per phrase, and can weigh a term only by
+ * repeating it, which walks it again; ci-rank knows the counts already.
+ */
+struct bm25_avg {
+	double avgdl;
+};
+
+static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+		    sqlite3_value **val)
+{
+	const double k1 = 1.2, b = 0.75;
+	int ncol = api->xColumnCount(fts), nphrase = api->xPhraseCount(fts), ninst = 0, ip, ic, io, i;
+	struct bm25_avg *avg = api->xGetAuxdata(fts, 0);
+	double freq[128] = { 0 }, score = 0, dl;
+	int ntok = 0;
+
+	if (nphrase > 128 || nval < ncol + nphrase) {
+		sqlite3_result_error(ctx, "ci_bm25: a weight per column and per phrase, at most 128 phrases", -1);
+		return;
+	}
+	if (!avg) {
+		sqlite3_int64 nrow = 0, total = 0;
+		avg = sqlite3_malloc(sizeof(*avg));
+		if (!avg) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		api->xRowCount(fts, &nrow);
+		api->xColumnTotalSize(fts, -1, &total);
+		avg->avgdl = nrow > 0 ? (double)total / (double)nrow : 1;
+		if (api->xSetAuxdata(fts, avg, sqlite3_free) != SQLITE_OK) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+	}
+	api->xInstCount(fts, &ninst);
+	for (i = 0; i < ninst; i++)
+		if (api->xInst(fts, i, &ip, &ic, &io) == SQLITE_OK && ip >= 0 && ip < nphrase && ic >= 0 && ic < ncol)
+			freq[ip] += sqlite3_value_double(val[ic]);
+	api->xColumnSize(fts, -1, &ntok);
+	dl = (double)ntok;
+	for (i = 0; i < nphrase; i++)
+		score += sqlite3_value_double(val[ncol + i]) * (freq[i] * (k1 + 1.0)) /
+			 (freq[i] + k1 * (1 - b + b * dl / avg->avgdl));
+	sqlite3_result_double(ctx, -score);
+}
+
+struct scored {
+	sqlite3_int64 id;
+	double s;		/* ci_bm25: lower is better */
+};
+
+static int cmp_scored(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+#define KEYWORD_TOP 400
+
+/* The best KEYWORD_TOP chunks for an FTS5 expression, with a weight per phrase. */
+static size_t keyword_top(const char *match, const double *w, size_t nw, struct scored *out)
+{
+	struct buf sql = BUF_INIT;
+	sqlite3_stmt *st;
+	size_t n = 0;
+
+	buf_addstr(&sql, "SELECT rowid, ci_bm25(chunks_fts, 8.0, 2.0, 4.0, 1.0");
+	for (size_t i = 0; i < nw; i++)
+		buf_addf(&sql, ", %.17g", w[i]);
+	buf_addf(&sql, ") AS s FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY s LIMIT %d", KEYWORD_TOP);
+	st = prep(sql.buf);
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	while (n < KEYWORD_TOP && sqlite3_step(st) == SQLITE_ROW) {
+		out[n].id = sqlite3_column_int64(st, 0);
+		out[n].s = sqlite3_column_double(st, 1);
+		n++;
+	}
+	sqlite3_finalize(st);
+	buf_release(&sql);
+	qsort(out, n, sizeof(*out), cmp_scored);
+	return n;
+}
+
+static void add_phrase(struct buf *q, const char *sep, const char *text)
+{
+	if (q->len && q->buf[q->len - 1] != '(')
+		buf_addstr(q, sep);
+	buf_addch(q, '"');
+	buf_addstr(q, text);
+	buf_addch(q, '"');
+}
+
+static void signal_keyword(long total_chunks)
 {
 	struct buf q = BUF_INIT;
 	sqlite3_stmt *st;
-	size_t i;
-	int k;
+	size_t i, k, nphrase = 0, nessential = 0, ntop;
+	double w[64], w2[128], common_bound = 0;
+	const double k1 = 1.2;
+	struct scored *top = xmalloc(KEYWORD_TOP * sizeof(*top));
+	char common[64];
 
-	for (i = 0; i < terms_nr; i++) {
-		/* a term's weight becomes repetitions in the OR query: bm25 sums phrases */
+	for (i = 0; i < terms_nr && nphrase < 64; i++) {
+		/*
+		 * A term weighs its weight relative to the lightest term (1 to 3)
+		 * times its idf, computed from its document count as bm25() does.
+		 */
 		int reps = (int)(terms[i].weight / (terms_nr ? terms[terms_nr - 1].weight : 1) + 0.5);
+		double idf = log((total_chunks - terms[i].df + 0.5) / (terms[i].df + 0.5));
 		if (reps < 1)
 			reps = 1;
 		if (reps > 3)
 			reps = 3;
-		for (k = 0; k < reps; k++) {
-			if (q.len)
-				buf_addstr(&q, " OR ");
-			buf_addch(&q, '"');
-			buf_addstr(&q, terms[i].text);
-			buf_addch(&q, '"');
-		}
+		if (idf <= 0)
+			idf = 1e-6;
+		w[nphrase] = reps * idf;
+		/* a term in more than one chunk in 50 is common */
+		common[nphrase] = terms[i].df > total_chunks / 50;
+		if (common[nphrase])
+			common_bound += w[nphrase] * (k1 + 1.0);
+		else
+			nessential++;
+		add_phrase(&q, " OR ", terms[i].text);
+		nphrase++;
 	}
-	if (!q.len)
+	if (!q.len) {
+		free(top);
 		return;
-	/* rank inside FTS5 first, join the 400 best only */
-	st = prep("WITH top(id, s) AS MATERIALIZED (SELECT rowid, bm25(chunks_fts, 8.0, 2.0, 4.0, 1.0) AS s "
-		  "FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY s LIMIT 400) "
-		  "SELECT " CHUNK_COLS ", top.s FROM top JOIN chunks c ON c.id = top.id "
-		  "JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id ORDER BY top.s, c.id");
-	sqlite3_bind_text(st, 1, q.buf, -1, SQLITE_STATIC);
+	}
+	{
+		fts5_api *api = index_fts5_api(db);
+		if (!api || api->xCreateFunction(api, "ci_bm25", NULL, ci_bm25, NULL) != SQLITE_OK)
+			die("index: cannot register ci_bm25: %s", sqlite3_errmsg(db));
+	}
+	ntop = 0;
+	if (nessential && nessential < nphrase) {
+		/*
+		 * MaxScore: a chunk holding none of the rarer terms scores at most
+		 * the sum of the common terms' bounds, w (k1 + 1).  Ask first for
+		 * the chunks holding a rare term, scored on every term:
+		 *   (rare OR ...) AND (rare OR ... OR common OR ...)
+		 * the first group's phrases weighing nothing.  When the last of the
+		 * best KEYWORD_TOP already beats that bound, nothing outside could
+		 * enter them, and the answer is the one the full OR query gives
+		 * without walking the common terms' long doclists.
+		 */
+		struct buf q2 = BUF_INIT;
+		size_t n2 = 0;
+		buf_addch(&q2, '(');
+		for (i = 0; i < nphrase; i++)
+			if (!common[i]) {
+				add_phrase(&q2, " OR ", terms[i].text);
+				w2[n2++] = 0;
+			}
+		buf_addstr(&q2, ") AND (");
+		for (i = 0; i < nphrase; i++) {
+			add_phrase(&q2, " OR ", terms[i].text);
+			w2[n2++] = w[i];
+		}
+		buf_addch(&q2, ')');
+		ntop = keyword_top(q2.buf, w2, n2, top);
+		if (ntop < KEYWORD_TOP || -top[ntop - 1].s <= common_bound)
+			ntop = 0;
+		buf_release(&q2);
+	}
+	if (!ntop)
+		ntop = keyword_top(q.buf, w, nphrase, top);
+	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
+		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1 ORDER BY f.path");
 	{
 		/*
 		 * A chunk's keyword score mixes its own BM25 with its file's: the sum of
@@ -465,12 +613,16 @@ static void signal_keyword(void)
 		double *raw = NULL;
 		size_t raw_alloc = 0, n0 = cands_nr, k2;
 		struct cand **v;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			struct cand *c = add_cand(st, 0);
-			double sc = -sqlite3_column_double(st, 9);
-			if (!c || c->sig[S_KEYWORD] > 0)
-				continue;
-			c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
+		for (k = 0; k < ntop; k++) {
+			double sc = -top[k].s;
+			sqlite3_bind_int64(st, 1, top[k].id);
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				struct cand *c = add_cand(st, 0);
+				if (!c || c->sig[S_KEYWORD] > 0)
+					continue;
+				c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
+			}
+			sqlite3_reset(st);
 		}
 		(void)raw;
 		(void)raw_alloc;
@@ -510,6 +662,7 @@ static void signal_keyword(void)
 	}
 	sqlite3_finalize(st);
 	buf_release(&q);
+	free(top);
 }
 
 static void signal_symbol(void)
@@ -1406,7 +1559,7 @@ int main(int argc, char **argv)
 	}
 
 	if (strcmp(o.mode, "semantic")) {
-		signal_keyword();
+		signal_keyword(total_chunks);
 		used[S_KEYWORD] = 1;
 		if (!strcmp(o.mode, "hybrid")) {
 			signal_symbol();

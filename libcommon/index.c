@@ -149,7 +149,7 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
 	return SQLITE_OK;
 }
 
-static fts5_api *fts5_api_of(sqlite3 *db)
+fts5_api *index_fts5_api(sqlite3 *db)
 {
 	fts5_api *api = NULL;
 	sqlite3_stmt *st = NULL;
@@ -165,7 +165,7 @@ static fts5_api *fts5_api_of(sqlite3 *db)
 int index_register_tokenizer(sqlite3 *db)
 {
 	static fts5_tokenizer tok = { tok_create, tok_delete, tok_tokenize };
-	fts5_api *api = fts5_api_of(db);
+	fts5_api *api = index_fts5_api(db);
 
 	if (!api)
 		return error("this SQLite has no FTS5 (Debian's libsqlite3 has it)");

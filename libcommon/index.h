@@ -70,5 +70,7 @@ int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_
 
 /* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
 int index_register_tokenizer(sqlite3 *db);
+/* FTS5's API of a connection (NULL without FTS5), to register functions */
+struct fts5_api *index_fts5_api(sqlite3 *db);
 
 #endif
