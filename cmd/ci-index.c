@@ -862,6 +862,14 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 	return rc;
 }
 
+/* The chunks of indexed files, and the commits, that have no vector. */
+#define MISSING_CHUNKS_SQL(limit) \
+	"SELECT c.id FROM chunks c WHERE c.blob_id IN (SELECT blob_id FROM files) " \
+	"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) ORDER BY c.id" limit
+#define MISSING_COMMITS_SQL(limit) \
+	"SELECT c.rowid FROM commits c WHERE c.message IS NOT NULL " \
+	"AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha) ORDER BY c.rowid" limit
+
 /*
  * Embed, in-process, the chunks of indexed files that have no vector of the
  * model, and the commits without one: an unchanged blob keeps its chunks, and
@@ -882,6 +890,16 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked)
 	const char *name;
 	int rc = -1;
 
+	if (!asked) {
+		/* an update that changed nothing does not load the model */
+		sqlite3_stmt *st = prep(db, MISSING_CHUNKS_SQL(" LIMIT 1"));
+		sqlite3_stmt *st2 = prep(db, MISSING_COMMITS_SQL(" LIMIT 1"));
+		int none = sqlite3_step(st) != SQLITE_ROW && sqlite3_step(st2) != SQLITE_ROW;
+		sqlite3_finalize(st);
+		sqlite3_finalize(st2);
+		if (none)
+			return 0;
+	}
 	if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
 		return -1;
 	name = embed_model_name(m, 0);
@@ -916,12 +934,8 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked)
 		sqlite3_finalize(st);
 		sqlite3_finalize(st2);
 	}
-	chunk_ids = select_ids(db, "SELECT c.id FROM chunks c WHERE c.blob_id IN (SELECT blob_id FROM files) "
-			       "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) ORDER BY c.id",
-			       &chunks_nr);
-	commit_ids = select_ids(db, "SELECT c.rowid FROM commits c WHERE c.message IS NOT NULL "
-				"AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha) ORDER BY c.rowid",
-				&commits_nr);
+	chunk_ids = select_ids(db, MISSING_CHUNKS_SQL(""), &chunks_nr);
+	commit_ids = select_ids(db, MISSING_COMMITS_SQL(""), &commits_nr);
 	memset(&pg, 0, sizeof(pg));
 	pg.on = o->progress && chunks_nr + commits_nr > 0;
 	pg.total = chunks_nr + commits_nr;
