@@ -227,12 +227,35 @@ static int migrate(struct ci_index *ix, int version)
 	char *s;
 	int rc;
 
+	/* columns that early version 1 indexes lacked (ci-couple reads around them) */
+	static const char *const late[][3] = {
+		{ "commits", "email", "TEXT" }, { "commits", "parents", "INTEGER" },
+		{ "commits", "merged_into", "TEXT" }, { "commit_files", "status", "TEXT" },
+		{ "commit_files", "old_path", "TEXT" },
+	};
+	struct buf b = BUF_INIT;
+	size_t i;
+
 	if (!sql)
 		return -1;
-	s = xasprintf("BEGIN IMMEDIATE; %s UPDATE meta SET value = '%d' WHERE key = 'schema_version'; COMMIT;",
-		      sql, CI_SCHEMA_VERSION);
-	rc = sqlite3_exec(ix->db, s, NULL, NULL, NULL);
-	free(s);
+	buf_addstr(&b, "BEGIN IMMEDIATE;");
+	buf_addstr(&b, sql);
+	for (i = 0; i < ARRAY_SIZE(late); i++) {
+		sqlite3_stmt *st;
+		int have = 0;
+
+		s = xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", late[i][0], late[i][1]);
+		if (sqlite3_prepare_v2(ix->db, s, -1, &st, NULL) == SQLITE_OK) {
+			have = sqlite3_step(st) == SQLITE_ROW;
+			sqlite3_finalize(st);
+		}
+		free(s);
+		if (!have)
+			buf_addf(&b, "ALTER TABLE %s ADD COLUMN %s %s;", late[i][0], late[i][1], late[i][2]);
+	}
+	buf_addf(&b, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'; COMMIT;", CI_SCHEMA_VERSION);
+	rc = sqlite3_exec(ix->db, b.buf, NULL, NULL, NULL);
+	buf_release(&b);
 	if (rc != SQLITE_OK) {
 		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;

@@ -551,6 +551,8 @@ as_version_1() {
 	CREATE TABLE vectors(chunk_id INTEGER PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL,
 		vec BLOB NOT NULL);
 	DROP TABLE commit_vectors;
+	DROP TABLE commits;
+	CREATE TABLE commits(sha TEXT PRIMARY KEY, time INTEGER NOT NULL, author TEXT, message TEXT);
 	UPDATE meta SET value = '1' WHERE key = 'schema_version';
 	EOF
 }
@@ -570,6 +572,12 @@ test_expect_success 'an index of schema version 1: readers say update, update mi
 	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM commit_vectors" >actual &&
 	echo 0 >expect &&
 	test_cmp expect actual &&
+	# early version 1 indexes had commits without email, parents, merged_into
+	(cd repo && ci-couple history | ci-index load) &&
+	(cd repo && status_field commits) >actual &&
+	git -C repo rev-list --count HEAD >expect &&
+	test_cmp expect actual &&
+	(cd repo && ci-index build) &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
