@@ -24,6 +24,9 @@
 #include "index.h"
 #include "walk.h"
 #include "lang.h"
+#include "vec.h"
+#include "embed.h"
+#include "embedtext.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1083,7 +1086,7 @@ static void head_files_close(struct head_files *hf)
 
 /* A commit record; with only >= 0, only the files whose current name is that id. */
 static void write_commit(struct buf *b, const struct history *h, const struct hcommit *c,
-			 int64_t only, double score, int with_score)
+			 int64_t only, double score, int with_score, const char *signals)
 {
 	size_t k;
 	int first = 1;
@@ -1131,6 +1134,8 @@ static void write_commit(struct buf *b, const struct history *h, const struct hc
 		nd_str(b, "merged_into", c->merged_into);
 	if (with_score)
 		nd_num(b, "score", score);
+	if (signals)
+		nd_raw(b, "signals", signals);
 	nd_end(b);
 }
 
@@ -1899,7 +1904,7 @@ static int cmd_file_history(const struct options *o, struct repo *r, const char 
 				break;
 		if (k == c->files_nr)
 			continue;
-		write_commit(&b, &h, c, id, 0, 0);
+		write_commit(&b, &h, c, id, 0, 0, NULL);
 		written++;
 		if (b.len > 65536 && out_flush(&b) < 0)
 			break;
@@ -1914,14 +1919,26 @@ done:
 	return ret;
 }
 
-/* ---- commits: BM25 over messages ---- */
+/* ---- commits: BM25 over messages, fused with message vectors ---- */
 
 /*
  * BM25 is computed here over the messages read (the index has no FTS table of
  * commits; a few hundred thousand messages take well under a second).
- * NEEDSWORK: fuse in the similarity of message vectors when ci-embed has stored
- * some for commits.
+ * NEEDSWORK: SQLite's FTS5 over a commits table would spare this code.
+ *
+ * When the index holds commit vectors, each commit also gets the cosine of its
+ * message's vector with the query's, made relative: (cos - lo) / (hi - lo), lo
+ * the mean cosine over all commits (USE-lite puts unrelated sentences around
+ * 0.3-0.5, not 0) and hi the best.  The two signals are fused with equal
+ * weights, BM25 divided by its best; a commit with no word of the query is a hit
+ * when it is semantically close in both senses (SEM_MIN, SEM_RELATIVE), which is
+ * what finds "fix crash when the configuration file is missing" for "crashes
+ * without config".
  */
+#define W_BM25 0.5		/* weight of BM25 / best BM25 */
+#define W_SEMANTIC 0.5		/* weight of the relative cosine */
+#define SEM_MIN 0.6		/* cosine a commit needs to be a hit on vectors alone */
+#define SEM_RELATIVE 0.5	/* and relative cosine */
 
 /* Words of s: runs of ASCII letters and digits and of non-ASCII bytes, lower-cased. */
 static size_t tokenize(const char *s, char ***out, size_t *alloc)
@@ -1992,6 +2009,84 @@ static int cmp_hit(const void *x, const void *y)
 	return strcmp(a->sha, b->sha);
 }
 
+/*
+ * The semantic signal: the cosine between the query's vector (computed here,
+ * with the model ci-embed and ci-index use) and each commit's stored vector
+ * (table commit_vectors, from ci-embed's commit records or ci-index --embed).
+ * cos[i] receives h->c[i]'s, or -2 when it has no vector.  Returns 1 when the
+ * signal is available; else 0, with *why saying why not (malloc'd).
+ */
+static int commit_similarity(const struct options *o, const struct repo *r, const struct history *h,
+			     const char *query, double *cos, char **why)
+{
+	struct ci_index *ix = open_index(o, r);
+	struct embed_model *m = NULL;
+	struct paths map;
+	sqlite3_stmt *st = NULL;
+	char *model = NULL;
+	float *qv = NULL, *v = NULL;
+	size_t dim = 0, i, qlen = strlen(query);
+	int ok = 0;
+
+	memset(&map, 0, sizeof(map));
+	for (i = 0; i < h->nr; i++)
+		cos[i] = -2;
+	*why = NULL;
+	if (!ix) {
+		*why = xstrdup("no index");
+		return 0;
+	}
+	if (sqlite3_prepare_v2(index_db(ix), "SELECT model, dim FROM commit_vectors GROUP BY model, dim "
+			       "ORDER BY count(*) DESC, 1 LIMIT 1", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		*why = xstrdup("no commit vectors in the index");
+		goto done;
+	}
+	model = xstrdup((const char *)sqlite3_column_text(st, 0));
+	dim = (size_t)sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (embed_model_open(&m, embed_model_dir(NULL)) < 0) {
+		*why = xstrdup("the embedding model cannot be loaded");
+		goto done;
+	}
+	if (strcmp(model, embed_model_name(m, 0)) || dim != EMBED_DIM) {
+		*why = xasprintf("the commit vectors are of model '%s', not '%s'", model, embed_model_name(m, 0));
+		goto done;
+	}
+	/* the query verbatim, as ci-embed --query embeds it */
+	qv = xmalloc(EMBED_DIM * sizeof(*qv));
+	embed_texts(m, 0, 0, 1, &query, &qlen, 1, qv);
+	for (i = 0; i < h->nr; i++)
+		paths_intern(&map, h->c[i].sha);
+	v = xmalloc(EMBED_DIM * sizeof(*v));
+	if (sqlite3_prepare_v2(index_db(ix), "SELECT sha, fmt, scale, vec FROM commit_vectors "
+			       "WHERE model = ?1 AND dim = ?2", -1, &st, NULL) != SQLITE_OK) {
+		*why = xasprintf("cannot read the commit vectors: %s", sqlite3_errmsg(index_db(ix)));
+		goto done;
+	}
+	sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, EMBED_DIM);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t id = paths_find(&map, (const char *)sqlite3_column_text(st, 0));
+		if (id == NO_PATH || vec_decode_column(v, EMBED_DIM, st, 1) < 0)
+			continue;
+		cos[id] = vec_cosine(qv, v, EMBED_DIM);
+		ok = 1;
+	}
+	if (!ok)
+		*why = xstrdup("no commit of this history has a vector");
+done:
+	sqlite3_finalize(st);
+	paths_release(&map);
+	free(model);
+	free(qv);
+	free(v);
+	embed_model_close(m);
+	index_close(ix);
+	return ok;
+}
+
 static int cmd_commits(const struct options *o, struct repo *r, const char *query)
 {
 	struct history h;
@@ -2002,7 +2097,9 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 	long *df = NULL, *len = NULL, limit = o->limit < 0 ? 10 : o->limit;
 	struct hit *hits = NULL;
 	uint32_t file_id = NO_PATH;
-	int ret = EXIT_OK;
+	double *bm25 = NULL, *cos = NULL, max_bm25 = 0, hi = -1, lo = 0;
+	char *why = NULL, *kept = NULL;
+	int ret = EXIT_OK, semantic = 0;
 
 	qn = tokenize(query, &q, &qalloc);
 	if (!qn) {
@@ -2023,6 +2120,9 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 	}
 	df = xcalloc(qn, sizeof(*df));
 	idf = xcalloc(qn, sizeof(*idf));
+	bm25 = xcalloc(h.nr + 1, sizeof(*bm25));
+	cos = xcalloc(h.nr + 1, sizeof(*cos));
+	kept = xcalloc(h.nr + 1, sizeof(*kept));
 	len = xcalloc(h.nr + 1, sizeof(*len));
 	hits = xcalloc(h.nr + 1, sizeof(*hits));
 	/* document frequencies and lengths, over every commit read */
@@ -2070,10 +2170,41 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 				     ((double)tf + k1 * (1 - bb + bb * (double)len[i] / (avglen > 0 ? avglen : 1)));
 		}
 		free_words(w, wn);
-		if (s > 0) {
-			hits[nhits].i = i;
-			hits[nhits++].score = round4(s);
-		}
+		bm25[i] = s;
+		if (s > max_bm25)
+			max_bm25 = s;
+		kept[i] = 1;
+	}
+	/* the semantic signal, when the index holds commit vectors */
+	semantic = commit_similarity(o, r, &h, query, cos, &why);
+	if (semantic) {
+		double sum = 0;
+		size_t nv = 0;
+		for (i = 0; i < h.nr; i++)
+			if (cos[i] > -2) {
+				sum += cos[i];
+				nv++;
+				if (kept[i] && cos[i] > hi)
+					hi = cos[i];
+			}
+		/* the model's baseline: how close an unrelated message is, on average */
+		lo = nv ? sum / (double)nv : 0;
+	}
+	for (i = 0; i < h.nr; i++) {
+		double sem = 0, sc;
+
+		if (!kept[i])
+			continue;
+		if (semantic && cos[i] > -2 && hi > lo)
+			sem = (cos[i] - lo) / (hi - lo) > 0 ? (cos[i] - lo) / (hi - lo) : 0;
+		if (bm25[i] <= 0 && !(sem >= SEM_RELATIVE && cos[i] >= SEM_MIN))
+			continue;
+		if (semantic)
+			sc = W_BM25 * (max_bm25 > 0 ? bm25[i] / max_bm25 : 0) + W_SEMANTIC * sem;
+		else
+			sc = bm25[i];
+		hits[nhits].i = i;
+		hits[nhits++].score = round4(sc);
 	}
 	sort_history = &h;
 	if (nhits)
@@ -2085,9 +2216,23 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 	nd_int(&b, "count", (long long)nhits);
 	nd_int(&b, "commits", (long long)h.nr);
 	nd_str(&b, "source", h.source);
+	nd_raw(&b, "signals", semantic ? "[\"bm25\",\"semantic\"]" : "[\"bm25\"]");
+	if (!semantic)
+		nd_str(&b, "semantic", why);
 	nd_end(&b);
 	for (i = 0; i < nhits; i++) {
-		write_commit(&b, &h, &h.c[hits[i].i], -1, hits[i].score, 1);
+		struct buf sig = BUF_INIT;
+		size_t c = hits[i].i;
+
+		if (semantic) {
+			buf_addf(&sig, "{\"bm25\":%.9g,\"semantic\":", round4(bm25[c]));
+			if (cos[c] > -2)
+				buf_addf(&sig, "%.9g}", round4(cos[c]));
+			else
+				buf_addstr(&sig, "null}");
+		}
+		write_commit(&b, &h, &h.c[c], -1, hits[i].score, 1, semantic ? sig.buf : NULL);
+		buf_release(&sig);
 		if (b.len > 65536 && out_flush(&b) < 0)
 			break;
 	}
@@ -2104,6 +2249,10 @@ done:
 	free(len);
 	free(hits);
 	free(file_rel);
+	free(bm25);
+	free(cos);
+	free(kept);
+	free(why);
 	buf_release(&b);
 	history_release(&h);
 	return ret;

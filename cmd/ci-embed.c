@@ -1,6 +1,7 @@
 /*
  * ci-embed: add a sentence embedding ("vec", "model") to every chunk record of an
- * NDJSON stream, or print the embedding of a query.
+ * NDJSON stream (and to every commit record, from its message), or print the
+ * embedding of a query.
  *
  * Shaped by whole repositories, tens of thousands of chunks on a few cores: the main
  * thread reads records into batches and writes finished batches in input order,
@@ -13,6 +14,7 @@
  */
 #include "common.h"
 #include "embed.h"
+#include "embedtext.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +23,7 @@
 #include <time.h>
 
 /* What of a chunk is embedded, unless --fields says otherwise (bench/embed-eval.sh). */
-#define DEFAULT_FIELDS "name,signature,comment,words"
+#define DEFAULT_FIELDS EMBED_DEFAULT_FIELDS
 #define DEFAULT_MAX_TOKENS 128
 #define DEFAULT_MAX_TOKENS_STR "128"
 
@@ -30,8 +32,8 @@ static const char usage_text[] =
 	"   or: ci-embed [--model <dir>] [--static] --query <text>\n"
 	"\n"
 	"Read records (NDJSON) on standard input and write them back, each chunk record\n"
-	"with \"vec\" (base64 of little-endian float32) and \"model\" added; or print the\n"
-	"vector of one query text.\n"
+	"(and each commit record, from its message) with \"vec\" (base64 of little-endian\n"
+	"float32) and \"model\" added; or print the vector of one query text.\n"
 	"\n"
 	"      --model <dir>       the model directory (default: $CI_MODEL, else the one\n"
 	"                          scripts/setup fetched, else the installed one)\n"
@@ -70,396 +72,16 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-/* The parts of a chunk record that --fields can name. */
-enum field {
-	F_PATH, F_KIND, F_SCOPE, F_NAME, F_SIGNATURE, F_COMMENT, F_CODE, F_TEXT, F_WORDS, F_MAX
-};
-static const char *const field_names[F_MAX] = {
-	"path", "kind", "scope", "name", "signature", "comment", "code", "text", "words",
-};
-
 struct options {
 	const char *model;		/* --model, or NULL */
 	int static_mode;		/* --static */
-	enum field fields[F_MAX];	/* --fields, in order */
-	int fields_nr;
+	struct embed_fields fields;	/* --fields */
 	const char *query;		/* --query, or NULL */
 	int max_tokens;			/* --max-tokens */
 	int batch;			/* --batch */
 	int threads;			/* -j */
 	int progress;			/* 1 on, 0 off, -1 when stderr is a terminal */
 };
-
-/* ---- the text of a chunk ------------------------------------------------------ */
-
-/*
- * Append s[0..n) with each run of white space as one space, none at its end, and
- * one before it when b is not empty and s starts with white space.
- */
-static void add_squeezed(struct buf *b, const char *s, size_t n)
-{
-	size_t i;
-	int space = b->len > 0;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-			space = b->len > 0;
-			continue;
-		}
-		if (space) {
-			buf_addch(b, ' ');
-			space = 0;
-		}
-		buf_addch(b, (char)c);
-	}
-}
-
-static int is_ident(int c, int first)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (!first && c >= '0' && c <= '9');
-}
-
-/*
- * Append identifier s[0..n) as lowercase words: parseLongArg, parse_long_arg and
- * PARSE_LONG_ARG all give "parse long arg"; HTTPServer gives "http server".
- */
-static void add_ident_words(struct buf *b, const char *s, size_t n)
-{
-	size_t i;
-	int prev = 0;	/* 0 none, 1 lower or digit, 2 upper */
-
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i];
-		int up = c >= 'A' && c <= 'Z';
-		int lo = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-
-		if (!up && !lo) {
-			prev = 0;
-			continue;
-		}
-		if (b->len && ((prev == 0) || (up && prev == 1) ||
-			       (up && prev == 2 && i + 1 < n && s[i + 1] >= 'a' && s[i + 1] <= 'z')))
-			if (b->buf[b->len - 1] != ' ')
-				buf_addch(b, ' ');
-		buf_addch(b, (char)(up ? c - 'A' + 'a' : c));
-		prev = up ? 2 : 1;
-	}
-}
-
-enum comment_style { CS_NONE, CS_C, CS_HASH, CS_PROSE };
-
-static enum comment_style comment_style(const char *lang)
-{
-	static const char *const c_like[] = {
-		"c", "cpp", "java", "javascript", "typescript", "tsx", "go", "rust", "csharp",
-		"php", "kotlin", "swift", "scala",
-	};
-	static const char *const hash[] = { "python", "ruby", "bash", "sh", "perl", "r", "yaml" };
-	size_t i;
-
-	if (!lang)
-		return CS_NONE;
-	for (i = 0; i < ARRAY_SIZE(c_like); i++)
-		if (!strcmp(lang, c_like[i]))
-			return CS_C;
-	for (i = 0; i < ARRAY_SIZE(hash); i++)
-		if (!strcmp(lang, hash[i]))
-			return CS_HASH;
-	if (!strcmp(lang, "markdown") || !strcmp(lang, "text"))
-		return CS_PROSE;
-	return CS_NONE;
-}
-
-/* A buffer that squeezes white space: runs become one space, none at the start. */
-struct squeeze {
-	struct buf *b;
-	int space;		/* white space seen since the last character */
-};
-
-static inline void sq_put(struct squeeze *q, int c)
-{
-	if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-		q->space = 1;
-		return;
-	}
-	if (q->space && q->b->len)
-		buf_addch(q->b, ' ');
-	q->space = 0;
-	buf_addch(q->b, (char)c);
-}
-
-/*
- * Split a chunk's text into its comments and its code, white space squeezed:
- * comment markers and the "*" that start the lines of block comments are dropped;
- * strings stay code (so "http://" is not a comment); Python's triple-quoted
- * strings (docstrings) count as comments.  Prose (Markdown) is all comment; text
- * of an unknown language all code.
- */
-static void split_comment(const char *s, size_t n, enum comment_style cs,
-			  struct buf *comment, struct buf *code)
-{
-	struct squeeze cm = { comment, 0 }, cd = { code, 0 };
-	enum { CODE, LINE, BLOCK, STR, DOC } st = CODE;
-	int quote = 0, line_start = 0;
-	size_t i;
-
-	if (cs == CS_PROSE || cs == CS_NONE) {
-		add_squeezed(cs == CS_PROSE ? comment : code, s, n);
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		int c = (unsigned char)s[i], c1 = i + 1 < n ? (unsigned char)s[i + 1] : 0;
-
-		switch (st) {
-		case CODE:
-			if (cs == CS_C && c == '/' && c1 == '/') {
-				st = LINE;
-				i++;
-				while (i + 1 < n && (s[i + 1] == '/' || s[i + 1] == '!'))
-					i++;
-				sq_put(&cd, ' ');
-			} else if (cs == CS_C && c == '/' && c1 == '*') {
-				st = BLOCK;
-				line_start = 0;
-				i++;
-				while (i + 1 < n && (s[i + 1] == '*' || s[i + 1] == '!'))
-					i++;
-				sq_put(&cd, ' ');
-			} else if (cs == CS_HASH && c == '#' && !(i == 0 && c1 == '!')) {
-				st = LINE;
-				while (i + 1 < n && s[i + 1] == '#')
-					i++;
-				sq_put(&cd, ' ');
-			} else if (cs == CS_HASH && (c == '"' || c == '\'') && c1 == c &&
-				   i + 2 < n && s[i + 2] == c) {
-				st = DOC;
-				quote = c;
-				i += 2;
-				sq_put(&cd, ' ');
-			} else if (c == '"' || c == '\'' || c == '`') {
-				st = STR;
-				quote = c;
-				sq_put(&cd, c);
-			} else {
-				sq_put(&cd, c);
-			}
-			break;
-		case LINE:
-			if (c == '\n') {
-				st = CODE;
-				sq_put(&cm, ' ');
-				sq_put(&cd, ' ');
-			} else {
-				sq_put(&cm, c);
-			}
-			break;
-		case BLOCK:
-			if (c == '*' && c1 == '/') {
-				st = CODE;
-				i++;
-				sq_put(&cm, ' ');
-			} else if (c == '\n') {
-				line_start = 1;
-				sq_put(&cm, ' ');
-			} else if (line_start && (c == ' ' || c == '\t' || c == '*')) {
-				;	/* the decoration of a block comment's lines */
-			} else {
-				line_start = 0;
-				sq_put(&cm, c);
-			}
-			break;
-		case DOC:
-			if (c == quote && c1 == quote && i + 2 < n && s[i + 2] == quote) {
-				st = CODE;
-				i += 2;
-				sq_put(&cm, ' ');
-			} else {
-				sq_put(&cm, c);
-			}
-			break;
-		case STR:
-			sq_put(&cd, c);
-			if (c == '\\' && i + 1 < n) {
-				sq_put(&cd, c1);
-				i++;
-			} else if (c == quote || (c == '\n' && quote != '`')) {
-				st = CODE;
-			}
-			break;
-		}
-	}
-}
-
-/* A set of words, each the (offset, length) of its first copy in a buffer. */
-struct word_set {
-	struct { uint32_t off, len; } *slot;	/* len 0: free */
-	size_t mask;				/* slots - 1 */
-	size_t nr;
-};
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-/* Is word (at b->buf + off, len bytes) new?  Then remember it. */
-static int word_set_add(struct word_set *ws, const struct buf *b, size_t off, size_t len)
-{
-	size_t i;
-
-	if ((ws->nr + 1) * 2 > ws->mask + 1) {
-		struct word_set old = *ws;
-		ws->mask = old.mask ? old.mask * 2 + 1 : 255;
-		ws->slot = xcalloc(ws->mask + 1, sizeof(*ws->slot));
-		ws->nr = 0;
-		for (i = 0; old.slot && i <= old.mask; i++)
-			if (old.slot[i].len)
-				word_set_add(ws, b, old.slot[i].off, old.slot[i].len);
-		free(old.slot);
-	}
-	for (i = hash_bytes(b->buf + off, len) & ws->mask; ws->slot[i].len; i = (i + 1) & ws->mask)
-		if (ws->slot[i].len == len && !memcmp(b->buf + ws->slot[i].off, b->buf + off, len))
-			return 0;
-	ws->slot[i].off = (uint32_t)off;
-	ws->slot[i].len = (uint32_t)len;
-	ws->nr++;
-	return 1;
-}
-
-/*
- * Append the identifiers of s[0..n) as words (add_ident_words), each word of two
- * letters or more once, in order, until b holds limit bytes.
- */
-static void add_words(struct buf *b, const char *s, size_t n, size_t limit)
-{
-	struct buf w = BUF_INIT;
-	struct word_set ws = { NULL, 0, 0 };
-	size_t i = 0;
-
-	while (i < n && b->len < limit) {
-		size_t j, k;
-
-		if (!is_ident((unsigned char)s[i], 1)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < n && is_ident((unsigned char)s[j], 0); j++)
-			;
-		buf_reset(&w);
-		add_ident_words(&w, s + i, j - i);
-		i = j;
-		for (k = 0; k < w.len; ) {
-			size_t e = k, mark = b->len;
-
-			while (e < w.len && w.buf[e] != ' ')
-				e++;
-			if (e - k >= 2) {
-				if (b->len)
-					buf_addch(b, ' ');
-				buf_add(b, w.buf + k, e - k);
-				if (!word_set_add(&ws, b, b->len - (e - k), e - k))
-					buf_setlen(b, mark);	/* seen: take it back */
-			}
-			k = e + 1;
-		}
-	}
-	free(ws.slot);
-	buf_release(&w);
-}
-
-static const char *jstr(json_t *rec, const char *key)
-{
-	return json_string_value(json_object_get(rec, key));
-}
-
-/*
- * The text embedded for chunk record rec: its --fields, in order.  Only its
- * first limit bytes or so can matter (the tokenizer reads no further): long parts
- * are cut there.
- */
-static void chunk_text(struct buf *out, json_t *rec, const struct options *o, size_t limit)
-{
-	json_t *tj = json_object_get(rec, "text");
-	const char *text = json_string_value(tj);
-	size_t text_len = json_string_length(tj);
-	struct buf comment = BUF_INIT, code = BUF_INIT, part = BUF_INIT;
-	size_t start = out->len;
-	int split = 0, i;
-
-	for (i = 0; i < o->fields_nr; i++) {
-		const char *s;
-
-		buf_reset(&part);
-		switch (o->fields[i]) {
-		case F_PATH:
-			if ((s = jstr(rec, "path")))
-				add_ident_words(&part, s, strlen(s));
-			break;
-		case F_KIND:
-			if ((s = jstr(rec, "kind")))
-				add_squeezed(&part, s, strlen(s));
-			break;
-		case F_SCOPE:
-			if ((s = jstr(rec, "scope")))
-				add_ident_words(&part, s, strlen(s));
-			break;
-		case F_NAME:
-			if ((s = jstr(rec, "name")))
-				add_ident_words(&part, s, strlen(s));
-			break;
-		case F_SIGNATURE:
-			if ((s = jstr(rec, "signature")))
-				add_squeezed(&part, s, strlen(s));
-			break;
-		case F_COMMENT:
-		case F_CODE:
-		case F_WORDS:
-			if (!split && text) {
-				split_comment(text, text_len, comment_style(jstr(rec, "lang")),
-					      &comment, &code);
-				split = 1;
-			}
-			if (o->fields[i] == F_COMMENT)
-				buf_add(&part, comment.buf, comment.len);
-			else if (o->fields[i] == F_CODE)
-				buf_add(&part, code.buf, code.len);
-			else
-				add_words(&part, code.buf, code.len, limit);
-			break;
-		case F_TEXT:
-			if (text)
-				add_squeezed(&part, text, text_len);
-			break;
-		case F_MAX:
-			break;
-		}
-		if (part.len) {
-			size_t n = part.len;
-			if (n > limit) {
-				n = limit;	/* at a character boundary */
-				while (n && ((unsigned char)part.buf[n] & 0xc0) == 0x80)
-					n--;
-			}
-			if (out->len > start)
-				buf_addch(out, ' ');
-			buf_add(out, part.buf, n);
-		}
-		if (out->len - start >= limit)
-			break;
-	}
-	buf_release(&comment);
-	buf_release(&code);
-	buf_release(&part);
-}
 
 /* ---- output ---------------------------------------------------------------------- */
 
@@ -508,7 +130,7 @@ struct item {
 	size_t off, len;	/* the record's text in batch->in */
 	size_t text_off;	/* chunks: the text to embed, in batch->texts */
 	size_t text_len;
-	int chunk;		/* 1: a chunk record, to embed */
+	int chunk;		/* 1: a chunk or commit record, to embed */
 };
 
 /* Consecutive records, read by the main thread, embedded by one worker. */
@@ -685,7 +307,7 @@ static void progress_tick(struct stats *s, int final)
  */
 static size_t text_limit(const struct options *o)
 {
-	return (size_t)(o->max_tokens ? o->max_tokens : 128) * 64;
+	return embed_text_limit(o->max_tokens);
 }
 
 /*
@@ -759,6 +381,7 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 	while (b->chunks < (size_t)o->batch && b->item_nr < limit_records && b->in.len < (8u << 20)) {
 		struct item *it;
 		const char *type;
+		int commit;	/* a commit record with a message: embedded too */
 
 		rc = read_record(r, &rec);
 		if (rc <= 0) {
@@ -770,9 +393,10 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 		memset(it, 0, sizeof(*it));
 		it->off = b->in.len;
 		type = json_string_value(json_object_get(rec, "_type"));
-		if (!strcmp(type, "chunk")) {
+		commit = !strcmp(type, "commit") && json_is_string(json_object_get(rec, "message"));
+		if (!strcmp(type, "chunk") || commit) {
 			json_t *text = json_object_get(rec, "text");
-			if (text && !json_is_string(text)) {
+			if (!commit && text && !json_is_string(text)) {
 				error("%s:%ld: a chunk record whose \"text\" is not a string",
 				      r->name, r->lineno);
 				json_decref(rec);
@@ -794,7 +418,11 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 				buf_add(&b->in, r->line, r->len);
 			}
 			it->text_off = b->texts.len;
-			chunk_text(&b->texts, rec, o, text_limit(o));
+			if (commit)
+				embed_commit_text(&b->texts, json_string_value(json_object_get(rec, "message")),
+						  text_limit(o));
+			else
+				embed_chunk_text(&b->texts, rec, &o->fields, text_limit(o));
 			it->text_len = b->texts.len - it->text_off;
 		} else {
 			buf_add(&b->in, r->line, r->len);
@@ -805,28 +433,6 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 	if (rc < 0)
 		return -1;
 	return b->item_nr ? 1 : 0;
-}
-
-/* The model directory: --model, $CI_MODEL, the build tree's, the installed one. */
-static const char *model_dir(const struct options *o)
-{
-	const char *env = getenv("CI_MODEL");
-	struct stat st;
-
-	if (o->model)
-		return o->model;
-	if (env && *env)
-		return env;
-#ifdef CI_MODEL_BUILD_DIR
-	if (stat(CI_MODEL_BUILD_DIR "/model.json", &st) == 0)
-		return CI_MODEL_BUILD_DIR;
-#endif
-#ifdef CI_MODEL_INSTALL_DIR
-	return CI_MODEL_INSTALL_DIR;
-#else
-	(void)st;
-	return "model";
-#endif
 }
 
 /*
@@ -857,27 +463,8 @@ static char *static_cache(const struct embed_model *m)
 
 static void parse_fields(struct options *o, const char *list)
 {
-	const char *p = list;
-
-	o->fields_nr = 0;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-		int f;
-
-		for (f = 0; f < F_MAX; f++)
-			if (strlen(field_names[f]) == n && !strncmp(p, field_names[f], n))
-				break;
-		if (f == F_MAX)
-			usage_error(usage_text, "--fields: unknown field '%.*s'", (int)n, p);
-		if (o->fields_nr == F_MAX)
-			usage_error(usage_text, "--fields: too many fields");
-		o->fields[o->fields_nr++] = (enum field)f;
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	if (!o->fields_nr)
-		usage_error(usage_text, "--fields: no field");
+	if (embed_fields_parse(&o->fields, list) < 0)
+		usage_error(usage_text, "bad --fields '%s'", list);
 }
 
 static int run_query(struct embed_model *m, const struct options *o)
@@ -1064,7 +651,7 @@ int main(int argc, char **argv)
 	if (o.progress < 0)
 		o.progress = !o.query && isatty(STDERR_FILENO);
 
-	dir = model_dir(&o);
+	dir = embed_model_dir(o.model);
 	if (embed_model_open(&m, dir) < 0)
 		return EXIT_IO;
 	if (o.static_mode) {

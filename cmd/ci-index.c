@@ -17,6 +17,9 @@
 #include "chunkrun.h"
 #include "index.h"
 #include "blob.h"
+#include "vec.h"
+#include "embed.h"
+#include "embedtext.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +46,13 @@ static const char usage_text[] =
 	"Options:\n"
 	"      --index <db>        the index file (default: $CI_INDEX, or\n"
 	"                          <root>/.ci-index/index.db)\n"
-	"  -j, --threads <n>       parse with <n> threads (default: the number of CPUs)\n"
+	"      --embed             build, update, load: embed (in-process) the chunks and\n"
+	"                          commits that have no vector; update and load do so\n"
+	"                          anyway when the index holds vectors\n"
+	"      --model <dir>       the embedding model (default: as ci-embed's)\n"
+	"      --vectors <format>  store vectors as f32 or int8 (a byte per value and a\n"
+	"                          scale per vector; default: the index's, else f32)\n"
+	"  -j, --threads <n>       parse and embed with <n> threads (default: the number of CPUs)\n"
 	"      --progress          report progress on stderr even when it is not a terminal\n"
 	"      --no-progress       never report progress\n"
 	"  -v, --verbose           say more on stderr\n"
@@ -52,6 +61,9 @@ static const char usage_text[] =
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, 'I' },
 	{ "threads", required_argument, NULL, 'j' },
+	{ "embed", no_argument, NULL, 'E' },
+	{ "model", required_argument, NULL, 'M' },
+	{ "vectors", required_argument, NULL, 'V' },
 	{ "progress", no_argument, NULL, 'P' },
 	{ "no-progress", no_argument, NULL, 'N' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -63,6 +75,9 @@ struct options {
 	const char *index;	/* --index, or NULL */
 	int threads;		/* -j */
 	int progress;		/* 1 on, 0 off, -1 when stderr is a terminal */
+	int embed;		/* --embed */
+	const char *model;	/* --model, or NULL */
+	const char *vectors;	/* --vectors, or NULL: the index's format */
 };
 
 /* ---- helpers ---- */
@@ -138,6 +153,7 @@ struct progress {
 	double start;		/* seconds */
 	double last;		/* last report */
 	const char *what;	/* "indexing" */
+	const char *unit;	/* "files" */
 };
 
 static double now(void)
@@ -157,8 +173,8 @@ static void progress_tick(struct progress *p, int final)
 	p->last = t;
 	rate = p->done / (t - p->start > 1e-3 ? t - p->start : 1e-3);
 	eta = rate > 0 ? (p->total - p->done) / rate : 0;
-	fprintf(stderr, "\r%s: %s %zu/%zu files, %.0f files/s, ETA %.0fs   %s", progname, p->what,
-		p->done, p->total, rate, eta, final ? "\n" : "");
+	fprintf(stderr, "\r%s: %s %zu/%zu %s, %.0f %s/s, ETA %.0fs   %s", progname, p->what,
+		p->done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
 }
 
 /* ---- the record loader ---- */
@@ -171,20 +187,25 @@ struct loader {
 	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *tri_add,
 		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
 		*commit_add, *cfile_add, *coupling_add;
+	enum vec_format vfmt;		/* how vectors are stored */
+	struct buf vbuf;		/* a vector's bytes, as stored */
+	sqlite3_stmt *cvec_add;		/* stores a commit's vector */
 	char *cur_path;			/* file whose records follow */
 	sqlite3_int64 cur_blob;		/* its blobs.id */
 	int cur_new;			/* its content is new: store its chunks, defs, refs */
 	struct buf cur_text;		/* its chunk texts, for the trigram table */
-	long files, chunks, defs, refs, imports, vectors, commits, couplings; /* counts */
+	long files, chunks, defs, refs, imports, vectors, commits, couplings, commit_vectors; /* counts */
 };
 
-static void loader_init(struct loader *ld, sqlite3 *db, const char *root)
+static void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum vec_format vfmt)
 {
 	memset(ld, 0, sizeof(*ld));
 	ld->db = db;
 	ld->root = root;
 	ld->src = "<stdin>";
+	ld->vfmt = vfmt;
 	buf_init(&ld->cur_text, 0);
+	buf_init(&ld->vbuf, 0);
 	ld->blob_get = prep(db, "SELECT id FROM blobs WHERE blob = ?1");
 	ld->blob_add = prep(db, "INSERT INTO blobs(blob, lang, size, lines, exact) VALUES (?1, ?2, ?3, ?4, ?5)");
 	ld->blob_seen = prep(db, "SELECT count(*) FROM chunks WHERE blob_id = ?1");
@@ -197,7 +218,10 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root)
 	ld->ref_add = prep(db, "INSERT INTO refs(blob_id, name, kind, line, col, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->imp_del = prep(db, "DELETE FROM imports WHERE path = ?1");
 	ld->imp_add = prep(db, "INSERT INTO imports(path, target, resolved, line) VALUES (?1, ?2, ?3, ?4)");
-	ld->vec_add = prep(db, "INSERT OR REPLACE INTO vectors(chunk_id, model, dim, vec) VALUES (?1, ?2, ?3, ?4)");
+	ld->vec_add = prep(db, "INSERT OR REPLACE INTO vectors(chunk_id, model, dim, fmt, scale, vec) "
+			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+	ld->cvec_add = prep(db, "INSERT OR REPLACE INTO commit_vectors(sha, model, dim, fmt, scale, vec) "
+			    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->chunk_find = prep(db, "SELECT id FROM chunks WHERE blob_id = ?1 AND start_line = ?2 AND end_line = ?3");
 	ld->commit_add = prep(db, "INSERT OR REPLACE INTO commits(sha, time, author, email, message, parents, merged_into) "
 			      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -227,12 +251,50 @@ static void loader_release(struct loader *ld)
 {
 	sqlite3_stmt **sts[] = { &ld->blob_get, &ld->blob_add, &ld->blob_seen, &ld->file_put,
 		&ld->chunk_add, &ld->tri_add, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
-		&ld->vec_add, &ld->chunk_find, &ld->commit_add, &ld->cfile_add, &ld->coupling_add };
+		&ld->vec_add, &ld->chunk_find, &ld->commit_add, &ld->cfile_add, &ld->coupling_add,
+		&ld->cvec_add };
 
 	for (size_t i = 0; i < ARRAY_SIZE(sts); i++)
 		sqlite3_finalize(*sts[i]);
 	free(ld->cur_path);
 	buf_release(&ld->cur_text);
+	buf_release(&ld->vbuf);
+}
+
+static int bad(struct loader *ld, const char *what, const char *type);
+
+/*
+ * Store vector v[0..dim) of model in st (vec_add or cvec_add, whose key is
+ * bound already) in the loader's format.  0, or -1 after a message.
+ */
+static int store_vec(struct loader *ld, sqlite3_stmt *st, const char *model, const float *v, size_t dim)
+{
+	double scale;
+
+	buf_reset(&ld->vbuf);
+	vec_encode(&ld->vbuf, &scale, v, dim, ld->vfmt);
+	sqlite3_bind_text(st, 2, model ? model : "unknown", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)dim);
+	sqlite3_bind_text(st, 4, vec_format_name(ld->vfmt), -1, SQLITE_STATIC);
+	if (ld->vfmt == VEC_F32)
+		sqlite3_bind_null(st, 5);
+	else
+		sqlite3_bind_double(st, 5, scale);
+	sqlite3_bind_blob(st, 6, ld->vbuf.buf, (int)ld->vbuf.len, SQLITE_STATIC);
+	return step_done(ld->db, st);
+}
+
+/* The "vec" of record rec, decoded: 0 and a malloc'd *v, 1 when it has none, -1 after a message. */
+static int record_vec(struct loader *ld, json_t *rec, const char *type, float **v, size_t *dim)
+{
+	json_t *vec = json_object_get(rec, "vec");
+
+	*v = NULL;
+	if (!vec)
+		return 1;
+	if (!json_is_string(vec) || vec_from_base64(v, dim, json_string_value(vec), json_string_length(vec)) < 0)
+		return bad(ld, "has a \"vec\" that is not base64 of float32 values", type);
+	return 0;
 }
 
 static int bad(struct loader *ld, const char *what, const char *type)
@@ -307,7 +369,6 @@ static int load_file(struct loader *ld, json_t *rec)
 	return 0;
 }
 
-static int decode_vec(const char *b64, unsigned char **out, size_t *n);
 static void set_meta(sqlite3 *db, const char *key, const char *value);
 
 static int load_chunk(struct loader *ld, json_t *rec)
@@ -338,9 +399,10 @@ static int load_chunk(struct loader *ld, json_t *rec)
 		buf_add(&ld->cur_text, json_string_value(text), json_string_length(text));
 		ld->chunks++;
 	}
-	if (json_is_string(vec)) {
-		unsigned char *v;
-		size_t n;
+	if (vec) {
+		float *v;
+		size_t dim;
+		int rc;
 
 		if (!chunk_id) {
 			sqlite3_bind_int64(ld->chunk_find, 1, ld->cur_blob);
@@ -352,15 +414,12 @@ static int load_chunk(struct loader *ld, json_t *rec)
 		}
 		if (!chunk_id)
 			return bad(ld, "has a vector for a chunk the index does not hold", "chunk");
-		if (decode_vec(json_string_value(vec), &v, &n) < 0 || n % 4 || !n)
-			return bad(ld, "has a \"vec\" that is not base64 of float32 values", "chunk");
+		if (record_vec(ld, rec, "chunk", &v, &dim) < 0)
+			return -1;
 		sqlite3_bind_int64(ld->vec_add, 1, chunk_id);
-		bind_str_or_null(ld->vec_add, 2, json_object_get(rec, "model"));
-		if (!jstr(rec, "model"))
-			sqlite3_bind_text(ld->vec_add, 2, "unknown", -1, SQLITE_STATIC);
-		sqlite3_bind_int64(ld->vec_add, 3, (sqlite3_int64)(n / 4));
-		sqlite3_bind_blob(ld->vec_add, 4, v, (int)n, free);
-		if (step_done(ld->db, ld->vec_add) < 0)
+		rc = store_vec(ld, ld->vec_add, jstr(rec, "model"), v, dim);
+		free(v);
+		if (rc < 0)
 			return -1;
 		ld->vectors++;
 	}
@@ -450,6 +509,20 @@ static int load_commit(struct loader *ld, json_t *rec)
 			return -1;
 	}
 	ld->commits++;
+	if (json_object_get(rec, "vec")) {
+		float *v;
+		size_t dim;
+		int rc;
+
+		if (record_vec(ld, rec, "commit", &v, &dim) < 0)
+			return -1;
+		sqlite3_bind_text(ld->cvec_add, 1, jstr(rec, "sha"), -1, SQLITE_TRANSIENT);
+		rc = store_vec(ld, ld->cvec_add, jstr(rec, "model"), v, dim);
+		free(v);
+		if (rc < 0)
+			return -1;
+		ld->commit_vectors++;
+	}
 	return 0;
 }
 
@@ -481,7 +554,7 @@ static int load_history_header(struct loader *ld, json_t *rec, int history)
 {
 	if (json_is_true(json_object_get(rec, "replace"))) {
 		const char *sql = history ?
-			"DELETE FROM commit_files; DELETE FROM commits; DELETE FROM coupling;" :
+			"DELETE FROM commit_files; DELETE FROM commits; DELETE FROM commit_vectors; DELETE FROM coupling;" :
 			"DELETE FROM coupling;";
 		if (sql_exec(ld->db, sql) < 0)
 			return -1;
@@ -541,40 +614,6 @@ static int load_buffer(struct loader *ld, const char *p, size_t n)
 			return -1;
 		p = nl + 1;
 	}
-	return 0;
-}
-
-static int decode_vec(const char *b64, unsigned char **out, size_t *n)
-{
-	static signed char val[256];
-	size_t len = strlen(b64), i, o = 0;
-	unsigned acc = 0;
-	int bits = 0;
-	unsigned char *v;
-
-	if (!val['B']) {
-		memset(val, -1, sizeof(val));
-		for (i = 0; i < 64; i++)
-			val[(unsigned char)"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i]] = (signed char)i;
-	}
-	v = xmalloc(len * 3 / 4 + 3);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)b64[i];
-		if (c == '=')
-			break;
-		if (val[c] < 0) {
-			free(v);
-			return -1;
-		}
-		acc = (acc << 6) | (unsigned)val[c];
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			v[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	*out = v;
-	*n = o;
 	return 0;
 }
 
@@ -677,6 +716,285 @@ static int collect_garbage(sqlite3 *db, int force)
 		"DELETE FROM defs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM refs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);");
+}
+
+/* ---- vectors: their format, and embedding what lacks one ---- */
+
+/* A meta value of db, malloc'd, or NULL. */
+static char *get_meta(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st = prep(db, "SELECT value FROM meta WHERE key = ?1");
+	char *v = NULL;
+
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The format new vectors are stored in: --vectors, else the index's, else f32. */
+static enum vec_format vector_format(const struct options *o, sqlite3 *db)
+{
+	enum vec_format f = VEC_F32;
+	char *v = db ? get_meta(db, "vector_format") : NULL;
+
+	if (o->vectors)
+		vec_format_parse(&f, o->vectors);
+	else if (v)
+		vec_format_parse(&f, v);
+	free(v);
+	return f;
+}
+
+/* Does the index hold any vector (so that update keeps embedding)? */
+static int has_vectors(sqlite3 *db)
+{
+	sqlite3_stmt *st = prep(db, "SELECT EXISTS (SELECT 1 FROM vectors) OR EXISTS (SELECT 1 FROM commit_vectors)");
+	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+
+	sqlite3_finalize(st);
+	return have;
+}
+
+/* The ids (rowids, or chunks.id) that sql selects, into a malloc'd array. */
+static sqlite3_int64 *select_ids(sqlite3 *db, const char *sql, size_t *nr)
+{
+	sqlite3_stmt *st = prep(db, sql);
+	sqlite3_int64 *ids = NULL;
+	size_t alloc = 0;
+
+	*nr = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(ids, *nr + 1, alloc);
+		ids[(*nr)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return ids;
+}
+
+#define EMBED_ROUND 512		/* texts embedded between two progress reports */
+
+/*
+ * Embed the texts of the rows ids[0..nr) (chunks, or commits by rowid) and store
+ * their vectors through ld.  what is "chunks" or "commits".  0, or -1 after a
+ * message.
+ */
+static int embed_rows(const struct options *o, struct loader *ld, struct embed_model *m,
+		      const sqlite3_int64 *ids, size_t nr, int commits, struct progress *pg)
+{
+	const struct embed_fields *fields;
+	static struct embed_fields def;
+	sqlite3_stmt *get = commits ?
+		prep(ld->db, "SELECT sha, message FROM commits WHERE rowid = ?1") :
+		prep(ld->db, "SELECT c.kind, c.name, c.scope, c.signature, c.text, b.lang FROM chunks c "
+		     "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
+	const char *name = embed_model_name(m, 0);
+	struct buf texts = BUF_INIT;
+	size_t *off = xcalloc(EMBED_ROUND, sizeof(*off)), *len = xcalloc(EMBED_ROUND, sizeof(*len));
+	const char **tp = xcalloc(EMBED_ROUND, sizeof(*tp));
+	char **keys = xcalloc(EMBED_ROUND, sizeof(*keys));
+	float *vec = xmalloc((size_t)EMBED_ROUND * EMBED_DIM * sizeof(float));
+	size_t i, k, n;
+	int rc = 0;
+
+	if (!def.nr)
+		embed_fields_parse(&def, EMBED_DEFAULT_FIELDS);
+	fields = &def;
+	for (i = 0; i < nr && !rc; i += n) {
+		n = nr - i < EMBED_ROUND ? nr - i : EMBED_ROUND;
+		buf_reset(&texts);
+		for (k = 0; k < n; k++) {
+			keys[k] = NULL;
+			off[k] = texts.len;
+			sqlite3_bind_int64(get, 1, ids[i + k]);
+			if (sqlite3_step(get) == SQLITE_ROW) {
+				if (commits) {
+					keys[k] = xstrdup((const char *)sqlite3_column_text(get, 0));
+					embed_commit_text(&texts, (const char *)sqlite3_column_text(get, 1),
+							  embed_text_limit(0));
+				} else {
+					/* the chunk as ci-chunk writes it, for the same text as ci-embed's */
+					json_t *rec = json_object();
+					const char *cols[] = { "kind", "name", "scope", "signature", "text", "lang" };
+					for (int c = 0; c < 6; c++)
+						if (sqlite3_column_type(get, c) == SQLITE_TEXT)
+							json_object_set_new(rec, cols[c], json_stringn(
+								(const char *)sqlite3_column_text(get, c),
+								(size_t)sqlite3_column_bytes(get, c)));
+					embed_chunk_text(&texts, rec, fields, embed_text_limit(0));
+					json_decref(rec);
+				}
+			}
+			sqlite3_reset(get);
+			len[k] = texts.len - off[k];
+		}
+		for (k = 0; k < n; k++)
+			tp[k] = texts.buf + off[k];
+		embed_texts(m, 0, 0, o->threads, tp, len, n, vec);
+		for (k = 0; k < n && !rc; k++) {
+			sqlite3_stmt *st = commits ? ld->cvec_add : ld->vec_add;
+			if (commits) {
+				if (!keys[k])
+					continue;
+				sqlite3_bind_text(st, 1, keys[k], -1, SQLITE_TRANSIENT);
+			} else {
+				sqlite3_bind_int64(st, 1, ids[i + k]);
+			}
+			rc = store_vec(ld, st, name, vec + k * EMBED_DIM, EMBED_DIM);
+			if (commits)
+				ld->commit_vectors++;
+			else
+				ld->vectors++;
+		}
+		for (k = 0; k < n; k++)
+			free(keys[k]);
+		pg->done += n;
+		progress_tick(pg, 0);
+	}
+	sqlite3_finalize(get);
+	buf_release(&texts);
+	free(off);
+	free(len);
+	free(tp);
+	free(keys);
+	free(vec);
+	return rc;
+}
+
+/* The chunks of indexed files, and the commits, that have no vector. */
+#define MISSING_CHUNKS_SQL(limit) \
+	"SELECT c.id FROM chunks c WHERE c.blob_id IN (SELECT blob_id FROM files) " \
+	"AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id) ORDER BY c.id" limit
+#define MISSING_COMMITS_SQL(limit) \
+	"SELECT c.rowid FROM commits c WHERE c.message IS NOT NULL " \
+	"AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha) ORDER BY c.rowid" limit
+
+/*
+ * Embed, in-process, the chunks of indexed files that have no vector of the
+ * model, and the commits without one: an unchanged blob keeps its chunks, and
+ * so its vectors, so it is never embedded twice.  Vectors of another model
+ * (ci-embed --static, another --model) do not compare with the new ones: when
+ * asked (--embed) they are dropped and embedded anew, else nothing is embedded
+ * and a warning says so.  Records the model and the format in meta.  0, or -1
+ * after a message.
+ */
+static int embed_missing(const struct options *o, struct loader *ld, int asked)
+{
+	sqlite3 *db = ld->db;
+	struct embed_model *m = NULL;
+	struct progress pg;
+	sqlite3_int64 *chunk_ids = NULL, *commit_ids = NULL;
+	size_t chunks_nr = 0, commits_nr = 0;
+	char *old;
+	const char *name;
+	int rc = -1;
+
+	if (!asked) {
+		/* an update that changed nothing does not load the model */
+		sqlite3_stmt *st = prep(db, MISSING_CHUNKS_SQL(" LIMIT 1"));
+		sqlite3_stmt *st2 = prep(db, MISSING_COMMITS_SQL(" LIMIT 1"));
+		int none = sqlite3_step(st) != SQLITE_ROW && sqlite3_step(st2) != SQLITE_ROW;
+		sqlite3_finalize(st);
+		sqlite3_finalize(st2);
+		if (none)
+			return 0;
+	}
+	if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+		return -1;
+	name = embed_model_name(m, 0);
+	{
+		sqlite3_stmt *st = prep(db, "SELECT model FROM vectors WHERE model <> ?1 UNION ALL "
+					"SELECT model FROM commit_vectors WHERE model <> ?1 LIMIT 1");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		old = sqlite3_step(st) == SQLITE_ROW ? xstrdup((const char *)sqlite3_column_text(st, 0)) : NULL;
+		sqlite3_finalize(st);
+	}
+	if (old && !asked) {
+		warning("the index holds vectors of model '%s', not '%s': not embedding "
+			"(--embed embeds everything anew)", old, name);
+		free(old);
+		rc = 0;
+		goto done;
+	}
+	if (old && verbosity)
+		fprintf(stderr, "%s: the index's vectors are of model '%s': embedding anew with '%s'\n",
+			progname, old, name);
+	free(old);
+	{
+		sqlite3_stmt *st = prep(db, "DELETE FROM vectors WHERE model <> ?1");
+		sqlite3_stmt *st2 = prep(db, "DELETE FROM commit_vectors WHERE model <> ?1");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st2, 1, name, -1, SQLITE_STATIC);
+		if (step_done(db, st) < 0 || step_done(db, st2) < 0) {
+			sqlite3_finalize(st);
+			sqlite3_finalize(st2);
+			goto done;
+		}
+		sqlite3_finalize(st);
+		sqlite3_finalize(st2);
+	}
+	chunk_ids = select_ids(db, MISSING_CHUNKS_SQL(""), &chunks_nr);
+	commit_ids = select_ids(db, MISSING_COMMITS_SQL(""), &commits_nr);
+	memset(&pg, 0, sizeof(pg));
+	pg.on = o->progress && chunks_nr + commits_nr > 0;
+	pg.total = chunks_nr + commits_nr;
+	pg.start = pg.last = now();
+	pg.what = "embedding";
+	pg.unit = "texts";
+	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg) < 0 ||
+	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg) < 0)
+		goto done;
+	progress_tick(&pg, 1);
+	set_meta(db, "model", name);
+	set_meta(db, "vector_format", vec_format_name(ld->vfmt));
+	if (verbosity)
+		fprintf(stderr, "%s: embedded %zu chunks and %zu commits with %s\n", progname, chunks_nr,
+			commits_nr, name);
+	rc = 0;
+done:
+	free(chunk_ids);
+	free(commit_ids);
+	embed_model_close(m);
+	return rc;
+}
+
+/*
+ * What a build keeps from the index it replaces: ci-couple's history (commits,
+ * their files and vectors, coupling, the head it was walked to), which comes
+ * from git, not from the files.  Nothing when there is no usable old index.
+ */
+static int keep_history(sqlite3 *db, const char *old_path)
+{
+	sqlite3 *probe = NULL;
+	sqlite3_stmt *st;
+	int version = 0, rc;
+	char *sql;
+
+	/* quietly: an old index of another version or a damaged one keeps nothing */
+	if (access(old_path, F_OK) < 0)
+		return 0;
+	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+			       NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			version = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(probe);
+	if (version != 1 && version != CI_SCHEMA_VERSION)
+		return 0;
+	sql = sqlite3_mprintf("ATTACH %Q AS old;"
+			      "INSERT INTO commits SELECT * FROM old.commits;"
+			      "INSERT INTO commit_files SELECT * FROM old.commit_files;"
+			      "%s"
+			      "INSERT INTO coupling SELECT * FROM old.coupling;"
+			      "INSERT INTO meta SELECT * FROM old.meta WHERE key = 'history_head';"
+			      "DETACH old;", old_path,
+			      version > 1 ? "INSERT INTO commit_vectors SELECT * FROM old.commit_vectors;" : "");
+	rc = sql_exec(db, sql);
+	sqlite3_free(sql);
+	return rc;
 }
 
 /* ---- build ---- */
@@ -915,19 +1233,24 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	pg.total = list.files_nr;
 	pg.start = pg.last = now();
 	pg.what = "indexing";
-	loader_init(&ld, db, w.root);
+	pg.unit = "files";
+	loader_init(&ld, db, w.root, vector_format(o, NULL));
 	feed_init(&fd, &ld, &pg);
-	if (sql_exec(db, "BEGIN") < 0 ||
+	if (keep_history(db, path) < 0 || sql_exec(db, "BEGIN") < 0 ||
 	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	    loader_finish_file(&ld) < 0) {
+	    loader_finish_file(&ld) < 0)
 		ret = EXIT_IO;
-	} else {
+	progress_tick(&pg, 1);
+	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
+		ret = EXIT_IO;
+	if (ret == EXIT_OK) {
+		if (ld.vectors)
+			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
 		stamp(db, w.root, "created");
 		stamp(db, w.root, "updated");
 		if (sql_exec(db, "COMMIT") < 0)
 			ret = EXIT_IO;
 	}
-	progress_tick(&pg, 1);
 	loader_release(&ld);
 	feed_release(&fd);
 	free(paths);
@@ -1149,7 +1472,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	pg.total = todo.files_nr;
 	pg.start = pg.last = now();
 	pg.what = "updating";
-	loader_init(&ld, db, w.root);
+	pg.unit = "files";
+	loader_init(&ld, db, w.root, vector_format(o, db));
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
@@ -1182,10 +1506,12 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		sqlite3_finalize(q);
 		sqlite3_finalize(u);
 	}
+	progress_tick(&pg, 1);
+	if (ret == EXIT_OK && (o->embed || has_vectors(db)) && embed_missing(o, &ld, o->embed) < 0)
+		ret = EXIT_IO;
 	reread = ld.files;
 	loader_release(&ld);
 	feed_release(&fd);
-	progress_tick(&pg, 1);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated");
 		if (sql_exec(db, "COMMIT") < 0)
@@ -1333,16 +1659,26 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_int(&b, "refs", count(db, "SELECT count(*) FROM refs WHERE blob_id IN (SELECT blob_id FROM files)"));
 	nd_int(&b, "imports", count(db, "SELECT count(*) FROM imports"));
 	nd_int(&b, "vectors", count(db, "SELECT count(*) FROM vectors"));
+	nd_int(&b, "chunks_without_vectors",
+	       count(db, "SELECT count(*) FROM chunks c WHERE c.blob_id IN (SELECT blob_id FROM files) "
+		     "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"));
 	nd_int(&b, "commits", count(db, "SELECT count(*) FROM commits"));
+	nd_int(&b, "commit_vectors", count(db, "SELECT count(*) FROM commit_vectors"));
+	nd_int(&b, "commits_without_vectors",
+	       count(db, "SELECT count(*) FROM commits c WHERE c.message IS NOT NULL "
+		     "AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha)"));
 	nd_int(&b, "couplings", count(db, "SELECT count(*) FROM coupling"));
 	nd_int(&b, "blobs", count(db, "SELECT count(*) FROM blobs"));
-	st = prep(db, "SELECT model FROM vectors GROUP BY model ORDER BY count(*) DESC LIMIT 1");
-	nd_key(&b, "model");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0),
-			       (size_t)sqlite3_column_bytes(st, 0));
-	else
-		buf_addstr(&b, "null");
+	/* the model and format most vectors have (a load may mix them) */
+	st = prep(db, "SELECT model, fmt FROM (SELECT model, fmt FROM vectors UNION ALL "
+		  "SELECT model, fmt FROM commit_vectors) GROUP BY model, fmt ORDER BY count(*) DESC, 1, 2 LIMIT 1");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		nd_str(&b, "model", (const char *)sqlite3_column_text(st, 0));
+		nd_str(&b, "vector_format", (const char *)sqlite3_column_text(st, 1));
+	} else {
+		nd_null(&b, "model");
+		nd_null(&b, "vector_format");
+	}
 	sqlite3_finalize(st);
 	nd_key(&b, "languages");
 	buf_addch(&b, '{');
@@ -1415,7 +1751,7 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 		goto out;
 	}
 	db = index_db(ix);
-	loader_init(&ld, db, w.root);
+	loader_init(&ld, db, w.root, vector_format(o, db));
 	nd_reader_init(&rd, stdin, "<stdin>");
 	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
 		ret = EXIT_IO;
@@ -1429,7 +1765,11 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && loader_finish_file(&ld) < 0)
 		ret = EXIT_IO;
+	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
+		ret = EXIT_IO;
 	if (ret == EXIT_OK) {
+		if (ld.vectors || ld.commit_vectors)
+			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
 		stamp(db, w.root, "updated");
 		ret = sql_exec(db, "COMMIT") < 0 ? EXIT_IO : EXIT_OK;
 	} else {
@@ -1438,8 +1778,9 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 	}
 	if (ret == EXIT_OK && verbosity)
 		fprintf(stderr, "%s: loaded %ld files, %ld chunks, %ld defs, %ld refs, %ld imports, "
-			"%ld vectors, %ld commits, %ld couplings\n", progname, ld.files, ld.chunks,
-			ld.defs, ld.refs, ld.imports, ld.vectors, ld.commits, ld.couplings);
+			"%ld vectors, %ld commits, %ld commit vectors, %ld couplings\n", progname, ld.files,
+			ld.chunks, ld.defs, ld.refs, ld.imports, ld.vectors, ld.commits, ld.commit_vectors,
+			ld.couplings);
 	loader_release(&ld);
 	nd_reader_release(&rd);
 out:
@@ -1503,6 +1844,15 @@ int main(int argc, char **argv)
 			o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256);
 			break;
 		case 'P': o.progress = 1; break;
+		case 'E': o.embed = 1; break;
+		case 'M': o.model = optarg; break;
+		case 'V': {
+			enum vec_format f;
+			if (vec_format_parse(&f, optarg) < 0)
+				usage_error(usage_text, "--vectors: expected f32 or int8, not '%s'", optarg);
+			o.vectors = optarg;
+			break;
+		}
 		case 'N': o.progress = 0; break;
 		case 'v': verbosity++; break;
 		case 'h':

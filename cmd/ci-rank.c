@@ -24,6 +24,7 @@
 #include "common.h"
 #include "index.h"
 #include "walk.h"
+#include "vec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -922,37 +923,6 @@ static int signal_change(void)
 
 /* ---- semantic: the query's vector from ci-embed, cosine against the index ---- */
 
-static int b64_decode(const char *s, unsigned char **out, size_t *n)
-{
-	static signed char val[256];
-	size_t len = strlen(s), i, o2 = 0;
-	unsigned acc = 0;
-	int bits = 0;
-	unsigned char *v;
-
-	if (!val['B']) {
-		memset(val, -1, sizeof(val));
-		for (i = 0; i < 64; i++)
-			val[(unsigned char)"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i]] = (signed char)i;
-	}
-	v = xmalloc(len * 3 / 4 + 4);
-	for (i = 0; i < len && s[i] != '='; i++) {
-		if (val[(unsigned char)s[i]] < 0) {
-			free(v);
-			return -1;
-		}
-		acc = (acc << 6) | (unsigned)val[(unsigned char)s[i]];
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			v[o2++] = (unsigned char)(acc >> bits);
-		}
-	}
-	*out = v;
-	*n = o2;
-	return 0;
-}
-
 /*
  * Run `ci-embed --query <q>` (next to this program, or on PATH) and read the
  * vector from its record.  Returns the dimension, or 0 when it is unavailable.
@@ -1006,11 +976,8 @@ static size_t query_vector(const char *q, const char *argv0, float **vec, char *
 	}
 	rec = json_loadb(b.buf, b.len, JSON_DISABLE_EOF_CHECK, NULL);
 	if (rec && json_is_string(json_object_get(rec, "vec"))) {
-		unsigned char *raw;
-		size_t n;
-		if (b64_decode(json_string_value(json_object_get(rec, "vec")), &raw, &n) == 0 && n % 4 == 0) {
-			dim = n / 4;
-			*vec = (float *)raw;
+		json_t *v = json_object_get(rec, "vec");
+		if (vec_from_base64(vec, &dim, json_string_value(v), json_string_length(v)) == 0) {
 			if (json_is_string(json_object_get(rec, "model")))
 				*model = xstrdup(json_string_value(json_object_get(rec, "model")));
 		}
@@ -1037,7 +1004,7 @@ static int cmp_sem(const void *a, const void *b)
 static int signal_semantic(const char *q, const char *argv0)
 {
 	sqlite3_stmt *st;
-	float *qv;
+	float *qv, *v;
 	char *model;
 	size_t dim;
 	int have;
@@ -1056,28 +1023,23 @@ static int signal_semantic(const char *q, const char *argv0)
 		return 0;
 	/* NEEDSWORK: a brute-force scan read from SQLite per query; a memory-mapped
 	 * matrix multiplied with BLIS is what meets the latency target */
-	st = prep("SELECT v.chunk_id, v.vec FROM vectors v WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
+	st = prep("SELECT v.chunk_id, v.fmt, v.scale, v.vec FROM vectors v WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
 	if (model)
 		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 2);
+	v = xmalloc(dim * sizeof(*v));
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const float *v = sqlite3_column_blob(st, 1);
-		double dot = 0, nv = 0, nq = 0;
-		if (!v || (size_t)sqlite3_column_bytes(st, 1) != dim * 4)
+		if (vec_decode_column(v, dim, st, 1) < 0)
 			continue;
-		for (i = 0; i < dim; i++) {
-			dot += (double)v[i] * qv[i];
-			nv += (double)v[i] * v[i];
-			nq += (double)qv[i] * qv[i];
-		}
 		ALLOC_GROW(top, top_nr + 1, top_alloc);
 		top[top_nr].id = sqlite3_column_int64(st, 0);
-		top[top_nr].s = nv > 0 && nq > 0 ? dot / sqrt(nv * nq) : 0;
+		top[top_nr].s = vec_cosine(v, qv, dim);
 		top_nr++;
 	}
 	sqlite3_finalize(st);
+	free(v);
 	/* keep the best 200 */
 	if (top_nr)
 		qsort(top, top_nr, sizeof(*top), cmp_sem);

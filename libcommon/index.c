@@ -205,6 +205,67 @@ const char *index_meta(struct ci_index *ix, const char *key)
 	return ix->meta_val;
 }
 
+/*
+ * Schema changes that keep what the index holds: version 1 stored float32
+ * vectors only and no commit vectors.  Anything else is rebuilt.
+ */
+static const char *migrate_from(int version)
+{
+	if (version == 1)
+		return "ALTER TABLE vectors ADD COLUMN fmt TEXT NOT NULL DEFAULT 'f32';"
+		       "ALTER TABLE vectors ADD COLUMN scale REAL;"
+		       "CREATE TABLE commit_vectors(sha TEXT PRIMARY KEY, model TEXT NOT NULL, "
+		       "dim INTEGER NOT NULL, fmt TEXT NOT NULL, scale REAL, vec BLOB NOT NULL);";
+	return NULL;
+}
+
+/* Bring an index of an older schema version up to date in one transaction:
+ * 0, or -1 (nothing reported; the caller says to rebuild). */
+static int migrate(struct ci_index *ix, int version)
+{
+	const char *sql = migrate_from(version);
+	char *s;
+	int rc;
+
+	/* columns that early version 1 indexes lacked (ci-couple reads around them) */
+	static const char *const late[][3] = {
+		{ "commits", "email", "TEXT" }, { "commits", "parents", "INTEGER" },
+		{ "commits", "merged_into", "TEXT" }, { "commit_files", "status", "TEXT" },
+		{ "commit_files", "old_path", "TEXT" },
+	};
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	if (!sql)
+		return -1;
+	buf_addstr(&b, "BEGIN IMMEDIATE;");
+	buf_addstr(&b, sql);
+	for (i = 0; i < ARRAY_SIZE(late); i++) {
+		sqlite3_stmt *st;
+		int have = 0;
+
+		s = xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", late[i][0], late[i][1]);
+		if (sqlite3_prepare_v2(ix->db, s, -1, &st, NULL) == SQLITE_OK) {
+			have = sqlite3_step(st) == SQLITE_ROW;
+			sqlite3_finalize(st);
+		}
+		free(s);
+		if (!have)
+			buf_addf(&b, "ALTER TABLE %s ADD COLUMN %s %s;", late[i][0], late[i][1], late[i][2]);
+	}
+	buf_addf(&b, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'; COMMIT;", CI_SCHEMA_VERSION);
+	rc = sqlite3_exec(ix->db, b.buf, NULL, NULL, NULL);
+	buf_release(&b);
+	if (rc != SQLITE_OK) {
+		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (verbosity)
+		fprintf(stderr, "%s: index '%s' brought from schema version %d to %d\n", progname,
+			ix->path, version, CI_SCHEMA_VERSION);
+	return 0;
+}
+
 int index_open(struct ci_index **out, const char *path, int readonly)
 {
 	struct ci_index *ix;
@@ -245,9 +306,9 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 			sqlite3_finalize(st);
 		goto fail;
 	}
-	if (atoi(v) != CI_SCHEMA_VERSION) {
-		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",
-		      path, v, CI_SCHEMA_VERSION);
+	if (atoi(v) != CI_SCHEMA_VERSION && (readonly || migrate(ix, atoi(v)) < 0)) {
+		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index %s'",
+		      path, v, CI_SCHEMA_VERSION, migrate_from(atoi(v)) ? "update" : "build");
 		goto fail;
 	}
 	v = index_meta(ix, "root");

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 1
+#define CI_SCHEMA_VERSION 2
 
 struct ci_index;
 

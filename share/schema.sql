@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 1.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 2.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -98,11 +98,17 @@ CREATE TABLE imports(
 CREATE INDEX imports_path ON imports(path);
 CREATE INDEX imports_resolved ON imports(resolved);
 
+-- Embeddings (ci-embed, ci-index build --embed).  Each row says its format, so
+-- readers decode either through vec_decode() (libcommon/vec.h):
+--   f32   little-endian float32 x dim, scale NULL
+--   int8  int8 x dim, value = byte * scale (scale = max |x| / 127)
 CREATE TABLE vectors(
 	chunk_id INTEGER PRIMARY KEY,	-- chunks.id
 	model TEXT NOT NULL,
 	dim INTEGER NOT NULL,
-	vec BLOB NOT NULL		-- little-endian float32 x dim
+	fmt TEXT NOT NULL,		-- f32, int8
+	scale REAL,			-- int8: the value of 1
+	vec BLOB NOT NULL
 );
 
 CREATE TABLE commits(
@@ -115,6 +121,15 @@ CREATE TABLE commits(
 	merged_into TEXT		-- for a commit a merge brought in: that merge
 );
 CREATE INDEX commits_time ON commits(time);
+-- Embeddings of commit messages, as vectors above.
+CREATE TABLE commit_vectors(
+	sha TEXT PRIMARY KEY,		-- commits.sha
+	model TEXT NOT NULL,
+	dim INTEGER NOT NULL,
+	fmt TEXT NOT NULL,
+	scale REAL,
+	vec BLOB NOT NULL
+);
 CREATE TABLE commit_files(
 	sha TEXT NOT NULL,
 	path TEXT NOT NULL,

@@ -199,9 +199,10 @@ test_expect_success 'status: one record about the index' '
 	test_line_count = 1 status &&
 	root=$(cd repo && pwd -P) &&
 	head=$(cd repo && git rev-parse HEAD) &&
-	"$JQ" -c "{_type, index, schema_version, root, commit, vectors, commits, couplings, model, stale}" status >actual &&
+	"$JQ" -c "{_type, index, schema_version, root, commit, vectors, chunks_without_vectors, commits, commit_vectors, commits_without_vectors, couplings, model, vector_format, stale}" status >actual &&
+	chunks=$("$JQ" .chunks status) &&
 	cat >expect <<-EOF &&
-	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":1,"root":"$root","commit":"$head","vectors":0,"commits":0,"couplings":0,"model":null,"stale":0}
+	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":2,"root":"$root","commit":"$head","vectors":0,"chunks_without_vectors":$chunks,"commits":0,"commit_vectors":0,"commits_without_vectors":0,"couplings":0,"model":null,"vector_format":null,"stale":0}
 	EOF
 	test_cmp_json expect actual &&
 	"$JQ" -e ".created | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\$\")" status &&
@@ -526,7 +527,7 @@ test_expect_success 'update on an index of another schema version rebuilds it' '
 	test_must_be_empty out &&
 	test_grep "ci-index: " err &&
 	(cd repo && ci-index status) >st &&
-	"$JQ" -e ".schema_version == 1 and .stale == 0" st &&
+	"$JQ" -e ".schema_version == 2 and .stale == 0" st &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
@@ -535,9 +536,48 @@ test_expect_success 'build on an index of another schema version replaces it' '
 	put_schema_version repo/.ci-index/index.db 0 &&
 	(cd repo && test_must_fail ci-index status 2>/dev/null) &&
 	(cd repo && ci-index build) &&
-	echo 1 >expect &&
+	echo 2 >expect &&
 	(cd repo && status_field schema_version) >actual &&
 	test_cmp expect actual &&
+	index_dump repo/.ci-index/index.db >actual &&
+	test_cmp build.dump actual
+'
+
+# as_version_1 <db>: make an index look like one of schema version 1 (float32
+# vectors only, no commit vectors)
+as_version_1() {
+	sqlite3 -bail "$1" <<-\EOF
+	DROP TABLE vectors;
+	CREATE TABLE vectors(chunk_id INTEGER PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL,
+		vec BLOB NOT NULL);
+	DROP TABLE commit_vectors;
+	DROP TABLE commits;
+	CREATE TABLE commits(sha TEXT PRIMARY KEY, time INTEGER NOT NULL, author TEXT, message TEXT);
+	UPDATE meta SET value = '1' WHERE key = 'schema_version';
+	EOF
+}
+
+test_expect_success 'an index of schema version 1: readers say update, update migrates it in place' '
+	(cd repo && ci-index build) &&
+	as_version_1 repo/.ci-index/index.db &&
+	(cd repo && test_status 3 ci-index status >../out 2>../err) &&
+	test_grep "schema version 1" err &&
+	test_grep "ci-index update" err &&
+	(cd repo && ci-index -v update 2>../err) &&
+	test_grep "from schema version 1 to 2" err &&
+	! grep -q rebuilding err &&
+	(cd repo && status_field schema_version) >actual &&
+	echo 2 >expect &&
+	test_cmp expect actual &&
+	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM commit_vectors" >actual &&
+	echo 0 >expect &&
+	test_cmp expect actual &&
+	# early version 1 indexes had commits without email, parents, merged_into
+	(cd repo && ci-couple history | ci-index load) &&
+	(cd repo && status_field commits) >actual &&
+	git -C repo rev-list --count HEAD >expect &&
+	test_cmp expect actual &&
+	(cd repo && ci-index build) &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '

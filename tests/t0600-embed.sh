@@ -115,6 +115,27 @@ test_expect_success 'a chunk embedded again gets new keys, not a second "vec"' '
 	awk "{ exit !(\$1 > 0.9999) }" cos
 '
 
+test_expect_success 'commit records gain the vector of their message, as --query gives it' '
+	cat >commits <<-\EOF &&
+	{"_type":"commit","sha":"1111111111111111111111111111111111111111","time":1700000000,"message":"fix crash when the configuration file is missing","files":["a.c"]}
+	{"_type":"commit","sha":"2222222222222222222222222222222222222222","time":1700000001,"files":["b.c"]}
+	{"_type":"history","head":"1111111111111111111111111111111111111111"}
+	EOF
+	ci-embed <commits >out.commits &&
+	sed -n "2,3p" commits >expect &&
+	sed -n "2,3p" out.commits >actual &&
+	test_cmp expect actual &&
+	sed -n 1p out.commits >embedded &&
+	"$JQ" -c "del(.vec, .model)" embedded >stripped &&
+	sed -n 1p commits >expect &&
+	test_cmp_json expect stripped &&
+	"$JQ" -r .model embedded >actual &&
+	echo use-lite >expect &&
+	test_cmp expect actual &&
+	ci-embed --query "fix crash when the configuration file is missing" >q &&
+	cosines_at_least q embedded 0.99999
+'
+
 test_expect_success 'CRLF lines are read, and the output is JSON' '
 	sed "s/\$/\r/" stream >crlf &&
 	ci-embed <crlf >out.crlf &&

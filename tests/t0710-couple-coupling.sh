@@ -334,8 +334,9 @@ test_expect_success 'index: with the columns, the same answers as git' '
 		test_grep "from index$" err &&
 		# shellcheck disable=SC2086
 		(cd ix && ci-couple --no-index $c) >from-git &&
-		"$JQ" -c "del(.source)" from-index >a &&
-		"$JQ" -c "del(.source)" from-git >b &&
+		# commits: why there is no semantic signal differs (no vectors, no index)
+		"$JQ" -c "del(.source, .semantic)" from-index >a &&
+		"$JQ" -c "del(.source, .semantic)" from-git >b &&
 		test_cmp b a || return 1
 	done
 '

@@ -1,0 +1,199 @@
+/*
+ * vec.c: embedding vectors on the wire (base64 float32) and in the index
+ * (float32 or int8 with a scale per vector); see vec.h.
+ *
+ * Shaped by two readers: ci-index load decodes every vector of a repository once,
+ * and ci-rank and ci-couple decode every stored vector per query, so decoding is
+ * a plain loop the compiler vectorises, with no allocation.
+ */
+#include "common.h"
+#include "vec.h"
+
+#include <math.h>
+
+static const char b64_alphabet[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int vec_format_parse(enum vec_format *out, const char *name)
+{
+	if (!strcmp(name, "f32"))
+		*out = VEC_F32;
+	else if (!strcmp(name, "int8"))
+		*out = VEC_INT8;
+	else
+		return -1;
+	return 0;
+}
+
+const char *vec_format_name(enum vec_format f)
+{
+	return f == VEC_INT8 ? "int8" : "f32";
+}
+
+static float le_float(const unsigned char *p)
+{
+	uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static void put_le_float(unsigned char *p, float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	p[0] = (unsigned char)u;
+	p[1] = (unsigned char)(u >> 8);
+	p[2] = (unsigned char)(u >> 16);
+	p[3] = (unsigned char)(u >> 24);
+}
+
+int vec_from_base64(float **out, size_t *dim, const char *b64, size_t len)
+{
+	signed char val[256];
+	unsigned char *bytes;
+	size_t i, n = 0, k;
+	unsigned acc = 0;
+	int bits = 0;
+
+	*out = NULL;
+	*dim = 0;
+	memset(val, -1, sizeof(val));
+	for (i = 0; i < 64; i++)
+		val[(unsigned char)b64_alphabet[i]] = (signed char)i;
+	while (len && b64[len - 1] == '=')
+		len--;
+	bytes = xmalloc(len * 3 / 4 + 4);
+	for (i = 0; i < len; i++) {
+		signed char v = val[(unsigned char)b64[i]];
+		if (v < 0) {
+			free(bytes);
+			return -1;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			bytes[n++] = (unsigned char)(acc >> bits);
+		}
+	}
+	if (!n || n % 4) {
+		free(bytes);
+		return -1;
+	}
+	*dim = n / 4;
+	*out = xmalloc(*dim * sizeof(float));
+	for (k = 0; k < *dim; k++)
+		(*out)[k] = le_float(bytes + 4 * k);
+	free(bytes);
+	return 0;
+}
+
+void vec_to_base64(struct buf *b, const float *v, size_t dim)
+{
+	size_t len = dim * 4, k;
+	unsigned char *bytes = xmalloc(len + 3);
+	char *o;
+
+	for (k = 0; k < dim; k++)
+		put_le_float(bytes + 4 * k, v[k]);
+	buf_grow(b, (len + 2) / 3 * 4 + 1);
+	o = b->buf + b->len;
+	for (k = 0; k + 2 < len; k += 3) {
+		unsigned x = (unsigned)bytes[k] << 16 | (unsigned)bytes[k + 1] << 8 | bytes[k + 2];
+		*o++ = b64_alphabet[x >> 18];
+		*o++ = b64_alphabet[(x >> 12) & 63];
+		*o++ = b64_alphabet[(x >> 6) & 63];
+		*o++ = b64_alphabet[x & 63];
+	}
+	if (k < len) {
+		unsigned x = (unsigned)bytes[k] << 16 | (k + 1 < len ? (unsigned)bytes[k + 1] << 8 : 0);
+		*o++ = b64_alphabet[x >> 18];
+		*o++ = b64_alphabet[(x >> 12) & 63];
+		*o++ = k + 1 < len ? b64_alphabet[(x >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	buf_setlen(b, (size_t)(o - b->buf));
+	free(bytes);
+}
+
+void vec_encode(struct buf *out, double *scale, const float *v, size_t dim, enum vec_format f)
+{
+	size_t i;
+
+	*scale = 0;
+	if (f == VEC_F32) {
+		buf_grow(out, dim * 4);
+		for (i = 0; i < dim; i++)
+			put_le_float((unsigned char *)out->buf + out->len + 4 * i, v[i]);
+		buf_setlen(out, out->len + dim * 4);
+		return;
+	}
+	{
+		float max = 0;
+		for (i = 0; i < dim; i++)
+			if (fabsf(v[i]) > max)
+				max = fabsf(v[i]);
+		/* a vector of zeros (or not finite) keeps scale 0 and decodes to zeros */
+		*scale = isfinite(max) && max > 0 ? (double)max / 127.0 : 0;
+		buf_grow(out, dim);
+		for (i = 0; i < dim; i++) {
+			long q = *scale > 0 ? lrint((double)v[i] / *scale) : 0;
+			if (q > 127)
+				q = 127;
+			if (q < -127)
+				q = -127;
+			out->buf[out->len + i] = (char)(signed char)q;
+		}
+		buf_setlen(out, out->len + dim);
+	}
+}
+
+int vec_decode(float *out, size_t dim, const char *fmt, double scale, const void *blob, size_t bytes)
+{
+	const unsigned char *p = blob;
+	size_t i;
+
+	if (!blob || !dim)
+		return -1;
+	if (!fmt || !strcmp(fmt, "f32")) {
+		if (bytes != dim * 4)
+			return -1;
+		for (i = 0; i < dim; i++)
+			out[i] = le_float(p + 4 * i);
+		return 0;
+	}
+	if (!strcmp(fmt, "int8")) {
+		float s = (float)scale;
+		if (bytes != dim)
+			return -1;
+		for (i = 0; i < dim; i++)
+			out[i] = (float)(signed char)p[i] * s;
+		return 0;
+	}
+	return -1;
+}
+
+int vec_decode_column(float *out, size_t dim, sqlite3_stmt *st, int col)
+{
+	const void *blob = sqlite3_column_blob(st, col + 2);
+	size_t bytes = (size_t)sqlite3_column_bytes(st, col + 2);
+
+	return vec_decode(out, dim, (const char *)sqlite3_column_text(st, col),
+			  sqlite3_column_double(st, col + 1), blob, bytes);
+}
+
+double vec_cosine(const float *a, const float *b, size_t dim)
+{
+	double dot = 0, na = 0, nb = 0;
+	size_t i;
+
+	for (i = 0; i < dim; i++) {
+		dot += (double)a[i] * b[i];
+		na += (double)a[i] * a[i];
+		nb += (double)b[i] * b[i];
+	}
+	return na > 0 && nb > 0 ? dot / sqrt(na * nb) : 0;
+}

@@ -1,0 +1,62 @@
+/*
+ * vec.h: embedding vectors as they travel and as the index stores them.
+ *
+ * On the wire (NDJSON) a vector is "vec": base64 of little-endian float32.  In
+ * the index (tables vectors and commit_vectors, share/schema.sql) each row says
+ * its own format, so one index may hold both and every reader decodes either
+ * through vec_decode():
+ *
+ *   f32    dim little-endian float32 values; scale is NULL
+ *   int8   dim signed bytes q[i], with x[i] = q[i] * scale (scale = max |x| / 127):
+ *          a quarter of the bytes, cosine within about 0.001 of float32's
+ */
+#ifndef CI_VEC_H
+#define CI_VEC_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+#include "buf.h"
+
+enum vec_format {
+	VEC_F32,		/* little-endian float32 */
+	VEC_INT8		/* int8 with a float scale per vector */
+};
+
+/* "f32" or "int8" into *out: 0, or -1 for anything else (nothing reported). */
+int vec_format_parse(enum vec_format *out, const char *name);
+const char *vec_format_name(enum vec_format f);
+
+/*
+ * Decode the base64 of little-endian float32 values in b64: a malloc'd array of
+ * *dim floats in *out.  Returns 0, or -1 (nothing reported, nothing allocated)
+ * when b64 is not base64 or not a whole number of floats, or empty.
+ */
+int vec_from_base64(float **out, size_t *dim, const char *b64, size_t len);
+
+/* Append the base64 of v[0..dim) as little-endian float32 (no quotes).  Cannot fail. */
+void vec_to_base64(struct buf *b, const float *v, size_t dim);
+
+/*
+ * The bytes to store for v[0..dim) in format f, appended to out, and the scale
+ * to store beside them (0 for VEC_F32, stored as NULL).  Cannot fail.
+ */
+void vec_encode(struct buf *out, double *scale, const float *v, size_t dim, enum vec_format f);
+
+/*
+ * Decode a stored vector: format name fmt ("f32", "int8"; NULL means "f32", an
+ * index that predates the column), scale, and the bytes blob[0..bytes) into
+ * out[0..dim).  Returns 0, or -1 when the bytes do not hold a vector of dim
+ * values in that format (nothing reported: the caller skips the row).
+ */
+int vec_decode(float *out, size_t dim, const char *fmt, double scale, const void *blob, size_t bytes);
+
+/*
+ * The same for the current row of st, whose columns col, col+1, col+2 are a
+ * vectors-style row's fmt, scale and vec (SELECT fmt, scale, vec ...).
+ */
+int vec_decode_column(float *out, size_t dim, sqlite3_stmt *st, int col);
+
+/* Cosine similarity of a and b (0 when either is all zeros).  Cannot fail. */
+double vec_cosine(const float *a, const float *b, size_t dim);
+
+#endif
