@@ -34,13 +34,27 @@
 #include <time.h>
 #include <stdint.h>
 #include <sys/wait.h>
+/* blis.h defines its inline helpers as plain static: not our warnings */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include <blis.h>
+#pragma GCC diagnostic pop
 
 static const char usage_text[] =
 	"usage: ci-rank [options] [context] <query>\n"
+	"   or: ci-rank [options] similar <path>:<symbol>|<path>:<line>|<text>\n"
+	"   or: ci-rank [options] similar --scan [--threshold <x>]\n"
 	"\n"
 	"Hybrid ranked search: write hit records, best first, and a summary record.\n"
 	"With `context`, a bundle: the best chunks and the files that change with them,\n"
-	"within a budget of lines.\n"
+	"within a budget of lines.  With `similar`, the chunks whose vectors are nearest\n"
+	"a chunk's or a text's; with --scan, clusters of near-duplicate chunks.\n"
 	"\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
 	"      --mode <mode>       hybrid (default), keyword or semantic\n"
@@ -57,12 +71,15 @@ static const char usage_text[] =
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
-	"      --threshold <x>     context: coupling scores below <x> are ignored (0-1; default 0.3)\n"
+	"      --threshold <x>     context: coupling scores below <x> are ignored (0-1; default 0.3);\n"
+	"                          similar --scan: the cosine that makes two chunks near\n"
+	"                          duplicates (default 0.85)\n"
+	"      --scan              similar: cluster near-duplicate chunks across the index\n"
 	"  -h, --help              show this help and exit\n";
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
-	OPT_THRESHOLD };
+	OPT_THRESHOLD, OPT_SCAN };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -80,6 +97,7 @@ static const struct option long_options[] = {
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "max-coupled", required_argument, NULL, OPT_MAX_COUPLED },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "scan", no_argument, NULL, OPT_SCAN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -106,6 +124,9 @@ struct options {
 	long depth;		/* --depth */
 	long max_coupled;	/* --max-coupled */
 	double threshold;	/* --threshold */
+	int threshold_set;
+	int similar;		/* the similar command */
+	int scan;		/* similar --scan */
 };
 
 /* A query term. */
@@ -1361,6 +1382,484 @@ static int context_bundle(struct buf *out, int scope_tests, int scope_impl, int 
 	return direct ? EXIT_OK : EXIT_NOTHING;
 }
 
+/* ---- similar: nearest chunks by vector, and near-duplicate clusters ---- */
+
+struct vecset {
+	sqlite3_int64 *id;	/* chunk ids, ascending */
+	float *m;		/* n x dim, each row L2-normalised */
+	size_t n, dim;
+	char *model;
+};
+
+static void vecset_free(struct vecset *vs)
+{
+	free(vs->id);
+	free(vs->m);
+	free(vs->model);
+}
+
+/*
+ * All chunk vectors of the index's main model (the one most chunks have), or
+ * of the given model, as a matrix of normalised rows.  Returns the count.
+ */
+static int cmp_id(const void *a, const void *b)
+{
+	sqlite3_int64 x = *(const sqlite3_int64 *)a, y = *(const sqlite3_int64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t vecset_load(struct vecset *vs, const char *model)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 0;
+
+	memset(vs, 0, sizeof(*vs));
+	if (model) {
+		st = prep("SELECT model, dim FROM vectors WHERE model = ?1 LIMIT 1");
+		sqlite3_bind_text(st, 1, model, -1, SQLITE_TRANSIENT);
+	} else {
+		st = prep("SELECT model, dim FROM vectors GROUP BY model, dim ORDER BY count(*) DESC, model LIMIT 1");
+	}
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		vs->model = xstrdup(col(st, 0) ? col(st, 0) : "");
+		vs->dim = (size_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (!vs->model || !vs->dim)
+		return 0;
+	st = prep("SELECT chunk_id, fmt, scale, vec FROM vectors WHERE model = ?1 AND dim = ?2 ORDER BY chunk_id");
+	sqlite3_bind_text(st, 1, vs->model, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)vs->dim);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		float *row;
+		double norm = 0;
+		if (vs->n + 1 > alloc) {
+			alloc = alloc ? 2 * alloc : 1024;
+			vs->id = xrealloc(vs->id, alloc * sizeof(*vs->id));
+			vs->m = xrealloc(vs->m, alloc * vs->dim * sizeof(float));
+		}
+		row = vs->m + vs->n * vs->dim;
+		if (vec_decode_column(row, vs->dim, st, 1) < 0)
+			continue;
+		for (size_t k = 0; k < vs->dim; k++)
+			norm += (double)row[k] * row[k];
+		if (norm <= 0)
+			continue;
+		norm = 1.0 / sqrt(norm);
+		for (size_t k = 0; k < vs->dim; k++)
+			row[k] = (float)(row[k] * norm);
+		vs->id[vs->n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return vs->n;
+}
+
+/* C[m x n] = A[m x k] B[n x k]^T, row-major, through BLIS. */
+static void sgemm_nt(size_t m, size_t n, size_t k, const float *a, const float *b, float *c)
+{
+	float one = 1.0f, zero = 0.0f;
+
+	bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_TRANSPOSE, (dim_t)m, (dim_t)n, (dim_t)k, &one,
+		  (float *)a, (inc_t)k, 1, (float *)b, (inc_t)k, 1, &zero, c, (inc_t)n, 1);
+}
+
+/* The chunk a "path:symbol" or "path:line" target names, or 0. */
+static sqlite3_int64 similar_target_chunk(const char *target)
+{
+	const char *colon = strrchr(target, ':');
+	sqlite3_stmt *st;
+	sqlite3_int64 id = 0;
+	char *path, *end;
+	long line;
+
+	if (!colon || colon == target || !colon[1])
+		return 0;
+	path = xstrndup(target, (size_t)(colon - target));
+	errno = 0;
+	line = strtol(colon + 1, &end, 10);
+	if (!*end && !errno && line > 0) {
+		st = prep("SELECT c.id FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
+			  "WHERE f.path = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 "
+			  "ORDER BY c.end_line - c.start_line, c.id LIMIT 1");
+		sqlite3_bind_int64(st, 2, line);
+	} else {
+		/* the innermost chunk named so: "Class.method" names method in Class */
+		const char *name = strrchr(colon + 1, '.');
+		st = prep("SELECT c.id FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
+			  "WHERE f.path = ?1 AND c.name = ?2 AND (?3 IS NULL OR c.scope = ?3 OR c.scope LIKE '%.' || ?3) "
+			  "ORDER BY c.start_line, c.id LIMIT 1");
+		if (name) {
+			sqlite3_bind_text(st, 2, name + 1, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 3, colon + 1, (int)(name - colon - 1), SQLITE_TRANSIENT);
+		} else {
+			sqlite3_bind_text(st, 2, colon + 1, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_null(st, 3);
+		}
+	}
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	free(path);
+	return id;
+}
+
+static int file_exists_in_index(const char *target)
+{
+	const char *colon = strrchr(target, ':');
+	sqlite3_stmt *st;
+	int found;
+
+	if (!colon)
+		return 0;
+	st = prep("SELECT 1 FROM files WHERE path = ?1");
+	sqlite3_bind_text(st, 1, target, (int)(colon - target), SQLITE_TRANSIENT);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+static int scope_ok(const struct cand *c)
+{
+	if (!o.scope || !strcmp(o.scope, "all"))
+		return 1;
+	return !strcmp(o.scope, "test") ? c->is_test : !c->is_test;
+}
+
+static void hit_location(struct buf *out, const struct cand *c)
+{
+	nd_str(out, "path", c->path);
+	nd_int(out, "start_line", c->start);
+	nd_int(out, "end_line", c->end);
+	nd_str(out, "kind", c->kind);
+	nd_str(out, "name", c->name);
+	nd_str(out, "scope", c->scope);
+}
+
+/* Look a chunk up as a candidate (filters applied): NULL when filtered out. */
+static struct cand *chunk_cand(sqlite3_stmt *st, sqlite3_int64 id)
+{
+	struct cand *c = NULL;
+
+	sqlite3_bind_int64(st, 1, id);
+	while (!c && sqlite3_step(st) == SQLITE_ROW)
+		c = add_cand(st, 0);
+	sqlite3_reset(st);
+	return c && scope_ok(c) ? c : NULL;
+}
+
+static int similar_nearest(struct buf *out, const char *target, const char *argv0)
+{
+	struct vecset vs;
+	float *qv = NULL, *sims;
+	char *qmodel = NULL;
+	sqlite3_int64 self = 0;
+	size_t dim = 0, i, shown = 0;
+	struct sem *order;
+	sqlite3_stmt *st;
+	int ret;
+
+	if (file_exists_in_index(target)) {
+		self = similar_target_chunk(target);
+		if (!self) {
+			error("similar: no chunk of '%.*s' is named or holds line '%s'",
+			      (int)(strrchr(target, ':') - target), target, strrchr(target, ':') + 1);
+			return EXIT_USAGE;
+		}
+	}
+	if (self) {
+		st = prep("SELECT model, dim FROM vectors WHERE chunk_id = ?1");
+		sqlite3_bind_int64(st, 1, self);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			qmodel = xstrdup(col(st, 0) ? col(st, 0) : "");
+		sqlite3_finalize(st);
+		if (!qmodel) {
+			error("similar: '%s' has no vector: run 'ci-index --embed update'", target);
+			return EXIT_IO;
+		}
+	} else {
+		dim = query_vector(target, argv0, &qv, &qmodel);
+		if (!dim) {
+			error("similar: cannot embed the text with ci-embed");
+			return EXIT_IO;
+		}
+	}
+	if (!vecset_load(&vs, qmodel)) {
+		error("similar needs chunk vectors of model '%s' in the index: run 'ci-index --embed update'",
+		      qmodel);
+		free(qv);
+		free(qmodel);
+		vecset_free(&vs);
+		return EXIT_IO;
+	}
+	if (self) {
+		sqlite3_int64 *p = bsearch(&self, vs.id, vs.n, sizeof(*vs.id), cmp_id);
+		if (!p) {
+			error("similar: the vector of '%s' is empty or unreadable", target);
+			free(qmodel);
+			vecset_free(&vs);
+			return EXIT_IO;
+		}
+		qv = xmalloc(vs.dim * sizeof(float));
+		memcpy(qv, vs.m + (size_t)(p - vs.id) * vs.dim, vs.dim * sizeof(float));
+	} else if (dim != vs.dim) {
+		error("similar: the query vector has %zu values, the index's vectors %zu", dim, vs.dim);
+		free(qv);
+		free(qmodel);
+		vecset_free(&vs);
+		return EXIT_IO;
+	} else {
+		double norm = 0;
+		for (i = 0; i < dim; i++)
+			norm += (double)qv[i] * qv[i];
+		for (i = 0; norm > 0 && i < dim; i++)
+			qv[i] = (float)(qv[i] / sqrt(norm));
+	}
+	sims = xmalloc(vs.n * sizeof(float));
+	sgemm_nt(vs.n, 1, vs.dim, vs.m, qv, sims);
+	order = xmalloc(vs.n * sizeof(*order));
+	for (i = 0; i < vs.n; i++) {
+		order[i].id = vs.id[i];
+		order[i].s = sims[i];
+	}
+	qsort(order, vs.n, sizeof(*order), cmp_sem);
+	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
+		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1 ORDER BY f.path");
+	for (i = 0; i < vs.n && shown < (size_t)o.limit; i++) {
+		struct cand *c;
+		if (order[i].id == self)
+			continue;
+		if (order[i].s < o.min_score)
+			break;
+		if (!(c = chunk_cand(st, order[i].id)))
+			continue;
+		nd_begin(out, "hit");
+		hit_location(out, c);
+		nd_num(out, "score", round3(order[i].s));
+		nd_key(out, "signals");
+		if (round3(order[i].s) == 0)
+			buf_addstr(out, "{\"semantic\":0}");
+		else
+			buf_addf(out, "{\"semantic\":%.3g}", round3(order[i].s));
+		if (o.full) {
+			char *text = chunk_text(order[i].id);
+			nd_str(out, "text", text);
+			free(text);
+		}
+		nd_end(out);
+		shown++;
+	}
+	sqlite3_finalize(st);
+	nd_begin(out, "summary");
+	nd_str(out, "query", target);
+	nd_str(out, "mode", "similar");
+	nd_str(out, "target", self ? "chunk" : "text");
+	nd_str(out, "model", vs.model);
+	nd_int(out, "vectors", (long long)vs.n);
+	nd_int(out, "count", (long long)shown);
+	nd_end(out);
+	ret = shown ? EXIT_OK : EXIT_NOTHING;
+	free(order);
+	free(sims);
+	free(qv);
+	free(qmodel);
+	vecset_free(&vs);
+	return ret;
+}
+
+static size_t uf_find(size_t *parent, size_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+struct cluster {
+	size_t root, size, first;	/* first: the smallest member index, for a stable order */
+	float min, max;
+};
+
+static int cmp_cluster(const void *a, const void *b)
+{
+	const struct cluster *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	if (x->max != y->max)
+		return x->max > y->max ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Near-duplicate clusters: every pair of definitions (named chunks of at least
+ * 3 lines, passing the filters) whose centred cosine reaches the threshold
+ * joins one cluster (single linkage).  The similarity matrix is computed a block of rows at a
+ * time with BLIS: n^2 dim / 2 multiply-adds in all.
+ */
+static int similar_scan(struct buf *out)
+{
+	struct vecset vs;
+	sqlite3_stmt *st;
+	size_t i, j, n = 0, *parent, ncl = 0, shown = 0, pairs = 0;
+	size_t *keep;		/* indexes into cands, which grows */
+	float *sub, *sims, *pmin, *pmax;
+	struct cluster *cl;
+	const size_t block = 512;
+
+	if (!vecset_load(&vs, NULL)) {
+		error("similar --scan needs chunk vectors in the index: run 'ci-index --embed update'");
+		vecset_free(&vs);
+		return EXIT_IO;
+	}
+	/* the chunks that take part, their rows packed */
+	keep = xmalloc(vs.n * sizeof(*keep));
+	sub = xmalloc(vs.n * vs.dim * sizeof(float));
+	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
+		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1 ORDER BY f.path");
+	for (i = 0; i < vs.n; i++) {
+		struct cand *c = chunk_cand(st, vs.id[i]);
+		if (!c || !c->name || c->end - c->start + 1 < 3)
+			continue;
+		keep[n] = (size_t)(c - cands);
+		memcpy(sub + n * vs.dim, vs.m + i * vs.dim, vs.dim * sizeof(float));
+		n++;
+	}
+	sqlite3_finalize(st);
+	/*
+	 * A sentence encoder's vectors share a large common direction (two
+	 * unrelated functions score 0.8 with USE-lite), so a fixed threshold on
+	 * raw cosines chains everything together.  Remove the mean of the
+	 * vectors taking part and normalise again: what is left is what sets a
+	 * chunk apart, and 0.85 means close.
+	 */
+	if (n > 1) {
+		double *mean = xcalloc(vs.dim, sizeof(double));
+		for (i = 0; i < n; i++)
+			for (j = 0; j < vs.dim; j++)
+				mean[j] += sub[i * vs.dim + j];
+		for (j = 0; j < vs.dim; j++)
+			mean[j] /= (double)n;
+		for (i = 0; i < n; i++) {
+			float *row = sub + i * vs.dim;
+			double norm = 0;
+			for (j = 0; j < vs.dim; j++) {
+				row[j] = (float)(row[j] - mean[j]);
+				norm += (double)row[j] * row[j];
+			}
+			norm = norm > 0 ? 1.0 / sqrt(norm) : 0;
+			for (j = 0; j < vs.dim; j++)
+				row[j] = (float)(row[j] * norm);
+		}
+		free(mean);
+	}
+	parent = xmalloc((n + 1) * sizeof(*parent));
+	pmin = xmalloc((n + 1) * sizeof(float));
+	pmax = xmalloc((n + 1) * sizeof(float));
+	for (i = 0; i < n; i++) {
+		parent[i] = i;
+		pmin[i] = 2;
+		pmax[i] = -2;
+	}
+	sims = xmalloc(block * (n + 1) * sizeof(float));
+	for (size_t b0 = 0; b0 < n; b0 += block) {
+		size_t rows = n - b0 < block ? n - b0 : block;
+		sgemm_nt(rows, n, vs.dim, sub + b0 * vs.dim, sub, sims);
+		for (i = 0; i < rows; i++)
+			for (j = b0 + i + 1; j < n; j++) {
+				float s = sims[i * n + j];
+				size_t a, b;
+				if (s < o.threshold)
+					continue;
+				pairs++;
+				a = uf_find(parent, b0 + i);
+				b = uf_find(parent, j);
+				if (a != b) {
+					float lo = pmin[a] < pmin[b] ? pmin[a] : pmin[b];
+					float hi = pmax[a] > pmax[b] ? pmax[a] : pmax[b];
+					if (a < b) { parent[b] = a; } else { parent[a] = b; a = b; }
+					pmin[a] = lo;
+					pmax[a] = hi;
+				}
+				if (s < pmin[a])
+					pmin[a] = s;
+				if (s > pmax[a])
+					pmax[a] = s;
+			}
+	}
+	free(sims);
+	cl = xcalloc(n + 1, sizeof(*cl));
+	{
+		size_t *slot = xmalloc((n + 1) * sizeof(*slot));
+		for (i = 0; i < n; i++)
+			slot[i] = (size_t)-1;
+		for (i = 0; i < n; i++) {
+			size_t r = uf_find(parent, i);
+			if (r == i && pmax[r] < -1)
+				continue;	/* alone */
+			if (slot[r] == (size_t)-1) {
+				slot[r] = ncl;
+				cl[ncl].root = r;
+				cl[ncl].first = i;
+				cl[ncl].min = pmin[r];
+				cl[ncl].max = pmax[r];
+				ncl++;
+			}
+			cl[slot[r]].size++;
+		}
+		free(slot);
+	}
+	qsort(cl, ncl, sizeof(*cl), cmp_cluster);
+	for (size_t k = 0; k < ncl && shown < (size_t)o.limit; k++) {
+		int first = 1;
+		nd_begin(out, "cluster");
+		nd_int(out, "size", (long long)cl[k].size);
+		nd_num(out, "min_similarity", round3(cl[k].min));
+		nd_num(out, "max_similarity", round3(cl[k].max));
+		nd_key(out, "members");
+		buf_addch(out, '[');
+		for (i = cl[k].first; i < n; i++) {
+			if (uf_find(parent, i) != cl[k].root)
+				continue;
+			if (!first)
+				buf_addch(out, ',');
+			first = 0;
+			struct cand *m = &cands[keep[i]];
+			buf_addstr(out, "{\"path\":");
+			nd_json_string(out, m->path, strlen(m->path));
+			nd_int(out, "start_line", m->start);
+			nd_int(out, "end_line", m->end);
+			nd_str(out, "kind", m->kind);
+			nd_str(out, "name", m->name);
+			nd_str(out, "scope", m->scope);
+			buf_addch(out, '}');
+		}
+		buf_addch(out, ']');
+		nd_end(out);
+		shown++;
+	}
+	nd_begin(out, "summary");
+	nd_str(out, "mode", "similar-scan");
+	nd_num(out, "threshold", o.threshold);
+	nd_bool(out, "centered", 1);
+	nd_str(out, "model", vs.model);
+	nd_int(out, "chunks", (long long)n);
+	nd_int(out, "pairs", (long long)pairs);
+	nd_int(out, "clusters", (long long)ncl);
+	nd_int(out, "count", (long long)shown);
+	nd_end(out);
+	free(cl);
+	free(parent);
+	free(pmin);
+	free(pmax);
+	free(keep);
+	free(sub);
+	vecset_free(&vs);
+	return shown ? EXIT_OK : EXIT_NOTHING;
+}
+
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
@@ -1421,7 +1920,9 @@ int main(int argc, char **argv)
 		case OPT_MAX_COUPLED:
 			o.max_coupled = parse_long_arg(usage_text, "--max-coupled", optarg, 0, 20);
 			break;
+		case OPT_SCAN: o.scan = 1; break;
 		case OPT_THRESHOLD: {
+			o.threshold_set = 1;
 			char *end;
 			errno = 0;
 			o.threshold = strtod(optarg, &end);
@@ -1439,13 +1940,24 @@ int main(int argc, char **argv)
 	if (optind + 1 < argc && !strcmp(argv[optind], "context")) {
 		o.context = 1;
 		optind++;
+	} else if (optind < argc && !strcmp(argv[optind], "similar")) {
+		o.similar = 1;
+		optind++;
+		if (!o.threshold_set)
+			o.threshold = 0.85;
+		if (o.scan && optind < argc)
+			usage_error(usage_text, "similar --scan takes no target");
+		if (!o.scan && optind + 1 != argc)
+			usage_error(usage_text, "similar: expected one target: <path>:<symbol>, <path>:<line> or a text");
+	} else if (o.scan) {
+		usage_error(usage_text, "--scan goes with similar");
 	}
 	for (i = (size_t)optind; i < (size_t)argc; i++) {
 		if (q.len)
 			buf_addch(&q, ' ');
 		buf_addstr(&q, argv[i]);
 	}
-	if (!q.len)
+	if (!q.len && !o.scan)
 		usage_error(usage_text, "no query given");
 
 	if (o.index) {
@@ -1499,6 +2011,15 @@ int main(int argc, char **argv)
 		sqlite3_finalize(st);
 	}
 
+	if (o.similar) {
+		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf, argv[0]);
+		fwrite(out.buf, 1, out.len, stdout);
+		buf_release(&out);
+		buf_release(&q);
+		free_all();
+		index_close(ix);
+		return close_stdout(ret);
+	}
 	parse_query(q.buf);
 	weigh_terms(total_chunks);
 	intent = classify(q.buf);

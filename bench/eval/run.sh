@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/eval/run.sh: file-level localisation of SWE-bench issues with ci-rank.
 #
-#   bench/eval/run.sh [<dataset.jsonl>] [<mode>...]
+#   bench/eval/run.sh [--embed] [<dataset.jsonl>] [<mode>...]
 #
 # For each instance (query = issue text, relevant = files the fix edited), checks
 # out the repository at the base commit (from clones of the public repositories
@@ -10,7 +10,19 @@
 # (default: keyword hybrid), and reports Acc@1, Recall@5, Recall@10 and MRR per
 # repository and overall, the time per query and the index time.  Not part of
 # make check: it needs the repositories, which are never committed.
+#
+# With --embed the indexes hold vectors (ci-index --embed, the default model):
+# the instances of each repository are taken in commit order in one working
+# clone under $CI_EVAL_WORK/embed, and each is indexed by 'ci-index update
+# --embed' from the previous one, so a blob is embedded once for the whole run
+# (a copy of each instance's index is kept for the next run).  Then semantic
+# and hybrid modes have vectors to use.
 set -eu
+embed=0
+if [ "${1:-}" = --embed ]; then
+	embed=1
+	shift
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 data=${1:-$top/../shared/eval/swebench-lite-loc.requests-pytest.jsonl}
@@ -25,6 +37,19 @@ results=$work/results.jsonl
 
 now() { date +%s.%N; }
 
+if [ $embed = 1 ]; then
+	# by repository, then commit time: each update re-embeds only what changed
+	sorted=$work/dataset.sorted.jsonl
+	tab=$(printf '\t')
+	while IFS= read -r line; do
+		repo=$(printf '%s' "$line" | jq -r .repo)
+		commit=$(printf '%s' "$line" | jq -r .base_commit)
+		src=$repos/$(printf '%s' "$repo" | tr / +)
+		printf '%s\t%s\t%s\n' "$repo" "$(git -C "$src" show -s --format=%ct "$commit")" "$line"
+	done <"$data" | sort -t "$tab" -k1,1 -k2,2n | cut -f3- >"$sorted"
+	data=$sorted
+fi
+
 n=$(wc -l <"$data")
 i=0
 while IFS= read -r line; do
@@ -35,13 +60,30 @@ while IFS= read -r line; do
 	src=$repos/$(printf '%s' "$repo" | tr / +)
 	[ -d "$src/.git" ] || { echo "eval: no clone of $repo at $src" >&2; exit 1; }
 	tree=$work/trees/$(printf '%s' "$repo" | tr / +)-$commit
-	if [ ! -d "$tree" ]; then
+	if [ $embed = 1 ]; then
+		wc=$work/embed/$(printf '%s' "$repo" | tr / +)
+		db=$tree.vec.db
+		itime=0
+		if [ ! -f "$db" ]; then
+			[ -d "$wc/.git" ] || git clone -q --no-checkout "$src" "$wc"
+			git -C "$wc" checkout -q -f "$commit"
+			t0=$(now)
+			if [ -f "$wc.db" ]; then
+				(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed update 2>/dev/null)
+			else
+				(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed build 2>/dev/null)
+			fi
+			itime=$(echo "$(now) - $t0" | bc)
+			mkdir -p "$work/trees"
+			cp "$wc.db" "$db"
+		fi
+		tree=$wc
+	elif [ ! -d "$tree" ]; then
 		mkdir -p "$tree"
 		git -C "$src" archive "$commit" | tar -x -C "$tree"
 		git -C "$tree" init -q 2>/dev/null || true
 	fi
-	db=$tree.db
-	itime=0
+	[ $embed = 1 ] || { db=$tree.db; itime=0; }
 	if [ ! -f "$db" ]; then
 		t0=$(now)
 		(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build 2>/dev/null)
