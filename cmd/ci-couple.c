@@ -2122,7 +2122,7 @@ static int commit_similarity(const struct options *o, const struct repo *r, cons
 	sqlite3_bind_int64(st, 2, EMBED_DIM);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint32_t id = paths_find(&map, (const char *)sqlite3_column_text(st, 0));
-		if (id == NO_PATH || vec_decode_column(v, EMBED_DIM, st, 1) < 0)
+		if (id == NO_PATH || index_vec_decode(v, EMBED_DIM, st, 1) < 0)
 			continue;
 		cos[id] = vec_cosine(qv, v, EMBED_DIM);
 		ok = 1;
