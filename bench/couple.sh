@@ -155,6 +155,14 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/couple-bench.XXXXXX") || exit 3
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# a bare repository (a mirror): time a clone of it that shares its objects and
+# checks nothing out, so that every command sees a repository with a work tree
+if [ "$(git -C "$repo" rev-parse --is-bare-repository)" = true ]; then
+	git clone -q --shared --no-checkout "$repo" "$tmp/repo" || exit 3
+	echo "bare repository $repo: timing a --shared --no-checkout clone of it"
+	repo=$tmp/repo
+fi
+
 # warm the page cache: read every object once
 git -C "$repo" cat-file --batch-all-objects --batch-check >/dev/null 2>&1
 cat "$repo"/.git/objects/pack/* "$repo"/objects/pack/* >/dev/null 2>&1

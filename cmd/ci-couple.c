@@ -1922,9 +1922,9 @@ done:
 /* ---- commits: BM25 over messages, fused with message vectors ---- */
 
 /*
- * BM25 is computed here over the messages read (the index has no FTS table of
- * commits; a few hundred thousand messages take well under a second).
- * NEEDSWORK: SQLite's FTS5 over a commits table would spare this code.
+ * BM25 comes from SQLite's FTS5 over an in-memory table of the messages read
+ * (from git or from the index alike; 80,000 messages of git.git take about a
+ * second), with ci's code-aware tokenizer.
  *
  * When the index holds commit vectors, each commit also gets the cosine of its
  * message's vector with the query's, made relative: (cos - lo) / (hi - lo), lo
@@ -2010,6 +2010,59 @@ static int cmp_hit(const void *x, const void *y)
 }
 
 /*
+ * BM25 of each commit's message against the query words q[0..qn) (any of
+ * them), by SQLite's FTS5 over an in-memory table of the messages read, with
+ * ci's code-aware tokenizer (as chunks_fts): bm25[i] for h->c[i], 0 when no
+ * word matches.  0, or -1 after a message.
+ */
+static int messages_bm25(const struct history *h, char **q, size_t qn, double *bm25)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *ins = NULL, *sel = NULL;
+	struct buf match = BUF_INIT;
+	size_t i;
+	int rc = -1;
+
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK || index_register_tokenizer(db) < 0 ||
+	    sqlite3_exec(db, "CREATE VIRTUAL TABLE m USING fts5(message, tokenize='ci_code', detail='column');"
+			 "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO m(rowid, message) VALUES (?1, ?2)", -1, &ins, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < h->nr; i++) {
+		sqlite3_bind_int64(ins, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_text(ins, 2, h->c[i].message ? h->c[i].message : "", -1, SQLITE_STATIC);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(ins);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	/* the words are letters and digits: quoted, they are FTS5 strings */
+	for (i = 0; i < qn; i++)
+		buf_addf(&match, "%s\"%s\"", i ? " OR " : "", q[i]);
+	if (sqlite3_prepare_v2(db, "SELECT rowid, -bm25(m) FROM m WHERE m MATCH ?1", -1, &sel, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(sel, 1, match.buf, (int)match.len, SQLITE_STATIC);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(sel, 0);
+		if (id >= 1 && (size_t)id <= h->nr)
+			bm25[id - 1] = sqlite3_column_double(sel, 1);
+	}
+	if (rc != SQLITE_DONE)
+		goto fail;
+	rc = 0;
+	goto done;
+fail:
+	rc = error("commit search: %s", db ? sqlite3_errmsg(db) : "out of memory");
+done:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(sel);
+	sqlite3_close(db);
+	buf_release(&match);
+	return rc;
+}
+
+/*
  * The semantic signal: the cosine between the query's vector (computed here,
  * with the model ci-embed and ci-index use) and each commit's stored vector
  * (table commit_vectors, from ci-embed's commit records or ci-index --embed).
@@ -2069,7 +2122,7 @@ static int commit_similarity(const struct options *o, const struct repo *r, cons
 	sqlite3_bind_int64(st, 2, EMBED_DIM);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint32_t id = paths_find(&map, (const char *)sqlite3_column_text(st, 0));
-		if (id == NO_PATH || vec_decode_column(v, EMBED_DIM, st, 1) < 0)
+		if (id == NO_PATH || index_vec_decode(v, EMBED_DIM, st, 1) < 0)
 			continue;
 		cos[id] = vec_cosine(qv, v, EMBED_DIM);
 		ok = 1;
@@ -2091,10 +2144,9 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 {
 	struct history h;
 	struct buf b = BUF_INIT;
-	char **q = NULL, **w = NULL, *file_rel = NULL;
-	size_t qn, qalloc = 0, walloc = 0, i, t, nhits = 0;
-	double *idf = NULL, avglen = 0, k1 = 1.2, bb = 0.75;
-	long *df = NULL, *len = NULL, limit = o->limit < 0 ? 10 : o->limit;
+	char **q = NULL, *file_rel = NULL;
+	size_t qn, qalloc = 0, i, nhits = 0;
+	long limit = o->limit < 0 ? 10 : o->limit;
 	struct hit *hits = NULL;
 	uint32_t file_id = NO_PATH;
 	double *bm25 = NULL, *cos = NULL, max_bm25 = 0, hi = -1, lo = 0;
@@ -2118,34 +2170,18 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 		}
 		file_id = history_lookup(&h, file_rel);
 	}
-	df = xcalloc(qn, sizeof(*df));
-	idf = xcalloc(qn, sizeof(*idf));
 	bm25 = xcalloc(h.nr + 1, sizeof(*bm25));
 	cos = xcalloc(h.nr + 1, sizeof(*cos));
 	kept = xcalloc(h.nr + 1, sizeof(*kept));
-	len = xcalloc(h.nr + 1, sizeof(*len));
 	hits = xcalloc(h.nr + 1, sizeof(*hits));
-	/* document frequencies and lengths, over every commit read */
-	for (i = 0; i < h.nr; i++) {
-		size_t wn = tokenize(h.c[i].message, &w, &walloc), k;
-		len[i] = (long)wn;
-		avglen += (double)wn;
-		for (t = 0; t < qn; t++)
-			for (k = 0; k < wn; k++)
-				if (!strcmp(w[k], q[t])) {
-					df[t]++;
-					break;
-				}
-		free_words(w, wn);
+	/* BM25 over every commit read (document frequencies included) */
+	if (messages_bm25(&h, q, qn, bm25) < 0) {
+		ret = EXIT_IO;
+		goto done;
 	}
-	if (h.nr)
-		avglen /= (double)h.nr;
-	for (t = 0; t < qn; t++)
-		idf[t] = log(1.0 + ((double)h.nr - (double)df[t] + 0.5) / ((double)df[t] + 0.5));
 	for (i = 0; i < h.nr; i++) {
 		const struct hcommit *c = &h.c[i];
-		size_t wn, k;
-		double s = 0;
+		size_t k;
 
 		if (o->author && !contains_ci(c->author, o->author) && !contains_ci(c->email, o->author))
 			continue;
@@ -2160,19 +2196,8 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 			if (!match)
 				continue;
 		}
-		wn = tokenize(c->message, &w, &walloc);
-		for (t = 0; t < qn; t++) {
-			long tf = 0;
-			for (k = 0; k < wn; k++)
-				tf += !strcmp(w[k], q[t]);
-			if (tf)
-				s += idf[t] * ((double)tf * (k1 + 1)) /
-				     ((double)tf + k1 * (1 - bb + bb * (double)len[i] / (avglen > 0 ? avglen : 1)));
-		}
-		free_words(w, wn);
-		bm25[i] = s;
-		if (s > max_bm25)
-			max_bm25 = s;
+		if (bm25[i] > max_bm25)
+			max_bm25 = bm25[i];
 		kept[i] = 1;
 	}
 	/* the semantic signal, when the index holds commit vectors */
@@ -2243,10 +2268,6 @@ static int cmd_commits(const struct options *o, struct repo *r, const char *quer
 done:
 	free_words(q, qn);
 	free(q);
-	free(w);
-	free(df);
-	free(idf);
-	free(len);
 	free(hits);
 	free(file_rel);
 	free(bm25);

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "embed.h"
 #include "embedtext.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -88,39 +89,9 @@ struct options {
 /* Append `"<base64 of v[0..n) as little-endian float32>"`. */
 static void add_vec_base64(struct buf *b, const float *v, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t i, len = n * 4, k;
-	unsigned char *bytes = xmalloc(len + 2);
-	char *o;
-
-	for (i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &v[i], 4);
-		bytes[4 * i] = (unsigned char)u;
-		bytes[4 * i + 1] = (unsigned char)(u >> 8);
-		bytes[4 * i + 2] = (unsigned char)(u >> 16);
-		bytes[4 * i + 3] = (unsigned char)(u >> 24);
-	}
-	buf_grow(b, (len + 2) / 3 * 4 + 2);
-	o = b->buf + b->len;
-	*o++ = '"';
-	for (k = 0; k + 2 < len; k += 3) {
-		unsigned x = (unsigned)bytes[k] << 16 | (unsigned)bytes[k + 1] << 8 | bytes[k + 2];
-		*o++ = tab[x >> 18];
-		*o++ = tab[(x >> 12) & 63];
-		*o++ = tab[(x >> 6) & 63];
-		*o++ = tab[x & 63];
-	}
-	if (k < len) {
-		unsigned x = (unsigned)bytes[k] << 16 | (k + 1 < len ? (unsigned)bytes[k + 1] << 8 : 0);
-		*o++ = tab[x >> 18];
-		*o++ = tab[(x >> 12) & 63];
-		*o++ = k + 1 < len ? tab[(x >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o++ = '"';
-	buf_setlen(b, (size_t)(o - b->buf));
-	free(bytes);
+	buf_addch(b, '"');
+	vec_to_base64(b, v, n);
+	buf_addch(b, '"');
 }
 
 /* ---- batches ------------------------------------------------------------------------ */

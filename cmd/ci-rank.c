@@ -1052,7 +1052,7 @@ static int signal_semantic(const char *q, const char *argv0)
 		sqlite3_bind_null(st, 2);
 	v = xmalloc(dim * sizeof(*v));
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (vec_decode_column(v, dim, st, 1) < 0)
+		if (index_vec_decode(v, dim, st, 1) < 0)
 			continue;
 		ALLOC_GROW(top, top_nr + 1, top_alloc);
 		top[top_nr].id = sqlite3_column_int64(st, 0);

@@ -9,6 +9,7 @@
  */
 #include "common.h"
 #include "index.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -391,4 +392,13 @@ int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_
 		return db_error(ix->db, "index query failed");
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
 	return each_file(ix, st, fn, data);
+}
+
+int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col)
+{
+	const void *blob = sqlite3_column_blob(st, col + 2);
+	size_t bytes = (size_t)sqlite3_column_bytes(st, col + 2);
+
+	return vec_decode(out, dim, (const char *)sqlite3_column_text(st, col),
+			  sqlite3_column_double(st, col + 1), blob, bytes);
 }

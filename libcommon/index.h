@@ -68,6 +68,14 @@ int index_files(struct ci_index *ix, index_file_fn fn, void *data);
  */
 int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data);
 
+/*
+ * Decode the vector of the current row of st, whose columns col, col+1, col+2
+ * are a vectors or commit_vectors row's fmt, scale and vec (SELECT fmt, scale,
+ * vec ...), into out[0..dim): vec_decode() (vec.h), float32 or int8 alike.
+ * Returns 0, or -1 when the row holds no vector of dim values (nothing reported).
+ */
+int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col);
+
 /* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
 int index_register_tokenizer(sqlite3 *db);
 /* FTS5's API of a connection (NULL without FTS5), to register functions */

@@ -176,15 +176,6 @@ int vec_decode(float *out, size_t dim, const char *fmt, double scale, const void
 	return -1;
 }
 
-int vec_decode_column(float *out, size_t dim, sqlite3_stmt *st, int col)
-{
-	const void *blob = sqlite3_column_blob(st, col + 2);
-	size_t bytes = (size_t)sqlite3_column_bytes(st, col + 2);
-
-	return vec_decode(out, dim, (const char *)sqlite3_column_text(st, col),
-			  sqlite3_column_double(st, col + 1), blob, bytes);
-}
-
 double vec_cosine(const float *a, const float *b, size_t dim)
 {
 	double dot = 0, na = 0, nb = 0;

@@ -4,7 +4,7 @@
  * On the wire (NDJSON) a vector is "vec": base64 of little-endian float32.  In
  * the index (tables vectors and commit_vectors, share/schema.sql) each row says
  * its own format, so one index may hold both and every reader decodes either
- * through vec_decode():
+ * through vec_decode() (index_vec_decode() for a row of the index):
  *
  *   f32    dim little-endian float32 values; scale is NULL
  *   int8   dim signed bytes q[i], with x[i] = q[i] * scale (scale = max |x| / 127):
@@ -14,7 +14,6 @@
 #define CI_VEC_H
 
 #include <stddef.h>
-#include <sqlite3.h>
 #include "buf.h"
 
 enum vec_format {
@@ -49,12 +48,6 @@ void vec_encode(struct buf *out, double *scale, const float *v, size_t dim, enum
  * values in that format (nothing reported: the caller skips the row).
  */
 int vec_decode(float *out, size_t dim, const char *fmt, double scale, const void *blob, size_t bytes);
-
-/*
- * The same for the current row of st, whose columns col, col+1, col+2 are a
- * vectors-style row's fmt, scale and vec (SELECT fmt, scale, vec ...).
- */
-int vec_decode_column(float *out, size_t dim, sqlite3_stmt *st, int col);
 
 /* Cosine similarity of a and b (0 when either is all zeros).  Cannot fail. */
 double vec_cosine(const float *a, const float *b, size_t dim);
