@@ -1440,7 +1440,7 @@ static size_t vecset_load(struct vecset *vs, const char *model)
 			vs->m = xrealloc(vs->m, alloc * vs->dim * sizeof(float));
 		}
 		row = vs->m + vs->n * vs->dim;
-		if (vec_decode_column(row, vs->dim, st, 1) < 0)
+		if (index_vec_decode(row, vs->dim, st, 1) < 0)
 			continue;
 		for (size_t k = 0; k < vs->dim; k++)
 			norm += (double)row[k] * row[k];
