@@ -273,10 +273,12 @@ int main(int argc, char **argv)
 	json_object_set_new(hdr, "__metadata__", json_pack("{s:s}", "format", "pt"));
 	for (i = 0; i < tensors_nr; i++) {
 		struct tensor *t = &tensors[i];
-		json_t *shape = t->ndim == 1 ? json_pack("[I]", (json_int_t)t->dims[0]) :
-			json_pack("[I,I]", (json_int_t)t->dims[0], (json_int_t)t->dims[1]);
+		json_t *shape;
+
 		if (omit && !strcmp(omit, t->name))
 			continue;
+		shape = t->ndim == 1 ? json_pack("[I]", (json_int_t)t->dims[0]) :
+			json_pack("[I,I]", (json_int_t)t->dims[0], (json_int_t)t->dims[1]);
 		json_object_set_new(hdr, t->name, json_pack("{s:s,s:o,s:[I,I]}", "dtype", dtname[t->dtype],
 			"shape", shape, "data_offsets", (json_int_t)off, (json_int_t)(off + t->data.len)));
 		off += t->data.len;
