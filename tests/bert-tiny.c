@@ -3,6 +3,7 @@
  * drawn from a fixed pseudo-random sequence (so every run writes the same bytes).
  *
  *   bert-tiny [--omit <tensor>] mean|cls <dir>
+ *   bert-tiny minilm <dir> [<pieces>]
  *
  * Hidden size 32, 2 layers of 4 heads, FFN 64, at most 64 positions, a vocabulary
  * of a few hundred pieces (words, "##" pieces, punctuation, accented letters, CJK).
@@ -17,6 +18,11 @@
  *         sentence_bert_config.json, layer norm epsilon 1e-5, float16 tensors and
  *         bfloat16 embeddings, unprefixed names with "weight" and "bias".
  *
+ * minilm, for bench/embed.sh, has all-MiniLM-L6-v2's shape (hidden size 384, 6
+ * layers of 12 heads, FFN 1536, 512 positions, max_seq_length 256, mean pooling,
+ * uncased, float32) and random weights: its speed is the real model's, its
+ * vectors mean nothing; <pieces>, a file of one piece a line, extends the vocabulary.
+ *
  * --omit leaves one tensor out (its name as written), for the error tests.  The
  * golden vectors of tests/golden/ci-embed-bert come from scripts/bert-golden.py
  * run on these directories.
@@ -26,14 +32,12 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#define D 32
-#define LAYERS 2
-#define HEADS 4
-#define INTER 64
-#define POSITIONS 64
 #define EXTRA_ROWS 3
 
-static const char *const vocab[] = {
+/* the shape: the tiny one, or all-MiniLM-L6-v2's */
+static int D = 32, LAYERS = 2, HEADS = 4, INTER = 64, POSITIONS = 64;
+
+static const char *const tiny_vocab[] = {
 	"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
 	"!", "\"", "#", "$", "%", "&", "'", "(", ")", "*", "+", ",", "-", ".", "/",
 	":", ";", "<", "=", ">", "?", "@", "[", "\\", "]", "^", "_", "`", "{", "|", "}", "~",
@@ -172,7 +176,10 @@ int main(int argc, char **argv)
 {
 	const char *omit = NULL, *variant, *dir;
 	static const char *const dtname[] = { "F32", "F16", "BF16", "I64" };
-	int cls, l, k;
+	const char **vocab;
+	size_t vocab_nr, vocab_alloc;
+	char *extra = NULL;
+	int cls, minilm, l, k;
 	struct buf b = BUF_INIT, name = BUF_INIT;
 	json_t *hdr;
 	size_t i, off = 0;
@@ -185,11 +192,39 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
-	if (argc != 3 || (strcmp(argv[1], "mean") && strcmp(argv[1], "cls")))
-		die("usage: bert-tiny [--omit <tensor>] mean|cls <dir>");
+	minilm = argc >= 3 && !strcmp(argv[1], "minilm");
+	if ((argc != 3 && !(minilm && argc == 4)) ||
+	    (strcmp(argv[1], "mean") && strcmp(argv[1], "cls") && !minilm))
+		die("usage: bert-tiny [--omit <tensor>] mean|cls <dir>\n"
+		    "   or: bert-tiny minilm <dir> [<pieces>]");
 	variant = argv[1];
 	dir = argv[2];
 	cls = !strcmp(variant, "cls");
+	vocab_nr = vocab_alloc = ARRAY_SIZE(tiny_vocab);
+	vocab = xmalloc(vocab_alloc * sizeof(*vocab));
+	memcpy(vocab, tiny_vocab, sizeof(tiny_vocab));
+	if (minilm) {
+		D = 384;
+		LAYERS = 6;
+		HEADS = 12;
+		INTER = 1536;
+		POSITIONS = 512;
+		if (argc == 4) {
+			size_t len, i0 = 0, j;
+			if (read_file(argv[3], &extra, &len) < 0)
+				return 1;
+			for (j = 0; j <= len; j++)
+				if (j == len || extra[j] == '\n') {
+					if (j < len)
+						extra[j] = '\0';
+					if (j > i0) {
+						ALLOC_GROW(vocab, vocab_nr + 1, vocab_alloc);
+						vocab[vocab_nr++] = extra + i0;
+					}
+					i0 = j + 1;
+				}
+		}
+	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		die("cannot create '%s'", dir);
 
@@ -200,11 +235,11 @@ int main(int argc, char **argv)
 		 "  \"max_position_embeddings\": %d,\n  \"type_vocab_size\": 2,\n"
 		 "  \"vocab_size\": %zu,\n  \"hidden_act\": \"gelu\",\n  \"layer_norm_eps\": %s,\n"
 		 "  \"position_embedding_type\": \"absolute\",\n  \"pad_token_id\": 0\n}\n",
-		 variant, D, LAYERS, HEADS, INTER, POSITIONS, ARRAY_SIZE(vocab) + EXTRA_ROWS,
+		 variant, D, LAYERS, HEADS, INTER, POSITIONS, vocab_nr + EXTRA_ROWS,
 		 cls ? "1e-05" : "1e-12");
 	write_file(dir, "config.json", b.buf);
 	buf_reset(&b);
-	for (i = 0; i < ARRAY_SIZE(vocab); i++)
+	for (i = 0; i < vocab_nr; i++)
 		buf_addf(&b, "%s\n", vocab[i]);
 	write_file(dir, "vocab.txt", b.buf);
 	path = xasprintf("%s/1_Pooling", dir);
@@ -222,6 +257,9 @@ int main(int argc, char **argv)
 			   "{\"do_lower_case\": false, \"model_max_length\": 512}\n");
 		write_file(dir, "sentence_bert_config.json",
 			   "{\"max_seq_length\": 24, \"do_lower_case\": false}\n");
+	} else if (minilm) {
+		write_file(dir, "sentence_bert_config.json",
+			   "{\"max_seq_length\": 256, \"do_lower_case\": false}\n");
 	} else {
 		write_file(dir, "modules.json",
 			   "[{\"idx\": 0, \"name\": \"0\", \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},\n"
@@ -238,7 +276,7 @@ int main(int argc, char **argv)
 		enum dtype dt = cls ? F16 : F32, edt = cls ? BF16 : F32;
 
 		add(NAME("embeddings.word_embeddings.weight"), edt, 2,
-		    (long)(ARRAY_SIZE(vocab) + EXTRA_ROWS), D, 0, 1);
+		    (long)(vocab_nr + EXTRA_ROWS), D, 0, 1);
 		add(NAME("embeddings.position_embeddings.weight"), edt, 2, POSITIONS, D, 0, 0.5f);
 		add(NAME("embeddings.token_type_embeddings.weight"), edt, 2, 2, D, 0, 0.5f);
 		add(NAME("embeddings.LayerNorm.%s", LNW), dt, 1, D, 0, 1, 0.2f);
@@ -312,6 +350,8 @@ int main(int argc, char **argv)
 		buf_release(&tensors[i].data);
 	}
 	free(tensors);
+	free(vocab);
+	free(extra);
 	buf_release(&b);
 	buf_release(&name);
 	return 0;
