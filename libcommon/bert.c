@@ -375,6 +375,7 @@ int bert_model_open(struct bert_model **out, const char *dir)
 	char *config = xasprintf("%s/config.json", dir);
 	char *vocab = xasprintf("%s/vocab.txt", dir);
 	char *weights = xasprintf("%s/model.safetensors", dir);
+	char *tok_json = NULL;
 	json_t *cfg = NULL, *tok = NULL, *sbert = NULL, *v;
 	struct wordpiece_opts wo;
 	long d, layers, heads, inter, vocab_size, positions, types, max;
@@ -442,8 +443,17 @@ int bert_model_open(struct bert_model **out, const char *dir)
 	wo.lowercase = json_flag(tok, "do_lower_case", 1) || json_flag(sbert, "do_lower_case", 0);
 	wo.strip_accents = json_flag(tok, "strip_accents", wo.lowercase);
 	wo.chinese_chars = json_flag(tok, "tokenize_chinese_chars", 1);
-	if (wordpiece_load(&m->vocab, vocab, &wo) < 0)
+	if (access(vocab, F_OK) < 0 && (tok_json = xasprintf("%s/tokenizer.json", dir)) &&
+	    access(tok_json, F_OK) == 0) {
+		/* no vocab.txt: the fast tokenizer's file has the same vocabulary */
+		free(vocab);
+		vocab = tok_json;
+		tok_json = NULL;
+		if (wordpiece_load_json(&m->vocab, vocab, &wo) < 0)
+			goto done;
+	} else if (wordpiece_load(&m->vocab, vocab, &wo) < 0) {
 		goto done;
+	}
 	if (wordpiece_size(m->vocab) > m->vocab_rows) {
 		error("%s: %zu pieces, but config.json says vocab_size %zu", vocab,
 		      wordpiece_size(m->vocab), m->vocab_rows);
@@ -479,6 +489,7 @@ done:
 	free(config);
 	free(vocab);
 	free(weights);
+	free(tok_json);
 	bert_model_close(m);
 	return ret;
 }

@@ -64,11 +64,38 @@ static void table_add(struct wordpiece *wp, int32_t id)
 	wp->slot[i] = id;
 }
 
+/* The hash table, the special pieces, ICU's NFD: 0, or -1 after a message. */
+static int finish(struct wordpiece *wp, const char *path)
+{
+	UErrorCode uerr = U_ZERO_ERROR;
+	size_t i, slots;
+
+	if (wp->size > INT32_MAX / 4)
+		return error("%s: too many pieces", path);
+	for (slots = 64; slots < wp->size * 2; slots *= 2)
+		;
+	wp->mask = slots - 1;
+	wp->slot = xmalloc(slots * sizeof(*wp->slot));
+	for (i = 0; i < slots; i++)
+		wp->slot[i] = -1;
+	for (i = 0; i < wp->size; i++)
+		table_add(wp, (int32_t)i);
+	wp->cls = wordpiece_id(wp, "[CLS]", 5);
+	wp->sep = wordpiece_id(wp, "[SEP]", 5);
+	wp->unk = wordpiece_id(wp, "[UNK]", 5);
+	if (wp->cls < 0 || wp->sep < 0 || wp->unk < 0)
+		return error("%s: no %s piece (not a BERT vocabulary?)", path,
+			     wp->cls < 0 ? "[CLS]" : wp->sep < 0 ? "[SEP]" : "[UNK]");
+	wp->nfd = unorm2_getNFDInstance(&uerr);
+	if (U_FAILURE(uerr))
+		return error("ICU: cannot load NFD: %s", u_errorName(uerr));
+	return 0;
+}
+
 int wordpiece_load(struct wordpiece **out, const char *path, const struct wordpiece_opts *opts)
 {
 	struct wordpiece *wp = xcalloc(1, sizeof(*wp));
-	UErrorCode uerr = U_ZERO_ERROR;
-	size_t len, i, start, n, slots;
+	size_t len, i, start, n;
 	char *text = NULL;
 	int ret = -1;
 
@@ -103,36 +130,84 @@ int wordpiece_load(struct wordpiece **out, const char *path, const struct wordpi
 		wp->off[wp->size++] = start;
 		start = i + 1;
 	}
-	if (wp->size > INT32_MAX / 4) {
-		error("%s: too many pieces", path);
+	if (finish(wp, path) < 0)
 		goto done;
-	}
-	for (slots = 64; slots < wp->size * 2; slots *= 2)
-		;
-	wp->mask = slots - 1;
-	wp->slot = xmalloc(slots * sizeof(*wp->slot));
-	for (i = 0; i < slots; i++)
-		wp->slot[i] = -1;
-	for (i = 0; i < wp->size; i++)
-		table_add(wp, (int32_t)i);
-	wp->cls = wordpiece_id(wp, "[CLS]", 5);
-	wp->sep = wordpiece_id(wp, "[SEP]", 5);
-	wp->unk = wordpiece_id(wp, "[UNK]", 5);
-	if (wp->cls < 0 || wp->sep < 0 || wp->unk < 0) {
-		error("%s: no %s piece (not a BERT vocabulary?)", path,
-		      wp->cls < 0 ? "[CLS]" : wp->sep < 0 ? "[SEP]" : "[UNK]");
-		goto done;
-	}
-	wp->nfd = unorm2_getNFDInstance(&uerr);
-	if (U_FAILURE(uerr)) {
-		error("ICU: cannot load NFD: %s", u_errorName(uerr));
-		goto done;
-	}
 	*out = wp;
 	wp = NULL;
 	ret = 0;
 done:
 	free(text);
+	wordpiece_free(wp);
+	return ret;
+}
+
+int wordpiece_load_json(struct wordpiece **out, const char *path, struct wordpiece_opts *opts)
+{
+	struct wordpiece *wp = xcalloc(1, sizeof(*wp));
+	json_t *root, *model, *vocab, *norm, *v;
+	json_error_t jerr;
+	struct buf pool = BUF_INIT;
+	const char *key, *s;
+	size_t max = 0;
+	int ret = -1;
+
+	*out = NULL;
+	if (!(root = json_load_file(path, 0, &jerr))) {
+		error("%s:%d: %s", path, jerr.line, jerr.text);
+		goto done;
+	}
+	model = json_object_get(root, "model");
+	vocab = json_object_get(model, "vocab");
+	if ((s = json_string_value(json_object_get(model, "type"))) && strcmp(s, "WordPiece")) {
+		error("%s: a %s model: not supported (WordPiece is)", path, s);
+		goto done;
+	}
+	if (!json_is_object(vocab) || !json_object_size(vocab)) {
+		error("%s: no WordPiece vocabulary (model.vocab)", path);
+		goto done;
+	}
+	if ((s = json_string_value(json_object_get(model, "continuing_subword_prefix"))) &&
+	    strcmp(s, "##")) {
+		error("%s: continuing_subword_prefix '%s': not supported (## is)", path, s);
+		goto done;
+	}
+	json_object_foreach(vocab, key, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) >= (json_int_t)(INT32_MAX / 4)) {
+			error("%s: piece '%s': a bad id", path, key);
+			goto done;
+		}
+		if ((size_t)json_integer_value(v) + 1 > max)
+			max = (size_t)json_integer_value(v) + 1;
+	}
+	/* by id; an id no piece has is an empty piece */
+	wp->size = max;
+	wp->off = xcalloc(max, sizeof(*wp->off));
+	buf_addch(&pool, '\0');
+	json_object_foreach(vocab, key, v) {
+		wp->off[json_integer_value(v)] = pool.len;
+		buf_add(&pool, key, strlen(key) + 1);
+	}
+	wp->pool = buf_detach(&pool, NULL);
+	/* BertNormalizer's settings, when it is one */
+	norm = json_object_get(root, "normalizer");
+	if ((s = json_string_value(json_object_get(norm, "type"))) && !strcmp(s, "BertNormalizer")) {
+		if (json_is_boolean(json_object_get(norm, "lowercase")))
+			opts->lowercase = json_is_true(json_object_get(norm, "lowercase"));
+		v = json_object_get(norm, "strip_accents");
+		opts->strip_accents = json_is_boolean(v) ? json_is_true(v) : opts->lowercase;
+		if (json_is_boolean(json_object_get(norm, "handle_chinese_chars")))
+			opts->chinese_chars = json_is_true(json_object_get(norm, "handle_chinese_chars"));
+	}
+	wp->opts = *opts;
+	if (finish(wp, path) < 0)
+		goto done;
+	*out = wp;
+	wp = NULL;
+	ret = 0;
+done:
+	buf_release(&pool);
+	json_decref(root);
 	wordpiece_free(wp);
 	return ret;
 }

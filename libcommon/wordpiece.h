@@ -3,7 +3,8 @@
  * BertTokenizer runs it.
  *
  * The vocabulary is vocab.txt: one piece a line, the line number (from 0) being
- * the id; pieces that continue a word start with "##".  Encoding:
+ * the id; pieces that continue a word start with "##" (or the "vocab" of a
+ * tokenizer.json).  Encoding:
  *
  *  - basic tokenizer: drop U+0000, U+FFFD and control characters (Unicode Cc and
  *    Cf, but tab, newline and carriage return are white space); white space
@@ -55,6 +56,12 @@ struct wordpiece_work {
  * it) and returns -1.
  */
 int wordpiece_load(struct wordpiece **out, const char *path, const struct wordpiece_opts *opts);
+/*
+ * The same from a HuggingFace tokenizer.json whose model is WordPiece (its
+ * "vocab": piece -> id); a BertNormalizer there overrides *opts (lowercase,
+ * strip_accents, handle_chinese_chars), which is updated.
+ */
+int wordpiece_load_json(struct wordpiece **out, const char *path, struct wordpiece_opts *opts);
 void wordpiece_free(struct wordpiece *wp);
 
 /* The number of pieces (ids are 0 .. wordpiece_size() - 1). */

@@ -73,6 +73,29 @@ for v in mean cls; do
 	'
 done
 
+# tokenizer_json <variant> <lowercase>: the model with tokenizer.json, not vocab.txt
+tokenizer_json() {
+	rm -rf tj-$1 && cp -R $1 tj-$1 && rm -f tj-$1/vocab.txt tj-$1/tokenizer_config.json &&
+	"$JQ" -R -n --argjson lc $2 "{model: {type: \"WordPiece\", unk_token: \"[UNK]\",
+		continuing_subword_prefix: \"##\", max_input_chars_per_word: 100,
+		vocab: ([inputs] | to_entries | map({key: .value, value: .key}) | from_entries)},
+		normalizer: {type: \"BertNormalizer\", clean_text: true, handle_chinese_chars: true,
+		strip_accents: null, lowercase: \$lc}}" <$1/vocab.txt >tj-$1/tokenizer.json
+}
+
+test_expect_success 'tokenizer.json instead of vocab.txt: the same ids and vectors' '
+	tokenizer_json mean true &&
+	tokenizer_json cls false &&
+	for v in mean cls; do
+		"$JQ" -c .ids "$golden/$v.jsonl" >expect &&
+		"$bert_tokens" tj-$v "$golden/$v.jsonl" >actual &&
+		test_cmp expect actual &&
+		sed -n 10p "$golden/$v.jsonl" >one &&
+		query_all tj-$v one >got &&
+		cosines_at_least one got 0.999 || return 1
+	done
+'
+
 test_expect_success 'the two poolings give different vectors' '
 	ci-embed --model mean --query "hello world" >a &&
 	ci-embed --model cls --query "hello world" >b &&
