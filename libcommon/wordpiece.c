@@ -243,6 +243,8 @@ static int is_control(uint32_t c)
 
 	if (c == '\t' || c == '\n' || c == '\r')
 		return 0;
+	if (c < 0x80)
+		return c < 0x20 || c == 0x7f;	/* ASCII's Cc; it has no Cf */
 	t = u_charType((UChar32)c);
 	return t == U_CONTROL_CHAR || t == U_FORMAT_CHAR;
 }
