@@ -21,6 +21,13 @@
  *    that [SEP] still fits (HuggingFace's truncation).
  *
  * Unicode properties, case and decompositions come from ICU.
+ *
+ * This is the fast tokenizer's behaviour (tokenizers' BertNormalizer and
+ * BertPreTokenizer), which sentence-transformers uses.  NEEDSWORK: recent slow
+ * BertTokenizers NFC-compose the text first, which differs on decomposed text
+ * for cased models only; special tokens written in the text ("[SEP]") are split
+ * like any other text, where HuggingFace keeps them whole; case mapping is ICU's
+ * simple one (Python's full mapping differs on a few letters such as final sigma).
  */
 #ifndef CI_WORDPIECE_H
 #define CI_WORDPIECE_H
