@@ -30,6 +30,7 @@
 #include <time.h>
 
 #define MAX_ROWS 2048		/* tokens per forward group: bounds the scratch memory */
+#define MAX_TOKENS 4096		/* the longest input read, whatever the model says */
 
 /*
  * The FFN's GELU and the attention's softmax call erff (or tanhf) and expf for
@@ -470,6 +471,8 @@ int bert_model_open(struct bert_model **out, const char *dir)
 		error("%s: max_position_embeddings %ld: too small", config, positions);
 		goto done;
 	}
+	if (max > MAX_TOKENS)
+		max = MAX_TOKENS;	/* the attention scratch is max x max */
 	m->max_tokens = (size_t)max;
 
 	if (load_pooling(m, dir) < 0)
