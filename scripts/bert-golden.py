@@ -9,7 +9,7 @@
 #                                           directory (e.g. a real all-MiniLM-L6-v2)
 #
 # The first form runs <builddir>/tests/bert-tiny (default: the source tree, built
-# in place) for its two variants, mean and cls, and writes
+# in place) for its variants, mean, cls and max, and writes
 #   tests/golden/ci-embed-bert/<variant>.jsonl   {"text":..,"ids":[..],"vec":[..]}
 # one record per text of TEXTS below: the reference tokenizer's ids and vector.
 # Run it once by hand, for review, when the texts or bert-tiny change.  It needs
@@ -233,7 +233,15 @@ class Model:
             h = ln(h + lin(ctx, "attention.output.dense"), (d,),
                    W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
             f = lin(h, "intermediate.dense")
-            f = 0.5 * f * (1 + torch.erf(f / 2 ** 0.5))
+            act = c.get("hidden_act", "gelu")
+            if act == "gelu":
+                f = 0.5 * f * (1 + torch.erf(f / 2 ** 0.5))
+            elif act in ("gelu_new", "gelu_pytorch_tanh"):
+                f = 0.5 * f * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (f + 0.044715 * f ** 3)))
+            elif act == "relu":
+                f = torch.relu(f)
+            else:
+                raise SystemExit("hidden_act %s: not in the reference" % act)
             h = ln(h + lin(f, "output.dense"), (d,),
                    W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
         if self.pooling == "cls":
@@ -265,7 +273,7 @@ def main():
     out = os.path.join(top, "tests", "golden", "ci-embed-bert")
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for variant in ("mean", "cls"):
+        for variant in ("mean", "cls", "max"):
             d = os.path.join(tmp, variant)
             subprocess.run([os.path.join(build, "tests", "bert-tiny"), variant, d], check=True)
             with open(os.path.join(out, variant + ".jsonl"), "w", encoding="utf-8") as f:

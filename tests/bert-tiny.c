@@ -2,7 +2,7 @@
  * bert-tiny: write a tiny BERT model directory for ci-embed's tests, its weights
  * drawn from a fixed pseudo-random sequence (so every run writes the same bytes).
  *
- *   bert-tiny [--omit <tensor>] mean|cls <dir>
+ *   bert-tiny [--omit <tensor>] mean|cls|max <dir>
  *   bert-tiny minilm <dir> [<pieces>]
  *
  * Hidden size 32, 2 layers of 4 heads, FFN 64, at most 64 positions, a vocabulary
@@ -16,7 +16,9 @@
  *   cls   cased (tokenizer_config.json: do_lower_case false), CLS pooling from
  *         1_Pooling/config.json without modules.json, max_seq_length 24 in
  *         sentence_bert_config.json, layer norm epsilon 1e-5, float16 tensors and
- *         bfloat16 embeddings, unprefixed names with "weight" and "bias".
+ *         bfloat16 embeddings, unprefixed names with "weight" and "bias";
+ *   max   mean's weights, but max pooling (1_Pooling/config.json without
+ *         modules.json) and the tanh GELU ("gelu_new").
  *
  * minilm, for bench/embed.sh, has all-MiniLM-L6-v2's shape (hidden size 384, 6
  * layers of 12 heads, FFN 1536, 512 positions, max_seq_length 256, mean pooling,
@@ -179,7 +181,7 @@ int main(int argc, char **argv)
 	const char **vocab;
 	size_t vocab_nr, vocab_alloc;
 	char *extra = NULL;
-	int cls, minilm, l, k;
+	int cls, minilm, maxp, l, k;
 	struct buf b = BUF_INIT, name = BUF_INIT;
 	json_t *hdr;
 	size_t i, off = 0;
@@ -194,12 +196,13 @@ int main(int argc, char **argv)
 	}
 	minilm = argc >= 3 && !strcmp(argv[1], "minilm");
 	if ((argc != 3 && !(minilm && argc == 4)) ||
-	    (strcmp(argv[1], "mean") && strcmp(argv[1], "cls") && !minilm))
-		die("usage: bert-tiny [--omit <tensor>] mean|cls <dir>\n"
+	    (strcmp(argv[1], "mean") && strcmp(argv[1], "cls") && strcmp(argv[1], "max") && !minilm))
+		die("usage: bert-tiny [--omit <tensor>] mean|cls|max <dir>\n"
 		    "   or: bert-tiny minilm <dir> [<pieces>]");
 	variant = argv[1];
 	dir = argv[2];
 	cls = !strcmp(variant, "cls");
+	maxp = !strcmp(variant, "max");
 	vocab_nr = vocab_alloc = ARRAY_SIZE(tiny_vocab);
 	vocab = xmalloc(vocab_alloc * sizeof(*vocab));
 	memcpy(vocab, tiny_vocab, sizeof(tiny_vocab));
@@ -233,10 +236,10 @@ int main(int argc, char **argv)
 		 "  \"model_type\": \"bert\",\n  \"hidden_size\": %d,\n  \"num_hidden_layers\": %d,\n"
 		 "  \"num_attention_heads\": %d,\n  \"intermediate_size\": %d,\n"
 		 "  \"max_position_embeddings\": %d,\n  \"type_vocab_size\": 2,\n"
-		 "  \"vocab_size\": %zu,\n  \"hidden_act\": \"gelu\",\n  \"layer_norm_eps\": %s,\n"
+		 "  \"vocab_size\": %zu,\n  \"hidden_act\": \"%s\",\n  \"layer_norm_eps\": %s,\n"
 		 "  \"position_embedding_type\": \"absolute\",\n  \"pad_token_id\": 0\n}\n",
 		 variant, D, LAYERS, HEADS, INTER, POSITIONS, vocab_nr + EXTRA_ROWS,
-		 cls ? "1e-05" : "1e-12");
+		 maxp ? "gelu_new" : "gelu", cls ? "1e-05" : "1e-12");
 	write_file(dir, "config.json", b.buf);
 	buf_reset(&b);
 	for (i = 0; i < vocab_nr; i++)
@@ -248,16 +251,16 @@ int main(int argc, char **argv)
 	free(path);
 	buf_reset(&b);
 	buf_addf(&b, "{\n  \"word_embedding_dimension\": %d,\n  \"pooling_mode_cls_token\": %s,\n"
-		 "  \"pooling_mode_mean_tokens\": %s,\n  \"pooling_mode_max_tokens\": false,\n"
+		 "  \"pooling_mode_mean_tokens\": %s,\n  \"pooling_mode_max_tokens\": %s,\n"
 		 "  \"pooling_mode_mean_sqrt_len_tokens\": false\n}\n", D,
-		 cls ? "true" : "false", cls ? "false" : "true");
+		 cls ? "true" : "false", cls || maxp ? "false" : "true", maxp ? "true" : "false");
 	write_file(dir, "1_Pooling/config.json", b.buf);
 	if (cls) {
 		write_file(dir, "tokenizer_config.json",
 			   "{\"do_lower_case\": false, \"model_max_length\": 512}\n");
 		write_file(dir, "sentence_bert_config.json",
 			   "{\"max_seq_length\": 24, \"do_lower_case\": false}\n");
-	} else if (minilm) {
+	} else if (minilm || maxp) {
 		write_file(dir, "sentence_bert_config.json",
 			   "{\"max_seq_length\": 256, \"do_lower_case\": false}\n");
 	} else {

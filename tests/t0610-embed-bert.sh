@@ -3,7 +3,8 @@
 #
 # tests/bert-tiny writes two tiny BERT directories from a fixed pseudo-random
 # sequence (mean: uncased, mean pooling, float32, "bert." names with gamma/beta;
-# cls: cased, CLS pooling, max_seq_length 24, float16 and bfloat16).  The golden
+# cls: cased, CLS pooling, max_seq_length 24, float16 and bfloat16; max: max
+# pooling and the tanh GELU).  The golden
 # files (tests/golden/ci-embed-bert/<variant>.jsonl) hold, for each text, the ids
 # and the vector of the reference, scripts/bert-golden.py (HF BertTokenizer's
 # rules and BertModel's forward pass in PyTorch, run once): the ids must be equal
@@ -41,13 +42,15 @@ query_all() {
 test_expect_success 'setup: the tiny models, written the same way twice' '
 	"$bert_tiny" mean mean &&
 	"$bert_tiny" cls cls &&
+	"$bert_tiny" max max &&
 	"$bert_tiny" mean again &&
 	cmp mean/model.safetensors again/model.safetensors &&
 	test_line_count -ge 20 "$golden/mean.jsonl" &&
-	test_line_count -ge 20 "$golden/cls.jsonl"
+	test_line_count -ge 20 "$golden/cls.jsonl" &&
+	test_line_count -ge 20 "$golden/max.jsonl"
 '
 
-for v in mean cls; do
+for v in mean cls max; do
 	test_expect_success "$v: the token ids of the reference" '
 		"$JQ" -c .ids "$golden/$v.jsonl" >expect &&
 		"$bert_tokens" $v "$golden/$v.jsonl" >actual &&
@@ -96,11 +99,14 @@ test_expect_success 'tokenizer.json instead of vocab.txt: the same ids and vecto
 	done
 '
 
-test_expect_success 'the two poolings give different vectors' '
+test_expect_success 'the three poolings give different vectors' '
 	ci-embed --model mean --query "hello world" >a &&
 	ci-embed --model cls --query "hello world" >b &&
+	ci-embed --model max --query "hello world" >c &&
 	"$vec_tool" cos a b >ab &&
-	awk "{ exit !(\$1 < 0.99) }" ab
+	"$vec_tool" cos a c >ac &&
+	awk "{ exit !(\$1 < 0.99) }" ab &&
+	awk "{ exit !(\$1 < 0.99) }" ac
 '
 
 # ---- records -----------------------------------------------------------------------
