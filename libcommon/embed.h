@@ -60,6 +60,7 @@ size_t embed_max_tokens(const struct embed_model *m);
 size_t embed_dim(const struct embed_model *m);
 /* Has the model a static mode (embed_static_build())?  USE-lite has, BERT not. */
 int embed_has_static(const struct embed_model *m);
+/* USE-lite's tokenizer (NULL for a BERT model). */
 const struct spm *embed_model_vocab(const struct embed_model *m);
 
 /*
