@@ -2,7 +2,7 @@
 # bench/embed.sh: ci-embed's throughput on the chunks of a real tree, next to the
 # rate BLIS reaches alone on the same matrix shapes in the same run.
 #
-#   bench/embed.sh [-j "<threads> ..."] [-n <chunks>] [--no-static] [<tree>]
+#   bench/embed.sh [-j "<threads> ..."] [-n <chunks>] [--no-static] [--bert <dir>] [<tree>]
 #
 #   <tree>        whose chunks to embed (default: $CI_BENCH_TREE, else
 #                 /var/tmp/corpus/linux-source-6.1/kernel, else this repository)
@@ -10,6 +10,12 @@
 #   -n <chunks>   embed only the first <chunks> chunks with the transformer
 #                 (default: all; the static mode always gets all of them)
 #   --no-static   skip the static mode
+#   --bert <dir>  also run a HuggingFace BERT-family model directory (default:
+#                 $CI_BENCH_BERT; skipped when there is none), on the same
+#                 chunks, with the same BLIS yardstick; "synthetic" makes one of
+#                 all-MiniLM-L6-v2's shape with random weights and a vocabulary
+#                 made of USE-lite's pieces (tests/bert-tiny minilm): its speed
+#                 is the real model's, its token counts only roughly
 #
 # For each thread count: `ci-embed -j <t> -v` over the chunk records (chunks/s,
 # tokens/s, GFLOP/s of the transformer, peak RSS from GNU time), then
@@ -22,7 +28,8 @@
 # neighbours than about ci-embed.
 #
 # Targets (the issue): >= 150 chunks/s with 2 threads, >= 60% of BLIS's rate,
-# >= 20,000 chunks/s static, peak RSS < 500 MB.
+# >= 20,000 chunks/s static, peak RSS < 500 MB (for USE-lite; a BERT model has
+# no target of its own).
 # Needs GNU time (apt-get install time), jq.  Not part of `make check`.
 set -eu
 
@@ -34,12 +41,14 @@ GEMM=${EMBED_GEMM:-$top/bench/embed-gemm}
 threads="1 2"
 limit=
 static=1
+bert=${CI_BENCH_BERT:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-j) threads=$2; shift 2 ;;
 	-n) limit=$2; shift 2 ;;
 	--no-static) static=; shift ;;
-	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--bert) bert=$2; shift 2 ;;
+	-h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "embed.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -97,13 +106,48 @@ if [ -n "$static" ]; then
 	done
 fi
 
-echo "texts of $(head -n 1 "$tmp/gemm" | cut -d' ' -f4) tokens on average; GF: GFLOP"
-printf '%-8s %12s %12s %6s   %14s %14s %6s\n' threads 'ci-embed' 'BLIS sgemm' ratio \
-	'ci-embed' 'BLIS sgemm' ratio
-printf '%-8s %12s %12s %6s   %14s %14s %6s\n' '' 'GF/s' 'GF/s' '' 'GF/cpu-s' 'GF/cpu-s' ''
-while read -r t g cg mean r rc; do
-	printf '%-8s %12.1f %12.1f %5.0f%%   %14.1f %14.1f %5.0f%%\n' "$t" "$g" "$r" \
-		"$(awk -v g="$g" -v r="$r" 'BEGIN { print (r > 0 ? 100 * g / r : 0) }')" "$cg" "$rc" \
-		"$(awk -v g="$cg" -v r="$rc" 'BEGIN { print (r > 0 ? 100 * g / r : 0) }')"
-done <"$tmp/gemm"
-echo "\$ bench/embed-gemm $model 2048 <mean tokens> <threads> 5"
+# ratios <gemm file> <model>: ci-embed's rate over BLIS's, per thread count
+ratios() {
+	echo "texts of $(head -n 1 "$1" | cut -d' ' -f4) tokens on average; GF: GFLOP"
+	printf '%-8s %12s %12s %6s   %14s %14s %6s\n' threads 'ci-embed' 'BLIS sgemm' ratio \
+		'ci-embed' 'BLIS sgemm' ratio
+	printf '%-8s %12s %12s %6s   %14s %14s %6s\n' '' 'GF/s' 'GF/s' '' 'GF/cpu-s' 'GF/cpu-s' ''
+	while read -r t g cg mean r rc; do
+		printf '%-8s %12.1f %12.1f %5.0f%%   %14.1f %14.1f %5.0f%%\n' "$t" "$g" "$r" \
+			"$(awk -v g="$g" -v r="$r" 'BEGIN { print (r > 0 ? 100 * g / r : 0) }')" "$cg" "$rc" \
+			"$(awk -v g="$cg" -v r="$rc" 'BEGIN { print (r > 0 ? 100 * g / r : 0) }')"
+	done <"$1"
+	echo "\$ bench/embed-gemm $2 2048 <mean tokens> <threads> 5"
+}
+ratios "$tmp/gemm" "$model"
+
+# ---- a BERT-family model, when there is one ----------------------------------------
+echo
+if [ -z "$bert" ]; then
+	echo "BERT: skipped (no model directory: bench/embed.sh --bert <dir>, or CI_BENCH_BERT;"
+	echo "      --bert synthetic for one of all-MiniLM-L6-v2's shape with random weights)"
+	exit 0
+fi
+if [ "$bert" = synthetic ]; then
+	[ -x "$top/tests/bert-tiny" ] || (cd "$top" && make tests/bert-tiny >/dev/null) ||
+		{ echo "embed.sh: cannot build tests/bert-tiny" >&2; exit 2; }
+	# USE-lite's pieces as WordPiece: a word start loses its U+2581, the rest get ##
+	jq -r '.[6:][] | .[0]' "$model/vocab.json" |
+		sed -e 's/^\xe2\x96\x81//; t' -e 's/^/##/' | grep -v '^\(##\)\{0,1\}$' >"$tmp/pieces"
+	"$top/tests/bert-tiny" minilm "$tmp/all-MiniLM-L6-v2-shaped" "$tmp/pieces"
+	bert=$tmp/all-MiniLM-L6-v2-shaped
+	echo "BERT: a model of all-MiniLM-L6-v2's shape with random weights, $(wc -l <"$bert/vocab.txt") pieces"
+fi
+[ -f "$bert/config.json" ] || { echo "embed.sh: no config.json in $bert" >&2; exit 2; }
+echo "BERT: $bert; load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-22s %8s %8s %8s %10s %11s %9s %8s\n' run chunks 'wall s' 'cpu s' chunks/s tokens/s 'chunks/cpu-s' 'RSS MB'
+cp "$tmp/chunks" "$tmp/in"
+: >"$tmp/bgemm"
+for t in $threads; do
+	run "bert -j $t" --model "$bert" -j "$t"
+	mean=$(awk -v c="$chunks" -v t="$tokens" 'BEGIN { m = int(t / c + 0.5); print (m < 2 ? 2 : m) }')
+	rate=$("$GEMM" "$bert" 2048 "$mean" "$t" 5)
+	cpurate=$(awk -v g="$gflops" -v s="$secs" -v c="$cpu" 'BEGIN { printf "%.1f", (c > 0 ? g * s / c : 0) }')
+	echo "$t $gflops $cpurate $mean $rate" >>"$tmp/bgemm"
+done
+ratios "$tmp/bgemm" "$bert"

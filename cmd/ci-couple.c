@@ -2103,28 +2103,28 @@ static int commit_similarity(const struct options *o, const struct repo *r, cons
 		*why = xstrdup("the embedding model cannot be loaded");
 		goto done;
 	}
-	if (strcmp(model, embed_model_name(m, 0)) || dim != EMBED_DIM) {
+	if (strcmp(model, embed_model_name(m, 0)) || dim != embed_dim(m)) {
 		*why = xasprintf("the commit vectors are of model '%s', not '%s'", model, embed_model_name(m, 0));
 		goto done;
 	}
 	/* the query verbatim, as ci-embed --query embeds it */
-	qv = xmalloc(EMBED_DIM * sizeof(*qv));
+	qv = xmalloc(embed_dim(m) * sizeof(*qv));
 	embed_texts(m, 0, 0, 1, &query, &qlen, 1, qv);
 	for (i = 0; i < h->nr; i++)
 		paths_intern(&map, h->c[i].sha);
-	v = xmalloc(EMBED_DIM * sizeof(*v));
+	v = xmalloc(embed_dim(m) * sizeof(*v));
 	if (sqlite3_prepare_v2(index_db(ix), "SELECT sha, fmt, scale, vec FROM commit_vectors "
 			       "WHERE model = ?1 AND dim = ?2", -1, &st, NULL) != SQLITE_OK) {
 		*why = xasprintf("cannot read the commit vectors: %s", sqlite3_errmsg(index_db(ix)));
 		goto done;
 	}
 	sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, EMBED_DIM);
+	sqlite3_bind_int64(st, 2, embed_dim(m));
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint32_t id = paths_find(&map, (const char *)sqlite3_column_text(st, 0));
-		if (id == NO_PATH || index_vec_decode(v, EMBED_DIM, st, 1) < 0)
+		if (id == NO_PATH || index_vec_decode(v, embed_dim(m), st, 1) < 0)
 			continue;
-		cos[id] = vec_cosine(qv, v, EMBED_DIM);
+		cos[id] = vec_cosine(qv, v, embed_dim(m));
 		ok = 1;
 	}
 	if (!ok)

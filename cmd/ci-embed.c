@@ -25,8 +25,6 @@
 
 /* What of a chunk is embedded, unless --fields says otherwise (bench/embed-eval.sh). */
 #define DEFAULT_FIELDS EMBED_DEFAULT_FIELDS
-#define DEFAULT_MAX_TOKENS 128
-#define DEFAULT_MAX_TOKENS_STR "128"
 
 static const char usage_text[] =
 	"usage: ci-embed [--model <dir>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
@@ -37,14 +35,17 @@ static const char usage_text[] =
 	"float32) and \"model\" added; or print the vector of one query text.\n"
 	"\n"
 	"      --model <dir>       the model directory (default: $CI_MODEL, else the one\n"
-	"                          scripts/setup fetched, else the installed one)\n"
+	"                          scripts/setup fetched, else the installed one): USE-lite\n"
+	"                          (model.json) or a HuggingFace BERT model (config.json,\n"
+	"                          vocab.txt, model.safetensors)\n"
 	"      --static            use the static table distilled from the model: about\n"
 	"                          100 times faster; its vectors compare with its own only\n"
+	"                          (USE-lite only)\n"
 	"      --fields <list>     what of a chunk to embed, in order, comma-separated:\n"
 	"                          path, kind, scope, name, signature, comment, code, text,\n"
 	"                          words (default: " DEFAULT_FIELDS ")\n"
 	"      --max-tokens <n>    embed the first <n> tokens of each chunk's text (default\n"
-	"                          " DEFAULT_MAX_TOKENS_STR "; the model reads at most 128)\n"
+	"                          and most: the model's limit, 128 for USE-lite)\n"
 	"      --query <text>      print a query record with the vector of <text>\n"
 	"      --batch <n>         chunks embedded together (default 32)\n"
 	"  -j, --threads <n>       embed with <n> threads (default: the number of CPUs)\n"
@@ -78,7 +79,7 @@ struct options {
 	int static_mode;		/* --static */
 	struct embed_fields fields;	/* --fields */
 	const char *query;		/* --query, or NULL */
-	int max_tokens;			/* --max-tokens */
+	int max_tokens;			/* --max-tokens, 0: the model's limit */
 	int batch;			/* --batch */
 	int threads;			/* -j */
 	int progress;			/* 1 on, 0 off, -1 when stderr is a terminal */
@@ -144,6 +145,7 @@ struct pool {
 	const char *model_name;		/* for "model" */
 	int static_mode;
 	size_t max_tokens;		/* tokens of a text read */
+	size_t dim;			/* of the vectors */
 	pthread_mutex_t lock;
 	pthread_cond_t work;		/* a batch was queued, or closing */
 	pthread_cond_t done;		/* a batch is done */
@@ -158,7 +160,7 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 {
 	int32_t **ids = xcalloc(b->chunks + 1, sizeof(*ids));
 	size_t *len = xcalloc(b->chunks + 1, sizeof(*len));
-	float *vec = xmalloc((b->chunks + 1) * EMBED_DIM * sizeof(float));
+	float *vec = xmalloc((b->chunks + 1) * p->dim * sizeof(float));
 	size_t i, c;
 
 	for (i = c = 0; i < b->item_nr; i++) {
@@ -178,10 +180,10 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 		embed_static(w, (const int32_t *const *)ids, len, c, vec);
 	} else if (c) {
 		embed_forward(w, (const int32_t *const *)ids, len, c, vec);
-		b->flops = embed_flops(len, c);
+		b->flops = embed_flops(p->model, len, c);
 	}
 
-	buf_grow(&b->out, b->in.len + b->item_nr + c * (EMBED_DIM * 4 * 4 / 3 + 64));
+	buf_grow(&b->out, b->in.len + b->item_nr + c * (p->dim * 4 * 4 / 3 + 64));
 	for (i = c = 0; i < b->item_nr; i++) {
 		const struct item *it = &b->item[i];
 		const char *rec = b->in.buf + it->off;
@@ -197,7 +199,7 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 			n--;
 		buf_add(&b->out, rec, n ? n - 1 : 0);
 		buf_addstr(&b->out, ",\"vec\":");
-		add_vec_base64(&b->out, vec + c * EMBED_DIM, EMBED_DIM);
+		add_vec_base64(&b->out, vec + c * p->dim, p->dim);
 		buf_addstr(&b->out, ",\"model\":");
 		nd_json_string(&b->out, p->model_name, strlen(p->model_name));
 		buf_addstr(&b->out, "}\n");
@@ -442,7 +444,7 @@ static int run_query(struct embed_model *m, const struct options *o)
 {
 	struct embed_work *w = embed_work_new(m);
 	struct buf text = BUF_INIT, b = BUF_INIT;
-	float vec[EMBED_DIM];
+	float *vec = xmalloc(embed_dim(m) * sizeof(float));
 	const int32_t *ids;
 	size_t n;
 	int ret = EXIT_OK;
@@ -457,7 +459,7 @@ static int run_query(struct embed_model *m, const struct options *o)
 	nd_begin(&b, "query");
 	nd_str(&b, "text", o->query);
 	nd_key(&b, "vec");
-	add_vec_base64(&b, vec, EMBED_DIM);
+	add_vec_base64(&b, vec, embed_dim(m));
 	nd_str(&b, "model", embed_model_name(m, o->static_mode));
 	nd_end(&b);
 	if (nd_flush(&b, stdout) < 0)
@@ -466,6 +468,7 @@ static int run_query(struct embed_model *m, const struct options *o)
 		fprintf(stderr, "%s: %zu tokens\n", progname, n);
 	buf_release(&b);
 	buf_release(&text);
+	free(vec);
 	embed_work_free(w);
 	return ret;
 }
@@ -483,6 +486,7 @@ static int run_stream(struct embed_model *m, const struct options *o)
 	p.model = m;
 	p.model_name = embed_model_name(m, o->static_mode);
 	p.static_mode = o->static_mode;
+	p.dim = embed_dim(m);
 	p.max_tokens = o->max_tokens && (size_t)o->max_tokens < embed_max_tokens(m) ?
 		(size_t)o->max_tokens : embed_max_tokens(m);
 	p.window = (size_t)o->threads * 2 + 2;
@@ -587,7 +591,6 @@ int main(int argc, char **argv)
 	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.batch = 32;
-	o.max_tokens = DEFAULT_MAX_TOKENS;
 	o.threads = online_cpus();
 	o.progress = -1;
 	parse_fields(&o, DEFAULT_FIELDS);
@@ -625,6 +628,13 @@ int main(int argc, char **argv)
 	dir = embed_model_dir(o.model);
 	if (embed_model_open(&m, dir) < 0)
 		return EXIT_IO;
+	if (o.static_mode && !embed_has_static(m)) {
+		embed_model_close(m);
+		usage_error(usage_text, "--static: the model in '%s' has no static mode (USE-lite has)",
+			    dir);
+	}
+	if (!o.max_tokens || (size_t)o.max_tokens > embed_max_tokens(m))
+		o.max_tokens = (int)embed_max_tokens(m);
 	if (o.static_mode) {
 		double t = now();
 		char *cache = static_cache(m);

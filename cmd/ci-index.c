@@ -794,7 +794,7 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 	size_t *off = xcalloc(EMBED_ROUND, sizeof(*off)), *len = xcalloc(EMBED_ROUND, sizeof(*len));
 	const char **tp = xcalloc(EMBED_ROUND, sizeof(*tp));
 	char **keys = xcalloc(EMBED_ROUND, sizeof(*keys));
-	float *vec = xmalloc((size_t)EMBED_ROUND * EMBED_DIM * sizeof(float));
+	float *vec = xmalloc((size_t)EMBED_ROUND * embed_dim(m) * sizeof(float));
 	size_t i, k, n;
 	int rc = 0;
 
@@ -841,7 +841,7 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 			} else {
 				sqlite3_bind_int64(st, 1, ids[i + k]);
 			}
-			rc = store_vec(ld, st, name, vec + k * EMBED_DIM, EMBED_DIM);
+			rc = store_vec(ld, st, name, vec + k * embed_dim(m), embed_dim(m));
 			if (commits)
 				ld->commit_vectors++;
 			else

@@ -10,6 +10,7 @@
  */
 #include "common.h"
 #include "embed.h"
+#include "bert.h"
 
 /* blis.h defines its inline helpers as plain static: not our warnings */
 #pragma GCC diagnostic push
@@ -73,10 +74,12 @@ struct embed_model {
 	float *table;			/* static mode: [emb_rows][512], or NULL */
 	float *weight;			/* static mode: [emb_rows], each piece's weight */
 	uint64_t key;			/* identifies the model's files (embed_model_key) */
+	struct bert_model *bert;	/* a BERT-family model instead (bert.c), or NULL */
 };
 
 struct embed_work {
 	const struct embed_model *m;
+	struct bert_work *bw;		/* the BERT model's scratch, or NULL */
 	struct spm_work sw;		/* tokenizer scratch */
 	rntm_t rntm;			/* BLIS: one thread per call */
 	float *x;			/* [MAX_ROWS][256]: layer 0 input */
@@ -481,6 +484,22 @@ int embed_model_open(struct embed_model **out, const char *dir)
 
 	*out = NULL;
 	blis_setup();
+	if (access(model_json, F_OK) < 0 && bert_is_model_dir(dir)) {
+		/* the other family: a HuggingFace BERT directory */
+		static const char *const files[] = { "config.json", "vocab.txt", "model.safetensors" };
+		if (bert_model_open(&m->bert, dir) < 0)
+			goto done;
+		m->key = 0xcbf29ce484222325ull;
+		for (i = 0; i < ARRAY_SIZE(files); i++) {
+			char *f = xasprintf("%s/%s", dir, files[i]);
+			m->key = key_file(m->key, f);
+			free(f);
+		}
+		*out = m;
+		m = NULL;
+		ret = 0;
+		goto done;
+	}
 	if (access(model_json, R_OK) < 0) {
 		error_errno("cannot read '%s'", model_json);
 		goto done;
@@ -570,6 +589,7 @@ void embed_model_close(struct embed_model *m)
 
 	if (!m)
 		return;
+	bert_model_close(m->bert);
 	spm_free(m->vocab);
 	for (i = 0; i < m->region_nr; i++)
 		region_release(&m->region[i]);
@@ -582,13 +602,24 @@ void embed_model_close(struct embed_model *m)
 
 const char *embed_model_name(const struct embed_model *m, int static_mode)
 {
-	(void)m;
+	if (m->bert)
+		return bert_model_name(m->bert);
 	return static_mode ? "use-lite-static" : "use-lite";
 }
 
 size_t embed_max_tokens(const struct embed_model *m)
 {
-	return m->max_tokens;
+	return m->bert ? bert_max_tokens(m->bert) : m->max_tokens;
+}
+
+size_t embed_dim(const struct embed_model *m)
+{
+	return m->bert ? bert_dim(m->bert) : D1;
+}
+
+int embed_has_static(const struct embed_model *m)
+{
+	return !m->bert;
 }
 
 const struct spm *embed_model_vocab(const struct embed_model *m)
@@ -603,6 +634,10 @@ struct embed_work *embed_work_new(const struct embed_model *m)
 	struct embed_work *w = xcalloc(1, sizeof(*w));
 
 	w->m = m;
+	if (m->bert) {
+		w->bw = bert_work_new(m->bert);
+		return w;
+	}
 	bli_rntm_init(&w->rntm);
 	bli_rntm_set_num_threads(1, &w->rntm);
 	w->x = xmalloc((size_t)MAX_ROWS * D0 * sizeof(float));
@@ -619,6 +654,7 @@ void embed_work_free(struct embed_work *w)
 {
 	if (!w)
 		return;
+	bert_work_free(w->bw);
 	spm_work_release(&w->sw);
 	free(w->x);
 	free(w->qkv);
@@ -635,6 +671,8 @@ void embed_work_free(struct embed_work *w)
 const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len,
 			      size_t max, size_t *nr)
 {
+	if (w->bw)
+		return bert_tokenize(w->bw, text, len, max, nr);
 	*nr = spm_encode(w->m->vocab, &w->sw, text, len, max ? max : w->m->max_tokens);
 	return w->sw.ids;
 }
@@ -875,13 +913,17 @@ void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t
 {
 	size_t i;
 
+	if (w->bw) {
+		bert_forward(w->bw, ids, len, n, out);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		assert(len[i] <= w->m->max_tokens);
 	forward_pool(w, ids, len, n);
 	head(w, w->pool, n, out);
 }
 
-double embed_flops(const size_t *len, size_t n)
+double embed_flops(const struct embed_model *m, const size_t *len, size_t n)
 {
 	double per_token = 2.0 * ((double)D0 * 3 * D0 + (double)D0 * D1 + (double)D0 * D1 +
 				  2.0 * D1 * DFF + (double)D1 * 3 * D1 + (double)D1 * D1 +
@@ -889,6 +931,8 @@ double embed_flops(const size_t *len, size_t n)
 	double f = 0;
 	size_t i;
 
+	if (m->bert)
+		return bert_flops(m->bert, len, n);
 	for (i = 0; i < n; i++) {
 		double t = (double)len[i];
 		f += t * per_token + 4.0 * t * t * (D0 + D1) + 2.0 * D1 * D1;
@@ -937,6 +981,7 @@ int embed_static_build(struct embed_model *m, int threads)
 
 	if (m->table)
 		return 0;
+	assert(!m->bert);
 	if (threads < 1)
 		threads = 1;
 	m->table = xmalloc(rows * D1 * sizeof(float));
@@ -1033,10 +1078,10 @@ int embed_static_load(struct embed_model *m, const char *path)
 	struct static_header h;
 	size_t rows = m->emb_rows;
 	float *table = NULL, *weight = NULL;
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 	int ret = -1;
 
-	if (!f)
+	if (m->bert || !(f = fopen(path, "rb")))
 		return -1;
 	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, "CISTATIC", 8) || h.version != 1 ||
 	    h.rows != rows || h.dim != D1 || h.key != m->key)
@@ -1066,8 +1111,10 @@ int embed_static_save(const struct embed_model *m, const char *path)
 	FILE *f;
 	int ok;
 
-	if (!m->table)
+	if (!m->table || m->bert) {
+		free(tmp);
 		return -1;
+	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, "CISTATIC", 8);
 	h.version = 1;
@@ -1095,12 +1142,15 @@ int embed_static_save(const struct embed_model *m, const char *path)
 
 double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, double seconds)
 {
-	struct embed_work *w = embed_work_new(m);
+	struct embed_work *w;
 	size_t nseq, i, s, *len, iters = 0;
 	double t0, el, flops;
 	struct timespec ts;
 	int l, h;
 
+	if (m->bert)
+		return bert_gemm_rate(m->bert, rows, seq, seconds);
+	w = embed_work_new(m);
 	if (rows > MAX_ROWS)
 		rows = MAX_ROWS;
 	if (seq < 1 || seq > m->max_tokens)
@@ -1151,7 +1201,7 @@ double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, dou
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		el = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 - t0;
 	} while (el < seconds);
-	flops = embed_flops(len, nseq) * (double)iters;
+	flops = embed_flops(m, len, nseq) * (double)iters;
 	free(len);
 	embed_work_free(w);
 	return flops / el * 1e-9;

@@ -19,6 +19,11 @@
  * a / (a + p) with p the piece's probability, normalised: a space of its own
  * (compare static vectors with static vectors), at a hundredth of the cost.
  *
+ * The same functions run the second model family, a HuggingFace BERT directory
+ * (config.json, vocab.txt, model.safetensors: all-MiniLM-L6-v2, bge-small-en-v1.5),
+ * when the directory holds one: see bert.h.  Its vectors have embed_dim()
+ * dimensions; it has no static mode.
+ *
  * Threads: the model is read-only once loaded (embed_static_build aside); each
  * thread brings its own struct embed_work.
  */
@@ -29,7 +34,7 @@
 #include <stdint.h>
 #include "spm.h"
 
-#define EMBED_DIM 512		/* the output dimension */
+#define EMBED_DIM 512		/* USE-lite's output dimension (embed_dim(): the model's) */
 
 struct embed_model;
 struct embed_work;
@@ -37,16 +42,25 @@ struct embed_work;
 /*
  * Load the model in dir: parse model.json (its weight manifest), map the shards,
  * check every weight the forward pass needs (name, shape, dtype), load vocab.json.
- * Returns 0 and the model in *out, or reports what is wrong, naming the file, and
- * returns -1.
+ * A directory with config.json and no model.json is a BERT-family model instead
+ * (bert_model_open()).  Returns 0 and the model in *out, or reports what is
+ * wrong, naming the file, and returns -1.
  */
 int embed_model_open(struct embed_model **out, const char *dir);
 void embed_model_close(struct embed_model *m);
 
-/* The model's id for "model" fields: "use-lite", or "use-lite-static" in static mode. */
+/*
+ * The model's id for "model" fields: "use-lite", or "use-lite-static" in static
+ * mode; a BERT model's directory name (bert_model_name()).
+ */
 const char *embed_model_name(const struct embed_model *m, int static_mode);
-/* The longest input, in tokens (128): the rest of a text is not read. */
+/* The longest input, in tokens (128; a BERT model's, [CLS] and [SEP] included). */
 size_t embed_max_tokens(const struct embed_model *m);
+/* The dimension of the vectors: EMBED_DIM, or a BERT model's hidden size. */
+size_t embed_dim(const struct embed_model *m);
+/* Has the model a static mode (embed_static_build())?  USE-lite has, BERT not. */
+int embed_has_static(const struct embed_model *m);
+/* USE-lite's tokenizer (NULL for a BERT model). */
 const struct spm *embed_model_vocab(const struct embed_model *m);
 
 /*
@@ -81,7 +95,7 @@ const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len
 
 /*
  * Embed n sequences of token ids (ids[i][0..len[i]), len[i] <= the model's
- * limit): out[i * EMBED_DIM ...] receives each L2-normalised vector.  An empty
+ * limit): out[i * embed_dim() ...] receives each L2-normalised vector.  An empty
  * sequence gets the vector of the empty text.  Cannot fail.
  */
 void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
@@ -96,7 +110,7 @@ void embed_static(struct embed_work *w, const int32_t *const *ids, const size_t 
 		  size_t n, float *out);
 
 /* Floating-point operations of embed_forward on sequences of these lengths. */
-double embed_flops(const size_t *len, size_t n);
+double embed_flops(const struct embed_model *m, const size_t *len, size_t n);
 
 /*
  * The rate, in GFLOP/s, that BLIS reaches on this thread on the products of one

@@ -489,9 +489,9 @@ static void *embed_job_run(void *arg)
 			j->tokens += len[k];
 		}
 		if (j->static_mode)
-			embed_static(w, (const int32_t *const *)ids, len, nb, j->out + i * EMBED_DIM);
+			embed_static(w, (const int32_t *const *)ids, len, nb, j->out + i * embed_dim(j->m));
 		else
-			embed_forward(w, (const int32_t *const *)ids, len, nb, j->out + i * EMBED_DIM);
+			embed_forward(w, (const int32_t *const *)ids, len, nb, j->out + i * embed_dim(j->m));
 		for (k = 0; k < nb; k++)
 			free(ids[k]);
 	}
@@ -527,7 +527,7 @@ size_t embed_texts(struct embed_model *m, int static_mode, size_t max_tokens, in
 		j->texts = texts + off;
 		j->lens = lens + off;
 		j->n = n - off < per ? n - off : per;
-		j->out = out + off * EMBED_DIM;
+		j->out = out + off * embed_dim(m);
 		off += j->n;
 		/* the last part runs on this thread, and any part no thread would take */
 		if (off < n && pthread_create(&tid[t], NULL, embed_job_run, j) == 0)

@@ -49,7 +49,7 @@ size_t embed_text_limit(int max_tokens);
 const char *embed_model_dir(const char *opt);
 
 /*
- * Embed texts[i][0..lens[i]) for i < n into out[i * EMBED_DIM ...], each cut at
+ * Embed texts[i][0..lens[i]) for i < n into out[i * embed_dim(m) ...], each cut at
  * max_tokens tokens (0: the model's limit), with the transformer or, when
  * static_mode, the static table (built by the caller), on threads threads, in
  * batches of 32 sequences.  Returns the number of tokens embedded.  Cannot fail.
