@@ -1205,7 +1205,17 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 		}
 	}
 	if (!pick_argv(tool, args)) {
-		reply(st, id, tool_error("give one of the parameters this tool needs (see its inputSchema)"));
+		struct buf b = BUF_INIT;
+		json_t *var;
+		size_t i;
+		json_array_foreach(json_object_get(tool, "variants"), i, var) {
+			const char *w = json_string_value(json_object_get(var, "when"));
+			size_t l = w ? strcspn(w, "=") : 0;
+			if (l && !strstr(b.buf, w))
+				buf_addf(&b, "%s%.*s", b.len ? ", " : "", (int)l, w);
+		}
+		reply(st, id, tool_error("give one of these parameters: %s", b.buf));
+		buf_release(&b);
 		json_decref(args);
 		return;
 	}
