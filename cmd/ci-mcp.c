@@ -768,11 +768,13 @@ static int index_exists(void)
 
 static void indexer_start(void)
 {
-	char *argv[] = { "ci-index", "--no-progress", "update", NULL };
+	/* build when there is none: `ci-index update` cannot lock a missing directory */
+	int exists = index_exists();
+	char *argv[] = { "ci-index", "--no-progress", exists ? "update" : "build", NULL };
 
 	if (indexer.running)
 		return;
-	logmsg(NULL, LOG_INFO, "%s the index", index_exists() ? "updating" : "building");
+	logmsg(NULL, LOG_INFO, "%s the index", exists ? "updating" : "building");
 	if (proc_start(&indexer.p, argv) < 0) {
 		logmsg(NULL, LOG_ERROR, "cannot start ci-index: %s", strerror(errno));
 		indexer.done = now_ms();
@@ -790,7 +792,7 @@ static void indexer_finished(void)
 	indexer.last_error = NULL;
 	if (indexer.p.status) {
 		buf_rtrim(&indexer.p.err);
-		indexer.last_error = xstrdup(indexer.p.err.len ? indexer.p.err.buf : "ci-index update failed");
+		indexer.last_error = xstrdup(indexer.p.err.len ? indexer.p.err.buf : "ci-index failed");
 		logmsg(NULL, LOG_ERROR, "%s", indexer.last_error);
 	} else {
 		logmsg(NULL, LOG_INFO, "the index is up to date (%lld ms)", indexer.done - indexer.started);
@@ -1389,7 +1391,7 @@ static void handle_line(const char *s, size_t n)
 		n--;
 	if (!n)
 		return;
-	msg = json_loadb(s, n, JSON_REJECT_DUPLICATES, &jerr);
+	msg = json_loadb(s, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!msg) {
 		char *m = xasprintf("parse error: %s", jerr.text);
 		reply_error(&stdio_stream, NULL, -32700, m);
@@ -1703,7 +1705,7 @@ static enum MHD_Result http_post(struct MHD_Connection *conn, struct http_req *r
 
 	if (rq->too_big)
 		return http_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, -32600, "the request body is too large");
-	msg = json_loadb(rq->body.buf, rq->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	msg = json_loadb(rq->body.buf, rq->body.len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!msg) {
 		char *m = xasprintf("parse error: %s", jerr.text);
 		enum MHD_Result ret = http_error(conn, MHD_HTTP_BAD_REQUEST, -32700, m);
