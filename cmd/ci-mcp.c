@@ -470,34 +470,66 @@ outside:
 
 /* ---- argv templates ---- */
 
+/* Words too common to look for in a lexical stand-in of a ranked search. */
+static const char *const stopwords[] = {
+	"about", "also", "because", "been", "being", "code", "could", "does", "doing", "done", "each",
+	"file", "files", "find", "from", "function", "functions", "have", "here", "into", "just",
+	"like", "made", "make", "more", "most", "only", "other", "over", "should", "show", "some",
+	"such", "than", "that", "their", "them", "then", "there", "these", "they", "this", "those",
+	"used", "uses", "using", "what", "when", "where", "which", "while", "will", "with", "would",
+};
+
+static int is_stopword(const char *s, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(stopwords); i++)
+		if (strlen(stopwords[i]) == n && !strncasecmp(s, stopwords[i], n))
+			return 1;
+	return 0;
+}
+
+/* An identifier rather than a word: has '_', a digit, or a capital after the start. */
+static int is_identifier(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '_' || isdigit((unsigned char)s[i]) || (i && isupper((unsigned char)s[i])))
+			return 1;
+	return 0;
+}
+
 /*
- * "{query|words}": the query's words (letters, digits, _) of three or more
- * bytes as a PCRE2 alternation, for a lexical stand-in of a ranked search; a
+ * "{query|words}": the query's words as a PCRE2 alternation, for a lexical
+ * stand-in of a ranked search: its identifiers if it has any, else its words of
+ * four or more letters that are not too common, else all of three or more; a
  * query without such words is matched literally.
  */
 static char *words_regex(const char *q)
 {
 	struct buf b = BUF_INIT;
-	const char *p = q;
 	int n = 0;
 
-	while (*p && n < 12) {
-		const char *s;
-		while (*p && !(isalnum((unsigned char)*p) || *p == '_'))
-			p++;
-		s = p;
-		while (*p && (isalnum((unsigned char)*p) || *p == '_'))
-			p++;
-		if (p - s < 3)
-			continue;
-		buf_addstr(&b, n++ ? "|" : "(?:");
-		buf_add(&b, s, (size_t)(p - s));
+	for (int pass = 0; pass < 3 && !n; pass++) {
+		const char *p = q;
+		while (*p && n < 12) {
+			const char *s;
+			size_t l;
+			while (*p && !(isalnum((unsigned char)*p) || *p == '_'))
+				p++;
+			s = p;
+			while (*p && (isalnum((unsigned char)*p) || *p == '_'))
+				p++;
+			l = (size_t)(p - s);
+			if (l < 3 || (pass == 0 && !is_identifier(s, l)) ||
+			    (pass == 1 && (l < 4 || is_stopword(s, l))))
+				continue;
+			buf_addstr(&b, n++ ? "|" : "(?:");
+			buf_add(&b, s, l);
+		}
 	}
 	if (n) {
 		buf_addch(&b, ')');
 		return buf_detach(&b, NULL);
 	}
-	for (p = q; *p; p++) {
+	for (const char *p = q; *p; p++) {
 		if (!isalnum((unsigned char)*p) && !((unsigned char)*p & 0x80))
 			buf_addch(&b, '\\');
 		buf_addch(&b, *p);
@@ -632,7 +664,9 @@ struct proc {
 	pid_t pid;		/* also the process group; 0 when not running */
 	int fd[2];		/* stdout, stderr; -1 once at end of file */
 	struct buf out, err;	/* what they said */
-	int truncated;		/* stdout went over max_output */
+	int truncated;		/* stdout went over max_output or max_lines */
+	long max_lines;		/* keep at most this many records; 0: no limit */
+	long lines;		/* records read so far */
 	int status;		/* exit status once reaped; 128+n for signal n */
 };
 
@@ -708,7 +742,19 @@ static int proc_read(struct proc *p, int k)
 	if (n <= 0) {
 		close(p->fd[k]);
 		p->fd[k] = -1;
+	} else if (k == 0 && p->truncated) {
+		;		/* killed: drain */
 	} else if (k == 0) {
+		const char *q = tmp, *e;
+		while (p->max_lines && (e = memchr(q, '\n', (size_t)(tmp + n - q)))) {
+			q = e + 1;
+			if (++p->lines == p->max_lines) {
+				n = q - tmp;
+				p->truncated = 1;
+				proc_kill(p);
+				break;
+			}
+		}
 		if (p->out.len + (size_t)n > max_output) {
 			p->truncated = 1;
 			buf_add(&p->out, tmp, max_output > p->out.len ? max_output - p->out.len : 0);
@@ -824,6 +870,8 @@ struct call {
 	int ticks;		/* progress notifications sent */
 	char *label;		/* what it runs, for progress messages */
 	char *preparing;	/* what is still being prepared (answer note), or NULL */
+	int spec;		/* its fallback runs while it waits for the index */
+	int spec_done;		/* and has finished: p holds its answer */
 	struct proc p;		/* its command */
 };
 
@@ -914,8 +962,11 @@ static json_t *command_result(struct call *c)
 	return tool_result(sc);
 }
 
-/* Start the command of c (the tool's argv, or its fallback when fallback). */
-static void call_run(struct call *c, int fallback)
+/*
+ * Start the command of c (the tool's argv, or its fallback when fallback); on
+ * failure answer c (which is then freed) and return -1.
+ */
+static int call_start(struct call *c, int fallback)
 {
 	json_t *schema = json_object_get(c->tool, "inputSchema");
 	json_t *groups = fallback ? json_object_get(c->tool, "fallback") : pick_argv(c->tool, c->args);
@@ -931,15 +982,32 @@ static void call_run(struct call *c, int fallback)
 	if (!argv[0] || proc_start(&c->p, argv) < 0) {
 		free_argv(argv);
 		call_answer(c, tool_error("cannot start the command for this tool: %s", strerror(errno)));
-		return;
+		return -1;
 	}
 	free_argv(argv);
-	c->state = CALL_RUNNING;
-	running_jobs++;
+	if (fallback)
+		c->p.max_lines = (long)json_integer_value(json_object_get(c->tool, "fallback_limit"));
 	b = (struct buf)BUF_INIT;
 	buf_addf(&b, "running %s", c->label);
 	progress(c, b.buf);
 	buf_release(&b);
+	return 0;
+}
+
+/* Start the command of c and count it as a running job. */
+static void call_run(struct call *c, int fallback)
+{
+	if (call_start(c, fallback) < 0)
+		return;
+	c->state = CALL_RUNNING;
+	running_jobs++;
+}
+
+static char *fallback_note(void)
+{
+	return xasprintf("the index is being built (for %lld s); until it is ready these are lexical "
+			 "matches (ci-grep), not ranked results: ask again later",
+			 (now_ms() - indexer.started) / 1000);
 }
 
 /* What a call waiting for the index does once it may go on. */
@@ -954,9 +1022,7 @@ static void call_after_index(struct call *c, int index_ready)
 					 "the latest changes", (now_ms() - indexer.started) / 1000);
 		call_run(c, 0);
 	} else if (json_object_get(c->tool, "fallback")) {
-		c->preparing = xasprintf("the index is being built (for %lld s); until it is ready these "
-					 "are lexical matches (ci-grep), not ranked results: ask again later",
-					 (now_ms() - indexer.started) / 1000);
+		c->preparing = fallback_note();
 		call_run(c, 1);
 	} else {
 		json_t *sc = json_pack("{s:[], s:i, s:s}", "results", "count", 0, "preparing", "");
@@ -992,14 +1058,42 @@ static void advance_calls(void)
 			}
 			c->state = CALL_WAIT_INDEX;
 			progress(c, index_exists() ? "updating the index" : "building the index");
+			/*
+			 * No index yet: start the lexical stand-in now, so that its
+			 * answer is ready when the wait is over.
+			 */
+			if (!index_exists() && !c->force_index && json_object_get(c->tool, "fallback")) {
+				if (call_start(c, 1) < 0)
+					continue;
+				c->spec = 1;
+			}
 		}
 		if (c->state == CALL_WAIT_INDEX) {
 			if (!indexer.running) {
+				if (c->spec) {
+					proc_release(&c->p);
+					memset(&c->p, 0, sizeof(c->p));
+					c->p.fd[0] = c->p.fd[1] = -1;
+					c->p.out = (struct buf)BUF_INIT;
+					c->p.err = (struct buf)BUF_INIT;
+					c->spec = c->spec_done = 0;
+				}
 				c->state = CALL_QUEUED;
 				if (running_jobs < max_jobs)
 					call_after_index(c, 1);
 			} else if (!c->force_index && now >= c->started + wait_s * 1000) {
-				call_after_index(c, 0);
+				if (!c->spec) {
+					call_after_index(c, 0);
+					continue;
+				}
+				c->preparing = fallback_note();
+				c->spec = 0;
+				if (c->spec_done) {
+					call_answer(c, command_result(c));
+				} else {
+					c->state = CALL_RUNNING;
+					running_jobs++;
+				}
 			}
 		}
 	}
@@ -1994,9 +2088,9 @@ static int serve(int http)
 				next = c->started + wait_s * 1000;
 			if (c->token && c->next_tick < next)
 				next = c->next_tick;
-			if (c->state != CALL_RUNNING)
+			if (c->state != CALL_RUNNING && !(c->spec && !c->spec_done))
 				continue;
-			if (c->deadline < next)
+			if (c->state == CALL_RUNNING && c->deadline < next)
 				next = c->deadline;
 			for (int k = 0; k < 2; k++)
 				if (c->p.fd[k] >= 0) {
@@ -2060,10 +2154,14 @@ static int serve(int http)
 				/* a call's pipe; the call may be gone (answered earlier in this round) */
 				for (c = calls; c && c != fdcall[i]; c = c->next)
 					;
-				if (!c || c->state != CALL_RUNNING || c->p.fd[fdk[i]] != fds[i].fd)
+				if (!c || (c->state != CALL_RUNNING && !c->spec) || c->p.fd[fdk[i]] != fds[i].fd)
 					continue;
-				if (proc_read(&c->p, fdk[i]))
+				if (!proc_read(&c->p, fdk[i]))
+					continue;
+				if (c->state == CALL_RUNNING)
 					call_answer(c, command_result(c));
+				else
+					c->spec_done = 1;
 			}
 		}
 		/* time limits and progress */
