@@ -2086,6 +2086,8 @@ static int serve(int http)
 		for (c = calls; c; c = c->next) {
 			if (c->state == CALL_WAIT_INDEX && !c->force_index && c->started + wait_s * 1000 < next)
 				next = c->started + wait_s * 1000;
+			if (c->state == CALL_WAIT_INDEX && c->deadline < next)
+				next = c->deadline;
 			if (c->token && c->next_tick < next)
 				next = c->next_tick;
 			if (c->state != CALL_RUNNING && !(c->spec && !c->spec_done))
@@ -2168,6 +2170,11 @@ static int serve(int http)
 		now = now_ms();
 		for (c = calls; c; c = cnext) {
 			cnext = c->next;
+			if (c->state == CALL_WAIT_INDEX && now >= c->deadline) {
+				call_answer(c, tool_error("the index was not ready within %ld seconds (--timeout)",
+							  timeout_s));
+				continue;
+			}
 			if (c->state == CALL_RUNNING && now >= c->deadline) {
 				logmsg(c->st, LOG_WARNING, "%s: over the time limit of %ld s", c->label, timeout_s);
 				call_answer(c, tool_error("the tool did not finish within %ld seconds (--timeout)",
