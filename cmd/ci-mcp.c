@@ -2293,6 +2293,57 @@ static void check_table(json_t *t, const char *name)
 	}
 }
 
+/* The directory of this program (the commands are beside it); malloc'd. */
+static char *self_dir(void)
+{
+	char *self = realpath("/proc/self/exe", NULL);
+
+	if (self && strrchr(self, '/')) {
+		*strrchr(self, '/') = '\0';
+		return self;
+	}
+	free(self);
+	return xstrdup(".");
+}
+
+/*
+ * The table of a profile: compiled in, else share/mcp/<name>.json beside the
+ * program (the build tree) or in the package data directory, so that a new
+ * profile is a new table file.
+ */
+static json_t *load_profile(const char *name)
+{
+	json_error_t jerr;
+	json_t *t = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(profiles); i++)
+		if (!strcmp(profiles[i].name, name)) {
+			t = json_loads(profiles[i].json, 0, &jerr);
+			if (!t)
+				die("tool table %s: %d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+			check_table(t, name);
+			return t;
+		}
+	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_")] == '\0' && *name) {
+		char *paths[2] = { xasprintf("%s/share/mcp/%s.json", bindir, name),
+				   xasprintf("%s/mcp/%s.json", CI_PKGDATADIR, name) };
+		for (i = 0; i < 2 && !t; i++) {
+			if (access(paths[i], R_OK) < 0)
+				continue;
+			t = json_load_file(paths[i], JSON_REJECT_DUPLICATES, &jerr);
+			if (!t)
+				die("%s:%d:%d: %s", paths[i], jerr.line, jerr.column, jerr.text);
+			check_table(t, paths[i]);
+		}
+		free(paths[0]);
+		free(paths[1]);
+		if (t)
+			return t;
+	}
+	usage_error(usage_text, "unknown profile '%s' (known: ci)", name);
+}
+
 int main(int argc, char **argv)
 {
 	struct walker w;
@@ -2300,7 +2351,6 @@ int main(int argc, char **argv)
 	json_error_t jerr;
 	const char *profile = "ci", *table_file = NULL, *http_addr = NULL;
 	int c, list = 0, allow_remote = 0, ret;
-	size_t i;
 
 	util_init(argv[0]);
 	opterr = 0;
@@ -2331,26 +2381,21 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error(usage_text, "unexpected argument '%s'", argv[optind]);
+	bindir = self_dir();
 	if (table_file) {
 		table = json_load_file(table_file, JSON_REJECT_DUPLICATES, &jerr);
 		if (!table)
 			die("%s:%d:%d: %s", table_file, jerr.line, jerr.column, jerr.text);
 		check_table(table, table_file);
 	} else {
-		for (i = 0; i < ARRAY_SIZE(profiles) && strcmp(profiles[i].name, profile); i++)
-			;
-		if (i == ARRAY_SIZE(profiles))
-			usage_error(usage_text, "unknown profile '%s' (known: ci)", profile);
-		table = json_loads(profiles[i].json, 0, &jerr);
-		if (!table)
-			die("tool table %s: %d:%d: %s", profile, jerr.line, jerr.column, jerr.text);
-		check_table(table, profile);
+		table = load_profile(profile);
 	}
 	if (list) {
 		char *s = json_dumps(table, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(s);
 		free(s);
 		json_decref(table);
+		free(bindir);
 		return close_stdout(EXIT_OK);
 	}
 	http_token = getenv("CI_MCP_TOKEN");
@@ -2358,22 +2403,13 @@ int main(int argc, char **argv)
 		http_token = NULL;
 	if (walker_open(&w, ".", &wo) < 0) {
 		json_decref(table);
+		free(bindir);
 		return EXIT_IO;
 	}
 	root = xstrdup(w.root);
 	walker_close(&w);
 	index_path = getenv("CI_INDEX") && *getenv("CI_INDEX") ? xstrdup(getenv("CI_INDEX")) :
 		     xasprintf("%s/.ci-index/index.db", root);
-	{
-		char *self = realpath("/proc/self/exe", NULL);
-		if (self && strrchr(self, '/')) {
-			*strrchr(self, '/') = '\0';
-			bindir = self;
-		} else {
-			free(self);
-			bindir = xstrdup(".");
-		}
-	}
 	git_libgit2_init();
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		die("cannot make a pipe: %s", strerror(errno));

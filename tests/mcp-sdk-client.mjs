@@ -181,6 +181,22 @@ if (mode === 'http') {
 	res = await fetch(url, { method: 'POST', headers: { ...accept, ...auth, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' }, body: ping });
 	assert.equal(res.status, 200);
 	assert.deepEqual((await res.json()).result, {});
+	// malformed input: answered, never a crash or a hang
+	const post = (body) => fetch(url, { method: 'POST', headers: { ...accept, ...auth, 'Mcp-Session-Id': sid }, body });
+	res = await post(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
+	assert.equal(res.status, 400, 'invalid UTF-8');
+	assert.equal((await res.json()).error.code, -32700);
+	res = await post('{"jsonrpc":"2.0","id":7,"method":"ping","params":[]}');
+	assert.equal((await res.json()).error.code, -32602, 'params of the wrong type');
+	res = await post('[{"jsonrpc":"2.0","id":7,"method":"ping"}]');
+	assert.equal(res.status, 400, 'a batch');
+	res = await post(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"${'a'.repeat(10 << 20)}"}}`);
+	assert.equal(res.status, 200, 'a 10 MB message');
+	assert.deepEqual((await res.json()).result, {});
+	res = await post('x'.repeat(17 << 20));
+	assert.equal(res.status, 413, 'a body over 16 MiB');
+	res = await post(ping);
+	assert.equal(res.status, 200, 'still serving');
 	step('HTTP checks');
 	await transport.terminateSession();
 	res = await fetch(url, { method: 'POST', headers: { ...accept, ...auth, 'Mcp-Session-Id': sid }, body: ping });
