@@ -1387,7 +1387,7 @@ static void handle(struct stream *st, json_t *msg)
 		reply_error(st, NULL, -32600, "invalid request: expected a JSON-RPC 2.0 request object");
 		return;
 	}
-	if (id && !json_is_string(id) && !json_is_integer(id) && !json_is_null(id)) {
+	if (id && !json_is_string(id) && !json_is_integer(id)) {
 		reply_error(st, NULL, -32600, "invalid request: id must be a string or an integer");
 		return;
 	}

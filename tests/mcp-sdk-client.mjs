@@ -120,6 +120,12 @@ step('progress');
 await client.setLoggingLevel('debug');
 await client.callTool({ name: 'grep', arguments: { pattern: 'Reader' } });
 assert.ok(logs.some((l) => l.level === 'debug' && /run ci-grep/.test(l.data)), JSON.stringify(logs));
+// the index's news belong to no request: on stdout, or over HTTP on the GET stream
+await client.callTool({ name: 'status', arguments: { refresh: true } });
+for (let i = 0; i < 100 && !logs.some((l) => l.level === 'info' && /the index is up to date/.test(l.data)); i++)
+	await sleep(100);
+assert.ok(logs.some((l) => l.level === 'info' && /updating the index/.test(l.data)), JSON.stringify(logs));
+assert.ok(logs.some((l) => l.level === 'info' && /the index is up to date/.test(l.data)), JSON.stringify(logs));
 await client.setLoggingLevel('error');
 await assert.rejects(client.request({ method: 'logging/setLevel', params: { level: 'loud' } },
 	(await sdk('types.js')).EmptyResultSchema), (e) => e.code === -32602);

@@ -284,7 +284,7 @@ test_expect_success 'status refresh: the index sees a new file at once' '
 	printf "def newest():\n    pass\n" >src/newest.py &&
 	mcp "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"status\",\"arguments\":{\"refresh\":true}}}" \
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"symbols\",\"arguments\":{\"query\":\"newest\"}}}" &&
-	json_true "select(.id == 1) | .result.structuredContent.results[0].stale == 0" out &&
+	json_true "select(.id == 1) | .result.structuredContent.results[0]._type == \"status\"" out &&
 	json_true "select(.id == 2) | .result.structuredContent.results[0].path == \"src/newest.py\"" out
 '
 
