@@ -5,7 +5,8 @@
 # HTTP transport's checks (tests/mcp-sdk-client.mjs does the talking).
 . "$(dirname "$0")/lib.sh"
 
-NODE_MODULES=$CI_SRC_DIR/deps/node/node_modules
+# where scripts/setup installs the SDK (configure --with-node-modules overrides)
+NODE_MODULES=${CI_NODE_MODULES:-$CI_SRC_DIR/deps/node/node_modules}
 
 # the steps the client reports, in order
 cat >"$TEST_TMP/steps" <<\EOF2
@@ -32,7 +33,7 @@ test_expect_success 'node and the MCP SDK are installed (scripts/setup installs 
 		echo "node is missing: install the Debian package nodejs (scripts/setup does)" >&7
 		false
 	elif ! test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
-		echo "@modelcontextprotocol/sdk is missing in deps/node: run scripts/setup" >&7
+		echo "@modelcontextprotocol/sdk is missing in $NODE_MODULES: run scripts/setup" >&7
 		false
 	fi
 '
