@@ -667,6 +667,7 @@ struct proc {
 	int truncated;		/* stdout went over max_output or max_lines */
 	long max_lines;		/* keep at most this many records; 0: no limit */
 	long lines;		/* records read so far */
+	int tail_err;		/* keep the end of stderr (progress reports), not its start */
 	int status;		/* exit status once reaped; 128+n for signal n */
 };
 
@@ -764,6 +765,11 @@ static int proc_read(struct proc *p, int k)
 		}
 	} else if (p->err.len < 65536) {
 		buf_add(&p->err, tmp, (size_t)n);
+	} else if (p->tail_err) {
+		size_t keep = 16384;
+		memmove(p->err.buf, p->err.buf + p->err.len - keep, keep);
+		buf_setlen(&p->err, keep);
+		buf_add(&p->err, tmp, (size_t)n);
 	}
 	if (p->fd[0] < 0 && p->fd[1] < 0) {
 		int st = 0;
@@ -801,9 +807,75 @@ static struct {
 	int running;		/* p is running */
 	long long started;	/* when it started (ms) */
 	long long done;		/* when the last one ended (ms); 0: never */
-	int forced;		/* a status refresh asked for it */
+	int built;		/* it builds a new index (there was none) */
 	char *last_error;	/* what the last failed update said */
+	size_t files_done;	/* its progress report: files done */
+	size_t files_total;	/* of this many */
 } indexer;
+
+/* Read ci-index's last progress report ("\rci-index: indexing 12/34 files, ..."). */
+static void indexer_progress(void)
+{
+	struct buf *e = &indexer.p.err;
+	const char *p = NULL, *q;
+	size_t d, t;
+
+	for (q = e->buf; (q = strstr(q, ": indexing ")); q++)
+		p = q;
+	if (p && sscanf(p, ": indexing %zu/%zu", &d, &t) == 2) {
+		indexer.files_done = d;
+		indexer.files_total = t;
+	}
+}
+
+static char *indexer_doing(void);
+
+/* A progress message while a call waits for the index. */
+static char *indexer_doing_msg(void)
+{
+	char *d = indexer_doing();
+	char *m = xasprintf("waiting for the index, %s", d);
+
+	free(d);
+	return m;
+}
+
+/* What the index is doing, for messages: "being built (1234/10000 files, for 12 s)". */
+static char *indexer_doing(void)
+{
+	long long secs = (now_ms() - indexer.started) / 1000;
+
+	if (indexer.files_total)
+		return xasprintf("%s (%zu of %zu files, for %lld s)", indexer.built ? "being built" :
+				 "being updated", indexer.files_done, indexer.files_total, secs);
+	return xasprintf("%s (for %lld s)", indexer.built ? "being built" : "being updated", secs);
+}
+
+/* The last line of ci-index's stderr that is not a progress report; malloc'd. */
+static char *indexer_error(void)
+{
+	struct buf *e = &indexer.p.err;
+	const char *s = e->buf, *end = e->buf + e->len, *best = NULL, *best_end = NULL;
+
+	while (s < end) {
+		const char *x = s + strcspn(s, "\r\n");
+		const char *t = s;
+		if (x > end)
+			x = end;
+		while (t < x && (*t == ' ' || *t == '\t'))
+			t++;
+		if (t < x && !memmem(t, (size_t)(x - t), ": indexing ", 11)) {
+			best = t;
+			best_end = x;
+		}
+		s = x + 1;
+	}
+	if (!best)
+		return xstrdup("ci-index failed");
+	while (best_end > best && best_end[-1] == ' ')
+		best_end--;
+	return xstrndup(best, (size_t)(best_end - best));
+}
 
 static int index_exists(void)
 {
@@ -816,7 +888,7 @@ static void indexer_start(void)
 {
 	/* build when there is none: `ci-index update` cannot lock a missing directory */
 	int exists = index_exists();
-	char *argv[] = { "ci-index", "--no-progress", exists ? "update" : "build", NULL };
+	char *argv[] = { "ci-index", "--progress", exists ? "update" : "build", NULL };
 
 	if (indexer.running)
 		return;
@@ -826,7 +898,10 @@ static void indexer_start(void)
 		indexer.done = now_ms();
 		return;
 	}
+	indexer.p.tail_err = 1;
 	indexer.running = 1;
+	indexer.built = !exists;
+	indexer.files_done = indexer.files_total = 0;
 	indexer.started = now_ms();
 }
 
@@ -837,8 +912,7 @@ static void indexer_finished(void)
 	free(indexer.last_error);
 	indexer.last_error = NULL;
 	if (indexer.p.status) {
-		buf_rtrim(&indexer.p.err);
-		indexer.last_error = xstrdup(indexer.p.err.len ? indexer.p.err.buf : "ci-index failed");
+		indexer.last_error = indexer_error();
 		logmsg(NULL, LOG_ERROR, "%s", indexer.last_error);
 	} else {
 		logmsg(NULL, LOG_INFO, "the index is up to date (%lld ms)", indexer.done - indexer.started);
@@ -1005,9 +1079,12 @@ static void call_run(struct call *c, int fallback)
 
 static char *fallback_note(void)
 {
-	return xasprintf("the index is being built (for %lld s); until it is ready these are lexical "
-			 "matches (ci-grep), not ranked results: ask again later",
-			 (now_ms() - indexer.started) / 1000);
+	char *d = indexer_doing();
+	char *r = xasprintf("the index is %s; until it is ready these are lexical matches (ci-grep), "
+			    "not ranked results: ask again later", d);
+
+	free(d);
+	return r;
 }
 
 /* What a call waiting for the index does once it may go on. */
@@ -1018,16 +1095,19 @@ static void call_after_index(struct call *c, int index_ready)
 		return;
 	}
 	if (index_exists()) {
-		c->preparing = xasprintf("the index is being updated (for %lld s); these results may miss "
-					 "the latest changes", (now_ms() - indexer.started) / 1000);
+		char *d = indexer_doing();
+		c->preparing = xasprintf("the index is %s; these results may miss the latest changes", d);
+		free(d);
 		call_run(c, 0);
 	} else if (json_object_get(c->tool, "fallback")) {
 		c->preparing = fallback_note();
 		call_run(c, 1);
 	} else {
 		json_t *sc = json_pack("{s:[], s:i, s:s}", "results", "count", 0, "preparing", "");
-		char *m = xasprintf("the index is being built (for %lld s); this tool needs it: ask again "
-				    "in a little while (grep works now)", (now_ms() - indexer.started) / 1000);
+		char *d = indexer_doing();
+		char *m = xasprintf("the index is %s; this tool needs it: ask again in a little while "
+				    "(grep works now)", d);
+		free(d);
 		json_object_set_new(sc, "preparing", json_string(m));
 		free(m);
 		call_answer(c, tool_result(sc));
@@ -2150,8 +2230,12 @@ static int serve(int http)
 					skipping = 1;
 				}
 			} else if (!fdcall[i]) {
-				if (indexer.running && proc_read(&indexer.p, fdk[i]))
+				if (!indexer.running)
+					continue;
+				if (proc_read(&indexer.p, fdk[i]))
 					indexer_finished();
+				else if (fdk[i] == 1)
+					indexer_progress();
 			} else {
 				/* a call's pipe; the call may be gone (answered earlier in this round) */
 				for (c = calls; c && c != fdcall[i]; c = c->next)
@@ -2184,8 +2268,7 @@ static int serve(int http)
 			if (c->token && now >= c->next_tick) {
 				char *m = c->state == CALL_RUNNING ?
 					  xasprintf("running %s (%lld s)", c->label, (now - c->started) / 1000) :
-					  c->state == CALL_WAIT_INDEX ?
-					  xasprintf("waiting for the index (%lld s)", (now - c->started) / 1000) :
+					  c->state == CALL_WAIT_INDEX ? indexer_doing_msg() :
 					  xasprintf("waiting for a free slot (%lld s)", (now - c->started) / 1000);
 				progress(c, m);
 				free(m);
