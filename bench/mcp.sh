@@ -101,7 +101,11 @@ session() {
 		case $line in *'"id":2,'*) break ;; esac
 	done
 	t1=$(now)
-	kind=$(printf '%s\n' "$line" | jq -r '.result.structuredContent | if .preparing then "lexical" else "ranked" end')
+	# hit records are ranked, match records ci-grep's lexical stand-in; "+" marks an
+	# answer that came while the index was still being built or updated
+	kind=$(printf '%s\n' "$line" | jq -r '.result.structuredContent |
+		(if any(.results[]; ._type == "hit") then "ranked" elif any(.results[]; ._type == "match") then "lexical" else "none" end) +
+		(if .preparing then "+" else "" end)')
 	count=$(printf '%s\n' "$line" | jq -r '.result.structuredContent.count')
 	exec {MCP[1]}>&-
 	wait "$MCP_PID"
@@ -121,5 +125,6 @@ for i in $(seq 1 "$runs"); do
 done
 set -- $(session "$wait_s")
 printf '%-4s %12s %12s %10s %8s %7s\n' warm "$1" "$2" "$3" "$4" "$5"
-echo "# first_s: start to the search's answer; index_s: start to ci-mcp's exit (index built);"
+echo "# first_s: start to the search's answer (answer +: while the index was being built or updated);"
+echo "# index_s: start to ci-mcp's exit (index built);"
 echo "# cpu_s: user+sys of the whole session; load after: $(uptime | sed 's/.*load average: //')"
