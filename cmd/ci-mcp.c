@@ -1169,6 +1169,22 @@ static void advance_calls(void)
 			}
 		}
 		if (c->state == CALL_WAIT_INDEX) {
+			if (!indexer.running && !index_exists() && indexer.last_error &&
+			    json_object_get(c->tool, "fallback")) {
+				/* no index and none coming: the lexical stand-in, saying why */
+				c->preparing = xasprintf("the index could not be built (%s); these are lexical "
+							 "matches (ci-grep), not ranked results", indexer.last_error);
+				if (!c->spec) {
+					call_run(c, 1);
+				} else if (c->spec_done) {
+					call_answer(c, command_result(c));
+				} else {
+					c->spec = 0;
+					c->state = CALL_RUNNING;
+					running_jobs++;
+				}
+				continue;
+			}
 			if (!indexer.running) {
 				if (c->spec) {
 					proc_release(&c->p);

@@ -314,6 +314,14 @@ test_expect_success 'without an index and time to wait: ranked results' '
 	jq -e ".result.structuredContent | (has(\"preparing\") | not) and .results[0]._type == \"hit\"" out
 '
 
+test_expect_success 'an index that cannot be built: lexical results that say why' '
+	cd fresh2 &&
+	printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\":\"parse_header\"}}}" |
+	CI_INDEX=$TRASH_DIRECTORY/no/such/dir/index.db ci-mcp --wait 600 >out 2>err &&
+	json_true ".result.structuredContent | (.preparing | test(\"could not be built\")) and .results[0]._type == \"match\"" out &&
+	test_must_be_empty err
+'
+
 # ---- the table ----
 
 test_expect_success '--list-tools --profile ci; an unknown profile is a usage error' '
