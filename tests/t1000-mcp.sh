@@ -20,6 +20,26 @@ test_expect_success 'setup: a repository' '
 	cd repo && ci-index build 2>/dev/null
 '
 
+# Golden exchanges: tests/golden/ci-mcp/<case>/request, a JSON-RPC message a line,
+# and response, what ci-mcp answers in the repository above (compared as JSON,
+# line by line).  Only what ci-mcp answers itself (the protocol, validation, the
+# built-in read), not the commands' records, whose owners may extend them.
+# CI_MCP_REGEN=1 sh tests/t1000-mcp.sh rewrites the responses, for review with
+# git diff.
+for golden_dir_ in "$CI_SRC_DIR"/tests/golden/ci-mcp/*/; do
+	golden_case_=$(basename "$golden_dir_")
+	test_expect_success "golden exchange: $golden_case_" '
+		cd repo &&
+		ci-mcp <"$CI_SRC_DIR/tests/golden/ci-mcp/$golden_case_/request" >out 2>err &&
+		test_must_be_empty err &&
+		if test "${CI_MCP_REGEN:-}" = 1; then
+			cp out "$CI_SRC_DIR/tests/golden/ci-mcp/$golden_case_/response"
+		else
+			test_cmp_json "$CI_SRC_DIR/tests/golden/ci-mcp/$golden_case_/response" out
+		fi
+	'
+done
+
 test_expect_success 'initialize negotiates the version and names the server' '
 	cd repo && mcp "$init" &&
 	jq -e ".id == 1 and .result.protocolVersion == \"2025-06-18\" and .result.serverInfo.name == \"ci\"
