@@ -337,6 +337,17 @@ static json_t *tool_result(json_t *sc)
 
 /* ---- validation against the tool's schema (the subset the tables use) ---- */
 
+/* The characters (code points) of a UTF-8 string, as JSON Schema counts lengths. */
+static size_t utf8_chars(json_t *v)
+{
+	const unsigned char *s = (const unsigned char *)json_string_value(v);
+	size_t n = 0, len = json_string_length(v);
+
+	for (size_t i = 0; i < len; i++)
+		n += (s[i] & 0xc0) != 0x80;
+	return n;
+}
+
 /* NULL if args fit the schema, else a malloc'd message naming the parameter. */
 static char *validate(json_t *schema, json_t *args)
 {
@@ -367,10 +378,10 @@ static char *validate(json_t *schema, json_t *args)
 			int ok = !en;
 			if (!json_is_string(v))
 				return xasprintf("parameter '%s' must be a string", k);
-			if (json_is_integer(mnl) && json_string_length(v) < (size_t)json_integer_value(mnl))
+			if (json_is_integer(mnl) && utf8_chars(v) < (size_t)json_integer_value(mnl))
 				return xasprintf("parameter '%s' must not be empty", k);
-			if (json_is_integer(mxl) && json_string_length(v) > (size_t)json_integer_value(mxl))
-				return xasprintf("parameter '%s' must be at most %lld bytes long", k,
+			if (json_is_integer(mxl) && utf8_chars(v) > (size_t)json_integer_value(mxl))
+				return xasprintf("parameter '%s' must be at most %lld characters long", k,
 						 (long long)json_integer_value(mxl));
 			if (memchr(json_string_value(v), '\0', json_string_length(v)))
 				return xasprintf("parameter '%s' must not contain NUL characters", k);
