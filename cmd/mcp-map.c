@@ -40,7 +40,9 @@ static void on_jq_error(void *data, jv msg)
 	msg = jq_format_error(msg);
 	if (b->len)
 		buf_addstr(b, "; ");
-	buf_addstr(b, jv_string_value(msg));
+	for (const char *s = jv_string_value(msg); *s; s++)	/* one line */
+		buf_addch(b, *s == '\n' ? ' ' : *s);
+	buf_rtrim(b);
 	jv_free(msg);
 }
 
