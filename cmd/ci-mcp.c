@@ -1101,8 +1101,35 @@ static json_t *mapped_result(json_t *tool, json_t *in)
 }
 
 /*
+ * mapped_result() with what the tool remembers of the client's session as
+ * .session, and its "session" program's view of the answer remembered.
+ */
+static json_t *session_result(struct call *c, json_t *in)
+{
+	json_t *old = mcp_map_session_get(c->st->sess, c->tool), *r, *sc, *st;
+	char *err = NULL;
+
+	json_object_set(in, "session", old ? old : json_null());
+	r = mapped_result(c->tool, in);
+	sc = json_object_get(r, "structuredContent");
+	if (!json_is_object(sc) || json_is_true(json_object_get(r, "isError")))
+		return r;
+	st = json_pack("{s:O, s:O, s:O}", "session", old ? old : json_null(), "structuredContent", sc,
+		       "args", c->args);
+	old = mcp_map_run(c->tool, "session", st, &err);
+	json_decref(st);
+	if (old)
+		mcp_map_session_set(c->st->sess, c->tool, old);
+	else if (err)
+		logmsg(c->st, LOG_WARNING, "the session program of %s: %s",
+		       json_string_value(json_object_get(c->tool, "name")), err);
+	free(err);
+	return r;
+}
+
+/*
  * What the output program of c's tool reads: args, records, exit (the
- * command's status), message (its stderr), truncated, preparing.
+ * command's status), message (its stderr), truncated, preparing, session.
  */
 static json_t *command_mapped(struct call *c)
 {
@@ -1127,7 +1154,7 @@ static json_t *command_mapped(struct call *c)
 			       "exit", (json_int_t)p->status, "message", "", "truncated", p->truncated);
 	if (c->preparing)
 		json_object_set_new(in, "preparing", json_string(c->preparing));
-	return mapped_result(c->tool, in);
+	return session_result(c, in);
 }
 
 /* Turn the finished command's output into the answer. */

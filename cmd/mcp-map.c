@@ -30,7 +30,37 @@ struct prog {
 static struct prog *progs;
 static size_t progs_nr, progs_alloc;
 
-static const char *const prog_keys[] = { "input", "output", "text" };
+static const char *const prog_keys[] = { "input", "output", "text", "session" };
+
+/* What a tool remembers of one client's session (its "session" program's output). */
+struct memo {
+	const void *sess;	/* the client's session (an address that lives as long as the server) */
+	json_t *tool;		/* the tool (borrowed) */
+	json_t *state;		/* owned */
+};
+
+static struct memo *memos;
+static size_t memos_nr, memos_alloc;
+
+json_t *mcp_map_session_get(const void *sess, json_t *tool)
+{
+	for (size_t i = 0; i < memos_nr; i++)
+		if (memos[i].sess == sess && memos[i].tool == tool)
+			return memos[i].state;
+	return NULL;
+}
+
+void mcp_map_session_set(const void *sess, json_t *tool, json_t *state)
+{
+	for (size_t i = 0; i < memos_nr; i++)
+		if (memos[i].sess == sess && memos[i].tool == tool) {
+			json_decref(memos[i].state);
+			memos[i].state = state;
+			return;
+		}
+	ALLOC_GROW(memos, memos_nr + 1, memos_alloc);
+	memos[memos_nr++] = (struct memo){ sess, tool, state };
+}
 
 /* Collects compile errors (jq reports them through a callback). */
 static void on_jq_error(void *data, jv msg)
@@ -164,4 +194,9 @@ void mcp_map_release(void)
 	free(progs);
 	progs = NULL;
 	progs_nr = progs_alloc = 0;
+	for (size_t i = 0; i < memos_nr; i++)
+		json_decref(memos[i].state);
+	free(memos);
+	memos = NULL;
+	memos_nr = memos_alloc = 0;
 }

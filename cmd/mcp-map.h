@@ -10,8 +10,10 @@
  * The keys of a tool whose value is a jq program: "input" (the call's
  * arguments, defaults filled in, to the arguments the argv is built from:
  * derived parameters, rules JSON Schema cannot say), "output" (what the
- * command said to structuredContent) and "text" (structuredContent to the
- * result's text block).  A program is a string or an array of strings (lines).
+ * command said to structuredContent), "text" (structuredContent to the
+ * result's text block) and "session" ({"session", "structuredContent", "args"}
+ * to what the tool remembers of the client's session, which the next output
+ * program reads as .session).  A program is a string or an array of strings.
  */
 
 /* Compile the tool's programs; 0, or -1 with *err (malloc'd) saying what is wrong. */
@@ -25,7 +27,13 @@ int mcp_map_compile(json_t *tool, char **err);
  */
 json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err);
 
-/* Free the compiled programs. */
+/* What a tool remembers of a client's session (borrowed), or NULL. */
+json_t *mcp_map_session_get(const void *sess, json_t *tool);
+
+/* Remember state (consumed) for the tool and the client's session. */
+void mcp_map_session_set(const void *sess, json_t *tool, json_t *state);
+
+/* Free the compiled programs and what the sessions remember. */
 void mcp_map_release(void);
 
 #endif

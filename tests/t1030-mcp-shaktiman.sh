@@ -105,6 +105,35 @@ test_expect_success 'a query of 10,000 characters is taken, multibyte or not' '
 	search "{\"query\":\"$q\"}" && res_is ".isError | not"
 '
 
+# session <arguments>...: searches in one session, one at a time; their results in ../session
+session() {
+	i=0 &&
+	for a in "$@"; do
+		i=$((i + 1)) &&
+		printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search","arguments":%s}}\n' $i "$a"
+	done | ci-mcp --profile shaktiman --jobs 1 | jq -c .result.structuredContent >"$TRASH_DIRECTORY/session"
+}
+
+q='{"query":"parse header","scope":"all","min_score":0,"explain":true}'
+open='{"query":"read","scope":"all","min_score":0,"path":"src/reader.py","max_results":1}'
+other='{"query":"zzzz"}'
+
+test_expect_success 'session: what a session already saw ranks higher, less with each query since' '
+	cd repo && session "$q" "$open" "$q" &&
+	jq -se ".[0].results | map(.signals.session == 0) | all" ../session &&
+	jq -se ".[1].results | map([.path, .start_line]) == [[\"src/reader.py\", 6]]" ../session &&
+	jq -se "(.[0].results | map(.start_line == 6 and .path == \"src/reader.py\") | index(true)) as \$before |
+		(.[2].results | map(.start_line == 6 and .path == \"src/reader.py\") | index(true)) as \$after |
+		\$after < \$before and
+		(.[2].results | map(select(.start_line == 6 and .path == \"src/reader.py\"))[0].signals.session) as \$opened |
+		(.[2].results | map(select(.start_line != 6 or .path != \"src/reader.py\").signals.session) |
+			all(. > 0 and . < \$opened))" ../session &&
+	jq -se "[.[2].results[] | select(.path == \"src/reader.py\" and .start_line == 6) | .signals.session][0]" ../session >../recent &&
+	session "$q" "$open" "$other" "$other" "$other" "$other" "$q" &&
+	jq -se "[.[6].results[] | select(.path == \"src/reader.py\" and .start_line == 6) | .signals.session][0]" ../session >../later &&
+	jq -ne "\$recent > \$later and \$later > 0" --argjson recent "$(cat ../recent)" --argjson later "$(cat ../later)"
+'
+
 # search_error <arguments> <message>: an MCP tool error with this message
 search_error() {
 	search "$1" &&
