@@ -5,6 +5,14 @@
 # type, the status values, and each invalid argument the contract mentions.
 . "$(dirname "$0")/lib.sh"
 
+NODE_MODULES=${CI_NODE_MODULES:-$CI_SRC_DIR/deps/node/node_modules}
+
+# sdk_cases: run ../cases.json through the official TypeScript SDK client
+sdk_cases() {
+	node "$CI_SRC_DIR/tests/mcp-sdk-profile.mjs" "$NODE_MODULES" "$CI_BUILD_DIR/ci-mcp" "$1" ../cases.json >../sdk.out &&
+	test_line_count = "$(jq length ../cases.json)" ../sdk.out
+}
+
 # call <tool> <arguments>: one tools/call; its result in out, stderr in err
 call() {
 	printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$1" "$2" |
@@ -186,6 +194,29 @@ if test -f "$model/model.json"; then
 	'
 else
 	test_skip 'search_semantic_concept with embeddings' "no model in $model (scripts/setup fetches it)"
+fi
+
+if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
+	test_expect_success 'the TypeScript SDK client: answers fit the outputSchemas, errors as documented' '
+		cd repo && cat >../cases.json <<-\EOF &&
+	[
+	["search_text_pattern", {"query": "todo"}, {"status": "success", "match_count": 3}],
+	["search_text_pattern", {"query": "parse_(\\w+)", "is_regex": true, "context_lines": 0}, {"status": "success"}],
+	["search_text_pattern", {"query": "nothing like this"}, {"status": "no_matches_found", "matches": []}],
+	["search_text_pattern", {"query": "(", "is_regex": true}, {"status": "error"}],
+	["search_text_pattern", {"query": "x", "target_paths": ["../"]}, {"status": "error"}],
+	["search_text_pattern", {"query": "x", "context_lines": 11}, {"status": "error"}],
+	["find_symbol_occurrences", {"symbol_name": "parse_header"}, {"status": "success", "occurrence_count": 3}],
+	["find_symbol_occurrences", {"symbol_name": "nothing_like_this"}, {"status": "no_occurrences_found"}],
+	["find_symbol_occurrences", {"symbol_name": "x", "find_definitions": false, "find_references": false}, {"status": "error"}],
+	["search_semantic_concept", {"concept_description": "split a header line"}, "ok"],
+	["search_semantic_concept", {"concept_description": "x", "top_n_results": 21}, {"status": "error"}]
+]
+	EOF
+		sdk_cases kit
+	'
+else
+	test_skip 'the TypeScript SDK client' "no node or no @modelcontextprotocol/sdk in $NODE_MODULES (scripts/setup installs them)"
 fi
 
 test_done

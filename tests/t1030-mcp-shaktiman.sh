@@ -5,6 +5,14 @@
 # min_score, and every validation rule as an MCP tool error.
 . "$(dirname "$0")/lib.sh"
 
+NODE_MODULES=${CI_NODE_MODULES:-$CI_SRC_DIR/deps/node/node_modules}
+
+# sdk_cases: run ../cases.json through the official TypeScript SDK client
+sdk_cases() {
+	node "$CI_SRC_DIR/tests/mcp-sdk-profile.mjs" "$NODE_MODULES" "$CI_BUILD_DIR/ci-mcp" "$1" ../cases.json >../sdk.out &&
+	test_line_count = "$(jq length ../cases.json)" ../sdk.out
+}
+
 # search <arguments>: one call of search; the result in ../res
 search() {
 	printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":%s}}\n' "$1" |
@@ -157,5 +165,25 @@ test_expect_success 'every validation rule is an MCP tool error naming the param
 	search_error "{\"query\":\"x\",\"min_score\":1.5}" "parameter '"'"'min_score'"'"' must be from 0 to 1, got 1.5" &&
 	search_error "{\"query\":\"x\",\"scope\":\"docs\"}" "parameter '"'"'scope'"'"' must be one of [\"impl\",\"test\",\"all\"]"
 '
+
+if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
+	test_expect_success 'the TypeScript SDK client: answers fit the outputSchemas, errors as documented' '
+		cd repo && cat >../cases.json <<-\EOF &&
+	[
+	["search", {"query": "parse header"}, {"mode": "locate"}],
+	["search", {"query": "parse header", "mode": "full", "explain": true, "path": "src/", "max_results": 5}, {"mode": "full"}],
+	["search", {"query": "parse header", "scope": "test", "min_score": 0}, "ok"],
+	["search", {"query": ""}, "isError"],
+	["search", {"query": "x", "mode": "brief"}, "isError"],
+	["search", {"query": "x", "max_results": 201}, "isError"],
+	["search", {"query": "x", "min_score": 1.5}, "isError"],
+	["search", {"query": "x", "scope": "docs"}, "isError"]
+]
+	EOF
+		sdk_cases shaktiman
+	'
+else
+	test_skip 'the TypeScript SDK client' "no node or no @modelcontextprotocol/sdk in $NODE_MODULES (scripts/setup installs them)"
+fi
 
 test_done
