@@ -42,7 +42,7 @@ test_expect_success 'so are an input program calling an unknown function, and a 
 '
 
 test_expect_success 'a program that fails at run time is a tool error, the server goes on' '
-	git init -q repo && echo hello >repo/a.txt &&
+	git init -q repo && echo "hello = 1" >repo/a.py &&
 	broken output "error(\"mapping failed: \\(.exit)\")" &&
 	(cd repo && printf "%s\n" \
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search_text_pattern\",\"arguments\":{\"query\":\"hello\"}}}" \

@@ -51,9 +51,9 @@ test_expect_success 'tools/list: the three tools, their parameters, types, defau
 		[\"status\",\"occurrences\",\"occurrence_count\"], [\"status\",\"results\",\"result_count\"]]" ../out
 '
 
-test_expect_success 'search_text_pattern: literal, case-insensitive, 2 lines of context by default' '
+test_expect_success 'search_text_pattern: literal, case-insensitive, code files, 2 lines of context by default' '
 	cd repo && call search_text_pattern "{\"query\":\"todo\"}" &&
-	sc_is ".status == \"success\" and .match_count == 3 and (.matches | length) == 3" &&
+	sc_is ".status == \"success\" and .match_count == 2 and [.matches[].file_path] == [\"src/main.py\", \"src/reader.py\"]" &&
 	sc_is "[.matches[] | (.file_path | type) == \"string\" and (.line_number | type) == \"number\" and
 		(.matched_line | type) == \"string\" and (.context | type) == \"array\"] | all" &&
 	sc_is ".matches[] | select(.file_path == \"src/reader.py\") | .line_number == 2 and .matched_line == \"    # TODO: fix this\"
@@ -64,12 +64,14 @@ test_expect_success 'search_text_pattern: literal, case-insensitive, 2 lines of 
 test_expect_success 'search_text_pattern: case_sensitive, context_lines, file_extensions, target_paths' '
 	cd repo &&
 	call search_text_pattern "{\"query\":\"TODO\",\"case_sensitive\":true,\"context_lines\":0}" &&
-	sc_is "[.matches[].file_path] == [\"docs/notes.md\", \"src/reader.py\"] and ([.matches[].context[]] | length) == 0" &&
+	sc_is "[.matches[].file_path] == [\"src/reader.py\"] and ([.matches[].context[]] | length) == 0" &&
 	call search_text_pattern "{\"query\":\"todo\",\"file_extensions\":[\".md\"]}" &&
 	sc_is "[.matches[].file_path] == [\"docs/notes.md\"]" &&
 	call search_text_pattern "{\"query\":\"todo\",\"file_extensions\":[\"py\"],\"target_paths\":[\"src/main.py\"]}" &&
 	sc_is "[.matches[].file_path] == [\"src/main.py\"] and .match_count == 1" &&
 	call search_text_pattern "{\"query\":\"parse_header\",\"target_paths\":[\"tests/\",\"docs\"]}" &&
+	sc_is "[.matches[].file_path] == [\"tests/test_reader.py\", \"tests/test_reader.py\"]" &&
+	call search_text_pattern "{\"query\":\"parse_header\",\"target_paths\":[\"tests/\",\"docs\"],\"file_extensions\":[\".md\",\".py\"]}" &&
 	sc_is "[.matches[].file_path] == [\"docs/notes.md\", \"tests/test_reader.py\", \"tests/test_reader.py\"]"
 '
 
@@ -115,7 +117,7 @@ test_expect_success 'search_text_pattern: each invalid argument is status error 
 
 test_expect_success 'search_text_pattern: a catastrophic regex (ReDoS) is stopped and is an error' '
 	cd repo &&
-	call search_text_pattern "{\"query\":\"(a+)+\$\",\"is_regex\":true,\"target_paths\":[\"docs/aaa.txt\"]}" &&
+	call search_text_pattern "{\"query\":\"(a+)+\$\",\"is_regex\":true,\"target_paths\":[\"docs/aaa.txt\"],\"file_extensions\":[\"txt\"]}" &&
 	sc_is ".status == \"error\" and .match_count == 0 and (.error_message | test(\"too complex.*backtracking limit\"))"
 '
 
@@ -200,7 +202,7 @@ if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotoc
 	test_expect_success 'the TypeScript SDK client: answers fit the outputSchemas, errors as documented' '
 		cd repo && cat >../cases.json <<-\EOF &&
 	[
-	["search_text_pattern", {"query": "todo"}, {"status": "success", "match_count": 3}],
+	["search_text_pattern", {"query": "todo"}, {"status": "success", "match_count": 2}],
 	["search_text_pattern", {"query": "parse_(\\w+)", "is_regex": true, "context_lines": 0}, {"status": "success"}],
 	["search_text_pattern", {"query": "nothing like this"}, {"status": "no_matches_found", "matches": []}],
 	["search_text_pattern", {"query": "(", "is_regex": true}, {"status": "error"}],
