@@ -1068,35 +1068,23 @@ static void call_answer(struct call *c, json_t *r)
 }
 
 /*
- * The answer of a tool with an "output" program: the program turns in
- * (consumed) into structuredContent, the "text" program that into the text
- * block; error(...) in either is a tool error.
+ * The answer of a tool with an "output" program (mcp_map_answer(); in is
+ * consumed); an error in its programs is a tool error.
  */
 static json_t *mapped_result(json_t *tool, json_t *in)
 {
-	char *err = NULL;
-	json_t *sc = mcp_map_run(tool, "output", in, &err), *text, *r;
+	json_t *sc, *text, *r;
+	char *err = mcp_map_answer(tool, in, &sc, &text);
 
 	json_decref(in);
-	if (!sc || !json_is_object(sc)) {
-		r = err ? tool_error("%s", err) : tool_error("the output program of this tool gave no object");
-		free(err);
-		json_decref(sc);
-		return r;
-	}
-	text = mcp_map_run(tool, "text", sc, &err);
 	if (err) {
 		r = tool_error("%s", err);
 		free(err);
-		json_decref(sc);
 		return r;
 	}
-	if (!json_is_string(text)) {
-		json_decref(text);
+	if (!text)
 		return tool_result(sc);
-	}
-	r = json_pack("{s:[{s:s, s:O}], s:o}", "content", "type", "text", "text", text, "structuredContent", sc);
-	json_decref(text);
+	r = json_pack("{s:[{s:s, s:o}], s:o}", "content", "type", "text", "text", text, "structuredContent", sc);
 	return r;
 }
 
@@ -1553,38 +1541,6 @@ static char *confine_param(json_t *args, const char *k, json_t *v)
 }
 
 /*
- * The tool's "input" program on the arguments with their schema defaults
- * filled in: the arguments the argv is built from.  NULL with *why when the
- * program refuses them.
- */
-static json_t *prepare_args(json_t *tool, json_t *args, char **why)
-{
-	json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
-	json_t *in = json_copy(args), *p, *out;
-	const char *k;
-
-	*why = NULL;
-	if (!json_object_get(tool, "input") && !json_object_get(tool, "output")) {
-		json_decref(in);
-		return json_incref(args);
-	}
-	json_object_foreach(props, k, p)
-		if (!json_object_get(in, k) && json_object_get(p, "default"))
-			json_object_set(in, k, json_object_get(p, "default"));
-	if (!json_object_get(tool, "input"))
-		return in;
-	out = mcp_map_run(tool, "input", in, why);
-	json_decref(in);
-	if (out && !json_is_object(out)) {
-		json_decref(out);
-		out = NULL;
-	}
-	if (!out && !*why)
-		*why = xstrdup("the input program of this tool gave no object");
-	return out;
-}
-
-/*
  * A tools/call: validate, confine paths, then answer at once (an error, a
  * built-in) or queue a call for the loop.
  */
@@ -1623,7 +1579,7 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 		}
 	}
 	{
-		json_t *prepared = prepare_args(tool, args, &why);
+		json_t *prepared = mcp_map_prepare(tool, args, &why);
 		if (!prepared) {
 			reply_invalid(st, id, tool, args, why);
 			free(why);

@@ -187,6 +187,55 @@ json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 	return out;
 }
 
+json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why)
+{
+	json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+	json_t *in = json_copy(args), *p, *out;
+	const char *k;
+
+	*why = NULL;
+	if (!json_object_get(tool, "input") && !json_object_get(tool, "output")) {
+		json_decref(in);
+		return json_incref(args);
+	}
+	json_object_foreach(props, k, p)
+		if (!json_object_get(in, k) && json_object_get(p, "default"))
+			json_object_set(in, k, json_object_get(p, "default"));
+	if (!json_object_get(tool, "input"))
+		return in;
+	out = mcp_map_run(tool, "input", in, why);
+	json_decref(in);
+	if (out && !json_is_object(out)) {
+		json_decref(out);
+		out = NULL;
+	}
+	if (!out && !*why)
+		*why = xstrdup("the input program of this tool gave no object");
+	return out;
+}
+
+char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text)
+{
+	char *err = NULL;
+
+	*sc = *text = NULL;
+	*sc = mcp_map_run(tool, "output", in, &err);
+	if (!*sc || !json_is_object(*sc)) {
+		json_decref(*sc);
+		*sc = NULL;
+		return err ? err : xstrdup("the output program of this tool gave no object");
+	}
+	*text = mcp_map_run(tool, "text", *sc, &err);
+	if (!err && *text && !json_is_string(*text))
+		err = xstrdup("the text program of this tool gave no string");
+	if (err) {
+		json_decref(*sc);
+		json_decref(*text);
+		*sc = *text = NULL;
+	}
+	return err;
+}
+
 void mcp_map_release(void)
 {
 	for (size_t i = 0; i < progs_nr; i++)

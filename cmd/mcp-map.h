@@ -27,6 +27,21 @@ int mcp_map_compile(json_t *tool, char **err);
  */
 json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err);
 
+/*
+ * The arguments the argv of a call is built from: args (borrowed) with the
+ * schema's defaults filled in, through the tool's "input" program; new.  A
+ * tool with neither "input" nor "output" keeps args as they are.  NULL with
+ * *why (malloc'd) when the program refuses them.
+ */
+json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why);
+
+/*
+ * A tool's answer from in (borrowed): *sc, the output program's object, and
+ * *text, the text program's string or NULL (no text program), both new.
+ * NULL, or what is wrong (malloc'd) with both set to NULL.
+ */
+char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text);
+
 /* What a tool remembers of a client's session (borrowed), or NULL. */
 json_t *mcp_map_session_get(const void *sess, json_t *tool);
 
