@@ -33,6 +33,7 @@
  */
 #include "common.h"
 #include "walk.h"
+#include "mcp-map.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -50,7 +51,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-extern const char ci_mcp_profile_ci[];
+extern const char ci_mcp_profile_ci[], ci_mcp_profile_kit[], ci_mcp_profile_shaktiman[];
 
 static const char usage_text[] =
 	"usage: ci-mcp [--list-tools] [--profile <name>] [--table <file>] [--http <addr>] [options]\n"
@@ -98,6 +99,8 @@ static const char *const versions[] = { "2025-06-18", "2025-03-26", "2024-11-05"
 /* The profiles compiled in; issue 8 adds more. */
 static const struct { const char *name; const char *json; } profiles[] = {
 	{ "ci", ci_mcp_profile_ci },
+	{ "kit", ci_mcp_profile_kit },
+	{ "shaktiman", ci_mcp_profile_shaktiman },
 };
 
 /* MCP logging levels (RFC 5424 severities), least severe first. */
@@ -339,6 +342,17 @@ static json_t *tool_result(json_t *sc)
 
 /* ---- validation against the tool's schema (the subset the tables use) ---- */
 
+/* The characters (code points) of a UTF-8 string, as JSON Schema counts lengths. */
+static size_t utf8_chars(json_t *v)
+{
+	const unsigned char *s = (const unsigned char *)json_string_value(v);
+	size_t n = 0, len = json_string_length(v);
+
+	for (size_t i = 0; i < len; i++)
+		n += (s[i] & 0xc0) != 0x80;
+	return n;
+}
+
 /* NULL if args fit the schema, else a malloc'd message naming the parameter. */
 static char *validate(json_t *schema, json_t *args)
 {
@@ -369,10 +383,10 @@ static char *validate(json_t *schema, json_t *args)
 			int ok = !en;
 			if (!json_is_string(v))
 				return xasprintf("parameter '%s' must be a string", k);
-			if (json_is_integer(mnl) && json_string_length(v) < (size_t)json_integer_value(mnl))
+			if (json_is_integer(mnl) && utf8_chars(v) < (size_t)json_integer_value(mnl))
 				return xasprintf("parameter '%s' must not be empty", k);
-			if (json_is_integer(mxl) && json_string_length(v) > (size_t)json_integer_value(mxl))
-				return xasprintf("parameter '%s' must be at most %lld bytes long", k,
+			if (json_is_integer(mxl) && utf8_chars(v) > (size_t)json_integer_value(mxl))
+				return xasprintf("parameter '%s' must be at most %lld characters long", k,
 						 (long long)json_integer_value(mxl));
 			if (memchr(json_string_value(v), '\0', json_string_length(v)))
 				return xasprintf("parameter '%s' must not contain NUL characters", k);
@@ -404,6 +418,16 @@ static char *validate(json_t *schema, json_t *args)
 		} else if (!strcmp(type, "boolean")) {
 			if (!json_is_boolean(v))
 				return xasprintf("parameter '%s' must be true or false", k);
+		} else if (!strcmp(type, "array")) {
+			const char *it = json_string_value(json_object_get(json_object_get(p, "items"), "type"));
+			json_t *e;
+			size_t j;
+			if (!json_is_array(v))
+				return xasprintf("parameter '%s' must be an array", k);
+			json_array_foreach(v, j, e)
+				if (it && !strcmp(it, "string") &&
+				    (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e))))
+					return xasprintf("parameter '%s' must be an array of strings", k);
 		}
 	}
 	return NULL;
@@ -575,7 +599,32 @@ static char *param_text(json_t *args, json_t *schema, const char *name, int *is_
 	return r;
 }
 
-/* Build argv from groups of elements; returns a NULL-terminated malloc'd vector. */
+/* The array a group's "{param}" has as its value, or NULL. */
+static json_t *group_array(json_t *g, json_t *args, const char **name)
+{
+	json_t *e;
+	size_t j;
+
+	json_array_foreach(g, j, e) {
+		const char *s = json_string_value(e);
+		size_t l = s ? strlen(s) : 0;
+		if (l > 2 && s[0] == '{' && s[l - 1] == '}') {
+			char *n = xstrndup(s + 1, l - 2);
+			json_t *v = json_object_get(args, n);
+			free(n);
+			if (json_is_array(v)) {
+				*name = s;
+				return v;
+			}
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Build argv from groups of elements; returns a NULL-terminated malloc'd
+ * vector.  A group whose parameter is an array is repeated for each element.
+ */
 static char **build_argv(json_t *groups, json_t *args, json_t *schema)
 {
 	char **argv = NULL;
@@ -586,6 +635,29 @@ static char **build_argv(json_t *groups, json_t *args, json_t *schema)
 		char *vals[16];
 		size_t nv = 0;
 		int skip = 0;
+		const char *aname;
+		json_t *arr = group_array(g, args, &aname);
+
+		if (arr) {
+			json_t *one = json_array(), *a2 = json_copy(args), *x;
+			size_t k;
+			char *n = xstrndup(aname + 1, strlen(aname) - 2);
+			json_array_append(one, g);
+			json_array_foreach(arr, k, x) {
+				char **sub;
+				json_object_set(a2, n, x);
+				sub = build_argv(one, a2, schema);
+				for (size_t m = 0; sub[m]; m++) {
+					ALLOC_GROW(argv, nr + 2, alloc);
+					argv[nr++] = sub[m];
+				}
+				free(sub);
+			}
+			free(n);
+			json_decref(a2);
+			json_decref(one);
+			continue;
+		}
 
 		json_array_foreach(g, j, e) {
 			const char *s = json_string_value(e);
@@ -1015,6 +1087,84 @@ static void call_answer(struct call *c, json_t *r)
 	call_free(c);
 }
 
+/*
+ * The answer of a tool with an "output" program (mcp_map_answer(); in is
+ * consumed); an error in its programs is a tool error.
+ */
+static json_t *mapped_result(json_t *tool, json_t *in)
+{
+	json_t *sc, *text, *r;
+	char *err = mcp_map_answer(tool, in, &sc, &text);
+
+	json_decref(in);
+	if (err) {
+		r = tool_error("%s", err);
+		free(err);
+		return r;
+	}
+	if (!text)
+		return tool_result(sc);
+	r = json_pack("{s:[{s:s, s:o}], s:o}", "content", "type", "text", "text", text, "structuredContent", sc);
+	return r;
+}
+
+/*
+ * mapped_result() with what the tool remembers of the client's session as
+ * .session, and its "session" program's view of the answer remembered.
+ */
+static json_t *session_result(struct call *c, json_t *in)
+{
+	json_t *old = mcp_map_session_get(c->st->sess, c->tool), *r, *sc, *st;
+	char *err = NULL;
+
+	json_object_set(in, "session", old ? old : json_null());
+	r = mapped_result(c->tool, in);
+	sc = json_object_get(r, "structuredContent");
+	if (!json_is_object(sc) || json_is_true(json_object_get(r, "isError")))
+		return r;
+	st = json_pack("{s:O, s:O, s:O}", "session", old ? old : json_null(), "structuredContent", sc,
+		       "args", c->args);
+	old = mcp_map_run(c->tool, "session", st, &err);
+	json_decref(st);
+	if (old)
+		mcp_map_session_set(c->st->sess, c->tool, old);
+	else if (err)
+		logmsg(c->st, LOG_WARNING, "the session program of %s: %s",
+		       json_string_value(json_object_get(c->tool, "name")), err);
+	free(err);
+	return r;
+}
+
+/*
+ * What the output program of c's tool reads: args, records, exit (the
+ * command's status), message (its stderr), truncated, preparing, session.
+ */
+static json_t *command_mapped(struct call *c)
+{
+	struct proc *p = &c->p;
+	json_t *records = json_array(), *in;
+	const char *s, *e;
+
+	for (s = p->out.buf; s < p->out.buf + p->out.len; s = e + 1) {
+		json_t *rec;
+		e = memchr(s, '\n', (size_t)(p->out.buf + p->out.len - s));
+		if (!e)
+			e = p->out.buf + p->out.len;
+		rec = json_loadb(s, (size_t)(e - s), 0, NULL);
+		if (rec)
+			json_array_append_new(records, rec);
+	}
+	buf_rtrim(&p->err);
+	in = json_pack("{s:O, s:o, s:i, s:s%, s:b}", "args", c->args, "records", records,
+		       "exit", (json_int_t)p->status, "message", p->err.buf, p->err.len, "truncated", p->truncated);
+	if (!in)	/* stderr not UTF-8 */
+		in = json_pack("{s:O, s:o, s:i, s:s, s:b}", "args", c->args, "records", records,
+			       "exit", (json_int_t)p->status, "message", "", "truncated", p->truncated);
+	if (c->preparing)
+		json_object_set_new(in, "preparing", json_string(c->preparing));
+	return session_result(c, in);
+}
+
 /* Turn the finished command's output into the answer. */
 static json_t *command_result(struct call *c)
 {
@@ -1027,6 +1177,9 @@ static json_t *command_result(struct call *c)
 		return tool_error("cannot run the command for this tool: %s",
 				  p->err.len ? p->err.buf : "is ci installed?");
 	}
+	if (json_object_get(c->tool, "output") &&
+	    (p->status < 2 || p->truncated || (p->status < 128 && json_is_true(json_object_get(c->tool, "map_errors")))))
+		return command_mapped(c);
 	if (p->status >= 2 && !p->truncated) {
 		buf_rtrim(&p->err);
 		logmsg(c->st, LOG_WARNING, "%s failed: %s", c->label, p->err.len ? p->err.buf : "exit status");
@@ -1122,6 +1275,14 @@ static void call_after_index(struct call *c, int index_ready)
 	} else if (json_object_get(c->tool, "fallback")) {
 		c->preparing = fallback_note();
 		call_run(c, 1);
+	} else if (json_object_get(c->tool, "output")) {
+		char *d = indexer_doing();
+		char *m = xasprintf("the index is %s; this tool needs it: ask again in a little while", d);
+		json_t *in = json_pack("{s:O, s:[], s:i, s:s, s:b, s:s}", "args", c->args, "records", "exit", 0,
+				       "message", "", "needs_index", 1, "preparing", m);
+		free(d);
+		free(m);
+		call_answer(c, mapped_result(c->tool, in));
 	} else {
 		json_t *sc = json_pack("{s:[], s:i, s:s}", "results", "count", 0, "preparing", "");
 		char *d = indexer_doing();
@@ -1376,6 +1537,46 @@ done:
 }
 
 /*
+ * Refuse a call's arguments: a tool error saying why, or, for a tool with
+ * "map_errors", what its output program makes of {"args", "error"}.
+ */
+static void reply_invalid(struct stream *st, json_t *id, json_t *tool, json_t *args, const char *why)
+{
+	if (json_object_get(tool, "output") && json_is_true(json_object_get(tool, "map_errors")))
+		reply(st, id, mapped_result(tool, json_pack("{s:O, s:[], s:i, s:s, s:s}", "args", args,
+							    "records", "exit", 2, "message", why, "error", why)));
+	else
+		reply(st, id, tool_error("%s", why));
+}
+
+/* Confine a path parameter's value (a string or an array of them) in place; NULL or why not. */
+static char *confine_param(json_t *args, const char *k, json_t *v)
+{
+	json_t *e;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, e) {
+			const char *w = NULL;
+			char *rel = json_is_string(e) ? confine(json_string_value(e), &w) : NULL;
+			if (!rel)
+				return xasprintf("parameter '%s': '%s' %s", k, json_string_value(e),
+						 w ? w : "is not a path");
+			json_array_set_new(v, i, json_string(rel));
+			free(rel);
+		}
+	} else if (json_is_string(v)) {
+		const char *w = NULL;
+		char *rel = confine(json_string_value(v), &w);
+		if (!rel)
+			return xasprintf("parameter '%s': '%s' %s", k, json_string_value(v), w);
+		json_object_set_new(args, k, json_string(rel));
+		free(rel);
+	}
+	return NULL;
+}
+
+/*
  * A tools/call: validate, confine paths, then answer at once (an error, a
  * built-in) or queue a call for the loop.
  */
@@ -1389,7 +1590,7 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 
 	args = args ? json_deep_copy(args) : json_object();
 	if ((why = validate(schema, args))) {
-		reply(st, id, tool_error("%s", why));
+		reply_invalid(st, id, tool, args, why);
 		free(why);
 		json_decref(args);
 		return;
@@ -1402,19 +1603,27 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 	/* parameters that are paths stay inside the repository */
 	props = json_object_get(schema, "properties");
 	json_object_foreach(args, k, v) {
-		const char *fmt = json_string_value(json_object_get(json_object_get(props, k), "format"));
-		if (fmt && !strcmp(fmt, "path") && json_is_string(v)) {
-			const char *w = NULL;
-			char *rel = confine(json_string_value(v), &w);
-			if (!rel) {
-				json_t *r = tool_error("parameter '%s': '%s' %s", k, json_string_value(v), w);
-				reply(st, id, r);
-				json_decref(args);
-				return;
-			}
-			json_object_set_new(args, k, json_string(rel));
-			free(rel);
+		json_t *pp = json_object_get(props, k);
+		const char *fmt = json_string_value(json_object_get(pp, "format"));
+		if (!fmt)
+			fmt = json_string_value(json_object_get(json_object_get(pp, "items"), "format"));
+		if (fmt && !strcmp(fmt, "path") && (why = confine_param(args, k, v))) {
+			reply_invalid(st, id, tool, args, why);
+			free(why);
+			json_decref(args);
+			return;
 		}
+	}
+	{
+		json_t *prepared = mcp_map_prepare(tool, args, &why);
+		if (!prepared) {
+			reply_invalid(st, id, tool, args, why);
+			free(why);
+			json_decref(args);
+			return;
+		}
+		json_decref(args);
+		args = prepared;
 	}
 	if (!pick_argv(tool, args)) {
 		struct buf b = BUF_INIT;
@@ -2409,6 +2618,11 @@ static void check_table(json_t *t, const char *name)
 		    strcmp(json_string_value(json_object_get(tool, "builtin")), "read"))
 			die("%s: tool '%s': unknown builtin '%s'", name, tn,
 			    json_string_value(json_object_get(tool, "builtin")));
+		{
+			char *err;
+			if (mcp_map_compile(tool, &err) < 0)
+				die("%s: tool '%s': %s", name, tn, err);
+		}
 	}
 }
 
@@ -2460,7 +2674,7 @@ static json_t *load_profile(const char *name)
 		if (t)
 			return t;
 	}
-	usage_error(usage_text, "unknown profile '%s' (known: ci)", name);
+	usage_error(usage_text, "unknown profile '%s' (known: ci, kit, shaktiman)", name);
 }
 
 int main(int argc, char **argv)
@@ -2513,6 +2727,7 @@ int main(int argc, char **argv)
 		char *s = json_dumps(table, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		puts(s);
 		free(s);
+		mcp_map_release();
 		json_decref(table);
 		free(bindir);
 		return close_stdout(EXIT_OK);
@@ -2545,6 +2760,7 @@ int main(int argc, char **argv)
 	ret = serve(!!http_addr);
 	shutdown_all();
 	git_libgit2_shutdown();
+	mcp_map_release();
 	json_decref(table);
 	free(root);
 	free(index_path);

@@ -1,0 +1,251 @@
+/*
+ * mcp-map.c: the jq programs of ci-mcp's tool tables, run with libjq.
+ *
+ * A profile serves another system's tools under that system's names and
+ * response fields, while the commands answer in ci's records.  The mapping
+ * between the two is data: per tool, an "input" program turns the call's
+ * arguments into the parameters the argv is built from (and refuses what JSON
+ * Schema cannot say, with error("...")), an "output" program turns what the
+ * command said into the result's structuredContent, and a "text" program
+ * renders that as the result's text block.
+ *
+ * The workload: a few programs per table, each run once per call on a few
+ * hundred records, in the one thread that serves calls.  So each program is
+ * compiled once, when the table is loaded (a bad program is a bad table), and
+ * values cross between Jansson and jq as JSON text, which costs little at that
+ * size and keeps one representation per side.
+ */
+#include "common.h"
+#include "mcp-map.h"
+
+#include <jq.h>
+
+/* A compiled program of a tool. */
+struct prog {
+	json_t *tool;		/* the tool's table entry (borrowed) */
+	const char *key;	/* "input", "output" or "text" (static) */
+	jq_state *jq;		/* compiled */
+};
+
+static struct prog *progs;
+static size_t progs_nr, progs_alloc;
+
+static const char *const prog_keys[] = { "input", "output", "text", "session" };
+
+/* What a tool remembers of one client's session (its "session" program's output). */
+struct memo {
+	const void *sess;	/* the client's session (an address that lives as long as the server) */
+	json_t *tool;		/* the tool (borrowed) */
+	json_t *state;		/* owned */
+};
+
+static struct memo *memos;
+static size_t memos_nr, memos_alloc;
+
+json_t *mcp_map_session_get(const void *sess, json_t *tool)
+{
+	for (size_t i = 0; i < memos_nr; i++)
+		if (memos[i].sess == sess && memos[i].tool == tool)
+			return memos[i].state;
+	return NULL;
+}
+
+void mcp_map_session_set(const void *sess, json_t *tool, json_t *state)
+{
+	for (size_t i = 0; i < memos_nr; i++)
+		if (memos[i].sess == sess && memos[i].tool == tool) {
+			json_decref(memos[i].state);
+			memos[i].state = state;
+			return;
+		}
+	ALLOC_GROW(memos, memos_nr + 1, memos_alloc);
+	memos[memos_nr++] = (struct memo){ sess, tool, state };
+}
+
+/* Collects compile errors (jq reports them through a callback). */
+static void on_jq_error(void *data, jv msg)
+{
+	struct buf *b = data;
+
+	msg = jq_format_error(msg);
+	if (b->len)
+		buf_addstr(b, "; ");
+	for (const char *s = jv_string_value(msg); *s; s++)	/* one line */
+		buf_addch(b, *s == '\n' ? ' ' : *s);
+	buf_rtrim(b);
+	jv_free(msg);
+}
+
+/* A program's text: a string, or an array of strings joined by newlines. */
+static int prog_text(struct buf *out, json_t *v)
+{
+	json_t *line;
+	size_t i;
+
+	if (json_is_string(v)) {
+		buf_addstr(out, json_string_value(v));
+		return 0;
+	}
+	if (!json_is_array(v))
+		return -1;
+	json_array_foreach(v, i, line) {
+		if (!json_is_string(line))
+			return -1;
+		buf_addstr(out, json_string_value(line));
+		buf_addch(out, '\n');
+	}
+	return 0;
+}
+
+int mcp_map_compile(json_t *tool, char **err)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(prog_keys); k++) {
+		json_t *v = json_object_get(tool, prog_keys[k]);
+		struct buf text = BUF_INIT, msg = BUF_INIT;
+		jq_state *jq;
+
+		if (!v)
+			continue;
+		if (prog_text(&text, v) < 0) {
+			buf_release(&text);
+			*err = xasprintf("\"%s\" must be a jq program: a string or an array of strings",
+					 prog_keys[k]);
+			return -1;
+		}
+		jq = jq_init();
+		if (!jq)
+			die("cannot start jq");
+		jq_set_error_cb(jq, on_jq_error, &msg);
+		if (!jq_compile(jq, text.buf)) {
+			*err = xasprintf("\"%s\": %s", prog_keys[k], msg.len ? msg.buf : "the jq program does not compile");
+			jq_teardown(&jq);
+			buf_release(&text);
+			buf_release(&msg);
+			return -1;
+		}
+		jq_set_error_cb(jq, NULL, NULL);
+		buf_release(&text);
+		buf_release(&msg);
+		ALLOC_GROW(progs, progs_nr + 1, progs_alloc);
+		progs[progs_nr++] = (struct prog){ tool, prog_keys[k], jq };
+	}
+	return 0;
+}
+
+static jq_state *find_prog(json_t *tool, const char *key)
+{
+	for (size_t i = 0; i < progs_nr; i++)
+		if (progs[i].tool == tool && !strcmp(progs[i].key, key))
+			return progs[i].jq;
+	return NULL;
+}
+
+json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
+{
+	jq_state *jq = find_prog(tool, key);
+	char *s;
+	jv in, r;
+	json_t *out = NULL;
+
+	*err = NULL;
+	if (!jq)
+		return NULL;
+	s = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
+	if (!s)
+		die("cannot encode the input of a jq program");
+	in = jv_parse(s);
+	free(s);
+	if (!jv_is_valid(in)) {
+		jv_free(in);
+		*err = xasprintf("the %s program's input is not valid JSON", key);
+		return NULL;
+	}
+	jq_start(jq, in, 0);
+	r = jq_next(jq);
+	if (jv_is_valid(r)) {
+		jv d = jv_dump_string(r, 0);
+		out = json_loads(jv_string_value(d), JSON_DECODE_ANY, NULL);
+		jv_free(d);
+		if (!out)
+			*err = xasprintf("the %s program gave a value Jansson cannot read", key);
+	} else if (jv_invalid_has_msg(jv_copy(r))) {
+		jv m = jv_invalid_get_msg(r);
+		if (jv_get_kind(m) == JV_KIND_STRING) {
+			*err = xstrdup(jv_string_value(m));
+			jv_free(m);
+		} else {
+			jv d = jv_dump_string(m, 0);
+			*err = xstrdup(jv_string_value(d));
+			jv_free(d);
+		}
+	} else {
+		jv_free(r);
+		*err = xasprintf("the %s program gave nothing", key);
+	}
+	/* drop what else it would give: the first output is the answer */
+	jq_start(jq, jv_null(), 0);
+	return out;
+}
+
+json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why)
+{
+	json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+	json_t *in = json_copy(args), *p, *out;
+	const char *k;
+
+	*why = NULL;
+	if (!json_object_get(tool, "input") && !json_object_get(tool, "output")) {
+		json_decref(in);
+		return json_incref(args);
+	}
+	json_object_foreach(props, k, p)
+		if (!json_object_get(in, k) && json_object_get(p, "default"))
+			json_object_set(in, k, json_object_get(p, "default"));
+	if (!json_object_get(tool, "input"))
+		return in;
+	out = mcp_map_run(tool, "input", in, why);
+	json_decref(in);
+	if (out && !json_is_object(out)) {
+		json_decref(out);
+		out = NULL;
+	}
+	if (!out && !*why)
+		*why = xstrdup("the input program of this tool gave no object");
+	return out;
+}
+
+char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text)
+{
+	char *err = NULL;
+
+	*sc = *text = NULL;
+	*sc = mcp_map_run(tool, "output", in, &err);
+	if (!*sc || !json_is_object(*sc)) {
+		json_decref(*sc);
+		*sc = NULL;
+		return err ? err : xstrdup("the output program of this tool gave no object");
+	}
+	*text = mcp_map_run(tool, "text", *sc, &err);
+	if (!err && *text && !json_is_string(*text))
+		err = xstrdup("the text program of this tool gave no string");
+	if (err) {
+		json_decref(*sc);
+		json_decref(*text);
+		*sc = *text = NULL;
+	}
+	return err;
+}
+
+void mcp_map_release(void)
+{
+	for (size_t i = 0; i < progs_nr; i++)
+		jq_teardown(&progs[i].jq);
+	free(progs);
+	progs = NULL;
+	progs_nr = progs_alloc = 0;
+	for (size_t i = 0; i < memos_nr; i++)
+		json_decref(memos[i].state);
+	free(memos);
+	memos = NULL;
+	memos_nr = memos_alloc = 0;
+}

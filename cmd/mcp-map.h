@@ -1,0 +1,54 @@
+/*
+ * mcp-map.h: the jq programs of ci-mcp's tool tables (libjq).
+ */
+#ifndef CI_MCP_MAP_H
+#define CI_MCP_MAP_H
+
+#include <jansson.h>
+
+/*
+ * The keys of a tool whose value is a jq program: "input" (the call's
+ * arguments, defaults filled in, to the arguments the argv is built from:
+ * derived parameters, rules JSON Schema cannot say), "output" (what the
+ * command said to structuredContent), "text" (structuredContent to the
+ * result's text block) and "session" ({"session", "structuredContent", "args"}
+ * to what the tool remembers of the client's session, which the next output
+ * program reads as .session).  A program is a string or an array of strings.
+ */
+
+/* Compile the tool's programs; 0, or -1 with *err (malloc'd) saying what is wrong. */
+int mcp_map_compile(json_t *tool, char **err);
+
+/*
+ * Run the tool's program key on input (borrowed): its first output, new
+ * (NULL when the tool has no such program, with *err NULL), or NULL with *err
+ * (malloc'd): the message of error(...) in the program, or of a program that
+ * gave nothing.
+ */
+json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err);
+
+/*
+ * The arguments the argv of a call is built from: args (borrowed) with the
+ * schema's defaults filled in, through the tool's "input" program; new.  A
+ * tool with neither "input" nor "output" keeps args as they are.  NULL with
+ * *why (malloc'd) when the program refuses them.
+ */
+json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why);
+
+/*
+ * A tool's answer from in (borrowed): *sc, the output program's object, and
+ * *text, the text program's string or NULL (no text program), both new.
+ * NULL, or what is wrong (malloc'd) with both set to NULL.
+ */
+char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text);
+
+/* What a tool remembers of a client's session (borrowed), or NULL. */
+json_t *mcp_map_session_get(const void *sess, json_t *tool);
+
+/* Remember state (consumed) for the tool and the client's session. */
+void mcp_map_session_set(const void *sess, json_t *tool, json_t *state);
+
+/* Free the compiled programs and what the sessions remember. */
+void mcp_map_release(void);
+
+#endif
