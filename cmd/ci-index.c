@@ -968,30 +968,45 @@ static int keep_history(sqlite3 *db, const char *old_path)
 {
 	sqlite3 *probe = NULL;
 	sqlite3_stmt *st;
-	int version = 0, rc;
+	int version = 0, history = 0, rc;
 	char *sql;
 
 	/* quietly: an old index of another version or a damaged one keeps nothing */
 	if (access(old_path, F_OK) < 0)
 		return 0;
-	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
-			       NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			version = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
+	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(probe, 10000);
+		if (sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+				       &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				version = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
+		if (sqlite3_prepare_v2(probe, "SELECT EXISTS (SELECT 1 FROM commits) OR "
+				       "EXISTS (SELECT 1 FROM coupling)", -1, &st, NULL) == SQLITE_OK) {
+			history = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
 	}
 	sqlite3_close(probe);
-	if (version != 1 && version != CI_SCHEMA_VERSION)
+	/* an index of version 1 is brought up to date by update, not read here */
+	if (version != CI_SCHEMA_VERSION || !history)
 		return 0;
-	sql = sqlite3_mprintf("ATTACH %Q AS old;"
-			      "INSERT INTO commits SELECT * FROM old.commits;"
-			      "INSERT INTO commit_files SELECT * FROM old.commit_files;"
-			      "%s"
-			      "INSERT INTO coupling SELECT * FROM old.coupling;"
-			      "INSERT INTO meta SELECT * FROM old.meta WHERE key = 'history_head';"
-			      "DETACH old;", old_path,
-			      version > 1 ? "INSERT INTO commit_vectors SELECT * FROM old.commit_vectors;" : "");
+	/* the live index is read in the normal locking mode, sharing it with its
+	 * readers (the new one is written in exclusive mode) */
+	sqlite3_busy_timeout(db, 10000);
+	sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;"
+			      /* by name: a migrated index has its late columns last */
+			      "INSERT INTO commits(sha, time, author, email, message, parents, merged_into) "
+			      "SELECT sha, time, author, email, message, parents, merged_into FROM old.commits;"
+			      "INSERT INTO commit_files(sha, path, added, deleted, status, old_path) "
+			      "SELECT sha, path, added, deleted, status, old_path FROM old.commit_files;"
+			      "INSERT INTO commit_vectors(sha, model, dim, fmt, scale, vec) "
+			      "SELECT sha, model, dim, fmt, scale, vec FROM old.commit_vectors;"
+			      "INSERT INTO coupling(a, b, score, co_changes, last) "
+			      "SELECT a, b, score, co_changes, last FROM old.coupling;"
+			      "INSERT INTO meta(key, value) SELECT key, value FROM old.meta WHERE key = 'history_head';"
+			      "DETACH old; PRAGMA locking_mode=EXCLUSIVE;", old_path);
 	rc = sql_exec(db, sql);
 	sqlite3_free(sql);
 	return rc;
@@ -1205,6 +1220,13 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 
 	if (argc > 1)
 		usage_error(usage_text, "build takes at most one path");
+	if (o->embed) {
+		/* a model that cannot be loaded fails the build before the work, not after */
+		struct embed_model *m;
+		if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+			return EXIT_IO;
+		embed_model_close(m);
+	}
 	if (walker_open(&w, argc ? argv[0] : ".", &wo) < 0)
 		return EXIT_IO;
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
