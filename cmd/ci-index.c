@@ -679,6 +679,87 @@ static int collect_garbage(sqlite3 *db, int force)
 		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);");
 }
 
+/* ---- what a reader needs to trust the index without a walk ---- */
+
+/* The time now, nanoseconds since the epoch (the clock file times come from). */
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void add_rule_file(struct buf *b, int dirfd, const char *path, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, path, &st, 0) == 0)
+		buf_addf(b, "%lld %lld %s\n", (long long)st.st_size,
+			 (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, name);
+	else
+		buf_addf(b, "-1 -1 %s\n", name);
+}
+
+/*
+ * Record the walk that list came from, started at walked_ns, for readers that
+ * check the tree by its directories (ci-grep): the directories entered with their
+ * mtimes (table dirs), the files holding ignore rules (meta 'rules': every
+ * .gitignore listed, .git/info/exclude and git's index, which says what is
+ * tracked), and the files modified within a second of the walk (meta 'racy':
+ * their size and mtime cannot tell a later change).  Returns 0 or -1.
+ */
+static int record_walk(sqlite3 *db, struct walker *w, const struct walk_list *list, int64_t walked_ns)
+{
+	struct buf rules = BUF_INIT, racy = BUF_INIT;
+	sqlite3_stmt *ins;
+	char v[32];
+	size_t i;
+	int rc = 0, rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	/* as in schema.sql, for an index built before it had the table */
+	if (sql_exec(db, "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) "
+			 "WITHOUT ROWID; DELETE FROM dirs") < 0) {
+		rc = -1;
+		goto done;
+	}
+	ins = prep(db, "INSERT OR REPLACE INTO dirs(path, mtime) VALUES (?1, ?2)");
+	for (i = 0; i < list->dirs_nr && rc == 0; i++) {
+		if (!list->dirs[i].entered)
+			continue;
+		sqlite3_bind_text(ins, 1, list->dirs[i].path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 2, list->dirs[i].mtime_ns);
+		rc = step_done(db, ins);
+	}
+	sqlite3_finalize(ins);
+	for (i = 0; i < list->files_nr; i++) {
+		const char *p = list->files[i].path, *base = strrchr(p, '/');
+
+		if (w->repo && !w->opts.no_ignore && rootfd >= 0 && !strcmp(base ? base + 1 : p, ".gitignore"))
+			add_rule_file(&rules, rootfd, p, p);
+		if (list->files[i].mtime >= walked_ns / 1000000000 - 1)
+			buf_addf(&racy, "%s\n", p);
+	}
+	if (w->repo && !w->opts.no_ignore) {
+		char *ex = xasprintf("%sinfo/exclude", git_repository_commondir(w->repo));
+		char *gi = xasprintf("%sindex", git_repository_path(w->repo));
+		add_rule_file(&rules, AT_FDCWD, ex, ex);
+		add_rule_file(&rules, AT_FDCWD, gi, gi);
+		free(ex);
+		free(gi);
+	}
+	snprintf(v, sizeof(v), "%lld", (long long)walked_ns);
+	set_meta(db, "walked_ns", v);
+	set_meta(db, "rules", rules.buf);
+	set_meta(db, "racy", racy.buf);
+done:
+	if (rootfd >= 0)
+		close(rootfd);
+	buf_release(&rules);
+	buf_release(&racy);
+	return rc;
+}
+
 /* ---- build ---- */
 
 struct feed {
@@ -883,6 +964,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	const char **paths;
 	char *path, *tmp;
 	sqlite3 *db;
+	int64_t walked;
 	int lock, ret = EXIT_OK;
 
 	if (argc > 1)
@@ -902,6 +984,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 		goto out;
 	}
+	walked = wall_ns();
 	walker_walk(&w, "", 0, &list);
 	walk_list_finish(&list);
 	paths = walk_list_paths(&list);
@@ -919,7 +1002,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	feed_init(&fd, &ld, &pg);
 	if (sql_exec(db, "BEGIN") < 0 ||
 	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	    loader_finish_file(&ld) < 0) {
+	    loader_finish_file(&ld) < 0 || record_walk(db, &w, &list, walked) < 0) {
 		ret = EXIT_IO;
 	} else {
 		stamp(db, w.root, "created");
@@ -985,7 +1068,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	sqlite3 *db;
 	sqlite3_stmt *st, *touch, *del_file, *del_imp;
 	long unchanged = 0, reread = 0, reused = 0, removed = 0, added = 0;
-	int64_t racy;
+	int64_t racy, walked;
 	int corrupt = 0;
 	int lock, rc, ret = EXIT_OK;
 
@@ -1016,6 +1099,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
 
+	walked = wall_ns();
 	walker_walk(&w, "", 0, &list);
 	walk_list_finish(&list);
 
@@ -1153,7 +1237,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0))
+	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0 ||
+	     record_walk(db, &w, &list, walked) < 0))
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && (added || removed)) {
 		/* files came or went: an unchanged file's import may now resolve elsewhere */

@@ -36,6 +36,16 @@ CREATE TABLE skipped(
 	reason TEXT NOT NULL		-- binary, generated, unreadable
 );
 
+-- The directories the last walk entered, each with its modification time when
+-- it was listed: a reader that finds a directory's mtime unchanged knows that no
+-- entry was added, removed or renamed in it since, and re-lists only the others
+-- (ci-grep).  meta 'walked_ns' is when that walk started; 'rules' lists the
+-- files holding ignore rules, as "<size> <mtime_ns> <path>" lines.
+CREATE TABLE IF NOT EXISTS dirs(
+	path TEXT PRIMARY KEY,		-- relative to the root, '' for the root
+	mtime INTEGER NOT NULL		-- nanoseconds
+) WITHOUT ROWID;
+
 CREATE TABLE chunks(
 	id INTEGER PRIMARY KEY,
 	blob_id INTEGER NOT NULL,	-- blobs.id

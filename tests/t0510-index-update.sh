@@ -249,7 +249,8 @@ test_expect_success 'update after a rename: the content is the same blob' '
 	is_fresh
 '
 
-test_expect_success 'a file that becomes ignored leaves the index, and comes back' '
+test_expect_success 'an untracked file that becomes ignored leaves the index, and comes back' '
+	(cd repo && git rm -q --cached docs/guide.md) &&
 	next_second &&
 	printf "*.log\ndocs/guide.md\n" >repo/.gitignore &&
 	update_v &&
@@ -259,7 +260,20 @@ test_expect_success 'a file that becomes ignored leaves the index, and comes bac
 	printf "*.log\n" >repo/.gitignore &&
 	update_v &&
 	is_fresh &&
-	grep -q "^.file.,.docs/guide.md." index.dump
+	grep -q "^.file.,.docs/guide.md." index.dump &&
+	(cd repo && git add docs/guide.md)
+'
+
+test_expect_success 'a tracked file is never ignored (git'\''s rule)' '
+	next_second &&
+	printf "*.log\ndocs/guide.md\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh &&
+	grep -q "^.file.,.docs/guide.md." index.dump &&
+	next_second &&
+	printf "*.log\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh
 '
 
 # web/app.js requires ./view, which resolves to web/view.js only while it exists
