@@ -1901,6 +1901,26 @@ static void relist(struct walker *w, const struct idirs *d, const struct scope *
 	walk_list_finish(list);
 }
 
+/* Does list hold a .gitignore the index's rules do not list (a new one)? */
+static int new_rules(struct ci_index *ix, const struct walk_list *list)
+{
+	const char *rules = index_meta(ix, "rules");
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < list->files_nr && !found; i++) {
+		const char *p = list->files[i].path, *base = strrchr(p, '/');
+		char *line;
+
+		if (strcmp(base ? base + 1 : p, ".gitignore"))
+			continue;
+		line = xasprintf(" %s\n", p);
+		found = !rules || !strstr(rules, line);
+		free(line);
+	}
+	return found;
+}
+
 static int cmp_target(const void *a, const void *b)
 {
 	const struct target *x = a, *y = b;
@@ -1974,6 +1994,10 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 
 	relist(w, &d, sc, &list);
 	ps->relisted = list.files_nr;
+	if (w->repo && !o->walk.no_ignore && new_rules(ix, &list)) {
+		rc = 1;		/* a new .gitignore: its rules reach below */
+		goto done;
+	}
 	t1 = now_ns();
 	ps->t_tree += secs(t0, t1);
 

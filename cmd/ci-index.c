@@ -885,7 +885,9 @@ static sqlite3 *create_db(const char *path, const char *root)
 		return NULL;
 	}
 	if (index_register_tokenizer(db) < 0 ||
-	    sql_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
+	    /* large pages: a chunk's text seldom spills into overflow pages, which
+	       waste half a page each on average (7% of the index at 4 KiB) */
+	    sql_exec(db, "PRAGMA page_size=32768; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
 			 "PRAGMA locking_mode=EXCLUSIVE;") < 0 ||
 	    sql_exec(db, ci_schema_sql) < 0)
 		goto db_error_report;
@@ -893,6 +895,26 @@ static sqlite3 *create_db(const char *path, const char *root)
 	set_meta(db, "schema_version", v);
 	set_meta(db, "root", root);
 	return db;
+}
+
+static long page_size(sqlite3 *db)
+{
+	sqlite3_stmt *st = prep(db, "PRAGMA page_size");
+	long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : -1;
+
+	sqlite3_finalize(st);
+	return n;
+}
+
+static long page_size_of(const char *path)
+{
+	sqlite3 *db = NULL;
+	long n = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		n = page_size(db);
+	sqlite3_close(db);
+	return n;
 }
 
 /*
@@ -905,6 +927,12 @@ static int install_db(const char *tmp, const char *path)
 	struct ci_index *live = NULL;
 	int rc = index_open(&live, path, 0);
 
+	if (rc == 0 && page_size(index_db(live)) != page_size_of(tmp)) {
+		/* the backup API cannot change a WAL database's page size */
+		index_close(live);
+		live = NULL;
+		rc = 1;
+	}
 	if (rc == 0) {
 		sqlite3 *src = NULL;
 		sqlite3_backup *bk;
@@ -1007,7 +1035,9 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	} else {
 		stamp(db, w.root, "created");
 		stamp(db, w.root, "updated");
-		if (sql_exec(db, "COMMIT") < 0)
+		/* VACUUM packs the indexes filled in random order (a third of their
+		   pages empty on the Linux tree) */
+		if (sql_exec(db, "COMMIT") < 0 || sql_exec(db, "VACUUM") < 0)
 			ret = EXIT_IO;
 	}
 	progress_tick(&pg, 1);
