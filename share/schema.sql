@@ -19,6 +19,9 @@ CREATE TABLE blobs(
 	exact INTEGER NOT NULL		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
 );
 
+-- The few blobs whose trigrams cannot be trusted (not UTF-8, a NUL): always candidates.
+CREATE INDEX blobs_inexact ON blobs(id) WHERE exact = 0;
+
 CREATE TABLE files(
 	path TEXT PRIMARY KEY,		-- relative to the root
 	blob_id INTEGER NOT NULL,	-- blobs.id
