@@ -1782,40 +1782,6 @@ static int dir_in_scope(const struct scope *sc, const char *dir)
 }
 
 /*
- * Are the ignore rules as the index recorded them?  Each "<size> <mtime_ns>
- * <path>" line of meta 'rules' is stat'ed (relative paths from the root).
- */
-static int rules_unchanged(struct ci_index *ix, int rootfd)
-{
-	const char *r = index_meta(ix, "rules"), *nl;
-	struct stat st;
-	char *line;
-	int ok = 1;
-
-	if (!r)
-		return 0;
-	for (; ok && *r; r = nl ? nl + 1 : r + strlen(r)) {
-		long long size, mt;
-		int off = 0;
-
-		nl = strchr(r, '\n');
-		line = nl ? xstrndup(r, (size_t)(nl - r)) : xstrdup(r);
-		if (sscanf(line, "%lld %lld %n", &size, &mt, &off) != 2 || !off) {
-			ok = 0;
-		} else if (fstatat(rootfd, line + off, &st, 0) < 0) {
-			ok = size == -1;
-		} else {
-			ok = size == (long long)st.st_size &&
-			     mt == (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-		}
-		free(line);
-		if (!nl)
-			break;
-	}
-	return ok;
-}
-
-/*
  * Read the index's directories and racy files, and stat the directories in the
  * scope.  Returns 0, or 1 when the index has no such record (an older one) or
  * its rules changed: the caller walks instead.
@@ -1833,7 +1799,7 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, s
 	if (!v || !*v)
 		return 1;
 	walked = (int64_t)atoll(v);
-	if (!rules_unchanged(ix, rootfd))
+	if (!walk_rules_unchanged(index_meta(ix, "rules"), rootfd))
 		return 1;
 	r = index_meta(ix, "racy");
 	for (; r && *r; r = nl + 1) {

@@ -690,17 +690,6 @@ static int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void add_rule_file(struct buf *b, int dirfd, const char *path, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dirfd, path, &st, 0) == 0)
-		buf_addf(b, "%lld %lld %s\n", (long long)st.st_size,
-			 (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, name);
-	else
-		buf_addf(b, "-1 -1 %s\n", name);
-}
-
 /*
  * Record the walk that list came from, started at walked_ns, for readers that
  * check the tree by its directories (ci-grep): the directories entered with their
@@ -715,7 +704,7 @@ static int record_walk(sqlite3 *db, struct walker *w, const struct walk_list *li
 	sqlite3_stmt *ins;
 	char v[32];
 	size_t i;
-	int rc = 0, rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
 
 	/* as in schema.sql, for an index built before it had the table */
 	if (sql_exec(db, "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) "
@@ -732,29 +721,15 @@ static int record_walk(sqlite3 *db, struct walker *w, const struct walk_list *li
 		rc = step_done(db, ins);
 	}
 	sqlite3_finalize(ins);
-	for (i = 0; i < list->files_nr; i++) {
-		const char *p = list->files[i].path, *base = strrchr(p, '/');
-
-		if (w->repo && !w->opts.no_ignore && rootfd >= 0 && !strcmp(base ? base + 1 : p, ".gitignore"))
-			add_rule_file(&rules, rootfd, p, p);
+	for (i = 0; i < list->files_nr; i++)
 		if (list->files[i].mtime >= walked_ns / 1000000000 - 1)
-			buf_addf(&racy, "%s\n", p);
-	}
-	if (w->repo && !w->opts.no_ignore) {
-		char *ex = xasprintf("%sinfo/exclude", git_repository_commondir(w->repo));
-		char *gi = xasprintf("%sindex", git_repository_path(w->repo));
-		add_rule_file(&rules, AT_FDCWD, ex, ex);
-		add_rule_file(&rules, AT_FDCWD, gi, gi);
-		free(ex);
-		free(gi);
-	}
+			buf_addf(&racy, "%s\n", list->files[i].path);
+	walk_rules(w, list, &rules);
 	snprintf(v, sizeof(v), "%lld", (long long)walked_ns);
 	set_meta(db, "walked_ns", v);
 	set_meta(db, "rules", rules.buf);
 	set_meta(db, "racy", racy.buf);
 done:
-	if (rootfd >= 0)
-		close(rootfd);
 	buf_release(&rules);
 	buf_release(&racy);
 	return rc;
@@ -1079,6 +1054,55 @@ static int cmp_known(const void *a, const void *b)
 	return strcmp(((const struct known *)a)->path, ((const struct known *)b)->path);
 }
 
+/*
+ * The walk of an update, from the record of the last one (see walker_walk_known):
+ * a directory whose mtime did not change is not read again, its known files are
+ * only lstat'ed.  Returns 0, or 1 when there is no usable record or the ignore
+ * rules changed (list untouched: the caller walks).
+ */
+static int quick_walk(struct ci_index *ix, struct walker *w, const struct known *known, size_t known_nr,
+		      struct walk_list *list)
+{
+	const char *v = index_meta(ix, "walked_ns");
+	struct walk_dir *dirs = NULL;
+	size_t nr = 0, alloc = 0, i;
+	const char **paths;
+	sqlite3_stmt *st;
+	int64_t racy_ns;
+	int rootfd, ok, rc = 1;
+
+	if (!v || !*v)
+		return 1;
+	racy_ns = (int64_t)atoll(v) - 1000000000;
+	rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok = rootfd >= 0 && walk_rules_unchanged(index_meta(ix, "rules"), rootfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (!ok || sqlite3_prepare_v2(index_db(ix), "SELECT path, mtime FROM dirs ORDER BY path", -1, &st, NULL) != SQLITE_OK)
+		return 1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(dirs, nr + 1, alloc);
+		dirs[nr].path = xstrdup((const char *)sqlite3_column_text(st, 0));
+		dirs[nr].mtime_ns = sqlite3_column_int64(st, 1);
+		dirs[nr].entered = 1;
+		nr++;
+	}
+	sqlite3_finalize(st);
+	if (nr) {
+		paths = xcalloc(known_nr + 1, sizeof(*paths));
+		for (i = 0; i < known_nr; i++)
+			paths[i] = known[i].path;
+		rc = walker_walk_known(w, dirs, nr, racy_ns, paths, known_nr, list) < 0;
+		if (rc)
+			walk_list_release(list);
+		free(paths);
+	}
+	for (i = 0; i < nr; i++)
+		free(dirs[i].path);
+	free(dirs);
+	return rc;
+}
+
 static int cmd_update(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -1129,10 +1153,6 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
 
-	walked = wall_ns();
-	walker_walk(&w, "", 0, &list);
-	walk_list_finish(&list);
-
 	st = prep(db, "SELECT f.path, f.size, f.mtime, b.blob, '' FROM files f JOIN blobs b ON b.id = f.blob_id "
 		  "UNION ALL SELECT path, size, mtime, '', reason FROM skipped");
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1155,6 +1175,10 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		goto rebuild;
 	if (known_nr)
 		qsort(known, known_nr, sizeof(*known), cmp_known);
+	walked = wall_ns();
+	if (quick_walk(ix, &w, known, known_nr, &list))
+		walker_walk(&w, "", 0, &list);
+	walk_list_finish(&list);
 	/* a file changed within the second of the last update may keep its mtime and
 	 * size: such files are hashed, not trusted (git's "racy" entries) */
 	{

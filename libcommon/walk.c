@@ -424,6 +424,138 @@ int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_li
 	return 0;
 }
 
+static int cmp_dir(const void *a, const void *b);
+
+int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
+		      const char *const *known, size_t known_nr, struct walk_list *list)
+{
+	unsigned char *trusted = xcalloc(dirs_nr + 1, 1);
+	struct buf b = BUF_INIT;
+	struct stat st;
+	size_t i, n;
+	int rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (rootfd < 0) {
+		free(trusted);
+		return error_errno("cannot open '%s'", w->root);
+	}
+	for (i = 0; i < dirs_nr; i++) {
+		const struct walk_dir *d = &dirs[i];
+
+		if (fstatat(rootfd, *d->path ? d->path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;	/* gone: so are its files */
+		if (mtime_ns(&st) == d->mtime_ns && d->mtime_ns < racy_ns) {
+			trusted[i] = 1;
+			add_dir(list, d->path, d->mtime_ns, 1);
+			continue;
+		}
+		buf_reset(&b);
+		buf_addstr(&b, d->path);
+		walk_dir(w, &b, list, 0, 1);
+	}
+	/* the files of trusted directories, as they are now */
+	for (i = 0; i < known_nr; i++) {
+		const char *p = known[i], *slash = strrchr(p, '/');
+		struct walk_dir key, *d;
+
+		buf_reset(&b);
+		if (slash)
+			buf_add(&b, p, (size_t)(slash - p));
+		key.path = b.buf;
+		d = dirs_nr ? bsearch(&key, dirs, dirs_nr, sizeof(*dirs), cmp_dir) : NULL;
+		if (!d || !trusted[d - dirs])
+			continue;
+		if (fstatat(rootfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			list->skipped[WALK_UNREADABLE]++;
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;	/* cannot be without a change of the directory, but */
+		consider_file(w, p, &st, 0, list);
+	}
+	/* directories that are new, found in the directories listed again */
+	n = list->dirs_nr;
+	for (i = 0; i < n; i++) {
+		struct walk_dir key;
+
+		if (list->dirs[i].entered)
+			continue;
+		key.path = list->dirs[i].path;
+		if (dirs_nr && bsearch(&key, dirs, dirs_nr, sizeof(*dirs), cmp_dir))
+			continue;
+		buf_reset(&b);
+		buf_addstr(&b, list->dirs[i].path);
+		walk_dir(w, &b, list, 1, 0);
+	}
+	close(rootfd);
+	buf_release(&b);
+	free(trusted);
+	return 0;
+}
+
+static void add_rule_file(struct buf *b, int dirfd, const char *path)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, path, &st, 0) == 0)
+		buf_addf(b, "%lld %lld %s\n", (long long)st.st_size, (long long)mtime_ns(&st), path);
+	else
+		buf_addf(b, "-1 -1 %s\n", path);
+}
+
+void walk_rules(struct walker *w, const struct walk_list *list, struct buf *out)
+{
+	int rootfd;
+	size_t i;
+	char *p;
+
+	if (!w->repo || w->opts.no_ignore)
+		return;
+	rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (i = 0; i < list->files_nr && rootfd >= 0; i++) {
+		const char *f = list->files[i].path, *base = strrchr(f, '/');
+		if (!strcmp(base ? base + 1 : f, ".gitignore"))
+			add_rule_file(out, rootfd, f);
+	}
+	if (rootfd >= 0)
+		close(rootfd);
+	p = xasprintf("%sinfo/exclude", git_repository_commondir(w->repo));
+	add_rule_file(out, AT_FDCWD, p);
+	free(p);
+	p = xasprintf("%sindex", git_repository_path(w->repo));
+	add_rule_file(out, AT_FDCWD, p);
+	free(p);
+}
+
+int walk_rules_unchanged(const char *r, int rootfd)
+{
+	const char *nl;
+	struct stat st;
+	char *line;
+	int ok = 1;
+
+	if (!r)
+		return 0;
+	for (; ok && *r; r = nl + 1) {
+		long long size, mt;
+		int off = 0;
+
+		nl = strchr(r, '\n');
+		line = nl ? xstrndup(r, (size_t)(nl - r)) : xstrdup(r);
+		if (sscanf(line, "%lld %lld %n", &size, &mt, &off) != 2 || !off)
+			ok = 0;
+		else if (fstatat(rootfd, line + off, &st, 0) < 0)
+			ok = size == -1;
+		else
+			ok = size == (long long)st.st_size && mt == (long long)mtime_ns(&st);
+		free(line);
+		if (!nl)
+			break;
+	}
+	return ok;
+}
+
 static int cmp_file(const void *a, const void *b)
 {
 	return strcmp(((const struct walk_file *)a)->path, ((const struct walk_file *)b)->path);

@@ -118,6 +118,29 @@ int walker_is_ignored(struct walker *w, const char *rel, int is_dir);
  */
 int walker_list_dir(struct walker *w, const char *rel, struct walk_list *list);
 
+/*
+ * Walk the whole tree as walker_walk(w, "", 0, list) would, from the record of
+ * an earlier walk: dirs (sorted by path, entered ones, with their mtimes then)
+ * and known (the files it listed, sorted).  A directory whose mtime is unchanged
+ * (and older than racy_ns, a change within the same clock tick being invisible)
+ * holds the same entries, so it is not read: its known files are lstat'ed.  The
+ * others are listed again, and new directories walked.  The caller makes sure
+ * the ignore rules did not change (walk_rules_unchanged).  Returns 0 or -1.
+ */
+int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
+		      const char *const *known, size_t known_nr, struct walk_list *list);
+
+/*
+ * The files holding the ignore rules a walk of list followed, as "<size>
+ * <mtime_ns> <path>" lines appended to out: each .gitignore listed, and in a
+ * repository .git/info/exclude and git's index (what is tracked).  Nothing
+ * outside a repository or with no_ignore.
+ */
+struct buf;
+void walk_rules(struct walker *w, const struct walk_list *list, struct buf *out);
+/* 1 if every file of a walk_rules() text is as it was (relative paths from rootfd). */
+int walk_rules_unchanged(const char *rules, int rootfd);
+
 /* Sort the list and drop duplicates. */
 void walk_list_finish(struct walk_list *list);
 void walk_list_release(struct walk_list *list);

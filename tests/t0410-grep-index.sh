@@ -176,10 +176,14 @@ test_expect_success 'ci-index update, then again the same answers' '
 '
 
 # old_times <dir>: every file and directory of repo (but .git) dated 2020, so that
-# nothing is "racy" (modified within a second of the index) and an edit shows
+# nothing is "racy" (modified within a second of the index) and an edit shows;
+# a second later than the last time, so that no directory gets back the time
+# an index recorded (which would hide a change, as it would from git)
+old_times_n=1600000000
 old_times() {
+	old_times_n=$((old_times_n + 1)) &&
 	(cd "$1" && find . -path ./.git -prune -o -path ./.ci-index -prune -o -print |
-		xargs touch -h -d @1600000000)
+		xargs touch -h -d @$old_times_n)
 }
 
 test_expect_success '--check dirs: added, removed, renamed files and saves by rename are seen' '

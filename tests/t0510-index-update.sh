@@ -419,6 +419,28 @@ test_expect_success 'update from a subdirectory updates the whole repository' '
 	is_fresh
 '
 
+test_expect_success 'an update reads only the directories that changed, and misses nothing' '
+	(cd repo && git checkout -q -f main && ci-index update) &&
+	(cd repo && find . -path ./.git -prune -o -path ./.ci-index -prune -o -print |
+		xargs touch -h -d @1600000000) &&
+	(cd repo && ci-index update) &&
+	is_fresh &&
+	# in place in a directory that does not change; a file removed; a new directory
+	printf "/* in place */\n" >>repo/src/parse.c &&
+	rm repo/docs/guide.md &&
+	mkdir -p repo/newdir/deeper && printf "int late(void);\n" >repo/newdir/deeper/late.h &&
+	(cd repo && strace -f -e trace=openat -o ../trace ci-index update 2>/dev/null || ci-index update) &&
+	is_fresh &&
+	grep -q "^.file.,.newdir/deeper/late.h." index.dump &&
+	! grep -q "^.file.,.docs/guide.md." index.dump &&
+	if test -s trace; then
+		# the root, docs (a file removed) and the new directories: not src
+		! grep -q "/src\"" trace
+	fi &&
+	(cd repo && git checkout -q -f main && git clean -q -f -d && ci-index update) &&
+	is_fresh
+'
+
 test_expect_success 'unreferenced contents are kept while they are fewer than the live ones' '
 	(cd repo && ci-index build) &&
 	live=$(blobs_of_repo) &&
