@@ -1781,19 +1781,56 @@ static int dir_in_scope(const struct scope *sc, const char *dir)
 	return 0;
 }
 
+/* Stat the directories of the scope, in batches taken by threads. */
+struct dir_check {
+	struct idirs *d;		/* the directories */
+	const struct scope *sc;		/* the scope */
+	int rootfd;			/* the root */
+	int64_t walked;			/* when the index's walk started, ns */
+	size_t next;			/* next batch (atomic) */
+	size_t changed;			/* found changed (atomic) */
+};
+
+static void *dir_check_worker(void *arg)
+{
+	struct dir_check *dc = arg;
+	size_t i, lo, hi, changed = 0;
+	struct stat sb;
+
+	for (;;) {
+		lo = __atomic_fetch_add(&dc->next, CHECK_BATCH, __ATOMIC_RELAXED);
+		if (lo >= dc->d->nr)
+			break;
+		hi = lo + CHECK_BATCH < dc->d->nr ? lo + CHECK_BATCH : dc->d->nr;
+		for (i = lo; i < hi; i++) {
+			struct idir *e = &dc->d->v[i];
+
+			if (!dir_in_scope(dc->sc, e->path))
+				continue;
+			if (fstatat(dc->rootfd, *e->path ? e->path : ".", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISDIR(sb.st_mode) ||
+			    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != e->mtime ||
+			    e->mtime >= dc->walked - 1000000000) {
+				e->changed = 1;
+				changed++;
+			}
+		}
+	}
+	__atomic_add_fetch(&dc->changed, changed, __ATOMIC_RELAXED);
+	return NULL;
+}
+
 /*
  * Read the index's directories and racy files, and stat the directories in the
  * scope.  Returns 0, or 1 when the index has no such record (an older one) or
  * its rules changed: the caller walks instead.
  */
-static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, struct idirs *d,
-		      size_t *changed)
+static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, int threads,
+		      struct idirs *d, size_t *changed)
 {
 	sqlite3_stmt *st;
 	const char *v = index_meta(ix, "walked_ns"), *r, *nl;
 	int64_t walked;
-	struct stat sb;
-	size_t i;
 
 	*changed = 0;
 	if (!v || !*v)
@@ -1824,18 +1861,23 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, s
 	if (!d->nr)
 		return 1;	/* not even the root: not recorded */
 	qsort(d->v, d->nr, sizeof(*d->v), cmp_idir);
-	for (i = 0; i < d->nr; i++) {
-		struct idir *e = &d->v[i];
+	{
+		struct dir_check dc = { d, sc, rootfd, walked, 0, 0 };
+		pthread_t tids[64];
+		int k, n = threads < 64 ? threads : 64;
 
-		if (!dir_in_scope(sc, e->path))
-			continue;
-		if (fstatat(rootfd, *e->path ? e->path : ".", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(sb.st_mode) ||
-		    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != e->mtime ||
-		    e->mtime >= walked - 1000000000) {
-			e->changed = 1;
-			(*changed)++;
+		if (d->nr < 2 * CHECK_BATCH)
+			n = 1;
+		if (n == 1) {
+			dir_check_worker(&dc);
+		} else {
+			for (k = 0; k < n; k++)
+				if (pthread_create(&tids[k], NULL, dir_check_worker, &dc))
+					die("cannot start a thread");
+			for (k = 0; k < n; k++)
+				pthread_join(tids[k], NULL);
 		}
+		*changed = dc.changed;
 	}
 	return 0;
 }
@@ -1942,7 +1984,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	int64_t t0 = now_ns(), t1;
 	int rc = 1;
 
-	if (idirs_load(ix, rootfd, sc, &d, &ps->dirs_changed))
+	if (idirs_load(ix, rootfd, sc, o->threads, &d, &ps->dirs_changed))
 		goto done;
 	ps->dirs = d.nr;
 	t1 = now_ns();
