@@ -29,7 +29,7 @@ usage: bench/index.sh [-n <runs>] [-j <threads>] [--no-build] [--no-update] [<tr
 
 Environment: CI_INDEX_BIN (default: ../ci-index next to this script, then
 ./ci-index, then ci-index on PATH), CI_BENCH_TREE, CI_BENCH_INDEX (the index of
-the build, default /var/tmp/ci-linux.db), CI_BENCH_REPO (the ~10k-file
+the build, default /var/tmp/ci-bench-index.db), CI_BENCH_REPO (the ~10k-file
 repository, default /var/tmp/ci-bench-update/linux-10k; made from <tree> if
 missing).
 EOF
@@ -42,7 +42,7 @@ threads=2
 build=1
 update=1
 tree=${CI_BENCH_TREE:-/var/tmp/corpus/linux-source-6.1}
-db=${CI_BENCH_INDEX:-/var/tmp/ci-linux.db}
+db=${CI_BENCH_INDEX:-/var/tmp/ci-bench-index.db}
 repo=${CI_BENCH_REPO:-/var/tmp/ci-bench-update/linux-10k}
 subdirs="drivers/net fs net kernel"
 while [ $# -gt 0 ]; do

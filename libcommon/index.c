@@ -384,10 +384,11 @@ int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(ix->db,
+			       /* from the matching blobs to their files, not through every file */
 			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact "
-			       "FROM files f JOIN blobs b ON b.id = f.blob_id "
-			       "WHERE b.exact = 0 OR f.blob_id IN "
-			       "(SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1) "
+			       "FROM (SELECT rowid AS id FROM chunks_tri WHERE chunks_tri MATCH ?1 "
+			       "      UNION SELECT id FROM blobs WHERE exact = 0) c "
+			       "JOIN files f ON f.blob_id = c.id JOIN blobs b ON b.id = c.id "
 			       "ORDER BY f.path", -1, &st, NULL) != SQLITE_OK)
 		return db_error(ix->db, "index query failed");
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);

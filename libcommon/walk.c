@@ -172,6 +172,11 @@ int walker_open(struct walker *w, const char *start, const struct walk_opts *opt
 			}
 			free(real);
 			w->root = r;
+			/* no index (a fresh repository) or an unreadable one: ask libgit2 */
+			if (git_repository_index(&w->gindex, w->repo) < 0) {
+				w->gindex = NULL;
+				git_error_clear();
+			}
 		}
 	} else {
 		git_error_clear();
@@ -182,6 +187,8 @@ int walker_open(struct walker *w, const char *start, const struct walk_opts *opt
 
 void walker_close(struct walker *w)
 {
+	if (w->gindex)
+		git_index_free(w->gindex);
 	if (w->repo)
 		git_repository_free(w->repo);
 	free(w->root);
@@ -211,18 +218,31 @@ int walker_relpath(struct walker *w, const char *user_path, char **out)
 	return 0;
 }
 
-static int is_ignored(struct walker *w, const char *rel, int is_dir)
+/*
+ * Tracked files are never ignored (git's own rule: an ignore rule only keeps
+ * untracked files out), so libgit2's rules are asked only about what git's index
+ * does not hold: a directory with no tracked file under it, an untracked file.
+ * That is a lookup in a sorted array instead of libgit2's per-path attribute
+ * stack, which stats a .gitignore at every level of every path it is asked about
+ * (82,000 stats for a no-op update of a 10,000-file repository).
+ */
+int walker_is_ignored(struct walker *w, const char *rel, int is_dir)
 {
 	int ignored = 0;
+	size_t pos;
 	char *p;
 
 	if (!w->repo || w->opts.no_ignore || !*rel)
 		return 0;
 	if (is_dir) {
 		p = xasprintf("%s/", rel);
-		if (git_ignore_path_is_ignored(&ignored, w->repo, p) < 0)
+		if (w->gindex && git_index_find_prefix(&pos, w->gindex, p) == 0)
+			ignored = 0;	/* something under it is tracked */
+		else if (git_ignore_path_is_ignored(&ignored, w->repo, p) < 0)
 			ignored = 0, git_error_clear();
 		free(p);
+	} else if (w->gindex && git_index_get_bypath(w->gindex, rel, 0)) {
+		ignored = 0;
 	} else if (git_ignore_path_is_ignored(&ignored, w->repo, rel) < 0) {
 		ignored = 0;
 		git_error_clear();
@@ -259,7 +279,27 @@ static void consider_file(struct walker *w, const char *rel, const struct stat *
 	add_file(list, rel, st, explicit_);
 }
 
-static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static void add_dir(struct walk_list *list, const char *rel, int64_t mt, int entered)
+{
+	ALLOC_GROW(list->dirs, list->dirs_nr + 1, list->dirs_alloc);
+	list->dirs[list->dirs_nr].path = xstrdup(rel);
+	list->dirs[list->dirs_nr].mtime_ns = mt;
+	list->dirs[list->dirs_nr].entered = entered;
+	list->dirs_nr++;
+}
+
+/*
+ * List the directory rel; its subdirectories are walked too when recurse is set,
+ * else only recorded.  The directory's own mtime is taken once it is open and
+ * before it is read, so an entry added while it is read changes it.  Returns 0, or
+ * -1 if it cannot be opened (a warning unless quiet).
+ */
+static int walk_dir(struct walker *w, struct buf *rel, struct walk_list *list, int recurse, int quiet)
 {
 	char *abs = rel->len ? xasprintf("%s/%s", w->root, rel->buf) : xstrdup(w->root);
 	DIR *d = opendir(abs);
@@ -267,17 +307,18 @@ static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
 	size_t base_len = rel->len;
 	char **subdirs = NULL;
 	size_t subdirs_nr = 0, subdirs_alloc = 0, i;
+	struct stat st;
 
 	if (!d) {
-		warning("cannot list '%s': %s", rel->len ? rel->buf : ".", strerror(errno));
+		if (!quiet)
+			warning("cannot list '%s': %s", rel->len ? rel->buf : ".", strerror(errno));
 		list->skipped[WALK_UNREADABLE]++;
 		free(abs);
-		return;
+		return -1;
 	}
+	add_dir(list, rel->buf, fstat(dirfd(d), &st) == 0 ? mtime_ns(&st) : -1, 1);
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;
-		struct stat st;
-		int type;
 
 		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
 			continue;
@@ -285,7 +326,6 @@ static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
 		if (base_len)
 			buf_addch(rel, '/');
 		buf_addstr(rel, name);
-		type = de->d_type;
 		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			list->skipped[WALK_UNREADABLE]++;
 			continue;
@@ -294,7 +334,6 @@ static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
 			list->skipped[WALK_SYMLINK]++;
 			continue;
 		}
-		(void)type;
 		if (S_ISDIR(st.st_mode)) {
 			if (is_private_dir(name))
 				continue;
@@ -302,8 +341,12 @@ static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
 				list->skipped[WALK_VENDORED]++;
 				continue;
 			}
-			if (is_ignored(w, rel->buf, 1)) {
+			if (walker_is_ignored(w, rel->buf, 1)) {
 				list->skipped[WALK_IGNORED]++;
+				continue;
+			}
+			if (!recurse) {
+				add_dir(list, rel->buf, mtime_ns(&st), 0);
 				continue;
 			}
 			ALLOC_GROW(subdirs, subdirs_nr + 1, subdirs_alloc);
@@ -314,24 +357,36 @@ static void walk_dir(struct walker *w, struct buf *rel, struct walk_list *list)
 			list->skipped[WALK_SPECIAL]++;
 			continue;
 		}
-		if (is_ignored(w, rel->buf, 0)) {
+		if (walker_is_ignored(w, rel->buf, 0)) {
 			list->skipped[WALK_IGNORED]++;
 			continue;
 		}
 		consider_file(w, rel->buf, &st, 0, list);
 	}
-	if (errno)
+	if (errno && !quiet)
 		warning("cannot list '%s': %s", base_len ? rel->buf : ".", strerror(errno));
 	closedir(d);
 	free(abs);
 	for (i = 0; i < subdirs_nr; i++) {
 		buf_reset(rel);
 		buf_addstr(rel, subdirs[i]);
-		walk_dir(w, rel, list);
+		walk_dir(w, rel, list, 1, 0);
 		free(subdirs[i]);
 	}
 	free(subdirs);
 	buf_setlen(rel, base_len);
+	return 0;
+}
+
+int walker_list_dir(struct walker *w, const char *rel, struct walk_list *list)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	buf_addstr(&b, rel);
+	rc = walk_dir(w, &b, list, 0, 1);
+	buf_release(&b);
+	return rc;
 }
 
 int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_list *list)
@@ -348,7 +403,7 @@ int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_li
 	free(abs);
 	if (S_ISDIR(st.st_mode)) {
 		buf_addstr(&b, rel);
-		walk_dir(w, &b, list);
+		walk_dir(w, &b, list, 1, 0);
 		buf_release(&b);
 		return 0;
 	}
@@ -369,9 +424,146 @@ int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_li
 	return 0;
 }
 
+static int cmp_dir(const void *a, const void *b);
+
+int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
+		      const char *const *known, size_t known_nr, struct walk_list *list)
+{
+	unsigned char *trusted = xcalloc(dirs_nr + 1, 1);
+	struct buf b = BUF_INIT;
+	struct stat st;
+	size_t i, n;
+	int rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (rootfd < 0) {
+		free(trusted);
+		return error_errno("cannot open '%s'", w->root);
+	}
+	for (i = 0; i < dirs_nr; i++) {
+		const struct walk_dir *d = &dirs[i];
+
+		if (fstatat(rootfd, *d->path ? d->path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;	/* gone: so are its files */
+		if (mtime_ns(&st) == d->mtime_ns && d->mtime_ns < racy_ns) {
+			trusted[i] = 1;
+			add_dir(list, d->path, d->mtime_ns, 1);
+			continue;
+		}
+		buf_reset(&b);
+		buf_addstr(&b, d->path);
+		walk_dir(w, &b, list, 0, 1);
+	}
+	/* the files of trusted directories, as they are now */
+	for (i = 0; i < known_nr; i++) {
+		const char *p = known[i], *slash = strrchr(p, '/');
+		struct walk_dir key, *d;
+
+		buf_reset(&b);
+		if (slash)
+			buf_add(&b, p, (size_t)(slash - p));
+		key.path = b.buf;
+		d = dirs_nr ? bsearch(&key, dirs, dirs_nr, sizeof(*dirs), cmp_dir) : NULL;
+		if (!d || !trusted[d - dirs])
+			continue;
+		if (fstatat(rootfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			list->skipped[WALK_UNREADABLE]++;
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;	/* cannot be without a change of the directory, but */
+		consider_file(w, p, &st, 0, list);
+	}
+	/* directories that are new, found in the directories listed again */
+	n = list->dirs_nr;
+	for (i = 0; i < n; i++) {
+		struct walk_dir key;
+
+		if (list->dirs[i].entered)
+			continue;
+		key.path = list->dirs[i].path;
+		if (dirs_nr && bsearch(&key, dirs, dirs_nr, sizeof(*dirs), cmp_dir))
+			continue;
+		buf_reset(&b);
+		buf_addstr(&b, list->dirs[i].path);
+		walk_dir(w, &b, list, 1, 0);
+	}
+	close(rootfd);
+	buf_release(&b);
+	free(trusted);
+	return 0;
+}
+
+static void add_rule_file(struct buf *b, int dirfd, const char *path)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, path, &st, 0) == 0)
+		buf_addf(b, "%lld %lld %s\n", (long long)st.st_size, (long long)mtime_ns(&st), path);
+	else
+		buf_addf(b, "-1 -1 %s\n", path);
+}
+
+void walk_rules(struct walker *w, const struct walk_list *list, struct buf *out)
+{
+	int rootfd;
+	size_t i;
+	char *p;
+
+	if (!w->repo || w->opts.no_ignore)
+		return;
+	rootfd = open(w->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (i = 0; i < list->files_nr && rootfd >= 0; i++) {
+		const char *f = list->files[i].path, *base = strrchr(f, '/');
+		if (!strcmp(base ? base + 1 : f, ".gitignore"))
+			add_rule_file(out, rootfd, f);
+	}
+	if (rootfd >= 0)
+		close(rootfd);
+	p = xasprintf("%sinfo/exclude", git_repository_commondir(w->repo));
+	add_rule_file(out, AT_FDCWD, p);
+	free(p);
+	p = xasprintf("%sindex", git_repository_path(w->repo));
+	add_rule_file(out, AT_FDCWD, p);
+	free(p);
+}
+
+int walk_rules_unchanged(const char *r, int rootfd)
+{
+	const char *nl;
+	struct stat st;
+	char *line;
+	int ok = 1;
+
+	if (!r)
+		return 0;
+	for (; ok && *r; r = nl + 1) {
+		long long size, mt;
+		int off = 0;
+
+		nl = strchr(r, '\n');
+		line = nl ? xstrndup(r, (size_t)(nl - r)) : xstrdup(r);
+		if (sscanf(line, "%lld %lld %n", &size, &mt, &off) != 2 || !off)
+			ok = 0;
+		else if (fstatat(rootfd, line + off, &st, 0) < 0)
+			ok = size == -1;
+		else
+			ok = size == (long long)st.st_size && mt == (long long)mtime_ns(&st);
+		free(line);
+		if (!nl)
+			break;
+	}
+	return ok;
+}
+
 static int cmp_file(const void *a, const void *b)
 {
 	return strcmp(((const struct walk_file *)a)->path, ((const struct walk_file *)b)->path);
+}
+
+static int cmp_dir(const void *a, const void *b)
+{
+	return strcmp(((const struct walk_dir *)a)->path, ((const struct walk_dir *)b)->path);
 }
 
 void walk_list_finish(struct walk_list *list)
@@ -389,6 +581,21 @@ void walk_list_finish(struct walk_list *list)
 		list->files[j++] = list->files[i];
 	}
 	list->files_nr = j;
+	if (list->dirs_nr)
+		qsort(list->dirs, list->dirs_nr, sizeof(*list->dirs), cmp_dir);
+	for (i = j = 0; i < list->dirs_nr; i++) {
+		if (j && !strcmp(list->dirs[j - 1].path, list->dirs[i].path)) {
+			if (list->dirs[i].entered && !list->dirs[j - 1].entered) {
+				free(list->dirs[j - 1].path);
+				list->dirs[j - 1] = list->dirs[i];
+			} else {
+				free(list->dirs[i].path);
+			}
+			continue;
+		}
+		list->dirs[j++] = list->dirs[i];
+	}
+	list->dirs_nr = j;
 }
 
 void walk_list_release(struct walk_list *list)
@@ -398,6 +605,9 @@ void walk_list_release(struct walk_list *list)
 	for (i = 0; i < list->files_nr; i++)
 		free(list->files[i].path);
 	free(list->files);
+	for (i = 0; i < list->dirs_nr; i++)
+		free(list->dirs[i].path);
+	free(list->dirs);
 	memset(list, 0, sizeof(*list));
 }
 

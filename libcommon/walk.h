@@ -2,7 +2,8 @@
  * walk.h: find the files of a repository that are worth reading.
  *
  * The walker honours git's ignore rules through libgit2 (.gitignore files at every
- * level, .git/info/exclude, core.excludesFile), never enters .git or ci's own
+ * level, .git/info/exclude, core.excludesFile) for untracked files (a file in
+ * git's index is never ignored, as in git), never enters .git or ci's own
  * .ci-index, does not follow symbolic links, and skips by default:
  *   - files over a size limit (1 MiB unless changed),
  *   - vendored trees (node_modules/, vendor/, third_party/, ...),
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 struct git_repository;
+struct git_index;
 
 struct walk_opts {
 	uint64_t max_filesize;	/* bytes; 0 means no limit */
@@ -51,15 +53,25 @@ struct walk_file {
 	int explicit_;		/* named by the user, not found by walking */
 };
 
+/* A directory the walk entered (or, for walker_list_dir(), found). */
+struct walk_dir {
+	char *path;		/* relative to the root, "" for the root; owned by the list */
+	int64_t mtime_ns;	/* its modification time when listed, nanoseconds */
+	int entered;		/* its entries were listed */
+};
+
 struct walk_list {
 	struct walk_file *files;	/* sorted by path after walker_finish() */
 	size_t files_nr, files_alloc;
+	struct walk_dir *dirs;		/* directories, sorted after walker_finish() */
+	size_t dirs_nr, dirs_alloc;
 	unsigned long skipped[WALK_SKIP_MAX];	/* counts by reason */
 };
 
 struct walker {
 	char *root;			/* absolute, real path of the root, no trailing '/' */
 	struct git_repository *repo;	/* NULL outside a git work tree */
+	struct git_index *gindex;	/* its index (the tracked files), or NULL */
 	struct walk_opts opts;		/* copy of the options */
 };
 
@@ -88,6 +100,46 @@ int walker_relpath(struct walker *w, const char *user_path, char **out);
  * (reported).
  */
 int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_list *list);
+
+/*
+ * 1 if rel (root-relative, a directory when is_dir) is left out by git's ignore
+ * rules: never for a tracked file or a directory holding one (git's rule), else
+ * as libgit2 says.  0 outside a repository or with no_ignore.
+ */
+int walker_is_ignored(struct walker *w, const char *rel, int is_dir);
+
+/*
+ * List the one directory rel (root-relative, "" for the root) as walker_walk()
+ * would, without entering its subdirectories: its files go to list->files, the
+ * subdirectories a walk would enter to list->dirs (entered = 0, mtime from lstat),
+ * and rel itself to list->dirs (entered = 1).  This is how a reader of the index
+ * re-lists a directory that changed since the index was written.  Returns 0, or
+ * -1 if rel cannot be listed (nothing reported: it may have gone).
+ */
+int walker_list_dir(struct walker *w, const char *rel, struct walk_list *list);
+
+/*
+ * Walk the whole tree as walker_walk(w, "", 0, list) would, from the record of
+ * an earlier walk: dirs (sorted by path, entered ones, with their mtimes then)
+ * and known (the files it listed, sorted).  A directory whose mtime is unchanged
+ * (and older than racy_ns, a change within the same clock tick being invisible)
+ * holds the same entries, so it is not read: its known files are lstat'ed.  The
+ * others are listed again, and new directories walked.  The caller makes sure
+ * the ignore rules did not change (walk_rules_unchanged).  Returns 0 or -1.
+ */
+int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
+		      const char *const *known, size_t known_nr, struct walk_list *list);
+
+/*
+ * The files holding the ignore rules a walk of list followed, as "<size>
+ * <mtime_ns> <path>" lines appended to out: each .gitignore listed, and in a
+ * repository .git/info/exclude and git's index (what is tracked).  Nothing
+ * outside a repository or with no_ignore.
+ */
+struct buf;
+void walk_rules(struct walker *w, const struct walk_list *list, struct buf *out);
+/* 1 if every file of a walk_rules() text is as it was (relative paths from rootfd). */
+int walk_rules_unchanged(const char *rules, int rootfd);
 
 /* Sort the list and drop duplicates. */
 void walk_list_finish(struct walk_list *list);

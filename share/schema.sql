@@ -19,6 +19,9 @@ CREATE TABLE blobs(
 	exact INTEGER NOT NULL		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
 );
 
+-- The few blobs whose trigrams cannot be trusted (not UTF-8, a NUL): always candidates.
+CREATE INDEX blobs_inexact ON blobs(id) WHERE exact = 0;
+
 CREATE TABLE files(
 	path TEXT PRIMARY KEY,		-- relative to the root
 	blob_id INTEGER NOT NULL,	-- blobs.id
@@ -35,6 +38,16 @@ CREATE TABLE skipped(
 	mtime INTEGER NOT NULL,
 	reason TEXT NOT NULL		-- binary, generated, unreadable
 );
+
+-- The directories the last walk entered, each with its modification time when
+-- it was listed: a reader that finds a directory's mtime unchanged knows that no
+-- entry was added, removed or renamed in it since, and re-lists only the others
+-- (ci-grep).  meta 'walked_ns' is when that walk started; 'rules' lists the
+-- files holding ignore rules, as "<size> <mtime_ns> <path>" lines.
+CREATE TABLE IF NOT EXISTS dirs(
+	path TEXT PRIMARY KEY,		-- relative to the root, '' for the root
+	mtime INTEGER NOT NULL		-- nanoseconds
+) WITHOUT ROWID;
 
 CREATE TABLE chunks(
 	id INTEGER PRIMARY KEY,

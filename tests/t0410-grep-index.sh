@@ -76,12 +76,12 @@ gen_patterns() {
 	}'
 }
 
-# compare_all <repo> <patterns file>: both ways agree on every pattern
+# compare_all <repo> <patterns file> [<index flags>]: both ways agree on every pattern
 compare_all() {
 	while IFS="	" read -r flags pat; do
 		test "$flags" = - && flags=
 		(cd "$1" && ci-grep $flags --no-index -e "$pat" >../scan.out 2>../scan.err; echo $? >../scan.rc)
-		(cd "$1" && ci-grep $flags -e "$pat" >../index.out 2>../index.err; echo $? >../index.rc)
+		(cd "$1" && ci-grep $flags ${3:-} -e "$pat" >../index.out 2>../index.err; echo $? >../index.rc)
 		if ! cmp -s scan.out index.out || ! cmp -s scan.rc index.rc; then
 			echo "pattern '$pat' (flags '$flags'): the index disagrees with the scan"
 			diff scan.out index.out | head -5
@@ -165,13 +165,109 @@ test_expect_success 'a file added and a file removed after indexing' '
 	echo "d4/added.c:1:1:another_new_token" >expect &&
 	test_cmp expect out &&
 	(cd repo && ci-grep --stats another_new_token >/dev/null 2>../err) &&
-	test_grep "(walked)" err &&
+	! grep "(walked)" err &&
+	test_grep "^ci-grep: directories: [0-9]* recorded, [1-9][0-9]* changed" err &&
 	compare_all repo some
 '
 
 test_expect_success 'ci-index update, then again the same answers' '
 	(cd repo && ci-index --no-progress update) &&
 	compare_all repo some
+'
+
+# old_times <dir>: every file and directory of repo (but .git) dated 2020, so that
+# nothing is "racy" (modified within a second of the index) and an edit shows;
+# a second later than the last time, so that no directory gets back the time
+# an index recorded (which would hide a change, as it would from git)
+old_times_n=1600000000
+old_times() {
+	old_times_n=$((old_times_n + 1)) &&
+	(cd "$1" && find . -path ./.git -prune -o -path ./.ci-index -prune -o -print |
+		xargs touch -h -d @$old_times_n)
+}
+
+test_expect_success '--check dirs: added, removed, renamed files and saves by rename are seen' '
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	(cd repo && ci-grep --stats --check dirs -c foo_bar >/dev/null 2>../err) &&
+	test_grep "^ci-grep: directories: [0-9]* recorded, 0 changed" err &&
+	test_grep " 0 stat.ed" err &&
+	c_file=$(cd repo && ls d2/*.c | head -n 1) &&
+	t_file=$(cd repo && ls d4/f* | head -n 1) &&
+	s_file=$(cd repo && ls d1/sub/*.c | head -n 1) &&
+	(cd repo &&
+	 printf "dirs_mode_token one\n" >d2/new_in_d2.c &&
+	 mkdir -p d5/deeper && printf "dirs_mode_token two\n" >d5/deeper/x.c &&
+	 mv "$t_file" d4/renamed.txt &&
+	 sed "s/foo_bar/dirs_mode_token/" "$s_file" >d1/sub/tmp && mv d1/sub/tmp "$s_file" &&
+	 rm "$c_file") &&
+	(cd repo && ci-grep --no-json --check dirs -l dirs_mode_token >../a && ci-grep --no-json --no-index -l dirs_mode_token >../b) &&
+	test_cmp b a &&
+	test_grep "^d5/deeper/x.c\$" a &&
+	test_grep "^$s_file\$" a &&
+	(cd repo && ci-grep --stats --check dirs -c dirs_mode_token >/dev/null 2>../err) &&
+	! grep "(walked)" err &&
+	compare_all repo some --check=dirs &&
+	compare_all repo some
+'
+
+test_expect_success '--check dirs: a directory empty when indexed, then given a file' '
+	mkdir repo/d6 &&
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	printf "empty_dir_token\n" >repo/d6/late.c &&
+	(cd repo && ci-grep --check dirs --no-json empty_dir_token) >out &&
+	echo "d6/late.c:1:1:empty_dir_token" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '--check dirs misses a file rewritten in place, until ci-index update' '
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	victim=$(cd repo && ls d0/*.txt | head -n 1) &&
+	printf "in_place_token\n" >>"repo/$victim" &&
+	(cd repo && test_status 1 ci-grep --check dirs in_place_token) &&
+	(cd repo && ci-grep --no-json -l in_place_token) >out &&
+	echo "$victim" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-index --no-progress update) &&
+	(cd repo && ci-grep --no-json --check dirs -l in_place_token) >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'a file changed within a second of the index is read, whatever its mtime says' '
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	(cd repo && ci-grep --stats --check dirs -c zzz_not_there >/dev/null 2>../err; test $? = 1) &&
+	sed -n "s/^ci-grep: index: \([0-9]*\) files to read.*/\1/p" err >n0 &&
+	racy=$(cd repo && ls d0/*.txt | head -n 1) &&
+	sqlite3 repo/.ci-index/index.db "UPDATE meta SET value = '\''$racy'\'' || char(10) WHERE key = '\''racy'\''" &&
+	(cd repo && ci-grep --stats --check dirs -c zzz_not_there >/dev/null 2>../err; test $? = 1) &&
+	sed -n "s/^ci-grep: index: \([0-9]*\) files to read.*/\1/p" err >n1 &&
+	test "$(cat n1)" = "$(($(cat n0) + 1))"
+'
+
+test_expect_success 'a new or changed .gitignore: the tree is walked, results still equal a scan' '
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	printf "d2/\n" >repo/d1/.gitignore &&
+	printf "d3/sub/\n" >repo/.gitignore &&
+	(cd repo && ci-grep --stats --check dirs -c foo_bar >../a 2>../err) &&
+	test_grep "(walked)" err &&
+	(cd repo && ci-grep --no-index -c foo_bar >../b) &&
+	test_cmp b a &&
+	! grep "^d3/sub/" a &&
+	(cd repo && ci-index --no-progress update) &&
+	printf "d4/\n" >repo/.gitignore &&
+	(cd repo && ci-grep --check dirs -c foo_bar >../a && ci-grep --no-index -c foo_bar >../b) &&
+	test_cmp b a &&
+	! grep "^d4/" a &&
+	compare_all repo some --check=dirs
+'
+
+test_expect_success '--check: a bad value is a usage error' '
+	(cd repo && test_status 2 ci-grep --check often foo 2>../err) &&
+	test_grep "check: .often. is not files, dirs or none" err
 '
 
 test_expect_success '--index names the index; a missing one is an error' '

@@ -249,7 +249,8 @@ test_expect_success 'update after a rename: the content is the same blob' '
 	is_fresh
 '
 
-test_expect_success 'a file that becomes ignored leaves the index, and comes back' '
+test_expect_success 'an untracked file that becomes ignored leaves the index, and comes back' '
+	(cd repo && git rm -q --cached docs/guide.md) &&
 	next_second &&
 	printf "*.log\ndocs/guide.md\n" >repo/.gitignore &&
 	update_v &&
@@ -259,7 +260,20 @@ test_expect_success 'a file that becomes ignored leaves the index, and comes bac
 	printf "*.log\n" >repo/.gitignore &&
 	update_v &&
 	is_fresh &&
-	grep -q "^.file.,.docs/guide.md." index.dump
+	grep -q "^.file.,.docs/guide.md." index.dump &&
+	(cd repo && git add docs/guide.md)
+'
+
+test_expect_success 'a tracked file is never ignored (git'\''s rule)' '
+	next_second &&
+	printf "*.log\ndocs/guide.md\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh &&
+	grep -q "^.file.,.docs/guide.md." index.dump &&
+	next_second &&
+	printf "*.log\n" >repo/.gitignore &&
+	update_v &&
+	is_fresh
 '
 
 # web/app.js requires ./view, which resolves to web/view.js only while it exists
@@ -402,6 +416,28 @@ test_expect_success 'update from a subdirectory updates the whole repository' '
 	printf "int added(void) { return 1; }\n" >>repo/src/main.c &&
 	printf "def more():\n    pass\n" >>repo/lib/util.py &&
 	(cd repo/web && ci-index update) &&
+	is_fresh
+'
+
+test_expect_success 'an update reads only the directories that changed, and misses nothing' '
+	(cd repo && git checkout -q -f main && ci-index update) &&
+	(cd repo && find . -path ./.git -prune -o -path ./.ci-index -prune -o -print |
+		xargs touch -h -d @1600000000) &&
+	(cd repo && ci-index update) &&
+	is_fresh &&
+	# in place in a directory that does not change; a file removed; a new directory
+	printf "/* in place */\n" >>repo/src/parse.c &&
+	rm repo/docs/guide.md &&
+	mkdir -p repo/newdir/deeper && printf "int late(void);\n" >repo/newdir/deeper/late.h &&
+	(cd repo && strace -f -e trace=openat -o ../trace ci-index update 2>/dev/null || ci-index update) &&
+	is_fresh &&
+	grep -q "^.file.,.newdir/deeper/late.h." index.dump &&
+	! grep -q "^.file.,.docs/guide.md." index.dump &&
+	if test -s trace; then
+		# the root, docs (a file removed) and the new directories: not src
+		! grep -q "/src\"" trace
+	fi &&
+	(cd repo && git checkout -q -f main && git clean -q -f -d && ci-index update) &&
 	is_fresh
 '
 
