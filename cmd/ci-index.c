@@ -1477,6 +1477,14 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	if (walker_open(&w, ".", &wo) < 0)
 		return EXIT_IO;
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		/* no index yet (perhaps not even its directory): build one */
+		walker_close(&w);
+		if (verbosity)
+			fprintf(stderr, "%s: no index at '%s': building it\n", progname, path);
+		free(path);
+		return cmd_build(o, 0, NULL);
+	}
 	if ((lock = lock_dir(path)) < 0) {
 		walker_close(&w);
 		free(path);

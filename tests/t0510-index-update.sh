@@ -475,4 +475,10 @@ test_expect_success 'a collected content is read again when it comes back' '
 	is_fresh
 '
 
+test_expect_success 'update where there is no index yet (nor its directory) builds one' '
+	rm -rf repo/.ci-index &&
+	(cd repo && ci-index update) &&
+	is_fresh
+'
+
 test_done
