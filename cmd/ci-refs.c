@@ -26,7 +26,7 @@ static const char usage_text[] =
 	"usage: ci-refs [options] <command> <arg>\n"
 	"\n"
 	"Commands:\n"
-	"  defs <name>             where <name> is defined (Class.method narrows by scope)\n"
+	"  defs <name>             where <name> is defined (Class.method, module.func narrow)\n"
 	"  refs <name>             where <name> is referenced\n"
 	"  occurrences <name>      definitions, references and imports of <name>\n"
 	"  symbols <file>          every symbol a file defines\n"
@@ -229,6 +229,52 @@ static int scope_matches(const char *want, const char *scope)
 	return !strcmp(scope + ls - lw, want) && (ls == lw || scope[ls - lw - 1] == '.');
 }
 
+/* Does the dotted module path of a file ("src/pkg/api.py": src.pkg.api) end with mod? */
+static int module_matches(const char *mod, size_t ml, const char *path)
+{
+	struct buf m = BUF_INIT;
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	size_t n = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+	int ok;
+
+	for (size_t i = 0; i < n; i++)
+		buf_addch(&m, path[i] == '/' ? '.' : path[i]);
+	/* a package is its __init__ (Python), mod.rs (Rust), index (JavaScript) */
+	for (const char *const *p = (const char *const[]){ ".__init__", ".mod", ".index", NULL }; *p; p++)
+		if (m.len > strlen(*p) && !strcmp(m.buf + m.len - strlen(*p), *p))
+			buf_setlen(&m, m.len - strlen(*p));
+	ok = m.len >= ml && !strncmp(m.buf + m.len - ml, mod, ml) &&
+	     (m.len == ml || m.buf[m.len - ml - 1] == '.');
+	buf_release(&m);
+	return ok;
+}
+
+/*
+ * Does a definition match the qualifier of "A.B.name"?  Its scope ends with
+ * A.B ("Session.get"), or the qualifier is a module and the rest its scope:
+ * "api.get" is get at the top of a module api (src/requests/api.py),
+ * "sessions.Session.get" get in class Session of a module sessions.
+ */
+static int qualifier_matches(const char *want, const char *scope, const char *path)
+{
+	size_t lw;
+
+	if (!want || scope_matches(want, scope))
+		return 1;
+	lw = strlen(want);
+	for (size_t i = lw;; i--) {
+		if (i == lw || want[i] == '.') {
+			const char *rest = i < lw ? want + i + 1 : NULL;
+			if ((rest ? scope && scope_matches(rest, scope) && !strcmp(scope, rest) : !scope) &&
+			    module_matches(want, i, path))
+				return 1;
+		}
+		if (!i)
+			break;
+	}
+	return 0;
+}
+
 static int lang_has_grammar(const char *name)
 {
 	const struct lang *l = name ? lang_by_name(name) : NULL;
@@ -282,7 +328,7 @@ static int cmd_occurrences(const char *q, int want_defs, int want_refs, int want
 		/* "Parser.parse": the definition's scope, or the reference's receiver
 		 * scope cannot be known syntactically: keep references whose enclosing
 		 * scope matches, or all of them when none does (said in the record) */
-		if (scope && !strcmp(type, "definition") && !scope_matches(scope, sc))
+		if (scope && !strcmp(type, "definition") && !qualifier_matches(scope, sc, path))
 			continue;
 		snip = snippet(sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3));
 		nd_begin(&out, "occurrence");
@@ -515,7 +561,7 @@ static int cmd_search(const char *q)
 		const char *m;
 
 		if (!kind_matches(o.kind, col(st, 1)) || !path_ok(path) ||
-		    (o.lang && (!lang || strcmp(lang, o.lang))) || !scope_matches(scope, col(st, 5)))
+		    (o.lang && (!lang || strcmp(lang, o.lang))) || !qualifier_matches(scope, col(st, 5), col(st, 2)))
 			continue;
 		if (!strcmp(n, name)) {
 			s = 1.0;

@@ -281,6 +281,22 @@ test_expect_success 'defs: Class.method narrows by scope' '
 	test_cmp expect actual
 '
 
+test_expect_success 'defs: module.func and pkg.module.Class.method narrow by the file' '
+	q "$OCC_SHORT" defs shapes.area &&
+	echo "[\"definition\",\"function\",\"pkg/shapes.py\",26,null]" >expect &&
+	test_cmp expect actual &&
+	q "$OCC_SHORT" defs pkg.shapes.area &&
+	test_cmp expect actual &&
+	q "$OCC_SHORT" defs pkg.shapes.Circle.area &&
+	echo "[\"definition\",\"method\",\"pkg/shapes.py\",22,\"Circle\"]" >expect &&
+	test_cmp expect actual &&
+	test_status 1 q "$OCC_SHORT" defs util.area &&
+	test_must_be_empty actual &&
+	q "$OCC_SHORT" defs sub.report.report &&
+	echo "[\"definition\",\"function\",\"pkg/sub/report.py\",4,null]" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success 'defs: Class::method and a TypeScript method' '
 	q "$OCC" defs Greeter.greet &&
 	echo "[\"definition\",\"method\",\"web/app.ts\",9,3,11,\"Greeter\",\"greet(p: Person): string {\"]" >expect &&
