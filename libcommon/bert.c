@@ -13,17 +13,7 @@
 #include "safetensors.h"
 #include "wordpiece.h"
 
-/* blis.h defines its inline helpers as plain static: not our warnings */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wtype-limits"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#include <blis.h>
-#pragma GCC diagnostic pop
+#include "blis-quiet.h"
 #include <limits.h>
 #include <math.h>
 #include <sys/stat.h>
