@@ -6,6 +6,7 @@
  *   ci reindex [--incremental]                                        ci-index build|update
  *   ci refs --symbol <name> [--limit <n>]                             ci-refs refs
  *   ci cycles [--scope <path>]                                        ci-refs cycles
+ *   ci metadata                              ci-index status + package manifests
  *   ci memory list|add|remove                       .codebase-context/memory.json
  *   ci grep|index|rank|refs-raw|mcp <args>...       ci-grep, ci-index, ci-rank, ci-refs, ci-mcp
  *
@@ -33,6 +34,8 @@ static const char usage_text[] =
 	"Subcommands (flags as in the codebase-context CLI; each takes --json):\n"
 	"  search --query <q> [--intent explore|edit|refactor|migrate] [--limit <n>] [--lang <l>]\n"
 	"                           ranked search (ci-rank)\n"
+	"  metadata                 languages, file counts and dependencies (package.json,\n"
+	"                           pyproject.toml, requirements.txt, go.mod, Cargo.toml)\n"
 	"  status                   what the index holds (ci-index status)\n"
 	"  reindex [--incremental]  build the index anew, or update it (ci-index)\n"
 	"  refs --symbol <name> [--limit <n>]\n"
@@ -580,6 +583,232 @@ static int cmd_memory(int argc, char **argv)
 	fail("memory: expected list, add or remove%s%s", *verb ? ", not " : "", verb);
 }
 
+/* ---- metadata ----------------------------------------------------------------------- */
+
+/*
+ * Run <prog> with argv and read all it writes on stdout into out (a buf the caller
+ * releases).  Returns its exit status.
+ */
+static int capture(struct buf *out, const char *prog, char **argv)
+{
+	int fd[2], status;
+	pid_t pid;
+	char chunk[8192];
+	ssize_t n;
+
+	if (pipe(fd) < 0)
+		die_code(EXIT_IO, "cannot create a pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die_code(EXIT_IO, "cannot fork: %s", strerror(errno));
+	if (!pid) {
+		close(fd[0]);
+		if (dup2(fd[1], STDOUT_FILENO) < 0)
+			_exit(1);
+		close(fd[1]);
+		run_exec(prog, argv);
+	}
+	close(fd[1]);
+	while ((n = read(fd[0], chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		buf_add(out, chunk, n);
+	}
+	close(fd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		die_code(EXIT_IO, "cannot wait for %s: %s", prog, strerror(errno));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* Append {manifest, name, version} to deps; a blank name is skipped. */
+static void add_dep(json_t *deps, const char *manifest, const char *name, size_t name_len,
+		    const char *version)
+{
+	char *n, *v;
+	size_t v_len;
+
+	while (name_len && (name[name_len - 1] == ' ' || name[name_len - 1] == '\t'))
+		name_len--;
+	if (!name_len)
+		return;
+	if (!version)
+		version = "";
+	version += strspn(version, " \t");
+	v_len = strcspn(version, "\"'");	/* a quoted requirement ends at its quote */
+	while (v_len && (version[v_len - 1] == ' ' || version[v_len - 1] == '\t'))
+		v_len--;
+	n = xstrndup(name, name_len);
+	v = xstrndup(version, v_len);
+	json_array_append_new(deps, json_pack("{s:s,s:s,s:s}", "manifest", manifest, "name", n,
+					      "version", v));
+	free(n);
+	free(v);
+}
+
+/* package.json: the keys of dependencies and devDependencies. */
+static void deps_package_json(json_t *deps)
+{
+	static const char *const sections[] = { "dependencies", "devDependencies" };
+	json_t *pkg = json_load_file("package.json", 0, NULL), *v;
+	const char *key;
+	size_t i;
+
+	if (!pkg)
+		return;
+	for (i = 0; i < ARRAY_SIZE(sections); i++)
+		json_object_foreach(json_object_get(pkg, sections[i]), key, v)
+			add_dep(deps, "package.json", key, strlen(key), json_string_value(v));
+	json_decref(pkg);
+}
+
+/* The end of a requirement's name: "requests>=2 ; python_version..." */
+static size_t req_name_len(const char *s)
+{
+	return strcspn(s, "=<>!~[; \t\"'@,");
+}
+
+/*
+ * The text manifests, read a line at a time (no TOML parser in the tree):
+ * requirements.txt lines, go.mod require lines, Cargo.toml [*dependencies] keys,
+ * pyproject.toml's dependencies = [...] strings and [tool.poetry.*dependencies] keys.
+ */
+static void deps_text(json_t *deps, const char *manifest)
+{
+	FILE *fp = fopen(manifest, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int in_section = 0, in_array = 0, in_require = 0;
+
+	if (!fp)
+		return;
+	while (getline(&line, &cap, fp) > 0) {
+		char *s = line, *e;
+
+		s[strcspn(s, "\r\n")] = '\0';
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s || *s == '#')
+			continue;
+		if (!strcmp(manifest, "requirements.txt")) {
+			s[strcspn(s, ";#")] = '\0';	/* no environment markers, no comment */
+			if (*s != '-')
+				add_dep(deps, manifest, s, req_name_len(s), s + req_name_len(s));
+		} else if (!strcmp(manifest, "go.mod")) {
+			if (in_require && *s == ')') {
+				in_require = 0;
+			} else if (!strncmp(s, "require (", 9) || !strcmp(s, "require(")) {
+				in_require = 1;
+			} else if (in_require || !strncmp(s, "require ", 8)) {
+				if (!in_require)
+					s += 8;
+				e = s + strcspn(s, " \t");
+				e += strspn(e, " \t");
+				e[strcspn(e, " \t")] = '\0';	/* no "// indirect" */
+				add_dep(deps, manifest, s, strcspn(s, " \t"), e);
+			}
+		} else if (*s == '[' && !in_array) {
+			e = strchr(s, ']');
+			in_section = e && (size_t)(e - s) >= 13 &&
+				     !strncmp(e - 12, "dependencies", 12);
+		} else if (in_array) {
+			if (*s == ']')
+				in_array = 0;
+			else if (*s == '"' || *s == '\'')
+				add_dep(deps, manifest, s + 1, req_name_len(s + 1),
+					s + 1 + req_name_len(s + 1));
+		} else if (!strcmp(manifest, "pyproject.toml") && !strncmp(s, "dependencies", 12) &&
+			   strchr(s, '[') && !in_section) {
+			char *q = strchr(s, '[') + 1;
+
+			in_array = !strchr(q, ']');
+			while ((q = strpbrk(q, "\"'")) != NULL) {
+				add_dep(deps, manifest, q + 1, req_name_len(q + 1),
+					q + 1 + req_name_len(q + 1));
+				q = strpbrk(q + 1, "\"'");
+				if (!q)
+					break;
+				q++;
+			}
+		} else if (in_section && (e = strchr(s, '=')) != NULL) {
+			char *v = e + 1, *ve;
+
+			while (*v == ' ')
+				v++;
+			if (*v == '{') {	/* serde = { version = "1", ... } */
+				ve = strstr(v, "version");
+				v = ve ? ve + 7 + strspn(ve + 7, " =") : (char *)"";
+			}
+			while (*v == '"' || *v == '\'')
+				v++;
+			ve = v + strcspn(v, "\"'");
+			if (*ve)
+				*ve = '\0';
+			if (strncmp(s, "python", 6) || (e - s != 6 && s[6] != ' '))
+				add_dep(deps, manifest, s, e - s, v);
+		}
+	}
+	free(line);
+	fclose(fp);
+}
+
+static int cmd_metadata(int argc, char **argv)
+{
+	static const char *const bools[] = { "json", NULL };
+	static const char *const manifests[] = { "requirements.txt", "pyproject.toml", "go.mod",
+						 "Cargo.toml" };
+	struct flags f = { .sub = "metadata", .bools = bools };
+	char *av[] = { NULL, "status", NULL };
+	struct buf out = BUF_INIT;
+	json_t *status, *meta, *deps, *v;
+	const char *key;
+	size_t i;
+	int rc;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("metadata: unexpected argument '%s'", f.args[0]);
+	rc = capture(&out, "ci-index", av);
+	status = rc ? NULL : json_loadb(out.buf, out.len, JSON_DISABLE_EOF_CHECK, NULL);
+	buf_release(&out);
+	if (!json_is_object(status)) {
+		json_decref(status);
+		fail("metadata: no index status (run 'ci reindex' first)");
+	}
+	deps = json_array();
+	deps_package_json(deps);
+	for (i = 0; i < ARRAY_SIZE(manifests); i++)
+		deps_text(deps, manifests[i]);
+	meta = json_pack("{s:s,s:O,s:O,s:O,s:O,s:O,s:o}", "_type", "metadata",
+			 "root", json_object_get(status, "root"),
+			 "files", json_object_get(status, "files"),
+			 "chunks", json_object_get(status, "chunks"),
+			 "languages", json_object_get(status, "languages"),
+			 "commit", json_object_get(status, "commit"),
+			 "dependencies", deps);
+	json_decref(status);
+	if (!meta)
+		fail("metadata: the index status lacks a field");
+	if (f.set[0] || !isatty(STDOUT_FILENO)) {
+		char *s = json_dumps(meta, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		puts(s ? s : "");
+		free(s);
+	} else {
+		printf("root: %s\nfiles: %lld\n", json_string_value(json_object_get(meta, "root")),
+		       (long long)json_integer_value(json_object_get(meta, "files")));
+		json_object_foreach(json_object_get(meta, "languages"), key, v)
+			printf("language: %s (%lld files)\n", key, (long long)json_integer_value(v));
+		json_array_foreach(json_object_get(meta, "dependencies"), i, v)
+			printf("dependency: %s %s (%s)\n", str_field(v, "name"), str_field(v, "version"),
+			       str_field(v, "manifest"));
+	}
+	json_decref(meta);
+	return close_stdout(0);
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -612,6 +841,8 @@ int main(int argc, char **argv)
 		return cmd_refs(argc - 2, argv + 2);
 	if (!strcmp(sub, "cycles"))
 		return cmd_cycles(argc - 2, argv + 2);
+	if (!strcmp(sub, "metadata"))
+		return cmd_metadata(argc - 2, argv + 2);
 	if (!strcmp(sub, "memory"))
 		return cmd_memory(argc - 2, argv + 2);
 	fprintf(stderr, "%s: unknown subcommand '%s'\n", progname, sub);

@@ -102,6 +102,37 @@ test_expect_success 'cycles --json: the include cycle' '
 	jq -s -e "length == 1 and .[0]._type == \"cycle\" and .[0].files == [\"a.h\",\"b.h\"]" out
 '
 
+test_expect_success 'metadata --json: languages, counts, dependencies of the manifests' '
+	(
+		cd repo &&
+		printf "{\"dependencies\":{\"express\":\"^4\"},\"devDependencies\":{\"jest\":\"29\"}}\n" >package.json &&
+		printf "requests>=2.0\n# a comment\nflask==2.3 ; python_version>\"3\"\n-r more.txt\n" >requirements.txt &&
+		printf "[project]\nname = \"x\"\ndependencies = [\n  \"numpy>=1.2\",\n]\n[tool.poetry.dependencies]\npython = \"^3.9\"\nclick = \"^8\"\n" >pyproject.toml &&
+		printf "module x\n\nrequire example.com/a v1.2.3\nrequire (\n\tgolang.org/x/sys v0.1.0 // indirect\n)\n" >go.mod &&
+		printf "[package]\nname = \"x\"\n[dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n[dev-dependencies]\ntempfile = \"3\"\n" >Cargo.toml &&
+		ci metadata --json
+	) >out &&
+	test_line_count = 1 out &&
+	jq -e "._type == \"metadata\" and .files == 6 and .languages.c == 6 and
+		(.chunks | type) == \"number\" and (.root | type) == \"string\"" out &&
+	jq -r ".dependencies[] | [.manifest, .name, .version] | @tsv" out >actual &&
+	printf "%s\t%s\t%s\n" \
+		package.json express ^4 package.json jest 29 \
+		requirements.txt requests ">=2.0" requirements.txt flask ==2.3 \
+		pyproject.toml numpy ">=1.2" pyproject.toml click ^8 \
+		go.mod example.com/a v1.2.3 go.mod golang.org/x/sys v0.1.0 \
+		Cargo.toml serde 1 Cargo.toml tempfile 3 >expect &&
+	test_cmp expect actual &&
+	(cd repo && rm package.json requirements.txt pyproject.toml go.mod Cargo.toml)
+'
+
+test_expect_success 'metadata: no index is an error, exit 1' '
+	mkdir noindex && (cd noindex && git init -q) &&
+	(cd noindex && test_status 1 ci metadata --json) >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^ci: metadata: no index" err
+'
+
 test_expect_success 'pass-through: grep, index, rank, refs-raw' '
 	(cd repo && ci grep -F parse main.c) >out &&
 	jq -e ".path == \"main.c\"" out &&
