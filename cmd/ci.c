@@ -138,7 +138,7 @@ static void print_human(json_t *rec)
 		if (json_is_string(v))
 			printf("%s: %s", key, json_string_value(v));
 		else {
-			s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
 			printf("%s: %s", key, s ? s : "");
 		}
 		free(s);
