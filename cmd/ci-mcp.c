@@ -51,7 +51,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-extern const char ci_mcp_profile_ci[], ci_mcp_profile_kit[], ci_mcp_profile_shaktiman[];
+extern const char ci_mcp_profile_ci[], ci_mcp_profile_kit[], ci_mcp_profile_shaktiman[],
+	ci_mcp_profile_abstract[];
 
 static const char usage_text[] =
 	"usage: ci-mcp [--list-tools] [--profile <name>] [--table <file>] [--http <addr>] [options]\n"
@@ -72,11 +73,13 @@ static const char usage_text[] =
 	"                          from what is ready (0-600; default 5)\n"
 	"      --jobs <n>          tool calls run at once; more wait their turn (1-64; default 4)\n"
 	"      --max-output <n>    cap on one result's bytes (1024-67108864; default 1048576)\n"
+	"      --repo <name>=<dir> serve the repository at <dir> as <name>, chosen by a call's\n"
+	"                          \"repo\" argument (repeatable; default: the current one)\n"
 	"  -v, --verbose           log requests on stderr\n"
 	"  -h, --help              show this help and exit\n";
 
 enum { OPT_LIST = 256, OPT_PROFILE, OPT_TABLE, OPT_HTTP, OPT_ALLOW_REMOTE, OPT_ALLOW_ORIGIN,
-       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT };
+       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO };
 
 static const struct option long_options[] = {
 	{ "list-tools", no_argument, NULL, OPT_LIST },
@@ -89,6 +92,7 @@ static const struct option long_options[] = {
 	{ "wait", required_argument, NULL, OPT_WAIT },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+	{ "repo", required_argument, NULL, OPT_REPO },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -101,6 +105,7 @@ static const struct { const char *name; const char *json; } profiles[] = {
 	{ "ci", ci_mcp_profile_ci },
 	{ "kit", ci_mcp_profile_kit },
 	{ "shaktiman", ci_mcp_profile_shaktiman },
+	{ "abstract", ci_mcp_profile_abstract },
 };
 
 /* MCP logging levels (RFC 5424 severities), least severe first. */
@@ -110,7 +115,11 @@ static const char *const log_levels[] = {
 enum { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR };
 
 static json_t *table;		/* the tool table being served */
-static char *root;		/* repository root */
+static char *root;		/* repository root (of the call at hand with --repo) */
+/* --repo: the repositories served, by name; a call's "repo" argument picks one */
+static struct repo { char *name, *root; } *repos;
+static size_t repos_nr, repos_alloc;
+static char *home;		/* the current directory's repository */
 static char *index_path;	/* the index the commands use */
 static char *bindir;		/* where this program is: the commands are beside it */
 static long timeout_s = 120;
@@ -985,6 +994,7 @@ static void indexer_start(void)
 	if (indexer.running)
 		return;
 	logmsg(NULL, LOG_INFO, "%s the index", exists ? "updating" : "building");
+	root = home;
 	if (proc_start(&indexer.p, argv) < 0) {
 		logmsg(NULL, LOG_ERROR, "cannot start ci-index: %s", strerror(errno));
 		indexer.done = now_ms();
@@ -1029,6 +1039,7 @@ struct call {
 	json_t *token;		/* _meta.progressToken, or NULL (owned) */
 	enum call_state state;
 	int wants_index;	/* the tool reads the index */
+	char *root;		/* the repository it runs in (borrowed) */
 	int force_index;	/* wait for a fresh index however long it takes */
 	long long started;	/* ms */
 	long long deadline;	/* ms: --timeout */
@@ -1226,6 +1237,7 @@ static int call_start(struct call *c, int fallback)
 	buf_release(&b);
 	free(c->label);
 	c->label = xstrdup(argv[0] ? argv[0] : "?");
+	root = c->root;
 	if (!argv[0] || proc_start(&c->p, argv) < 0) {
 		free_argv(argv);
 		call_answer(c, tool_error("cannot start the command for this tool: %s", strerror(errno)));
@@ -1577,6 +1589,35 @@ static char *confine_param(json_t *args, const char *k, json_t *v)
 }
 
 /*
+ * With --repo, the call's "repo" argument (default: the first repository)
+ * becomes the root its paths are confined to and its command runs in, and
+ * args.repo names it for the output program.  NULL or why not.
+ */
+static char *pick_repo(json_t *schema, json_t *args)
+{
+	const char *want = json_string_value(json_object_get(args, "repo"));
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	root = home;
+	if (!json_object_get(json_object_get(schema, "properties"), "repo"))
+		return NULL;
+	for (i = 0; i < repos_nr; i++)
+		if (!want || !strcmp(want, repos[i].name)) {
+			root = repos[i].root;
+			json_object_set_new(args, "repo", json_string(repos[i].name));
+			return NULL;
+		}
+	for (i = 0; i < repos_nr; i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", repos[i].name);
+	{
+		char *why = xasprintf("parameter 'repo': unknown repository '%s' (known: %s)", want, b.buf);
+		buf_release(&b);
+		return why;
+	}
+}
+
+/*
  * A tools/call: validate, confine paths, then answer at once (an error, a
  * built-in) or queue a call for the loop.
  */
@@ -1590,6 +1631,12 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 
 	args = args ? json_deep_copy(args) : json_object();
 	if ((why = validate(schema, args))) {
+		reply_invalid(st, id, tool, args, why);
+		free(why);
+		json_decref(args);
+		return;
+	}
+	if ((why = pick_repo(schema, args))) {
 		reply_invalid(st, id, tool, args, why);
 		free(why);
 		json_decref(args);
@@ -1653,6 +1700,7 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 	c->token = json_incref(token);
 	c->state = CALL_QUEUED;
 	c->wants_index = json_is_true(json_object_get(tool, "index"));
+	c->root = root;
 	rp = json_string_value(json_object_get(tool, "refresh"));
 	c->force_index = rp && json_is_true(json_object_get(args, rp));
 	c->started = now_ms();
@@ -2674,7 +2722,7 @@ static json_t *load_profile(const char *name)
 		if (t)
 			return t;
 	}
-	usage_error(usage_text, "unknown profile '%s' (known: ci, kit, shaktiman)", name);
+	usage_error(usage_text, "unknown profile '%s' (known: ci, kit, shaktiman, abstract)", name);
 }
 
 int main(int argc, char **argv)
@@ -2704,6 +2752,15 @@ int main(int argc, char **argv)
 		case OPT_MAX_OUTPUT:
 			max_output = (size_t)parse_long_arg(usage_text, "--max-output", optarg, 1024, 64L << 20);
 			break;
+		case OPT_REPO: {
+			const char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !eq[1])
+				usage_error(usage_text, "--repo wants <name>=<dir>, got '%s'", optarg);
+			ALLOC_GROW(repos, repos_nr + 1, repos_alloc);
+			repos[repos_nr].name = xstrndup(optarg, (size_t)(eq - optarg));
+			repos[repos_nr++].root = xstrdup(eq + 1);
+			break;
+		}
 		case 'v': verbosity++; break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -2740,8 +2797,22 @@ int main(int argc, char **argv)
 		free(bindir);
 		return EXIT_IO;
 	}
-	root = xstrdup(w.root);
+	root = home = xstrdup(w.root);
 	walker_close(&w);
+	for (size_t i = 0; i < repos_nr; i++) {
+		char *dir = repos[i].root;
+		if (walker_open(&w, dir, &wo) < 0)
+			die("--repo %s: cannot open '%s'", repos[i].name, dir);
+		repos[i].root = xstrdup(w.root);
+		walker_close(&w);
+		free(dir);
+	}
+	if (!repos_nr) {	/* the current repository under its directory's name */
+		ALLOC_GROW(repos, 1, repos_alloc);
+		repos[0].name = xstrdup(strrchr(root, '/') && strrchr(root, '/')[1] ? strrchr(root, '/') + 1 : root);
+		repos[0].root = xstrdup(root);
+		repos_nr = 1;
+	}
 	index_path = getenv("CI_INDEX") && *getenv("CI_INDEX") ? xstrdup(getenv("CI_INDEX")) :
 		     xasprintf("%s/.ci-index/index.db", root);
 	git_libgit2_init();
@@ -2762,7 +2833,12 @@ int main(int argc, char **argv)
 	git_libgit2_shutdown();
 	mcp_map_release();
 	json_decref(table);
-	free(root);
+	for (size_t i = 0; i < repos_nr; i++) {
+		free(repos[i].name);
+		free(repos[i].root);
+	}
+	free(repos);
+	free(home);
 	free(index_path);
 	free(bindir);
 	return close_stdout(ret);
