@@ -2260,6 +2260,9 @@ int main(int argc, char **argv)
 	int64_t t0 = now_ns(), t1, t2;
 	char *ipath = NULL;
 	static char outbuf[1 << 16];
+	const char **patterns = NULL;
+	size_t patterns_nr = 0, patterns_alloc = 0;
+	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
 	util_init(argv[0]);
 	memset(&o, 0, sizeof(o));
@@ -2270,7 +2273,10 @@ int main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":e:FiwA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
 		switch (c) {
-		case 'e': o.pattern = optarg; break;
+		case 'e':
+			ALLOC_GROW(patterns, patterns_nr + 1, patterns_alloc);
+			patterns[patterns_nr++] = optarg;
+			break;
 		case 'F': o.fixed = 1; break;
 		case 'i': o.icase = 1; break;
 		case 'w': o.word = 1; break;
@@ -2314,6 +2320,28 @@ int main(int argc, char **argv)
 			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
 	}
+	if (patterns_nr == 1) {
+		o.pattern = patterns[0];
+	} else if (patterns_nr > 1) {
+		/*
+		 * Several -e: a line matching any of them, as with rg and grep.  One
+		 * regex of alternatives, each in a group; with -F each is escaped.
+		 */
+		for (i = 0; i < patterns_nr; i++) {
+			if (i)
+				buf_addch(&alt, '|');
+			buf_addstr(&alt, "(?:");
+			for (const char *p = patterns[i]; *p; p++) {
+				if (o.fixed && strchr("\\^$.[]|()?*+{}", *p))
+					buf_addch(&alt, '\\');
+				buf_addch(&alt, *p);
+			}
+			buf_addch(&alt, ')');
+		}
+		o.fixed = 0;
+		o.pattern = alt.buf;
+	}
+	free(patterns);
 	if (!o.pattern) {
 		if (optind >= argc)
 			usage_error(usage_text, "no pattern given");

@@ -38,6 +38,21 @@ test_expect_success 'a literal, for people' '
 	test_cmp expect out
 '
 
+test_expect_success 'several -e: a line matching any of them, as rg does' '
+	(cd repo && ci-grep --no-json -e "int food" -e "print\(") >out &&
+	cat >expect <<-\EOF &&
+	src/a.c:2:1:int food = 1;
+	tools/run:2:1:print("foo")
+	EOF
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json -F -e "print(" -e "x = foo()") >out &&
+	cat >expect <<-\EOF &&
+	src/a.c:5:5:int x = foo();
+	tools/run:2:1:print("foo")
+	EOF
+	test_cmp expect out
+'
+
 test_expect_success 'the same as records, by default into a pipe' '
 	cat >expect <<-\EOF &&
 	{"_type":"match","path":"docs/crlf.txt","line":1,"col":5,"text":"one foo"}
