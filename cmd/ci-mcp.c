@@ -26,8 +26,8 @@
  * pipe) and reads what the loop sends back from its stream (a queue of messages
  * under the same mutex), as one JSON body or as server-sent events.
  *
- * NEEDSWORK: the profiles of other servers (bobbin, kit, shaktiman,
- * codebase-context) are table files still to write; server-sent event streams
+ * NEEDSWORK: the bobbin and codebase-context profiles are table files still to
+ * write (ci, kit, shaktiman and abstract exist); server-sent event streams
  * cannot be resumed (no event ids, Last-Event-ID is ignored); tools/list has no
  * pagination.
  */
