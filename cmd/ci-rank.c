@@ -1408,7 +1408,7 @@ static int cmp_id(const void *a, const void *b)
 static size_t vecset_load(struct vecset *vs, const char *model)
 {
 	sqlite3_stmt *st;
-	size_t alloc = 0;
+	size_t alloc = 0, bad = 0;
 
 	memset(vs, 0, sizeof(*vs));
 	if (model) {
@@ -1430,14 +1430,17 @@ static size_t vecset_load(struct vecset *vs, const char *model)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		float *row;
 		double norm = 0;
+
 		if (vs->n + 1 > alloc) {
 			alloc = alloc ? 2 * alloc : 1024;
 			vs->id = xrealloc(vs->id, alloc * sizeof(*vs->id));
 			vs->m = xrealloc(vs->m, alloc * vs->dim * sizeof(float));
 		}
 		row = vs->m + vs->n * vs->dim;
-		if (index_vec_decode(row, vs->dim, st, 1) < 0)
+		if (index_vec_decode(row, vs->dim, st, 1) < 0) {
+			bad++;
 			continue;
+		}
 		for (size_t k = 0; k < vs->dim; k++)
 			norm += (double)row[k] * row[k];
 		if (norm <= 0)
@@ -1448,6 +1451,9 @@ static size_t vecset_load(struct vecset *vs, const char *model)
 		vs->id[vs->n++] = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
+	if (bad)
+		warning("%zu vectors of model '%s' cannot be read (not %zu values in their format): left out; "
+			"'ci-index --embed build' writes them anew", bad, vs->model, vs->dim);
 	return vs->n;
 }
 
@@ -1856,6 +1862,17 @@ static int similar_scan(struct buf *out)
 	return shown ? EXIT_OK : EXIT_NOTHING;
 }
 
+/* Write what out holds, release everything, and end with ret. */
+static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
+{
+	fwrite(out->buf, 1, out->len, stdout);
+	buf_release(out);
+	buf_release(q);
+	free_all();
+	index_close(ix);
+	return close_stdout(ret);
+}
+
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
@@ -2009,12 +2026,7 @@ int main(int argc, char **argv)
 
 	if (o.similar) {
 		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf, argv[0]);
-		fwrite(out.buf, 1, out.len, stdout);
-		buf_release(&out);
-		buf_release(&q);
-		free_all();
-		index_close(ix);
-		return close_stdout(ret);
+		return finish(&out, &q, ix, ret);
 	}
 	parse_query(q.buf);
 	weigh_terms(total_chunks);
@@ -2077,12 +2089,7 @@ int main(int argc, char **argv)
 	}
 	if (o.context) {
 		ret = context_bundle(&out, scope_tests, scope_impl, scope_docs, intent, max_fused);
-		fwrite(out.buf, 1, out.len, stdout);
-		buf_release(&out);
-		buf_release(&q);
-		free_all();
-		index_close(ix);
-		return close_stdout(ret);
+		return finish(&out, &q, ix, ret);
 	}
 	for (i = 0; i < cands_nr && shown < (size_t)o.limit; i++) {
 		struct cand *x = &cands[i];
@@ -2216,12 +2223,5 @@ int main(int argc, char **argv)
 	if (hint)
 		nd_str(&out, "hint", hint);
 	nd_end(&out);
-	fwrite(out.buf, 1, out.len, stdout);
-	buf_release(&out);
-	buf_release(&q);
-	free_all();
-	index_close(ix);
-	if (!shown)
-		ret = EXIT_NOTHING;
-	return close_stdout(ret);
+	return finish(&out, &q, ix, shown ? ret : EXIT_NOTHING);
 }

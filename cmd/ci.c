@@ -146,20 +146,16 @@ static void print_human(json_t *rec)
 	putchar('\n');
 }
 
-/*
- * Run <prog> with argv; with json, exec it (its NDJSON is the output); else read
- * its records and write each as a line of text.  Returns its exit status.
- */
-static int run(const char *prog, char **argv, int json)
-{
-	int fd[2], status, ret;
-	pid_t pid;
-	FILE *in;
-	char *line = NULL;
-	size_t cap = 0;
 
-	if (json || !isatty(STDOUT_FILENO))
-		run_exec(prog, argv);
+/*
+ * Start prog with argv, its standard output a pipe: the pid, and the pipe's
+ * reading end in *rfd.  Dies on failure.
+ */
+static pid_t spawn_reading(const char *prog, char **argv, int *rfd)
+{
+	int fd[2];
+	pid_t pid;
+
 	if (pipe(fd) < 0)
 		die_code(EXIT_IO, "cannot create a pipe: %s", strerror(errno));
 	fflush(stdout);
@@ -174,7 +170,25 @@ static int run(const char *prog, char **argv, int json)
 		run_exec(prog, argv);
 	}
 	close(fd[1]);
-	in = fdopen(fd[0], "r");
+	*rfd = fd[0];
+	return pid;
+}
+/*
+ * Run <prog> with argv; with json, exec it (its NDJSON is the output); else read
+ * its records and write each as a line of text.  Returns its exit status.
+ */
+static int run(const char *prog, char **argv, int json)
+{
+	int rfd, status, ret;
+	pid_t pid;
+	FILE *in;
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (json || !isatty(STDOUT_FILENO))
+		run_exec(prog, argv);
+	pid = spawn_reading(prog, argv, &rfd);
+	in = fdopen(rfd, "r");
 	if (!in)
 		die_code(EXIT_IO, "cannot read from %s: %s", prog, strerror(errno));
 	while (getline(&line, &cap, in) > 0) {
@@ -591,33 +605,20 @@ static int cmd_memory(int argc, char **argv)
  */
 static int capture(struct buf *out, const char *prog, char **argv)
 {
-	int fd[2], status;
+	int rfd, status;
 	pid_t pid;
 	char chunk[8192];
 	ssize_t n;
 
-	if (pipe(fd) < 0)
-		die_code(EXIT_IO, "cannot create a pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die_code(EXIT_IO, "cannot fork: %s", strerror(errno));
-	if (!pid) {
-		close(fd[0]);
-		if (dup2(fd[1], STDOUT_FILENO) < 0)
-			_exit(1);
-		close(fd[1]);
-		run_exec(prog, argv);
-	}
-	close(fd[1]);
-	while ((n = read(fd[0], chunk, sizeof(chunk))) != 0) {
+	pid = spawn_reading(prog, argv, &rfd);
+	while ((n = read(rfd, chunk, sizeof(chunk))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			break;
-		buf_add(out, chunk, n);
+			die_code(EXIT_IO, "cannot read from %s: %s", prog, strerror(errno));
+		buf_add(out, chunk, (size_t)n);
 	}
-	close(fd[0]);
+	close(rfd);
 	if (waitpid(pid, &status, 0) < 0)
 		die_code(EXIT_IO, "cannot wait for %s: %s", prog, strerror(errno));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
