@@ -2,7 +2,7 @@
 // TypeScript SDK client, which checks each structuredContent against the tool's
 // outputSchema.
 //
-//   node tests/mcp-sdk-profile.mjs <node_modules> <ci-mcp> <profile> <cases.json>
+//   node tests/mcp-sdk-profile.mjs <node_modules> <ci-mcp> <profile> <cases.json> [<ci-mcp option>...]
 //
 // cases.json is an array of [tool, arguments, expect]: expect "ok" (a result
 // without isError), "isError" (a tool error), or an object whose keys and values
@@ -12,14 +12,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const [nm, ciMcp, profile, casesFile] = process.argv.slice(2);
+const [nm, ciMcp, profile, casesFile, ...extra] = process.argv.slice(2);
 const sdk = (p) => import(path.join(nm, '@modelcontextprotocol/sdk/dist/esm', p));
 const { Client } = await sdk('client/index.js');
 const { StdioClientTransport } = await sdk('client/stdio.js');
 
 const client = new Client({ name: 'ci-profile-test', version: '1.0.0' });
 await client.connect(new StdioClientTransport({
-	command: ciMcp, args: ['--profile', profile], cwd: process.cwd(), stderr: 'inherit',
+	command: ciMcp, args: ['--profile', profile, ...extra], cwd: process.cwd(), stderr: 'inherit',
 	env: { ...process.env },
 }));
 const { tools } = await client.listTools();

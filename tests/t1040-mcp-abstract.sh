@@ -5,6 +5,7 @@
 # documented response field with its type and from the repository asked for,
 # and each invalid argument the contract mentions.
 . "$(dirname "$0")/lib.sh"
+NODE_MODULES=${CI_NODE_MODULES:-$CI_SRC_DIR/deps/node/node_modules}
 
 # call <tool> <arguments>: one tools/call; its result in out, structuredContent in sc
 call() {
@@ -141,5 +142,42 @@ test_expect_success 'without --repo: the current repository under its directory 
 test_expect_code 2 '--repo without name=dir is a usage error' '
 	ci-mcp --profile abstract --repo one </dev/null
 '
+
+if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
+	test_expect_success 'the TypeScript SDK client: answers fit the outputSchemas, errors as documented' '
+		cat >cases.json <<-\EOF &&
+	[
+	["search_code", {"keywords": ["parse_header"]}, {"total": 1}],
+	["search_code", {"keywords": ["parse_header", "header"], "repo": "two", "match": "file", "extension": "py", "limit": 5}, {"total": 1}],
+	["search_code", {"keywords": ["circle"], "match": "path"}, {"total": 2}],
+	["search_code", {"keywords": ["a.c"]}, {"results": [], "total": 0}],
+	["get_file", {"repo": "two", "path": "header.py"}, {"path": "header.py", "language": "python"}],
+	["get_file", {"repo": "one", "path": "src/Circle.scala", "start_line": 4, "end_line": 5, "branch": "HEAD"}, {"content": "class Circle {\n  def area(): Double = 3.14\n"}],
+	["get_file", {"repo": "one", "path": "src/circle.proto", "match_string": "radius"}, "ok"],
+	["search_symbols", {"symbol": "Reader", "kind": "class"}, "ok"],
+	["search_symbols", {"symbol": "parse_header", "repo": "two"}, {"symbols": [{"name": "parse_header", "kind": "function", "file_path": "header.py", "line_number": 1, "repo": "two"}]}],
+	["search_code", {"keywords": ["x"], "repo": "three"}, "isError"],
+	["search_code", {"keywords": []}, "isError"],
+	["search_code", {"keywords": "x"}, "isError"],
+	["search_code", {"keywords": ["x"], "match": "name"}, "isError"],
+	["search_code", {"keywords": ["x"], "extension": "../*"}, "isError"],
+	["search_code", {"keywords": ["x"], "limit": 0}, "isError"],
+	["get_file", {"path": "header.py"}, "isError"],
+	["get_file", {"repo": "two", "path": "../one/src/reader.py"}, "isError"],
+	["get_file", {"repo": "two", "path": "src/reader.py"}, "isError"],
+	["get_file", {"repo": "one", "path": "src/reader.py", "branch": "main"}, "isError"],
+	["get_file", {"repo": "one", "path": "src/reader.py", "start_line": 3, "end_line": 2}, "isError"],
+	["get_file", {"repo": "one", "path": "src/reader.py", "match_string": "nowhere"}, "isError"],
+	["search_symbols", {"symbol": "x", "repo": "three"}, "isError"],
+	["search_symbols", {"symbol": "x", "kind": "method"}, "isError"]
+]
+	EOF
+		node "$CI_SRC_DIR/tests/mcp-sdk-profile.mjs" "$NODE_MODULES" "$CI_BUILD_DIR/ci-mcp" abstract cases.json \
+			--repo one="$TRASH_DIRECTORY/one" --repo two="$TRASH_DIRECTORY/two" >sdk.out &&
+		test_line_count = "$(jq length cases.json)" sdk.out
+	'
+else
+	test_skip 'the TypeScript SDK client' "no node or no @modelcontextprotocol/sdk in $NODE_MODULES (scripts/setup installs them)"
+fi
 
 test_done
