@@ -34,6 +34,7 @@
 #include "common.h"
 #include "walk.h"
 #include "mcp-map.h"
+#include "toml-json.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -2650,6 +2651,15 @@ static void check_table(json_t *t, const char *name)
 
 	if (!json_is_array(tools))
 		die("%s: the table has no \"tools\" array", name);
+	if (json_object_get(t, "config")) {
+		json_t *cfg = json_object_get(t, "config");
+		const char *file = json_string_value(json_object_get(cfg, "file"));
+		char *err;
+		if (!file || !*file || *file == '/' || strstr(file, "..") || !json_object_get(cfg, "defaults"))
+			die("%s: \"config\" wants \"file\" (a path in the repository) and \"defaults\"", name);
+		if (mcp_map_compile(cfg, &err) < 0)
+			die("%s: config: %s", name, err);
+	}
 	json_array_foreach(tools, i, tool) {
 		const char *tn = json_string_value(json_object_get(tool, "name"));
 		json_t *schema = json_object_get(tool, "inputSchema");
@@ -2723,6 +2733,58 @@ static json_t *load_profile(const char *name)
 			return t;
 	}
 	usage_error(usage_text, "unknown profile '%s' (known: ci, kit, shaktiman, abstract)", name);
+}
+
+/*
+ * A profile's configuration file, read as the system it serves reads its own
+ * (shaktiman's .shaktiman/shaktiman.toml): the table's "config" names a TOML
+ * file in the repository and a jq program, "defaults", that turns its contents
+ * into {tool: {parameter: default}} and refuses a bad value with error(...).
+ * The defaults go into the tools' input schemas, so tools/list shows them and
+ * calls get them.  No file: the table's defaults.  A file that does not parse
+ * or holds a bad value: the server does not start, saying why.
+ */
+static void apply_config(void)
+{
+	json_t *cfg = json_object_get(table, "config"), *doc, *defs, *params, *v;
+	const char *tn, *pn;
+	char *path, *text, *err;
+	json_error_t jerr;
+
+	if (!cfg)
+		return;
+	path = xasprintf("%s/%s", root, json_string_value(json_object_get(cfg, "file")));
+	if (access(path, F_OK) < 0) {
+		free(path);
+		return;
+	}
+	text = toml_file_json(path, &err);
+	if (!text)
+		die("%s: %s", path, err);
+	doc = json_loads(text, 0, &jerr);
+	free(text);
+	if (!doc)
+		die("%s: %s", path, jerr.text);
+	defs = mcp_map_run(cfg, "defaults", doc, &err);
+	json_decref(doc);
+	if (!defs)
+		die("%s: %s", path, err ? err : "the defaults program gave nothing");
+	if (!json_is_object(defs))
+		die("%s: the defaults program gave no object", path);
+	json_object_foreach(defs, tn, params) {
+		json_t *tool = find_tool(tn), *props;
+		if (!tool || !json_is_object(params))
+			die("%s: no tool '%s' to set defaults of", path, tn);
+		props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+		json_object_foreach(params, pn, v) {
+			json_t *prop = json_object_get(props, pn);
+			if (!prop)
+				die("%s: tool '%s' has no parameter '%s'", path, tn, pn);
+			json_object_set(prop, "default", v);
+		}
+	}
+	json_decref(defs);
+	free(path);
 }
 
 int main(int argc, char **argv)
@@ -2813,6 +2875,7 @@ int main(int argc, char **argv)
 		repos[0].root = xstrdup(root);
 		repos_nr = 1;
 	}
+	apply_config();
 	index_path = getenv("CI_INDEX") && *getenv("CI_INDEX") ? xstrdup(getenv("CI_INDEX")) :
 		     xasprintf("%s/.ci-index/index.db", root);
 	git_libgit2_init();

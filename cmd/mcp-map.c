@@ -23,14 +23,14 @@
 /* A compiled program of a tool. */
 struct prog {
 	json_t *tool;		/* the tool's table entry (borrowed) */
-	const char *key;	/* "input", "output" or "text" (static) */
+	const char *key;	/* one of prog_keys (static) */
 	jq_state *jq;		/* compiled */
 };
 
 static struct prog *progs;
 static size_t progs_nr, progs_alloc;
 
-static const char *const prog_keys[] = { "input", "output", "text", "session" };
+static const char *const prog_keys[] = { "input", "output", "text", "session", "defaults" };
 
 /* What a tool remembers of one client's session (its "session" program's output). */
 struct memo {

@@ -14,6 +14,8 @@
  * result's text block) and "session" ({"session", "structuredContent", "args"}
  * to what the tool remembers of the client's session, which the next output
  * program reads as .session).  A program is a string or an array of strings.
+ * The table's "config" object has one program, "defaults": a configuration
+ * file's contents to {tool: {parameter: default}}.
  */
 
 /* Compile the tool's programs; 0, or -1 with *err (malloc'd) saying what is wrong. */

@@ -20,6 +20,12 @@ search() {
 	jq -c .result "$TRASH_DIRECTORY/out" >"$TRASH_DIRECTORY/res"
 }
 
+# exits <code> <command>...: the command exits with <code>
+exits() {
+	want=$1; shift
+	"$@"; test $? -eq "$want"
+}
+
 # res_is <jq condition>: the result meets it (shown when not)
 res_is() {
 	jq -e "$1" "$TRASH_DIRECTORY/res" >/dev/null ||
@@ -164,6 +170,42 @@ test_expect_success 'every validation rule is an MCP tool error naming the param
 	search_error "{\"query\":\"x\",\"min_score\":-0.1}" "parameter '"'"'min_score'"'"' must be from 0 to 1, got -0.1" &&
 	search_error "{\"query\":\"x\",\"min_score\":1.5}" "parameter '"'"'min_score'"'"' must be from 0 to 1, got 1.5" &&
 	search_error "{\"query\":\"x\",\"scope\":\"docs\"}" "parameter '"'"'scope'"'"' must be one of [\"impl\",\"test\",\"all\"]"
+'
+
+test_expect_success '.shaktiman/shaktiman.toml [search]: the defaults of mode, max_results, min_score' '
+	mkdir repo/.shaktiman &&
+	printf "[search]\nmax_results = 1\ndefault_mode = \"full\"\nmin_score = 0.05\n\n[context]\nenabled = true\n" \
+		>repo/.shaktiman/shaktiman.toml &&
+	cd repo &&
+	printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}" | ci-mcp --profile shaktiman >../out &&
+	jq -c ".result.tools[0].inputSchema.properties | [.mode.default, .max_results.default, .min_score.default, .scope.default]" ../out >../actual &&
+	echo "[\"full\",1,0.05,\"impl\"]" >../expect &&
+	test_cmp ../expect ../actual &&
+	search "{\"query\":\"reader parse header\"}" &&
+	res_is ".structuredContent.mode == \"full\" and .structuredContent.count == 1 and
+		(.structuredContent.results[0].content | type) == \"string\"" &&
+	search "{\"query\":\"reader parse header\",\"mode\":\"locate\",\"max_results\":3}" &&
+	res_is ".structuredContent.mode == \"locate\" and .structuredContent.count > 1" &&
+	rm -r .shaktiman
+'
+
+test_expect_success 'a bad shaktiman.toml: the server does not start, and says which value' '
+	mkdir repo/.shaktiman &&
+	cd repo &&
+	for bad in "max_results = 0" "max_results = 201" "max_results = \"5\"" "default_mode = \"brief\"" "min_score = 1.5" \
+		"min_score = -0.1"; do
+		printf "[search]\n%s\n" "$bad" >.shaktiman/shaktiman.toml &&
+		exits 3 ci-mcp --profile shaktiman </dev/null 2>../err &&
+		key=${bad%% *} &&
+		grep "shaktiman.toml: config: search.$key must be" ../err || return 1
+	done &&
+	printf "[search\n" >.shaktiman/shaktiman.toml &&
+	exits 3 ci-mcp --profile shaktiman </dev/null 2>../err &&
+	grep "shaktiman.toml: 1:8: " ../err &&
+	printf "search = 3\n" >.shaktiman/shaktiman.toml &&
+	exits 3 ci-mcp --profile shaktiman </dev/null 2>../err &&
+	grep "config: \[search\] must be a table" ../err &&
+	rm -r .shaktiman
 '
 
 if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then

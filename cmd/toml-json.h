@@ -1,0 +1,23 @@
+/*
+ * toml-json.h: a TOML file as JSON text, through toml++ (the one C++ unit of
+ * ci-mcp; TOML has no well-kept C parser in Debian).
+ */
+#ifndef TOML_JSON_H
+#define TOML_JSON_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Parse the TOML file at path; return its tables as JSON text (malloc'd).
+ * On failure return NULL and set *err (malloc'd) to "<line>:<column>: <what>"
+ * or the reason the file could not be read.
+ */
+char *toml_file_json(const char *path, char **err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
