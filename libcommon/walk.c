@@ -2,7 +2,9 @@
  * walk.c: repository walking with git's ignore rules (see walk.h).
  *
  * Shaped by the Linux kernel tree (70k files, 5k directories): one readdir pass,
- * lstat only for entries readdir cannot type, and ignore rules asked per entry
+ * an lstat per entry for its size and mtime (none, with lazy_stat, for the
+ * entries readdir types: a search only needs to know files from directories),
+ * and ignore rules asked per entry
  * through libgit2 so an ignored directory is never entered.
  */
 #include "common.h"
@@ -326,7 +328,10 @@ static int walk_dir(struct walker *w, struct buf *rel, struct walk_list *list, i
 		if (base_len)
 			buf_addch(rel, '/');
 		buf_addstr(rel, name);
-		if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (w->opts.lazy_stat && (de->d_type == DT_REG || de->d_type == DT_DIR)) {
+			memset(&st, 0, sizeof(st));
+			st.st_mode = de->d_type == DT_REG ? S_IFREG : S_IFDIR;
+		} else if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			list->skipped[WALK_UNREADABLE]++;
 			continue;
 		}

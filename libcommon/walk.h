@@ -27,10 +27,13 @@ struct walk_opts {
 	uint64_t max_filesize;	/* bytes; 0 means no limit */
 	int include_vendored;	/* also vendored and generated files */
 	int no_ignore;		/* do not honour .gitignore and friends */
+	int lazy_stat;		/* trust readdir's d_type: files and directories it types are
+				 * not stat'd (their size and mtime are 0: the caller checks
+				 * the size limit when it reads) */
 };
 
 #define WALK_DEFAULT_MAX_FILESIZE (1024 * 1024)
-#define WALK_OPTS_INIT { WALK_DEFAULT_MAX_FILESIZE, 0, 0 }
+#define WALK_OPTS_INIT { WALK_DEFAULT_MAX_FILESIZE, 0, 0, 0 }
 
 /* Why a file was left out (indices into walk_stats.skipped). */
 enum walk_skip {

@@ -289,6 +289,27 @@ test_expect_success 'a pattern that backtracks without end ends quickly, with a 
 	test_grep "^ci-grep: warning: long.txt: .*incomplete" err
 '
 
+test_expect_success 'the size limit while the tree is scanned (files listed without their size)' '
+	mkdir big && (cd big && git init -q &&
+	awk "BEGIN { s = \"\"; for (i = 0; i < 3000; i++) s = s \"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghij\"; for (i = 0; i < 9; i++) print s; print \"needle\" }" >2m.txt &&
+	head -c 149990 2m.txt >150k.txt && echo needle >>150k.txt &&
+	head -c 89990 2m.txt >90k.txt && echo needle >>90k.txt &&
+	head -c 65528 2m.txt >64k.txt && echo needle >>64k.txt &&
+	echo needle >small.txt &&
+	ci-grep -l needle >../out1 &&
+	ci-grep -l --max-filesize 100000 needle >../out2 &&
+	ci-grep -l --max-filesize 65535 needle >../out3 &&
+	ci-grep -l --max-filesize 0 needle >../out4) &&
+	printf "%s\n" 150k.txt 64k.txt 90k.txt small.txt >expect1 &&
+	jq -r .path out1 >actual1 && test_cmp expect1 actual1 &&
+	printf "%s\n" 64k.txt 90k.txt small.txt >expect2 &&
+	jq -r .path out2 >actual2 && test_cmp expect2 actual2 &&
+	printf "%s\n" 64k.txt small.txt >expect3 &&
+	jq -r .path out3 >actual3 && test_cmp expect3 actual3 &&
+	printf "%s\n" 150k.txt 2m.txt 64k.txt 90k.txt small.txt >expect4 &&
+	jq -r .path out4 >actual4 && test_cmp expect4 actual4
+'
+
 test_expect_success 'a very long line' '
 	awk "BEGIN { s = \"x\"; for (i = 0; i < 23; i++) s = s s; print s \"needle\" s }" >repo/huge.txt &&
 	(cd repo && ci-grep -c needle --max-filesize 0 huge.txt) >out &&
