@@ -184,7 +184,7 @@ struct loader {
 	const char *root;		/* repository root, to stat files */
 	const char *src;		/* "<stdin>" or a path, for messages */
 	long lineno;			/* current record's line */
-	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *tri_add,
+	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *fts_add, *tri_add,
 		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
 		*commit_add, *cfile_add, *coupling_add;
 	enum vec_format vfmt;		/* how vectors are stored */
@@ -211,7 +211,8 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum v
 	ld->blob_seen = prep(db, "SELECT count(*) FROM chunks WHERE blob_id = ?1");
 	ld->file_put = prep(db, "INSERT OR REPLACE INTO files(path, blob_id, size, mtime) VALUES (?1, ?2, ?3, ?4)");
 	ld->chunk_add = prep(db, "INSERT INTO chunks(blob_id, start_line, end_line, kind, name, scope, signature, text) "
-			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ci_deflate(?8))");
+	ld->fts_add = prep(db, "INSERT INTO chunks_fts(rowid, name, scope, signature, text) VALUES (?1, ?2, ?3, ?4, ?5)");
 	ld->tri_add = prep(db, "INSERT INTO chunks_tri(rowid, text) VALUES (?1, ?2)");
 	ld->def_add = prep(db, "INSERT INTO defs(blob_id, name, kind, line, col, end_line, scope) "
 			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -250,7 +251,7 @@ static int loader_finish_file(struct loader *ld)
 static void loader_release(struct loader *ld)
 {
 	sqlite3_stmt **sts[] = { &ld->blob_get, &ld->blob_add, &ld->blob_seen, &ld->file_put,
-		&ld->chunk_add, &ld->tri_add, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
+		&ld->chunk_add, &ld->fts_add, &ld->tri_add, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
 		&ld->vec_add, &ld->chunk_find, &ld->commit_add, &ld->cfile_add, &ld->coupling_add,
 		&ld->cvec_add };
 
@@ -394,6 +395,13 @@ static int load_chunk(struct loader *ld, json_t *rec)
 		if (step_done(ld->db, ld->chunk_add) < 0)
 			return -1;
 		chunk_id = sqlite3_last_insert_rowid(ld->db);
+		sqlite3_bind_int64(ld->fts_add, 1, chunk_id);
+		bind_str_or_null(ld->fts_add, 2, json_object_get(rec, "name"));
+		bind_str_or_null(ld->fts_add, 3, json_object_get(rec, "scope"));
+		bind_str_or_null(ld->fts_add, 4, json_object_get(rec, "signature"));
+		bind_str_or_null(ld->fts_add, 5, text);
+		if (step_done(ld->db, ld->fts_add) < 0)
+			return -1;
 		if (ld->cur_text.len)
 			buf_addch(&ld->cur_text, '\n');
 		buf_add(&ld->cur_text, json_string_value(text), json_string_length(text));
@@ -684,7 +692,7 @@ static int collect_garbage(sqlite3 *db, int force)
 	if (!unref || (!force && unref * 2 <= all))
 		return 0;
 	dead = prep(db, "SELECT id FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)");
-	text = prep(db, "SELECT text FROM chunks WHERE blob_id = ?1 ORDER BY start_line");
+	text = prep(db, "SELECT ci_inflate(text) FROM chunks WHERE blob_id = ?1 ORDER BY start_line");
 	del_tri = prep(db, "INSERT INTO chunks_tri(chunks_tri, rowid, text) VALUES ('delete', ?1, ?2)");
 	while (sqlite3_step(dead) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(dead, 0);
@@ -787,7 +795,7 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 	static struct embed_fields def;
 	sqlite3_stmt *get = commits ?
 		prep(ld->db, "SELECT sha, message FROM commits WHERE rowid = ?1") :
-		prep(ld->db, "SELECT c.kind, c.name, c.scope, c.signature, c.text, b.lang FROM chunks c "
+		prep(ld->db, "SELECT c.kind, c.name, c.scope, c.signature, ci_inflate(c.text), b.lang FROM chunks c "
 		     "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
 	const char *name = embed_model_name(m, 0);
 	struct buf texts = BUF_INIT;
@@ -989,8 +997,8 @@ static int keep_history(sqlite3 *db, const char *old_path)
 		}
 	}
 	sqlite3_close(probe);
-	/* an index of version 1 is brought up to date by update, not read here */
-	if (version != CI_SCHEMA_VERSION || !history)
+	/* version 2 differs from 3 in chunk text only; 1 lacked commit columns */
+	if (version < 2 || version > CI_SCHEMA_VERSION || !history)
 		return 0;
 	/* the live index is read in the normal locking mode, sharing it with its
 	 * readers (the new one is written in exclusive mode) */
@@ -1192,7 +1200,7 @@ static sqlite3 *create_db(const char *path, const char *root)
 		sqlite3_close(db);
 		return NULL;
 	}
-	if (index_register_tokenizer(db) < 0 ||
+	if (index_register_functions(db) < 0 ||
 	    /* large pages: a chunk's text seldom spills into overflow pages, which
 	       waste half a page each on average (7% of the index at 4 KiB) */
 	    sql_exec(db, "PRAGMA page_size=32768; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"

@@ -1221,7 +1221,7 @@ static double round3(double x)
 
 static char *chunk_text(sqlite3_int64 id)
 {
-	sqlite3_stmt *st = prep("SELECT text FROM chunks WHERE id = ?1");
+	sqlite3_stmt *st = prep("SELECT ci_inflate(text) FROM chunks WHERE id = ?1");
 	char *t = NULL;
 
 	sqlite3_bind_int64(st, 1, id);

@@ -153,7 +153,7 @@ static char *snippet(sqlite3_int64 blob_id, long line)
 	char *s = NULL;
 
 	if (!st)
-		st = prep("SELECT start_line, text FROM chunks WHERE blob_id = ?1 AND start_line <= ?2 "
+		st = prep("SELECT start_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 AND start_line <= ?2 "
 			  "AND end_line >= ?2 LIMIT 1");
 	sqlite3_bind_int64(st, 1, blob_id);
 	sqlite3_bind_int64(st, 2, line);

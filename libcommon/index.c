@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 extern const char ci_schema_sql[];
 
@@ -175,6 +176,104 @@ int index_register_tokenizer(sqlite3 *db)
 	return 0;
 }
 
+/* ---- chunk text, compressed ---- */
+
+/*
+ * Chunk text is most of what an index holds (the whole source again), so it is
+ * stored compressed: ci_deflate(text) gives a BLOB, the text's length as 4
+ * bytes little-endian then its zlib stream, or the text itself (TEXT) when it is
+ * short or does not shrink; ci_inflate(x) gives back the text of either.  FTS5
+ * reads chunks through the view chunks_plain, which inflates.
+ */
+#define DEFLATE_MIN 64		/* shorter texts are kept as they are */
+
+static void sql_deflate(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const unsigned char *in;
+	unsigned char *out;
+	uLongf out_len;
+	int n;
+
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	in = sqlite3_value_text(argv[0]);
+	n = sqlite3_value_bytes(argv[0]);
+	if (!in) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (n < DEFLATE_MIN) {
+		sqlite3_result_text(ctx, (const char *)in, n, SQLITE_TRANSIENT);
+		return;
+	}
+	out_len = compressBound((uLong)n);
+	out = sqlite3_malloc64(4 + (sqlite3_uint64)out_len);
+	if (!out) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	if (compress2(out + 4, &out_len, in, (uLong)n, 6) != Z_OK || 4 + out_len >= (uLongf)n) {
+		sqlite3_free(out);
+		sqlite3_result_text(ctx, (const char *)in, n, SQLITE_TRANSIENT);
+		return;
+	}
+	out[0] = (unsigned char)n;
+	out[1] = (unsigned char)(n >> 8);
+	out[2] = (unsigned char)(n >> 16);
+	out[3] = (unsigned char)(n >> 24);
+	sqlite3_result_blob(ctx, out, (int)(4 + out_len), sqlite3_free);
+}
+
+static void sql_inflate(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const unsigned char *in;
+	char *out;
+	uLongf out_len;
+	uint32_t len;
+	int n;
+
+	if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
+		sqlite3_result_value(ctx, argv[0]);	/* stored as it is */
+		return;
+	}
+	in = sqlite3_value_blob(argv[0]);
+	n = sqlite3_value_bytes(argv[0]);
+	if (n < 4 || !in) {
+		sqlite3_result_error(ctx, "ci_inflate: a chunk text is damaged (too short)", -1);
+		return;
+	}
+	len = (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+	if (len > (uint32_t)sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1)) {
+		sqlite3_result_error(ctx, "ci_inflate: a chunk text is damaged (length)", -1);
+		return;
+	}
+	out = sqlite3_malloc64((sqlite3_uint64)len + 1);
+	if (!out) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	out_len = len;
+	if (uncompress((Bytef *)out, &out_len, in + 4, (uLong)(n - 4)) != Z_OK || out_len != len) {
+		sqlite3_free(out);
+		sqlite3_result_error(ctx, "ci_inflate: a chunk text is damaged (zlib)", -1);
+		return;
+	}
+	out[len] = '\0';
+	sqlite3_result_text(ctx, out, (int)len, sqlite3_free);
+}
+
+int index_register_functions(sqlite3 *db)
+{
+	if (sqlite3_create_function(db, "ci_deflate", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_deflate, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function(db, "ci_inflate", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_inflate, NULL, NULL) != SQLITE_OK)
+		return error("cannot register ci_deflate/ci_inflate: %s", sqlite3_errmsg(db));
+	return index_register_tokenizer(db);
+}
+
 /* ---- opening ---- */
 
 char *index_default_path(const char *root)
@@ -206,67 +305,6 @@ const char *index_meta(struct ci_index *ix, const char *key)
 	return ix->meta_val;
 }
 
-/*
- * Schema changes that keep what the index holds: version 1 stored float32
- * vectors only and no commit vectors.  Anything else is rebuilt.
- */
-static const char *migrate_from(int version)
-{
-	if (version == 1)
-		return "ALTER TABLE vectors ADD COLUMN fmt TEXT NOT NULL DEFAULT 'f32';"
-		       "ALTER TABLE vectors ADD COLUMN scale REAL;"
-		       "CREATE TABLE commit_vectors(sha TEXT PRIMARY KEY, model TEXT NOT NULL, "
-		       "dim INTEGER NOT NULL, fmt TEXT NOT NULL, scale REAL, vec BLOB NOT NULL);";
-	return NULL;
-}
-
-/* Bring an index of an older schema version up to date in one transaction:
- * 0, or -1 (nothing reported; the caller says to rebuild). */
-static int migrate(struct ci_index *ix, int version)
-{
-	const char *sql = migrate_from(version);
-	char *s;
-	int rc;
-
-	/* columns that early version 1 indexes lacked (ci-couple reads around them) */
-	static const char *const late[][3] = {
-		{ "commits", "email", "TEXT" }, { "commits", "parents", "INTEGER" },
-		{ "commits", "merged_into", "TEXT" }, { "commit_files", "status", "TEXT" },
-		{ "commit_files", "old_path", "TEXT" },
-	};
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	if (!sql)
-		return -1;
-	buf_addstr(&b, "BEGIN IMMEDIATE;");
-	buf_addstr(&b, sql);
-	for (i = 0; i < ARRAY_SIZE(late); i++) {
-		sqlite3_stmt *st;
-		int have = 0;
-
-		s = xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", late[i][0], late[i][1]);
-		if (sqlite3_prepare_v2(ix->db, s, -1, &st, NULL) == SQLITE_OK) {
-			have = sqlite3_step(st) == SQLITE_ROW;
-			sqlite3_finalize(st);
-		}
-		free(s);
-		if (!have)
-			buf_addf(&b, "ALTER TABLE %s ADD COLUMN %s %s;", late[i][0], late[i][1], late[i][2]);
-	}
-	buf_addf(&b, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'; COMMIT;", CI_SCHEMA_VERSION);
-	rc = sqlite3_exec(ix->db, b.buf, NULL, NULL, NULL);
-	buf_release(&b);
-	if (rc != SQLITE_OK) {
-		sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	if (verbosity)
-		fprintf(stderr, "%s: index '%s' brought from schema version %d to %d\n", progname,
-			ix->path, version, CI_SCHEMA_VERSION);
-	return 0;
-}
-
 int index_open(struct ci_index **out, const char *path, int readonly)
 {
 	struct ci_index *ix;
@@ -290,7 +328,7 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	/* a query is often a process of its own: map the file rather than read
 	 * it page by page into an empty cache */
 	sqlite3_exec(ix->db, "PRAGMA mmap_size=4294967296", NULL, NULL, NULL);
-	if (index_register_tokenizer(ix->db) < 0)
+	if (index_register_functions(ix->db) < 0)
 		goto fail;
 	v = index_meta(ix, "schema_version");
 	if (!v) {
@@ -307,9 +345,14 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 			sqlite3_finalize(st);
 		goto fail;
 	}
-	if (atoi(v) != CI_SCHEMA_VERSION && (readonly || migrate(ix, atoi(v)) < 0)) {
-		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index %s'",
-		      path, v, CI_SCHEMA_VERSION, migrate_from(atoi(v)) ? "update" : "build");
+	/*
+	 * Another version is never read: version 3 changed how chunk text is
+	 * stored, which only a rebuild can redo (`ci-index update` rebuilds, and a
+	 * build keeps ci-couple's history from a version 2 index).
+	 */
+	if (atoi(v) != CI_SCHEMA_VERSION) {
+		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",
+		      path, v, CI_SCHEMA_VERSION);
 		goto fail;
 	}
 	v = index_meta(ix, "root");

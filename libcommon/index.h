@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 2
+#define CI_SCHEMA_VERSION 3
 
 struct ci_index;
 
@@ -78,6 +78,13 @@ int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col);
 
 /* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
 int index_register_tokenizer(sqlite3 *db);
+
+/*
+ * Register what a connection to an index needs: the tokenizer, and the SQL
+ * functions ci_deflate(text) and ci_inflate(x) of stored chunk text (a zlib
+ * BLOB, or short text as it is).
+ */
+int index_register_functions(sqlite3 *db);
 /* FTS5's API of a connection (NULL without FTS5), to register functions */
 struct fts5_api *index_fts5_api(sqlite3 *db);
 

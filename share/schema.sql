@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 2.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 3.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -58,21 +58,24 @@ CREATE TABLE chunks(
 	name TEXT,
 	scope TEXT,
 	signature TEXT,
-	text TEXT NOT NULL
+	text NOT NULL			-- ci_deflate(text): read it as ci_inflate(text)
 );
 CREATE INDEX chunks_blob ON chunks(blob_id, start_line);
 
+-- The chunks with their text, for FTS5 (which reads its external content by
+-- column name) and for anyone reading the index with ci's functions registered.
+CREATE VIEW chunks_plain AS
+	SELECT id, name, scope, signature, ci_inflate(text) AS text FROM chunks;
+
 -- BM25 over chunks with ci's code-aware tokenizer (identifiers whole and split).
+-- ci-index adds each chunk's row as it inserts the chunk (it has the text at
+-- hand, uncompressed); the trigger removes it.
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
 	name, scope, signature, text,
-	content='chunks', content_rowid='id', tokenize='ci_code');
-CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-	INSERT INTO chunks_fts(rowid, name, scope, signature, text)
-		VALUES (new.id, new.name, new.scope, new.signature, new.text);
-END;
+	content='chunks_plain', content_rowid='id', tokenize='ci_code');
 CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, name, scope, signature, text)
-		VALUES ('delete', old.id, old.name, old.scope, old.signature, old.text);
+		VALUES ('delete', old.id, old.name, old.scope, old.signature, ci_inflate(old.text));
 END;
 
 -- Trigrams of each blob's whole text (rowid = blobs.id), for candidate files of

@@ -202,7 +202,7 @@ test_expect_success 'status: one record about the index' '
 	"$JQ" -c "{_type, index, schema_version, root, commit, vectors, chunks_without_vectors, commits, commit_vectors, commits_without_vectors, couplings, model, vector_format, stale}" status >actual &&
 	chunks=$("$JQ" .chunks status) &&
 	cat >expect <<-EOF &&
-	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":2,"root":"$root","commit":"$head","vectors":0,"chunks_without_vectors":$chunks,"commits":0,"commit_vectors":0,"commits_without_vectors":0,"couplings":0,"model":null,"vector_format":null,"stale":0}
+	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":3,"root":"$root","commit":"$head","vectors":0,"chunks_without_vectors":$chunks,"commits":0,"commit_vectors":0,"commits_without_vectors":0,"couplings":0,"model":null,"vector_format":null,"stale":0}
 	EOF
 	test_cmp_json expect actual &&
 	"$JQ" -e ".created | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\$\")" status &&
@@ -527,7 +527,7 @@ test_expect_success 'update on an index of another schema version rebuilds it' '
 	test_must_be_empty out &&
 	test_grep "ci-index: " err &&
 	(cd repo && ci-index status) >st &&
-	"$JQ" -e ".schema_version == 2 and .stale == 0" st &&
+	"$JQ" -e ".schema_version == 3 and .stale == 0" st &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
@@ -536,55 +536,48 @@ test_expect_success 'build on an index of another schema version replaces it' '
 	put_schema_version repo/.ci-index/index.db 0 &&
 	(cd repo && test_must_fail ci-index status 2>/dev/null) &&
 	(cd repo && ci-index build) &&
-	echo 2 >expect &&
+	echo 3 >expect &&
 	(cd repo && status_field schema_version) >actual &&
 	test_cmp expect actual &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
-# as_version_1 <db>: make an index look like one of schema version 1 (float32
-# vectors only, no commit vectors)
-as_version_1() {
-	sqlite3 -bail "$1" <<-\EOF
-	DROP TABLE vectors;
-	CREATE TABLE vectors(chunk_id INTEGER PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL,
-		vec BLOB NOT NULL);
-	DROP TABLE commit_vectors;
-	DROP TABLE commits;
-	CREATE TABLE commits(sha TEXT PRIMARY KEY, time INTEGER NOT NULL, author TEXT, message TEXT);
-	UPDATE meta SET value = '1' WHERE key = 'schema_version';
-	EOF
-}
-
-test_expect_success 'an index of schema version 1: readers say update, update migrates it in place' '
-	(cd repo && ci-index build) &&
-	as_version_1 repo/.ci-index/index.db &&
+test_expect_success 'an index of schema version 2: readers say build, update rebuilds it, history kept' '
+	(cd repo && ci-index build && ci-couple history | ci-index load) &&
+	put_schema_version repo/.ci-index/index.db 2 &&
 	(cd repo && test_status 3 ci-index status >../out 2>../err) &&
-	test_grep "schema version 1" err &&
-	test_grep "ci-index update" err &&
-	(cd repo && ci-index -v update 2>../err) &&
-	test_grep "from schema version 1 to 2" err &&
-	! grep -q rebuilding err &&
+	test_must_be_empty out &&
+	test_grep "schema version 2, this ci reads version 3" err &&
+	test_grep "ci-index build" err &&
+	(cd repo && test_status 3 ci-rank parse 2>../err) &&
+	test_grep "schema version 2" err &&
+	(cd repo && ci-index update 2>../err) &&
+	test_grep "rebuilding" err &&
 	(cd repo && status_field schema_version) >actual &&
-	echo 2 >expect &&
+	echo 3 >expect &&
 	test_cmp expect actual &&
-	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM commit_vectors" >actual &&
-	echo 0 >expect &&
-	test_cmp expect actual &&
-	# early version 1 indexes had commits without email, parents, merged_into
-	(cd repo && ci-couple history | ci-index load) &&
 	(cd repo && status_field commits) >actual &&
 	git -C repo rev-list --count HEAD >expect &&
 	test_cmp expect actual &&
-	# a build keeps that history, its columns matched by name
-	(cd repo && ci-index build) &&
-	head=$(git -C repo rev-parse HEAD) &&
-	sqlite3 repo/.ci-index/index.db "SELECT email, message FROM commits WHERE sha = '"'"'$head'"'"'" >actual &&
-	git -C repo log -1 --format="%ae|%B" | sed "/^\$/d" >expect &&
-	test_cmp expect actual &&
 	index_dump repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
+'
+
+test_expect_success 'chunk text is stored compressed when long, and read back whole' '
+	git init -q ztext &&
+	awk "BEGIN { print \"def compressible_function_name(x):\"; for (i = 0; i < 40; i++) print \"    x = x + \" i \"  # the same comment again\"; print \"    return x\"; print \"\"; print \"def tiny(): pass\" }" >ztext/long.py &&
+	(cd ztext && git add . && git -c user.name=t -c user.email=t@t commit -qm z && ci-index build) &&
+	sqlite3 ztext/.ci-index/index.db "SELECT name, typeof(text), length(text) < 1000 FROM chunks ORDER BY start_line" >actual &&
+	printf "%s\n" "compressible_function_name|blob|1" "tiny|text|1" >expect &&
+	test_cmp expect actual &&
+	(cd ztext && ci-chunk long.py) | "$JQ" -r "select(._type == \"chunk\" and .name == \"compressible_function_name\") | .text" >expect &&
+	test_line_count = 43 expect &&
+	(cd ztext && ci-rank --format full --limit 1 compressible_function_name) | "$JQ" -r "select(._type == \"hit\") | .text" >actual &&
+	test_cmp expect actual &&
+	(cd ztext && ci-rank --limit 1 "same comment again") | "$JQ" -r "select(._type == \"hit\") | .name" >actual &&
+	echo compressible_function_name >expect &&
+	test_cmp expect actual
 '
 
 # garbage <file> [<offset>] [<bytes>]: overwrite with text that is no database
