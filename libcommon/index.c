@@ -328,6 +328,15 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	/* a query is often a process of its own: map the file rather than read
 	 * it page by page into an empty cache */
 	sqlite3_exec(ix->db, "PRAGMA mmap_size=4294967296", NULL, NULL, NULL);
+	/* a writer's commit need not wait for the disk: in WAL mode that loses at
+	 * worst the last transactions at a power cut, never the index's
+	 * consistency, and an index can be rebuilt */
+	if (!readonly) {
+		sqlite3_exec(ix->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		/* nor checkpoint at every close (4 fsyncs): SQLite checkpoints once the
+		 * log holds 1000 pages */
+		sqlite3_db_config(ix->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	}
 	if (index_register_functions(ix->db) < 0)
 		goto fail;
 	v = index_meta(ix, "schema_version");
