@@ -1972,7 +1972,7 @@ int main(int argc, char **argv)
 	}
 	if (!q.len && !o.scan)
 		usage_error(usage_text, "no query given");
-
+	index_huge_page_cache(64 << 20);	/* one query, then exit: fault in 2 MiB at a time */
 	if (o.index) {
 		path = xstrdup(o.index);
 	} else {

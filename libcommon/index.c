@@ -12,6 +12,7 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -272,6 +273,31 @@ int index_register_functions(sqlite3 *db)
 				    sql_inflate, NULL, NULL) != SQLITE_OK)
 		return error("cannot register ci_deflate/ci_inflate: %s", sqlite3_errmsg(db));
 	return index_register_tokenizer(db);
+}
+
+/* ---- memory for one query ---- */
+
+int index_huge_page_cache(size_t bytes)
+{
+	int hdr = 0;
+	size_t slot, n;
+	void *p;
+
+	if (sqlite3_config(SQLITE_CONFIG_PCACHE_HDRSZ, &hdr) != SQLITE_OK)
+		return -1;
+	slot = (size_t)(CI_PAGE_SIZE + hdr + 7) & ~(size_t)7;
+	n = bytes / slot;
+	if (!n)
+		return -1;
+	p = mmap(NULL, slot * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, slot * n, MADV_HUGEPAGE);	/* advice: without THP it is plain memory */
+	if (sqlite3_config(SQLITE_CONFIG_PAGECACHE, p, (int)slot, (int)n) != SQLITE_OK) {
+		munmap(p, slot * n);
+		return -1;
+	}
+	return 0;	/* lives as long as the process */
 }
 
 /* ---- opening ---- */
