@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"\n"
 	"Subcommands (flags as in the codebase-context CLI; each takes --json):\n"
 	"  search --query <q> [--intent explore|edit|refactor|migrate] [--limit <n>] [--lang <l>]\n"
-	"                           ranked search (ci-rank)\n"
+	"           [--snippets]    ranked search (ci-rank), search quality, related memories;\n"
+	"                           edit, refactor, migrate: the preflight card\n"
 	"  metadata                 languages, file counts and dependencies (package.json,\n"
 	"                           pyproject.toml, requirements.txt, go.mod, Cargo.toml)\n"
 	"  status                   what the index holds (ci-index status)\n"
@@ -55,6 +56,7 @@ static const char usage_text[] =
 	"  style-guide [--query <q>] [--category <c>]\n"
 	"                           rules from CONTRIBUTING.md, STYLE.md, docs/*style*,\n"
 	"                           .editorconfig and the README's sections on style\n"
+	"  context                  a Markdown overview: languages, dependencies, patterns, memory\n"
 	"  patterns [--category all|di|state|testing|libraries]\n"
 	"                           import patterns: frequencies, trends from git history\n"
 	"  grep|index|rank|refs-raw|mcp <args>...\n"
@@ -316,7 +318,7 @@ static void search_enrich(json_t *recs, const char *query, const char *intent);
 static int cmd_search(int argc, char **argv)
 {
 	static const char *const names[] = { "query", "intent", "limit", "lang", "framework", "layer", NULL };
-	static const char *const bools[] = { "json", NULL };
+	static const char *const bools[] = { "json", "snippets", NULL };
 	static const char *const intents[] = { "explore", "edit", "refactor", "migrate" };
 	struct flags f = { .sub = "search", .names = names, .bools = bools };
 	char *av[12];
@@ -347,6 +349,10 @@ static int cmd_search(int argc, char **argv)
 	if (f.values[3]) {
 		av[n++] = "--lang";
 		av[n++] = (char *)f.values[3];
+	}
+	if (f.set[1]) {
+		av[n++] = "--format";
+		av[n++] = "full";
 	}
 	av[n++] = "--";
 	av[n++] = (char *)f.values[0];
@@ -1344,8 +1350,8 @@ static int memory_has(json_t *all, const char *id)
  * Memories from conventional commits of the last 90 days (before the newest
  * commit): "type(scope)!: subject".  feat, perf and refactor are decisions, fix
  * a gotcha, revert a failure, docs, style, test, build, ci and chore conventions;
- * the category is the scope, else testing for test, tooling for build, ci and
- * chore, conventions for docs and style, architecture for the rest.  Adds those
+ * the category is testing for test, tooling for build, ci and chore, conventions
+ * for docs and style, architecture for the rest; a scope prefixes the text.  Adds those
  * not there already to memory.json; returns how many.
  */
 static int memory_from_git(void)
@@ -1399,7 +1405,13 @@ static int memory_from_git(void)
 			gmtime_r(&t, &tm);
 			strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		}
-		m = memory_new(kinds[k].type, scope ? scope : kinds[k].category, text, reason, date);
+		if (scope) {	/* "fix(parser): x" remembers "parser: x" */
+			char *t = xasprintf("%s: %s", scope, text);
+
+			free(text);
+			text = t;
+		}
+		m = memory_new(kinds[k].type, kinds[k].category, text, reason, date);
 		json_object_set_new(m, "source", json_string("git"));
 		if (!memory_has(all, str_field(m, "id"))) {
 			json_array_append(all, m);
@@ -1742,11 +1754,17 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 				json_array_append(callers, v);
 		json_object_set_new(r, "importedByCount", json_integer((json_int_t)json_array_size(imp)));
 		{
-			int tests = 0;
+			json_t *callers3 = json_array(), *tests3 = json_array();
 
-			json_array_foreach(imp, j, v)
-				tests |= is_test_path(json_string_value(v));
-			json_object_set_new(r, "hasTests", json_boolean(tests));
+			json_array_foreach(imp, j, v) {
+				json_t *to = is_test_path(json_string_value(v)) ? tests3 : callers3;
+
+				if (json_array_size(to) < 3)
+					json_array_append(to, v);
+			}
+			json_object_set_new(r, "hasTests", json_boolean(json_array_size(tests3) > 0));
+			json_object_set_new(r, "callers", callers3);
+			json_object_set_new(r, "tests", tests3);
 		}
 		json_decref(imp);
 		json_array_foreach(json_object_get(pats, "patterns"), j, p) {
@@ -1894,6 +1912,87 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 	json_decref(pats);
 }
 
+/* ---- context: the codebase://context overview ----------------------------------------------- */
+
+/*
+ * A Markdown overview for an agent starting work: the languages, dependencies,
+ * the team's patterns and golden files, conflicts, and the memories with their
+ * confidence.  With --json one record {"_type":"context","text":...}.
+ */
+static int cmd_context(int argc, char **argv)
+{
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "context", .bools = bools };
+	char *av[] = { NULL, "metadata", "--json", NULL };
+	json_t *recs, *meta, *pats, *mems, *v, *m;
+	struct buf b = BUF_INIT;
+	const char *key;
+	time_t now = time(NULL);
+	size_t i;
+	int rc;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("context: unexpected argument '%s'", f.args[0]);
+	recs = records_of("ci", av, &rc);
+	meta = json_array_get(recs, 0);
+	if (rc || !json_is_object(meta))
+		fail("context: no index (run 'ci reindex' first)");
+	pats = patterns_compute("context", "all");
+	mems = memory_load();
+	buf_addf(&b, "# Codebase context: %s\n\n", strrchr(str_field(meta, "root"), '/') ?
+		 strrchr(str_field(meta, "root"), '/') + 1 : str_field(meta, "root"));
+	buf_addf(&b, "%lld files, %lld chunks indexed at commit %s.\n\n## Languages\n\n",
+		 (long long)json_integer_value(json_object_get(meta, "files")),
+		 (long long)json_integer_value(json_object_get(meta, "chunks")),
+		 json_is_string(json_object_get(meta, "commit")) ? str_field(meta, "commit") : "(none)");
+	json_object_foreach(json_object_get(meta, "languages"), key, v)
+		buf_addf(&b, "- %s: %lld files\n", key, (long long)json_integer_value(v));
+	buf_addstr(&b, "\n## Dependencies\n\n");
+	if (!json_array_size(json_object_get(meta, "dependencies")))
+		buf_addstr(&b, "(no package manifest)\n");
+	json_array_foreach(json_object_get(meta, "dependencies"), i, v)
+		buf_addf(&b, "- %s %s (%s)\n", str_field(v, "name"), str_field(v, "version"),
+			 str_field(v, "manifest"));
+	buf_addstr(&b, "\n## Team patterns\n\n");
+	if (!json_array_size(json_object_get(pats, "patterns")))
+		buf_addstr(&b, "(no imports of packages)\n");
+	json_array_foreach(json_object_get(pats, "patterns"), i, v)
+		buf_addf(&b, "- %s: %s, %s of files (%lld), %s\n", str_field(v, "category"), str_field(v, "name"),
+			 str_field(v, "frequency"), (long long)json_integer_value(json_object_get(v, "count")),
+			 str_field(v, "trend"));
+	json_array_foreach(json_object_get(pats, "goldenFiles"), i, v)
+		buf_addf(&b, "%s%s", i ? ", " : "\nGolden files: ", str_field(v, "file"));
+	if (json_array_size(json_object_get(pats, "goldenFiles")))
+		buf_addch(&b, '\n');
+	json_array_foreach(json_object_get(pats, "conflicts"), i, v)
+		buf_addf(&b, "\nConflict in %s: %s and %s are both above 20%%.\n", str_field(v, "category"),
+			 json_string_value(json_array_get(json_object_get(v, "patterns"), 0)),
+			 json_string_value(json_array_get(json_object_get(v, "patterns"), 1)));
+	buf_addstr(&b, "\n## Team memory\n\n");
+	if (!json_array_size(mems))
+		buf_addstr(&b, "(none: remember conventions, decisions, gotchas and failures with 'ci memory add')\n");
+	json_array_foreach(mems, i, m) {
+		memory_score(m, now);
+		buf_addf(&b, "- [%s] %s: %s (confidence %.2f%s)\n", str_field(m, "type"), str_field(m, "category"),
+			 str_field(m, "memory"), json_real_value(json_object_get(m, "confidence")),
+			 json_is_true(json_object_get(m, "stale")) ? ", stale" : "");
+	}
+	if (f.set[0]) {
+		json_t *r = json_pack("{s:s,s:s}", "_type", "context", "text", b.buf);
+
+		put_json(r);
+		json_decref(r);
+	} else {
+		fputs(b.buf, stdout);
+	}
+	buf_release(&b);
+	json_decref(mems);
+	json_decref(pats);
+	json_decref(recs);
+	return close_stdout(0);
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1930,6 +2029,8 @@ int main(int argc, char **argv)
 		return cmd_metadata(argc - 2, argv + 2);
 	if (!strcmp(sub, "memory"))
 		return cmd_memory(argc - 2, argv + 2);
+	if (!strcmp(sub, "context"))
+		return cmd_context(argc - 2, argv + 2);
 	if (!strcmp(sub, "patterns"))
 		return cmd_patterns(argc - 2, argv + 2);
 	if (!strcmp(sub, "style-guide"))
