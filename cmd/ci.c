@@ -1791,9 +1791,9 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 			continue;
 		stale |= json_is_true(json_object_get(v, "stale"));
 		if (json_array_size(related) < 3) {
-			json_t *m = json_deep_copy(v);
+			json_t *m = json_pack("{s:s}", "_type", "related_memory");
 
-			json_object_set_new(m, "_type", json_string("related_memory"));
+			json_object_update(m, v);
 			json_array_append_new(related, m);
 		}
 		if (!strcmp(str_field(v, "type"), "failure") && json_array_size(warnings) < 3)
@@ -1815,7 +1815,7 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 		json_array_append(recs, v);
 	if (intent && strcmp(intent, "explore")) {
 		json_t *card = json_pack("{s:s,s:s}", "_type", "preflight", "intent", intent), *impact_files;
-		json_t *golden = json_array_get(json_object_get(pats, "goldenFiles"), 0);
+		json_t *golden = NULL;
 		size_t ncallers = json_array_size(callers), nconf = json_array_size(json_object_get(pats, "conflicts"));
 		int low = !summary || !strcmp(str_field(summary, "quality"), "low");
 		double code = top > 1 ? 100 : top * 100, align, support, score;
@@ -1840,6 +1840,18 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 				}
 				free(s);
 			}
+		/* the best example: the first golden file that uses no declining pattern */
+		json_array_foreach(json_object_get(pats, "goldenFiles"), i, v) {
+			int declining = 0;
+
+			json_array_foreach(json_object_get(pats, "patterns"), j, p)
+				declining |= !strcmp(str_field(p, "trend"), "Declining") &&
+					     array_has(json_object_get(p, "files"), str_field(v, "file"));
+			if (!declining) {
+				golden = v;
+				break;
+			}
+		}
 		impact_files = json_array();
 		json_array_foreach(callers, i, v)
 			if (!array_has(files, json_string_value(v)) && json_array_size(impact_files) < 3)
