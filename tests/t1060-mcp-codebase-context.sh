@@ -27,14 +27,6 @@ res_is() {
 	{ echo "result fails: $1" >&7; cat "$TRASH_DIRECTORY/res" >&7; return 1; }
 }
 
-# call_error <tool> <arguments> <message>: an MCP tool error with this message
-call_error() {
-	call "$1" "$2" &&
-	jq -r ".isError, .content[0].text" "$TRASH_DIRECTORY/res" >"$TRASH_DIRECTORY/actual" &&
-	printf "true\n%s\n" "$3" >"$TRASH_DIRECTORY/expect" &&
-	test_cmp "$TRASH_DIRECTORY/expect" "$TRASH_DIRECTORY/actual"
-}
-
 # commit <date> <subject>: commit everything at that date
 commit() {
 	git add . &&
@@ -252,26 +244,45 @@ test_expect_success 'refresh_index: incremental and full; conventional commits b
 	res_is ".structuredContent.mode == \"full\" and .structuredContent.gitMemoriesAdded == 0"
 '
 
+# errors <file>: each line of <file> is "<tool> <arguments> <message>" (tab-separated);
+# all are called in one session, and each must be an MCP tool error with its message
+errors() {
+	awk -F "\t" "{ printf \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":%d,\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{\\\"name\\\":\\\"%s\\\",\\\"arguments\\\":%s}}\\n\", NR, \$1, \$2 }" "$1" |
+	ci-mcp --profile codebase-context >"$TRASH_DIRECTORY/out" &&
+	jq -s -r "sort_by(.id)[] | .result | \"\(.isError) \(.content[0].text)\"" "$TRASH_DIRECTORY/out" >"$TRASH_DIRECTORY/actual" &&
+	cut -f 3 "$1" | sed "s/^/true /" >"$TRASH_DIRECTORY/expect" &&
+	test_cmp "$TRASH_DIRECTORY/expect" "$TRASH_DIRECTORY/actual"
+}
+
+# the cases of the errors test: tool, arguments, the message (quotes are hard inside a test)
+cat >"$TRASH_DIRECTORY/cases" <<\EOF
+search_codebase	{}	missing required parameter 'query'
+search_codebase	{"query":" "}	parameter 'query' must not be empty
+search_codebase	{"query":"x","intent":"delete"}	parameter 'intent' must be one of ["explore","edit","refactor","migrate"]
+search_codebase	{"query":"x","limit":0}	parameter 'limit' must be from 1 to 100, got 0
+search_codebase	{"query":"x","limit":2.5}	parameter 'limit' must be an integer
+search_codebase	{"query":"x","filters":{"framework":"angular"}}	parameter 'filters': framework, componentType and layer are not supported (ci knows no frameworks or layers); filter by language
+search_codebase	{"query":"x","filters":{"colour":"red"}}	parameter 'filters': unknown filter 'colour' (framework, language, componentType, layer)
+search_codebase	{"query":"x","filters":{"language":7}}	parameter 'filters.language' must be a string
+get_team_patterns	{"category":"ui"}	parameter 'category' must be one of ["all","di","state","testing","libraries"]
+get_symbol_references	{}	missing required parameter 'symbol'
+get_symbol_references	{"symbol":"x","limit":101}	parameter 'limit' must be from 1 to 100, got 101
+remember	{"type":"idea","category":"testing","memory":"m","reason":"r"}	parameter 'type' must be one of ["convention","decision","gotcha","failure"]
+remember	{"type":"gotcha","category":"ui","memory":"m","reason":"r"}	parameter 'category' must be one of ["tooling","architecture","testing","dependencies","conventions"]
+remember	{"type":"gotcha","category":"testing","memory":"m"}	missing required parameter 'reason'
+remember	{"type":"gotcha","category":"testing","memory":"","reason":"r"}	parameter 'memory' must not be empty
+get_memory	{"limit":0}	parameter 'limit' must be from 1 to 100, got 0
+get_memory	{"type":"note"}	parameter 'type' must be one of ["convention","decision","gotcha","failure"]
+get_style_guide	{"query":""}	parameter 'query' must not be empty
+detect_circular_dependencies	{"scope":"../nowhere"}	parameter 'scope': '../nowhere' does not exist
+detect_circular_dependencies	{"scope":"../elsewhere"}	parameter 'scope': '../elsewhere' is outside the repository
+refresh_index	{"incrementalOnly":"yes"}	parameter 'incrementalOnly' must be true or false
+get_codebase_metadata	{"verbose":true}	unknown parameter 'verbose'
+EOF
+
 test_expect_success 'every invalid argument is an MCP tool error naming the parameter' '
-	cd repo &&
-	call_error search_codebase "{}" "missing required parameter '"'"'query'"'"'" &&
-	call_error search_codebase "{\"query\":\" \"}" "parameter '"'"'query'"'"' must not be empty" &&
-	call_error search_codebase "{\"query\":\"x\",\"intent\":\"delete\"}" "parameter '"'"'intent'"'"' must be one of [\"explore\",\"edit\",\"refactor\",\"migrate\"]" &&
-	call_error search_codebase "{\"query\":\"x\",\"limit\":0}" "parameter '"'"'limit'"'"' must be from 1 to 100, got 0" &&
-	call_error search_codebase "{\"query\":\"x\",\"limit\":2.5}" "parameter '"'"'limit'"'"' must be an integer" &&
-	call_error search_codebase "{\"query\":\"x\",\"filters\":{\"framework\":\"angular\"}}" "parameter '"'"'filters'"'"': framework, componentType and layer are not supported (ci knows no frameworks or layers); filter by language" &&
-	call_error search_codebase "{\"query\":\"x\",\"filters\":{\"colour\":\"red\"}}" "parameter '"'"'filters'"'"': unknown filter '"'"'colour'"'"' (framework, language, componentType, layer)" &&
-	call_error get_team_patterns "{\"category\":\"ui\"}" "parameter '"'"'category'"'"' must be one of [\"all\",\"di\",\"state\",\"testing\",\"libraries\"]" &&
-	call_error get_symbol_references "{}" "missing required parameter '"'"'symbol'"'"'" &&
-	call_error get_symbol_references "{\"symbol\":\"x\",\"limit\":101}" "parameter '"'"'limit'"'"' must be from 1 to 100, got 101" &&
-	call_error remember "{\"type\":\"idea\",\"category\":\"testing\",\"memory\":\"m\",\"reason\":\"r\"}" "parameter '"'"'type'"'"' must be one of [\"convention\",\"decision\",\"gotcha\",\"failure\"]" &&
-	call_error remember "{\"type\":\"gotcha\",\"category\":\"testing\",\"memory\":\"m\"}" "missing required parameter '"'"'reason'"'"'" &&
-	call_error get_memory "{\"limit\":0}" "parameter '"'"'limit'"'"' must be from 1 to 100, got 0" &&
-	call_error detect_circular_dependencies "{\"scope\":\"../elsewhere\"}" "parameter '"'"'scope'"'"': '"'"'../elsewhere'"'"' does not exist" &&
-	mkdir ../elsewhere &&
-	call detect_circular_dependencies "{\"scope\":\"../elsewhere\"}" &&
-	res_is ".isError and (.content[0].text | test(\"^parameter .scope.: .*outside\"))" &&
-	call_error refresh_index "{\"incrementalOnly\":\"yes\"}" "parameter '"'"'incrementalOnly'"'"' must be true or false"
+	cd repo && mkdir ../elsewhere &&
+	errors "$TRASH_DIRECTORY/cases"
 '
 
 if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
