@@ -1238,13 +1238,40 @@ static json_t *patterns_compute(const char *sub, const char *category)
 	return out;
 }
 
+/*
+ * The memories that go with the patterns of a category, as "memory" records
+ * with their confidence: all of them for all, testing's for testing,
+ * dependencies' for libraries, architecture's for di and state.
+ */
+static json_t *patterns_memories(const char *cat)
+{
+	const char *want = !strcmp(cat, "testing") ? "testing" : !strcmp(cat, "libraries") ? "dependencies" :
+			   !strcmp(cat, "all") ? NULL : "architecture";
+	json_t *all = memory_load(), *out = json_array(), *m;
+	time_t now = time(NULL);
+	size_t i;
+
+	json_array_foreach(all, i, m) {
+		json_t *r;
+
+		if (want && strcmp(str_field(m, "category"), want))
+			continue;
+		r = json_pack("{s:s}", "_type", "memory");
+		memory_score(m, now);
+		json_object_update(r, m);
+		json_array_append_new(out, r);
+	}
+	json_decref(all);
+	return out;
+}
+
 static int cmd_patterns(int argc, char **argv)
 {
 	static const char *const names[] = { "category", NULL };
 	static const char *const bools[] = { "json", NULL };
 	struct flags f = { .sub = "patterns", .names = names, .bools = bools };
 	const char *cat;
-	json_t *all, *v;
+	json_t *all, *mems, *v;
 	size_t i;
 
 	parse_flags(&f, argc, argv);
@@ -1254,12 +1281,15 @@ static int cmd_patterns(int argc, char **argv)
 	if (flag_index(pattern_categories, cat, strlen(cat)) < 0)
 		fail("patterns: --category must be all, di, state, testing or libraries, not '%s'", cat);
 	all = patterns_compute("patterns", cat);
+	mems = patterns_memories(cat);
 	if (want_json(f.set[0])) {
 		json_array_foreach(json_object_get(all, "patterns"), i, v)
 			put_json(v);
 		json_array_foreach(json_object_get(all, "goldenFiles"), i, v)
 			put_json(v);
 		json_array_foreach(json_object_get(all, "conflicts"), i, v)
+			put_json(v);
+		json_array_foreach(mems, i, v)
 			put_json(v);
 	} else {
 		if (!json_array_size(json_object_get(all, "patterns")))
@@ -1275,7 +1305,13 @@ static int cmd_patterns(int argc, char **argv)
 			printf("conflict in %s: %s and %s both above 20%%\n", str_field(v, "category"),
 			       json_string_value(json_array_get(json_object_get(v, "patterns"), 0)),
 			       json_string_value(json_array_get(json_object_get(v, "patterns"), 1)));
+		json_array_foreach(mems, i, v)
+			printf("memory: [%s] %s: %s (confidence %.2f%s)\n", str_field(v, "type"),
+			       str_field(v, "category"), str_field(v, "memory"),
+			       json_real_value(json_object_get(v, "confidence")),
+			       json_is_true(json_object_get(v, "stale")) ? ", stale" : "");
 	}
+	json_decref(mems);
 	json_decref(all);
 	return close_stdout(0);
 }

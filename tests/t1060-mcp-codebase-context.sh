@@ -183,6 +183,9 @@ test_expect_success 'get_team_patterns: frequencies, trends from git history, go
 	res_is ".structuredContent.patterns.libraries | map(.name) == [\"requests\"]" &&
 	res_is ".structuredContent.goldenFiles | map(.file) == [\"tests/test_legacy.py\", \"tests/test_reader.py\"] and all(.patternCount == 1)" &&
 	res_is ".structuredContent.conflicts == [{category: \"testing\", patterns: [\"pytest\", \"unittest\"]}]" &&
+	res_is ".structuredContent.memories | map(.memory) | sort == [\"move the tests to pytest\", \"reader: handle an empty header\"]" &&
+	call get_team_patterns "{\"category\":\"testing\"}" &&
+	res_is ".structuredContent.memories | map(.memory) == [\"move the tests to pytest\"] and .[0].confidence == 1 and .[0].stale == false" &&
 	call get_team_patterns "{\"category\":\"libraries\"}" &&
 	res_is ".structuredContent.patterns | keys == [\"libraries\"]" &&
 	call get_team_patterns "{\"category\":\"di\"}" &&

@@ -245,8 +245,11 @@ test_expect_success 'setup: a repository with C includes over two years, a style
 		.[0].confidence == 1 and .[0].stale == false"
 '
 
-test_expect_success 'patterns --json: frequencies per category, trends from history, golden files, conflicts' '
-	(cd pats && ci patterns --json) >out &&
+test_expect_success 'patterns --json: frequencies per category, trends from history, golden files, conflicts, memories' '
+	(cd pats && ci patterns --json) >all &&
+	jq -c "select(._type != \"memory\")" all >out &&
+	jq -s -e "map(select(._type == \"memory\")) | length == 1 and .[0].memory == \"unit: cmocka tests\" and
+		.[0].confidence == 1" all &&
 	cat >expect <<-\EOF &&
 	{"_type":"pattern","category":"libraries","name":"stdio","count":3,"frequency":"100%","adoption":100,"trend":"Stable","lastUsed":"2025-06-01","files":["main.c","new_test.c","old_test.c"]}
 	{"_type":"pattern","category":"testing","name":"check.h","count":1,"frequency":"50%","adoption":50,"trend":"Declining","lastUsed":"2024-01-01","files":["old_test.c"]}
@@ -270,6 +273,7 @@ test_expect_success 'patterns on a terminal: one line a pattern' '
 	golden file: new_test.c (1 patterns)
 	golden file: old_test.c (1 patterns)
 	conflict in testing: check.h and cmocka.h both above 20%
+	memory: [convention] testing: unit: cmocka tests (confidence 1.00)
 	EOF
 	test_cmp expect out &&
 	(cd pats && on_tty ci patterns --category state) >out &&
