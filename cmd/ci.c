@@ -915,18 +915,22 @@ static int want_json(int json)
 
 /*
  * The commit records of the repository's history (ci-couple history, read from
- * git), newest first; since is a ci-couple --since value or NULL.  An empty
- * array outside a git repository or without commits.
+ * git), newest first: the newest 2000 at most; since is a ci-couple --since
+ * value or NULL.  An empty array outside a git repository or without commits.
+ *
+ * NEEDSWORK: each search and patterns call reads the history again; on a big
+ * repository the index's stored history (ci-couple history | ci-index load)
+ * would be cheaper, once something keeps it up to date.
  */
 static json_t *git_commits(const char *since)
 {
-	char *av[] = { NULL, "--no-index", "history", "--since", (char *)since, NULL };
+	char *av[] = { NULL, "--no-index", "--max-commits", "2000", "history", "--since", (char *)since, NULL };
 	json_t *recs, *out = json_array(), *r;
 	size_t i;
 	int rc;
 
 	if (!since)
-		av[3] = NULL;
+		av[5] = NULL;
 	recs = records_of("ci-couple", av, &rc);
 	json_array_foreach(recs, i, r)
 		if (!strcmp(str_field(r, "_type"), "commit"))
