@@ -1114,9 +1114,10 @@ static void resource_answer(struct call *c, json_t *r)
 
 	if (json_is_true(json_object_get(r, "isError")) || !text) {
 		const char *prep = json_string_value(json_object_get(sc, "preparing"));
+		const char *msg = json_string_value(json_object_get(sc, "message"));
 		char *m = xasprintf("cannot read %s: %s", uri,
 				    json_is_true(json_object_get(r, "isError")) && err ? err :
-				    prep && *prep ? prep : "its command gave no text");
+				    prep && *prep ? prep : msg && *msg ? msg : "its command gave no text");
 
 		reply_error(c->st, c->id, -32603, m);
 		free(m);

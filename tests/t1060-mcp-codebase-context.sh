@@ -236,6 +236,19 @@ test_expect_success 'remember and get_memory: .codebase-context/memory.json, con
 	res_is ".structuredContent.preflight.warnings == [\"mocking the header parser hid a bug\"]"
 '
 
+test_expect_success 'a memory file that is not JSON: tool errors and a resource error saying so' '
+	cd repo && cp .codebase-context/memory.json ../memory.json &&
+	echo "{" >.codebase-context/memory.json &&
+	printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"get_memory\",\"arguments\":{}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"search_codebase\",\"arguments\":{\"query\":\"parse\"}}}" \
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"codebase://context\"}}" |
+	ci-mcp --profile codebase-context --wait 60 >../out &&
+	cp ../memory.json .codebase-context/memory.json &&
+	jq -se "map(select(.id == 1))[0].result | .isError and (.content[0].text | test(\"^memory: .codebase-context/memory.json:[0-9]+: \"))" ../out &&
+	jq -se "map(select(.id == 2))[0].result | .isError and (.content[0].text | test(\"memory.json\"))" ../out &&
+	jq -se "map(select(.id == 3))[0].error | .code == -32603 and (.message | test(\"^cannot read codebase://context: .*memory.json\"))" ../out
+'
+
 test_expect_success 'refresh_index: incremental and full; conventional commits become memories once' '
 	cd repo && rm -r .codebase-context &&
 	call refresh_index "{\"incrementalOnly\":true,\"reason\":\"test\"}" &&
