@@ -334,4 +334,26 @@ test_expect_success 'search --intent edit: search quality, related memories, the
 	jq -s -e "map(select(._type == \"preflight\")) == [] and (map(select(._type == \"related_memory\")) | length >= 1)" out
 '
 
+test_expect_success 'context: the Markdown overview; --json one record with it' '
+	(cd pats && ci context) >out &&
+	test_grep "^# Codebase context: pats$" out &&
+	test_grep "^- c: 3 files$" out &&
+	test_grep "^- testing: check.h, 50% of files (1), Declining$" out &&
+	test_grep "^Conflict in testing: check.h and cmocka.h are both above 20%.$" out &&
+	test_grep "^- \[convention\] testing: unit: cmocka tests (confidence 1.00)$" out &&
+	(cd pats && ci context --json) >json &&
+	jq -j .text json >text && test_cmp out text &&
+	jq -e "._type == \"context\"" json &&
+	(cd empty && test_status 1 ci context) 2>err &&
+	test_grep "^ci: context: no index" err
+'
+
+test_expect_success 'memory list on a terminal: confidence, and stale below 30%' '
+	(cd pats && jq ". + [{id: \"0000000000000009\", type: \"gotcha\", category: \"db\", memory: \"old\", reason: \"r\",
+		date: \"2001-01-01T00:00:00Z\"}]" .codebase-context/memory.json >m && mv m .codebase-context/memory.json) &&
+	(cd pats && on_tty ci memory list --type gotcha) >out &&
+	echo "0000000000000009  [gotcha] db: old  (confidence 0.00, stale)" >expect &&
+	test_cmp expect out
+'
+
 test_done
