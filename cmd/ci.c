@@ -1198,6 +1198,7 @@ static json_t *patterns_compute(const char *sub, const char *category)
 	golden = json_array();
 	for (int pass = 0; pass < 2 && !json_array_size(golden); pass++) {
 		json_t *scores = json_array();
+		int most = 0;
 
 		json_object_foreach(by_file, file, list) {
 			int k = 0;
@@ -1208,9 +1209,11 @@ static json_t *patterns_compute(const char *sub, const char *category)
 			if (k)
 				json_array_append_new(scores, json_pack("{s:s,s:s,s:i}", "_type", "golden_file",
 									"file", file, "patterns", k));
+			if (k > most)
+				most = k;
 		}
-		/* the most patterns first, then by path (json_object_foreach is in path order) */
-		for (int best = 64; best > 0 && json_array_size(golden) < 3; best--)
+		/* the most patterns first, then by path (by_file was filled in path order) */
+		for (int best = most; best > 0 && json_array_size(golden) < 3; best--)
 			json_array_foreach(scores, i, v)
 				if (json_integer_value(json_object_get(v, "patterns")) == best &&
 				    json_array_size(golden) < 3)
@@ -1784,7 +1787,7 @@ static void search_enrich(json_t *recs, const char *query, const char *intent)
 		if (strcmp(str_field(r, "_type"), "hit"))
 			continue;
 		if (!hits++)
-			top = json_real_value(json_object_get(r, "score")) + (double)json_integer_value(json_object_get(r, "score"));
+			top = json_number_value(json_object_get(r, "score"));
 		if (array_has(files, path))
 			continue;
 		json_array_append_new(files, json_string(path));
