@@ -26,8 +26,12 @@
  * pipe) and reads what the loop sends back from its stream (a queue of messages
  * under the same mutex), as one JSON body or as server-sent events.
  *
- * NEEDSWORK: the bobbin and codebase-context profiles are table files still to
- * write (ci, kit, shaktiman and abstract exist); server-sent event streams
+ * A table's "resources" (codebase-context's codebase://context) are read the
+ * same way: resources/read runs the resource's argv as a call and answers the
+ * text of its first record.
+ *
+ * NEEDSWORK: the bobbin profile is a table file still to write (ci, kit,
+ * shaktiman, abstract and codebase-context exist); server-sent event streams
  * cannot be resumed (no event ids, Last-Event-ID is ignored); tools/list has no
  * pagination.
  */
@@ -53,7 +57,7 @@
 #include <time.h>
 
 extern const char ci_mcp_profile_ci[], ci_mcp_profile_kit[], ci_mcp_profile_shaktiman[],
-	ci_mcp_profile_abstract[];
+	ci_mcp_profile_abstract[], ci_mcp_profile_codebase_context[];
 
 static const char usage_text[] =
 	"usage: ci-mcp [--list-tools] [--profile <name>] [--table <file>] [--http <addr>] [options]\n"
@@ -107,6 +111,7 @@ static const struct { const char *name; const char *json; } profiles[] = {
 	{ "kit", ci_mcp_profile_kit },
 	{ "shaktiman", ci_mcp_profile_shaktiman },
 	{ "abstract", ci_mcp_profile_abstract },
+	{ "codebase-context", ci_mcp_profile_codebase_context },
 };
 
 /* MCP logging levels (RFC 5424 severities), least severe first. */
@@ -1050,6 +1055,7 @@ struct call {
 	char *preparing;	/* what is still being prepared (answer note), or NULL */
 	int spec;		/* its fallback runs while it waits for the index */
 	int spec_done;		/* and has finished: p holds its answer */
+	int resource;		/* a resources/read: tool is the table's resource entry */
 	struct proc p;		/* its command */
 };
 
@@ -1092,10 +1098,45 @@ static void progress(struct call *c, const char *msg)
 }
 
 /* Answer c with result r and forget it. */
+/*
+ * The answer of a resources/read from the result its command gave (consumed):
+ * the "text" of its first record as the resource's contents, a tool error as a
+ * JSON-RPC error.
+ */
+static void resource_answer(struct call *c, json_t *r)
+{
+	json_t *sc = json_object_get(r, "structuredContent");
+	const char *text = json_string_value(json_object_get(json_array_get(json_object_get(sc, "results"), 0),
+							     "text"));
+	const char *err = json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0),
+							    "text"));
+	const char *uri = json_string_value(json_object_get(c->tool, "uri"));
+
+	if (json_is_true(json_object_get(r, "isError")) || !text) {
+		const char *prep = json_string_value(json_object_get(sc, "preparing"));
+		const char *msg = json_string_value(json_object_get(sc, "message"));
+		char *m = xasprintf("cannot read %s: %s", uri,
+				    json_is_true(json_object_get(r, "isError")) && err ? err :
+				    prep && *prep ? prep : msg && *msg ? msg : "its command gave no text");
+
+		reply_error(c->st, c->id, -32603, m);
+		free(m);
+	} else {
+		reply(c->st, c->id, json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri, "mimeType",
+					      json_string_value(json_object_get(c->tool, "mimeType")) ?
+					      json_string_value(json_object_get(c->tool, "mimeType")) : "text/plain",
+					      "text", text));
+	}
+	json_decref(r);
+}
+
 static void call_answer(struct call *c, json_t *r)
 {
 	call_unlink(c);
-	reply(c->st, c->id, r);
+	if (c->resource)
+		resource_answer(c, r);
+	else
+		reply(c->st, c->id, r);
 	call_free(c);
 }
 
@@ -1622,11 +1663,12 @@ static char *pick_repo(json_t *schema, json_t *args)
  * A tools/call: validate, confine paths, then answer at once (an error, a
  * built-in) or queue a call for the loop.
  */
+static void queue_call(struct stream *st, json_t *id, json_t *tool, json_t *args, json_t *token, int resource);
+
 static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args, json_t *token)
 {
 	json_t *schema = json_object_get(tool, "inputSchema"), *props;
-	struct call *c, **tail;
-	const char *k, *rp;
+	const char *k;
 	json_t *v;
 	char *why;
 
@@ -1688,7 +1730,17 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 		json_decref(args);
 		return;
 	}
+	queue_call(st, id, tool, args, token, 0);
+}
+
+/* Queue a call of tool (a tool, or a resource when resource) for the loop; steals args. */
+static void queue_call(struct stream *st, json_t *id, json_t *tool, json_t *args, json_t *token, int resource)
+{
+	struct call *c, **tail;
+	const char *rp;
+
 	c = xcalloc(1, sizeof(*c));
+	c->resource = resource;
 	c->id = json_incref(id);
 	c->st = st;
 	if (st->http) {
@@ -1796,13 +1848,17 @@ static void handle(struct stream *st, json_t *msg)
 		for (size_t i = 0; want && i < ARRAY_SIZE(versions); i++)
 			if (!strcmp(want, versions[i]))
 				v = versions[i];
-		reply(st, id, json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}",
+		json_t *res = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:{s:s, s:s}, s:s}",
 					"protocolVersion", v,
 					"capabilities", "tools", "listChanged", 0, "logging",
 					"serverInfo", "name", "ci", "version", PACKAGE_VERSION,
 					"instructions", json_string_value(json_object_get(table, "instructions")) ?
 					json_string_value(json_object_get(table, "instructions")) :
-					"ci serves code search over the repository it was started in."));
+					"ci serves code search over the repository it was started in.");
+		if (json_is_array(json_object_get(table, "resources")))	/* only profiles that have some */
+			json_object_set_new(json_object_get(res, "capabilities"), "resources",
+					    json_pack("{s:b, s:b}", "subscribe", 0, "listChanged", 0));
+		reply(st, id, res);
 	} else if (!strcmp(method, "ping")) {
 		reply(st, id, json_object());
 	} else if (!strcmp(method, "logging/setLevel")) {
@@ -1822,6 +1878,39 @@ static void handle(struct stream *st, json_t *msg)
 		reply(st, id, json_object());
 	} else if (!strcmp(method, "tools/list")) {
 		reply(st, id, tools_list());
+	} else if (json_is_array(json_object_get(table, "resources")) && !strcmp(method, "resources/list")) {
+		json_t *list = json_array(), *r;
+		size_t i;
+		json_array_foreach(json_object_get(table, "resources"), i, r) {
+			json_t *o = json_pack("{s:O, s:O}", "uri", json_object_get(r, "uri"), "name", json_object_get(r, "name"));
+			static const char *const opt[] = { "title", "description", "mimeType" };
+			for (size_t k = 0; k < ARRAY_SIZE(opt); k++)
+				if (json_object_get(r, opt[k]))
+					json_object_set(o, opt[k], json_object_get(r, opt[k]));
+			json_array_append_new(list, o);
+		}
+		reply(st, id, json_pack("{s:o}", "resources", list));
+	} else if (json_is_array(json_object_get(table, "resources")) && !strcmp(method, "resources/templates/list")) {
+		reply(st, id, json_pack("{s:[]}", "resourceTemplates"));
+	} else if (json_is_array(json_object_get(table, "resources")) && !strcmp(method, "resources/read")) {
+		const char *uri = json_string_value(json_object_get(params, "uri"));
+		json_t *r = NULL, *x;
+		size_t i;
+		json_array_foreach(json_object_get(table, "resources"), i, x)
+			if (uri && !strcmp(uri, json_string_value(json_object_get(x, "uri"))))
+				r = x;
+		if (!uri) {
+			reply_error(st, id, -32602, "resources/read needs params.uri, a string");
+		} else if (!r) {
+			char *m = xasprintf("resource not found: '%s'", uri);
+			reply_error(st, id, -32002, m);
+			free(m);
+		} else if (call_uses_id(st->sess, id)) {
+			reply_error(st, id, -32600, "invalid request: a request with this id is in progress");
+		} else {
+			root = home;
+			queue_call(st, id, r, json_object(), NULL, 1);
+		}
 	} else if (!strcmp(method, "tools/call")) {
 		const char *name = json_string_value(json_object_get(params, "name"));
 		json_t *tool = name ? find_tool(name) : NULL;
@@ -2660,6 +2749,12 @@ static void check_table(json_t *t, const char *name)
 		if (mcp_map_compile(cfg, &err) < 0)
 			die("%s: config: %s", name, err);
 	}
+	json_array_foreach(json_object_get(t, "resources"), i, tool)
+		if (!json_is_string(json_object_get(tool, "uri")) || !json_is_string(json_object_get(tool, "name")) ||
+		    !json_is_array(json_object_get(tool, "argv")))
+			die("%s: resource %zu wants \"uri\", \"name\" and \"argv\"", name, i);
+	if (json_object_get(t, "resources") && !json_is_array(json_object_get(t, "resources")))
+		die("%s: \"resources\" must be an array", name);
 	json_array_foreach(tools, i, tool) {
 		const char *tn = json_string_value(json_object_get(tool, "name"));
 		json_t *schema = json_object_get(tool, "inputSchema");

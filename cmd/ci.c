@@ -8,6 +8,8 @@
  *   ci cycles [--scope <path>]                                        ci-refs cycles
  *   ci metadata                              ci-index status + package manifests
  *   ci memory list|add|remove                       .codebase-context/memory.json
+ *   ci style-guide [--query <q>] [--category <c>]   rules from the documentation
+ *   ci patterns [--category <c>]            the index's imports + git history
  *   ci grep|index|rank|refs-raw|mcp <args>...       ci-grep, ci-index, ci-rank, ci-refs, ci-mcp
  *
  * The subcommands and their flags are those of the codebase-context CLI, so that
@@ -27,13 +29,20 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <jansson.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+
+#include "index.h"
 
 static const char usage_text[] =
 	"usage: ci [-h] <subcommand> [<args>]\n"
 	"\n"
 	"Subcommands (flags as in the codebase-context CLI; each takes --json):\n"
 	"  search --query <q> [--intent explore|edit|refactor|migrate] [--limit <n>] [--lang <l>]\n"
-	"                           ranked search (ci-rank)\n"
+	"           [--snippets]    ranked search (ci-rank), search quality, related memories;\n"
+	"                           edit, refactor, migrate: the preflight card\n"
 	"  metadata                 languages, file counts and dependencies (package.json,\n"
 	"                           pyproject.toml, requirements.txt, go.mod, Cargo.toml)\n"
 	"  status                   what the index holds (ci-index status)\n"
@@ -44,6 +53,12 @@ static const char usage_text[] =
 	"  memory list [--category <c>] [--type <t>] [--query <q>]\n"
 	"  memory add --type <t> --category <c> --memory <text> [--reason <r>]\n"
 	"  memory remove <id>       the team memory in .codebase-context/memory.json\n"
+	"  style-guide [--query <q>] [--category <c>]\n"
+	"                           rules from CONTRIBUTING.md, STYLE.md, docs/*style*,\n"
+	"                           .editorconfig and the README's sections on style\n"
+	"  context                  a Markdown overview: languages, dependencies, patterns, memory\n"
+	"  patterns [--category all|di|state|testing|libraries]\n"
+	"                           import patterns: frequencies, trends from git history\n"
 	"  grep|index|rank|refs-raw|mcp <args>...\n"
 	"                           run ci-grep, ci-index, ci-rank, ci-refs or ci-mcp\n"
 	"  help                     show this help\n"
@@ -147,6 +162,9 @@ static void print_human(json_t *rec)
 }
 
 
+/* Whether children's stderr goes to /dev/null (questions whose "no" is an answer). */
+static int quiet_children;
+
 /*
  * Start prog with argv, its standard output a pipe: the pid, and the pipe's
  * reading end in *rfd.  Dies on failure.
@@ -166,6 +184,12 @@ static pid_t spawn_reading(const char *prog, char **argv, int *rfd)
 		close(fd[0]);
 		if (dup2(fd[1], STDOUT_FILENO) < 0)
 			_exit(1);
+		if (quiet_children) {
+			int null = open("/dev/null", O_WRONLY);
+
+			if (null >= 0 && dup2(null, STDERR_FILENO) >= 0)
+				close(null);
+		}
 		close(fd[1]);
 		run_exec(prog, argv);
 	}
@@ -281,15 +305,26 @@ static const char *check_limit(const char *sub, const char *s, long max)
 
 /* ---- the mapped subcommands ----------------------------------------------------- */
 
+static json_t *records_of(const char *prog, char **argv, int *rc);
+static void put_json(json_t *rec);
+static int want_json(int json);
+static void memory_score(json_t *m, time_t now);
+static json_t *memory_new(const char *type, const char *category, const char *text,
+			  const char *reason, const char *date);
+static int memory_has(json_t *all, const char *id);
+static int memory_from_git(void);
+static void search_enrich(json_t *recs, const char *query, const char *intent);
+
 static int cmd_search(int argc, char **argv)
 {
 	static const char *const names[] = { "query", "intent", "limit", "lang", "framework", "layer", NULL };
-	static const char *const bools[] = { "json", NULL };
+	static const char *const bools[] = { "json", "snippets", NULL };
 	static const char *const intents[] = { "explore", "edit", "refactor", "migrate" };
 	struct flags f = { .sub = "search", .names = names, .bools = bools };
 	char *av[12];
-	int n = 1;
+	int n = 1, rc;
 	size_t i;
+	json_t *recs, *r;
 
 	parse_flags(&f, argc, argv);
 	if (f.args_nr)
@@ -315,10 +350,27 @@ static int cmd_search(int argc, char **argv)
 		av[n++] = "--lang";
 		av[n++] = (char *)f.values[3];
 	}
+	if (f.set[1]) {
+		av[n++] = "--format";
+		av[n++] = "full";
+	}
 	av[n++] = "--";
 	av[n++] = (char *)f.values[0];
 	av[n] = NULL;
-	return run("ci-rank", av, f.set[0]);
+	recs = records_of("ci-rank", av, &rc);
+	if (rc >= 2) {
+		json_decref(recs);
+		return rc;	/* ci-rank said why on stderr */
+	}
+	search_enrich(recs, f.values[0], f.values[1] ? f.values[1] : "explore");
+	json_array_foreach(recs, i, r) {
+		if (want_json(f.set[0]))
+			put_json(r);
+		else
+			print_human(r);
+	}
+	json_decref(recs);
+	return close_stdout(rc);
 }
 
 static int cmd_status(int argc, char **argv)
@@ -339,12 +391,30 @@ static int cmd_reindex(int argc, char **argv)
 	static const char *const bools[] = { "json", "incremental", NULL };
 	struct flags f = { .sub = "reindex", .names = names, .bools = bools };
 	char *av[] = { NULL, NULL, NULL };
+	json_t *recs, *r;
+	size_t i;
+	int rc;
 
 	parse_flags(&f, argc, argv);
 	if (f.args_nr)
 		fail("reindex: unexpected argument '%s'", f.args[0]);
 	av[1] = f.set[1] ? "update" : "build";
-	return run("ci-index", av, f.set[0]);
+	recs = records_of("ci-index", av, &rc);
+	if (rc) {
+		json_decref(recs);
+		fail("reindex: ci-index %s failed", av[1]);
+	}
+	json_array_append_new(recs, json_pack("{s:s,s:s,s:i}", "_type", "git_memories", "source",
+					      "conventional commits of the last 90 days",
+					      "added", memory_from_git()));
+	json_array_foreach(recs, i, r) {
+		if (want_json(f.set[0]))
+			put_json(r);
+		else
+			print_human(r);
+	}
+	json_decref(recs);
+	return close_stdout(0);
 }
 
 static int cmd_refs(int argc, char **argv)
@@ -454,7 +524,10 @@ static int memory_list(struct flags *f)
 	json_t *all = memory_load(), *m, *out = json_array();
 	size_t i;
 
+	time_t now = time(NULL);
+
 	json_array_foreach(all, i, m) {
+		memory_score(m, now);
 		if (f->values[0] && strcmp(str_field(m, "category"), f->values[0]))
 			continue;
 		if (f->values[1] && strcmp(str_field(m, "type"), f->values[1]))
@@ -471,8 +544,10 @@ static int memory_list(struct flags *f)
 			puts(s ? s : "");
 			free(s);
 		} else {
-			printf("%s  [%s] %s: %s\n", str_field(m, "id"), str_field(m, "type"),
-			       str_field(m, "category"), str_field(m, "memory"));
+			printf("%s  [%s] %s: %s  (confidence %.2f%s)\n", str_field(m, "id"),
+			       str_field(m, "type"), str_field(m, "category"), str_field(m, "memory"),
+			       json_real_value(json_object_get(m, "confidence")),
+			       json_is_true(json_object_get(m, "stale")) ? ", stale" : "");
 		}
 	}
 	if (!f->set[0] && !json_array_size(out))
@@ -487,11 +562,9 @@ static int memory_add(struct flags *f)
 	const char *type = f->values[1], *category = f->values[0], *text = f->values[3];
 	const char *reason = f->values[4] ? f->values[4] : "";
 	json_t *all, *m;
-	uint64_t h = 1469598103934665603ULL;
-	char id[17], date[32];
+	char date[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	const char *p;
 	int i;
 
 	if (!type || !category || !text || !*text)
@@ -502,31 +575,17 @@ static int memory_add(struct flags *f)
 	if (!memory_types[i])
 		fail("memory add: --type must be convention, decision, gotcha or failure, not '%s'",
 		     type);
+	if (!*category)
+		fail("memory add: --category must not be empty");
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* the id: FNV-1a of what the memory says, so that the same memory is the same id */
-	for (p = type; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (p = category; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	for (p = text; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
+	m = memory_new(type, category, text, reason, date);
 	all = memory_load();
-	{
-		size_t k;
-		json_t *old;
-
-		json_array_foreach(all, k, old)
-			if (!strcmp(str_field(old, "id"), id)) {
-				json_decref(all);
-				fail("memory add: the same memory is there already (%s)", id);
-			}
+	if (memory_has(all, str_field(m, "id"))) {
+		json_decref(all);
+		fail("memory add: the same memory is there already (%s)", str_field(m, "id"));
 	}
-	m = json_object();
-	json_object_set_new(m, "id", json_string(id));
-	json_object_set_new(m, "type", json_string(type));
-	json_object_set_new(m, "category", json_string(category));
-	json_object_set_new(m, "memory", json_string(text));
-	json_object_set_new(m, "reason", json_string(reason));
-	json_object_set_new(m, "date", json_string(date));
 	json_array_append(all, m);
 	memory_save(all);
 	if (f->set[0]) {
@@ -535,7 +594,7 @@ static int memory_add(struct flags *f)
 		puts(s ? s : "");
 		free(s);
 	} else {
-		printf("remembered %s\n", id);
+		printf("remembered %s\n", str_field(m, "id"));
 	}
 	json_decref(m);
 	return close_stdout(0);
@@ -810,6 +869,1185 @@ static int cmd_metadata(int argc, char **argv)
 	return close_stdout(0);
 }
 
+/* ---- records of a command ---------------------------------------------------------- */
+
+/*
+ * Run <prog> with argv and parse its NDJSON output: an array of the records (lines
+ * that are not JSON are left out), the exit status in *rc.  Cannot fail.
+ */
+static json_t *records_of(const char *prog, char **argv, int *rc)
+{
+	struct buf out = BUF_INIT;
+	json_t *recs = json_array();
+	const char *s, *e;
+
+	*rc = capture(&out, prog, argv);
+	for (s = out.buf; s < out.buf + out.len; s = e + 1) {
+		json_t *r;
+
+		e = memchr(s, '\n', (size_t)(out.buf + out.len - s));
+		if (!e)
+			e = out.buf + out.len;
+		r = json_loadb(s, (size_t)(e - s), 0, NULL);
+		if (r)
+			json_array_append_new(recs, r);
+	}
+	buf_release(&out);
+	return recs;
+}
+
+/* Write one record as a line of compact JSON. */
+static void put_json(json_t *rec)
+{
+	char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+
+	puts(s ? s : "");
+	free(s);
+}
+
+/* Whether output is for machines: --json, or not a terminal. */
+static int want_json(int json)
+{
+	return json || !isatty(STDOUT_FILENO);
+}
+
+/* ---- git history: commits of ci-couple ------------------------------------------------ */
+
+/*
+ * The commit records of the repository's history (ci-couple history, read from
+ * git), newest first: the newest 2000 at most; since is a ci-couple --since
+ * value or NULL.  An empty array outside a git repository or without commits.
+ *
+ * NEEDSWORK: each search and patterns call reads the history again; on a big
+ * repository the index's stored history (ci-couple history | ci-index load)
+ * would be cheaper, once something keeps it up to date.
+ */
+static json_t *git_commits(const char *since)
+{
+	char *av[] = { NULL, "--no-index", "--max-commits", "2000", "history", "--since", (char *)since, NULL };
+	json_t *recs, *out = json_array(), *r;
+	size_t i;
+	int rc;
+
+	if (!since)
+		av[5] = NULL;
+	recs = records_of("ci-couple", av, &rc);
+	json_array_foreach(recs, i, r)
+		if (!strcmp(str_field(r, "_type"), "commit"))
+			json_array_append(out, r);
+	json_decref(recs);
+	return out;
+}
+
+/* ---- patterns ------------------------------------------------------------------------- */
+
+static const char *const pattern_categories[] = { "all", "di", "state", "testing", "libraries", NULL };
+
+/* Packages that say a category: testing frameworks, state stores, DI containers. */
+static const struct {
+	const char *category;	/* di, state or testing */
+	const char *name;	/* the package (a trailing '/' matches a scope) */
+} known_packages[] = {
+	{ "testing", "pytest" }, { "testing", "unittest" }, { "testing", "nose" },
+	{ "testing", "hypothesis" }, { "testing", "jest" }, { "testing", "vitest" },
+	{ "testing", "mocha" }, { "testing", "chai" }, { "testing", "jasmine" },
+	{ "testing", "sinon" }, { "testing", "@testing-library/" }, { "testing", "cypress" },
+	{ "testing", "@playwright/test" }, { "testing", "supertest" }, { "testing", "testing" },
+	{ "testing", "github.com/stretchr/testify" }, { "testing", "org.junit" },
+	{ "testing", "org.mockito" }, { "testing", "check.h" }, { "testing", "cmocka.h" },
+	{ "state", "redux" }, { "state", "@reduxjs/toolkit" }, { "state", "react-redux" },
+	{ "state", "zustand" }, { "state", "mobx" }, { "state", "vuex" }, { "state", "pinia" },
+	{ "state", "@ngrx/" }, { "state", "recoil" }, { "state", "jotai" }, { "state", "xstate" },
+	{ "di", "inversify" }, { "di", "tsyringe" }, { "di", "typedi" }, { "di", "injector" },
+	{ "di", "dependency_injector" }, { "di", "@nestjs/common" }, { "di", "@angular/core" },
+	{ "di", "github.com/google/wire" }, { "di", "go.uber.org/fx" }, { "di", "go.uber.org/dig" },
+	{ "di", "com.google.inject" }, { "di", "dagger" },
+};
+
+/*
+ * The package an import names: "@scope/pkg" for a scoped npm name, the module
+ * path up to a known package for Go and Java, else the first segment ("os.path"
+ * is "os", "lodash/fp" is "lodash").  NULL for a relative import.  Malloc'd.
+ */
+static char *import_package(const char *target)
+{
+	size_t n;
+
+	if (!*target || *target == '.' || *target == '/')
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(known_packages); i++) {
+		const char *k = known_packages[i].name;
+		size_t l = strlen(k);
+
+		if (k[l - 1] == '/' ? !strncmp(target, k, l) :
+		    !strncmp(target, k, l) && strchr("/.:", target[l] ? target[l] : '/'))
+			return k[l - 1] == '/' ? xstrndup(target, l + strcspn(target + l, "/")) :
+						 xstrdup(k);
+	}
+	if (*target == '@') {
+		n = strcspn(target, "/");
+		if (target[n])
+			n += 1 + strcspn(target + n + 1, "/");
+		return xstrndup(target, n);
+	}
+	if (strchr(target, '/') && strchr(target, '.') && strchr(target, '.') < strchr(target, '/'))
+		return xstrdup(target);	/* a Go module path: github.com/x/y */
+	n = strcspn(target, "/.:");
+	return n ? xstrndup(target, n) : NULL;
+}
+
+static const char *package_category(const char *pkg)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(known_packages); i++) {
+		const char *k = known_packages[i].name;
+		size_t l = strlen(k);
+
+		if (k[l - 1] == '/' ? !strncmp(pkg, k, l) : !strcmp(pkg, k))
+			return known_packages[i].category;
+	}
+	return "libraries";
+}
+
+/* The repository root and index path, from ci-index status; fails without an index. */
+static json_t *index_status(const char *sub)
+{
+	char *av[] = { NULL, "status", NULL };
+	struct buf out = BUF_INIT;
+	json_t *status;
+	int rc = capture(&out, "ci-index", av);
+
+	status = rc ? NULL : json_loadb(out.buf, out.len, JSON_DISABLE_EOF_CHECK, NULL);
+	buf_release(&out);
+	if (!json_is_object(status) || !json_is_string(json_object_get(status, "root"))) {
+		json_decref(status);
+		fail("%s: no index (run 'ci reindex' first)", sub);
+	}
+	return status;
+}
+
+/*
+ * The imports of the index as {file: [package, ...]} (external imports only:
+ * those that resolve to no file of the repository), files and packages sorted.
+ */
+static json_t *index_imports(const char *sub)
+{
+	json_t *status = index_status(sub), *by_file = json_object();
+	char *path = index_default_path(json_string_value(json_object_get(status, "root")));
+	struct ci_index *ix = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (index_open(&ix, path, 1))
+		fail("%s: cannot open the index '%s'", sub, path);
+	if (sqlite3_prepare_v2(index_db(ix), "SELECT DISTINCT path, target FROM imports "
+			       "WHERE resolved IS NULL ORDER BY path, target", -1, &st, NULL) != SQLITE_OK)
+		fail("%s: %s", sub, sqlite3_errmsg(index_db(ix)));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *file = (const char *)sqlite3_column_text(st, 0);
+		char *pkg = import_package((const char *)sqlite3_column_text(st, 1));
+		json_t *list, *v;
+		size_t i;
+
+		if (!pkg)
+			continue;
+		list = json_object_get(by_file, file);
+		if (!list)
+			json_object_set_new(by_file, file, list = json_array());
+		json_array_foreach(list, i, v)
+			if (!strcmp(json_string_value(v), pkg))
+				break;
+		if (i == json_array_size(list))
+			json_array_append_new(list, json_string(pkg));
+		free(pkg);
+	}
+	if (rc != SQLITE_DONE)
+		fail("%s: %s", sub, sqlite3_errmsg(index_db(ix)));
+	sqlite3_finalize(st);
+	index_close(ix);
+	free(path);
+	json_decref(status);
+	return by_file;
+}
+
+#define DAY 86400
+#define RISING_DAYS 90		/* first used this recently before the newest commit */
+#define DECLINING_DAYS 180	/* not touched for this long before it */
+
+/* A date (UTC) of seconds since the epoch, as YYYY-MM-DD into out[11]. */
+static void ymd(char *out, json_int_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+static int cmp_pattern(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c = strcmp(str_field(x, "category"), str_field(y, "category"));
+	json_int_t nx = json_integer_value(json_object_get(x, "count"));
+	json_int_t ny = json_integer_value(json_object_get(y, "count"));
+
+	if (c)
+		return c;
+	if (nx != ny)
+		return nx > ny ? -1 : 1;
+	return strcmp(str_field(x, "name"), str_field(y, "name"));
+}
+
+/*
+ * The team's patterns: for each package the files import, in its category (di,
+ * state, testing, libraries), how many files use it, its adoption in the
+ * category (of the files using any of the category's packages), and its trend
+ * from git history: Rising when its files were first committed within 90 days
+ * of the newest commit, Declining when none was touched in the 180 days before
+ * it, else Stable.  Then golden files (those using the most di/state/testing
+ * patterns) and conflicts (two patterns of a category both above 20%).  Returns
+ * {patterns: [...], goldenFiles: [...], conflicts: [...]} of category (or "all").
+ */
+static json_t *patterns_compute(const char *sub, const char *category)
+{
+	json_t *by_file = index_imports(sub), *commits = git_commits(NULL);
+	json_t *pats = json_object(), *cat_files = json_object(), *first = json_object(), *last = json_object();
+	json_t *list, *v, *c, *f, *out, *arr, *golden, *conflicts;
+	json_int_t newest = 0;
+	const char *file, *key;
+	size_t i, j, n;
+	json_t **sorted;
+
+	/* when each file was first and last committed */
+	json_array_foreach(commits, i, c) {
+		json_int_t t = json_integer_value(json_object_get(c, "time"));
+
+		if (t > newest)
+			newest = t;
+		json_array_foreach(json_object_get(c, "files"), j, f) {
+			const char *p = str_field(f, "path");
+			json_t *a = json_object_get(first, p), *b = json_object_get(last, p);
+
+			if (!a || json_integer_value(a) > t)
+				json_object_set_new(first, p, json_integer(t));
+			if (!b || json_integer_value(b) < t)
+				json_object_set_new(last, p, json_integer(t));
+		}
+	}
+	json_object_foreach(by_file, file, list) {
+		json_array_foreach(list, i, v) {
+			const char *pkg = json_string_value(v), *cat = package_category(pkg);
+			json_t *p = json_object_get(pats, pkg), *cf = json_object_get(cat_files, cat);
+			json_t *a = json_object_get(first, file), *b = json_object_get(last, file);
+
+			if (!p) {
+				p = json_pack("{s:s,s:s,s:i,s:[],s:i,s:i}", "category", cat, "name", pkg,
+					      "count", 0, "files", "first", 0, "last", 0);
+				json_object_set_new(pats, pkg, p);
+			}
+			json_object_set_new(p, "count", json_integer(json_integer_value(json_object_get(p, "count")) + 1));
+			json_array_append_new(json_object_get(p, "files"), json_string(file));
+			if (a && (!json_integer_value(json_object_get(p, "first")) ||
+				  json_integer_value(a) < json_integer_value(json_object_get(p, "first"))))
+				json_object_set(p, "first", a);
+			if (b && json_integer_value(b) > json_integer_value(json_object_get(p, "last")))
+				json_object_set(p, "last", b);
+			if (!cf)
+				json_object_set_new(cat_files, cat, cf = json_object());
+			json_object_set_new(cf, file, json_true());
+		}
+	}
+	n = json_object_size(pats);
+	sorted = xcalloc(n + 1, sizeof(*sorted));
+	i = 0;
+	json_object_foreach(pats, key, v)
+		sorted[i++] = v;
+	qsort(sorted, n, sizeof(*sorted), cmp_pattern);
+	arr = json_array();
+	for (i = 0; i < n; i++) {
+		json_t *p = sorted[i], *r;
+		const char *cat = str_field(p, "category");
+		json_int_t cnt = json_integer_value(json_object_get(p, "count"));
+		json_int_t total = (json_int_t)json_object_size(json_object_get(cat_files, cat));
+		json_int_t a = json_integer_value(json_object_get(p, "first"));
+		json_int_t b = json_integer_value(json_object_get(p, "last"));
+		int pct = total ? (int)((cnt * 100 + total / 2) / total) : 0;
+		const char *trend = "Stable";
+		char pcts[16], d[11] = "";
+		json_t *files = json_array();
+
+		if (strcmp(category, "all") && strcmp(category, cat))
+			continue;
+		if (b && newest - b > (json_int_t)DECLINING_DAYS * DAY)
+			trend = "Declining";
+		else if (a && newest - a <= (json_int_t)RISING_DAYS * DAY && newest - a >= 0 &&
+			 json_array_size(commits) > 1 && a > json_integer_value(json_object_get(
+				 json_array_get(commits, json_array_size(commits) - 1), "time")))
+			trend = "Rising";	/* newer than the first commit: adopted later */
+		if (b)
+			ymd(d, b);
+		snprintf(pcts, sizeof(pcts), "%d%%", pct);
+		json_array_foreach(json_object_get(p, "files"), j, f)
+			if (j < 3)
+				json_array_append(files, f);
+		r = json_pack("{s:s,s:s,s:s,s:I,s:s,s:i,s:s,s:s,s:o}", "_type", "pattern", "category", cat,
+			      "name", str_field(p, "name"), "count", cnt, "frequency", pcts, "adoption", pct,
+			      "trend", trend, "lastUsed", d, "files", files);
+		json_array_append_new(arr, r);
+	}
+	/* golden files: the files using the most di/state/testing patterns (else any) */
+	golden = json_array();
+	for (int pass = 0; pass < 2 && !json_array_size(golden); pass++) {
+		json_t *scores = json_array();
+		int most = 0;
+
+		json_object_foreach(by_file, file, list) {
+			int k = 0;
+
+			json_array_foreach(list, i, v)
+				if (pass || strcmp(package_category(json_string_value(v)), "libraries"))
+					k++;
+			if (k)
+				json_array_append_new(scores, json_pack("{s:s,s:s,s:i}", "_type", "golden_file",
+									"file", file, "patterns", k));
+			if (k > most)
+				most = k;
+		}
+		/* the most patterns first, then by path (by_file was filled in path order) */
+		for (int best = most; best > 0 && json_array_size(golden) < 3; best--)
+			json_array_foreach(scores, i, v)
+				if (json_integer_value(json_object_get(v, "patterns")) == best &&
+				    json_array_size(golden) < 3)
+					json_array_append(golden, v);
+		json_decref(scores);
+	}
+	conflicts = json_array();
+	for (i = 0; i < json_array_size(arr); i++)
+		for (j = i + 1; j < json_array_size(arr); j++) {
+			json_t *x = json_array_get(arr, i), *y = json_array_get(arr, j);
+
+			if (strcmp(str_field(x, "category"), str_field(y, "category")) ||
+			    !strcmp(str_field(x, "category"), "libraries") ||
+			    json_integer_value(json_object_get(x, "adoption")) <= 20 ||
+			    json_integer_value(json_object_get(y, "adoption")) <= 20)
+				continue;
+			json_array_append_new(conflicts, json_pack("{s:s,s:s,s:[s,s]}", "_type", "conflict",
+				"category", str_field(x, "category"), "patterns", str_field(x, "name"),
+				str_field(y, "name")));
+		}
+	out = json_pack("{s:o,s:o,s:o}", "patterns", arr, "goldenFiles", golden, "conflicts", conflicts);
+	free(sorted);
+	json_decref(pats);
+	json_decref(cat_files);
+	json_decref(first);
+	json_decref(last);
+	json_decref(commits);
+	json_decref(by_file);
+	return out;
+}
+
+/*
+ * The memories that go with the patterns of a category, as "memory" records
+ * with their confidence: all of them for all, testing's for testing,
+ * dependencies' for libraries, architecture's for di and state.
+ */
+static json_t *patterns_memories(const char *cat)
+{
+	const char *want = !strcmp(cat, "testing") ? "testing" : !strcmp(cat, "libraries") ? "dependencies" :
+			   !strcmp(cat, "all") ? NULL : "architecture";
+	json_t *all = memory_load(), *out = json_array(), *m;
+	time_t now = time(NULL);
+	size_t i;
+
+	json_array_foreach(all, i, m) {
+		json_t *r;
+
+		if (want && strcmp(str_field(m, "category"), want))
+			continue;
+		r = json_pack("{s:s}", "_type", "memory");
+		memory_score(m, now);
+		json_object_update(r, m);
+		json_array_append_new(out, r);
+	}
+	json_decref(all);
+	return out;
+}
+
+static int cmd_patterns(int argc, char **argv)
+{
+	static const char *const names[] = { "category", NULL };
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "patterns", .names = names, .bools = bools };
+	const char *cat;
+	json_t *all, *mems, *v;
+	size_t i;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("patterns: unexpected argument '%s' (use --category)", f.args[0]);
+	cat = f.values[0] ? f.values[0] : "all";
+	if (flag_index(pattern_categories, cat, strlen(cat)) < 0)
+		fail("patterns: --category must be all, di, state, testing or libraries, not '%s'", cat);
+	all = patterns_compute("patterns", cat);
+	mems = patterns_memories(cat);
+	if (want_json(f.set[0])) {
+		json_array_foreach(json_object_get(all, "patterns"), i, v)
+			put_json(v);
+		json_array_foreach(json_object_get(all, "goldenFiles"), i, v)
+			put_json(v);
+		json_array_foreach(json_object_get(all, "conflicts"), i, v)
+			put_json(v);
+		json_array_foreach(mems, i, v)
+			put_json(v);
+	} else {
+		if (!json_array_size(json_object_get(all, "patterns")))
+			printf("no %s patterns in the index's imports\n", cat);
+		json_array_foreach(json_object_get(all, "patterns"), i, v)
+			printf("%-9s %-24s %4s of files (%lld)  %s\n", str_field(v, "category"),
+			       str_field(v, "name"), str_field(v, "frequency"),
+			       (long long)json_integer_value(json_object_get(v, "count")), str_field(v, "trend"));
+		json_array_foreach(json_object_get(all, "goldenFiles"), i, v)
+			printf("golden file: %s (%lld patterns)\n", str_field(v, "file"),
+			       (long long)json_integer_value(json_object_get(v, "patterns")));
+		json_array_foreach(json_object_get(all, "conflicts"), i, v)
+			printf("conflict in %s: %s and %s both above 20%%\n", str_field(v, "category"),
+			       json_string_value(json_array_get(json_object_get(v, "patterns"), 0)),
+			       json_string_value(json_array_get(json_object_get(v, "patterns"), 1)));
+		json_array_foreach(mems, i, v)
+			printf("memory: [%s] %s: %s (confidence %.2f%s)\n", str_field(v, "type"),
+			       str_field(v, "category"), str_field(v, "memory"),
+			       json_real_value(json_object_get(v, "confidence")),
+			       json_is_true(json_object_get(v, "stale")) ? ", stale" : "");
+	}
+	json_decref(mems);
+	json_decref(all);
+	return close_stdout(0);
+}
+
+/* ---- memory: ids, confidence decay, git extraction ------------------------------------------ */
+
+#define STALE_BELOW 0.3		/* memories below this confidence are flagged stale */
+
+/* The half-life in days of a memory's confidence; 0: it never decays. */
+static double memory_half_life(const char *type)
+{
+	if (!strcmp(type, "decision"))
+		return 180;
+	if (!strcmp(type, "gotcha") || !strcmp(type, "failure"))
+		return 90;
+	return 0;	/* conventions */
+}
+
+/*
+ * Add to m its "confidence" now (1 halved every half-life of its type since its
+ * date; conventions keep 1) and "stale" (below 0.3).  A date that does not parse
+ * counts as today.
+ */
+static void memory_score(json_t *m, time_t now)
+{
+	struct tm tm;
+	double hl = memory_half_life(str_field(m, "type")), conf = 1, age;
+	const char *d = str_field(m, "date");
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(d, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end)
+		end = strptime(d, "%Y-%m-%d", &tm);
+	if (end && hl > 0) {
+		age = difftime(now, timegm(&tm)) / DAY;
+		if (age > 0)
+			conf = pow(0.5, age / hl);
+	}
+	json_object_set_new(m, "confidence", json_real(round(conf * 1000) / 1000));
+	json_object_set_new(m, "stale", json_boolean(conf < STALE_BELOW));
+}
+
+/* A new memory record; its id is FNV-1a of type, category and text. */
+static json_t *memory_new(const char *type, const char *category, const char *text,
+			  const char *reason, const char *date)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *parts[] = { type, category, text }, *p;
+	char id[17];
+
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		for (p = parts[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", id, "type", type, "category", category,
+			 "memory", text, "reason", reason, "date", date);
+}
+
+static int memory_has(json_t *all, const char *id)
+{
+	size_t k;
+	json_t *old;
+
+	json_array_foreach(all, k, old)
+		if (!strcmp(str_field(old, "id"), id))
+			return 1;
+	return 0;
+}
+
+/*
+ * Memories from conventional commits of the last 90 days (before the newest
+ * commit): "type(scope)!: subject".  feat, perf and refactor are decisions, fix
+ * a gotcha, revert a failure, docs, style, test, build, ci and chore conventions;
+ * the category is testing for test, tooling for build, ci and chore, conventions
+ * for docs and style, architecture for the rest; a scope prefixes the text.  Adds those
+ * not there already to memory.json; returns how many.
+ */
+static int memory_from_git(void)
+{
+	static const struct { const char *prefix, *type, *category; } kinds[] = {
+		{ "feat", "decision", "architecture" }, { "perf", "decision", "architecture" },
+		{ "refactor", "decision", "architecture" }, { "fix", "gotcha", "architecture" },
+		{ "revert", "failure", "architecture" }, { "docs", "convention", "conventions" },
+		{ "style", "convention", "conventions" }, { "test", "convention", "testing" },
+		{ "build", "convention", "tooling" }, { "ci", "convention", "tooling" },
+		{ "chore", "convention", "tooling" },
+	};
+	json_t *commits = git_commits("90 days ago"), *all = memory_load(), *c;
+	size_t i, k;
+	int added = 0;
+
+	json_array_foreach(commits, i, c) {
+		const char *msg = str_field(c, "message"), *s;
+		size_t subj_len = strcspn(msg, "\n"), n;
+		char *scope = NULL, *text, *reason, date[32];
+		json_t *m;
+
+		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+			n = strlen(kinds[k].prefix);
+			if (!strncmp(msg, kinds[k].prefix, n) && strchr("(!:", msg[n]))
+				break;
+		}
+		if (k == ARRAY_SIZE(kinds))
+			continue;
+		s = msg + n;
+		if (*s == '(') {
+			size_t l = strcspn(s + 1, ")\n");
+
+			if (s[1 + l] != ')' || !l)
+				continue;
+			scope = xstrndup(s + 1, l);
+			s += l + 2;
+		}
+		if (*s == '!')
+			s++;
+		if (*s != ':' || s[1] != ' ' || (size_t)(s + 2 - msg) >= subj_len) {
+			free(scope);
+			continue;
+		}
+		text = xstrndup(s + 2, subj_len - (size_t)(s + 2 - msg));
+		reason = xasprintf("git commit %.7s: %.*s", str_field(c, "sha"), (int)subj_len, msg);
+		{
+			time_t t = (time_t)json_integer_value(json_object_get(c, "time"));
+			struct tm tm;
+
+			gmtime_r(&t, &tm);
+			strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
+		if (scope) {	/* "fix(parser): x" remembers "parser: x" */
+			char *t = xasprintf("%s: %s", scope, text);
+
+			free(text);
+			text = t;
+		}
+		m = memory_new(kinds[k].type, kinds[k].category, text, reason, date);
+		json_object_set_new(m, "source", json_string("git"));
+		if (!memory_has(all, str_field(m, "id"))) {
+			json_array_append(all, m);
+			added++;
+		}
+		json_decref(m);
+		free(text);
+		free(reason);
+		free(scope);
+	}
+	json_decref(commits);
+	if (added)
+		memory_save(all);
+	else
+		json_decref(all);
+	return added;
+}
+
+/* ---- style guide ---------------------------------------------------------------------- */
+
+/* A heading that is about style: its words. */
+static int style_heading(const char *h)
+{
+	static const char *const words[] = { "style", "convention", "guideline", "coding standard",
+					     "formatting", "lint", "naming", NULL };
+
+	for (int i = 0; words[i]; i++)
+		if (contains_ci(h, words[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The rules of one Markdown file: its list items (-, *, +, 1.) under a heading,
+ * each with the heading as section; all sections when all, else those whose
+ * heading is about style (a README).  Appends {file, line, section, rule}.
+ */
+static void style_markdown(json_t *rules, const char *file, int all)
+{
+	FILE *fp = fopen(file, "r");
+	char *line = NULL, *section = xstrdup("");
+	size_t cap = 0;
+	int lineno = 0, fence = 0, in_style = all;
+
+	if (!fp)
+		return;
+	while (getline(&line, &cap, fp) > 0) {
+		char *s = line, *e;
+
+		lineno++;
+		s[strcspn(s, "\r\n")] = '\0';
+		if (!strncmp(s, "```", 3) || !strncmp(s, "~~~", 3)) {
+			fence = !fence;
+			continue;
+		}
+		if (fence)
+			continue;
+		if (*s == '#') {
+			s += strspn(s, "#");
+			s += strspn(s, " \t");
+			free(section);
+			section = xstrdup(s);
+			in_style = all || style_heading(section);
+			continue;
+		}
+		if (!in_style)
+			continue;
+		s += strspn(s, " \t");
+		if ((*s == '-' || *s == '*' || *s == '+') && s[1] == ' ')
+			s += 2;
+		else if (isdigit((unsigned char)*s) && (e = s + strspn(s, "0123456789")) && *e == '.' &&
+			 e[1] == ' ')
+			s = e + 2;
+		else
+			continue;
+		s += strspn(s, " \t");
+		if (!*s)
+			continue;
+		json_array_append_new(rules, json_pack("{s:s,s:s,s:i,s:s,s:s}", "_type", "style_rule",
+						       "file", file, "line", lineno, "section", section,
+						       "rule", s));
+	}
+	free(section);
+	free(line);
+	fclose(fp);
+}
+
+/* .editorconfig: each "key = value" under its [glob] section. */
+static void style_editorconfig(json_t *rules, const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	char *line = NULL, *section = xstrdup("");
+	size_t cap = 0;
+	int lineno = 0;
+
+	if (!fp)
+		return;
+	while (getline(&line, &cap, fp) > 0) {
+		char *s = line;
+
+		lineno++;
+		s[strcspn(s, "\r\n")] = '\0';
+		s += strspn(s, " \t");
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			free(section);
+			section = xstrdup(s);
+			continue;
+		}
+		if (!strchr(s, '=') || !strncmp(s, "root", 4))
+			continue;
+		json_array_append_new(rules, json_pack("{s:s,s:s,s:i,s:s,s:s}", "_type", "style_rule",
+						       "file", file, "line", lineno, "section", section,
+						       "rule", s));
+	}
+	free(section);
+	free(line);
+	fclose(fp);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The style rules of the project's documentation, in this order: CONTRIBUTING.md,
+ * STYLE.md, STYLEGUIDE.md, STYLE_GUIDE.md, CODE_STYLE.md, CODING_STANDARDS.md,
+ * CONVENTIONS.md (and their docs/ and .github/ copies), docs/ files whose name
+ * says style or convention, .editorconfig, then the README's sections about
+ * style.  *sources gets the files read.
+ */
+static json_t *style_rules(json_t **sources)
+{
+	static const char *const names[] = { "CONTRIBUTING.md", "STYLE.md", "STYLEGUIDE.md",
+		"STYLE_GUIDE.md", "CODE_STYLE.md", "CODING_STANDARDS.md", "CONVENTIONS.md" };
+	static const char *const dirs[] = { "", ".github/", "docs/" };
+	json_t *rules = json_array();
+	char **docs = NULL;
+	size_t docs_nr = 0, docs_alloc = 0, i, j;
+	DIR *d;
+	struct dirent *de;
+
+	*sources = json_array();
+	for (j = 0; j < ARRAY_SIZE(dirs); j++)
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			char *p = xasprintf("%s%s", dirs[j], names[i]);
+
+			if (!access(p, R_OK)) {
+				json_array_append_new(*sources, json_string(p));
+				style_markdown(rules, p, 1);
+			}
+			free(p);
+		}
+	if ((d = opendir("docs")) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			size_t l = strlen(de->d_name);
+
+			if (l > 3 && !strcmp(de->d_name + l - 3, ".md") &&
+			    (contains_ci(de->d_name, "style") || contains_ci(de->d_name, "convention"))) {
+				for (i = 0; i < ARRAY_SIZE(names); i++)
+					if (!strcmp(de->d_name, names[i]))
+						break;
+				if (i == ARRAY_SIZE(names)) {
+					ALLOC_GROW(docs, docs_nr + 1, docs_alloc);
+					docs[docs_nr++] = xasprintf("docs/%s", de->d_name);
+				}
+			}
+		}
+		closedir(d);
+	}
+	qsort(docs, docs_nr, sizeof(*docs), cmp_str);
+	for (i = 0; i < docs_nr; i++) {
+		json_array_append_new(*sources, json_string(docs[i]));
+		style_markdown(rules, docs[i], 1);
+		free(docs[i]);
+	}
+	free(docs);
+	if (!access(".editorconfig", R_OK)) {
+		json_array_append_new(*sources, json_string(".editorconfig"));
+		style_editorconfig(rules, ".editorconfig");
+	}
+	if (!access("README.md", R_OK)) {
+		size_t before = json_array_size(rules);
+
+		style_markdown(rules, "README.md", 0);
+		if (json_array_size(rules) > before)
+			json_array_append_new(*sources, json_string("README.md"));
+	}
+	return rules;
+}
+
+static int cmd_style_guide(int argc, char **argv)
+{
+	static const char *const names[] = { "query", "category", NULL };
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "style-guide", .names = names, .bools = bools };
+	json_t *sources, *rules, *r;
+	size_t i;
+	int shown = 0;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("style-guide: unexpected argument '%s' (use --query)", f.args[0]);
+	if (f.values[0] && !*f.values[0])
+		fail("style-guide: --query must not be empty");
+	if (f.values[1] && !*f.values[1])
+		fail("style-guide: --category must not be empty");
+	rules = style_rules(&sources);
+	if (!json_array_size(sources)) {
+		json_decref(rules);
+		json_decref(sources);
+		fail("style-guide: no style guide found (CONTRIBUTING.md, STYLE.md, docs/*style*.md, "
+		     ".editorconfig or a README section on style)");
+	}
+	json_array_foreach(rules, i, r) {
+		if (f.values[1] && !contains_ci(str_field(r, "section"), f.values[1]) &&
+		    !contains_ci(str_field(r, "file"), f.values[1]))
+			continue;
+		if (f.values[0] && !contains_ci(str_field(r, "rule"), f.values[0]) &&
+		    !contains_ci(str_field(r, "section"), f.values[0]))
+			continue;
+		shown++;
+		if (want_json(f.set[0]))
+			put_json(r);
+		else
+			printf("%s:%lld: [%s] %s\n", str_field(r, "file"),
+			       (long long)json_integer_value(json_object_get(r, "line")),
+			       str_field(r, "section"), str_field(r, "rule"));
+	}
+	if (!shown && !want_json(f.set[0]))
+		puts("no style rules match");
+	json_decref(rules);
+	json_decref(sources);
+	return close_stdout(0);
+}
+
+/* ---- search: enrichment, search quality, the preflight card ---------------------------------- */
+
+/* Whether a memory shares a word (3 letters or more) with the query. */
+static int memory_related(json_t *m, const char *query)
+{
+	const char *s = query;
+
+	while (*s) {
+		size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+		if (n >= 3) {
+			char *w = xstrndup(s, n);
+			int hit = contains_ci(str_field(m, "memory"), w) ||
+				  contains_ci(str_field(m, "category"), w) ||
+				  contains_ci(str_field(m, "reason"), w);
+
+			free(w);
+			if (hit)
+				return 1;
+		}
+		s += n ? n : 1;
+	}
+	return 0;
+}
+
+/* The files that import path (ci-refs deps --reverse), a new array of paths. */
+static json_t *importers_of(const char *path)
+{
+	char *av[] = { NULL, "--limit", "1000", "deps", "--reverse", "--", (char *)path, NULL };
+	json_t *recs, *out = json_array(), *r, *v;
+	size_t i, j;
+	int rc;
+
+	quiet_children = 1;	/* "imported by no file" is an answer, not an error */
+	recs = records_of("ci-refs", av, &rc);
+	quiet_children = 0;
+	json_array_foreach(recs, i, r) {
+		const char *p = str_field(r, "path");
+
+		if (strcmp(str_field(r, "_type"), "dep") || !*p || !strcmp(p, path))
+			continue;
+		json_array_foreach(out, j, v)
+			if (!strcmp(json_string_value(v), p))
+				break;
+		if (j == json_array_size(out))
+			json_array_append_new(out, json_string(p));
+	}
+	json_decref(recs);
+	return out;
+}
+
+static int array_has(json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return 1;
+	return 0;
+}
+
+static int is_test_path(const char *p)
+{
+	return contains_ci(p, "test") || contains_ci(p, "spec");
+}
+
+/*
+ * Enrich the hits of a ci-rank answer and add what codebase-context's search
+ * adds: per hit importedByCount, hasTests, the trend of the patterns its file
+ * uses and a patternWarning when one is declining; a search_quality record;
+ * up to 3 related_memory records; with an edit, refactor or migrate intent, the
+ * preflight record.  recs are ci-rank's records (modified in place).
+ */
+static void search_enrich(json_t *recs, const char *query, const char *intent)
+{
+	json_t *pats = patterns_compute("search", "all"), *mems = memory_load(), *summary = NULL;
+	json_t *files = json_array(), *callers = json_array(), *related = json_array(), *r, *v, *p;
+	json_t *doo = json_array(), *avoid = json_array(), *warnings = json_array(), *help = json_array();
+	time_t now = time(NULL);
+	size_t i, j, hits = 0, covered = 0;
+	double top = 0;
+	int stale = 0;
+
+	json_array_foreach(recs, i, r) {
+		const char *path = str_field(r, "path");
+		json_t *imp;
+		const char *trend = NULL;
+		char *warn = NULL;
+
+		if (!strcmp(str_field(r, "_type"), "summary"))
+			summary = r;
+		if (strcmp(str_field(r, "_type"), "hit"))
+			continue;
+		if (!hits++)
+			top = json_number_value(json_object_get(r, "score"));
+		if (array_has(files, path))
+			continue;
+		json_array_append_new(files, json_string(path));
+		imp = importers_of(path);
+		json_array_foreach(imp, j, v)
+			if (!array_has(callers, json_string_value(v)))
+				json_array_append(callers, v);
+		json_object_set_new(r, "importedByCount", json_integer((json_int_t)json_array_size(imp)));
+		{
+			json_t *callers3 = json_array(), *tests3 = json_array();
+
+			json_array_foreach(imp, j, v) {
+				json_t *to = is_test_path(json_string_value(v)) ? tests3 : callers3;
+
+				if (json_array_size(to) < 3)
+					json_array_append(to, v);
+			}
+			json_object_set_new(r, "hasTests", json_boolean(json_array_size(tests3) > 0));
+			json_object_set_new(r, "callers", callers3);
+			json_object_set_new(r, "tests", tests3);
+		}
+		json_decref(imp);
+		json_array_foreach(json_object_get(pats, "patterns"), j, p) {
+			if (!array_has(json_object_get(p, "files"), path))
+				continue;
+			if (!strcmp(str_field(p, "trend"), "Declining") && !warn)
+				warn = xasprintf("uses %s, a declining %s pattern (%s of files)", str_field(p, "name"),
+						 str_field(p, "category"), str_field(p, "frequency"));
+			if (strcmp(str_field(p, "trend"), "Stable") && !trend)
+				trend = str_field(p, "trend");
+		}
+		if (trend)
+			json_object_set_new(r, "trend", json_string(trend));
+		if (warn)
+			json_object_set_new(r, "patternWarning", json_string(warn));
+		free(warn);
+	}
+	json_array_foreach(callers, i, v)
+		covered += array_has(files, json_string_value(v));
+	/* related memories: those sharing a word with the query, freshest first as stored */
+	json_array_foreach(mems, i, v) {
+		memory_score(v, now);
+		if (!memory_related(v, query))
+			continue;
+		stale |= json_is_true(json_object_get(v, "stale"));
+		if (json_array_size(related) < 3) {
+			json_t *m = json_pack("{s:s}", "_type", "related_memory");
+
+			json_object_update(m, v);
+			json_array_append_new(related, m);
+		}
+		if (!strcmp(str_field(v, "type"), "failure") && json_array_size(warnings) < 3)
+			json_array_append_new(warnings, json_string(str_field(v, "memory")));
+	}
+	{
+		const char *q = summary ? str_field(summary, "quality") : "low";
+		const char *hint = summary ? json_string_value(json_object_get(summary, "hint")) : NULL;
+		json_t *sq = json_pack("{s:s,s:s,s:f,s:s,s:I}", "_type", "search_quality",
+				       "status", !strcmp(q, "low") ? "low_confidence" : "ok",
+				       "confidence", round(top * 1000) / 1000, "quality", q,
+				       "resultCount", (json_int_t)hits);
+
+		if (hint)
+			json_object_set_new(sq, "hint", json_string(hint));
+		json_array_append_new(recs, sq);
+	}
+	json_array_foreach(related, i, v)
+		json_array_append(recs, v);
+	if (intent && strcmp(intent, "explore")) {
+		json_t *card = json_pack("{s:s,s:s}", "_type", "preflight", "intent", intent), *impact_files;
+		json_t *golden = NULL;
+		size_t ncallers = json_array_size(callers), nconf = json_array_size(json_object_get(pats, "conflicts"));
+		int low = !summary || !strcmp(str_field(summary, "quality"), "low");
+		double code = top > 1 ? 100 : top * 100, align, support, score;
+		char *cov, *next = NULL;
+		int ready;
+
+		/* do: adopted patterns by adoption (di, state, testing before libraries); avoid: declining */
+		for (int pass = 0; pass < 2; pass++)
+			json_array_foreach(json_object_get(pats, "patterns"), i, p) {
+				int lib = !strcmp(str_field(p, "category"), "libraries");
+				char *s;
+
+				if (lib != pass)
+					continue;
+				s = xasprintf("%s (%s %s)", str_field(p, "name"), str_field(p, "frequency"),
+					      str_field(p, "category"));
+				if (!strcmp(str_field(p, "trend"), "Declining")) {
+					if (json_array_size(avoid) < 3)
+						json_array_append_new(avoid, json_string(s));
+				} else if (json_array_size(doo) < 3) {
+					json_array_append_new(doo, json_string(s));
+				}
+				free(s);
+			}
+		/* the best example: the first golden file that uses no declining pattern */
+		json_array_foreach(json_object_get(pats, "goldenFiles"), i, v) {
+			int declining = 0;
+
+			json_array_foreach(json_object_get(pats, "patterns"), j, p)
+				declining |= !strcmp(str_field(p, "trend"), "Declining") &&
+					     array_has(json_object_get(p, "files"), str_field(v, "file"));
+			if (!declining) {
+				golden = v;
+				break;
+			}
+		}
+		impact_files = json_array();
+		json_array_foreach(callers, i, v)
+			if (!array_has(files, json_string_value(v)) && json_array_size(impact_files) < 3)
+				json_array_append(impact_files, v);
+		cov = xasprintf("%zu/%zu callers in results", covered, ncallers);
+		align = !json_array_size(doo) ? 0 : nconf ? 50 : 100;
+		support = json_array_size(related) ? (stale ? 50 : 100) : 0;
+		score = 0.45 * code + 0.30 * align + 0.25 * support;
+		ready = score >= 40 && !low && !stale && !nconf && hits >= 2 &&
+			(!ncallers || covered * 2 >= ncallers);
+		if (low)
+			json_array_append_new(help, json_string("search again with an identifier, a file name or an "
+								"error message from the code (search quality is low)"));
+		json_array_foreach(impact_files, i, v) {
+			char *s = xasprintf("read %s: it imports a file in the results", json_string_value(v));
+
+			if (json_array_size(help) < 4)
+				json_array_append_new(help, json_string(s));
+			free(s);
+		}
+		if (nconf && json_array_size(help) < 4)
+			json_array_append_new(help, json_string("call get_team_patterns: two patterns of a category "
+								"are both above 20% (a conflict)"));
+		if (stale && json_array_size(help) < 4)
+			json_array_append_new(help, json_string("check the stale memories related to this query "
+								"(get_memory) and remember what holds now"));
+		if (!json_array_size(related) && json_array_size(help) < 4)
+			json_array_append_new(help, json_string("call get_memory for the team's conventions, "
+								"decisions and past failures in this area"));
+		if (hits < 2 && json_array_size(help) < 4)
+			json_array_append_new(help, json_string("search with other words: one result is thin evidence"));
+		if (!ready) {
+			if (low)
+				next = xstrdup("search quality is low: search again with more specific words");
+			else if (ncallers && covered * 2 < ncallers)
+				next = xasprintf("%zu of %zu callers missing: search for %s", ncallers - covered,
+						 ncallers, json_string_value(json_array_get(impact_files, 0)));
+			else if (nconf)
+				next = xstrdup("patterns conflict: call get_team_patterns to see which one to follow");
+			else if (stale)
+				next = xstrdup("related memories are stale: verify them with get_memory");
+			else if (hits < 2)
+				next = xstrdup("only one result: search with other words");
+			else
+				next = xstrdup("evidence is thin: call get_memory and get_team_patterns for this area");
+		}
+		json_object_set_new(card, "ready", json_boolean(ready));
+		if (next)
+			json_object_set_new(card, "nextAction", json_string(next));
+		if (json_array_size(warnings))
+			json_object_set(card, "warnings", warnings);
+		json_object_set_new(card, "patterns", json_pack("{s:O,s:O}", "do", doo, "avoid", avoid));
+		if (golden)
+			json_object_set(card, "bestExample", json_object_get(golden, "file"));
+		json_object_set_new(card, "impact", json_pack("{s:s,s:o}", "coverage", cov, "files", impact_files));
+		if (!ready && json_array_size(help))
+			json_object_set(card, "whatWouldHelp", help);
+		json_array_append_new(recs, card);
+		free(cov);
+		free(next);
+	}
+	json_decref(doo);
+	json_decref(avoid);
+	json_decref(warnings);
+	json_decref(help);
+	json_decref(related);
+	json_decref(callers);
+	json_decref(files);
+	json_decref(mems);
+	json_decref(pats);
+}
+
+/* ---- context: the codebase://context overview ----------------------------------------------- */
+
+/*
+ * A Markdown overview for an agent starting work: the languages, dependencies,
+ * the team's patterns and golden files, conflicts, and the memories with their
+ * confidence.  With --json one record {"_type":"context","text":...}.
+ */
+static int cmd_context(int argc, char **argv)
+{
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "context", .bools = bools };
+	char *av[] = { NULL, "metadata", "--json", NULL };
+	json_t *recs, *meta, *pats, *mems, *v, *m;
+	struct buf b = BUF_INIT;
+	const char *key;
+	time_t now = time(NULL);
+	size_t i;
+	int rc;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("context: unexpected argument '%s'", f.args[0]);
+	recs = records_of("ci", av, &rc);
+	meta = json_array_get(recs, 0);
+	if (rc || !json_is_object(meta))
+		fail("context: no index (run 'ci reindex' first)");
+	pats = patterns_compute("context", "all");
+	mems = memory_load();
+	buf_addf(&b, "# Codebase context: %s\n\n", strrchr(str_field(meta, "root"), '/') ?
+		 strrchr(str_field(meta, "root"), '/') + 1 : str_field(meta, "root"));
+	buf_addf(&b, "%lld files, %lld chunks indexed at commit %s.\n\n## Languages\n\n",
+		 (long long)json_integer_value(json_object_get(meta, "files")),
+		 (long long)json_integer_value(json_object_get(meta, "chunks")),
+		 json_is_string(json_object_get(meta, "commit")) ? str_field(meta, "commit") : "(none)");
+	json_object_foreach(json_object_get(meta, "languages"), key, v)
+		buf_addf(&b, "- %s: %lld files\n", key, (long long)json_integer_value(v));
+	buf_addstr(&b, "\n## Dependencies\n\n");
+	if (!json_array_size(json_object_get(meta, "dependencies")))
+		buf_addstr(&b, "(no package manifest)\n");
+	json_array_foreach(json_object_get(meta, "dependencies"), i, v)
+		buf_addf(&b, "- %s %s (%s)\n", str_field(v, "name"), str_field(v, "version"),
+			 str_field(v, "manifest"));
+	buf_addstr(&b, "\n## Team patterns\n\n");
+	if (!json_array_size(json_object_get(pats, "patterns")))
+		buf_addstr(&b, "(no imports of packages)\n");
+	json_array_foreach(json_object_get(pats, "patterns"), i, v)
+		buf_addf(&b, "- %s: %s, %s of files (%lld), %s\n", str_field(v, "category"), str_field(v, "name"),
+			 str_field(v, "frequency"), (long long)json_integer_value(json_object_get(v, "count")),
+			 str_field(v, "trend"));
+	json_array_foreach(json_object_get(pats, "goldenFiles"), i, v)
+		buf_addf(&b, "%s%s", i ? ", " : "\nGolden files: ", str_field(v, "file"));
+	if (json_array_size(json_object_get(pats, "goldenFiles")))
+		buf_addch(&b, '\n');
+	json_array_foreach(json_object_get(pats, "conflicts"), i, v)
+		buf_addf(&b, "\nConflict in %s: %s and %s are both above 20%%.\n", str_field(v, "category"),
+			 json_string_value(json_array_get(json_object_get(v, "patterns"), 0)),
+			 json_string_value(json_array_get(json_object_get(v, "patterns"), 1)));
+	buf_addstr(&b, "\n## Team memory\n\n");
+	if (!json_array_size(mems))
+		buf_addstr(&b, "(none: remember conventions, decisions, gotchas and failures with 'ci memory add')\n");
+	json_array_foreach(mems, i, m) {
+		memory_score(m, now);
+		buf_addf(&b, "- [%s] %s: %s (confidence %.2f%s)\n", str_field(m, "type"), str_field(m, "category"),
+			 str_field(m, "memory"), json_real_value(json_object_get(m, "confidence")),
+			 json_is_true(json_object_get(m, "stale")) ? ", stale" : "");
+	}
+	if (f.set[0]) {
+		json_t *r = json_pack("{s:s,s:s}", "_type", "context", "text", b.buf);
+
+		put_json(r);
+		json_decref(r);
+	} else {
+		fputs(b.buf, stdout);
+	}
+	buf_release(&b);
+	json_decref(mems);
+	json_decref(pats);
+	json_decref(recs);
+	return close_stdout(0);
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -846,6 +2084,12 @@ int main(int argc, char **argv)
 		return cmd_metadata(argc - 2, argv + 2);
 	if (!strcmp(sub, "memory"))
 		return cmd_memory(argc - 2, argv + 2);
+	if (!strcmp(sub, "context"))
+		return cmd_context(argc - 2, argv + 2);
+	if (!strcmp(sub, "patterns"))
+		return cmd_patterns(argc - 2, argv + 2);
+	if (!strcmp(sub, "style-guide"))
+		return cmd_style_guide(argc - 2, argv + 2);
 	fprintf(stderr, "%s: unknown subcommand '%s'\n", progname, sub);
 	fputs(usage_text, stderr);
 	return 1;

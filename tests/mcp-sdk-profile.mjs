@@ -6,7 +6,8 @@
 //
 // cases.json is an array of [tool, arguments, expect]: expect "ok" (a result
 // without isError), "isError" (a tool error), or an object whose keys and values
-// structuredContent must have.  Prints "ok <tool> <n>" for each case that held;
+// structuredContent must have.  A tool "resource:<uri>" reads that resource
+// instead (expect "ok": listed and read with text; "isError": an error).  Prints "ok <tool> <n>" for each case that held;
 // the first failure is an exception and exit 1.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -24,11 +25,25 @@ await client.connect(new StdioClientTransport({
 }));
 const { tools } = await client.listTools();
 const cases = JSON.parse(fs.readFileSync(casesFile, 'utf8'));
-for (const t of new Set(cases.map((c) => c[0])))
+for (const t of new Set(cases.map((c) => c[0]).filter((t) => !t.startsWith('resource:'))))
 	assert.ok(tools.some((x) => x.name === t && x.outputSchema), `tools/list has ${t} with an outputSchema`);
 let n = 0;
 for (const [tool, args, expect] of cases) {
 	n++;
+	if (tool.startsWith('resource:')) {	// ["resource:<uri>", {}, "ok" or "isError"]
+		const uri = tool.slice(9);
+		if (expect === 'isError') {
+			await assert.rejects(client.readResource({ uri }), `${uri}: an error`);
+		} else {
+			const { resources } = await client.listResources();
+			assert.ok(resources.some((x) => x.uri === uri), `resources/list has ${uri}`);
+			const rr = await client.readResource({ uri });
+			assert.equal(rr.contents[0].uri, uri);
+			assert.ok(rr.contents[0].text.length > 0, `${uri}: text`);
+		}
+		console.log(`ok ${tool} ${n}`);
+		continue;
+	}
 	const r = await client.callTool({ name: tool, arguments: args });
 	if (expect === 'isError') {
 		assert.equal(r.isError, true, `${tool} ${JSON.stringify(args)}: a tool error`);

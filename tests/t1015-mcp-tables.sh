@@ -1,6 +1,7 @@
 #!/bin/sh
 # ci-mcp's tool tables: every profile's table loads and its jq programs
-# compile; a table whose program does not is refused, naming the tool.
+# compile; a table whose program does not is refused, naming the tool; so is a
+# resource entry without its command.
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'every table in share/mcp loads as a profile, with its tools' '
@@ -39,6 +40,18 @@ test_expect_success 'so are an input program calling an unknown function, and a 
 	jq ".tools[0].text = 42" "$CI_SRC_DIR/share/mcp/kit.json" >broken.json &&
 	test_status 3 ci-mcp --table broken.json --list-tools 2>err &&
 	test_grep "\"text\" must be a jq program" err
+'
+
+test_expect_success 'codebase-context: its 10 tools and its resource; a resource without argv is a table error' '
+	ci-mcp --profile codebase-context --list-tools >list &&
+	jq -e "(.tools | length) == 10 and [.resources[].uri] == [\"codebase://context\"]" list &&
+	jq "del(.resources[0].argv)" "$CI_SRC_DIR/share/mcp/codebase-context.json" >broken.json &&
+	test_status 3 ci-mcp --table broken.json --list-tools >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "broken.json: resource 0 wants \"uri\", \"name\" and \"argv\"" err &&
+	jq ".resources = {}" "$CI_SRC_DIR/share/mcp/codebase-context.json" >broken.json &&
+	test_status 3 ci-mcp --table broken.json --list-tools 2>err &&
+	test_grep "\"resources\" must be an array" err
 '
 
 test_expect_success 'a program that fails at run time is a tool error, the server goes on' '

@@ -2,7 +2,9 @@
 # t1100-ci: the `ci` command on a small C repository: each mapped subcommand's
 # --json records (search, status, reindex, refs, cycles), the pass-through
 # subcommands, memory list/add/remove over .codebase-context/memory.json, and the
-# errors of the codebase-context CLI (stderr, exit 1).
+# errors of the codebase-context CLI (stderr, exit 1); then, on a repository with
+# two years of history, patterns, style-guide (--json and on a terminal), the
+# memories of conventional commits and the preflight card of search.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -59,16 +61,18 @@ test_expect_success 'reindex --incremental updates the index' '
 	(cd repo && ci status --json) | jq -e ".files == 6"
 '
 
-test_expect_success 'search --json: hits and a summary' '
+test_expect_success 'search --json: hits, a summary, the search quality and the preflight card' '
 	(cd repo && ci search --query parse --intent edit --limit 2 --lang c --json) >out &&
 	jq -s -e "length >= 2 and .[0]._type == \"hit\" and .[0].path == \"parse.c\" and
-		(.[0].score | type) == \"number\" and .[-1]._type == \"summary\" and
-		.[-1].query == \"parse\"" out
+		(.[0].score | type) == \"number\" and (.[0].importedByCount | type) == \"number\" and
+		map(select(._type == \"summary\"))[0].query == \"parse\" and
+		(map(select(._type == \"search_quality\")) | length == 1)" out &&
+	jq -s -e ".[-1]._type == \"preflight\" and (.[-1].ready | type) == \"boolean\"" out
 '
 
 test_expect_success 'search: a query starting with - is a query' '
 	(cd repo && ci search --query=-parse --json) >out &&
-	jq -s -e ".[-1]._type == \"summary\"" out
+	jq -s -e "map(select(._type == \"summary\"))[0].query == \"-parse\"" out
 '
 
 test_expect_success 'search: errors on stderr, exit 1' '
@@ -211,6 +215,145 @@ test_expect_success 'status without an index: the exit status of ci-index' '
 	mkdir empty && (cd empty && git init -q) &&
 	(cd empty && test_must_fail ci status --json) >out 2>err &&
 	test_grep "^ci-index: " err
+'
+
+# on_tty <command>...: run it with a terminal as its standard output (script(1))
+on_tty() {
+	script -qec "$*" /dev/null | tr -d "\r"
+}
+
+test_expect_success 'setup: a repository with C includes over two years, a style guide' '
+	mkdir pats && (
+		cd pats && git init -q &&
+		printf "#include <check.h>\n#include <stdio.h>\nint old_test(void) { return 0; }\n" >old_test.c &&
+		git add . &&
+		GIT_AUTHOR_DATE=2024-01-01T00:00:00Z GIT_COMMITTER_DATE=2024-01-01T00:00:00Z \
+			git -c user.name=t -c user.email=t@t commit -qm "test: check tests" &&
+		printf "#include <cmocka.h>\n#include <stdio.h>\nint new_test(void) { return 0; }\n" >new_test.c &&
+		printf "#include <stdio.h>\nint main(void) { return 0; }\n" >main.c &&
+		printf "# STYLE\n\n## Naming\n\n- snake_case for functions\n* UPPER_CASE for macros\n\n## Layout\n\n2. Tabs, 8 wide\n" >STYLE.md &&
+		printf "root = true\n\n[*.c]\nindent_style = tab\n" >.editorconfig &&
+		printf "# pats\n\nA project.\n\n## Coding conventions\n\n- One file per command\n\n## Install\n\n- make install\n" >README.md &&
+		git add . &&
+		GIT_AUTHOR_DATE=2025-06-01T00:00:00Z GIT_COMMITTER_DATE=2025-06-01T00:00:00Z \
+			git -c user.name=t -c user.email=t@t commit -qm "test(unit): cmocka tests" &&
+		ci reindex --json >../reindex.out
+	) &&
+	jq -s -e ".[-1] == {_type: \"git_memories\", source: \"conventional commits of the last 90 days\", added: 1}" reindex.out &&
+	(cd pats && ci memory list --json) | jq -s -e "length == 1 and .[0].type == \"convention\" and
+		.[0].category == \"testing\" and .[0].memory == \"unit: cmocka tests\" and .[0].source == \"git\" and
+		.[0].confidence == 1 and .[0].stale == false"
+'
+
+test_expect_success 'patterns --json: frequencies per category, trends from history, golden files, conflicts, memories' '
+	(cd pats && ci patterns --json) >all &&
+	jq -c "select(._type != \"memory\")" all >out &&
+	jq -s -e "map(select(._type == \"memory\")) | length == 1 and .[0].memory == \"unit: cmocka tests\" and
+		.[0].confidence == 1" all &&
+	cat >expect <<-\EOF &&
+	{"_type":"pattern","category":"libraries","name":"stdio","count":3,"frequency":"100%","adoption":100,"trend":"Stable","lastUsed":"2025-06-01","files":["main.c","new_test.c","old_test.c"]}
+	{"_type":"pattern","category":"testing","name":"check.h","count":1,"frequency":"50%","adoption":50,"trend":"Declining","lastUsed":"2024-01-01","files":["old_test.c"]}
+	{"_type":"pattern","category":"testing","name":"cmocka.h","count":1,"frequency":"50%","adoption":50,"trend":"Rising","lastUsed":"2025-06-01","files":["new_test.c"]}
+	{"_type":"golden_file","file":"new_test.c","patterns":1}
+	{"_type":"golden_file","file":"old_test.c","patterns":1}
+	{"_type":"conflict","category":"testing","patterns":["check.h","cmocka.h"]}
+	EOF
+	test_cmp expect out &&
+	(cd pats && ci patterns --category libraries --json) >out &&
+	jq -s -e "map(select(._type == \"pattern\")) | length == 1 and .[0].name == \"stdio\"" out &&
+	(cd pats && ci patterns --category di --json) >out &&
+	jq -s -e "map(select(._type == \"pattern\")) == []" out
+'
+
+test_expect_success 'patterns on a terminal: one line a pattern' '
+	(cd pats && on_tty ci patterns --category testing) >out &&
+	cat >expect <<-\EOF &&
+	testing   check.h                   50% of files (1)  Declining
+	testing   cmocka.h                  50% of files (1)  Rising
+	golden file: new_test.c (1 patterns)
+	golden file: old_test.c (1 patterns)
+	conflict in testing: check.h and cmocka.h both above 20%
+	memory: [convention] testing: unit: cmocka tests (confidence 1.00)
+	EOF
+	test_cmp expect out &&
+	(cd pats && on_tty ci patterns --category state) >out &&
+	test_grep "^no state patterns in the index" out
+'
+
+test_expect_success 'patterns: errors on stderr, exit 1' '
+	(cd pats && test_status 1 ci patterns --category ui) >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^ci: patterns: --category must be all, di, state, testing or libraries, not .ui." err &&
+	(cd pats && test_status 1 ci patterns extra) 2>err &&
+	test_grep "unexpected argument" err &&
+	(cd empty && test_status 1 ci patterns) 2>err &&
+	test_grep "^ci: patterns: no index" err
+'
+
+test_expect_success 'style-guide --json: the rules of STYLE.md, .editorconfig and the README on style' '
+	(cd pats && ci style-guide --json) >out &&
+	cat >expect <<-\EOF &&
+	{"_type":"style_rule","file":"STYLE.md","line":5,"section":"Naming","rule":"snake_case for functions"}
+	{"_type":"style_rule","file":"STYLE.md","line":6,"section":"Naming","rule":"UPPER_CASE for macros"}
+	{"_type":"style_rule","file":"STYLE.md","line":10,"section":"Layout","rule":"Tabs, 8 wide"}
+	{"_type":"style_rule","file":".editorconfig","line":4,"section":"[*.c]","rule":"indent_style = tab"}
+	{"_type":"style_rule","file":"README.md","line":7,"section":"Coding conventions","rule":"One file per command"}
+	EOF
+	test_cmp expect out &&
+	(cd pats && ci style-guide --query TABS --json) | jq -s -e "map(.line) == [10]" &&
+	(cd pats && ci style-guide --category naming --json) | jq -s -e "map(.line) == [5, 6]"
+'
+
+test_expect_success 'style-guide on a terminal: file:line: [section] rule' '
+	(cd pats && on_tty ci style-guide --category layout) >out &&
+	echo "STYLE.md:10: [Layout] Tabs, 8 wide" >expect &&
+	test_cmp expect out &&
+	(cd pats && on_tty ci style-guide --query nothing-like-this) >out &&
+	echo "no style rules match" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'style-guide: errors on stderr, exit 1' '
+	(cd empty && test_status 1 ci style-guide) >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^ci: style-guide: no style guide found" err &&
+	(cd pats && test_status 1 ci style-guide --query "") 2>err &&
+	test_grep "query must not be empty" err &&
+	(cd pats && test_status 1 ci style-guide --bogus) 2>err &&
+	test_grep "unknown option .--bogus." err
+'
+
+test_expect_success 'search --intent edit: search quality, related memories, the preflight card' '
+	(cd pats && ci memory add --type failure --category testing --memory "cmocka needs linking" --reason r) &&
+	(cd pats && ci search --query "new test" --intent edit --json) >out &&
+	jq -s -e "map(select(._type == \"search_quality\")) | length == 1 and (.[0].status | test(\"^(ok|low_confidence)$\"))" out &&
+	jq -s -e "map(select(._type == \"preflight\"))[0] | .intent == \"edit\" and (.ready | type) == \"boolean\" and
+		.patterns.avoid == [\"check.h (50% testing)\"] and .bestExample == \"new_test.c\" and
+		.warnings == [\"cmocka needs linking\"] and (.impact.coverage | test(\"callers in results$\"))" out &&
+	(cd pats && ci search --query "new test" --json) >out &&
+	jq -s -e "map(select(._type == \"preflight\")) == [] and (map(select(._type == \"related_memory\")) | length >= 1)" out
+'
+
+test_expect_success 'context: the Markdown overview; --json one record with it' '
+	(cd pats && ci context) >out &&
+	test_grep "^# Codebase context: pats$" out &&
+	test_grep "^- c: 3 files$" out &&
+	test_grep "^- testing: check.h, 50% of files (1), Declining$" out &&
+	test_grep "^Conflict in testing: check.h and cmocka.h are both above 20%.$" out &&
+	test_grep "^- \[convention\] testing: unit: cmocka tests (confidence 1.00)$" out &&
+	(cd pats && ci context --json) >json &&
+	jq -j .text json >text && test_cmp out text &&
+	jq -e "._type == \"context\"" json &&
+	(cd empty && test_status 1 ci context) 2>err &&
+	test_grep "^ci: context: no index" err
+'
+
+test_expect_success 'memory list on a terminal: confidence, and stale below 30%' '
+	(cd pats && jq ". + [{id: \"0000000000000009\", type: \"gotcha\", category: \"db\", memory: \"old\", reason: \"r\",
+		date: \"2001-01-01T00:00:00Z\"}]" .codebase-context/memory.json >m && mv m .codebase-context/memory.json) &&
+	(cd pats && on_tty ci memory list --type gotcha) >out &&
+	echo "0000000000000009  [gotcha] db: old  (confidence 0.00, stale)" >expect &&
+	test_cmp expect out
 '
 
 test_done
