@@ -359,9 +359,12 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	 * consistency, and an index can be rebuilt */
 	if (!readonly) {
 		sqlite3_exec(ix->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
-		/* nor checkpoint at every close (4 fsyncs): SQLite checkpoints once the
-		 * log holds 1000 pages */
+		/* nor checkpoint at every close (4 fsyncs) */
 		sqlite3_db_config(ix->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+		/* the next process to open it reads the whole log (recovery):
+		 * keep it short, 64 pages (2 MiB), and cut back after a checkpoint */
+		sqlite3_exec(ix->db, "PRAGMA wal_autocheckpoint=64; PRAGMA journal_size_limit=4194304",
+			     NULL, NULL, NULL);
 	}
 	if (index_register_functions(ix->db) < 0)
 		goto fail;

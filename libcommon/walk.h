@@ -74,7 +74,9 @@ struct walk_list {
 struct walker {
 	char *root;			/* absolute, real path of the root, no trailing '/' */
 	struct git_repository *repo;	/* NULL outside a git work tree */
-	struct git_index *gindex;	/* its index (the tracked files), or NULL */
+	struct git_index *gindex;	/* its index (the tracked files), or NULL; read
+					 * when an ignore rule is first asked about */
+	int gindex_read;		/* gindex was looked for */
 	struct walk_opts opts;		/* copy of the options */
 };
 
