@@ -2839,6 +2839,25 @@ static json_t *load_profile(const char *name)
  * calls get them.  No file: the table's defaults.  A file that does not parse
  * or holds a bad value: the server does not start, saying why.
  */
+/* A configuration file the server cannot start with: say why, release libjq's
+ * states (their stacks are not reachable from them while a program runs), exit. */
+static void config_fail(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
+static void config_fail(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	error("%s", msg ? msg : fmt);
+	free(msg);
+	mcp_map_release();
+	json_decref(table);
+	exit(EXIT_IO);
+}
+
 static void apply_config(void)
 {
 	json_t *cfg = json_object_get(table, "config"), *doc, *defs, *params, *v;
@@ -2855,26 +2874,26 @@ static void apply_config(void)
 	}
 	text = toml_file_json(path, &err);
 	if (!text)
-		die("%s: %s", path, err);
+		config_fail("%s: %s", path, err);
 	doc = json_loads(text, 0, &jerr);
 	free(text);
 	if (!doc)
-		die("%s: %s", path, jerr.text);
+		config_fail("%s: %s", path, jerr.text);
 	defs = mcp_map_run(cfg, "defaults", doc, &err);
 	json_decref(doc);
 	if (!defs)
-		die("%s: %s", path, err ? err : "the defaults program gave nothing");
+		config_fail("%s: %s", path, err ? err : "the defaults program gave nothing");
 	if (!json_is_object(defs))
-		die("%s: the defaults program gave no object", path);
+		config_fail("%s: the defaults program gave no object", path);
 	json_object_foreach(defs, tn, params) {
 		json_t *tool = find_tool(tn), *props;
 		if (!tool || !json_is_object(params))
-			die("%s: no tool '%s' to set defaults of", path, tn);
+			config_fail("%s: no tool '%s' to set defaults of", path, tn);
 		props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
 		json_object_foreach(params, pn, v) {
 			json_t *prop = json_object_get(props, pn);
 			if (!prop)
-				die("%s: tool '%s' has no parameter '%s'", path, tn, pn);
+				config_fail("%s: tool '%s' has no parameter '%s'", path, tn, pn);
 			json_object_set(prop, "default", v);
 		}
 	}

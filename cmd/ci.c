@@ -1627,7 +1627,8 @@ static json_t *style_rules(json_t **sources)
 		}
 		closedir(d);
 	}
-	qsort(docs, docs_nr, sizeof(*docs), cmp_str);
+	if (docs_nr)
+		qsort(docs, docs_nr, sizeof(*docs), cmp_str);
 	for (i = 0; i < docs_nr; i++) {
 		json_array_append_new(*sources, json_string(docs[i]));
 		style_markdown(rules, docs[i], 1);
