@@ -583,8 +583,12 @@ static int memory_add(struct flags *f)
 	m = memory_new(type, category, text, reason, date);
 	all = memory_load();
 	if (memory_has(all, str_field(m, "id"))) {
+		char id[64];
+
+		snprintf(id, sizeof(id), "%s", str_field(m, "id"));
 		json_decref(all);
-		fail("memory add: the same memory is there already (%s)", str_field(m, "id"));
+		json_decref(m);
+		fail("memory add: the same memory is there already (%s)", id);
 	}
 	json_array_append(all, m);
 	memory_save(all);
@@ -1173,10 +1177,11 @@ static json_t *patterns_compute(const char *sub, const char *category)
 		int pct = total ? (int)((cnt * 100 + total / 2) / total) : 0;
 		const char *trend = "Stable";
 		char pcts[16], d[11] = "";
-		json_t *files = json_array();
+		json_t *files;
 
 		if (strcmp(category, "all") && strcmp(category, cat))
 			continue;
+		files = json_array();
 		if (b && newest - b > (json_int_t)DECLINING_DAYS * DAY)
 			trend = "Declining";
 		else if (a && newest - a <= (json_int_t)RISING_DAYS * DAY && newest - a >= 0 &&
