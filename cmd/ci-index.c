@@ -1952,10 +1952,15 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 		return rc > 0 ? EXIT_NOTHING : EXIT_IO;
 	}
 	db = index_db(ix);
-	/* stale: files added, changed or removed on disk since */
-	walker_walk(&w, "", 0, &list);
-	walk_list_finish(&list);
-	{
+	v = index_meta(ix, "snapshot");
+	snapshot = v && *v;
+	/* stale: files added, changed or removed on disk since (a snapshot's files
+	 * are a commit's: nothing to compare) */
+	if (!snapshot) {
+		walker_walk(&w, "", 0, &list);
+		walk_list_finish(&list);
+	}
+	if (!snapshot) {
 		sqlite3_stmt *q = prep(db, "SELECT size, mtime FROM files WHERE path = ?1 "
 				       "UNION ALL SELECT size, mtime FROM skipped WHERE path = ?1");
 		long long added = 0, changed = 0, indexed, removed;
@@ -1996,8 +2001,6 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_str(&b, "root", index_root(ix));
 	v = index_meta(ix, "commit");
 	nd_str(&b, "commit", v && *v ? v : NULL);
-	v = index_meta(ix, "snapshot");
-	snapshot = v && *v;
 	nd_bool(&b, "snapshot", snapshot);
 	v = index_meta(ix, "rev");
 	nd_str(&b, "rev", snapshot && v ? v : NULL);
