@@ -91,6 +91,13 @@ static void chunk_one(struct job *jb, struct chunker *ch, git_repository *repo, 
 		goto done;
 	}
 	lang = lang_detect(f->path, data, n < 256 ? n : 256);
+	if (jb->oids) {
+		/* the tree named the blob: no need to hash its content again */
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), &jb->oids[i]);
+		chunker_set_blob(ch, hex);
+	}
 	if (chunker_file(ch, f->path, lang, data, n, jb->ictx, &s->out, &s->warn))
 		s->degraded = 1;
 done:
