@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	unsigned want = 0;
 	int c, errors = 0, degraded = 0, ret = EXIT_OK;
 	struct out_state st;
-	struct import_ctx ictx;
+	struct import_ctx ictx = { 0 };
 	struct fileset fs;
 	const char **paths = NULL;
 

@@ -2440,6 +2440,13 @@ int main(int argc, char **argv)
 			index_close(ix);
 			ix = NULL;
 		}
+		if (ix && index_meta(ix, "snapshot") && *index_meta(ix, "snapshot")) {
+			/* a commit's files, not the work tree's: its answers would be another tree's */
+			warning("the index '%s' is a snapshot of %s: searching the working tree without it",
+				ipath, index_meta(ix, "snapshot"));
+			index_close(ix);
+			ix = NULL;
+		}
 	}
 	if (ix && index_targets(ix, &w, rootfd, &o, &m, &sc, &ts, &ps) == 0) {
 		ps.mode = "index";

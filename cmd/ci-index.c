@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  build [<path>]          index the repository containing <path> (default: .) anew\n"
+	"  build --rev <rev> [<path>]\n"
+	"                          index the tree of commit <rev> from git's object\n"
+	"                          database, without a checkout (a snapshot: no update)\n"
 	"  update                  re-read files changed since the last build or update\n"
 	"  status                  print what the index holds as a JSON record\n"
 	"  load                    store records (file, chunk, def, ref, import, commit,\n"
@@ -183,6 +186,7 @@ struct loader {
 	sqlite3 *db;			/* the index */
 	const char *root;		/* repository root, to stat files */
 	const char *src;		/* "<stdin>" or a path, for messages */
+	int snapshot;			/* files come from a commit: their mtime is 0, not stat'd */
 	long lineno;			/* current record's line */
 	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *fts_add, *tri_add,
 		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
@@ -351,10 +355,12 @@ static int load_file(struct loader *ld, json_t *rec)
 		id = sqlite3_last_insert_rowid(ld->db);
 		ld->cur_new = 1;
 	}
-	abs = xasprintf("%s/%s", ld->root, path);
-	if (stat(abs, &st) == 0)
-		mtime = (int64_t)st.st_mtime;
-	free(abs);
+	if (!ld->snapshot) {
+		abs = xasprintf("%s/%s", ld->root, path);
+		if (stat(abs, &st) == 0)
+			mtime = (int64_t)st.st_mtime;
+		free(abs);
+	}
 	sqlite3_bind_text(ld->file_put, 1, path, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(ld->file_put, 2, id);
 	sqlite3_bind_int64(ld->file_put, 3, jint(rec, "size"));
@@ -657,11 +663,12 @@ static char *head_commit(const char *root)
 	return xstrdup(hex);
 }
 
-static void stamp(sqlite3 *db, const char *root, const char *key)
+/* Record the time in meta key, and the commit indexed: snapshot's, else HEAD's. */
+static void stamp(sqlite3 *db, const char *root, const char *key, const char *snapshot)
 {
 	char when[32];
 	time_t t = time(NULL);
-	char *commit = head_commit(root);
+	char *commit = snapshot ? xstrdup(snapshot) : head_commit(root);
 
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
 	set_meta(db, key, when);
@@ -1294,25 +1301,139 @@ static int install_db(const char *tmp, const char *path)
 	return 0;
 }
 
+/* ---- build --rev: a commit's tree, from the object database ---- */
+
+struct snapshot {
+	git_repository *repo;		/* the repository: the walker's, or one opened here */
+	int own_repo;			/* repo was opened here (a bare repository) */
+	git_commit *commit;		/* the commit indexed */
+	git_tree *tree;			/* its tree */
+	git_oid *oids;			/* the listed files' blobs, in list order */
+	char sha[GIT_OID_HEXSZ + 1];	/* the commit's id */
+};
+
+static int git_error_msg(const char *fmt, const char *arg)
+{
+	const git_error *e = git_error_last();
+	int rc = error(fmt, arg, e && e->message ? e->message : "unknown libgit2 error");
+
+	git_error_clear();
+	return rc;
+}
+
+/*
+ * Resolve rev (anything git_revparse_single understands) in the repository of
+ * w to a commit and its tree.  Returns EXIT_OK, or an exit code after a message:
+ * EXIT_USAGE outside a repository or for a revision that names no commit.
+ */
+static int snapshot_open(struct snapshot *sn, struct walker *w, const char *rev)
+{
+	git_object *obj = NULL, *peeled = NULL;
+	int rc;
+
+	memset(sn, 0, sizeof(*sn));
+	sn->repo = w->repo;
+	if (!sn->repo) {
+		/* the walker walks a bare repository as plain files: open it as one */
+		if (git_repository_open_ext(&sn->repo, w->root, 0, getenv("GIT_CEILING_DIRECTORIES")) < 0) {
+			git_error_clear();
+			sn->repo = NULL;
+			error("'%s' is not in a git repository: build --rev reads a commit from one", w->root);
+			return EXIT_USAGE;
+		}
+		sn->own_repo = 1;
+	}
+	if (git_revparse_single(&obj, sn->repo, rev) < 0) {
+		git_error_msg("bad revision '%s': %s", rev);
+		return EXIT_USAGE;
+	}
+	rc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+	git_object_free(obj);
+	if (rc < 0) {
+		git_error_msg("revision '%s' is not a commit: %s", rev);
+		return EXIT_USAGE;
+	}
+	sn->commit = (git_commit *)peeled;
+	git_oid_tostr(sn->sha, sizeof(sn->sha), git_commit_id(sn->commit));
+	if (git_commit_tree(&sn->tree, sn->commit) < 0) {
+		git_error_msg("cannot read the tree of commit %s: %s", sn->sha);
+		return EXIT_IO;
+	}
+	return EXIT_OK;
+}
+
+static void snapshot_close(struct snapshot *sn)
+{
+	git_tree_free(sn->tree);
+	git_commit_free(sn->commit);
+	if (sn->own_repo)
+		git_repository_free(sn->repo);
+	free(sn->oids);
+	memset(sn, 0, sizeof(*sn));
+}
+
+/* import_ctx.read: the blob at rel in the snapshot's tree (a go.mod). */
+static int snapshot_read(const struct import_ctx *ctx, const char *rel, char **data, size_t *n)
+{
+	struct snapshot *sn = ctx->payload;
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	int rc = -1;
+
+	*data = NULL;
+	*n = 0;
+	if (git_tree_entry_bypath(&te, sn->tree, rel) == 0 &&
+	    git_tree_entry_type(te) == GIT_OBJECT_BLOB &&
+	    git_blob_lookup(&blob, sn->repo, git_tree_entry_id(te)) == 0) {
+		*n = (size_t)git_blob_rawsize(blob);
+		*data = xmalloc(*n + 1);
+		memcpy(*data, git_blob_rawcontent(blob), *n);
+		(*data)[*n] = '\0';
+		rc = 0;
+	}
+	git_error_clear();
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	return rc;
+}
+
 static int cmd_build(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
 	struct walker w;
 	struct walk_list list = { 0 };
 	struct chunk_opts co = { CHUNK_WANT_ALL, CHUNK_DEFAULT_MAX_LINES };
-	struct import_ctx ictx;
+	struct import_ctx ictx = { 0 };
 	struct fileset fs;
 	struct loader ld;
 	struct progress pg;
 	struct feed fd;
-	const char **paths;
+	struct snapshot sn;
+	const char **paths = NULL;
+	const char *rev = NULL, *start = NULL;
 	char *path, *tmp;
 	sqlite3 *db;
-	int64_t walked;
-	int lock, ret = EXIT_OK;
+	int64_t walked = 0;
+	int i, lock, ret = EXIT_OK;
 
-	if (argc > 1)
-		usage_error(usage_text, "build takes at most one path");
+	memset(&sn, 0, sizeof(sn));
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--rev")) {
+			if (i + 1 >= argc)
+				usage_error(usage_text, "build: --rev needs a revision");
+			rev = argv[++i];
+		} else if (!strncmp(argv[i], "--rev=", 6)) {
+			rev = argv[i] + 6;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			usage_error(usage_text, "build: unknown option '%s'", argv[i]);
+		} else if (start) {
+			usage_error(usage_text, "build takes at most one path");
+		} else {
+			start = argv[i];
+		}
+	}
+	if (rev && !*rev)
+		usage_error(usage_text, "build: --rev needs a revision");
 	if (o->embed) {
 		/* a model that cannot be loaded fails the build before the work, not after */
 		struct embed_model *m;
@@ -1320,10 +1441,29 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			return EXIT_IO;
 		embed_model_close(m);
 	}
-	if (walker_open(&w, argc ? argv[0] : ".", &wo) < 0)
+	if (walker_open(&w, start ? start : ".", &wo) < 0)
 		return EXIT_IO;
+	if (rev && start) {
+		/* the commit's whole tree is indexed: a path may name the repository only */
+		char *real = realpath(start, NULL);
+		int root = real && !strcmp(real, w.root);
+
+		free(real);
+		if (!root) {
+			error("build --rev indexes the whole tree of a commit: '%s' is not the "
+			      "repository's root '%s'", start, w.root);
+			walker_close(&w);
+			return EXIT_USAGE;
+		}
+	}
+	if (rev && (ret = snapshot_open(&sn, &w, rev)) != EXIT_OK) {
+		snapshot_close(&sn);
+		walker_close(&w);
+		return ret;
+	}
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
 	if (ensure_dir(path) < 0 || (lock = lock_dir(path)) < 0) {
+		snapshot_close(&sn);
 		walker_close(&w);
 		free(path);
 		return EXIT_IO;
@@ -1335,9 +1475,20 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 		goto out;
 	}
-	walked = wall_ns();
-	walker_walk(&w, "", 0, &list);
-	walk_list_finish(&list);
+	if (rev) {
+		if (walker_walk_tree(&w, sn.repo, sn.tree, &list, &sn.oids) < 0) {
+			sqlite3_close(db);
+			unlink(tmp);
+			ret = EXIT_IO;
+			goto out;
+		}
+		ictx.read = snapshot_read;
+		ictx.payload = &sn;
+	} else {
+		walked = wall_ns();
+		walker_walk(&w, "", 0, &list);
+		walk_list_finish(&list);
+	}
 	paths = walk_list_paths(&list);
 	fs.paths = paths;
 	fs.nr = list.files_nr;
@@ -1351,10 +1502,12 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	pg.what = "indexing";
 	pg.unit = "files";
 	loader_init(&ld, db, w.root, vector_format(o, NULL));
+	ld.snapshot = rev != NULL;
 	feed_init(&fd, &ld, &pg);
 	if (keep_history(db, path) < 0 || sql_exec(db, "BEGIN") < 0 ||
-	    chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	    loader_finish_file(&ld) < 0 || record_walk(db, &w, &list, walked) < 0)
+	    (rev ? chunk_run_blobs(&w, &list, sn.repo, sn.oids, &co, &ictx, o->threads, feed_result, &fd)
+		 : chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd)) < 0 ||
+	    loader_finish_file(&ld) < 0 || (!rev && record_walk(db, &w, &list, walked) < 0))
 		ret = EXIT_IO;
 	progress_tick(&pg, 1);
 	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
@@ -1362,8 +1515,13 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	if (ret == EXIT_OK) {
 		if (ld.vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
-		stamp(db, w.root, "created");
-		stamp(db, w.root, "updated");
+		if (rev) {
+			/* no walk of the work tree to trust: readers must not use it as one */
+			set_meta(db, "snapshot", sn.sha);
+			set_meta(db, "rev", rev);
+		}
+		stamp(db, w.root, "created", rev ? sn.sha : NULL);
+		stamp(db, w.root, "updated", rev ? sn.sha : NULL);
 		/* VACUUM packs the indexes filled in random order (a third of their
 		   pages empty on the Linux tree) */
 		if (sql_exec(db, "COMMIT") < 0 || sql_exec(db, "VACUUM") < 0)
@@ -1379,10 +1537,12 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	if (ret != EXIT_OK)
 		unlink(tmp);
 	if (ret == EXIT_OK && verbosity)
-		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references into '%s'\n",
-			progname, ld.files, ld.chunks, ld.defs, ld.refs, path);
+		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references%s%s into '%s'\n",
+			progname, ld.files, ld.chunks, ld.defs, ld.refs, rev ? " of commit " : "",
+			rev ? sn.sha : "", path);
 out:
 	walk_list_release(&list);
+	snapshot_close(&sn);
 	walker_close(&w);
 	close(lock);
 	free(tmp);
@@ -1463,7 +1623,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	struct walk_list list = { 0 }, todo = { 0 };
 	struct chunk_opts co = { CHUNK_WANT_ALL, CHUNK_DEFAULT_MAX_LINES };
 	struct ci_index *ix = NULL;
-	struct import_ctx ictx;
+	struct import_ctx ictx = { 0 };
 	struct fileset fs;
 	struct loader ld;
 	struct progress pg;
@@ -1511,6 +1671,16 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		return cmd_build(o, 0, NULL);
 	}
 	db = index_db(ix);
+	{
+		/* a snapshot's files are a commit's, not the work tree's: nothing to compare */
+		const char *snap = index_meta(ix, "snapshot");
+		if (snap && *snap) {
+			error("the index '%s' is a snapshot of %s: run ci-index build (or build --rev again)",
+			      path, snap);
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
 
@@ -1690,7 +1860,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	loader_release(&ld);
 	feed_release(&fd);
 	if (ret == EXIT_OK) {
-		stamp(db, w.root, "updated");
+		stamp(db, w.root, "updated", NULL);
 		if (sql_exec(db, "COMMIT") < 0)
 			ret = EXIT_IO;
 	} else {
@@ -1763,7 +1933,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	char *path;
 	long long stale = 0, source_bytes, index_bytes = 0;
 	struct stat sb;
-	int rc, first = 1;
+	int rc, first = 1, snapshot;
 	size_t i;
 	const char *v;
 
@@ -1782,10 +1952,15 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 		return rc > 0 ? EXIT_NOTHING : EXIT_IO;
 	}
 	db = index_db(ix);
-	/* stale: files added, changed or removed on disk since */
-	walker_walk(&w, "", 0, &list);
-	walk_list_finish(&list);
-	{
+	v = index_meta(ix, "snapshot");
+	snapshot = v && *v;
+	/* stale: files added, changed or removed on disk since (a snapshot's files
+	 * are a commit's: nothing to compare) */
+	if (!snapshot) {
+		walker_walk(&w, "", 0, &list);
+		walk_list_finish(&list);
+	}
+	if (!snapshot) {
 		sqlite3_stmt *q = prep(db, "SELECT size, mtime FROM files WHERE path = ?1 "
 				       "UNION ALL SELECT size, mtime FROM skipped WHERE path = ?1");
 		long long added = 0, changed = 0, indexed, removed;
@@ -1826,6 +2001,9 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_str(&b, "root", index_root(ix));
 	v = index_meta(ix, "commit");
 	nd_str(&b, "commit", v && *v ? v : NULL);
+	nd_bool(&b, "snapshot", snapshot);
+	v = index_meta(ix, "rev");
+	nd_str(&b, "rev", snapshot && v ? v : NULL);
 	v = index_meta(ix, "created");
 	nd_str(&b, "created", v);
 	v = index_meta(ix, "updated");
@@ -1870,7 +2048,10 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	}
 	sqlite3_finalize(st);
 	buf_addch(&b, '}');
-	nd_int(&b, "stale", stale);
+	if (snapshot)
+		nd_null(&b, "stale");	/* a commit's tree, not the work tree's state */
+	else
+		nd_int(&b, "stale", stale);
 	nd_int(&b, "index_bytes", index_bytes);
 	nd_int(&b, "source_bytes", source_bytes);
 	nd_num(&b, "size_ratio", source_bytes ? (double)index_bytes / (double)source_bytes : 0);
@@ -1919,7 +2100,7 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 			ret = EXIT_IO;
 			goto out;
 		}
-		stamp(db, w.root, "created");
+		stamp(db, w.root, "created", NULL);
 		sqlite3_close(db);
 		rc = index_open(&ix, path, 0);
 	}
@@ -1947,7 +2128,7 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 	if (ret == EXIT_OK) {
 		if (ld.vectors || ld.commit_vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
-		stamp(db, w.root, "updated");
+		stamp(db, w.root, "updated", NULL);
 		ret = sql_exec(db, "COMMIT") < 0 ? EXIT_IO : EXIT_OK;
 	} else {
 		/* nothing half-stored: the first bad record loses the whole load */

@@ -352,6 +352,8 @@ struct chunker {
 	uint32_t nlines, line_alloc;	/* lines in the file */
 	struct lang_rt *rt;		/* its language, or NULL */
 	int exact;			/* valid UTF-8 without NUL: chunk texts are its bytes */
+	char known_blob[BLOB_HEXSZ + 1];	/* the next file's blob id when the caller knows
+						 * it (chunker_set_blob), else "" */
 	struct unit *units;		/* every unit, in document order */
 	size_t units_nr, units_alloc;
 	struct piece *pieces;		/* the chunks, in order, tiling the file */
@@ -1579,8 +1581,11 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 		buf_addf(warn, "%s: warning: %s: too large to chunk\n", progname, path);
 		return 1;
 	}
-	if (blob_id(blob, data, n) < 0)
+	if (c->known_blob[0])
+		memcpy(blob, c->known_blob, sizeof(blob));
+	else if (blob_id(blob, data, n) < 0)
 		strcpy(blob, "0000000000000000000000000000000000000000");
+	c->known_blob[0] = '\0';
 	index_lines(c);
 	c->rt = lang ? lang_runtime(lang) : NULL;
 	c->exact = !memchr(data, '\0', n) && utf8_valid(data, n);
@@ -1635,4 +1640,10 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 	}
 	write_records(c, path, lang ? lang->name : NULL, blob, out);
 	return degraded;
+}
+
+void chunker_set_blob(struct chunker *c, const char *hex)
+{
+	assert(strlen(hex) == BLOB_HEXSZ);
+	memcpy(c->known_blob, hex, BLOB_HEXSZ + 1);
 }

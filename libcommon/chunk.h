@@ -54,6 +54,13 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 		 const char *data, size_t n, const struct import_ctx *ictx,
 		 struct buf *out, struct buf *warn);
 
+/*
+ * The git blob id (40 hex digits) of the content the next chunker_file() call
+ * gets, when the caller knows it (a blob read from git's object database), so
+ * that it is not hashed again.  Applies to that one call only.
+ */
+void chunker_set_blob(struct chunker *c, const char *hex);
+
 /* Compile (once) and check every built-in query; report each failure.  Returns
  * the number of queries that failed to compile. */
 int chunker_check_queries(void);

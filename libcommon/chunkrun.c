@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <git2.h>
 
 #define WINDOW 512
 
@@ -19,6 +20,7 @@ struct slot {
 	struct buf warn;	/* its warnings, whole lines */
 	int done;		/* the worker has finished it */
 	int degraded;		/* chunked by lines, or unreadable */
+	int failed;		/* its blob could not be read: the run stops */
 	enum walk_skip skipped;	/* left out by content */
 };
 
@@ -27,6 +29,8 @@ struct job {
 	const struct walk_list *list;	/* the files */
 	const struct chunk_opts *opts;	/* what to write */
 	const struct import_ctx *ictx;	/* for resolving imports */
+	const char *gitdir;		/* with oids: the repository the blobs are in */
+	const git_oid *oids;		/* the files' blobs, or NULL: read the work tree */
 	struct slot *slots;		/* WINDOW slots, file i in slots[i % WINDOW] */
 	size_t next;			/* next file to take */
 	size_t written;			/* files handed to the callback */
@@ -35,15 +39,44 @@ struct job {
 	pthread_cond_t cond;		/* signalled when a slot is done or handed over */
 };
 
-static void chunk_one(struct job *jb, struct chunker *ch, size_t i, struct slot *s)
+/* The content of blob oid of repo into a malloc'd, NUL-terminated *data; 0 or -1. */
+static int read_blob(git_repository *repo, const git_oid *oid, char **data, size_t *n)
+{
+	git_blob *blob;
+
+	*data = NULL;
+	*n = 0;
+	if (!repo || git_blob_lookup(&blob, repo, oid) < 0)
+		return -1;
+	*n = (size_t)git_blob_rawsize(blob);
+	*data = xmalloc(*n + 1);
+	memcpy(*data, git_blob_rawcontent(blob), *n);
+	(*data)[*n] = '\0';
+	git_blob_free(blob);
+	return 0;
+}
+
+static void chunk_one(struct job *jb, struct chunker *ch, git_repository *repo, size_t i, struct slot *s)
 {
 	const struct walk_file *f = &jb->list->files[i];
-	char *abs = xasprintf("%s/%s", jb->w->root, f->path);
+	char *abs = jb->oids ? NULL : xasprintf("%s/%s", jb->w->root, f->path);
 	char *data = NULL;
 	size_t n = 0;
 	enum walk_skip why;
 	const struct lang *lang;
-	if (read_file(abs, &data, &n) < 0) {
+
+	if (jb->oids) {
+		if (read_blob(repo, &jb->oids[i], &data, &n) < 0) {
+			const git_error *e = git_error_last();
+			char hex[GIT_OID_HEXSZ + 1];
+
+			git_oid_tostr(hex, sizeof(hex), &jb->oids[i]);
+			buf_addf(&s->warn, "%s: %s: cannot read blob %s: %s\n", progname, f->path, hex,
+				 e && e->message ? e->message : "no repository");
+			s->failed = 1;
+			goto done;
+		}
+	} else if (read_file(abs, &data, &n) < 0) {
 		buf_addf(&s->warn, "%s: warning: %s: cannot read: %s\n", progname, f->path,
 			 strerror(errno));
 		s->degraded = 1;
@@ -58,6 +91,13 @@ static void chunk_one(struct job *jb, struct chunker *ch, size_t i, struct slot 
 		goto done;
 	}
 	lang = lang_detect(f->path, data, n < 256 ? n : 256);
+	if (jb->oids) {
+		/* the tree named the blob: no need to hash its content again */
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), &jb->oids[i]);
+		chunker_set_blob(ch, hex);
+	}
 	if (chunker_file(ch, f->path, lang, data, n, jb->ictx, &s->out, &s->warn))
 		s->degraded = 1;
 done:
@@ -69,7 +109,10 @@ static void *worker(void *arg)
 {
 	struct job *jb = arg;
 	struct chunker *ch = chunker_new(jb->opts);
+	git_repository *repo = NULL;
 
+	if (jb->oids && git_repository_open(&repo, jb->gitdir) < 0)
+		repo = NULL;	/* every file fails, with libgit2's message */
 	for (;;) {
 		size_t i;
 		struct slot *s;
@@ -85,7 +128,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&jb->lock);
 
 		s = &jb->slots[i % WINDOW];
-		chunk_one(jb, ch, i, s);
+		chunk_one(jb, ch, repo, i, s);
 
 		pthread_mutex_lock(&jb->lock);
 		s->done = 1;
@@ -93,11 +136,13 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&jb->lock);
 	}
 	chunker_free(ch);
+	git_repository_free(repo);
 	return NULL;
 }
 
-int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk_opts *opts,
-	      const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data)
+static int run(struct walker *w, const struct walk_list *list, const char *gitdir, const git_oid *oids,
+	       const struct chunk_opts *opts, const struct import_ctx *ictx, int nthreads,
+	       chunk_result_fn fn, void *data)
 {
 	struct job jb;
 	pthread_t *tids;
@@ -113,6 +158,8 @@ int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk
 	jb.list = list;
 	jb.opts = opts;
 	jb.ictx = ictx;
+	jb.gitdir = gitdir;
+	jb.oids = oids;
 	pthread_mutex_init(&jb.lock, NULL);
 	pthread_cond_init(&jb.cond, NULL);
 	jb.slots = xcalloc(WINDOW, sizeof(*jb.slots));
@@ -140,7 +187,12 @@ int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk
 		r.warnings_len = s->warn.len;
 		r.degraded = s->degraded;
 		r.skipped = s->skipped;
-		ret = fn(f, &r, data);
+		if (s->failed) {
+			fwrite(s->warn.buf, 1, s->warn.len, stderr);
+			ret = -1;
+		} else {
+			ret = fn(f, &r, data);
+		}
 
 		/* free big buffers, keep small ones for reuse (512 slots: keep them small) */
 		if (s->out.alloc > (64 << 10))
@@ -149,6 +201,7 @@ int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk
 			buf_reset(&s->out);
 		buf_reset(&s->warn);
 		s->degraded = 0;
+		s->failed = 0;
 		s->skipped = WALK_OK;
 
 		pthread_mutex_lock(&jb.lock);
@@ -172,4 +225,17 @@ int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk
 	pthread_mutex_destroy(&jb.lock);
 	pthread_cond_destroy(&jb.cond);
 	return ret < 0 ? ret : 0;
+}
+
+int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk_opts *opts,
+	      const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data)
+{
+	return run(w, list, NULL, NULL, opts, ictx, nthreads, fn, data);
+}
+
+int chunk_run_blobs(struct walker *w, const struct walk_list *list, struct git_repository *repo,
+		    const struct git_oid *oids, const struct chunk_opts *opts,
+		    const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data)
+{
+	return run(w, list, git_repository_path(repo), oids, opts, ictx, nthreads, fn, data);
 }

@@ -29,4 +29,17 @@ typedef int (*chunk_result_fn)(size_t i, const struct chunk_result *r, void *dat
 int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk_opts *opts,
 	      const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data);
 
+/*
+ * chunk_run() for files whose content is a blob of repo (oids[i] is
+ * list->files[i]'s, as walker_walk_tree() gives them), read from the object
+ * database instead of the work tree: each worker opens repo anew (a
+ * git_repository is not shared between threads).  A blob that cannot be read
+ * stops the run with -1 after a message.
+ */
+struct git_repository;
+struct git_oid;
+int chunk_run_blobs(struct walker *w, const struct walk_list *list, struct git_repository *repo,
+		    const struct git_oid *oids, const struct chunk_opts *opts,
+		    const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data);
+
 #endif

@@ -440,15 +440,24 @@ struct gomod {
 static pthread_mutex_t gomod_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gomod *gomods;	/* never freed: one entry per go.mod looked at */
 
-/* The module path declared by the go.mod at path, or NULL.  Quiet. */
-static char *read_gomod(const char *path)
+/*
+ * The module path declared by the go.mod at path (absolute; rel from the root),
+ * or NULL.  Quiet.
+ */
+static char *read_gomod(const struct import_ctx *ctx, const char *path, const char *rel)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL, *ret = NULL;
-	size_t alloc = 0;
+	FILE *f = NULL;
+	char *line = NULL, *ret = NULL, *data = NULL;
+	size_t alloc = 0, n = 0;
 
-	if (!f)
+	if (!ctx->read)
+		f = fopen(path, "r");
+	else if (ctx->read(ctx, rel, &data, &n) == 0 && n)
+		f = fmemopen(data, n, "r");
+	if (!f) {
+		free(data);
 		return NULL;
+	}
 	while (!ret && getline(&line, &alloc, f) >= 0) {
 		char *p = line, *e;
 
@@ -475,11 +484,12 @@ static char *read_gomod(const char *path)
 	}
 	free(line);
 	fclose(f);
+	free(data);
 	return ret;
 }
 
 /* The module path of the go.mod at the absolute path; cached.  Thread-safe. */
-static const char *gomod_module(const char *path)
+static const char *gomod_module(const struct import_ctx *ctx, const char *path, const char *rel)
 {
 	struct gomod *g;
 
@@ -490,7 +500,7 @@ static const char *gomod_module(const char *path)
 	if (!g) {
 		g = xmalloc(sizeof(*g));
 		g->path = xstrdup(path);
-		g->module = read_gomod(path);
+		g->module = read_gomod(ctx, path, rel);
 		g->next = gomods;
 		gomods = g;
 	}
@@ -556,9 +566,11 @@ static char *resolve_go(const struct import_ctx *ctx, const char *from, const ch
 	for (;;) {
 		char *gm = dir.len ? xasprintf("%s/%s/go.mod", ctx->root, dir.buf)
 				   : xasprintf("%s/go.mod", ctx->root);
+		char *rel = dir.len ? xasprintf("%s/go.mod", dir.buf) : xstrdup("go.mod");
 
-		module = gomod_module(gm);
+		module = gomod_module(ctx, gm, rel);
 		free(gm);
+		free(rel);
 		if (module || !dir.len)
 			break;
 		dir_up(&dir);

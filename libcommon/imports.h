@@ -25,6 +25,11 @@ struct import_ctx {
 	const char *root;		/* absolute repository root, no trailing '/' */
 	const struct fileset *files;	/* all files of the walk, or NULL: then only
 					   files that exist on disk under root are found */
+	/* reads the root-relative file rel (a go.mod) into a malloc'd *data, 0 or -1
+	   when it is missing; NULL reads the disk under root.  Called with a lock
+	   held, one call at a time.  (ci-index build --rev reads a commit's blobs.) */
+	int (*read)(const struct import_ctx *ctx, const char *rel, char **data, size_t *n);
+	void *payload;			/* for read */
 };
 
 /*

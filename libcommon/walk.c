@@ -649,3 +649,114 @@ const char **walk_list_paths(const struct walk_list *list)
 		paths[i] = list->files[i].path;
 	return paths;
 }
+
+/* ---- a commit's tree, read from the object database ---- */
+
+struct tree_entry {
+	struct walk_file f;	/* path, blob size, mtime 0 */
+	git_oid oid;		/* its blob */
+};
+
+struct tree_walk {
+	struct walker *w;		/* the rules */
+	git_odb *odb;			/* for the blobs' sizes */
+	struct walk_list *list;		/* counts of what was left out */
+	struct tree_entry *e;		/* the files kept */
+	size_t e_nr, e_alloc;
+	struct buf path;		/* scratch: root + name */
+	int failed;			/* a header could not be read (reported) */
+};
+
+static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payload)
+{
+	struct tree_walk *tw = payload;
+	const char *name = git_tree_entry_name(te);
+	git_filemode_t mode = git_tree_entry_filemode(te);
+	size_t size;
+	git_object_t type;
+
+	if (mode == GIT_FILEMODE_TREE) {
+		if (is_private_dir(name))
+			return 1;
+		if (!tw->w->opts.include_vendored && is_vendored_dir(name)) {
+			tw->list->skipped[WALK_VENDORED]++;
+			return 1;
+		}
+		return 0;
+	}
+	if (mode == GIT_FILEMODE_LINK) {
+		tw->list->skipped[WALK_SYMLINK]++;
+		return 0;
+	}
+	if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) {
+		/* a submodule: a checkout leaves it an empty directory */
+		tw->list->skipped[WALK_SPECIAL]++;
+		return 0;
+	}
+	buf_reset(&tw->path);
+	buf_addstr(&tw->path, root);
+	buf_addstr(&tw->path, name);
+	if (!tw->w->opts.include_vendored && walk_is_generated_name(tw->path.buf)) {
+		tw->list->skipped[WALK_GENERATED]++;
+		return 0;
+	}
+	if (git_odb_read_header(&size, &type, tw->odb, git_tree_entry_id(te)) < 0) {
+		git_fail(tw->path.buf);
+		tw->failed = 1;
+		return -1;
+	}
+	if (tw->w->opts.max_filesize && (uint64_t)size > tw->w->opts.max_filesize) {
+		tw->list->skipped[WALK_TOO_LARGE]++;
+		return 0;
+	}
+	ALLOC_GROW(tw->e, tw->e_nr + 1, tw->e_alloc);
+	memset(&tw->e[tw->e_nr], 0, sizeof(*tw->e));
+	tw->e[tw->e_nr].f.path = xstrdup(tw->path.buf);
+	tw->e[tw->e_nr].f.size = (uint64_t)size;
+	git_oid_cpy(&tw->e[tw->e_nr].oid, git_tree_entry_id(te));
+	tw->e_nr++;
+	return 0;
+}
+
+static int cmp_tree_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_entry *)a)->f.path, ((const struct tree_entry *)b)->f.path);
+}
+
+int walker_walk_tree(struct walker *w, struct git_repository *repo, struct git_tree *tree,
+		     struct walk_list *list, struct git_oid **oids)
+{
+	struct tree_walk tw;
+	size_t i;
+	int rc = 0;
+
+	memset(&tw, 0, sizeof(tw));
+	tw.w = w;
+	tw.list = list;
+	buf_init(&tw.path, 0);
+	*oids = NULL;
+	if (git_repository_odb(&tw.odb, repo) < 0)
+		return git_fail("cannot open the object database");
+	if (git_tree_walk(tree, GIT_TREEWALK_PRE, tree_walk_cb, &tw) < 0) {
+		if (!tw.failed)
+			git_fail("cannot walk the tree");
+		rc = -1;
+	}
+	git_odb_free(tw.odb);
+	buf_release(&tw.path);
+	/* the list's order is bytewise by path, whatever order the tree walk took */
+	if (tw.e_nr)
+		qsort(tw.e, tw.e_nr, sizeof(*tw.e), cmp_tree_entry);
+	*oids = xcalloc(tw.e_nr + 1, sizeof(**oids));
+	for (i = 0; i < tw.e_nr; i++) {
+		ALLOC_GROW(list->files, list->files_nr + 1, list->files_alloc);
+		list->files[list->files_nr++] = tw.e[i].f;
+		git_oid_cpy(&(*oids)[i], &tw.e[i].oid);
+	}
+	free(tw.e);
+	if (rc < 0) {
+		free(*oids);
+		*oids = NULL;
+	}
+	return rc;
+}

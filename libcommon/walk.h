@@ -22,6 +22,8 @@
 
 struct git_repository;
 struct git_index;
+struct git_tree;
+struct git_oid;
 
 struct walk_opts {
 	uint64_t max_filesize;	/* bytes; 0 means no limit */
@@ -105,6 +107,18 @@ int walker_relpath(struct walker *w, const char *user_path, char **out);
  * (reported).
  */
 int walker_walk(struct walker *w, const char *rel, int explicit_, struct walk_list *list);
+
+/*
+ * List the files of tree (a commit's tree in repo) as walker_walk(w, "", 0, list)
+ * lists a clean checkout of it: every entry is tracked, so no ignore rule applies;
+ * symbolic links and submodules are skipped, private and vendored directories not
+ * entered, generated names and blobs over the size limit (their size read from
+ * the object header) left out.  The files' size is the blob's, their mtime 0.
+ * *oids gets a malloc'd array of their blob ids, in the list's (sorted) order.
+ * Returns 0, or -1 after reporting libgit2's error.
+ */
+int walker_walk_tree(struct walker *w, struct git_repository *repo, struct git_tree *tree,
+		     struct walk_list *list, struct git_oid **oids);
 
 /*
  * 1 if rel (root-relative, a directory when is_dir) is left out by git's ignore

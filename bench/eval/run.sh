@@ -1,15 +1,21 @@
 #!/bin/sh
 # bench/eval/run.sh: file-level localisation of SWE-bench issues with ci-rank.
 #
-#   bench/eval/run.sh [--embed] [<dataset.jsonl>] [<mode>...]
+#   bench/eval/run.sh [--embed | --checkout] [<dataset.jsonl>] [<mode>...]
 #
-# For each instance (query = issue text, relevant = files the fix edited), checks
-# out the repository at the base commit (from clones of the public repositories
-# under $CI_EVAL_REPOS, default /var/tmp/ci-eval/repos/<owner>+<name>, e.g. made
-# from the fetched mirrors), builds an index there, runs ci-rank in each mode
-# (default: keyword hybrid), and reports Acc@1, Recall@5, Recall@10 and MRR per
-# repository and overall, the time per query and the index time.  Not part of
-# make check: it needs the repositories, which are never committed.
+# For each instance (query = issue text, relevant = files the fix edited),
+# indexes the repository at the base commit (from clones of the public
+# repositories under $CI_EVAL_REPOS, default /var/tmp/ci-eval/repos/<owner>+<name>,
+# e.g. made from the fetched mirrors) with 'ci-index build --rev <commit>', which
+# reads the commit's blobs from the clone's object database (no checkout), runs
+# ci-rank in each mode (default: keyword hybrid), and reports Acc@1, Recall@5,
+# Recall@10 and MRR per repository and overall, the time per query and the index
+# time per repository.  Not part of make check: it needs the repositories, which
+# are never committed.  $CI_EVAL_LIMIT takes only the first that many instances.
+#
+# With --checkout the tree is extracted instead (git archive under
+# $CI_EVAL_WORK/trees, then 'git init' so that .gitignore applies) and indexed by
+# a plain build, as before build --rev existed: to compare the two.
 #
 # With --embed the indexes hold vectors (ci-index --embed, the default model):
 # the instances of each repository are taken in commit order in one working
@@ -19,10 +25,11 @@
 # and hybrid modes have vectors to use.
 set -eu
 embed=0
-if [ "${1:-}" = --embed ]; then
-	embed=1
-	shift
-fi
+checkout=0
+case "${1:-}" in
+--embed) embed=1; shift ;;
+--checkout) checkout=1; shift ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 data=${1:-$top/../shared/eval/swebench-lite-loc.requests-pytest.jsonl}
@@ -36,6 +43,11 @@ results=$work/results.jsonl
 : >"$results"
 
 now() { date +%s.%N; }
+
+if [ -n "${CI_EVAL_LIMIT:-}" ]; then
+	head -n "$CI_EVAL_LIMIT" "$data" >"$work/dataset.limited.jsonl"
+	data=$work/dataset.limited.jsonl
+fi
 
 if [ $embed = 1 ]; then
 	# by repository, then commit time: each update re-embeds only what changed
@@ -58,7 +70,7 @@ while IFS= read -r line; do
 	repo=$(printf '%s' "$line" | jq -r .repo)
 	commit=$(printf '%s' "$line" | jq -r .base_commit)
 	src=$repos/$(printf '%s' "$repo" | tr / +)
-	[ -d "$src/.git" ] || { echo "eval: no clone of $repo at $src" >&2; exit 1; }
+	[ -d "$src/.git" ] || [ -f "$src/HEAD" ] || { echo "eval: no clone of $repo at $src" >&2; exit 1; }
 	tree=$work/trees/$(printf '%s' "$repo" | tr / +)-$commit
 	if [ $embed = 1 ]; then
 		wc=$work/embed/$(printf '%s' "$repo" | tr / +)
@@ -78,16 +90,31 @@ while IFS= read -r line; do
 			cp "$wc.db" "$db"
 		fi
 		tree=$wc
-	elif [ ! -d "$tree" ]; then
-		mkdir -p "$tree"
-		git -C "$src" archive "$commit" | tar -x -C "$tree"
-		git -C "$tree" init -q 2>/dev/null || true
-	fi
-	[ $embed = 1 ] || { db=$tree.db; itime=0; }
-	if [ ! -f "$db" ]; then
-		t0=$(now)
-		(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build 2>/dev/null)
-		itime=$(echo "$(now) - $t0" | bc)
+	elif [ $checkout = 1 ]; then
+		if [ ! -d "$tree" ]; then
+			mkdir -p "$tree"
+			git -C "$src" archive "$commit" | tar -x -C "$tree"
+			git -C "$tree" init -q 2>/dev/null || true
+		fi
+		db=$tree.db
+		itime=0
+		if [ ! -f "$db" ]; then
+			t0=$(now)
+			(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build 2>/dev/null)
+			itime=$(echo "$(now) - $t0" | bc)
+		fi
+	else
+		# the commit's tree, read from the clone's objects: nothing checked out
+		mkdir -p "$work/snapshots"
+		db=$work/snapshots/$(printf '%s' "$repo" | tr / +)-$commit.db
+		itime=0
+		if [ ! -f "$db" ]; then
+			t0=$(now)
+			(cd "$src" && "$bin/ci-index" --no-progress --index "$db" build --rev "$commit") ||
+			{ echo "eval: cannot index $repo at $commit" >&2; exit 1; }
+			itime=$(echo "$(now) - $t0" | bc)
+		fi
+		tree=$src
 	fi
 	query=$(printf '%s' "$line" | jq -r .query)
 	for mode in $modes; do
@@ -123,4 +150,7 @@ jq -r -s '
 jq -r -s 'group_by(.mode)[] | .[0].mode as $m | group_by(.repo)[] |
 	"\($m)\t\(.[0].repo)\tn=\(length)\tAcc@1=\(map(.acc1)|add/length*1000|round/1000)\tR@5=\(map(.r5)|add/length*1000|round/1000)\tR@10=\(map(.r10)|add/length*1000|round/1000)\tMRR=\(map(.rr)|add/length*1000|round/1000)"' "$results"
 jq -r -s 'group_by(.mode)[] | "\(.[0].mode)\tall\tn=\(length)\tAcc@1=\(map(.acc1)|add/length*1000|round/1000)\tR@5=\(map(.r5)|add/length*1000|round/1000)\tR@10=\(map(.r10)|add/length*1000|round/1000)\tMRR=\(map(.rr)|add/length*1000|round/1000)\tms/query=\(map(.query_s)|add/length*1000|round)"' "$results"
-echo "index time per tree (s): $(jq -s '[.[] | select(.index_s > 0) | .index_s] | if length > 0 then add / length * 100 | round / 100 else 0 end' "$results")"
+jq -r -s 'def avg: if length > 0 then add / length * 100 | round / 100 else 0 end;
+	[.[] | select(.index_s > 0)] | unique_by(.id) | (group_by(.repo)[] |
+	"index time per tree (s)\t\(.[0].repo)\ttrees=\(length)\tmean=\(map(.index_s) | avg)"),
+	"index time per tree (s)\tall\ttrees=\(length)\tmean=\(map(.index_s) | avg)"' "$results"
