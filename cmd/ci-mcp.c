@@ -2827,7 +2827,16 @@ static json_t *load_profile(const char *name)
 		if (t)
 			return t;
 	}
-	usage_error(usage_text, "unknown profile '%s' (known: ci, kit, shaktiman, abstract)", name);
+	{
+		char known[256] = "";
+		size_t len = 0;
+
+		/* the names compiled in, so that the message names every profile */
+		for (i = 0; i < ARRAY_SIZE(profiles) && len < sizeof(known); i++)
+			len += snprintf(known + len, sizeof(known) - len, "%s%s",
+					i ? ", " : "", profiles[i].name);
+		usage_error(usage_text, "unknown profile '%s' (known: %s)", name, known);
+	}
 }
 
 /*
