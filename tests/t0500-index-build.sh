@@ -9,54 +9,12 @@
 # tokenizer only ci registers, can be read by it).
 
 . "$(dirname "$0")/lib.sh"
+. "$CI_SRC_DIR/tests/index-lib.sh"
 
 if ! test_have_prog sqlite3; then
 	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
 fi
-
-# index_dump <db>: the contents of files, chunks, defs, refs and imports keyed by
-# path (not by the ids of one database), and the trigrams of each file's text
-index_dump() {
-	sqlite3 -bail "$1" <<-\EOF
-	.mode quote
-	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size, f.mtime
-		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
-	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
-		FROM files f JOIN chunks c ON c.blob_id = f.blob_id ORDER BY 2, 3, 4;
-	SELECT 'def', f.path, d.line, d.col, d.name, d.kind, d.end_line, d.scope
-		FROM files f JOIN defs d ON d.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7, 8;
-	SELECT 'ref', f.path, r.line, r.col, r.name, r.kind, r.scope
-		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
-	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
-	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
-		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
-		GROUP BY f.path ORDER BY f.path;
-	EOF
-}
-
-# index_check <db>: what must hold in any index (prints the violations): rows
-# point to rows that exist, the chunks of a blob tile its lines, both FTS5
-# tables have a row for each chunk / blob and no other
-index_check() {
-	sqlite3 -bail "$1" <<-\EOF
-	SELECT 'file without blob', path FROM files WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'chunk without blob', id FROM chunks WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'def without blob', name FROM defs WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'ref without blob', name FROM refs WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'vector without chunk', chunk_id FROM vectors WHERE chunk_id NOT IN (SELECT id FROM chunks);
-	SELECT 'chunks do not tile', b.blob, b.lines, sum(c.end_line - c.start_line + 1), min(c.start_line)
-		FROM blobs b LEFT JOIN chunks c ON c.blob_id = b.id GROUP BY b.id
-		HAVING coalesce(sum(c.end_line - c.start_line + 1), 0) != b.lines
-		    OR (b.lines > 0 AND min(c.start_line) != 1);
-	SELECT 'chunk not in chunks_fts', id FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize);
-	SELECT 'chunks_fts row without chunk', id FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks);
-	SELECT 'blob not in chunks_tri', blob FROM blobs WHERE lines > 0 AND id NOT IN (SELECT id FROM chunks_tri_docsize);
-	SELECT 'chunks_tri row without blob', id FROM chunks_tri_docsize WHERE id NOT IN (SELECT id FROM blobs);
-	INSERT INTO chunks_tri(chunks_tri) VALUES ('integrity-check');
-	EOF
-}
 
 # status_field <field> [<ci-index option>...]: one field of `ci-index status`
 status_field() {
@@ -182,7 +140,7 @@ test_expect_success 'build: exit 0, nothing on stdout, the index in .ci-index' '
 	test_must_be_empty err &&
 	test -f repo/.ci-index/index.db &&
 	! test -e repo/.ci-index/index.db.new &&
-	index_dump repo/.ci-index/index.db >build.dump &&
+	index_dump --no-skipped repo/.ci-index/index.db >build.dump &&
 	index_check repo/.ci-index/index.db >check &&
 	test_must_be_empty check
 '
@@ -281,32 +239,32 @@ test_expect_success 'status: index and source sizes, and their ratio' '
 
 test_expect_success 'build: the index does not depend on -j' '
 	(cd repo && ci-index -j 1 --index ../j1.db build && ci-index -j 4 --index ../j4.db build) &&
-	index_dump j1.db >j1.dump &&
-	index_dump j4.db >j4.dump &&
+	index_dump --no-skipped j1.db >j1.dump &&
+	index_dump --no-skipped j4.db >j4.dump &&
 	test_cmp build.dump j1.dump &&
 	test_cmp build.dump j4.dump
 '
 
 test_expect_success 'build: again over an existing index gives the same index' '
 	(cd repo && ci-index build) &&
-	index_dump repo/.ci-index/index.db >again.dump &&
+	index_dump --no-skipped repo/.ci-index/index.db >again.dump &&
 	test_cmp build.dump again.dump &&
 	! test -e repo/.ci-index/index.db.new
 '
 
 test_expect_success 'build <path>: the whole repository that contains it, from anywhere in it' '
 	(cd repo/src && ci-index build) &&
-	index_dump repo/.ci-index/index.db >sub.dump &&
+	index_dump --no-skipped repo/.ci-index/index.db >sub.dump &&
 	test_cmp build.dump sub.dump &&
 	ci-index --index path.db build repo/web &&
-	index_dump path.db >path.dump &&
+	index_dump --no-skipped path.db >path.dump &&
 	test_cmp build.dump path.dump
 '
 
 test_expect_success 'CI_INDEX names the index; --index wins over it' '
 	(cd repo && CI_INDEX=../env.db ci-index build) &&
 	test -f env.db &&
-	index_dump env.db >env.dump &&
+	index_dump --no-skipped env.db >env.dump &&
 	test_cmp build.dump env.dump &&
 	(cd repo && CI_INDEX=../env.db ci-index status) >env.status &&
 	"$JQ" -e ".index == \"../env.db\" and .stale == 0" env.status &&
@@ -319,7 +277,7 @@ test_expect_success 'ci-chunk | ci-index load: the same index as build' '
 	(cd repo && ci-chunk | ci-index --index ../loaded.db load >../out 2>../err) &&
 	test_must_be_empty out &&
 	test_must_be_empty err &&
-	index_dump loaded.db >loaded.dump &&
+	index_dump --no-skipped loaded.db >loaded.dump &&
 	test_cmp build.dump loaded.dump &&
 	index_check loaded.db >check &&
 	test_must_be_empty check &&
@@ -331,7 +289,7 @@ test_expect_success 'ci-chunk | ci-index load: the same index as build' '
 
 test_expect_success 'load: loading the same records again changes nothing' '
 	(cd repo && ci-index --index ../loaded.db load <../chunk.nd) &&
-	index_dump loaded.db >actual &&
+	index_dump --no-skipped loaded.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -357,7 +315,7 @@ test_expect_success 'load: commit and coupling records' '
 	EOF
 	sqlite3 loaded.db "SELECT sha, path, added, deleted FROM commit_files WHERE added IS NOT NULL" >actual &&
 	test_cmp expect actual &&
-	index_dump loaded.db >actual &&
+	index_dump --no-skipped loaded.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -382,12 +340,12 @@ test_expect_success 'load: a chunk record with a vector stores it' '
 # with exit 3, one message "ci-index: <stdin>:<line>:[<col>:] ..." matching <pattern>, and
 # stores nothing
 test_load_error() {
-	index_dump loaded.db >"$TEST_TMP/before" &&
+	index_dump --no-skipped loaded.db >"$TEST_TMP/before" &&
 	(cd repo && test_status 3 ci-index --index ../loaded.db load <"../$1.nd" >../out 2>../err) &&
 	test_must_be_empty out &&
 	test_line_count = 1 err &&
 	test_grep "^ci-index: <stdin>:$2:[0-9:]* $3" err &&
-	index_dump loaded.db >"$TEST_TMP/after" &&
+	index_dump --no-skipped loaded.db >"$TEST_TMP/after" &&
 	test_cmp "$TEST_TMP/before" "$TEST_TMP/after"
 }
 
@@ -452,9 +410,9 @@ test_expect_success 'load: a bad record into a new index stores nothing either' 
 '
 
 test_expect_success 'load: empty input stores nothing and succeeds' '
-	index_dump loaded.db >before &&
+	index_dump --no-skipped loaded.db >before &&
 	(cd repo && ci-index --index ../loaded.db load </dev/null) &&
-	index_dump loaded.db >after &&
+	index_dump --no-skipped loaded.db >after &&
 	test_cmp before after
 '
 
@@ -468,7 +426,7 @@ test_expect_success 'usage errors: exit 2, nothing done' '
 	 test_status 2 ci-index -j 0 status 2>../err6) &&
 	test_grep "^ci-index: .*unknown command .frobnicate." err4 &&
 	test_grep "^usage: ci-index " err5 &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -505,7 +463,7 @@ test_expect_success 'status without an index: exit 1 and a message saying to bui
 
 test_expect_success 'update without an index builds one' '
 	(cd repo && ci-index update) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -528,7 +486,7 @@ test_expect_success 'update on an index of another schema version rebuilds it' '
 	test_grep "ci-index: " err &&
 	(cd repo && ci-index status) >st &&
 	"$JQ" -e ".schema_version == 3 and .stale == 0" st &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -539,7 +497,7 @@ test_expect_success 'build on an index of another schema version replaces it' '
 	echo 3 >expect &&
 	(cd repo && status_field schema_version) >actual &&
 	test_cmp expect actual &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -560,7 +518,7 @@ test_expect_success 'an index of schema version 2: readers say build, update reb
 	(cd repo && status_field commits) >actual &&
 	git -C repo rev-list --count HEAD >expect &&
 	test_cmp expect actual &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -597,14 +555,14 @@ test_expect_success 'status on a corrupt file: exit 3, run build' '
 
 test_expect_success 'update on a corrupt file rebuilds it' '
 	(cd repo && ci-index update) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
 test_expect_success 'build on a corrupt file replaces it' '
 	garbage repo/.ci-index/index.db &&
 	(cd repo && ci-index build) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -618,7 +576,7 @@ test_expect_success 'an empty file, or an SQLite database that is not an index' 
 	(cd repo && test_status 3 ci-index status 2>../err) &&
 	test_grep "not a ci index" err &&
 	(cd repo && ci-index update) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 
@@ -636,12 +594,12 @@ test_expect_success 'a corrupt table: status fails, update and build rebuild' '
 	(cd repo && test_must_fail ci-index status >../out 2>../err) &&
 	test_grep "ci-index: " err &&
 	(cd repo && ci-index update) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual &&
 	off=$(table_offset repo/.ci-index/index.db chunks) &&
 	garbage repo/.ci-index/index.db $off 4096 &&
 	(cd repo && ci-index build) &&
-	index_dump repo/.ci-index/index.db >actual &&
+	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
 

@@ -14,56 +14,12 @@
 # (`next_second`), except the one that checks edits within the same second.
 
 . "$(dirname "$0")/lib.sh"
+. "$CI_SRC_DIR/tests/index-lib.sh"
 
 if ! test_have_prog sqlite3; then
 	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
 fi
-
-# index_dump <db>: the contents of files, skipped, chunks, defs, refs, imports
-# keyed by path (not by the ids of one database), and the trigrams of each file
-index_dump() {
-	sqlite3 -bail "$1" <<-\EOF
-	.mode quote
-	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size, f.mtime
-		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
-	SELECT 'skipped', path, size, mtime, reason FROM skipped ORDER BY path;
-	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
-		FROM files f JOIN chunks c ON c.blob_id = f.blob_id ORDER BY 2, 3, 4;
-	SELECT 'def', f.path, d.line, d.col, d.name, d.kind, d.end_line, d.scope
-		FROM files f JOIN defs d ON d.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7, 8;
-	SELECT 'ref', f.path, r.line, r.col, r.name, r.kind, r.scope
-		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
-	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
-	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
-		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
-		GROUP BY f.path ORDER BY f.path;
-	EOF
-}
-
-# index_check <db>: what must hold in any index (prints the violations)
-index_check() {
-	sqlite3 -bail "$1" <<-\EOF
-	SELECT 'file without blob', path FROM files WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'chunk without blob', id FROM chunks WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'def without blob', name FROM defs WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'ref without blob', name FROM refs WHERE blob_id NOT IN (SELECT id FROM blobs);
-	SELECT 'import of no file', path FROM imports WHERE path NOT IN (SELECT path FROM files);
-	SELECT 'path both indexed and skipped', path FROM files WHERE path IN (SELECT path FROM skipped);
-	SELECT 'chunks do not tile', b.blob, b.lines, sum(c.end_line - c.start_line + 1), min(c.start_line)
-		FROM blobs b LEFT JOIN chunks c ON c.blob_id = b.id GROUP BY b.id
-		HAVING coalesce(sum(c.end_line - c.start_line + 1), 0) != b.lines
-		    OR (b.lines > 0 AND min(c.start_line) != 1);
-	SELECT 'chunk not in chunks_fts', id FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize);
-	SELECT 'chunks_fts row without chunk', id FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks);
-	SELECT 'blob not in chunks_tri', blob FROM blobs WHERE lines > 0 AND id NOT IN (SELECT id FROM chunks_tri_docsize);
-	SELECT 'chunks_tri row without blob', id FROM chunks_tri_docsize WHERE id NOT IN (SELECT id FROM blobs);
-	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT DISTINCT 'trigram of no blob', doc FROM temp.tri WHERE doc NOT IN (SELECT id FROM blobs);
-	INSERT INTO chunks_tri(chunks_tri) VALUES ('integrity-check');
-	EOF
-}
 
 # next_second: wait until the clock shows a second later than now, so that what
 # is written next has a new modification time

@@ -13,33 +13,12 @@
 # has written part of the transaction to the write-ahead log before the kill.
 
 . "$(dirname "$0")/lib.sh"
+. "$CI_SRC_DIR/tests/index-lib.sh"
 
 if ! test_have_prog sqlite3; then
 	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
 fi
-
-# index_dump <db>: the contents of files, skipped, chunks, defs, refs, imports
-# keyed by path (not by the ids of one database), and the trigrams of each file
-index_dump() {
-	sqlite3 -bail "$1" <<-\EOF
-	.mode quote
-	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size, f.mtime
-		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
-	SELECT 'skipped', path, size, mtime, reason FROM skipped ORDER BY path;
-	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
-		FROM files f JOIN chunks c ON c.blob_id = f.blob_id ORDER BY 2, 3, 4;
-	SELECT 'def', f.path, d.line, d.col, d.name, d.kind, d.end_line, d.scope
-		FROM files f JOIN defs d ON d.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7, 8;
-	SELECT 'ref', f.path, r.line, r.col, r.name, r.kind, r.scope
-		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
-	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
-	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
-		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
-		GROUP BY f.path ORDER BY f.path;
-	EOF
-}
 
 # index_intact <db>: SQLite finds nothing wrong with the database, nor with
 # the trigram table

@@ -12,33 +12,12 @@
 # working tree without it, and bad revisions stop with a message.
 
 . "$(dirname "$0")/lib.sh"
+. "$CI_SRC_DIR/tests/index-lib.sh"
 
 if ! test_have_prog sqlite3; then
 	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
 fi
-
-# index_dump <db>: files, skipped, chunks, defs, refs, imports keyed by path, and
-# the trigrams of each file (t0510's, without modification times)
-index_dump() {
-	sqlite3 -bail "$1" <<-\EOF
-	.mode quote
-	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size
-		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
-	SELECT 'skipped', path, size, reason FROM skipped ORDER BY path;
-	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
-		FROM files f JOIN chunks c ON c.blob_id = f.blob_id ORDER BY 2, 3, 4;
-	SELECT 'def', f.path, d.line, d.col, d.name, d.kind, d.end_line, d.scope
-		FROM files f JOIN defs d ON d.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7, 8;
-	SELECT 'ref', f.path, r.line, r.col, r.name, r.kind, r.scope
-		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
-	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
-	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
-		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
-		GROUP BY f.path ORDER BY f.path;
-	EOF
-}
 
 # exits <code> <command>...: the command exits with <code>; its stderr is in
 # $TRASH_DIRECTORY/err
@@ -100,7 +79,7 @@ test_expect_success 'setup: a repository with three commits' '
 	git -C repo rev-parse HEAD~2 >old.sha &&
 	git -C repo worktree add -q --detach ../old HEAD~2 &&
 	(cd old && ci-index --index ../plain.db build) &&
-	index_dump plain.db >plain.dump &&
+	index_dump --no-mtime plain.db >plain.dump &&
 	grep -q "^.file.,.lib/util.py." plain.dump &&
 	grep -q "^.file.,.web/view.js." plain.dump &&
 	grep -q "^.file.,.notes.log." plain.dump &&
@@ -114,7 +93,7 @@ test_expect_success 'build --rev HEAD~2 equals a build of a checkout of HEAD~2' 
 	tree_state repo >before &&
 	(cd repo && ci-index --index ../snap.db build --rev HEAD~2 2>../err) &&
 	test_must_be_empty err &&
-	index_dump snap.db >snap.dump &&
+	index_dump --no-mtime snap.db >snap.dump &&
 	test_cmp plain.dump snap.dump
 '
 
@@ -138,7 +117,7 @@ test_expect_success 'a snapshot: mtime 0, meta and status name the commit' '
 test_expect_success 'build --rev of each commit: what the commit holds' '
 	for rev in HEAD~1 HEAD v3; do
 		(cd repo && ci-index --index ../rev.db build --rev $rev) &&
-		index_dump rev.db >rev.dump || return 1
+		index_dump --no-mtime rev.db >rev.dump || return 1
 	done &&
 	grep -q "^.file.,.lib/utils.py." rev.dump &&
 	! grep -q "lib/util.py\|web/view.js\|uncommitted_edit\|new.txt\|out.log" rev.dump &&
@@ -153,7 +132,7 @@ test_expect_success 'build --rev of each commit: what the commit holds' '
 test_expect_success 'build --rev in a bare repository' '
 	git clone -q --bare repo bare.git &&
 	(cd bare.git && ci-index --index ../bare.db build --rev HEAD~2) &&
-	index_dump bare.db >bare.dump &&
+	index_dump --no-mtime bare.db >bare.dump &&
 	test_cmp plain.dump bare.dump
 '
 
@@ -164,7 +143,7 @@ test_expect_code 2 'update of a snapshot is refused' '
 
 test_expect_success 'update of a snapshot: the message names the commit; nothing changed' '
 	test_grep "is a snapshot of $(cat old.sha): run ci-index build (or build --rev again)" err &&
-	index_dump snap.db >snap2.dump &&
+	index_dump --no-mtime snap.db >snap2.dump &&
 	test_cmp snap.dump snap2.dump
 '
 
