@@ -2034,13 +2034,10 @@ int main(int argc, char **argv)
 	index_huge_page_cache(64 << 20);	/* one query, then exit: fault in 2 MiB at a time */
 	if (o.index) {
 		path = xstrdup(o.index);
-	} else {
-		struct walker w;
-		struct walk_opts wo = WALK_OPTS_INIT;
-		if (walker_open(&w, ".", &wo) < 0)
-			return EXIT_IO;
-		path = index_default_path(w.root);
-		walker_close(&w);
+	} else if (!(path = index_find("."))) {
+		error_errno("cannot open '.'");
+		buf_release(&q);
+		return EXIT_IO;
 	}
 	rc = index_open(&ix, path, 1);
 	if (rc) {

@@ -302,6 +302,44 @@ int index_huge_page_cache(size_t bytes)
 
 /* ---- opening ---- */
 
+char *index_find(const char *start)
+{
+	const char *env = getenv("CI_INDEX");
+	char *dir, *p, *top;
+	struct stat st;
+
+	if (env && *env)
+		return xstrdup(env);
+	dir = realpath(start, NULL);
+	if (!dir)
+		return NULL;
+	for (;;) {
+		p = xasprintf("%s/.ci-index/index.db", dir);
+		if (stat(p, &st) == 0)
+			break;
+		free(p);
+		p = xasprintf("%s/.git", dir);
+		if (stat(p, &st) == 0) {	/* the work tree's top: its index, or none */
+			free(p);
+			p = xasprintf("%s/.ci-index/index.db", dir);
+			break;
+		}
+		free(p);
+		p = NULL;
+		top = strrchr(dir, '/');
+		if (!top || top == dir)
+			break;
+		*top = '\0';
+	}
+	free(dir);
+	if (!p) {	/* no repository above: the directory itself, as the walker has it */
+		dir = realpath(start, NULL);
+		p = dir ? xasprintf("%s/.ci-index/index.db", dir) : NULL;
+		free(dir);
+	}
+	return p;
+}
+
 char *index_default_path(const char *root)
 {
 	const char *env = getenv("CI_INDEX");

@@ -36,6 +36,15 @@ struct index_file {
 typedef int (*index_file_fn)(const struct index_file *f, void *data);
 
 /*
+ * The index for a command run in start, without libgit2 (whose shared libraries
+ * cost a one-query process 12 ms to load): $CI_INDEX, else the nearest
+ * .ci-index/index.db in start or a directory above it up to the git work tree's
+ * top (a directory holding .git), else the path it would have there (or in
+ * start outside a repository).  Malloc'd; NULL if start cannot be resolved.
+ */
+char *index_find(const char *start);
+
+/*
  * The index path for a repository root: $CI_INDEX if set, else
  * <root>/.ci-index/index.db.  Returns a malloc'd string.  Cannot fail.
  */
