@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct fileset set, disk_set;
-	struct import_ctx ctx = { "/nonexistent-root", &set };
+	struct import_ctx ctx = { "/nonexistent-root", &set, NULL, NULL };
 	struct import_ctx dctx = { 0 };
 	const char *disk_paths[ARRAY_SIZE(disk_files)];
 	struct thread_arg args[4];
