@@ -1492,6 +1492,14 @@ static int style_heading(const char *h)
 	return 0;
 }
 
+
+/* One style rule: where it was written (file, line, section) and what it says. */
+static void add_rule(json_t *rules, const char *file, int lineno, const char *section, const char *rule)
+{
+	json_array_append_new(rules, json_pack("{s:s,s:s,s:i,s:s,s:s}", "_type", "style_rule", "file", file,
+					       "line", lineno, "section", section, "rule", rule));
+}
+
 /*
  * The rules of one Markdown file: its list items (-, *, +, 1.) under a heading,
  * each with the heading as section; all sections when all, else those whose
@@ -1538,9 +1546,7 @@ static void style_markdown(json_t *rules, const char *file, int all)
 		s += strspn(s, " \t");
 		if (!*s)
 			continue;
-		json_array_append_new(rules, json_pack("{s:s,s:s,s:i,s:s,s:s}", "_type", "style_rule",
-						       "file", file, "line", lineno, "section", section,
-						       "rule", s));
+		add_rule(rules, file, lineno, section, s);
 	}
 	free(section);
 	free(line);
@@ -1572,9 +1578,7 @@ static void style_editorconfig(json_t *rules, const char *file)
 		}
 		if (!strchr(s, '=') || !strncmp(s, "root", 4))
 			continue;
-		json_array_append_new(rules, json_pack("{s:s,s:s,s:i,s:s,s:s}", "_type", "style_rule",
-						       "file", file, "line", lineno, "section", section,
-						       "rule", s));
+		add_rule(rules, file, lineno, section, s);
 	}
 	free(section);
 	free(line);
