@@ -315,6 +315,22 @@ static int memory_has(json_t *all, const char *id);
 static int memory_from_git(void);
 static void search_enrich(json_t *recs, const char *query, const char *intent);
 
+/* Write the records (as JSON lines, or for people), release them, exit with rc. */
+static int emit_records(json_t *recs, int json, int rc)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(recs, i, r) {
+		if (json)
+			put_json(r);
+		else
+			print_human(r);
+	}
+	json_decref(recs);
+	return close_stdout(rc);
+}
+
 static int cmd_search(int argc, char **argv)
 {
 	static const char *const names[] = { "query", "intent", "limit", "lang", "framework", "layer", NULL };
@@ -324,7 +340,7 @@ static int cmd_search(int argc, char **argv)
 	char *av[12];
 	int n = 1, rc;
 	size_t i;
-	json_t *recs, *r;
+	json_t *recs;
 
 	parse_flags(&f, argc, argv);
 	if (f.args_nr)
@@ -363,14 +379,7 @@ static int cmd_search(int argc, char **argv)
 		return rc;	/* ci-rank said why on stderr */
 	}
 	search_enrich(recs, f.values[0], f.values[1] ? f.values[1] : "explore");
-	json_array_foreach(recs, i, r) {
-		if (want_json(f.set[0]))
-			put_json(r);
-		else
-			print_human(r);
-	}
-	json_decref(recs);
-	return close_stdout(rc);
+	return emit_records(recs, want_json(f.set[0]), rc);
 }
 
 static int cmd_status(int argc, char **argv)
@@ -391,8 +400,7 @@ static int cmd_reindex(int argc, char **argv)
 	static const char *const bools[] = { "json", "incremental", NULL };
 	struct flags f = { .sub = "reindex", .names = names, .bools = bools };
 	char *av[] = { NULL, NULL, NULL };
-	json_t *recs, *r;
-	size_t i;
+	json_t *recs;
 	int rc;
 
 	parse_flags(&f, argc, argv);
@@ -407,14 +415,7 @@ static int cmd_reindex(int argc, char **argv)
 	json_array_append_new(recs, json_pack("{s:s,s:s,s:i}", "_type", "git_memories", "source",
 					      "conventional commits of the last 90 days",
 					      "added", memory_from_git()));
-	json_array_foreach(recs, i, r) {
-		if (want_json(f.set[0]))
-			put_json(r);
-		else
-			print_human(r);
-	}
-	json_decref(recs);
-	return close_stdout(0);
+	return emit_records(recs, want_json(f.set[0]), 0);
 }
 
 static int cmd_refs(int argc, char **argv)
@@ -1491,7 +1492,6 @@ static int style_heading(const char *h)
 			return 1;
 	return 0;
 }
-
 
 /* One style rule: where it was written (file, line, section) and what it says. */
 static void add_rule(json_t *rules, const char *file, int lineno, const char *section, const char *rule)
