@@ -2060,6 +2060,23 @@ static int cmd_context(int argc, char **argv)
 
 /* ---- main ---------------------------------------------------------------------------- */
 
+/* The subcommands ci answers itself (the codebase-context CLI). */
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} subcommands[] = {
+	{ "search", cmd_search },
+	{ "status", cmd_status },
+	{ "reindex", cmd_reindex },
+	{ "refs", cmd_refs },
+	{ "cycles", cmd_cycles },
+	{ "metadata", cmd_metadata },
+	{ "memory", cmd_memory },
+	{ "context", cmd_context },
+	{ "patterns", cmd_patterns },
+	{ "style-guide", cmd_style_guide },
+};
+
 int main(int argc, char **argv)
 {
 	const char *sub;
@@ -2080,26 +2097,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(passthrough); i++)
 		if (!strcmp(sub, passthrough[i].name))
 			run_exec(passthrough[i].prog, argv + 1);
-	if (!strcmp(sub, "search"))
-		return cmd_search(argc - 2, argv + 2);
-	if (!strcmp(sub, "status"))
-		return cmd_status(argc - 2, argv + 2);
-	if (!strcmp(sub, "reindex"))
-		return cmd_reindex(argc - 2, argv + 2);
-	if (!strcmp(sub, "refs"))
-		return cmd_refs(argc - 2, argv + 2);
-	if (!strcmp(sub, "cycles"))
-		return cmd_cycles(argc - 2, argv + 2);
-	if (!strcmp(sub, "metadata"))
-		return cmd_metadata(argc - 2, argv + 2);
-	if (!strcmp(sub, "memory"))
-		return cmd_memory(argc - 2, argv + 2);
-	if (!strcmp(sub, "context"))
-		return cmd_context(argc - 2, argv + 2);
-	if (!strcmp(sub, "patterns"))
-		return cmd_patterns(argc - 2, argv + 2);
-	if (!strcmp(sub, "style-guide"))
-		return cmd_style_guide(argc - 2, argv + 2);
+	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(sub, subcommands[i].name))
+			return subcommands[i].fn(argc - 2, argv + 2);
 	fprintf(stderr, "%s: unknown subcommand '%s'\n", progname, sub);
 	fputs(usage_text, stderr);
 	return 1;
