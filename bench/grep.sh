@@ -135,6 +135,21 @@ timeone() {
 # latency <name> <ci-grep command...>: <lat_runs> runs; wall time in ms, one a line,
 # in $tmp/<name>.lat, and the time ci-grep measures itself (--stats: from main()
 # to the last line written, without starting the process) in $tmp/<name>.self
+# lat_row <cmd array> <p50> <p95> <self p50> <self p95> <ratio>: time the
+# command <lat_runs> times, set the five named variables (wall p50/p95 in ms,
+# the in-process --stats p50/p95, p50 over rg's median) and print the row's cells
+lat_row() {
+	local -n cmd_=$1
+	echo "timing: cd $tree && ${cmd_[*]} > out ($lat_runs runs)" >&2
+	latency ix "${cmd_[@]}"
+	printf -v "$2" '%s' "$(pct 50 < "$tmp/ix.lat")"
+	printf -v "$3" '%s' "$(pct 95 < "$tmp/ix.lat")"
+	printf -v "$4" '%s' "$(pct 50 < "$tmp/ix.self")"
+	printf -v "$5" '%s' "$(pct 95 < "$tmp/ix.self")"
+	printf -v "$6" '%s' "$(awk -v a="${!2}" -v b="$rg_wall" 'BEGIN { printf "%.3f", (b > 0 ? a / 1000 / b : 0) }')"
+	printf ' %8s %8s %8s' "${!2}ms" "${!3}ms" "${!6}"
+}
+
 latency() {
 	local name=$1 i a b
 	shift
@@ -201,30 +216,9 @@ for q in "${queries[@]}"; do
 	fi
 	printf '%-14s %-30s %8.2f %8s %8s %8s %7s' "$qname" "${qflags[*]:-} $qpat" "$rg_wall" "$rg_cpu" "$ci_wall" "$ci_cpu" "$ratio"
 	if [ $has_index = 1 ] && [ "$only" != scan ]; then
-		echo "timing: cd $tree && ${ix_cmd[*]} > out ($lat_runs runs)" >&2
-		latency ix "${ix_cmd[@]}"
-		p50=$(pct 50 < "$tmp/ix.lat")
-		p95=$(pct 95 < "$tmp/ix.lat")
-		s50=$(pct 50 < "$tmp/ix.self")
-		s95=$(pct 95 < "$tmp/ix.self")
-		ixr=$(awk -v a="$p50" -v b="$rg_wall" 'BEGIN { printf "%.3f", (b > 0 ? a / 1000 / b : 0) }')
-		printf ' %8s %8s %8s' "${p50}ms" "${p95}ms" "$ixr"
-		echo "timing: cd $tree && ${dr_cmd[*]} > out ($lat_runs runs)" >&2
-		latency ix "${dr_cmd[@]}"
-		d50=$(pct 50 < "$tmp/ix.lat")
-		d95=$(pct 95 < "$tmp/ix.lat")
-		e50=$(pct 50 < "$tmp/ix.self")
-		e95=$(pct 95 < "$tmp/ix.self")
-		drr=$(awk -v a="$d50" -v b="$rg_wall" 'BEGIN { printf "%.3f", (b > 0 ? a / 1000 / b : 0) }')
-		printf ' %8s %8s %8s' "${d50}ms" "${d95}ms" "$drr"
-		echo "timing: cd $tree && ${tr_cmd[*]} > out ($lat_runs runs)" >&2
-		latency ix "${tr_cmd[@]}"
-		t50=$(pct 50 < "$tmp/ix.lat")
-		t95=$(pct 95 < "$tmp/ix.lat")
-		u50=$(pct 50 < "$tmp/ix.self")
-		u95=$(pct 95 < "$tmp/ix.self")
-		trr=$(awk -v a="$t50" -v b="$rg_wall" 'BEGIN { printf "%.3f", (b > 0 ? a / 1000 / b : 0) }')
-		printf ' %8s %8s %8s' "${t50}ms" "${t95}ms" "$trr"
+		lat_row ix_cmd p50 p95 s50 s95 ixr
+		lat_row dr_cmd d50 d95 e50 e95 drr
+		lat_row tr_cmd t50 t95 u50 u95 trr
 		summary+=("$qname $p50 $p95 $ixr $t50 $t95 $trr $d50 $d95 $drr")
 	fi
 	echo
