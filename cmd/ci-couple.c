@@ -2496,6 +2496,7 @@ static int cmd_review(const struct options *o, struct repo *r)
 	git_tree *ta = NULL, *tb = NULL;
 	struct side side = { SIDE_WORKDIR, NULL, NULL };
 	struct changed *ch = NULL;
+	struct buf files = BUF_INIT;	/* the review record's files, a JSON array's elements */
 	struct rchunk *all = NULL, *cand = NULL;
 	struct candidate *cands = NULL;
 	struct history h;
@@ -2595,15 +2596,29 @@ static int cmd_review(const struct options *o, struct repo *r)
 		struct changed *c;
 		size_t hn;
 
-		if (dl->status == GIT_DELTA_DELETED) {
-			deleted_files++;
-			continue;
-		}
+		size_t adds = 0, dels = 0;
+
 		if (dl->status == GIT_DELTA_UNTRACKED || dl->status == GIT_DELTA_IGNORED ||
 		    dl->status == GIT_DELTA_UNMODIFIED)
 			continue;
 		if (git_patch_from_diff(&patch, diff, i) < 0)
 			goto git_failed;
+		if (patch && git_patch_line_stats(NULL, &adds, &dels, patch) < 0)
+			goto git_failed;
+		/* every file of the diff, for the review record */
+		{
+			const char *fp = dl->status == GIT_DELTA_DELETED ? dl->old_file.path : dl->new_file.path;
+			buf_addstr(&files, files.len ? ",{\"path\":" : "{\"path\":");
+			nd_json_string(&files, fp, strlen(fp));
+		}
+		buf_addf(&files, ",\"status\":\"%c\",\"added\":%zu,\"deleted\":%zu}",
+			 dl->status == GIT_DELTA_ADDED ? 'A' : dl->status == GIT_DELTA_DELETED ? 'D' :
+			 dl->status == GIT_DELTA_RENAMED ? 'R' : 'M', adds, dels);
+		if (dl->status == GIT_DELTA_DELETED) {
+			deleted_files++;
+			git_patch_free(patch);
+			continue;
+		}
 		ALLOC_GROW(ch, ch_nr + 1, ch_alloc);
 		c = &ch[ch_nr++];
 		memset(c, 0, sizeof(*c));
@@ -2796,6 +2811,10 @@ static int cmd_review(const struct options *o, struct repo *r)
 		nd_int(&b, "changed_files", (long long)ch_nr);
 		nd_int(&b, "deleted_files", (long long)deleted_files);
 		nd_int(&b, "changed_lines", changed_lines);
+		nd_key(&b, "files");
+		buf_addch(&b, '[');
+		buf_add(&b, files.buf ? files.buf : "", files.len);
+		buf_addch(&b, ']');
 		nd_int(&b, "coupled_files", (long long)coupled_files);
 		nd_int(&b, "chunks", (long long)out_nr);
 		nd_int(&b, "lines", used);
@@ -2825,6 +2844,7 @@ done:
 		free(ch[i].ranges);
 	}
 	free(ch);
+	buf_release(&files);
 	free(cands);
 	free(fs.changes);
 	free(fs.last);

@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <git2.h>
 
@@ -52,6 +53,8 @@ static const char usage_text[] =
 	"      --embed             build, update, load: embed (in-process) the chunks and\n"
 	"                          commits that have no vector; update and load do so\n"
 	"                          anyway when the index holds vectors\n"
+	"      --history           build, update: also store the git history (commits and\n"
+	"                          co-change coupling): ci-couple history | ci-index load\n"
 	"      --model <dir>       the embedding model (default: as ci-embed's)\n"
 	"      --vectors <format>  store vectors as f32 or int8 (a byte per value and a\n"
 	"                          scale per vector; default: the index's, else f32)\n"
@@ -65,6 +68,7 @@ static const struct option long_options[] = {
 	{ "index", required_argument, NULL, 'I' },
 	{ "threads", required_argument, NULL, 'j' },
 	{ "embed", no_argument, NULL, 'E' },
+	{ "history", no_argument, NULL, 'H' },
 	{ "model", required_argument, NULL, 'M' },
 	{ "vectors", required_argument, NULL, 'V' },
 	{ "progress", no_argument, NULL, 'P' },
@@ -79,6 +83,7 @@ struct options {
 	int threads;		/* -j */
 	int progress;		/* 1 on, 0 off, -1 when stderr is a terminal */
 	int embed;		/* --embed */
+	int history;		/* --history */
 	const char *model;	/* --model, or NULL */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
 };
@@ -1397,6 +1402,9 @@ static int snapshot_read(const struct import_ctx *ctx, const char *rel, char **d
 	return rc;
 }
 
+/* The directory a build indexed (its argument), for --history. */
+static const char *build_dir = ".";
+
 static int cmd_build(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -1434,6 +1442,9 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	}
 	if (rev && !*rev)
 		usage_error(usage_text, "build: --rev needs a revision");
+	if (rev && o->history)
+		usage_error(usage_text, "build: --history stores the history of HEAD, not of a snapshot (--rev)");
+	build_dir = start ? start : ".";
 	if (o->embed) {
 		/* a model that cannot be loaded fails the build before the work, not after */
 		struct embed_model *m;
@@ -2048,6 +2059,22 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	}
 	sqlite3_finalize(st);
 	buf_addch(&b, '}');
+	/* chunks by language, counted as "chunks" counts them (a blob's once) */
+	nd_key(&b, "language_chunks");
+	buf_addch(&b, '{');
+	first = 1;
+	st = prep(db, "SELECT coalesce(b.lang, 'text'), count(*) FROM chunks c JOIN blobs b ON b.id = c.blob_id "
+		  "WHERE c.blob_id IN (SELECT blob_id FROM files) GROUP BY 1 ORDER BY 1");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (!first)
+			buf_addch(&b, ',');
+		first = 0;
+		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		buf_addf(&b, ":%lld", (long long)sqlite3_column_int64(st, 1));
+	}
+	sqlite3_finalize(st);
+	buf_addch(&b, '}');
+	nd_int(&b, "imports_resolved", count(db, "SELECT count(*) FROM imports WHERE resolved IS NOT NULL"));
 	if (snapshot)
 		nd_null(&b, "stale");	/* a commit's tree, not the work tree's state */
 	else
@@ -2067,7 +2094,9 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 
 /* ---- load ---- */
 
-static int cmd_load(const struct options *o, int argc, char **argv)
+/* Store the records read from in (named name) in the index of the repository at dir. */
+static int load_stream(const struct options *o, const char *dir, FILE *in, const char *name,
+		       long *commits)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
 	struct walker w;
@@ -2079,10 +2108,7 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 	int rc, lock, ret = EXIT_OK;
 	sqlite3 *db;
 
-	(void)argv;
-	if (argc)
-		usage_error(usage_text, "load reads standard input and takes no arguments");
-	if (walker_open(&w, ".", &wo) < 0)
+	if (walker_open(&w, dir, &wo) < 0)
 		return EXIT_IO;
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
 	if (ensure_dir(path) < 0 || (lock = lock_dir(path)) < 0) {
@@ -2110,7 +2136,8 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 	}
 	db = index_db(ix);
 	loader_init(&ld, db, w.root, vector_format(o, db));
-	nd_reader_init(&rd, stdin, "<stdin>");
+	nd_reader_init(&rd, in, name);
+	ld.src = name;
 	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
 		ret = EXIT_IO;
 	while (ret == EXIT_OK && (rc = nd_read(&rd, &rec)) > 0) {
@@ -2139,6 +2166,8 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 			"%ld vectors, %ld commits, %ld commit vectors, %ld couplings\n", progname, ld.files,
 			ld.chunks, ld.defs, ld.refs, ld.imports, ld.vectors, ld.commits, ld.commit_vectors,
 			ld.couplings);
+	if (commits)
+		*commits = ld.commits;
 	loader_release(&ld);
 	nd_reader_release(&rd);
 out:
@@ -2146,6 +2175,103 @@ out:
 	walker_close(&w);
 	close(lock);
 	free(path);
+	return ret;
+}
+
+static int cmd_load(const struct options *o, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "load reads standard input and takes no arguments");
+	return load_stream(o, ".", stdin, "<stdin>", NULL);
+}
+
+/* Store what `ci-couple <args>` run in dir writes; *commits: how many commit records. */
+static int load_couple(const struct options *o, const char *dir, const char **args, long *commits)
+{
+	char *prog = find_prog("ci-couple"), *name;
+	const char *argv[8];
+	int fds[2], status, ret, n = 0;
+	pid_t pid;
+	FILE *in;
+
+	argv[n++] = "ci-couple";
+	if (o->index) {
+		argv[n++] = "--index";
+		argv[n++] = o->index;
+	}
+	while (*args && n < 7)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	if (pipe(fds) < 0) {
+		error_errno("pipe");
+		free(prog);
+		return EXIT_IO;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		error_errno("fork");
+		close(fds[0]);
+		close(fds[1]);
+		free(prog);
+		return EXIT_IO;
+	}
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		if (chdir(dir) < 0)
+			_exit(EXIT_IO);
+		execvp(prog, (char **)argv);
+		fprintf(stderr, "%s: cannot run '%s': %s\n", progname, prog, strerror(errno));
+		_exit(EXIT_IO);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	if (!in)
+		die("fdopen: %s", strerror(errno));
+	name = xasprintf("ci-couple %s", argv[n - 1]);
+	ret = load_stream(o, dir, in, name, commits);
+	fclose(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		/* ci-couple said why on stderr; its records may be cut short */
+		error("the history was not stored: %s failed", name);
+		ret = EXIT_IO;
+	}
+	free(name);
+	free(prog);
+	return ret;
+}
+
+/*
+ * --history: store ci-couple's history of the repository at dir (all of it after
+ * a build, which kept the old index's; the commits since the stored head after an
+ * update) and, when that brought commits, its co-change coupling anew.  Not a git
+ * repository, or no commit yet: nothing to store.
+ */
+static int load_history(const struct options *o, const char *dir, int incremental)
+{
+	static const char *history[] = { "history", NULL }, *newer[] = { "history", "--incremental", NULL };
+	static const char *coupling[] = { "coupling", "--limit", "0", NULL };
+	git_repository *repo = NULL;
+	long commits = 0;
+	int born, ret;
+
+	if (git_repository_open_ext(&repo, dir, 0, getenv("GIT_CEILING_DIRECTORIES")) < 0) {
+		if (verbosity)
+			fprintf(stderr, "%s: %s is not in a git repository: no history\n", progname, dir);
+		return EXIT_OK;
+	}
+	born = !git_repository_head_unborn(repo);
+	git_repository_free(repo);
+	if (!born)
+		return EXIT_OK;
+	ret = load_couple(o, dir, incremental ? newer : history, &commits);
+	if (ret == EXIT_OK && (commits || !incremental))
+		ret = load_couple(o, dir, coupling, NULL);
 	return ret;
 }
 
@@ -2203,6 +2329,7 @@ int main(int argc, char **argv)
 			break;
 		case 'P': o.progress = 1; break;
 		case 'E': o.embed = 1; break;
+		case 'H': o.history = 1; break;
 		case 'M': o.model = optarg; break;
 		case 'V': {
 			enum vec_format f;
@@ -2227,10 +2354,15 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	git_libgit2_init();
-	if (!strcmp(argv[optind], "build"))
+	if (!strcmp(argv[optind], "build")) {
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);
-	else if (!strcmp(argv[optind], "update"))
+		if (ret == EXIT_OK && o.history)
+			ret = load_history(&o, build_dir, 0);
+	} else if (!strcmp(argv[optind], "update")) {
 		ret = cmd_update(&o, argc - optind - 1, argv + optind + 1);
+		if (ret == EXIT_OK && o.history)
+			ret = load_history(&o, ".", 1);
+	}
 	else if (!strcmp(argv[optind], "status"))
 		ret = cmd_status(&o, argc - optind - 1, argv + optind + 1);
 	else if (!strcmp(argv[optind], "load"))

@@ -36,6 +36,7 @@
  * pagination.
  */
 #include "common.h"
+#include "lang.h"
 #include "walk.h"
 #include "mcp-map.h"
 #include "toml-json.h"
@@ -995,7 +996,7 @@ static void indexer_start(void)
 {
 	/* build when there is none: `ci-index update` cannot lock a missing directory */
 	int exists = index_exists();
-	char *argv[] = { "ci-index", "--progress", exists ? "update" : "build", NULL };
+	char *argv[] = { "ci-index", "--progress", "--history", exists ? "update" : "build", NULL };
 
 	if (indexer.running)
 		return;
@@ -1579,6 +1580,10 @@ static json_t *builtin_read(json_t *args)
 		json_object_set_new(sc, "text", json_string("(the file is not UTF-8 text)"));
 	if (ref)
 		json_object_set_new(sc, "ref", json_string(ref));
+	{
+		const struct lang *l = lang_detect(rel, data, n < 4096 ? n : 4096);
+		json_object_set_new(sc, "lang", l ? json_string(l->name) : json_null());
+	}
 	if (truncated)
 		json_object_set_new(sc, "truncated", json_true());
 	r = json_pack("{s:[{s:s, s:O}], s:o}", "content", "type", "text",
@@ -1644,6 +1649,18 @@ static char *pick_repo(json_t *schema, json_t *args)
 	root = home;
 	if (!json_object_get(json_object_get(schema, "properties"), "repo"))
 		return NULL;
+	/* bobbin's "all": one command answers for one repository */
+	if (want && !strcmp(want, "all")) {
+		if (repos_nr > 1) {
+			for (i = 0; i < repos_nr; i++)
+				buf_addf(&b, "%s%s", i ? ", " : "", repos[i].name);
+			char *why = xasprintf("parameter 'repo': 'all' answers for one repository and "
+					      "this server has %zu: name one (%s)", repos_nr, b.buf);
+			buf_release(&b);
+			return why;
+		}
+		want = NULL;
+	}
 	for (i = 0; i < repos_nr; i++)
 		if (!want || !strcmp(want, repos[i].name)) {
 			root = repos[i].root;
@@ -1686,8 +1703,24 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 		return;
 	}
 	if (json_is_string(json_object_get(tool, "builtin"))) {
-		reply(st, id, builtin_read(args));
+		/* its input program, then the built-in, then its output program on that */
+		json_t *prepared = mcp_map_prepare(tool, args, &why), *r;
+		if (!prepared) {
+			reply_invalid(st, id, tool, args, why);
+			free(why);
+			json_decref(args);
+			return;
+		}
 		json_decref(args);
+		r = builtin_read(prepared);
+		if (json_object_get(tool, "output") && !json_is_true(json_object_get(r, "isError"))) {
+			json_t *in = json_pack("{s:O, s:[O], s:i}", "args", prepared, "records",
+					       json_object_get(r, "structuredContent"), "exit", 0);
+			json_decref(r);
+			r = mapped_result(tool, in);
+		}
+		reply(st, id, r);
+		json_decref(prepared);
 		return;
 	}
 	/* parameters that are paths stay inside the repository */

@@ -1278,9 +1278,10 @@ static double round3(double x)
 	return floor(x * 1000 + 0.5) / 1000;
 }
 
-static char *chunk_text(sqlite3_int64 id)
+/* One text column of a chunk (sql selects it by ?1, the chunk id); NULL if none. */
+static char *chunk_column(sqlite3_int64 id, const char *sql)
 {
-	sqlite3_stmt *st = prep("SELECT ci_inflate(text) FROM chunks WHERE id = ?1");
+	sqlite3_stmt *st = prep(sql);
 	char *t = NULL;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -1288,6 +1289,17 @@ static char *chunk_text(sqlite3_int64 id)
 		t = xstrdup(col(st, 0));
 	sqlite3_finalize(st);
 	return t;
+}
+
+static char *chunk_text(sqlite3_int64 id)
+{
+	return chunk_column(id, "SELECT ci_inflate(text) FROM chunks WHERE id = ?1");
+}
+
+/* The language of a chunk's file, NULL for text of no known language. */
+static char *chunk_lang(sqlite3_int64 id)
+{
+	return chunk_column(id, "SELECT b.lang FROM chunks c JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
 }
 
 /* A chunk of a coupled file to show: the candidate ranked best there, else its first. */
@@ -1325,7 +1337,7 @@ static void context_record(struct buf *out, const char *path, sqlite3_int64 id, 
 			   const char *kind, const char *name, const char *reason, const char *via,
 			   double score)
 {
-	char *t = chunk_text(id);
+	char *t = chunk_text(id), *lang = chunk_lang(id);
 
 	nd_begin(out, "context_chunk");
 	nd_str(out, "path", path);
@@ -1333,12 +1345,14 @@ static void context_record(struct buf *out, const char *path, sqlite3_int64 id, 
 	nd_int(out, "end_line", e);
 	nd_str(out, "kind", kind);
 	nd_str(out, "name", name);
+	nd_str(out, "lang", lang);
 	nd_str(out, "reason", reason);
 	nd_str(out, "via", via);
 	nd_num(out, "score", round3(score));
 	nd_str(out, "text", t);
 	nd_end(out);
 	free(t);
+	free(lang);
 }
 
 /*
@@ -1596,6 +1610,7 @@ static void hit_location(struct buf *out, const struct cand *c)
 	nd_str(out, "kind", c->kind);
 	nd_str(out, "name", c->name);
 	nd_str(out, "scope", c->scope);
+	nd_str(out, "lang", c->lang);
 }
 
 /* Look a chunk up as a candidate (filters applied): NULL when filtered out. */
@@ -1895,6 +1910,7 @@ static int similar_scan(struct buf *out)
 			nd_str(out, "kind", m->kind);
 			nd_str(out, "name", m->name);
 			nd_str(out, "scope", m->scope);
+			nd_str(out, "lang", m->lang);
 			buf_addch(out, '}');
 		}
 		buf_addch(out, ']');
@@ -2179,6 +2195,7 @@ int main(int argc, char **argv)
 		nd_str(&out, "kind", x->kind);
 		nd_str(&out, "name", x->name);
 		nd_str(&out, "scope", x->scope);
+		nd_str(&out, "lang", x->lang);
 		nd_num(&out, "score", round3(score));
 		nd_key(&out, "signals");
 		buf_addch(&out, '{');

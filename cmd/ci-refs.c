@@ -21,6 +21,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 
 static const char usage_text[] =
 	"usage: ci-refs [options] <command> <arg>\n"
@@ -46,10 +47,12 @@ static const char usage_text[] =
 	"      --both              deps: both directions\n"
 	"      --scope <path>      cycles: only files under this path\n"
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
+	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
+	"                          and references), coupling or semantic\n"
 	"  -h, --help              show this help and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
-	OPT_SCOPE, OPT_DEPTH };
+	OPT_SCOPE, OPT_DEPTH, OPT_MODE };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -61,6 +64,7 @@ static const struct option long_options[] = {
 	{ "both", no_argument, NULL, OPT_BOTH },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -74,7 +78,11 @@ struct options {
 	int reverse, both;	/* deps direction */
 	const char *scope;	/* cycles --scope */
 	long depth;		/* impact --depth */
+	unsigned mode;		/* impact --mode: the signals, M_* */
 };
+
+/* The signals of impact. */
+enum { M_DEPS = 1, M_COUPLING = 2, M_SEMANTIC = 4, M_ALL = 7 };
 
 static struct ci_index *ix;
 static sqlite3 *db;
@@ -925,18 +933,98 @@ static int cmd_cycles(void)
 /* ---- impact ---- */
 
 struct hit {
-	double imp, ref, cpl;	/* signals, 0-1 */
+	double imp, ref, cpl, sem;	/* signals, 0-1 */
 	int depth;		/* import distance, 0 if none */
 	long refs;		/* references counted */
 	long co_changes;	/* from coupling */
 };
+
+/*
+ * The semantic signal: how much closer each file's mean chunk vector is to the
+ * target file's than files' are on average, (cos - mean) / (3 sd), in 0-1.
+ * Returns the number of files with vectors, 0 when the index has none.
+ */
+static size_t semantic_signal(struct graph *g, int target, struct hit *h)
+{
+	sqlite3_stmt *st = prep("SELECT f.path, v.dim, v.fmt, v.scale, v.vec FROM vectors v "
+				"JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.blob_id = c.blob_id "
+				"ORDER BY f.path, c.id");
+	float *sum = NULL, *v = NULL;
+	double *cosv, mean = 0, var = 0, tn = 0;
+	size_t dim = 0, i, k, nfiles = 0;
+	char *have = xcalloc(g->n, 1);
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int node = node_of(g, col(st, 0));
+		double n = 0;
+		if (!dim) {
+			dim = (size_t)sqlite3_column_int64(st, 1);
+			if (!dim || dim > 65536)
+				break;
+			sum = xcalloc(g->n * dim, sizeof(float));
+			v = xmalloc(dim * sizeof(float));
+		}
+		if (node < 0 || index_vec_decode(v, dim, st, 2) < 0)
+			continue;
+		for (k = 0; k < dim; k++)
+			n += (double)v[k] * v[k];
+		if (n <= 0)
+			continue;
+		n = 1 / sqrt(n);
+		for (k = 0; k < dim; k++)
+			sum[(size_t)node * dim + k] += (float)(v[k] * n);
+		have[node] = 1;
+	}
+	sqlite3_finalize(st);
+	if (!dim || !sum || !have[target]) {
+		free(sum);
+		free(v);
+		free(have);
+		return 0;
+	}
+	cosv = xcalloc(g->n, sizeof(double));
+	for (k = 0; k < dim; k++)
+		tn += (double)sum[(size_t)target * dim + k] * sum[(size_t)target * dim + k];
+	for (i = 0; i < g->n; i++) {
+		double dot = 0, n = 0;
+		if (!have[i] || (int)i == target)
+			continue;
+		for (k = 0; k < dim; k++) {
+			dot += (double)sum[i * dim + k] * sum[(size_t)target * dim + k];
+			n += (double)sum[i * dim + k] * sum[i * dim + k];
+		}
+		cosv[i] = n > 0 && tn > 0 ? dot / sqrt(n * tn) : 0;
+		mean += cosv[i];
+		nfiles++;
+	}
+	if (nfiles) {
+		mean /= (double)nfiles;
+		for (i = 0; i < g->n; i++)
+			if (have[i] && (int)i != target)
+				var += (cosv[i] - mean) * (cosv[i] - mean);
+		var /= (double)nfiles;
+		for (i = 0; i < g->n; i++) {
+			double z;
+			if (!have[i] || (int)i == target)
+				continue;
+			/* one file alone, or all alike: the cosine itself decides */
+			z = var > 1e-12 ? (cosv[i] - mean) / (3 * sqrt(var)) : cosv[i] - 0.5;
+			h[i].sem = z < 0 ? 0 : z > 1 ? 1 : z;
+		}
+	}
+	free(cosv);
+	free(sum);
+	free(v);
+	free(have);
+	return nfiles + 1;
+}
 
 static int cmd_impact(const char *arg)
 {
 	char *copy = xstrdup(arg), *colon = strrchr(copy, ':'), *sym = NULL, *path;
 	struct graph g;
 	struct hit *h;
-	int *dist, *queue, start;
+	int *dist, *queue, start, no_vectors = 0;
 	size_t qh = 0, qt = 0, i, found = 0;
 	sqlite3_stmt *st;
 	int **radj;
@@ -1018,15 +1106,28 @@ static int cmd_impact(const char *arg)
 		h[v].co_changes = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
+	if ((o.mode & M_SEMANTIC) && !semantic_signal(&g, start, h) && o.mode == M_SEMANTIC) {
+		error("impact --mode semantic needs chunk vectors of '%s' in the index: "
+		      "run 'ci-index --embed update'", path);
+		no_vectors = 1;
+	}
+	/* the signals not asked for count for nothing */
+	for (i = 0; i < g.n; i++) {
+		if (!(o.mode & M_DEPS))
+			h[i].imp = h[i].ref = 0, h[i].depth = 0, h[i].refs = 0;
+		if (!(o.mode & M_COUPLING))
+			h[i].cpl = 0, h[i].co_changes = 0;
+	}
 	/* combined: the chance that at least one signal is right, signals taken apart */
-	{
+	if (!no_vectors) {
 		struct { int v; double s; } *r = xmalloc(g.n * sizeof(*r));
 		size_t nr = 0;
 		for (i = 0; i < g.n; i++) {
 			double s;
-			if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl))
+			if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl && !h[i].sem))
 				continue;
-			s = 1.0 - (1.0 - 0.9 * h[i].imp) * (1.0 - 0.8 * h[i].ref) * (1.0 - 0.7 * h[i].cpl);
+			s = 1.0 - (1.0 - 0.9 * h[i].imp) * (1.0 - 0.8 * h[i].ref) * (1.0 - 0.7 * h[i].cpl) *
+				(1.0 - 0.6 * h[i].sem);
 			r[nr].v = (int)i;
 			r[nr].s = s;
 			nr++;
@@ -1051,7 +1152,8 @@ static int cmd_impact(const char *arg)
 			nd_num(&out, "score", (double)(long)(r[i].s * 1000 + 0.5) / 1000);
 			nd_key(&out, "signals");
 			buf_addch(&out, '{');
-			buf_addf(&out, "\"import\":%.3g,\"reference\":%.3g,\"coupling\":%.3g", x->imp, x->ref, x->cpl);
+			buf_addf(&out, "\"import\":%.3g,\"reference\":%.3g,\"coupling\":%.3g,\"semantic\":%.3g",
+				 x->imp, x->ref, x->cpl, round(x->sem * 1000) / 1000);
 			buf_addch(&out, '}');
 			if (x->depth)
 				nd_int(&out, "depth", x->depth);
@@ -1067,7 +1169,7 @@ static int cmd_impact(const char *arg)
 		}
 		free(r);
 	}
-	if (!found)
+	if (!found && !no_vectors)
 		error("nothing in the index depends on '%s%s%s'", path, sym ? ":" : "", sym ? sym : "");
 	for (i = 0; i < g.n; i++)
 		free(radj[i]);
@@ -1080,7 +1182,7 @@ static int cmd_impact(const char *arg)
 	free_graph(&g);
 	free(path);
 	free(copy);
-	return found ? EXIT_OK : EXIT_NOTHING;
+	return no_vectors ? EXIT_USAGE : found ? EXIT_OK : EXIT_NOTHING;
 }
 
 int main(int argc, char **argv)
@@ -1093,6 +1195,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	o.limit = 100;
 	o.depth = 2;
+	o.mode = M_ALL;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_INDEX: o.index = optarg; break;
@@ -1104,6 +1207,19 @@ int main(int argc, char **argv)
 		case OPT_BOTH: o.both = 1; break;
 		case OPT_SCOPE: o.scope = optarg; break;
 		case OPT_DEPTH: o.depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "combined"))
+				o.mode = M_ALL;
+			else if (!strcmp(optarg, "deps"))
+				o.mode = M_DEPS;
+			else if (!strcmp(optarg, "coupling"))
+				o.mode = M_COUPLING;
+			else if (!strcmp(optarg, "semantic"))
+				o.mode = M_SEMANTIC;
+			else
+				usage_error(usage_text, "--mode must be combined, deps, coupling or semantic, not '%s'",
+					    optarg);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

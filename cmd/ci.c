@@ -93,30 +93,6 @@ static void fail(const char *fmt, ...)
 	exit(1);
 }
 
-/*
- * The path of <prog> beside this binary when it is there and executable, else
- * <prog> itself (for execvp to find on PATH).  The caller frees the result.
- */
-static char *find_prog(const char *prog)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash, *p;
-
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			p = xasprintf("%s/%s", self, prog);
-			if (!access(p, X_OK))
-				return p;
-			free(p);
-		}
-	}
-	return xstrdup(prog);
-}
-
 /* Replace this process by <prog> with the arguments argv (argv[0] is set here). */
 static void run_exec(const char *prog, char **argv) __attribute__((noreturn));
 static void run_exec(const char *prog, char **argv)

@@ -132,7 +132,7 @@ int mcp_map_compile(json_t *tool, char **err)
 	return 0;
 }
 
-static jq_state *find_prog(json_t *tool, const char *key)
+static jq_state *tool_prog(json_t *tool, const char *key)
 {
 	for (size_t i = 0; i < progs_nr; i++)
 		if (progs[i].tool == tool && !strcmp(progs[i].key, key))
@@ -142,7 +142,7 @@ static jq_state *find_prog(json_t *tool, const char *key)
 
 json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 {
-	jq_state *jq = find_prog(tool, key);
+	jq_state *jq = tool_prog(tool, key);
 	char *s;
 	jv in, r;
 	json_t *out = NULL;

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <getopt.h>
+#include <limits.h>
+#include <unistd.h>
 
 const char *progname = "ci";
 int verbosity;
@@ -246,4 +248,25 @@ const char *bad_option(int c, int argc, char **argv)
 		snprintf(msg, sizeof(msg), "unknown option '%.200s'", arg);
 	}
 	return msg;
+}
+
+/* Where <prog> is: beside this binary, else on PATH. */
+char *find_prog(const char *prog)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash, *p;
+
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			p = xasprintf("%s/%s", self, prog);
+			if (!access(p, X_OK))
+				return p;
+			free(p);
+		}
+	}
+	return xstrdup(prog);
 }

@@ -78,6 +78,12 @@ const char *bad_option(int c, int argc, char **argv);
 /* Number of online CPUs, at least 1. */
 int online_cpus(void);
 
+/*
+ * The path of <prog> beside this binary when it is there and executable, else
+ * <prog> itself (for execvp to find on PATH).  The caller frees the result.
+ */
+char *find_prog(const char *prog);
+
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes it). */
 int read_file(const char *path, char **out, size_t *len);
 
