@@ -58,7 +58,7 @@
 #include <time.h>
 
 extern const char ci_mcp_profile_ci[], ci_mcp_profile_kit[], ci_mcp_profile_shaktiman[],
-	ci_mcp_profile_abstract[], ci_mcp_profile_codebase_context[];
+	ci_mcp_profile_abstract[], ci_mcp_profile_codebase_context[], ci_mcp_profile_bobbin[];
 
 static const char usage_text[] =
 	"usage: ci-mcp [--list-tools] [--profile <name>] [--table <file>] [--http <addr>] [options]\n"
@@ -113,6 +113,7 @@ static const struct { const char *name; const char *json; } profiles[] = {
 	{ "shaktiman", ci_mcp_profile_shaktiman },
 	{ "abstract", ci_mcp_profile_abstract },
 	{ "codebase-context", ci_mcp_profile_codebase_context },
+	{ "bobbin", ci_mcp_profile_bobbin },
 };
 
 /* MCP logging levels (RFC 5424 severities), least severe first. */

@@ -1756,6 +1756,7 @@ static size_t uf_find(size_t *parent, size_t x)
 struct cluster {
 	size_t root, size, first;	/* first: the smallest member index, for a stable order */
 	float min, max;
+	double mean;		/* over the pairs above the threshold */
 };
 
 static int cmp_cluster(const void *a, const void *b)
@@ -1782,6 +1783,8 @@ static int similar_scan(struct buf *out)
 	size_t i, j, n = 0, *parent, ncl = 0, shown = 0, pairs = 0;
 	size_t *keep;		/* indexes into cands, which grows */
 	float *sub, *sims, *pmin, *pmax;
+	double *psum;		/* per cluster root: the sum and number of its pairs */
+	size_t *pnr;
 	struct cluster *cl;
 	const size_t block = 512;
 
@@ -1834,6 +1837,8 @@ static int similar_scan(struct buf *out)
 	parent = xmalloc((n + 1) * sizeof(*parent));
 	pmin = xmalloc((n + 1) * sizeof(float));
 	pmax = xmalloc((n + 1) * sizeof(float));
+	psum = xcalloc(n + 1, sizeof(double));
+	pnr = xcalloc(n + 1, sizeof(size_t));
 	for (i = 0; i < n; i++) {
 		parent[i] = i;
 		pmin[i] = 2;
@@ -1855,10 +1860,16 @@ static int similar_scan(struct buf *out)
 				if (a != b) {
 					float lo = pmin[a] < pmin[b] ? pmin[a] : pmin[b];
 					float hi = pmax[a] > pmax[b] ? pmax[a] : pmax[b];
+					double sum = psum[a] + psum[b];
+					size_t nr = pnr[a] + pnr[b];
 					if (a < b) { parent[b] = a; } else { parent[a] = b; a = b; }
 					pmin[a] = lo;
 					pmax[a] = hi;
+					psum[a] = sum;
+					pnr[a] = nr;
 				}
+				psum[a] += s;
+				pnr[a]++;
 				if (s < pmin[a])
 					pmin[a] = s;
 				if (s > pmax[a])
@@ -1881,6 +1892,7 @@ static int similar_scan(struct buf *out)
 				cl[ncl].first = i;
 				cl[ncl].min = pmin[r];
 				cl[ncl].max = pmax[r];
+				cl[ncl].mean = pnr[r] ? psum[r] / (double)pnr[r] : pmax[r];
 				ncl++;
 			}
 			cl[slot[r]].size++;
@@ -1894,6 +1906,7 @@ static int similar_scan(struct buf *out)
 		nd_int(out, "size", (long long)cl[k].size);
 		nd_num(out, "min_similarity", round3(cl[k].min));
 		nd_num(out, "max_similarity", round3(cl[k].max));
+		nd_num(out, "mean_similarity", round3(cl[k].mean));
 		nd_key(out, "members");
 		buf_addch(out, '[');
 		for (i = cl[k].first; i < n; i++) {
@@ -1930,6 +1943,8 @@ static int similar_scan(struct buf *out)
 	free(cl);
 	free(parent);
 	free(pmin);
+	free(psum);
+	free(pnr);
 	free(pmax);
 	free(keep);
 	free(sub);

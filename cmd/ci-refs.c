@@ -1126,8 +1126,14 @@ static int cmd_impact(const char *arg)
 			double s;
 			if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl && !h[i].sem))
 				continue;
-			s = 1.0 - (1.0 - 0.9 * h[i].imp) * (1.0 - 0.8 * h[i].ref) * (1.0 - 0.7 * h[i].cpl) *
-				(1.0 - 0.6 * h[i].sem);
+			/* one signal asked for: its value; else the chance one of them is right */
+			if (o.mode == M_SEMANTIC)
+				s = h[i].sem;
+			else if (o.mode == M_COUPLING)
+				s = h[i].cpl;
+			else
+				s = 1.0 - (1.0 - 0.9 * h[i].imp) * (1.0 - 0.8 * h[i].ref) * (1.0 - 0.7 * h[i].cpl) *
+					(1.0 - 0.6 * h[i].sem);
 			r[nr].v = (int)i;
 			r[nr].s = s;
 			nr++;
