@@ -940,12 +940,12 @@ static int signal_change(void)
  * Run `ci-embed --query <q>` (next to this program, or on PATH) and read the
  * vector from its record.  Returns the dimension, or 0 when it is unavailable.
  */
-static size_t query_vector(const char *q, const char *argv0, float **vec, char **model)
+static size_t query_vector(const char *q, float **vec, char **model)
 {
 	int pfd[2];
 	pid_t pid;
 	struct buf b = BUF_INIT;
-	char tmp[4096], *self_dir = NULL, *exe;
+	char tmp[4096], *exe;
 	ssize_t r;
 	size_t dim = 0;
 	json_t *rec;
@@ -955,25 +955,17 @@ static size_t query_vector(const char *q, const char *argv0, float **vec, char *
 	*model = NULL;
 	if (pipe(pfd) < 0)
 		return 0;
-	if (strchr(argv0, '/')) {
-		self_dir = xstrdup(argv0);
-		*strrchr(self_dir, '/') = '\0';
-	}
-	exe = self_dir ? xasprintf("%s/ci-embed", self_dir) : xstrdup("ci-embed");
+	exe = find_prog("ci-embed");
 	pid = fork();
 	if (pid == 0) {
-		char *args[] = { exe, "--query", (char *)q, NULL };
+		char *args[] = { "ci-embed", "--query", (char *)q, NULL };
 		dup2(pfd[1], 1);
 		close(pfd[0]);
 		close(pfd[1]);
-		if (access(exe, X_OK) == 0)
-			execv(exe, args);
-		args[0] = "ci-embed";
-		execvp("ci-embed", args);
+		execvp(exe, args);
 		_exit(127);
 	}
 	close(pfd[1]);
-	free(self_dir);
 	free(exe);
 	if (pid < 0) {
 		close(pfd[0]);
@@ -1014,7 +1006,7 @@ static int cmp_sem(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int signal_semantic(const char *q, const char *argv0)
+static int signal_semantic(const char *q)
 {
 	sqlite3_stmt *st;
 	float *qv, *v;
@@ -1028,7 +1020,7 @@ static int signal_semantic(const char *q, const char *argv0)
 	sqlite3_finalize(st);
 	if (!have)
 		return 0;
-	dim = query_vector(q, argv0, &qv, &model);
+	dim = query_vector(q, &qv, &model);
 	struct sem *top = NULL;
 	size_t top_nr = 0, top_alloc = 0, i;
 
@@ -1625,7 +1617,7 @@ static struct cand *chunk_cand(sqlite3_stmt *st, sqlite3_int64 id)
 	return c && scope_ok(c) ? c : NULL;
 }
 
-static int similar_nearest(struct buf *out, const char *target, const char *argv0)
+static int similar_nearest(struct buf *out, const char *target)
 {
 	struct vecset vs;
 	float *qv = NULL, *sims;
@@ -1655,7 +1647,7 @@ static int similar_nearest(struct buf *out, const char *target, const char *argv
 			return EXIT_IO;
 		}
 	} else {
-		dim = query_vector(target, argv0, &qv, &qmodel);
+		dim = query_vector(target, &qv, &qmodel);
 		if (!dim) {
 			error("similar: cannot embed the text with ci-embed");
 			return EXIT_IO;
@@ -2112,7 +2104,7 @@ int main(int argc, char **argv)
 	}
 
 	if (o.similar) {
-		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf, argv[0]);
+		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf);
 		return finish(&out, &q, ix, ret);
 	}
 	parse_query(q.buf);
@@ -2149,7 +2141,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(o.mode, "keyword"))
-		used[S_SEMANTIC] = signal_semantic(q.buf, argv[0]);
+		used[S_SEMANTIC] = signal_semantic(q.buf);
 	if (!strcmp(o.mode, "semantic") && !used[S_SEMANTIC]) {
 		error("semantic search needs vectors in the index and ci-embed: run "
 		      "'ci-chunk | ci-embed | ci-index load', or use --mode keyword");

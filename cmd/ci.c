@@ -50,6 +50,9 @@ static const char usage_text[] =
 	"  refs --symbol <name> [--limit <n>]\n"
 	"                           where a symbol is referenced (ci-refs refs)\n"
 	"  cycles [--scope <path>]  import cycles (ci-refs cycles)\n"
+	"  grep-chunks --pattern <p> [--ignore-case] [--regex] [--type <kind>] [--limit <n>]\n"
+	"                           exact or regex matches (ci-grep) by the indexed chunk\n"
+	"                           holding them\n"
 	"  memory list [--category <c>] [--type <t>] [--query <q>]\n"
 	"  memory add --type <t> --category <c> --memory <text> [--reason <r>]\n"
 	"  memory remove <id>       the team memory in .codebase-context/memory.json\n"
@@ -392,6 +395,122 @@ static int cmd_reindex(int argc, char **argv)
 					      "conventional commits of the last 90 days",
 					      "added", memory_from_git()));
 	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
+/*
+ * grep-chunks: ci-grep's exact matches gathered by the indexed chunk that holds
+ * them (the smallest one; a line of a file the index has not chunked stands
+ * alone), in ci-grep's order: bobbin's grep, found by the regex engine rather
+ * than by full-text search.
+ */
+static json_t *index_status(const char *sub);
+
+static int cmd_grep_chunks(int argc, char **argv)
+{
+	static const char *const names[] = { "pattern", "type", "limit", NULL };
+	static const char *const bools[] = { "json", "ignore-case", "regex", NULL };
+	struct flags f = { .sub = "grep-chunks", .names = names, .bools = bools };
+	char *av[8];
+	int n = 1, rc;
+	long limit, max = 0;
+	size_t i, j;
+	json_t *matches, *m, *out = json_array(), *status;
+	struct ci_index *ix = NULL;
+	sqlite3_stmt *st = NULL;
+	char *path;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("grep-chunks: unexpected argument '%s' (use --pattern)", f.args[0]);
+	if (!f.values[0] || !*f.values[0])
+		fail("grep-chunks: --pattern is required");
+	limit = atol(check_limit("grep-chunks", f.values[2] ? f.values[2] : "10", 10000));
+	av[n++] = "--json";
+	if (f.set[1])
+		av[n++] = "-i";
+	if (!f.set[2])
+		av[n++] = "-F";
+	av[n++] = "-e";
+	av[n++] = (char *)f.values[0];
+	av[n] = NULL;
+	status = index_status("grep-chunks");
+	matches = records_of("ci-grep", av, &rc);
+	if (rc > 1) {
+		json_decref(matches);
+		json_decref(status);
+		json_decref(out);
+		return rc;	/* ci-grep said why */
+	}
+	path = index_default_path(json_string_value(json_object_get(status, "root")));
+	if (index_open(&ix, path, 1) ||
+	    sqlite3_prepare_v2(index_db(ix), "SELECT c.id, c.start_line, c.end_line, c.kind, c.name, b.lang, "
+			       "ci_inflate(c.text) FROM files f JOIN chunks c ON c.blob_id = f.blob_id "
+			       "JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1 AND c.start_line <= ?2 "
+			       "AND c.end_line >= ?2 ORDER BY c.end_line - c.start_line, c.start_line LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		fail("grep-chunks: cannot read the index '%s'", path);
+	json_array_foreach(matches, i, m) {
+		const char *p = json_string_value(json_object_get(m, "path"));
+		json_int_t line = json_integer_value(json_object_get(m, "line"));
+		json_t *c = NULL, *hit = json_pack("{s:I, s:O}", "line", line, "text", json_object_get(m, "text"));
+		json_int_t id = -line;	/* a line the index has no chunk for */
+		const char *kind = "lines";
+
+		if (!p || !line) {
+			json_decref(hit);
+			continue;
+		}
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, p, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, line);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			id = sqlite3_column_int64(st, 0);
+			kind = (const char *)sqlite3_column_text(st, 3);
+		}
+		if (f.values[1] && strcmp(kind, f.values[1])) {
+			json_decref(hit);
+			continue;
+		}
+		json_array_foreach(out, j, c)
+			if (!strcmp(json_string_value(json_object_get(c, "path")), p) &&
+			    json_integer_value(json_object_get(c, "id")) == id)
+				break;
+		if (j == json_array_size(out)) {
+			if ((long)json_array_size(out) >= limit) {
+				json_decref(hit);
+				continue;
+			}
+			c = id < 0 ? json_pack("{s:s, s:s, s:I, s:I, s:s, s:n, s:n, s:[], s:O}", "_type", "grep_chunk",
+						"path", p, "start_line", line, "end_line", line, "kind", "lines",
+						"name", "lang", "matches", "text", json_object_get(m, "text")) :
+				json_pack("{s:s, s:s, s:I, s:I, s:s, s:s?, s:s?, s:[], s:s?}", "_type", "grep_chunk",
+					  "path", p, "start_line", (json_int_t)sqlite3_column_int64(st, 1),
+					  "end_line", (json_int_t)sqlite3_column_int64(st, 2), "kind", kind,
+					  "name", (const char *)sqlite3_column_text(st, 4),
+					  "lang", (const char *)sqlite3_column_text(st, 5), "matches",
+					  "text", (const char *)sqlite3_column_text(st, 6));
+			json_object_set_new(c, "id", json_integer(id));
+			json_array_append_new(out, c);
+		}
+		json_array_append_new(json_object_get(c, "matches"), hit);
+		if ((long)json_array_size(json_object_get(c, "matches")) > max)
+			max = (long)json_array_size(json_object_get(c, "matches"));
+	}
+	sqlite3_finalize(st);
+	index_close(ix);
+	free(path);
+	json_decref(matches);
+	json_decref(status);
+	/* score: matching lines, relative to the chunk with most; the id was for grouping */
+	json_array_foreach(out, i, m) {
+		json_object_del(m, "id");
+		json_object_set_new(m, "score", json_real((double)json_array_size(json_object_get(m, "matches")) /
+						       (double)(max ? max : 1)));
+	}
+	rc = json_array_size(out) ? 0 : 1;
+	if (rc)
+		fprintf(stderr, "%s: grep-chunks: no match for '%s'\n", progname, f.values[0]);
+	return emit_records(out, want_json(f.set[0]), rc);
 }
 
 static int cmd_refs(int argc, char **argv)
@@ -2045,6 +2164,7 @@ static const struct {
 	{ "status", cmd_status },
 	{ "reindex", cmd_reindex },
 	{ "refs", cmd_refs },
+	{ "grep-chunks", cmd_grep_chunks },
 	{ "cycles", cmd_cycles },
 	{ "metadata", cmd_metadata },
 	{ "memory", cmd_memory },
