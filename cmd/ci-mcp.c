@@ -36,6 +36,8 @@
  * pagination.
  */
 #include "common.h"
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include "lang.h"
 #include "walk.h"
 #include "mcp-map.h"
@@ -371,6 +373,24 @@ static size_t utf8_chars(json_t *v)
 }
 
 /* NULL if args fit the schema, else a malloc'd message naming the parameter. */
+/* Does s match the schema's "pattern" (a regular expression, unanchored, as JSON Schema says)? */
+static int pattern_matches(const char *re, const char *s)
+{
+	int err;
+	PCRE2_SIZE off;
+	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &err, &off, NULL);
+	pcre2_match_data *md;
+	int rc;
+
+	if (!code)
+		return 0;	/* a table's bad pattern refuses everything rather than nothing */
+	md = pcre2_match_data_create_from_pattern(code, NULL);
+	rc = pcre2_match(code, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	pcre2_code_free(code);
+	return rc >= 0;
+}
+
 static char *validate(json_t *schema, json_t *args)
 {
 	json_t *props = json_object_get(schema, "properties"), *req = json_object_get(schema, "required");
@@ -407,6 +427,10 @@ static char *validate(json_t *schema, json_t *args)
 						 (long long)json_integer_value(mxl));
 			if (memchr(json_string_value(v), '\0', json_string_length(v)))
 				return xasprintf("parameter '%s' must not contain NUL characters", k);
+			if (json_is_string(json_object_get(p, "pattern")) &&
+			    !pattern_matches(json_string_value(json_object_get(p, "pattern")), json_string_value(v)))
+				return xasprintf("parameter '%s' must match %s, got '%s'", k,
+						 json_string_value(json_object_get(p, "pattern")), json_string_value(v));
 			json_array_foreach(en, j, e)
 				ok |= json_equal(e, v);
 			if (!ok) {
@@ -441,10 +465,18 @@ static char *validate(json_t *schema, json_t *args)
 			size_t j;
 			if (!json_is_array(v))
 				return xasprintf("parameter '%s' must be an array", k);
-			json_array_foreach(v, j, e)
+			json_array_foreach(v, j, e) {
 				if (it && !strcmp(it, "string") &&
 				    (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e))))
 					return xasprintf("parameter '%s' must be an array of strings", k);
+				if (it && !strcmp(it, "integer") && !json_is_integer(e))
+					return xasprintf("parameter '%s[%zu]' must be an integer", k, j);
+			}
+			if (json_is_integer(json_object_get(p, "minItems")) &&
+			    json_array_size(v) < (size_t)json_integer_value(json_object_get(p, "minItems")))
+				return xasprintf("parameter '%s' must have at least %lld element%s", k,
+						 (long long)json_integer_value(json_object_get(p, "minItems")),
+						 json_integer_value(json_object_get(p, "minItems")) == 1 ? "" : "s");
 		}
 	}
 	return NULL;
