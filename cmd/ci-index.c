@@ -980,7 +980,8 @@ done:
 }
 
 /*
- * What a build keeps from the index it replaces: ci-couple's history (commits,
+ * What a build keeps from the index it replaces: the feedback tables (see
+ * CI_FEEDBACK_TABLES), and ci-couple's history (commits,
  * their files and vectors, coupling, the head it was walked to), which comes
  * from git, not from the files.  Nothing when there is no usable old index.
  */
@@ -988,7 +989,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 {
 	sqlite3 *probe = NULL;
 	sqlite3_stmt *st;
-	int version = 0, history = 0, rc;
+	int version = 0, history = 0, feedback = 0, rc;
 	char *sql;
 
 	/* quietly: an old index of another version or a damaged one keeps nothing */
@@ -1007,14 +1008,33 @@ static int keep_history(sqlite3 *db, const char *old_path)
 			history = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 			sqlite3_finalize(st);
 		}
+		if (sqlite3_prepare_v2(probe, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+				       "name IN ('injections', 'feedback', 'feedback_lineage')", -1, &st,
+				       NULL) == SQLITE_OK) {
+			feedback = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 3;
+			sqlite3_finalize(st);
+		}
 	}
 	sqlite3_close(probe);
 	/* version 2 differs from 3 in chunk text only; 1 lacked commit columns */
-	if (version < 2 || version > CI_SCHEMA_VERSION || !history)
+	if (version < 2 || version > CI_SCHEMA_VERSION || (!history && !feedback))
 		return 0;
 	/* the live index is read in the normal locking mode, sharing it with its
 	 * readers (the new one is written in exclusive mode) */
 	sqlite3_busy_timeout(db, 10000);
+	if (feedback) {
+		sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;" CI_FEEDBACK_TABLES
+				      "INSERT INTO injections SELECT id, query, agent, files, timestamp FROM old.injections;"
+				      "INSERT INTO feedback SELECT id, injection_id, agent, rating, reason, timestamp "
+				      "FROM old.feedback;"
+				      "INSERT INTO feedback_lineage SELECT id, feedback_ids, action_type, bead, commit_hash, "
+				      "description, agent, timestamp FROM old.feedback_lineage;"
+				      "DETACH old; PRAGMA locking_mode=EXCLUSIVE;", old_path);
+		rc = sql_exec(db, sql);
+		sqlite3_free(sql);
+		if (rc < 0 || !history)
+			return rc;
+	}
 	sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;"
 			      /* by name: a migrated index has its late columns last */
 			      "INSERT INTO commits(sha, time, author, email, message, parents, merged_into) "

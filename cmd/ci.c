@@ -50,6 +50,16 @@ static const char usage_text[] =
 	"  refs --symbol <name> [--limit <n>]\n"
 	"                           where a symbol is referenced (ci-refs refs)\n"
 	"  cycles [--scope <path>]  import cycles (ci-refs cycles)\n"
+	"  bundle --query <q> [--budget <n>] [--depth <n>] [--max-coupled <n>] [--threshold <x>]\n"
+	"           [--limit <n>] [--agent <a>]\n"
+	"                           a context bundle (ci-rank context), recorded as an injection\n"
+	"  feedback submit --injection-id <id> --rating useful|noise|harmful [--agent] [--reason]\n"
+	"  feedback list [--rating <r>] [--agent <a>] [--limit <n>]\n"
+	"  feedback stats\n"
+	"  feedback lineage store --feedback-ids <n,...> --action-type <t> --description <d>\n"
+	"           [--bead <b>] [--commit-hash <h>] [--agent <a>]\n"
+	"  feedback lineage list [--feedback-id <n>] [--bead <b>] [--commit-hash <h>] [--limit <n>]\n"
+	"                           ratings of injections and what was done about them (in the index)\n"
 	"  grep-chunks --pattern <p> [--ignore-case] [--regex] [--type <kind>] [--limit <n>]\n"
 	"                           exact or regex matches (ci-grep) by the indexed chunk\n"
 	"                           holding them\n"
@@ -2153,6 +2163,439 @@ static int cmd_context(int argc, char **argv)
 	return close_stdout(0);
 }
 
+/* ---- feedback and bundle (bobbin's feedback tools) ---------------------------------- */
+
+/* The index, opened to read or (with its feedback tables) to write; fails without one. */
+static struct ci_index *feedback_open(const char *sub, int write)
+{
+	json_t *status = index_status(sub);
+	char *path = index_default_path(json_string_value(json_object_get(status, "root")));
+	struct ci_index *ix = NULL;
+	char *err = NULL;
+
+	if (index_open(&ix, path, !write))
+		fail("%s: cannot open the index '%s'", sub, path);
+	if (write && sqlite3_exec(index_db(ix), CI_FEEDBACK_TABLES, NULL, NULL, &err) != SQLITE_OK)
+		fail("%s: cannot write the index '%s': %s", sub, path, err ? err : "");
+	free(path);
+	json_decref(status);
+	return ix;
+}
+
+/* Does the index have table name (an index no feedback was written to has none)? */
+static int has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	int r = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		r = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return r;
+}
+
+/* Now, UTC, as 2026-05-01T12:00:00Z ($SOURCE_DATE_EPOCH when set, for reproducible output). */
+static void now_iso(char out[21])
+{
+	const char *env = getenv("SOURCE_DATE_EPOCH");
+	time_t t = env && *env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Who is giving feedback: --agent, else $GT_ROLE, $BD_ACTOR, else unknown (as bobbin). */
+static const char *agent_of(const char *given)
+{
+	const char *e;
+
+	if (given && *given)
+		return given;
+	if ((e = getenv("GT_ROLE")) && *e)
+		return e;
+	if ((e = getenv("BD_ACTOR")) && *e)
+		return e;
+	return "unknown";
+}
+
+/* The rows of st as records of type type, columns by name; a column "feedback_ids" is JSON. */
+static json_t *rows_of(sqlite3_stmt *st, const char *sub, const char *type)
+{
+	json_t *recs = json_array();
+	int rc, i;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *r = json_pack("{s:s}", "_type", type);
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			const char *name = sqlite3_column_name(st, i);
+			json_t *v;
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_INTEGER: v = json_integer(sqlite3_column_int64(st, i)); break;
+			case SQLITE_FLOAT: v = json_real(sqlite3_column_double(st, i)); break;
+			case SQLITE_NULL: v = json_null(); break;
+			default:
+				if (!strcmp(name, "feedback_ids") || !strcmp(name, "files"))
+					v = json_loads((const char *)sqlite3_column_text(st, i), 0, NULL);
+				else
+					v = json_string((const char *)sqlite3_column_text(st, i));
+				if (!v)
+					v = json_null();
+			}
+			json_object_set_new(r, name, v);
+		}
+		json_array_append_new(recs, r);
+	}
+	if (rc != SQLITE_DONE)
+		fail("%s: %s", sub, sqlite3_errmsg(sqlite3_db_handle(st)));
+	sqlite3_finalize(st);
+	return recs;
+}
+
+static sqlite3_stmt *prepare_or_fail(sqlite3 *db, const char *sub, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail("%s: %s", sub, sqlite3_errmsg(db));
+	return st;
+}
+
+static void step_done_or_fail(sqlite3_stmt *st, const char *sub)
+{
+	if (sqlite3_step(st) != SQLITE_DONE)
+		fail("%s: %s", sub, sqlite3_errmsg(sqlite3_db_handle(st)));
+	sqlite3_finalize(st);
+}
+
+/* A string value, or NULL when not given or empty. */
+static const char *given(const char *v)
+{
+	return v && *v ? v : NULL;
+}
+
+static int feedback_submit(int argc, char **argv)
+{
+	static const char *const names[] = { "injection-id", "rating", "agent", "reason", NULL };
+	static const char *const bools[] = { "json", NULL };
+	static const char *const ratings[] = { "useful", "noise", "harmful" };
+	struct flags f = { .sub = "feedback submit", .names = names, .bools = bools };
+	const char *id, *rating;
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+	char ts[21];
+	size_t i;
+	json_t *recs;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("feedback submit: unexpected argument '%s'", f.args[0]);
+	id = f.values[0] ? f.values[0] + strspn(f.values[0], " \t\n") : "";
+	if (!*id)
+		fail("feedback submit: injection_id required (from [injection_id: inj-xxx] in context injection output)");
+	rating = f.values[1] ? f.values[1] : "";
+	for (i = 0; i < ARRAY_SIZE(ratings); i++)
+		if (!strcmp(rating, ratings[i]))
+			break;
+	if (i == ARRAY_SIZE(ratings))
+		fail("feedback submit: rating must be one of: useful, noise, harmful");
+	if (f.values[3] && strlen(f.values[3]) > 1000)
+		fail("feedback submit: reason too long (max 1000 chars)");
+	ix = feedback_open("feedback submit", 1);
+	now_iso(ts);
+	st = prepare_or_fail(index_db(ix), "feedback submit",
+			     "INSERT INTO feedback(injection_id, agent, rating, reason, timestamp) VALUES (?1, ?2, ?3, ?4, ?5)");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, agent_of(f.values[2]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, rating, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, f.values[3] ? f.values[3] : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, ts, -1, SQLITE_STATIC);
+	step_done_or_fail(st, "feedback submit");
+	st = prepare_or_fail(index_db(ix), "feedback submit", "SELECT id, injection_id, rating, agent, reason, "
+			     "timestamp FROM feedback WHERE id = ?1");
+	sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(index_db(ix)));
+	recs = rows_of(st, "feedback submit", "feedback");
+	index_close(ix);
+	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
+static int feedback_list(int argc, char **argv)
+{
+	static const char *const names[] = { "rating", "agent", "limit", NULL };
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "feedback list", .names = names, .bools = bools };
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+	json_t *recs;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("feedback list: unexpected argument '%s'", f.args[0]);
+	check_limit("feedback list", f.values[2] ? f.values[2] : "20", 50);
+	ix = feedback_open("feedback list", 0);
+	if (!has_table(index_db(ix), "feedback")) {
+		index_close(ix);
+		return emit_records(json_array(), want_json(f.set[0]), 0);
+	}
+	st = prepare_or_fail(index_db(ix), "feedback list", "SELECT id, injection_id, rating, agent, reason, timestamp "
+			     "FROM feedback WHERE (?1 IS NULL OR rating = ?1) AND (?2 IS NULL OR agent = ?2) "
+			     "ORDER BY id DESC LIMIT ?3");
+	sqlite3_bind_text(st, 1, given(f.values[0]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, given(f.values[1]), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, f.values[2] ? atol(f.values[2]) : 20);
+	recs = rows_of(st, "feedback list", "feedback");
+	index_close(ix);
+	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
+static long count_of(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = prepare_or_fail(db, "feedback stats", sql);
+	long n = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : 0;
+
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int feedback_stats(int argc, char **argv)
+{
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "feedback stats", .bools = bools };
+	struct ci_index *ix;
+	sqlite3 *db;
+	long inj = 0, fb = 0, rated = 0, useful = 0, noise = 0, harmful = 0, lin = 0, acted = 0;
+	json_t *rec;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("feedback stats: unexpected argument '%s'", f.args[0]);
+	ix = feedback_open("feedback stats", 0);
+	db = index_db(ix);
+	if (has_table(db, "feedback")) {
+		inj = count_of(db, "SELECT count(*) FROM injections");
+		fb = count_of(db, "SELECT count(*) FROM feedback");
+		rated = count_of(db, "SELECT count(DISTINCT injection_id) FROM feedback "
+				 "WHERE injection_id IN (SELECT id FROM injections)");
+		useful = count_of(db, "SELECT count(*) FROM feedback WHERE rating = 'useful'");
+		noise = count_of(db, "SELECT count(*) FROM feedback WHERE rating = 'noise'");
+		harmful = count_of(db, "SELECT count(*) FROM feedback WHERE rating = 'harmful'");
+		lin = count_of(db, "SELECT count(*) FROM feedback_lineage");
+		acted = count_of(db, "SELECT count(DISTINCT j.value) FROM feedback_lineage l, json_each(l.feedback_ids) j "
+				 "WHERE j.value IN (SELECT id FROM feedback)");
+	}
+	index_close(ix);
+	/* coverage: the share of injections rated at least once */
+	rec = json_pack("{s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:i, s:i, s:i}", "_type", "feedback_stats",
+			"total_injections", (json_int_t)inj, "total_feedback", (json_int_t)fb,
+			"coverage", inj ? json_real(floor((double)rated / (double)inj * 1000 + 0.5) / 1000) : json_null(),
+			"useful", (json_int_t)useful, "noise", (json_int_t)noise, "harmful", (json_int_t)harmful,
+			"lineage_records", (json_int_t)lin, "actioned", (json_int_t)acted,
+			"unactioned", (json_int_t)(fb - acted));
+	return emit_records(json_pack("[o]", rec), want_json(f.set[0]), 0);
+}
+
+static int lineage_store(int argc, char **argv)
+{
+	static const char *const names[] = { "feedback-ids", "action-type", "description", "bead", "commit-hash",
+					     "agent", NULL };
+	static const char *const bools[] = { "json", NULL };
+	static const char *const actions[] = { "code_fix", "config_change", "tag_effect", "access_rule",
+					       "exclusion_rule" };
+	struct flags f = { .sub = "feedback lineage store", .names = names, .bools = bools };
+	const char *s = NULL;
+	json_t *ids = json_array(), *recs;
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+	char ts[21], *idtext;
+	size_t i;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("feedback lineage store: unexpected argument '%s'", f.args[0]);
+	for (s = f.values[0] ? f.values[0] : ""; *s; ) {
+		char *end;
+		long id;
+		errno = 0;
+		id = strtol(s, &end, 10);
+		if (errno || end == s || id < 1 || (*end && *end != ','))
+			fail("feedback lineage store: feedback_ids must be record ids (whole numbers), not '%s'",
+			     f.values[0]);
+		json_array_append_new(ids, json_integer(id));
+		s = *end ? end + 1 : end;
+	}
+	if (!json_array_size(ids))
+		fail("feedback lineage store: feedback_ids must not be empty");
+	for (i = 0; i < ARRAY_SIZE(actions); i++)
+		if (f.values[1] && !strcmp(f.values[1], actions[i]))
+			break;
+	if (i == ARRAY_SIZE(actions))
+		fail("feedback lineage store: action_type must be one of: code_fix, config_change, tag_effect, "
+		     "access_rule, exclusion_rule");
+	if (!given(f.values[2]))
+		fail("feedback lineage store: description required (what was done)");
+	ix = feedback_open("feedback lineage store", 1);
+	st = prepare_or_fail(index_db(ix), "feedback lineage store", "SELECT 1 FROM feedback WHERE id = ?1");
+	json_array_foreach(ids, i, recs) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, json_integer_value(recs));
+		if (sqlite3_step(st) != SQLITE_ROW)
+			fail("feedback lineage store: no feedback record %lld (see feedback list)",
+			     (long long)json_integer_value(recs));
+	}
+	sqlite3_finalize(st);
+	now_iso(ts);
+	idtext = json_dumps(ids, JSON_COMPACT);
+	st = prepare_or_fail(index_db(ix), "feedback lineage store",
+			     "INSERT INTO feedback_lineage(feedback_ids, action_type, bead, commit_hash, description, "
+			     "agent, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+	sqlite3_bind_text(st, 1, idtext, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, f.values[1], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, given(f.values[3]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, given(f.values[4]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, f.values[2], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, agent_of(f.values[5]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, ts, -1, SQLITE_STATIC);
+	step_done_or_fail(st, "feedback lineage store");
+	free(idtext);
+	json_decref(ids);
+	st = prepare_or_fail(index_db(ix), "feedback lineage store", "SELECT id, feedback_ids, action_type, bead, "
+			     "commit_hash, description, agent, timestamp FROM feedback_lineage WHERE id = ?1");
+	sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(index_db(ix)));
+	recs = rows_of(st, "feedback lineage store", "lineage");
+	index_close(ix);
+	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
+static int lineage_list(int argc, char **argv)
+{
+	static const char *const names[] = { "feedback-id", "bead", "commit-hash", "limit", NULL };
+	static const char *const bools[] = { "json", NULL };
+	struct flags f = { .sub = "feedback lineage list", .names = names, .bools = bools };
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+	json_t *recs;
+	long fid = 0;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("feedback lineage list: unexpected argument '%s'", f.args[0]);
+	check_limit("feedback lineage list", f.values[3] ? f.values[3] : "20", 50);
+	if (f.values[0]) {
+		char *end;
+		fid = strtol(f.values[0], &end, 10);
+		if (*end || end == f.values[0] || fid < 1)
+			fail("feedback lineage list: --feedback-id must be a record id, not '%s'", f.values[0]);
+	}
+	ix = feedback_open("feedback lineage list", 0);
+	if (!has_table(index_db(ix), "feedback_lineage")) {
+		index_close(ix);
+		return emit_records(json_array(), want_json(f.set[0]), 0);
+	}
+	st = prepare_or_fail(index_db(ix), "feedback lineage list", "SELECT id, feedback_ids, action_type, bead, "
+			     "commit_hash, description, agent, timestamp FROM feedback_lineage l "
+			     "WHERE (?1 = 0 OR EXISTS (SELECT 1 FROM json_each(l.feedback_ids) j WHERE j.value = ?1)) "
+			     "AND (?2 IS NULL OR bead = ?2) AND (?3 IS NULL OR commit_hash = ?3) ORDER BY id DESC LIMIT ?4");
+	sqlite3_bind_int64(st, 1, fid);
+	sqlite3_bind_text(st, 2, given(f.values[1]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, given(f.values[2]), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, f.values[3] ? atol(f.values[3]) : 20);
+	recs = rows_of(st, "feedback lineage list", "lineage");
+	index_close(ix);
+	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
+static int cmd_feedback(int argc, char **argv)
+{
+	const char *what = argc ? argv[0] : "";
+
+	if (!strcmp(what, "submit"))
+		return feedback_submit(argc - 1, argv + 1);
+	if (!strcmp(what, "list"))
+		return feedback_list(argc - 1, argv + 1);
+	if (!strcmp(what, "stats"))
+		return feedback_stats(argc - 1, argv + 1);
+	if (!strcmp(what, "lineage") && argc > 1 && !strcmp(argv[1], "store"))
+		return lineage_store(argc - 2, argv + 2);
+	if (!strcmp(what, "lineage") && argc > 1 && !strcmp(argv[1], "list"))
+		return lineage_list(argc - 2, argv + 2);
+	fail("feedback: expected submit, list, stats, lineage store or lineage list%s%s%s",
+	     *what ? ", not '" : "", what, *what ? "'" : "");
+}
+
+/*
+ * bundle: ci-rank's context bundle, recorded in the index as an injection
+ * (inj-<n>) that feedback can name, and its record last.
+ */
+static int cmd_bundle(int argc, char **argv)
+{
+	static const char *const names[] = { "query", "budget", "depth", "max-coupled", "threshold", "limit", "agent",
+					     NULL };
+	static const char *const bools[] = { "json", NULL };
+	static const char *const opts[] = { NULL, "--budget", "--depth", "--max-coupled", "--threshold", "--limit" };
+	struct flags f = { .sub = "bundle", .names = names, .bools = bools };
+	char *av[16], ts[21], *files_text, *id;
+	json_t *recs, *r, *files = json_array();
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+	int n = 1, rc, k;
+	size_t i, j;
+
+	parse_flags(&f, argc, argv);
+	if (f.args_nr)
+		fail("bundle: unexpected argument '%s' (use --query)", f.args[0]);
+	if (!given(f.values[0]))
+		fail("bundle: --query is required");
+	for (k = 1; k <= 5; k++)
+		if (f.values[k]) {
+			av[n++] = (char *)opts[k];
+			av[n++] = (char *)f.values[k];
+		}
+	av[n++] = "context";
+	av[n++] = "--";
+	av[n++] = (char *)f.values[0];
+	av[n] = NULL;
+	recs = records_of("ci-rank", av, &rc);
+	if (rc) {	/* nothing to inject, or ci-rank said why */
+		json_decref(files);
+		return emit_records(recs, want_json(f.set[0]), rc);
+	}
+	json_array_foreach(recs, i, r) {
+		const char *p = json_string_value(json_object_get(r, "path"));
+		json_t *e;
+		if (!p)
+			continue;
+		json_array_foreach(files, j, e)
+			if (!strcmp(json_string_value(e), p))
+				break;
+		if (j == json_array_size(files))
+			json_array_append_new(files, json_string(p));
+	}
+	ix = feedback_open("bundle", 1);
+	now_iso(ts);
+	files_text = json_dumps(files, JSON_COMPACT);
+	st = prepare_or_fail(index_db(ix), "bundle", "SELECT coalesce(max(CAST(substr(id, 5) AS INTEGER)), 0) + 1 "
+			     "FROM injections WHERE id LIKE 'inj-%'");
+	id = xasprintf("inj-%lld", sqlite3_step(st) == SQLITE_ROW ? (long long)sqlite3_column_int64(st, 0) : 1LL);
+	sqlite3_finalize(st);
+	st = prepare_or_fail(index_db(ix), "bundle", "INSERT INTO injections(id, query, agent, files, timestamp) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5)");
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, f.values[0], -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, agent_of(f.values[6]), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, files_text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, ts, -1, SQLITE_STATIC);
+	step_done_or_fail(st, "bundle");
+	index_close(ix);
+	json_array_append_new(recs, json_pack("{s:s, s:s, s:s, s:o}", "_type", "injection", "injection_id", id,
+					      "query", f.values[0], "files", files));
+	free(files_text);
+	free(id);
+	return emit_records(recs, want_json(f.set[0]), 0);
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 /* The subcommands ci answers itself (the codebase-context CLI). */
@@ -2165,6 +2608,8 @@ static const struct {
 	{ "reindex", cmd_reindex },
 	{ "refs", cmd_refs },
 	{ "grep-chunks", cmd_grep_chunks },
+	{ "feedback", cmd_feedback },
+	{ "bundle", cmd_bundle },
 	{ "cycles", cmd_cycles },
 	{ "metadata", cmd_metadata },
 	{ "memory", cmd_memory },

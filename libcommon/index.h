@@ -95,6 +95,20 @@ int index_register_tokenizer(sqlite3 *db);
  */
 int index_register_functions(sqlite3 *db);
 
+/*
+ * Tables of the index that no build writes, for what agents tell about answers
+ * (bobbin's feedback tools, `ci feedback`): created when first written, kept by
+ * a build from the index it replaces.
+ */
+#define CI_FEEDBACK_TABLES \
+	"CREATE TABLE IF NOT EXISTS injections(id TEXT PRIMARY KEY, query TEXT, agent TEXT, " \
+	"files TEXT, timestamp TEXT);" \
+	"CREATE TABLE IF NOT EXISTS feedback(id INTEGER PRIMARY KEY, injection_id TEXT NOT NULL, " \
+	"agent TEXT, rating TEXT NOT NULL, reason TEXT, timestamp TEXT);" \
+	"CREATE TABLE IF NOT EXISTS feedback_lineage(id INTEGER PRIMARY KEY, feedback_ids TEXT NOT NULL, " \
+	"action_type TEXT NOT NULL, bead TEXT, commit_hash TEXT, description TEXT NOT NULL, agent TEXT, " \
+	"timestamp TEXT);"
+
 /* The page size of indexes ci builds (ci-index sets it). */
 #define CI_PAGE_SIZE 32768
 

@@ -301,7 +301,7 @@ test_expect_success 'dependencies, file_history, commit_search' '
 test_expect_success 'feedback: rate an injection, list, link to a fix, count' '
 	cd repo && call feedback_submit "{\"injection_id\":\"inj-1\",\"rating\":\"useful\",\"reason\":\"found the reader\"}" &&
 	sc_is ".id == 1 and .injection_id == \"inj-1\" and .rating == \"useful\" and .agent == \"tester\" and .reason == \"found the reader\" and
-		.timestamp == \"2026-11-19T08:26:40Z\"" &&
+		.timestamp == \"2026-11-18T11:06:40Z\"" &&
 	res_is ".content[0].text == \"Feedback recorded: useful for inj-1\"" &&
 	call feedback_submit "{\"injection_id\":\"inj-2\",\"rating\":\"noise\",\"agent\":\"other\"}" &&
 	sc_is ".id == 2 and .agent == \"other\"" &&
