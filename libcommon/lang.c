@@ -7,6 +7,8 @@
  * exercises them.
  */
 #include "common.h"
+
+#include <pthread.h>
 #include "lang.h"
 
 #include <ctype.h>
@@ -290,15 +292,21 @@ const struct lang *lang_by_name(const char *name)
 	return NULL;
 }
 
+static const struct lang *all_langs[ARRAY_SIZE(langs) + 1];
+
+static void fill_all_langs(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(langs); i++)
+		all_langs[i] = &langs[i];
+}
+
+/* Filled once, whichever thread asks first: a thread must never see it half done. */
 const struct lang *const *lang_all(void)
 {
-	static const struct lang *all[ARRAY_SIZE(langs) + 1];
-	size_t i;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (!all[0])
-		for (i = 0; i < ARRAY_SIZE(langs); i++)
-			all[i] = &langs[i];
-	return all;
+	pthread_once(&once, fill_all_langs);
+	return all_langs;
 }
 
 /* Language named by a "#!" line: "#!/usr/bin/env python3 -u" -> python. */
