@@ -35,6 +35,8 @@
 #include <math.h>
 
 #include "index.h"
+#include "toml-json.h"
+#include "vec.h"
 
 static const char usage_text[] =
 	"usage: ci [-h] <subcommand> [<args>]\n"
@@ -60,6 +62,14 @@ static const char usage_text[] =
 	"           [--bead <b>] [--commit-hash <h>] [--agent <a>]\n"
 	"  feedback lineage list [--feedback-id <n>] [--bead <b>] [--commit-hash <h>] [--limit <n>]\n"
 	"                           ratings of injections and what was done about them (in the index)\n"
+	"  beads search --query <q> [--priority 1-4] [--status <s>] [--assignee <a>] [--limit <n>]\n"
+	"           [--mode hybrid|keyword|semantic]\n"
+	"                           the issues of .beads/issues.jsonl, ranked\n"
+	"  archive search --query <q> [--source <name>] [--filter <name>] [--after <date>]\n"
+	"           [--before <date>] [--limit <n>] [--mode hybrid|keyword|semantic]\n"
+	"  archive recent --after <date> [--source <name>] [--limit <n>]\n"
+	"                           dated Markdown and JSONL records of the sources in\n"
+	"                           .bobbin/config.toml ([[archive.sources]])\n"
 	"  grep-chunks --pattern <p> [--ignore-case] [--regex] [--type <kind>] [--limit <n>]\n"
 	"                           exact or regex matches (ci-grep) by the indexed chunk\n"
 	"                           holding them\n"
@@ -153,6 +163,8 @@ static void print_human(json_t *rec)
 
 /* Whether children's stderr goes to /dev/null (questions whose "no" is an answer). */
 static int quiet_children;
+/* When not -1, the file children read as their standard input. */
+static int child_stdin = -1;
 
 /*
  * Start prog with argv, its standard output a pipe: the pid, and the pipe's
@@ -172,6 +184,8 @@ static pid_t spawn_reading(const char *prog, char **argv, int *rfd)
 	if (!pid) {
 		close(fd[0]);
 		if (dup2(fd[1], STDOUT_FILENO) < 0)
+			_exit(1);
+		if (child_stdin >= 0 && dup2(child_stdin, STDIN_FILENO) < 0)
 			_exit(1);
 		if (quiet_children) {
 			int null = open("/dev/null", O_WRONLY);
@@ -2163,6 +2177,679 @@ static int cmd_context(int argc, char **argv)
 	return close_stdout(0);
 }
 
+/* ---- beads and archive records (bobbin's search_beads, archive_search, archive_recent) ---- */
+
+static sqlite3_stmt *prepare_or_fail(sqlite3 *db, const char *sub, const char *sql);
+static const char *given(const char *v);
+
+/* A record to rank: its text, and the record written for it. */
+struct doc {
+	char *text;		/* what is searched (owned) */
+	json_t *rec;		/* the output record (owned) */
+	char date[11];		/* YYYY-MM-DD, or "" */
+	double score;		/* 0-1 after ranking; < 0: not found */
+};
+
+static void docs_free(struct doc *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].text);
+		json_decref(d[i].rec);
+	}
+	free(d);
+}
+
+/* The words of a query as an FTS5 OR of quoted terms; NULL when it has none. */
+static char *fts_or_query(const char *q)
+{
+	struct buf b = BUF_INIT;
+	const unsigned char *p = (const unsigned char *)q;
+
+	while (*p) {
+		const unsigned char *w;
+		while (*p && !isalnum(*p) && *p < 0x80)
+			p++;
+		w = p;
+		while (*p && (isalnum(*p) || *p >= 0x80))
+			p++;
+		if (p > w)
+			buf_addf(&b, "%s\"%.*s\"", b.len ? " OR " : "", (int)(p - w), (const char *)w);
+	}
+	if (!b.len) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* Keyword ranks: FTS5 bm25 over the texts in memory; score[i] = relevance 0-1, -1 if no match. */
+static void rank_keyword(const char *sub, const char *query, struct doc *d, size_t n, double *score)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char *match = fts_or_query(query);
+	double best = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		score[i] = -1;
+	if (!match)
+		return;
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
+	    sqlite3_exec(db, "CREATE VIRTUAL TABLE d USING fts5(t, tokenize = 'porter unicode61')", NULL, NULL,
+			 NULL) != SQLITE_OK)
+		fail("%s: cannot create the search table: %s", sub, sqlite3_errmsg(db));
+	st = prepare_or_fail(db, sub, "INSERT INTO d(rowid, t) VALUES (?1, ?2)");
+	for (i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_text(st, 2, d[i].text, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			fail("%s: %s", sub, sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	st = prepare_or_fail(db, sub, "SELECT rowid, -bm25(d) FROM d WHERE d MATCH ?1");
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		i = (size_t)sqlite3_column_int64(st, 0) - 1;
+		score[i] = sqlite3_column_double(st, 1);
+		if (score[i] > best)
+			best = score[i];
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(match);
+	/* a match is a match, even on words every record has (bm25 gives them nothing) */
+	for (i = 0; i < n; i++)
+		if (score[i] >= 0)
+			score[i] = best > 0 && score[i] / best > 0.001 ? score[i] / best : 0.001;
+}
+
+/* The vectors of texts (n of them) and of the query, by ci-embed; 0 when it cannot. */
+static size_t embed_texts(const char *query, struct doc *d, size_t n, float **vecs, float **qv)
+{
+	char tmpl[] = "/tmp/ci-embed-XXXXXX";
+	char *av[] = { NULL, "--fields", "text", "--no-progress", NULL };
+	char *qav[] = { NULL, "--query", (char *)query, NULL };
+	int fd = mkstemp(tmpl), rc, saved = quiet_children;
+	json_t *recs, *r;
+	size_t dim = 0, i;
+	FILE *f;
+
+	*vecs = *qv = NULL;
+	if (fd < 0)
+		return 0;
+	unlink(tmpl);
+	f = fdopen(fd, "w+");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		json_t *c = json_pack("{s:s, s:s, s:i, s:i, s:s}", "_type", "chunk", "path", "record",
+				      "start_line", 1, "end_line", 1, "text", d[i].text);
+		char *line = json_dumps(c, JSON_COMPACT);
+		fprintf(f, "%s\n", line ? line : "{}");
+		free(line);
+		json_decref(c);
+	}
+	fflush(f);
+	rewind(f);
+	child_stdin = fileno(f);
+	quiet_children = 1;
+	recs = records_of("ci-embed", av, &rc);
+	child_stdin = -1;
+	fclose(f);
+	if (!rc && json_array_size(recs) == n) {
+		json_t *q = records_of("ci-embed", qav, &rc);
+		r = json_array_get(q, 0);
+		if (!rc && r && vec_from_base64(qv, &dim, json_string_value(json_object_get(r, "vec")),
+						json_string_length(json_object_get(r, "vec"))) == 0 && dim) {
+			*vecs = xcalloc(n * dim, sizeof(float));
+			json_array_foreach(recs, i, r) {
+				float *v = NULL;
+				size_t vd = 0;
+				json_t *b = json_object_get(r, "vec");
+				if (vec_from_base64(&v, &vd, json_string_value(b), json_string_length(b)) == 0 && vd == dim)
+					memcpy(*vecs + i * dim, v, dim * sizeof(float));
+				free(v);
+			}
+		} else {
+			dim = 0;
+		}
+		json_decref(q);
+	}
+	quiet_children = saved;
+	json_decref(recs);
+	if (!dim) {
+		free(*qv);
+		*qv = NULL;
+	}
+	return dim;
+}
+
+/*
+ * Score the docs for the query: keyword (FTS5 bm25), semantic (cosine of
+ * ci-embed vectors) or hybrid (their mean).
+ * Semantic search that cannot be done fails; hybrid then says so on stderr and
+ * ranks by keyword.  Returns the mode used.
+ */
+static const char *rank_docs(const char *sub, const char *query, const char *mode, struct doc *d, size_t n)
+{
+	double *kw = xcalloc(n + 1, sizeof(double)), *sem = xcalloc(n + 1, sizeof(double));
+	float *vecs = NULL, *qv = NULL;
+	size_t dim = 0, i, k;
+
+	if (strcmp(mode, "semantic"))
+		rank_keyword(sub, query, d, n, kw);
+	if (strcmp(mode, "keyword") && n) {
+		dim = embed_texts(query, d, n, &vecs, &qv);
+		if (!dim && !strcmp(mode, "semantic"))
+			fail("%s: semantic search is not available: ci-embed found no model (scripts/setup fetches it; "
+			     "or use mode keyword)", sub);
+		if (!dim) {
+			fprintf(stderr, "%s: %s: no embedding model: ranked by keywords only\n", progname, sub);
+			mode = "keyword";
+		}
+	}
+	for (i = 0; i < n && dim; i++) {
+		double dot = 0, nq = 0, nv = 0;
+		for (k = 0; k < dim; k++) {
+			dot += (double)qv[k] * vecs[i * dim + k];
+			nq += (double)qv[k] * qv[k];
+			nv += (double)vecs[i * dim + k] * vecs[i * dim + k];
+		}
+		sem[i] = nq > 0 && nv > 0 ? dot / sqrt(nq * nv) : 0;
+		if (sem[i] < 0)
+			sem[i] = 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (!strcmp(mode, "keyword"))
+			d[i].score = kw[i];
+		else if (!strcmp(mode, "semantic"))
+			d[i].score = sem[i];
+	}
+	/* hybrid: the mean of the two, so that a record only one finds scores at most half */
+	if (!strcmp(mode, "hybrid"))
+		for (i = 0; i < n; i++)
+			d[i].score = 0.5 * (kw[i] > 0 ? kw[i] : 0) + 0.5 * sem[i];
+	for (i = 0; i < n; i++)
+		d[i].score = d[i].score < 0 ? -1 : floor(d[i].score * 1000 + 0.5) / 1000;
+	free(kw);
+	free(sem);
+	free(vecs);
+	free(qv);
+	return mode;
+}
+
+static int cmp_doc_score(const void *a, const void *b)
+{
+	const struct doc *x = a, *y = b;
+
+	if (x->score != y->score)
+		return x->score < y->score ? 1 : -1;
+	return strcmp(json_string_value(json_object_get(x->rec, "path")) ?
+		      json_string_value(json_object_get(x->rec, "path")) : "",
+		      json_string_value(json_object_get(y->rec, "path")) ?
+		      json_string_value(json_object_get(y->rec, "path")) : "");
+}
+
+/* The first max bytes of s, cut at a character boundary, with "..." when cut (malloc'd). */
+static char *cut_text(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return xstrdup(s);
+	while (max && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return xasprintf("%.*s...", (int)max, s);
+}
+
+static const char *mode_arg(const char *sub, const char *m)
+{
+	if (!m)
+		return "hybrid";
+	if (strcmp(m, "hybrid") && strcmp(m, "keyword") && strcmp(m, "semantic"))
+		fail("%s: --mode must be hybrid, keyword or semantic, not '%s'", sub, m);
+	return m;
+}
+
+/* A string field of a bead as text ("" when absent; numbers and arrays as JSON). */
+static char *field_text(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (!v || json_is_null(v))
+		return xstrdup("");
+	if (json_is_string(v))
+		return xstrdup(json_string_value(v));
+	return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+static int cmd_beads(int argc, char **argv)
+{
+	static const char *const names[] = { "query", "priority", "status", "assignee", "limit", "mode", NULL };
+	static const char *const bools[] = { "json", NULL };
+	static const char *const fields[] = { "title", "description", "design", "acceptance_criteria", "notes",
+					      "labels", "issue_type" };
+	struct flags f = { .sub = "beads search", .names = names, .bools = bools };
+	struct doc *d = NULL;
+	size_t n = 0, alloc = 0, i, lineno = 0, shown = 0;
+	long prio = 0, limit;
+	const char *mode;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	json_t *out = json_array();
+	FILE *fp;
+
+	if (!argc || strcmp(argv[0], "search"))
+		fail("beads: expected search");
+	parse_flags(&f, argc - 1, argv + 1);
+	if (f.args_nr)
+		fail("beads search: unexpected argument '%s' (use --query)", f.args[0]);
+	if (!given(f.values[0]) || !fts_or_query(f.values[0]))
+		fail("beads search: --query needs words to search for");
+	if (f.values[1]) {
+		char *end;
+		prio = strtol(f.values[1], &end, 10);
+		if (*end || end == f.values[1] || prio < 1 || prio > 4)
+			fail("beads search: --priority must be 1 to 4, not '%s'", f.values[1]);
+	}
+	limit = atol(check_limit("beads search", f.values[4] ? f.values[4] : "10", 100));
+	mode = mode_arg("beads search", f.values[5]);
+	fp = fopen(".beads/issues.jsonl", "r");
+	if (!fp)
+		fail("no beads in this repository (.beads/issues.jsonl not found)");
+	while ((len = getline(&line, &cap, fp)) >= 0) {
+		json_t *b, *v;
+		struct buf t = BUF_INIT;
+		char *desc, *snip;
+		lineno++;
+		if (len <= 1)
+			continue;
+		b = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+		if (!json_is_object(b) || !json_is_string(json_object_get(b, "id"))) {
+			fprintf(stderr, "%s: .beads/issues.jsonl:%zu: not an issue record, left out\n", progname, lineno);
+			json_decref(b);
+			continue;
+		}
+		v = json_object_get(b, "priority");
+		if (prio && (!json_is_integer(v) || json_integer_value(v) != prio))
+			goto skip;
+		if (given(f.values[2]) && strcasecmp(json_string_value(json_object_get(b, "status")) ?
+						     json_string_value(json_object_get(b, "status")) : "", f.values[2]))
+			goto skip;
+		if (given(f.values[3]) && strcasecmp(json_string_value(json_object_get(b, "assignee")) ?
+						     json_string_value(json_object_get(b, "assignee")) : "", f.values[3]))
+			goto skip;
+		for (i = 0; i < ARRAY_SIZE(fields); i++) {
+			char *x = field_text(b, fields[i]);
+			buf_addf(&t, "%s\n", x);
+			free(x);
+		}
+		ALLOC_GROW(d, n + 1, alloc);
+		memset(&d[n], 0, sizeof(d[n]));
+		d[n].text = buf_detach(&t, NULL);
+		desc = field_text(b, "description");
+		snip = cut_text(desc, 200);
+		d[n].rec = json_pack("{s:s, s:O, s:s, s:s, s:s, s:s, s:f, s:s}", "_type", "bead",
+				     "bead_id", json_object_get(b, "id"),
+				     "title", json_string_value(json_object_get(b, "title")) ?
+				     json_string_value(json_object_get(b, "title")) : "",
+				     "priority", json_is_integer(v) ? "" : "",
+				     "status", json_string_value(json_object_get(b, "status")) ?
+				     json_string_value(json_object_get(b, "status")) : "",
+				     "assignee", json_string_value(json_object_get(b, "assignee")) ?
+				     json_string_value(json_object_get(b, "assignee")) : "",
+				     "relevance_score", 0.0, "snippet", snip);
+		if (json_is_integer(v)) {
+			char *pp = xasprintf("P%lld", (long long)json_integer_value(v));
+			json_object_set_new(d[n].rec, "priority", json_string(pp));
+			free(pp);
+		}
+		json_object_set_new(d[n].rec, "path", json_sprintf(".beads/issues.jsonl:%zu", lineno));
+		free(desc);
+		free(snip);
+		n++;
+skip:
+		json_decref(b);
+	}
+	free(line);
+	fclose(fp);
+	mode = rank_docs("beads search", f.values[0], mode, d, n);
+	qsort(d, n, sizeof(*d), cmp_doc_score);
+	for (i = 0; i < n && (long)shown < limit; i++) {
+		if (d[i].score <= 0)
+			continue;
+		json_object_set_new(d[i].rec, "relevance_score", json_real(d[i].score));
+		json_object_del(d[i].rec, "path");
+		json_array_append(out, d[i].rec);
+		shown++;
+	}
+	docs_free(d, n);
+	(void)mode;
+	if (!shown)
+		fprintf(stderr, "%s: beads search: no bead matches '%s'\n", progname, f.values[0]);
+	return emit_records(out, want_json(f.set[0]), shown ? 0 : 1);
+}
+
+/* An archive source of .bobbin/config.toml. */
+struct source {
+	const char *name, *path, *schema, *name_field;	/* borrowed from the config */
+};
+
+/* "YYYY-MM-DD" at s (a date field, or in a path as YYYY/MM/DD or YYYY-MM-DD) into out[11]. */
+static int date_at(const char *s, char out[11])
+{
+	if (isdigit((unsigned char)s[0]) && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+	    isdigit((unsigned char)s[3]) && (s[4] == '-' || s[4] == '/') && isdigit((unsigned char)s[5]) &&
+	    isdigit((unsigned char)s[6]) && s[7] == s[4] && isdigit((unsigned char)s[8]) && isdigit((unsigned char)s[9])) {
+		snprintf(out, 11, "%.4s-%.2s-%.2s", s, s + 5, s + 8);
+		return 1;
+	}
+	return 0;
+}
+
+static void date_of(const char *field, const char *path, char out[11])
+{
+	out[0] = '\0';
+	if (field && date_at(field, out))
+		return;
+	for (; path && *path; path++)
+		if (date_at(path, out))
+			return;
+}
+
+static void check_date(const char *sub, const char *opt, const char *v)
+{
+	char d[11];
+	int y, m, dd;
+
+	if (v && (strlen(v) != 10 || !date_at(v, d) || v[4] != '-' || sscanf(v, "%d-%d-%d", &y, &m, &dd) != 3 ||
+		  m < 1 || m > 12 || dd < 1 || dd > 31))
+		fail("%s: %s must be a date, YYYY-MM-DD, not '%s'", sub, opt, v);
+}
+
+/* Add a record of source src to the docs. */
+static void add_record(struct doc **d, size_t *n, size_t *alloc, const struct source *src, const char *rel,
+		       json_t *meta, const char *body)
+{
+	const char *id = json_string_value(json_object_get(meta, "id"));
+	const char *nf = src->name_field ? json_string_value(json_object_get(meta, src->name_field)) : NULL;
+	const char *df = json_string_value(json_object_get(meta, "timestamp"));
+	char *name, *content = cut_text(body, 500);
+	struct doc *x;
+
+	if (!df)
+		df = json_string_value(json_object_get(meta, "date"));
+	name = nf ? xasprintf("%s/%s", nf, id ? id : rel) : xstrdup(id ? id : rel);
+	ALLOC_GROW(*d, *n + 1, *alloc);
+	x = &(*d)[(*n)++];
+	memset(x, 0, sizeof(*x));
+	date_of(df, rel, x->date);
+	x->text = xasprintf("%s\n%s", name, body);
+	x->rec = json_pack("{s:s, s:s?, s:s, s:s, s:s?, s:s, s:s}", "_type", "archive_record", "id", id, "source",
+			   src->name, "name", name, "date", x->date[0] ? x->date : NULL, "path", rel, "content", content);
+	free(name);
+	free(content);
+}
+
+/* Markdown: "---" frontmatter of "key: value" lines (a nested block's keys flattened), then the body. */
+static void read_markdown(struct doc **d, size_t *n, size_t *alloc, const struct source *src, const char *rel,
+			  const char *text)
+{
+	json_t *meta = json_object();
+	const char *p = text, *body = text;
+
+	if (!strncmp(p, "---\n", 4)) {
+		p += 4;
+		while (*p) {
+			const char *e = strchr(p, '\n'), *colon;
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			if (l == 3 && !strncmp(p, "---", 3)) {
+				body = e ? e + 1 : p + l;
+				break;
+			}
+			colon = memchr(p, ':', l);
+			if (colon) {
+				const char *k = p, *v = colon + 1;
+				while (k < colon && (*k == ' ' || *k == '\t'))
+					k++;
+				while (v < p + l && (*v == ' ' || *v == '\t'))
+					v++;
+				if (colon > k && v < p + l) {
+					char *key = xstrndup(k, (size_t)(colon - k)), *val = xstrndup(v, (size_t)(p + l - v));
+					size_t vl = strlen(val);
+					if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+						memmove(val, val + 1, vl - 2);
+						val[vl - 2] = '\0';
+					}
+					json_object_set_new(meta, key, json_string(val) ? json_string(val) : json_null());
+					free(key);
+					free(val);
+				}
+			}
+			p = e ? e + 1 : p + l;
+		}
+	}
+	if (src->schema && (!json_string_value(json_object_get(meta, "schema")) ||
+			    strcmp(json_string_value(json_object_get(meta, "schema")), src->schema))) {
+		json_decref(meta);
+		return;	/* another kind of record */
+	}
+	body += strspn(body, "\n");
+	add_record(d, n, alloc, src, rel, meta, body);
+	json_decref(meta);
+}
+
+/* JSONL: a record a line; its text from text, content, body or message. */
+static void read_jsonl(struct doc **d, size_t *n, size_t *alloc, const struct source *src, const char *rel,
+		       const char *text)
+{
+	static const char *const keys[] = { "text", "content", "body", "message" };
+	const char *p = text;
+	size_t lineno = 0;
+
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		json_t *r;
+		lineno++;
+		if (l) {
+			r = json_loadb(p, l, 0, NULL);
+			if (!json_is_object(r)) {
+				fprintf(stderr, "%s: %s/%s:%zu: not a JSON object, left out\n", progname, src->path, rel,
+					lineno);
+			} else {
+				const char *body = NULL;
+				char *at = xasprintf("%s:%zu", rel, lineno);
+				for (size_t k = 0; k < ARRAY_SIZE(keys) && !body; k++)
+					body = json_string_value(json_object_get(r, keys[k]));
+				if (json_is_integer(json_object_get(r, "id")))
+					json_object_set_new(r, "id", json_sprintf("%lld", (long long)json_integer_value(json_object_get(r, "id"))));
+				add_record(d, n, alloc, src, at, r, body ? body : "");
+				free(at);
+			}
+			json_decref(r);
+		}
+		p = e ? e + 1 : p + l;
+	}
+}
+
+/* Every .md and .jsonl file under dir/rel, in path order. */
+static void read_source_dir(struct doc **d, size_t *n, size_t *alloc, const struct source *src, const char *rel)
+{
+	char *dir = *rel ? xasprintf("%s/%s", src->path, rel) : xstrdup(src->path);
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t nr = 0, al = 0, i;
+
+	if (!dh)
+		fail("archive: cannot read '%s' (source '%s'): %s", dir, src->name, strerror(errno));
+	while ((de = readdir(dh))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ALLOC_GROW(names, nr + 1, al);
+		names[nr++] = xstrdup(de->d_name);
+	}
+	closedir(dh);
+	qsort(names, nr, sizeof(*names), cmp_str);
+	for (i = 0; i < nr; i++) {
+		char *r = *rel ? xasprintf("%s/%s", rel, names[i]) : xstrdup(names[i]);
+		char *full = xasprintf("%s/%s", src->path, r), *text = NULL;
+		size_t len = 0, nl = strlen(names[i]);
+		struct stat st;
+		if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+			read_source_dir(d, n, alloc, src, r);
+		} else if ((nl > 3 && !strcmp(names[i] + nl - 3, ".md")) ||
+			   (nl > 6 && !strcmp(names[i] + nl - 6, ".jsonl"))) {
+			if (read_file(full, &text, &len) < 0)
+				fail("archive: cannot read '%s': %s", full, strerror(errno));
+			if (memchr(text, '\0', len))
+				fprintf(stderr, "%s: %s: binary, left out\n", progname, full);
+			else if (names[i][nl - 1] == 'd')
+				read_markdown(d, n, alloc, src, r, text);
+			else
+				read_jsonl(d, n, alloc, src, r, text);
+			free(text);
+		}
+		free(full);
+		free(r);
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+}
+
+/* The archive sources of .bobbin/config.toml (the config JSON in *cfg, to free). */
+static struct source *archive_sources(const char *sub, json_t **cfg, size_t *nr)
+{
+	char *err = NULL, *text;
+	json_t *arch, *srcs, *e;
+	struct source *s;
+	size_t i;
+	json_error_t je;
+
+	*nr = 0;
+	*cfg = NULL;
+	if (access(".bobbin/config.toml", F_OK) < 0)
+		fail("%s: no archive sources configured ([[archive.sources]] in .bobbin/config.toml)", sub);
+	text = toml_file_json(".bobbin/config.toml", &err);
+	if (!text)
+		fail("%s: .bobbin/config.toml: %s", sub, err ? err : "cannot read");
+	*cfg = json_loads(text, 0, &je);
+	free(text);
+	arch = json_object_get(*cfg, "archive");
+	srcs = json_object_get(arch, "sources");
+	if (!json_is_true(json_object_get(arch, "enabled")) || !json_array_size(srcs))
+		fail("%s: no archive sources configured ([archive] enabled = true and [[archive.sources]] in "
+		     ".bobbin/config.toml)", sub);
+	s = xcalloc(json_array_size(srcs), sizeof(*s));
+	json_array_foreach(srcs, i, e) {
+		s[i].name = json_string_value(json_object_get(e, "name"));
+		s[i].path = json_string_value(json_object_get(e, "path"));
+		s[i].schema = json_string_value(json_object_get(e, "schema"));
+		s[i].name_field = json_string_value(json_object_get(e, "name_field"));
+		if (!s[i].name || !*s[i].name || !s[i].path || !*s[i].path)
+			fail("%s: .bobbin/config.toml: archive source %zu needs a name and a path", sub, i + 1);
+	}
+	*nr = json_array_size(srcs);
+	return s;
+}
+
+static int cmd_archive(int argc, char **argv)
+{
+	static const char *const names[] = { "query", "source", "filter", "after", "before", "limit", "mode", NULL };
+	static const char *const bools[] = { "json", NULL };
+	int recent = argc && !strcmp(argv[0], "recent");
+	const char *sub = recent ? "archive recent" : "archive search", *mode;
+	struct flags f = { .sub = sub, .names = names, .bools = bools };
+	struct source *src;
+	struct doc *d = NULL;
+	size_t nsrc, n = 0, alloc = 0, i, shown = 0;
+	long limit;
+	json_t *cfg, *out = json_array();
+
+	if (!argc || (strcmp(argv[0], "search") && strcmp(argv[0], "recent")))
+		fail("archive: expected search or recent");
+	parse_flags(&f, argc - 1, argv + 1);
+	if (f.args_nr)
+		fail("%s: unexpected argument '%s'", sub, f.args[0]);
+	if (!recent && (!given(f.values[0]) || !fts_or_query(f.values[0])))
+		fail("archive search: --query needs words to search for");
+	if (recent && !f.values[3])
+		fail("archive recent: --after is required (YYYY-MM-DD)");
+	check_date(sub, "--after", f.values[3]);
+	check_date(sub, "--before", f.values[4]);
+	limit = atol(check_limit(sub, f.values[5] ? f.values[5] : recent ? "20" : "10", 100));
+	mode = mode_arg(sub, f.values[6]);
+	src = archive_sources(sub, &cfg, &nsrc);
+	if (given(f.values[1])) {
+		for (i = 0; i < nsrc; i++)
+			if (!strcmp(src[i].name, f.values[1]))
+				break;
+		if (i == nsrc)
+			fail("%s: no archive source '%s' in .bobbin/config.toml", sub, f.values[1]);
+	}
+	for (i = 0; i < nsrc; i++) {
+		size_t first = n, j, k = first;
+		if (given(f.values[1]) && strcmp(src[i].name, f.values[1]))
+			continue;
+		read_source_dir(&d, &n, &alloc, &src[i], "");
+		/* the filters, before ranking */
+		for (j = first; j < n; j++) {
+			const char *name = json_string_value(json_object_get(d[j].rec, "name"));
+			size_t fl = f.values[2] ? strlen(f.values[2]) : 0;
+			int keep = (!f.values[3] || (d[j].date[0] && strcmp(d[j].date, f.values[3]) >= 0)) &&
+				   (!f.values[4] || (d[j].date[0] && strcmp(d[j].date, f.values[4]) <= 0)) &&
+				   (!given(f.values[2]) || (!strncmp(name, f.values[2], fl) && name[fl] == '/'));
+			if (keep) {
+				d[k++] = d[j];
+			} else {
+				free(d[j].text);
+				json_decref(d[j].rec);
+			}
+		}
+		n = k;
+	}
+	if (recent) {
+		for (i = 0; i < n; i++)
+			d[i].score = 0;
+		/* newest first, then by path */
+		for (i = 1; i < n; i++)
+			for (size_t j = i; j > 0; j--) {
+				int c = strcmp(d[j - 1].date, d[j].date);
+				if (c > 0 || (c == 0 && strcmp(json_string_value(json_object_get(d[j - 1].rec, "path")),
+							      json_string_value(json_object_get(d[j].rec, "path"))) <= 0))
+					break;
+				struct doc t = d[j];
+				d[j] = d[j - 1];
+				d[j - 1] = t;
+			}
+	} else {
+		rank_docs(sub, f.values[0], mode, d, n);
+		qsort(d, n, sizeof(*d), cmp_doc_score);
+	}
+	for (i = 0; i < n && (long)shown < limit; i++) {
+		if (!recent && d[i].score <= 0)
+			continue;
+		if (!recent)
+			json_object_set_new(d[i].rec, "score", json_real(d[i].score));
+		json_array_append(out, d[i].rec);
+		shown++;
+	}
+	docs_free(d, n);
+	free(src);
+	json_decref(cfg);
+	if (!shown)
+		fprintf(stderr, "%s: %s: no archive record%s\n", progname, sub,
+			recent ? " after that date" : " matches");
+	return emit_records(out, want_json(f.set[0]), shown ? 0 : 1);
+}
+
 /* ---- feedback and bundle (bobbin's feedback tools) ---------------------------------- */
 
 /* The index, opened to read or (with its feedback tables) to write; fails without one. */
@@ -2610,6 +3297,8 @@ static const struct {
 	{ "grep-chunks", cmd_grep_chunks },
 	{ "feedback", cmd_feedback },
 	{ "bundle", cmd_bundle },
+	{ "beads", cmd_beads },
+	{ "archive", cmd_archive },
 	{ "cycles", cmd_cycles },
 	{ "metadata", cmd_metadata },
 	{ "memory", cmd_memory },
