@@ -474,9 +474,10 @@ static char *validate(json_t *schema, json_t *args)
 			}
 			if (json_is_integer(json_object_get(p, "minItems")) &&
 			    json_array_size(v) < (size_t)json_integer_value(json_object_get(p, "minItems")))
-				return xasprintf("parameter '%s' must have at least %lld element%s", k,
-						 (long long)json_integer_value(json_object_get(p, "minItems")),
-						 json_integer_value(json_object_get(p, "minItems")) == 1 ? "" : "s");
+				return json_integer_value(json_object_get(p, "minItems")) == 1 ?
+				       xasprintf("parameter '%s' must not be empty", k) :
+				       xasprintf("parameter '%s' must have at least %lld elements", k,
+						 (long long)json_integer_value(json_object_get(p, "minItems")));
 		}
 	}
 	return NULL;

@@ -209,7 +209,7 @@ test_expect_success 'the records: hits, best first, then one summary' '
 	test_line_count -ge 3 h &&
 	"$JQ" -s -e "length == (map(select(._type == \"hit\")) | length) + 1" out &&
 	"$JQ" -s -e "map(.score) | . == (sort | reverse)" h &&
-	"$JQ" -e "(keys_unsorted | .[0:9]) == [\"_type\", \"path\", \"start_line\", \"end_line\", \"kind\", \"name\", \"scope\", \"score\", \"signals\"] and .score >= 0 and .score <= 1 and (.signals | map(. >= 0 and . <= 1) | all)" h >/dev/null &&
+	"$JQ" -e "(keys_unsorted | .[0:9]) == [\"_type\", \"path\", \"start_line\", \"end_line\", \"kind\", \"name\", \"scope\", \"lang\", \"score\"] and .score >= 0 and .score <= 1 and (.signals | map(. >= 0 and . <= 1) | all)" h >/dev/null &&
 	summary out | "$JQ" -e "(keys_unsorted | .[0:9]) == [\"_type\", \"query\", \"intent\", \"mode\", \"signals\", \"scope\", \"candidates\", \"count\", \"quality\"]" &&
 	summary out | "$JQ" -e ".count == $(wc -l <h) and .candidates >= .count" &&
 	summary out | "$JQ" -e ".signals == [\"keyword\", \"symbol\", \"path\", \"structure\"]"

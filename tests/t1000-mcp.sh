@@ -351,7 +351,7 @@ test_expect_success '--list-tools --profile ci; an unknown profile is a usage er
 	printf "%s\n" search grep symbols references read context related impact history status >expect &&
 	test_cmp expect actual &&
 	test_status 2 ci-mcp --list-tools --profile nope 2>err &&
-	test_grep "unknown profile '"'"'nope'"'"' (known: ci, kit, shaktiman, abstract, codebase-context)" err
+	test_grep "unknown profile '"'"'nope'"'"' (known: ci, kit, shaktiman, abstract, codebase-context, bobbin)" err
 '
 
 test_expect_success 'every tool has an outputSchema its answers fit (required keys present)' '

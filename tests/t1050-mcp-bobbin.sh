@@ -377,7 +377,7 @@ search_beads	{"query":"x","priority":5}	parameter 'priority' must be from 1 to 4
 feedback_submit	{"injection_id":"inj-1","rating":"great"}	parameter 'rating' must be one of ["useful","noise","harmful"]
 feedback_submit	{"injection_id":" ","rating":"useful"}	parameter 'injection_id' must not be empty
 feedback_list	{"limit":51}	parameter 'limit' must be from 1 to 50, got 51
-feedback_lineage_store	{"feedback_ids":[],"action_type":"code_fix","description":"d"}	parameter 'feedback_ids' must have at least 1 element
+feedback_lineage_store	{"feedback_ids":[],"action_type":"code_fix","description":"d"}	parameter 'feedback_ids' must not be empty
 feedback_lineage_store	{"feedback_ids":[1],"action_type":"rewrite","description":"d"}	parameter 'action_type' must be one of ["code_fix","config_change","tag_effect","access_rule","exclusion_rule"]
 feedback_lineage_store	{"feedback_ids":["a"],"action_type":"code_fix","description":"d"}	parameter 'feedback_ids[0]' must be an integer
 archive_search	{"query":"x","after":"May 2026"}	parameter 'after' must match ^[0-9]{4}-[0-9]{2}-[0-9]{2}$, got 'May 2026'
