@@ -339,9 +339,9 @@ test_expect_success 'search_beads and the archive tools' '
 	sc_is ".count == 0" &&
 	call archive_recent "{\"after\":\"2026-01-01\"}" &&
 	sc_is ".after == \"2026-01-01\" and .count == 1 and .results[0].source == \"pensieve\"" &&
-	rm .beads/issues.jsonl && call search_beads "{\"query\":\"x\"}" &&
+	mv .beads/issues.jsonl ../issues.jsonl && call search_beads "{\"query\":\"x\"}" &&
 	res_is ".isError and (.content[0].text | test(\"no beads in this repository\"))" &&
-	rm .bobbin/config.toml && call archive_recent "{\"after\":\"2026-01-01\"}" &&
+	mv .bobbin/config.toml ../config.toml && call archive_recent "{\"after\":\"2026-01-01\"}" &&
 	res_is ".isError and (.content[0].text | test(\"no archive sources configured\"))"
 '
 
@@ -392,9 +392,15 @@ test_expect_success 'every invalid argument is an MCP tool error naming the para
 
 if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
 	test_expect_success 'the TypeScript SDK client: answers fit the outputSchemas' '
-		cd repo && cat >../cases.json <<-\EOF &&
+		cd repo && mv ../issues.jsonl .beads/ && mv ../config.toml .bobbin/ && echo "# sdk" >>src/app.py && cat >../cases.json <<-\EOF &&
 	[
 	["search", {"query": "configuration"}, {"mode": "hybrid"}],
+	["review", {}, "ok"],
+	["search_beads", {"query": "retry"}, {"query": "retry"}],
+	["archive_search", {"query": "cache", "mode": "keyword"}, {"count": 1}],
+	["archive_recent", {"after": "2026-01-01"}, {"count": 1}],
+	["feedback_submit", {"injection_id": "inj-1", "rating": "harmful"}, {"rating": "harmful"}],
+	["feedback_lineage_store", {"feedback_ids": [1], "action_type": "code_fix", "description": "sdk"}, {"action_type": "code_fix"}],
 	["grep", {"pattern": "parse_config"}, {"pattern": "parse_config"}],
 	["context", {"query": "configuration", "depth": 0}, "ok"],
 	["related", {"file": "src/config.py"}, {"file": "src/config.py"}],
