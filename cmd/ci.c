@@ -2222,6 +2222,16 @@ static char *fts_or_query(const char *q)
 	return buf_detach(&b, NULL);
 }
 
+/* Does the query have a word to search for? */
+static int has_words(const char *q)
+{
+	char *m = q ? fts_or_query(q) : NULL;
+	int r = m != NULL;
+
+	free(m);
+	return r;
+}
+
 /* Keyword ranks: FTS5 bm25 over the texts in memory; score[i] = relevance 0-1, -1 if no match. */
 static void rank_keyword(const char *sub, const char *query, struct doc *d, size_t n, double *score)
 {
@@ -2449,7 +2459,7 @@ static int cmd_beads(int argc, char **argv)
 	parse_flags(&f, argc - 1, argv + 1);
 	if (f.args_nr)
 		fail("beads search: unexpected argument '%s' (use --query)", f.args[0]);
-	if (!given(f.values[0]) || !fts_or_query(f.values[0]))
+	if (!given(f.values[0]) || !has_words(f.values[0]))
 		fail("beads search: --query needs words to search for");
 	if (f.values[1]) {
 		char *end;
@@ -2626,7 +2636,8 @@ static void read_markdown(struct doc **d, size_t *n, size_t *alloc, const struct
 						memmove(val, val + 1, vl - 2);
 						val[vl - 2] = '\0';
 					}
-					json_object_set_new(meta, key, json_string(val) ? json_string(val) : json_null());
+					json_t *jv = json_string(val);	/* NULL: not UTF-8 */
+					json_object_set_new(meta, key, jv ? jv : json_null());
 					free(key);
 					free(val);
 				}
@@ -2778,7 +2789,7 @@ static int cmd_archive(int argc, char **argv)
 	parse_flags(&f, argc - 1, argv + 1);
 	if (f.args_nr)
 		fail("%s: unexpected argument '%s'", sub, f.args[0]);
-	if (!recent && (!given(f.values[0]) || !fts_or_query(f.values[0])))
+	if (!recent && (!given(f.values[0]) || !has_words(f.values[0])))
 		fail("archive search: --query needs words to search for");
 	if (recent && !f.values[3])
 		fail("archive recent: --after is required (YYYY-MM-DD)");
