@@ -437,4 +437,30 @@ test_expect_success 'update where there is no index yet (nor its directory) buil
 	is_fresh
 '
 
+test_expect_success '--history: build stores the history and coupling, update the new commits' '
+	git init -q hist && (
+		cd hist &&
+		echo "a = 1" >a.py && echo "b = 1" >b.py && git add . && git commit -qm one &&
+		echo "a = 2" >a.py && echo "b = 2" >b.py && git commit -qam two &&
+		ci-index --history build &&
+		ci-index status | jq -e ".commits == 2 and .couplings == 1" &&
+		echo "a = 3" >a.py && git commit -qam three &&
+		ci-index --history update &&
+		ci-index status | jq -e ".commits == 3 and .couplings == 1" &&
+		ci-couple --index .ci-index/index.db coupling a.py | jq -se "map(select(._type == \"coupling\"))[0].co_changes == 2" &&
+		ci-index --history update &&
+		ci-index status | jq -e ".commits == 3"
+	)
+'
+
+test_expect_success '--history: nothing to store outside git or before a commit; not with --rev' '
+	mkdir nogit && echo "x = 1" >nogit/x.py &&
+	(cd nogit && GIT_CEILING_DIRECTORIES=$TRASH_DIRECTORY ci-index --history build &&
+	 ci-index status | jq -e ".commits == 0") &&
+	git init -q unborn && echo "y = 1" >unborn/y.py &&
+	(cd unborn && ci-index --history build && ci-index status | jq -e ".commits == 0") &&
+	(cd hist && test_status 2 ci-index --history --index ../rev.db build --rev HEAD 2>../err) &&
+	test_grep "history stores the history of HEAD, not of a snapshot" err
+'
+
 test_done
