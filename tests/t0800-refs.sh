@@ -933,6 +933,28 @@ test_expect_success 'impact: the score is 1 - (1 - 0.9 import)(1 - 0.8 reference
 	"$JQ" -s -e "map(.score) | . == (sort | reverse)" actual
 '
 
+test_expect_success 'impact --mode: deps, coupling alone (the score is the signal), semantic needs vectors' '
+	q "$IMP" impact pkg/shapes.py --mode deps --depth 1 &&
+	cat >expect <<-\EOF &&
+	["pkg/util.py",0.948,1,0.6,0,1,3,null]
+	["pkg/__init__.py",0.9,1,0,0,1,null,null]
+	EOF
+	test_cmp expect actual &&
+	q "$IMP" impact pkg/shapes.py --mode coupling &&
+	cat >expect <<-\EOF &&
+	["web/app.ts",0.8,0,0,0.8,null,null,5]
+	["pkg/util.py",0.5,0,0,0.5,null,null,3]
+	EOF
+	test_cmp expect actual &&
+	q "[.signals.semantic]" impact pkg/shapes.py --mode combined --limit 1 &&
+	echo "[0]" >expect &&
+	test_cmp expect actual &&
+	test_status 2 q "." impact pkg/shapes.py --mode semantic &&
+	test_grep "impact --mode semantic needs chunk vectors" err &&
+	test_status 2 q "." impact pkg/shapes.py --mode fuzzy &&
+	test_grep "mode must be combined, deps, coupling or semantic" err
+'
+
 # ---- languages without a grammar ----------------------------------------------------------
 
 test_expect_success 'symbols of a Markdown file: an unsupported record, exit 1' '
