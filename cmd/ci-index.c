@@ -1952,6 +1952,25 @@ static long long count(sqlite3 *db, const char *sql)
 	return n;
 }
 
+/* `"key":{name: count, ...}` from sql's rows of (name, count). */
+static void count_map(struct buf *b, sqlite3 *db, const char *key, const char *sql)
+{
+	sqlite3_stmt *st = prep(db, sql);
+	int first = 1;
+
+	nd_key(b, key);
+	buf_addch(b, '{');
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (!first)
+			buf_addch(b, ',');
+		first = 0;
+		nd_json_string(b, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		buf_addf(b, ":%lld", (long long)sqlite3_column_int64(st, 1));
+	}
+	sqlite3_finalize(st);
+	buf_addch(b, '}');
+}
+
 static int cmd_status(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -1964,7 +1983,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	char *path;
 	long long stale = 0, source_bytes, index_bytes = 0;
 	struct stat sb;
-	int rc, first = 1, snapshot;
+	int rc, snapshot;
 	size_t i;
 	const char *v;
 
@@ -2066,34 +2085,12 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 		nd_null(&b, "vector_format");
 	}
 	sqlite3_finalize(st);
-	nd_key(&b, "languages");
-	buf_addch(&b, '{');
-	st = prep(db, "SELECT coalesce(b.lang, 'text'), count(*) FROM files f JOIN blobs b ON b.id = f.blob_id "
+	/* files, and chunks (counted as "chunks" counts them: a blob's once), by language */
+	count_map(&b, db, "languages", "SELECT coalesce(b.lang, 'text'), count(*) FROM files f "
+		  "JOIN blobs b ON b.id = f.blob_id GROUP BY 1 ORDER BY 1");
+	count_map(&b, db, "language_chunks", "SELECT coalesce(b.lang, 'text'), count(*) FROM chunks c "
+		  "JOIN blobs b ON b.id = c.blob_id WHERE c.blob_id IN (SELECT blob_id FROM files) "
 		  "GROUP BY 1 ORDER BY 1");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (!first)
-			buf_addch(&b, ',');
-		first = 0;
-		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
-		buf_addf(&b, ":%lld", (long long)sqlite3_column_int64(st, 1));
-	}
-	sqlite3_finalize(st);
-	buf_addch(&b, '}');
-	/* chunks by language, counted as "chunks" counts them (a blob's once) */
-	nd_key(&b, "language_chunks");
-	buf_addch(&b, '{');
-	first = 1;
-	st = prep(db, "SELECT coalesce(b.lang, 'text'), count(*) FROM chunks c JOIN blobs b ON b.id = c.blob_id "
-		  "WHERE c.blob_id IN (SELECT blob_id FROM files) GROUP BY 1 ORDER BY 1");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (!first)
-			buf_addch(&b, ',');
-		first = 0;
-		nd_json_string(&b, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
-		buf_addf(&b, ":%lld", (long long)sqlite3_column_int64(st, 1));
-	}
-	sqlite3_finalize(st);
-	buf_addch(&b, '}');
 	nd_int(&b, "imports_resolved", count(db, "SELECT count(*) FROM imports WHERE resolved IS NOT NULL"));
 	if (snapshot)
 		nd_null(&b, "stale");	/* a commit's tree, not the work tree's state */
