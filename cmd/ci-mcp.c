@@ -2862,9 +2862,10 @@ static char *self_dir(void)
 /*
  * The table of a profile: compiled in, else share/mcp/<name>.json beside the
  * program (the build tree) or in the package data directory, so that a new
- * profile is a new table file.
+ * profile is a new table file.  eager: compile the jq programs of a table compiled
+ * in now, as those of a file are (else when first run).
  */
-static json_t *load_profile(const char *name)
+static json_t *load_profile(const char *name, int eager)
 {
 	json_error_t jerr;
 	json_t *t = NULL;
@@ -2875,7 +2876,10 @@ static json_t *load_profile(const char *name)
 			t = json_loads(profiles[i].json, 0, &jerr);
 			if (!t)
 				die("tool table %s: %d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+			/* the tests compile every program of these; --list-tools still does */
+			mcp_map_lazy(!eager);
 			check_table(t, name);
+			mcp_map_lazy(0);
 			return t;
 		}
 	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_")] == '\0' && *name) {
@@ -3030,7 +3034,7 @@ int main(int argc, char **argv)
 			die("%s:%d:%d: %s", table_file, jerr.line, jerr.column, jerr.text);
 		check_table(table, table_file);
 	} else {
-		table = load_profile(profile);
+		table = load_profile(profile, list);
 	}
 	if (list) {
 		char *s = json_dumps(table, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

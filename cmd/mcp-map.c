@@ -11,9 +11,12 @@
  *
  * The workload: a few programs per table, each run once per call on a few
  * hundred records, in the one thread that serves calls.  So each program is
- * compiled once, when the table is loaded (a bad program is a bad table), and
- * values cross between Jansson and jq as JSON text, which costs little at that
- * size and keeps one representation per side.
+ * compiled once: when the table is loaded (a bad program is a bad table), or,
+ * for the tables compiled in (which the tests compile whole), when a call first
+ * runs it, since compiling jq's builtins for each of a large table's programs
+ * costs the server a second before its first answer.  Values cross between
+ * Jansson and jq as JSON text, which costs little at that size and keeps one
+ * representation per side.
  */
 #include "common.h"
 #include "mcp-map.h"
@@ -24,13 +27,20 @@
 struct prog {
 	json_t *tool;		/* the tool's table entry (borrowed) */
 	const char *key;	/* one of prog_keys (static) */
-	jq_state *jq;		/* compiled */
+	jq_state *jq;		/* compiled; NULL until first run, when lazy */
+	char *text;		/* the program, until compiled */
 };
 
 static struct prog *progs;
 static size_t progs_nr, progs_alloc;
 
 static const char *const prog_keys[] = { "input", "output", "text", "session", "defaults" };
+static int lazy;	/* compile each program when first run */
+
+void mcp_map_lazy(int on)
+{
+	lazy = on;
+}
 
 /* What a tool remembers of one client's session (its "session" program's output). */
 struct memo {
@@ -97,12 +107,32 @@ static int prog_text(struct buf *out, json_t *v)
 	return 0;
 }
 
+/* Compile text; the state, or NULL with *err (malloc'd) saying why. */
+static jq_state *compile_prog(const char *key, const char *text, char **err)
+{
+	struct buf msg = BUF_INIT;
+	jq_state *jq = jq_init();
+
+	if (!jq)
+		die("cannot start jq");
+	jq_set_error_cb(jq, on_jq_error, &msg);
+	if (!jq_compile(jq, text)) {
+		*err = xasprintf("\"%s\": %s", key, msg.len ? msg.buf : "the jq program does not compile");
+		jq_teardown(&jq);
+		buf_release(&msg);
+		return NULL;
+	}
+	jq_set_error_cb(jq, NULL, NULL);
+	buf_release(&msg);
+	return jq;
+}
+
 int mcp_map_compile(json_t *tool, char **err)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(prog_keys); k++) {
 		json_t *v = json_object_get(tool, prog_keys[k]);
-		struct buf text = BUF_INIT, msg = BUF_INIT;
-		jq_state *jq;
+		struct buf text = BUF_INIT;
+		jq_state *jq = NULL;
 
 		if (!v)
 			continue;
@@ -112,43 +142,43 @@ int mcp_map_compile(json_t *tool, char **err)
 					 prog_keys[k]);
 			return -1;
 		}
-		jq = jq_init();
-		if (!jq)
-			die("cannot start jq");
-		jq_set_error_cb(jq, on_jq_error, &msg);
-		if (!jq_compile(jq, text.buf)) {
-			*err = xasprintf("\"%s\": %s", prog_keys[k], msg.len ? msg.buf : "the jq program does not compile");
-			jq_teardown(&jq);
+		if (!lazy && !(jq = compile_prog(prog_keys[k], text.buf, err))) {
 			buf_release(&text);
-			buf_release(&msg);
 			return -1;
 		}
-		jq_set_error_cb(jq, NULL, NULL);
-		buf_release(&text);
-		buf_release(&msg);
 		ALLOC_GROW(progs, progs_nr + 1, progs_alloc);
-		progs[progs_nr++] = (struct prog){ tool, prog_keys[k], jq };
+		progs[progs_nr++] = (struct prog){ tool, prog_keys[k], jq, jq ? NULL : buf_detach(&text, NULL) };
+		buf_release(&text);
 	}
 	return 0;
 }
 
-static jq_state *tool_prog(json_t *tool, const char *key)
+/* The tool's program key, compiled now if it was not; NULL (with *err when it does not compile). */
+static jq_state *tool_prog(json_t *tool, const char *key, char **err)
 {
 	for (size_t i = 0; i < progs_nr; i++)
-		if (progs[i].tool == tool && !strcmp(progs[i].key, key))
+		if (progs[i].tool == tool && !strcmp(progs[i].key, key)) {
+			if (!progs[i].jq && progs[i].text) {
+				progs[i].jq = compile_prog(key, progs[i].text, err);
+				if (!progs[i].jq)
+					return NULL;
+				free(progs[i].text);
+				progs[i].text = NULL;
+			}
 			return progs[i].jq;
+		}
 	return NULL;
 }
 
 json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 {
-	jq_state *jq = tool_prog(tool, key);
 	char *s;
 	jv in, r;
 	json_t *out = NULL;
+	jq_state *jq;
 
 	*err = NULL;
-	if (!jq)
+	if (!(jq = tool_prog(tool, key, err)))
 		return NULL;
 	s = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 	if (!s)
@@ -238,8 +268,11 @@ char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text)
 
 void mcp_map_release(void)
 {
-	for (size_t i = 0; i < progs_nr; i++)
-		jq_teardown(&progs[i].jq);
+	for (size_t i = 0; i < progs_nr; i++) {
+		if (progs[i].jq)
+			jq_teardown(&progs[i].jq);
+		free(progs[i].text);
+	}
 	free(progs);
 	progs = NULL;
 	progs_nr = progs_alloc = 0;

@@ -18,6 +18,12 @@
  * file's contents to {tool: {parameter: default}}.
  */
 
+/*
+ * From now on, keep programs to compile when first run (for tables already
+ * known to compile); the default compiles them at once.
+ */
+void mcp_map_lazy(int on);
+
 /* Compile the tool's programs; 0, or -1 with *err (malloc'd) saying what is wrong. */
 int mcp_map_compile(json_t *tool, char **err);
 
