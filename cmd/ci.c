@@ -2589,8 +2589,18 @@ static void add_record(struct doc **d, size_t *n, size_t *alloc, const struct so
 	const char *id = json_string_value(json_object_get(meta, "id"));
 	const char *nf = src->name_field ? json_string_value(json_object_get(meta, src->name_field)) : NULL;
 	const char *df = json_string_value(json_object_get(meta, "timestamp"));
-	char *name, *content = cut_text(body, 500);
+	char *name, *content = cut_text(body, 500), epoch_day[11];
+	json_t *ts = json_object_get(meta, "timestamp");
 	struct doc *x;
+
+	/* a JSONL timestamp in seconds (or milliseconds) since the epoch */
+	if (json_is_number(ts) && json_number_value(ts) > 0 && json_number_value(ts) < 1e15) {
+		double t = json_number_value(ts);
+		time_t secs = (time_t)(t > 1e11 ? t / 1000 : t);
+		struct tm tm;
+		if (gmtime_r(&secs, &tm) && strftime(epoch_day, sizeof(epoch_day), "%Y-%m-%d", &tm))
+			df = epoch_day;
+	}
 
 	if (!df)
 		df = json_string_value(json_object_get(meta, "date"));
@@ -2613,11 +2623,13 @@ static void read_markdown(struct doc **d, size_t *n, size_t *alloc, const struct
 	json_t *meta = json_object();
 	const char *p = text, *body = text;
 
-	if (!strncmp(p, "---\n", 4)) {
-		p += 4;
+	if (!strncmp(p, "---\n", 4) || !strncmp(p, "---\r\n", 5)) {
+		p += p[3] == '\r' ? 5 : 4;
 		while (*p) {
 			const char *e = strchr(p, '\n'), *colon;
 			size_t l = e ? (size_t)(e - p) : strlen(p);
+			if (l && p[l - 1] == '\r')	/* CRLF lines */
+				l--;
 			if (l == 3 && !strncmp(p, "---", 3)) {
 				body = e ? e + 1 : p + l;
 				break;

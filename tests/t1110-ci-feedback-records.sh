@@ -155,6 +155,11 @@ test_expect_success 'archive: sources from .bobbin/config.toml, Markdown and JSO
 	jq -se "map(.id) == [\"7\", \"m-1\"]" ../out &&
 	ci archive recent --json --after 2026-01-01 --source mem --limit 1 >../out 2>/dev/null &&
 	jq -se "map(.id) == [\"m-1\"]" ../out &&
+	printf -- "---\r\nschema: agent-memory\r\nid: m-3\r\ntimestamp: 2026-04-01T09:00:00Z\r\nagent: bob\r\n---\r\n\r\nWindows line ends.\r\n" >arch/m-3.md &&
+	printf "%s\n" "{\"id\":9,\"timestamp\":1780000000,\"text\":\"seconds\"}" "{\"id\":10,\"timestamp\":1780000000000,\"text\":\"milliseconds\"}" >log/epoch.jsonl &&
+	ci archive recent --json --after 2026-01-01 >../out 2>/dev/null &&
+	jq -se "map([.id, .name, .date]) == [[\"9\", \"9\", \"2026-05-28\"], [\"10\", \"10\", \"2026-05-28\"], [\"7\", \"7\", \"2026-05-06\"], [\"m-3\", \"bob/m-3\", \"2026-04-01\"], [\"m-1\", \"ann/m-1\", \"2026-03-04\"]]" ../out &&
+	rm arch/m-3.md log/epoch.jsonl &&
 	test_status 1 ci archive recent 2>../err && test_grep "after is required" ../err &&
 	test_status 1 ci archive recent --after 2026-13-01 2>../err && test_grep "must be a date, YYYY-MM-DD" ../err &&
 	test_status 1 ci archive search --query x --source nope 2>../err && test_grep "no archive source .nope." ../err &&
