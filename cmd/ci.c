@@ -495,11 +495,17 @@ static int cmd_grep_chunks(int argc, char **argv)
 			json_decref(hit);
 			continue;
 		}
-		json_array_foreach(out, j, c)
-			if (!strcmp(json_string_value(json_object_get(c, "path")), p) &&
-			    json_integer_value(json_object_get(c, "id")) == id)
+		/* ci-grep writes a file's matches together: look back over this file's chunks only */
+		for (j = json_array_size(out), c = NULL; j > 0; j--) {
+			json_t *prev = json_array_get(out, j - 1);
+			if (strcmp(json_string_value(json_object_get(prev, "path")), p))
 				break;
-		if (j == json_array_size(out)) {
+			if (json_integer_value(json_object_get(prev, "id")) == id) {
+				c = prev;
+				break;
+			}
+		}
+		if (!c) {
 			if ((long)json_array_size(out) >= limit) {
 				json_decref(hit);
 				continue;
@@ -2342,9 +2348,9 @@ static size_t embed_texts(const char *query, struct doc *d, size_t n, float **ve
  * Score the docs for the query: keyword (FTS5 bm25), semantic (cosine of
  * ci-embed vectors) or hybrid (their mean).
  * Semantic search that cannot be done fails; hybrid then says so on stderr and
- * ranks by keyword.  Returns the mode used.
+ * ranks by keyword.
  */
-static const char *rank_docs(const char *sub, const char *query, const char *mode, struct doc *d, size_t n)
+static void rank_docs(const char *sub, const char *query, const char *mode, struct doc *d, size_t n)
 {
 	double *kw = xcalloc(n + 1, sizeof(double)), *sem = xcalloc(n + 1, sizeof(double));
 	float *vecs = NULL, *qv = NULL;
@@ -2389,7 +2395,13 @@ static const char *rank_docs(const char *sub, const char *query, const char *mod
 	free(sem);
 	free(vecs);
 	free(qv);
-	return mode;
+}
+
+static const char *doc_path(const struct doc *x)
+{
+	const char *p = json_string_value(json_object_get(x->rec, "path"));
+
+	return p ? p : "";
 }
 
 static int cmp_doc_score(const void *a, const void *b)
@@ -2398,10 +2410,16 @@ static int cmp_doc_score(const void *a, const void *b)
 
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
-	return strcmp(json_string_value(json_object_get(x->rec, "path")) ?
-		      json_string_value(json_object_get(x->rec, "path")) : "",
-		      json_string_value(json_object_get(y->rec, "path")) ?
-		      json_string_value(json_object_get(y->rec, "path")) : "");
+	return strcmp(doc_path(x), doc_path(y));
+}
+
+/* Newest first, then by path. */
+static int cmp_doc_recent(const void *a, const void *b)
+{
+	const struct doc *x = a, *y = b;
+	int c = strcmp(y->date, x->date);
+
+	return c ? c : strcmp(doc_path(x), doc_path(y));
 }
 
 /* The first max bytes of s, cut at a character boundary, with "..." when cut (malloc'd). */
@@ -2475,7 +2493,7 @@ static int cmd_beads(int argc, char **argv)
 	while ((len = getline(&line, &cap, fp)) >= 0) {
 		json_t *b, *v;
 		struct buf t = BUF_INIT;
-		char *desc, *snip;
+		char *desc, *snip, *title, *status, *assignee;
 		lineno++;
 		if (len <= 1)
 			continue;
@@ -2504,22 +2522,19 @@ static int cmd_beads(int argc, char **argv)
 		d[n].text = buf_detach(&t, NULL);
 		desc = field_text(b, "description");
 		snip = cut_text(desc, 200);
-		d[n].rec = json_pack("{s:s, s:O, s:s, s:s, s:s, s:s, s:f, s:s}", "_type", "bead",
-				     "bead_id", json_object_get(b, "id"),
-				     "title", json_string_value(json_object_get(b, "title")) ?
-				     json_string_value(json_object_get(b, "title")) : "",
-				     "priority", json_is_integer(v) ? "" : "",
-				     "status", json_string_value(json_object_get(b, "status")) ?
-				     json_string_value(json_object_get(b, "status")) : "",
-				     "assignee", json_string_value(json_object_get(b, "assignee")) ?
-				     json_string_value(json_object_get(b, "assignee")) : "",
-				     "relevance_score", 0.0, "snippet", snip);
-		if (json_is_integer(v)) {
-			char *pp = xasprintf("P%lld", (long long)json_integer_value(v));
-			json_object_set_new(d[n].rec, "priority", json_string(pp));
-			free(pp);
-		}
-		json_object_set_new(d[n].rec, "path", json_sprintf(".beads/issues.jsonl:%zu", lineno));
+		title = field_text(b, "title");
+		status = field_text(b, "status");
+		assignee = field_text(b, "assignee");
+		/* path: for ties; not written */
+		d[n].rec = json_pack("{s:s, s:O, s:s, s:o, s:s, s:s, s:f, s:s, s:o}", "_type", "bead",
+				     "bead_id", json_object_get(b, "id"), "title", title,
+				     "priority", json_is_integer(v) ? json_sprintf("P%lld", (long long)json_integer_value(v)) :
+				     json_string(""), "status", status, "assignee", assignee,
+				     "relevance_score", 0.0, "snippet", snip,
+				     "path", json_sprintf(".beads/issues.jsonl:%zu", lineno));
+		free(title);
+		free(status);
+		free(assignee);
 		free(desc);
 		free(snip);
 		n++;
@@ -2528,7 +2543,7 @@ skip:
 	}
 	free(line);
 	fclose(fp);
-	mode = rank_docs("beads search", f.values[0], mode, d, n);
+	rank_docs("beads search", f.values[0], mode, d, n);
 	qsort(d, n, sizeof(*d), cmp_doc_score);
 	for (i = 0; i < n && (long)shown < limit; i++) {
 		if (d[i].score <= 0)
@@ -2539,7 +2554,6 @@ skip:
 		shown++;
 	}
 	docs_free(d, n);
-	(void)mode;
 	if (!shown)
 		fprintf(stderr, "%s: beads search: no bead matches '%s'\n", progname, f.values[0]);
 	return emit_records(out, want_json(f.set[0]), shown ? 0 : 1);
@@ -2839,19 +2853,7 @@ static int cmd_archive(int argc, char **argv)
 		n = k;
 	}
 	if (recent) {
-		for (i = 0; i < n; i++)
-			d[i].score = 0;
-		/* newest first, then by path */
-		for (i = 1; i < n; i++)
-			for (size_t j = i; j > 0; j--) {
-				int c = strcmp(d[j - 1].date, d[j].date);
-				if (c > 0 || (c == 0 && strcmp(json_string_value(json_object_get(d[j - 1].rec, "path")),
-							      json_string_value(json_object_get(d[j].rec, "path"))) <= 0))
-					break;
-				struct doc t = d[j];
-				d[j] = d[j - 1];
-				d[j - 1] = t;
-			}
+		qsort(d, n, sizeof(*d), cmp_doc_recent);
 	} else {
 		rank_docs(sub, f.values[0], mode, d, n);
 		qsort(d, n, sizeof(*d), cmp_doc_score);
@@ -2987,6 +2989,18 @@ static const char *given(const char *v)
 	return v && *v ? v : NULL;
 }
 
+/* Write the row just inserted (sql selects it by ?1, its id) as a record of type, close ix, exit 0. */
+static int emit_inserted(struct ci_index *ix, const char *sub, const char *sql, const char *type, int json)
+{
+	sqlite3_stmt *st = prepare_or_fail(index_db(ix), sub, sql);
+	json_t *recs;
+
+	sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(index_db(ix)));
+	recs = rows_of(st, sub, type);
+	index_close(ix);
+	return emit_records(recs, want_json(json), 0);
+}
+
 static int feedback_submit(int argc, char **argv)
 {
 	static const char *const names[] = { "injection-id", "rating", "agent", "reason", NULL };
@@ -2998,7 +3012,6 @@ static int feedback_submit(int argc, char **argv)
 	sqlite3_stmt *st;
 	char ts[21];
 	size_t i;
-	json_t *recs;
 
 	parse_flags(&f, argc, argv);
 	if (f.args_nr)
@@ -3024,12 +3037,8 @@ static int feedback_submit(int argc, char **argv)
 	sqlite3_bind_text(st, 4, f.values[3] ? f.values[3] : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, ts, -1, SQLITE_STATIC);
 	step_done_or_fail(st, "feedback submit");
-	st = prepare_or_fail(index_db(ix), "feedback submit", "SELECT id, injection_id, rating, agent, reason, "
-			     "timestamp FROM feedback WHERE id = ?1");
-	sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(index_db(ix)));
-	recs = rows_of(st, "feedback submit", "feedback");
-	index_close(ix);
-	return emit_records(recs, want_json(f.set[0]), 0);
+	return emit_inserted(ix, "feedback submit", "SELECT id, injection_id, rating, agent, reason, timestamp "
+			     "FROM feedback WHERE id = ?1", "feedback", f.set[0]);
 }
 
 static int feedback_list(int argc, char **argv)
@@ -3171,12 +3180,8 @@ static int lineage_store(int argc, char **argv)
 	step_done_or_fail(st, "feedback lineage store");
 	free(idtext);
 	json_decref(ids);
-	st = prepare_or_fail(index_db(ix), "feedback lineage store", "SELECT id, feedback_ids, action_type, bead, "
-			     "commit_hash, description, agent, timestamp FROM feedback_lineage WHERE id = ?1");
-	sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(index_db(ix)));
-	recs = rows_of(st, "feedback lineage store", "lineage");
-	index_close(ix);
-	return emit_records(recs, want_json(f.set[0]), 0);
+	return emit_inserted(ix, "feedback lineage store", "SELECT id, feedback_ids, action_type, bead, commit_hash, "
+			     "description, agent, timestamp FROM feedback_lineage WHERE id = ?1", "lineage", f.set[0]);
 }
 
 static int lineage_list(int argc, char **argv)
