@@ -373,17 +373,31 @@ static size_t utf8_chars(json_t *v)
 }
 
 /* NULL if args fit the schema, else a malloc'd message naming the parameter. */
-/* Does s match the schema's "pattern" (a regular expression, unanchored, as JSON Schema says)? */
-static int pattern_matches(const char *re, const char *s)
+/* A schema's "pattern" compiled, or NULL with why (its message and offset) in why[0..n). */
+static pcre2_code *pattern_compile(const char *re, char *why, size_t n)
 {
 	int err;
 	PCRE2_SIZE off;
 	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &err, &off, NULL);
+
+	if (!code) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(err, msg, sizeof(msg));
+		snprintf(why, n, "%s at offset %zu", (const char *)msg, (size_t)off);
+	}
+	return code;
+}
+
+/* Does s match the schema's "pattern" (a regular expression, unanchored, as JSON Schema says)? */
+static int pattern_matches(const char *re, const char *s)
+{
+	char why[300];
+	pcre2_code *code = pattern_compile(re, why, sizeof(why));	/* check_table compiled it once */
 	pcre2_match_data *md;
 	int rc;
 
 	if (!code)
-		return 0;	/* a table's bad pattern refuses everything rather than nothing */
+		return 0;
 	md = pcre2_match_data_create_from_pattern(code, NULL);
 	rc = pcre2_match(code, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, md, NULL);
 	pcre2_match_data_free(md);
@@ -2839,9 +2853,18 @@ static void check_table(json_t *t, const char *name)
 			die("%s: tool '%s': unknown builtin '%s'", name, tn,
 			    json_string_value(json_object_get(tool, "builtin")));
 		{
-			char *err;
+			char *err, why[300];
+			const char *pn;
+			json_t *prop;
 			if (mcp_map_compile(tool, &err) < 0)
 				die("%s: tool '%s': %s", name, tn, err);
+			json_object_foreach(json_object_get(schema, "properties"), pn, prop) {
+				const char *re = json_string_value(json_object_get(prop, "pattern"));
+				pcre2_code *code = re ? pattern_compile(re, why, sizeof(why)) : NULL;
+				if (re && !code)
+					die("%s: tool '%s': parameter '%s': \"pattern\" %s", name, tn, pn, why);
+				pcre2_code_free(code);
+			}
 		}
 	}
 }

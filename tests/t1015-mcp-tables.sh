@@ -42,6 +42,12 @@ test_expect_success 'so are an input program calling an unknown function, and a 
 	test_grep "\"text\" must be a jq program" err
 '
 
+test_expect_success 'a parameter whose "pattern" does not compile is a table error naming it' '
+	jq ".tools[0].inputSchema.properties.when = {type: \"string\", pattern: \"([\"}" "$CI_SRC_DIR/share/mcp/kit.json" >broken.json &&
+	test_status 3 ci-mcp --table broken.json --list-tools 2>err &&
+	test_grep "tool .search_text_pattern.: parameter .when.: \"pattern\" missing terminating \] for character class at offset 2" err
+'
+
 test_expect_success 'codebase-context: its 10 tools and its resource; a resource without argv is a table error' '
 	ci-mcp --profile codebase-context --list-tools >list &&
 	jq -e "(.tools | length) == 10 and [.resources[].uri] == [\"codebase://context\"]" list &&
