@@ -2206,49 +2206,27 @@ static int cmd_load(const struct options *o, int argc, char **argv)
 /* Store what `ci-couple <args>` run in dir writes; *commits: how many commit records. */
 static int load_couple(const struct options *o, const char *dir, const char **args, long *commits)
 {
-	char *prog = find_prog("ci-couple"), *name;
-	const char *argv[8];
-	int fds[2], status, ret, n = 0;
+	char *argv[8], *name = xasprintf("ci-couple %s", args[0]);
+	int fd, status, ret, n = 0;
 	pid_t pid;
 	FILE *in;
 
 	argv[n++] = "ci-couple";
 	if (o->index) {
 		argv[n++] = "--index";
-		argv[n++] = o->index;
+		argv[n++] = (char *)o->index;
 	}
 	while (*args && n < 7)
-		argv[n++] = *args++;
+		argv[n++] = (char *)*args++;
 	argv[n] = NULL;
-	if (pipe(fds) < 0) {
-		error_errno("pipe");
-		free(prog);
+	if ((pid = spawn_reader("ci-couple", argv, dir, -1, 0, &fd)) < 0) {
+		error_errno("cannot start ci-couple");
+		free(name);
 		return EXIT_IO;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		error_errno("fork");
-		close(fds[0]);
-		close(fds[1]);
-		free(prog);
-		return EXIT_IO;
-	}
-	if (!pid) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		if (chdir(dir) < 0)
-			_exit(EXIT_IO);
-		execvp(prog, (char **)argv);
-		fprintf(stderr, "%s: cannot run '%s': %s\n", progname, prog, strerror(errno));
-		_exit(EXIT_IO);
-	}
-	close(fds[1]);
-	in = fdopen(fds[0], "r");
+	in = fdopen(fd, "r");
 	if (!in)
 		die("fdopen: %s", strerror(errno));
-	name = xasprintf("ci-couple %s", argv[n - 1]);
 	ret = load_stream(o, dir, in, name, commits);
 	fclose(in);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -2259,7 +2237,6 @@ static int load_couple(const struct options *o, const char *dir, const char **ar
 		ret = EXIT_IO;
 	}
 	free(name);
-	free(prog);
 	return ret;
 }
 

@@ -942,10 +942,11 @@ static int signal_change(void)
  */
 static size_t query_vector(const char *q, float **vec, char **model)
 {
-	int pfd[2];
+	int fd;
 	pid_t pid;
 	struct buf b = BUF_INIT;
-	char tmp[4096], *exe;
+	char tmp[4096];
+	char *args[] = { "ci-embed", "--query", (char *)q, NULL };
 	ssize_t r;
 	size_t dim = 0;
 	json_t *rec;
@@ -953,27 +954,11 @@ static size_t query_vector(const char *q, float **vec, char **model)
 
 	*vec = NULL;
 	*model = NULL;
-	if (pipe(pfd) < 0)
+	if ((pid = spawn_reader("ci-embed", args, NULL, -1, 0, &fd)) < 0)
 		return 0;
-	exe = find_prog("ci-embed");
-	pid = fork();
-	if (pid == 0) {
-		char *args[] = { "ci-embed", "--query", (char *)q, NULL };
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execvp(exe, args);
-		_exit(127);
-	}
-	close(pfd[1]);
-	free(exe);
-	if (pid < 0) {
-		close(pfd[0]);
-		return 0;
-	}
-	while ((r = read(pfd[0], tmp, sizeof(tmp))) > 0)
+	while ((r = read(fd, tmp, sizeof(tmp))) > 0)
 		buf_add(&b, tmp, (size_t)r);
-	close(pfd[0]);
+	close(fd);
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		buf_release(&b);

@@ -172,32 +172,10 @@ static int child_stdin = -1;
  */
 static pid_t spawn_reading(const char *prog, char **argv, int *rfd)
 {
-	int fd[2];
-	pid_t pid;
+	pid_t pid = spawn_reader(prog, argv, NULL, child_stdin, quiet_children, rfd);
 
-	if (pipe(fd) < 0)
-		die_code(EXIT_IO, "cannot create a pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
 	if (pid < 0)
-		die_code(EXIT_IO, "cannot fork: %s", strerror(errno));
-	if (!pid) {
-		close(fd[0]);
-		if (dup2(fd[1], STDOUT_FILENO) < 0)
-			_exit(1);
-		if (child_stdin >= 0 && dup2(child_stdin, STDIN_FILENO) < 0)
-			_exit(1);
-		if (quiet_children) {
-			int null = open("/dev/null", O_WRONLY);
-
-			if (null >= 0 && dup2(null, STDERR_FILENO) >= 0)
-				close(null);
-		}
-		close(fd[1]);
-		run_exec(prog, argv);
-	}
-	close(fd[1]);
-	*rfd = fd[0];
+		die_code(EXIT_IO, "cannot start %s: %s", prog, strerror(errno));
 	return pid;
 }
 /*

@@ -270,3 +270,46 @@ char *find_prog(const char *prog)
 	}
 	return xstrdup(prog);
 }
+
+pid_t spawn_reader(const char *prog, char **argv, const char *dir, int in_fd, int quiet, int *rfd)
+{
+	char *path = find_prog(prog);
+	int fd[2], saved;
+	pid_t pid;
+
+	if (pipe(fd) < 0) {
+		free(path);
+		return -1;
+	}
+	argv[0] = (char *)prog;
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		close(fd[0]);
+		if (dup2(fd[1], STDOUT_FILENO) < 0 || (in_fd >= 0 && dup2(in_fd, STDIN_FILENO) < 0))
+			_exit(127);
+		close(fd[1]);
+		if (quiet) {
+			int null = open("/dev/null", O_WRONLY);
+			if (null >= 0 && dup2(null, STDERR_FILENO) >= 0)
+				close(null);
+		}
+		if (dir && chdir(dir) < 0) {
+			fprintf(stderr, "%s: cannot enter '%s': %s\n", progname, dir, strerror(errno));
+			_exit(127);
+		}
+		execvp(path, argv);
+		fprintf(stderr, "%s: cannot run '%s': %s\n", progname, path, strerror(errno));
+		_exit(127);
+	}
+	saved = errno;
+	free(path);
+	close(fd[1]);
+	if (pid < 0) {
+		close(fd[0]);
+		errno = saved;
+		return -1;
+	}
+	*rfd = fd[0];
+	return pid;
+}

@@ -84,6 +84,15 @@ int online_cpus(void);
  */
 char *find_prog(const char *prog);
 
+/*
+ * Start prog (found by find_prog(); argv[0] is set to prog) with argv, in dir
+ * (NULL: here), its standard input in_fd (-1: this one's), its standard error
+ * /dev/null when quiet, its standard output a pipe whose reading end is *rfd.
+ * The pid, or -1 with errno set.  A program that cannot be run says so on the
+ * standard error and exits 127.
+ */
+pid_t spawn_reader(const char *prog, char **argv, const char *dir, int in_fd, int quiet, int *rfd);
+
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes it). */
 int read_file(const char *path, char **out, size_t *len);
 
