@@ -281,6 +281,17 @@ test_status() {
 	fi
 }
 
+# test_mcp_errors <profile> <cases>: each line of <cases> (tool, arguments as
+# JSON, message; tab-separated), called on ci-mcp --profile <profile>, is a tool
+# error with that message
+test_mcp_errors() {
+	awk -F "\t" "{ printf \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":%d,\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{\\\"name\\\":\\\"%s\\\",\\\"arguments\\\":%s}}\\n\", NR, \$1, \$2 }" "$2" |
+	ci-mcp --profile "$1" >"$TRASH_DIRECTORY/out" &&
+	jq -s -r "sort_by(.id)[] | .result | \"\\(.isError) \\(.content[0].text)\"" "$TRASH_DIRECTORY/out" >"$TRASH_DIRECTORY/actual" &&
+	cut -f 3 "$2" | sed "s/^/true /" >"$TRASH_DIRECTORY/expect" &&
+	test_cmp "$TRASH_DIRECTORY/expect" "$TRASH_DIRECTORY/actual"
+}
+
 # test_have_lang <lang>: the grammar of <lang> is compiled in
 test_have_lang() {
 	case " $CI_HAVE_LANGS " in

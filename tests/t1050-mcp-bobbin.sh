@@ -345,14 +345,6 @@ test_expect_success 'search_beads and the archive tools' '
 	res_is ".isError and (.content[0].text | test(\"no archive sources configured\"))"
 '
 
-# errors <cases>: each line (tool, arguments, message) is a tool error with that message
-errors() {
-	awk -F "\t" "{ printf \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":%d,\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{\\\"name\\\":\\\"%s\\\",\\\"arguments\\\":%s}}\\n\", NR, \$1, \$2 }" "$1" |
-	ci-mcp --profile bobbin >"$TRASH_DIRECTORY/out" &&
-	jq -s -r "sort_by(.id)[] | .result | \"\(.isError) \(.content[0].text)\"" "$TRASH_DIRECTORY/out" >"$TRASH_DIRECTORY/actual" &&
-	cut -f 3 "$1" | sed "s/^/true /" >"$TRASH_DIRECTORY/expect" &&
-	test_cmp "$TRASH_DIRECTORY/expect" "$TRASH_DIRECTORY/actual"
-}
 
 cat >"$TRASH_DIRECTORY/cases" <<\EOF
 search	{}	missing required parameter 'query'
@@ -387,7 +379,7 @@ EOF
 
 test_expect_success 'every invalid argument is an MCP tool error naming the parameter' '
 	cd repo && : >../x.py &&
-	errors "$TRASH_DIRECTORY/cases"
+	test_mcp_errors bobbin "$TRASH_DIRECTORY/cases"
 '
 
 if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then

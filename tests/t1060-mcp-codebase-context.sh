@@ -260,15 +260,6 @@ test_expect_success 'refresh_index: incremental and full; conventional commits b
 	res_is ".structuredContent.mode == \"full\" and .structuredContent.gitMemoriesAdded == 0"
 '
 
-# errors <file>: each line of <file> is "<tool> <arguments> <message>" (tab-separated);
-# all are called in one session, and each must be an MCP tool error with its message
-errors() {
-	awk -F "\t" "{ printf \"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":%d,\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{\\\"name\\\":\\\"%s\\\",\\\"arguments\\\":%s}}\\n\", NR, \$1, \$2 }" "$1" |
-	ci-mcp --profile codebase-context >"$TRASH_DIRECTORY/out" &&
-	jq -s -r "sort_by(.id)[] | .result | \"\(.isError) \(.content[0].text)\"" "$TRASH_DIRECTORY/out" >"$TRASH_DIRECTORY/actual" &&
-	cut -f 3 "$1" | sed "s/^/true /" >"$TRASH_DIRECTORY/expect" &&
-	test_cmp "$TRASH_DIRECTORY/expect" "$TRASH_DIRECTORY/actual"
-}
 
 # the cases of the errors test: tool, arguments, the message (quotes are hard inside a test)
 cat >"$TRASH_DIRECTORY/cases" <<\EOF
@@ -298,7 +289,7 @@ EOF
 
 test_expect_success 'every invalid argument is an MCP tool error naming the parameter' '
 	cd repo && mkdir ../elsewhere &&
-	errors "$TRASH_DIRECTORY/cases"
+	test_mcp_errors codebase-context "$TRASH_DIRECTORY/cases"
 '
 
 if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotocol/sdk/package.json"; then
