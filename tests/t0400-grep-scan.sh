@@ -21,6 +21,18 @@ test_expect_success 'setup: a repository' '
 	printf "p->text[p->pos] = a.b;\n" >src/odd.h
 '
 
+test_expect_success 'libgit2 is loaded where a repository may be, not elsewhere' '
+	mkdir -p plain/sub &&
+	printf "foo\n" >plain/sub/a.txt &&
+	(cd plain && LD_DEBUG=libs ci-grep --no-json -l foo >../out 2>../err) &&
+	echo sub/a.txt >expect &&
+	test_cmp expect out &&
+	! grep libgit2 err &&
+	(cd repo && LD_DEBUG=libs ci-grep -l foo_ignored >../out 2>../err; test $? = 1) &&
+	test_must_be_empty out &&
+	grep libgit2 err >/dev/null
+'
+
 test_expect_success 'a literal, for people' '
 	cat >expect <<-\EOF &&
 	docs/crlf.txt:1:5:one foo
