@@ -145,6 +145,14 @@ test_expect_success 'build: exit 0, nothing on stdout, the index in .ci-index' '
 	test_must_be_empty check
 '
 
+test_expect_success 'build: each full-text index is one segment (a term is one seek)' '
+	for t in chunks_tri chunks_fts; do
+		sqlite3 repo/.ci-index/index.db "SELECT count(DISTINCT segid) FROM ${t}_idx" >actual &&
+		echo 1 >expect &&
+		test_cmp expect actual || return 1
+	done
+'
+
 test_expect_success 'build: the index stays out of git' '
 	echo "*" >expect &&
 	test_cmp expect repo/.ci-index/.gitignore &&
