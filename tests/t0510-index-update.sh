@@ -162,6 +162,12 @@ test_expect_success 'update after an edit: that file re-read, the index fresh' '
 	grep -q "more" clean.dump
 '
 
+test_expect_success 'an update leaves the write-ahead log empty (the next open reads none)' '
+	echo "/* one more */" >>repo/src/main.c &&
+	(cd repo && ci-index update) &&
+	! test -s repo/.ci-index/index.db-wal
+'
+
 test_expect_success 'status: an edit that keeps the size (a second later) is stale' '
 	next_second &&
 	sed -i "s/n++/m++/; s/int n = 0/int m = 0/; s/return n;/return m;/" repo/src/parse.c &&
