@@ -396,9 +396,11 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	/*
 	 * SQLite's default cache is 2 MB: 62 pages of 32 KiB.  An update outgrew
 	 * it and spilled to the log in the middle of its transaction, with a sync
-	 * each time; a reader read pages again.  64 MiB, taken only as used.
+	 * each time: a writer gets 64 MiB, taken only as used.  (ci-grep, a
+	 * reader, took 45 ms instead of 28 for an indexed search with it.)
 	 */
-	sqlite3_exec(ix->db, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
+	if (!readonly)
+		sqlite3_exec(ix->db, "PRAGMA cache_size=-65536", NULL, NULL, NULL);
 	/* a writer's commit need not wait for the disk: in WAL mode that loses at
 	 * worst the last transactions at a power cut, never the index's
 	 * consistency, and an index can be rebuilt */
