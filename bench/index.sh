@@ -85,7 +85,8 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-now_ns() { date +%s%N; }
+# bash's clock: $(date +%s%N) forks, and its fork and start were counted in
+now_ns() { REPLY=${EPOCHREALTIME/./}000; }
 pf() { if [ "$1" = 1 ]; then echo PASS; else echo FAIL; fi; }
 
 echo "tree:     $tree"
@@ -160,7 +161,9 @@ if [ $update = 1 ]; then
 	cp "$repo/$victim" "$tmp/victim.orig"
 	# a no-op update first: the cost of looking at 10,000 files
 	for i in 1 2 3; do
-		t0=$(now_ns); (cd "$repo" && "$ci" update) || fail=1; t1=$(now_ns)
+		cd "$repo" || exit 3
+		now_ns; t0=$REPLY; "$ci" update || fail=1; now_ns; t1=$REPLY
+		cd - >/dev/null || exit 3
 		echo $(( (t1 - t0) / 1000 )) >> "$tmp/noop.us"
 	done
 	u_noop=$(median < "$tmp/noop.us")
@@ -170,10 +173,12 @@ if [ $update = 1 ]; then
 		# that the size changes even when two runs fall in the same second)
 		awk -v i="$i" 'NR == 10 { printf "/* ci-index bench edit %d %*s*/\n", i, i, "" } { print }' \
 			"$tmp/victim.orig" > "$repo/$victim"
-		t0=$(now_ns)
-		(cd "$repo" && /usr/bin/time -f '%U %S' -o "$tmp/update.t" "$ci" update 2> "$tmp/update.err") ||
+		cd "$repo" || exit 3
+		now_ns; t0=$REPLY
+		/usr/bin/time -f '%U %S' -o "$tmp/update.t" "$ci" update 2> "$tmp/update.err" ||
 			{ fail=1; cat "$tmp/update.err" >&2; }
-		t1=$(now_ns)
+		now_ns; t1=$REPLY
+		cd - >/dev/null || exit 3
 		echo $(( (t1 - t0) / 1000 )) >> "$tmp/update.us"
 		grep -v '^Command ' "$tmp/update.t" | tail -1 | awk '{ print ($1 + $2) * 1e6 }' >> "$tmp/update.cpu.us"
 		# it must have landed: with --trust-index, ci-grep reads only the files
