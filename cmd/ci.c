@@ -270,6 +270,19 @@ static void parse_flags(struct flags *f, int argc, char **argv)
 	}
 }
 
+/*
+ * parse_flags() for a subcommand that takes options only: a positional argument
+ * is an error, with a hint at the option it may have meant (use, or NULL).
+ */
+static void parse_options(struct flags *f, int argc, char **argv, const char *use)
+{
+	parse_flags(f, argc, argv);
+	if (f->args_nr && use)
+		fail("%s: unexpected argument '%s' (use --%s)", f->sub, f->args[0], use);
+	if (f->args_nr)
+		fail("%s: unexpected argument '%s'", f->sub, f->args[0]);
+}
+
 /* A --limit value: a whole number from 1 to max, or fail. */
 static const char *check_limit(const char *sub, const char *s, long max)
 {
@@ -323,9 +336,7 @@ static int cmd_search(int argc, char **argv)
 	size_t i;
 	json_t *recs;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("search: unexpected argument '%s' (use --query)", f.args[0]);
+	parse_options(&f, argc, argv, "query");
 	if (!f.values[0] || !*f.values[0])
 		fail("search: --query is required");
 	if (f.values[1]) {
@@ -369,9 +380,7 @@ static int cmd_status(int argc, char **argv)
 	struct flags f = { .sub = "status", .bools = bools };
 	char *av[] = { NULL, "status", NULL };
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("status: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	return run("ci-index", av, f.set[0]);
 }
 
@@ -384,9 +393,7 @@ static int cmd_reindex(int argc, char **argv)
 	json_t *recs;
 	int rc;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("reindex: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	av[1] = f.set[1] ? "update" : "build";
 	recs = records_of("ci-index", av, &rc);
 	if (rc) {
@@ -421,9 +428,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 	sqlite3_stmt *st = NULL;
 	char *path;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("grep-chunks: unexpected argument '%s' (use --pattern)", f.args[0]);
+	parse_options(&f, argc, argv, "pattern");
 	if (!f.values[0] || !*f.values[0])
 		fail("grep-chunks: --pattern is required");
 	limit = atol(check_limit("grep-chunks", f.values[2] ? f.values[2] : "10", 10000));
@@ -529,9 +534,7 @@ static int cmd_refs(int argc, char **argv)
 	char *av[8];
 	int n = 1;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("refs: unexpected argument '%s' (use --symbol)", f.args[0]);
+	parse_options(&f, argc, argv, "symbol");
 	if (!f.values[0] || !*f.values[0])
 		fail("refs: --symbol is required");
 	if (f.values[1]) {
@@ -553,9 +556,7 @@ static int cmd_cycles(int argc, char **argv)
 	char *av[6];
 	int n = 1;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("cycles: unexpected argument '%s' (use --scope)", f.args[0]);
+	parse_options(&f, argc, argv, "scope");
 	if (f.values[0]) {
 		av[n++] = "--scope";
 		av[n++] = (char *)f.values[0];
@@ -935,9 +936,7 @@ static int cmd_metadata(int argc, char **argv)
 	size_t i;
 	int rc;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("metadata: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	rc = capture(&out, "ci-index", av);
 	status = rc ? NULL : json_loadb(out.buf, out.len, JSON_DISABLE_EOF_CHECK, NULL);
 	buf_release(&out);
@@ -1390,9 +1389,7 @@ static int cmd_patterns(int argc, char **argv)
 	json_t *all, *mems, *v;
 	size_t i;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("patterns: unexpected argument '%s' (use --category)", f.args[0]);
+	parse_options(&f, argc, argv, "category");
 	cat = f.values[0] ? f.values[0] : "all";
 	if (flag_index(pattern_categories, cat, strlen(cat)) < 0)
 		fail("patterns: --category must be all, di, state, testing or libraries, not '%s'", cat);
@@ -1770,9 +1767,7 @@ static int cmd_style_guide(int argc, char **argv)
 	size_t i;
 	int shown = 0;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("style-guide: unexpected argument '%s' (use --query)", f.args[0]);
+	parse_options(&f, argc, argv, "query");
 	if (f.values[0] && !*f.values[0])
 		fail("style-guide: --query must not be empty");
 	if (f.values[1] && !*f.values[1])
@@ -2099,9 +2094,7 @@ static int cmd_context(int argc, char **argv)
 	size_t i;
 	int rc;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("context: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	recs = records_of("ci", av, &rc);
 	meta = json_array_get(recs, 0);
 	if (rc || !json_is_object(meta))
@@ -2452,9 +2445,7 @@ static int cmd_beads(int argc, char **argv)
 
 	if (!argc || strcmp(argv[0], "search"))
 		fail("beads: expected search");
-	parse_flags(&f, argc - 1, argv + 1);
-	if (f.args_nr)
-		fail("beads search: unexpected argument '%s' (use --query)", f.args[0]);
+	parse_options(&f, argc - 1, argv + 1, "query");
 	if (!given(f.values[0]) || !has_words(f.values[0]))
 		fail("beads search: --query needs words to search for");
 	if (f.values[1]) {
@@ -2790,9 +2781,7 @@ static int cmd_archive(int argc, char **argv)
 
 	if (!argc || (strcmp(argv[0], "search") && strcmp(argv[0], "recent")))
 		fail("archive: expected search or recent");
-	parse_flags(&f, argc - 1, argv + 1);
-	if (f.args_nr)
-		fail("%s: unexpected argument '%s'", sub, f.args[0]);
+	parse_options(&f, argc - 1, argv + 1, NULL);
 	if (!recent && (!given(f.values[0]) || !has_words(f.values[0])))
 		fail("archive search: --query needs words to search for");
 	if (recent && !f.values[3])
@@ -2991,9 +2980,7 @@ static int feedback_submit(int argc, char **argv)
 	char ts[21];
 	size_t i;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("feedback submit: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	id = f.values[0] ? f.values[0] + strspn(f.values[0], " \t\n") : "";
 	if (!*id)
 		fail("feedback submit: injection_id required (from [injection_id: inj-xxx] in context injection output)");
@@ -3028,9 +3015,7 @@ static int feedback_list(int argc, char **argv)
 	sqlite3_stmt *st;
 	json_t *recs;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("feedback list: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	check_limit("feedback list", f.values[2] ? f.values[2] : "20", 50);
 	ix = feedback_open("feedback list", 0);
 	if (!has_table(index_db(ix), "feedback")) {
@@ -3066,9 +3051,7 @@ static int feedback_stats(int argc, char **argv)
 	long inj = 0, fb = 0, rated = 0, useful = 0, noise = 0, harmful = 0, lin = 0, acted = 0;
 	json_t *rec;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("feedback stats: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	ix = feedback_open("feedback stats", 0);
 	db = index_db(ix);
 	if (has_table(db, "feedback")) {
@@ -3109,9 +3092,7 @@ static int lineage_store(int argc, char **argv)
 	char ts[21], *idtext;
 	size_t i;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("feedback lineage store: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	for (s = f.values[0] ? f.values[0] : ""; *s; ) {
 		char *end;
 		long id;
@@ -3172,9 +3153,7 @@ static int lineage_list(int argc, char **argv)
 	json_t *recs;
 	long fid = 0;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("feedback lineage list: unexpected argument '%s'", f.args[0]);
+	parse_options(&f, argc, argv, NULL);
 	check_limit("feedback lineage list", f.values[3] ? f.values[3] : "20", 50);
 	if (f.values[0]) {
 		char *end;
@@ -3236,9 +3215,7 @@ static int cmd_bundle(int argc, char **argv)
 	int n = 1, rc, k;
 	size_t i, j;
 
-	parse_flags(&f, argc, argv);
-	if (f.args_nr)
-		fail("bundle: unexpected argument '%s' (use --query)", f.args[0]);
+	parse_options(&f, argc, argv, "query");
 	if (!given(f.values[0]))
 		fail("bundle: --query is required");
 	for (k = 1; k <= 5; k++)
