@@ -45,27 +45,31 @@ static void *sym(const char *name)
 	return p;
 }
 
+/* f: the real function behind name, looked up once (fn caches it) */
+#define RESOLVE(f, fn, name)							\
+	do {									\
+		f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);			\
+		if (!f) {							\
+			f = (__typeof__(f))sym(#name);				\
+			__atomic_store_n(&fn, f, __ATOMIC_RELEASE);		\
+		}								\
+	} while (0)
+
 /* a function that returns a value, and one that does not */
 #define LAZY(ret, name, params, args)						\
 	ret name params								\
 	{									\
 		static ret (*fn) params;					\
-		ret (*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);	\
-		if (!f) {							\
-			f = (ret (*) params)sym(#name);			\
-			__atomic_store_n(&fn, f, __ATOMIC_RELEASE);		\
-		}								\
+		ret (*f) params;						\
+		RESOLVE(f, fn, name);						\
 		return f args;							\
 	}
 #define LAZY_VOID(name, params, args)						\
 	void name params							\
 	{									\
 		static void (*fn) params;					\
-		void (*f) params = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);	\
-		if (!f) {							\
-			f = (void (*) params)sym(#name);		\
-			__atomic_store_n(&fn, f, __ATOMIC_RELEASE);		\
-		}								\
+		void (*f) params;						\
+		RESOLVE(f, fn, name);						\
 		f args;								\
 	}
 
