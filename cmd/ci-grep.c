@@ -1623,48 +1623,40 @@ struct check_job {
 	struct targets *ts;		/* the files */
 	int rootfd;			/* the root */
 	uint64_t max_filesize;		/* a changed file over it is skipped */
-	size_t next;			/* next batch (atomic) */
 	unsigned long checked;		/* files stat'ed (atomic) */
 	unsigned long unchanged;	/* found unchanged (atomic) */
 };
 
 #define CHECK_BATCH 512
 
-static void *check_worker(void *arg)
+static void check_batch(size_t lo, size_t hi, void *arg)
 {
 	struct check_job *cj = arg;
-	size_t i, lo, hi;
+	size_t i;
 	unsigned long checked = 0, unchanged = 0;
 	struct stat st;
 
-	for (;;) {
-		lo = __atomic_fetch_add(&cj->next, CHECK_BATCH, __ATOMIC_RELAXED);
-		if (lo >= cj->ts->nr)
-			break;
-		hi = lo + CHECK_BATCH < cj->ts->nr ? lo + CHECK_BATCH : cj->ts->nr;
-		for (i = lo; i < hi; i++) {
-			struct target *t = &cj->ts->v[i];
+	for (i = lo; i < hi; i++) {
+		struct target *t = &cj->ts->v[i];
 
-			if (t->mode != T_CHECK && t->mode != T_VERIFY)
-				continue;
-			if (t->mode == T_CHECK)
-				checked++;
-			if (fstatat(cj->rootfd, t->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-			    (cj->max_filesize && (uint64_t)st.st_size > cj->max_filesize)) {
-				t->mode = T_SKIP;	/* gone, or no longer a file to read */
-			} else if (t->mode == T_CHECK && (uint64_t)st.st_size == t->size &&
-				   (int64_t)st.st_mtime == t->mtime) {
-				t->mode = T_SKIP;
-				unchanged++;
-			} else {
-				t->mode = T_READ;
-				t->size = (uint64_t)st.st_size;
-			}
+		if (t->mode != T_CHECK && t->mode != T_VERIFY)
+			continue;
+		if (t->mode == T_CHECK)
+			checked++;
+		if (fstatat(cj->rootfd, t->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    (cj->max_filesize && (uint64_t)st.st_size > cj->max_filesize)) {
+			t->mode = T_SKIP;	/* gone, or no longer a file to read */
+		} else if (t->mode == T_CHECK && (uint64_t)st.st_size == t->size &&
+			   (int64_t)st.st_mtime == t->mtime) {
+			t->mode = T_SKIP;
+			unchanged++;
+		} else {
+			t->mode = T_READ;
+			t->size = (uint64_t)st.st_size;
 		}
 	}
 	__atomic_add_fetch(&cj->checked, checked, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&cj->unchanged, unchanged, __ATOMIC_RELAXED);
-	return NULL;
 }
 
 /* Check the T_CHECK files, then keep only those to read.  *checked, *unchanged: counts. */
@@ -1672,25 +1664,14 @@ static void check_targets(struct targets *ts, int rootfd, const struct options *
 			  unsigned long *checked, unsigned long *unchanged)
 {
 	struct check_job cj;
-	pthread_t tids[64];
-	int i, n = o->threads < 64 ? o->threads : 64;
 	size_t r, w;
 
 	memset(&cj, 0, sizeof(cj));
 	cj.ts = ts;
 	cj.rootfd = rootfd;
 	cj.max_filesize = o->walk.max_filesize;
-	if (n > 1 && ts->nr < CHECK_BATCH)
-		n = 1;	/* not worth a thread */
-	if (!trust && n == 1) {
-		check_worker(&cj);
-	} else if (!trust) {
-		for (i = 0; i < n; i++)
-			if (pthread_create(&tids[i], NULL, check_worker, &cj))
-				die("cannot start a thread");
-		for (i = 0; i < n; i++)
-			pthread_join(tids[i], NULL);
-	}
+	if (!trust)
+		parallel_batches(ts->nr, CHECK_BATCH, o->threads, check_batch, &cj);
 	for (r = w = 0; r < ts->nr; r++) {
 		if (ts->v[r].mode != T_READ) {
 			free(ts->v[r].path);
@@ -1821,37 +1802,29 @@ struct dir_check {
 	const struct scope *sc;		/* the scope */
 	int rootfd;			/* the root */
 	int64_t walked;			/* when the index's walk started, ns */
-	size_t next;			/* next batch (atomic) */
 	size_t changed;			/* found changed (atomic) */
 };
 
-static void *dir_check_worker(void *arg)
+static void dir_check_batch(size_t lo, size_t hi, void *arg)
 {
 	struct dir_check *dc = arg;
-	size_t i, lo, hi, changed = 0;
+	size_t i, changed = 0;
 	struct stat sb;
 
-	for (;;) {
-		lo = __atomic_fetch_add(&dc->next, CHECK_BATCH, __ATOMIC_RELAXED);
-		if (lo >= dc->d->nr)
-			break;
-		hi = lo + CHECK_BATCH < dc->d->nr ? lo + CHECK_BATCH : dc->d->nr;
-		for (i = lo; i < hi; i++) {
-			struct idir *e = &dc->d->v[i];
+	for (i = lo; i < hi; i++) {
+		struct idir *e = &dc->d->v[i];
 
-			if (!dir_in_scope(dc->sc, e->path))
-				continue;
-			if (fstatat(dc->rootfd, *e->path ? e->path : ".", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    !S_ISDIR(sb.st_mode) ||
-			    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != e->mtime ||
-			    e->mtime >= dc->walked - 1000000000) {
-				e->changed = 1;
-				changed++;
-			}
+		if (!dir_in_scope(dc->sc, e->path))
+			continue;
+		if (fstatat(dc->rootfd, *e->path ? e->path : ".", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(sb.st_mode) ||
+		    (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec != e->mtime ||
+		    e->mtime >= dc->walked - 1000000000) {
+			e->changed = 1;
+			changed++;
 		}
 	}
 	__atomic_add_fetch(&dc->changed, changed, __ATOMIC_RELAXED);
-	return NULL;
 }
 
 /*
@@ -1896,21 +1869,9 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 		return 1;	/* not even the root: not recorded */
 	qsort(d->v, d->nr, sizeof(*d->v), cmp_idir);
 	{
-		struct dir_check dc = { d, sc, rootfd, walked, 0, 0 };
-		pthread_t tids[64];
-		int k, n = threads < 64 ? threads : 64;
+		struct dir_check dc = { d, sc, rootfd, walked, 0 };
 
-		if (d->nr < 2 * CHECK_BATCH)
-			n = 1;
-		if (n == 1) {
-			dir_check_worker(&dc);
-		} else {
-			for (k = 0; k < n; k++)
-				if (pthread_create(&tids[k], NULL, dir_check_worker, &dc))
-					die("cannot start a thread");
-			for (k = 0; k < n; k++)
-				pthread_join(tids[k], NULL);
-		}
+		parallel_batches(d->nr, CHECK_BATCH, threads, dir_check_batch, &dc);
 		*changed = dc.changed;
 	}
 	return 0;

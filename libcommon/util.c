@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <unistd.h>
+#include <pthread.h>
 
 const char *progname = "ci";
 int verbosity;
@@ -312,4 +313,37 @@ pid_t spawn_reader(const char *prog, char **argv, const char *dir, int in_fd, in
 	}
 	*rfd = fd[0];
 	return pid;
+}
+
+struct batches {
+	size_t n, batch;
+	size_t next;		/* the next batch's first item (atomic) */
+	void (*fn)(size_t lo, size_t hi, void *ctx);
+	void *ctx;
+};
+
+static void *batches_worker(void *arg)
+{
+	struct batches *b = arg;
+	size_t lo;
+
+	while ((lo = __atomic_fetch_add(&b->next, b->batch, __ATOMIC_RELAXED)) < b->n)
+		b->fn(lo, lo + b->batch < b->n ? lo + b->batch : b->n, b->ctx);
+	return NULL;
+}
+
+void parallel_batches(size_t n, size_t batch, int threads,
+		      void (*fn)(size_t lo, size_t hi, void *ctx), void *ctx)
+{
+	struct batches b = { n, batch ? batch : 1, 0, fn, ctx };
+	pthread_t tids[63];
+	int started = 0, i;
+
+	if (n >= 2 * b.batch)
+		while (started < threads - 1 && started < (int)ARRAY_SIZE(tids) &&
+		       pthread_create(&tids[started], NULL, batches_worker, &b) == 0)
+			started++;
+	batches_worker(&b);
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
 }

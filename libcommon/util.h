@@ -93,6 +93,15 @@ char *find_prog(const char *prog);
  */
 pid_t spawn_reader(const char *prog, char **argv, const char *dir, int in_fd, int quiet, int *rfd);
 
+/*
+ * Call fn(lo, hi, ctx) for the ranges [lo, hi) that cover [0, n), batch items
+ * each, taken in turn by up to threads threads (the caller's among them; one
+ * when n is under two batches, or when a thread cannot be started).  fn runs
+ * concurrently with itself: what it shares in ctx it updates atomically.
+ */
+void parallel_batches(size_t n, size_t batch, int threads,
+		      void (*fn)(size_t lo, size_t hi, void *ctx), void *ctx);
+
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes it). */
 int read_file(const char *path, char **out, size_t *len);
 
