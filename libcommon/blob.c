@@ -4,22 +4,15 @@
 #include "common.h"
 #include "blob.h"
 
+#include "walk.h"
+
 #include <git2.h>
-#include <pthread.h>
-
-/* libgit2 started once (the walker starts it only for a repository) */
-static pthread_once_t git_once = PTHREAD_ONCE_INIT;
-
-static void git_start(void)
-{
-	git_libgit2_init();
-}
 
 int blob_id(char out[BLOB_HEXSZ + 1], const void *data, size_t n)
 {
 	git_oid oid;
 
-	pthread_once(&git_once, git_start);
+	walk_git_start();
 	if (git_odb_hash(&oid, data, n, GIT_OBJECT_BLOB) < 0) {
 		const git_error *e = git_error_last();
 		return error("cannot hash content: %s", e && e->message ? e->message : "libgit2 error");

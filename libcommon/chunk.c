@@ -271,10 +271,11 @@ static struct lang_rt *lang_runtime(const struct lang *l)
 			struct cquery t, im;
 			const char *tt = lang_tags_query(l->name), *it = lang_imports_query(l->name);
 			char *both = xasprintf("%s\n%s", tt ? tt : "", it ? it : "");
+			int any = (tt && *tt) || (it && *it);
 
-			if ((tt && *tt) || (it && *it))
+			if (any)
 				cquery_compile(&rt->q, rt->ts, l->name, "tags+imports", both, 0);
-			if (!rt->q.q && ((tt && *tt) || (it && *it))) {
+			if (any && !rt->q.q) {
 				cquery_compile(&t, rt->ts, l->name, "tags", tt, 1);
 				cquery_compile(&im, rt->ts, l->name, "imports", it, 1);
 				if (t.q && im.q) {

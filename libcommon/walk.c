@@ -140,6 +140,18 @@ static int git_fail(const char *what)
 	return error("%s: %s", what, e && e->message ? e->message : "unknown libgit2 error");
 }
 
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+static void git_start(void)
+{
+	git_libgit2_init();
+}
+
+void walk_git_start(void)
+{
+	pthread_once(&git_once, git_start);
+}
+
 /*
  * The length of the longest GIT_CEILING_DIRECTORIES entry strictly above dir:
  * the search for a repository does not go up into it (0: none).
@@ -164,7 +176,8 @@ static size_t ceiling_len(const char *dir)
 		n = strlen(real);
 		while (n > 1 && real[n - 1] == '/')
 			n--;
-		if (n > best && !strncmp(dir, real, n) && (dir[n] == '/' || n == 1) && dir[n] && dir[n + 1])
+		/* strictly above dir ("/" is above every other directory) */
+		if (n > best && !strncmp(dir, real, n) && (n == 1 ? dir[1] != '\0' : dir[n] == '/'))
 			best = n;
 		free(real);
 	}
@@ -222,7 +235,7 @@ int walker_open(struct walker *w, const char *start, const struct walk_opts *opt
 		w->root = real;
 		return 0;
 	}
-	git_libgit2_init();
+	walk_git_start();
 	/* GIT_CEILING_DIRECTORIES stops the search upwards, as it does for git */
 	rc = git_repository_discover(&gb, real, 0, getenv("GIT_CEILING_DIRECTORIES"));
 	if (rc == 0) {
@@ -521,57 +534,34 @@ struct known_stat {
 	struct stat *st;
 	unsigned char *ok;
 	int rootfd;
-	size_t next;		/* the next batch (atomic) */
 };
 
-#define STAT_BATCH 256
-
-static void *stat_known_worker(void *arg)
+/* Stat known[idx[lo..hi)], each by its name in its directory, opened once a run. */
+static void stat_known(size_t lo, size_t hi, void *ctx)
 {
-	struct known_stat *ks = arg;
+	struct known_stat *ks = ctx;
 	struct buf dir = BUF_INIT;
-	size_t lo, hi, i;
+	size_t i;
+	int curfd = -1;
 
-	while ((lo = __atomic_fetch_add(&ks->next, STAT_BATCH, __ATOMIC_RELAXED)) < ks->n) {
-		int curfd = -1;
+	for (i = lo; i < hi; i++) {
+		const char *p = ks->known[ks->idx[i]], *slash = strrchr(p, '/');
+		size_t dl = slash ? (size_t)(slash - p) : 0;
 
-		hi = lo + STAT_BATCH < ks->n ? lo + STAT_BATCH : ks->n;
-		buf_reset(&dir);
-		for (i = lo; i < hi; i++) {
-			const char *p = ks->known[ks->idx[i]], *slash = strrchr(p, '/');
-			size_t dl = slash ? (size_t)(slash - p) : 0;
-
-			if (i == lo || dl != dir.len || memcmp(dir.buf, p, dl)) {
-				if (curfd >= 0 && curfd != ks->rootfd)
-					close(curfd);
-				buf_reset(&dir);
-				buf_add(&dir, p, dl);
-				curfd = slash ? openat(ks->rootfd, dir.buf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-					      : ks->rootfd;
-			}
-			ks->ok[i] = curfd >= 0 &&
-				    fstatat(curfd, slash ? slash + 1 : p, &ks->st[i], AT_SYMLINK_NOFOLLOW) == 0;
+		if (i == lo || dl != dir.len || memcmp(dir.buf, p, dl)) {
+			if (curfd >= 0 && curfd != ks->rootfd)
+				close(curfd);
+			buf_reset(&dir);
+			buf_add(&dir, p, dl);
+			curfd = slash ? openat(ks->rootfd, dir.buf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+				      : ks->rootfd;
 		}
-		if (curfd >= 0 && curfd != ks->rootfd)
-			close(curfd);
+		ks->ok[i] = curfd >= 0 &&
+			    fstatat(curfd, slash ? slash + 1 : p, &ks->st[i], AT_SYMLINK_NOFOLLOW) == 0;
 	}
+	if (curfd >= 0 && curfd != ks->rootfd)
+		close(curfd);
 	buf_release(&dir);
-	return NULL;
-}
-
-static void stat_known(struct known_stat *ks)
-{
-	pthread_t t[3];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int n = 0, i;
-
-	if (ks->n >= 4 * STAT_BATCH)
-		for (; n < (cpus > 4 ? 4 : (int)cpus) - 1 && n < 3; n++)
-			if (pthread_create(&t[n], NULL, stat_known_worker, ks))
-				break;
-	stat_known_worker(ks);
-	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
 }
 
 int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
@@ -628,7 +618,10 @@ int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs
 		}
 		ks.st = xmalloc((ks.n + 1) * sizeof(*ks.st));
 		ks.ok = xmalloc(ks.n + 1);
-		stat_known(&ks);
+		{
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+			parallel_batches(ks.n, 512, cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus, stat_known, &ks);
+		}
 		for (i = 0; i < ks.n; i++) {
 			if (!ks.ok[i]) {
 				list->skipped[WALK_UNREADABLE]++;

@@ -83,6 +83,13 @@ struct walker {
 };
 
 /*
+ * Start libgit2, once for the process: the walker does it only where a
+ * repository may be (its init parses the system's CA certificates); anything
+ * else that calls libgit2 without a walker's repository calls this first.
+ */
+void walk_git_start(void);
+
+/*
  * Find the repository containing start (a directory; "." for the current one) and
  * open it.  Outside a git work tree the root is start itself and no ignore rules
  * apply.  Returns 0 or -1 after reporting.
