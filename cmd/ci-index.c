@@ -185,6 +185,262 @@ static void progress_tick(struct progress *p, int final)
 		p->done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
 }
 
+/* ---- what ci-rank reads of chunks_fts cheaply: term_df, chunk_sizes ---- */
+
+/*
+ * The chunks a load inserts, counted per term: each distinct term of a chunk
+ * counts once (a hash table of the terms, keys in one arena).  At the end the
+ * counts are added to term_df's rows (a term not in term_df is left to
+ * fts5vocab), and the chunks' sizes are copied into chunk_sizes.  A build, an
+ * update that deleted chunks, and a load of more than DF_MAX_TERMS distinct
+ * terms fill both tables anew instead.
+ */
+struct df_slot {
+	uint32_t off, len;	/* the term in the arena; len 0: empty slot */
+	uint32_t hash;
+	uint32_t count;		/* chunks holding it */
+	uint64_t last;		/* the last chunk counted (1-based) */
+};
+
+struct df_count {
+	struct df_slot *v;
+	size_t cap, nr;		/* slots (a power of 2), terms */
+	struct buf keys;	/* the terms */
+	uint64_t chunk;		/* the chunk being counted (1-based) */
+	sqlite3_int64 *ids;	/* the chunks inserted */
+	size_t ids_nr, ids_alloc;
+	int full;		/* fill term_df and chunk_sizes anew */
+};
+
+#define DF_MAX_TERMS (1u << 20)
+
+static uint32_t df_hash(const char *s, int n)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static void df_grow(struct df_count *dc)
+{
+	size_t cap = dc->cap ? dc->cap * 2 : 4096, i, j;
+	struct df_slot *v = xcalloc(cap, sizeof(*v));
+
+	for (i = 0; i < dc->cap; i++) {
+		if (!dc->v[i].len)
+			continue;
+		for (j = dc->v[i].hash & (cap - 1); v[j].len; j = (j + 1) & (cap - 1))
+			;
+		v[j] = dc->v[i];
+	}
+	free(dc->v);
+	dc->v = v;
+	dc->cap = cap;
+}
+
+static void df_term(const char *t, int n, void *ctx)
+{
+	struct df_count *dc = ctx;
+	uint32_t h = df_hash(t, n);
+	size_t j;
+
+	if (dc->full || n <= 0)
+		return;
+	if (2 * (dc->nr + 1) > dc->cap)
+		df_grow(dc);
+	for (j = h & (dc->cap - 1); dc->v[j].len; j = (j + 1) & (dc->cap - 1)) {
+		struct df_slot *e = &dc->v[j];
+		if (e->hash == h && e->len == (uint32_t)n && !memcmp(dc->keys.buf + e->off, t, (size_t)n)) {
+			if (e->last != dc->chunk) {
+				e->last = dc->chunk;
+				e->count++;
+			}
+			return;
+		}
+	}
+	if (dc->nr >= DF_MAX_TERMS) {
+		dc->full = 1;	/* a large load: recount everything at the end */
+		return;
+	}
+	dc->v[j].off = (uint32_t)dc->keys.len;
+	dc->v[j].len = (uint32_t)n;
+	dc->v[j].hash = h;
+	dc->v[j].count = 1;
+	dc->v[j].last = dc->chunk;
+	buf_add(&dc->keys, t, (size_t)n);
+	dc->nr++;
+}
+
+/* Count the terms of chunk id, just inserted into chunks_fts (its four columns). */
+static void df_chunk(struct df_count *dc, sqlite3_int64 id, const char *const cols[4], const size_t lens[4])
+{
+	if (dc->full)
+		return;
+	ALLOC_GROW(dc->ids, dc->ids_nr + 1, dc->ids_alloc);
+	dc->ids[dc->ids_nr++] = id;
+	dc->chunk++;
+	for (int i = 0; i < 4; i++)
+		if (cols[i])
+			index_terms(cols[i], lens[i], df_term, dc);
+}
+
+/* A chunks_fts_docsize record: one SQLite varint per column; their sum. */
+static uint32_t docsize_total(const unsigned char *p, int n)
+{
+	uint64_t total = 0;
+	int i = 0;
+
+	while (i < n) {
+		uint64_t v = 0;
+		int k;
+		for (k = 0; k < 8 && i < n; k++) {
+			unsigned char c = p[i++];
+			v = (v << 7) | (c & 0x7f);
+			if (!(c & 0x80))
+				break;
+		}
+		if (k == 8 && i < n)	/* the ninth byte has 8 bits */
+			v = (v << 8) | p[i++];
+		total += v;
+	}
+	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+}
+
+static int cmp_int64(const void *a, const void *b)
+{
+	sqlite3_int64 x = *(const sqlite3_int64 *)a, y = *(const sqlite3_int64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Copy the sizes (tokens) of chunks_fts rows into chunk_sizes: those of ids[]
+ * (sorted here), or of every row when ids is NULL (the table is emptied first).
+ */
+static int sizes_store(sqlite3 *db, sqlite3_int64 *ids, size_t nr)
+{
+	sqlite3_stmt *get, *cur, *put, *scan = NULL;
+	unsigned char blk[CI_SIZES_BLOCK * 4];
+	sqlite3_int64 block = -1, id;
+	size_t i = 0;
+	int rc = 0, dirty = 0;
+
+	if (!ids) {
+		if (sql_exec(db, "DELETE FROM chunk_sizes") < 0)
+			return -1;
+		scan = prep(db, "SELECT id, sz FROM chunks_fts_docsize ORDER BY id");
+	} else {
+		qsort(ids, nr, sizeof(*ids), cmp_int64);
+	}
+	get = prep(db, "SELECT sz FROM chunks_fts_docsize WHERE id = ?1");
+	cur = prep(db, "SELECT sizes FROM chunk_sizes WHERE block = ?1");
+	put = prep(db, "INSERT OR REPLACE INTO chunk_sizes(block, sizes) VALUES (?1, ?2)");
+	for (;;) {
+		const unsigned char *sz = NULL;
+		int szn = 0;
+
+		if (scan) {
+			if (sqlite3_step(scan) != SQLITE_ROW)
+				break;
+			id = sqlite3_column_int64(scan, 0);
+			sz = sqlite3_column_blob(scan, 1);
+			szn = sqlite3_column_bytes(scan, 1);
+		} else {
+			if (i >= nr)
+				break;
+			id = ids[i++];
+			sqlite3_bind_int64(get, 1, id);
+			if (sqlite3_step(get) == SQLITE_ROW) {
+				sz = sqlite3_column_blob(get, 0);
+				szn = sqlite3_column_bytes(get, 0);
+			}
+		}
+		if (id < 0)
+			continue;
+		if (id / CI_SIZES_BLOCK != block) {
+			if (dirty) {
+				sqlite3_bind_int64(put, 1, block);
+				sqlite3_bind_blob(put, 2, blk, sizeof(blk), SQLITE_STATIC);
+				if ((rc = step_done(db, put)) < 0)
+					break;
+			}
+			block = id / CI_SIZES_BLOCK;
+			memset(blk, 0, sizeof(blk));
+			if (!scan) {
+				sqlite3_bind_int64(cur, 1, block);
+				if (sqlite3_step(cur) == SQLITE_ROW && sqlite3_column_bytes(cur, 0) == (int)sizeof(blk))
+					memcpy(blk, sqlite3_column_blob(cur, 0), sizeof(blk));
+				sqlite3_reset(cur);
+			}
+		}
+		{
+			uint32_t t = sz ? docsize_total(sz, szn) : 0;
+			unsigned char *q = blk + 4 * (id % CI_SIZES_BLOCK);
+			q[0] = t & 0xff;
+			q[1] = (t >> 8) & 0xff;
+			q[2] = (t >> 16) & 0xff;
+			q[3] = t >> 24;
+			dirty = 1;
+		}
+		if (!scan)
+			sqlite3_reset(get);
+	}
+	if (rc == 0 && dirty) {
+		sqlite3_bind_int64(put, 1, block);
+		sqlite3_bind_blob(put, 2, blk, sizeof(blk), SQLITE_STATIC);
+		rc = step_done(db, put);
+	}
+	sqlite3_finalize(scan);
+	sqlite3_finalize(get);
+	sqlite3_finalize(cur);
+	sqlite3_finalize(put);
+	return rc;
+}
+
+/*
+ * Bring term_df and chunk_sizes up to date with the chunks inserted: add the
+ * counts and copy their sizes, or (dc->full) fill term_df anew with every term
+ * of chunks_fts in CI_TERM_DF_MIN chunks or more, and chunk_sizes with every row.
+ */
+static int df_finish(sqlite3 *db, struct df_count *dc)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (dc->full) {
+		char sql[320];
+		snprintf(sql, sizeof(sql),
+			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab USING fts5vocab(main, chunks_fts, row);"
+			 "DELETE FROM term_df;"
+			 "INSERT INTO term_df(term, df) SELECT term, doc FROM temp.ci_vocab WHERE doc >= %d;"
+			 "DROP TABLE temp.ci_vocab;", CI_TERM_DF_MIN);
+		return sql_exec(db, sql) < 0 || sizes_store(db, NULL, 0) < 0 ? -1 : 0;
+	}
+	if (!dc->nr)
+		return 0;
+	st = prep(db, "UPDATE term_df SET df = df + ?2 WHERE term = ?1");
+	for (size_t i = 0; i < dc->cap && rc == 0; i++) {
+		struct df_slot *e = &dc->v[i];
+		if (!e->len)
+			continue;
+		sqlite3_bind_text(st, 1, dc->keys.buf + e->off, (int)e->len, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, e->count);
+		rc = step_done(db, st);
+	}
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : sizes_store(db, dc->ids, dc->ids_nr);
+}
+
+static void df_release(struct df_count *dc)
+{
+	free(dc->v);
+	free(dc->ids);
+	buf_release(&dc->keys);
+	memset(dc, 0, sizeof(*dc));
+}
+
 /* ---- the record loader ---- */
 
 struct loader {
@@ -203,6 +459,7 @@ struct loader {
 	sqlite3_int64 cur_blob;		/* its blobs.id */
 	int cur_new;			/* its content is new: store its chunks, defs, refs */
 	struct buf cur_text;		/* its chunk texts, for the trigram table */
+	struct df_count df;		/* the inserted chunks' terms, for term_df */
 	long files, chunks, defs, refs, imports, vectors, commits, couplings, commit_vectors; /* counts */
 };
 
@@ -215,6 +472,7 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum v
 	ld->vfmt = vfmt;
 	buf_init(&ld->cur_text, 0);
 	buf_init(&ld->vbuf, 0);
+	buf_init(&ld->df.keys, 0);
 	ld->blob_get = prep(db, "SELECT id FROM blobs WHERE blob = ?1");
 	ld->blob_add = prep(db, "INSERT INTO blobs(blob, lang, size, lines, exact) VALUES (?1, ?2, ?3, ?4, ?5)");
 	ld->blob_seen = prep(db, "SELECT count(*) FROM chunks WHERE blob_id = ?1");
@@ -269,6 +527,7 @@ static void loader_release(struct loader *ld)
 	free(ld->cur_path);
 	buf_release(&ld->cur_text);
 	buf_release(&ld->vbuf);
+	df_release(&ld->df);
 }
 
 static int bad(struct loader *ld, const char *what, const char *type);
@@ -413,6 +672,17 @@ static int load_chunk(struct loader *ld, json_t *rec)
 		bind_str_or_null(ld->fts_add, 5, text);
 		if (step_done(ld->db, ld->fts_add) < 0)
 			return -1;
+		{
+			static const char *const names[4] = { "name", "scope", "signature", "text" };
+			const char *cols[4];
+			size_t lens[4];
+			for (int i = 0; i < 4; i++) {
+				json_t *v = json_object_get(rec, names[i]);
+				cols[i] = json_is_string(v) ? json_string_value(v) : NULL;
+				lens[i] = cols[i] ? json_string_length(v) : 0;
+			}
+			df_chunk(&ld->df, chunk_id, cols, lens);
+		}
 		if (ld->cur_text.len)
 			buf_addch(&ld->cur_text, '\n');
 		buf_add(&ld->cur_text, json_string_value(text), json_string_length(text));
@@ -728,14 +998,14 @@ static int collect_garbage(sqlite3 *db, int force)
 	sqlite3_finalize(text);
 	sqlite3_finalize(del_tri);
 	buf_release(&b);
-	if (rc < 0)
-		return -1;
-	return sql_exec(db,
+	if (rc < 0 || sql_exec(db,
 		"DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files));"
 		"DELETE FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM defs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM refs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
-		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);");
+		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);") < 0)
+		return -1;
+	return 1;
 }
 
 /* ---- vectors: their format, and embedding what lacks one ---- */
@@ -1016,7 +1286,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 		}
 	}
 	sqlite3_close(probe);
-	/* version 2 differs from 3 in chunk text only; 1 lacked commit columns */
+	/* versions 2 to 4 have the same history tables; 1 lacked commit columns */
 	if (version < 2 || version > CI_SCHEMA_VERSION || (!history && !feedback))
 		return 0;
 	/* the live index is read in the normal locking mode, sharing it with its
@@ -1534,11 +1804,13 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	pg.unit = "files";
 	loader_init(&ld, db, w.root, vector_format(o, NULL));
 	ld.snapshot = rev != NULL;
+	ld.df.full = 1;		/* term_df is filled once, at the end */
 	feed_init(&fd, &ld, &pg);
 	if (keep_history(db, path) < 0 || sql_exec(db, "BEGIN") < 0 ||
 	    (rev ? chunk_run_blobs(&w, &list, sn.repo, sn.oids, &co, &ictx, o->threads, feed_result, &fd)
 		 : chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd)) < 0 ||
-	    loader_finish_file(&ld) < 0 || (!rev && record_walk(db, &w, &list, walked) < 0))
+	    loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0 ||
+	    (!rev && record_walk(db, &w, &list, walked) < 0))
 		ret = EXIT_IO;
 	progress_tick(&pg, 1);
 	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
@@ -1674,7 +1946,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	sqlite3_stmt *st, *touch, *del_file, *del_imp;
 	long unchanged = 0, reread = 0, reused = 0, removed = 0, added = 0;
 	int64_t racy, walked;
-	int corrupt = 0;
+	int corrupt = 0, gc = 0;
 	int lock, rc, ret = EXIT_OK;
 
 	(void)argv;
@@ -1861,8 +2133,11 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	     loader_finish_file(&ld) < 0 || collect_garbage(db, 0) < 0 ||
-	     record_walk(db, &w, &list, walked) < 0))
+	     loader_finish_file(&ld) < 0 || (gc = collect_garbage(db, 0)) < 0))
+		ret = EXIT_IO;
+	if (gc > 0)
+		ld.df.full = 1;	/* chunks went: count every term anew */
+	if (ret == EXIT_OK && (df_finish(db, &ld.df) < 0 || record_walk(db, &w, &list, walked) < 0))
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && (added || removed)) {
 		/* files came or went: an unchanged file's import may now resolve elsewhere */
@@ -2172,7 +2447,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 	}
 	if (rc < 0)
 		ret = EXIT_IO;
-	if (ret == EXIT_OK && loader_finish_file(&ld) < 0)
+	if (ret == EXIT_OK && (loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0))
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
 		ret = EXIT_IO;

@@ -12,6 +12,7 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -153,6 +154,30 @@ static int tok_tokenize(Fts5Tokenizer *t, void *ctx, int flags, const char *text
 	return SQLITE_OK;
 }
 
+struct terms_ctx {
+	void (*fn)(const char *term, int len, void *ctx);
+	void *ctx;
+};
+
+static int terms_cb(void *ctx, int flags, const char *tok, int n, int start, int end)
+{
+	struct terms_ctx *tc = ctx;
+
+	(void)flags;
+	(void)start;
+	(void)end;
+	tc->fn(tok, n, tc->ctx);
+	return SQLITE_OK;
+}
+
+void index_terms(const char *text, size_t n, void (*fn)(const char *term, int len, void *ctx), void *ctx)
+{
+	struct terms_ctx tc = { fn, ctx };
+
+	/* FTS5 hands a tokenizer at most INT_MAX bytes; so do we */
+	tok_tokenize(NULL, &tc, FTS5_TOKENIZE_DOCUMENT, text, n > INT_MAX ? INT_MAX : (int)n, terms_cb);
+}
+
 fts5_api *index_fts5_api(sqlite3 *db)
 {
 	fts5_api *api = NULL;
@@ -290,12 +315,11 @@ int index_huge_page_cache(size_t bytes)
 	n = bytes / slot;
 	if (!n)
 		return -1;
-	p = mmap(NULL, slot * n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	madvise(p, slot * n, MADV_HUGEPAGE);	/* advice: without THP it is plain memory */
+	/* on huge pages' boundaries: the ends of an unaligned mapping take 4 KiB
+	 * pages, a fault each */
+	p = huge_alloc(slot * n);
 	if (sqlite3_config(SQLITE_CONFIG_PAGECACHE, p, (int)slot, (int)n) != SQLITE_OK) {
-		munmap(p, slot * n);
+		huge_free(p, slot * n);
 		return -1;
 	}
 	return 0;	/* lives as long as the process */
@@ -433,8 +457,9 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	}
 	/*
 	 * Another version is never read: version 3 changed how chunk text is
-	 * stored, which only a rebuild can redo (`ci-index update` rebuilds, and a
-	 * build keeps ci-couple's history from a version 2 index).
+	 * stored and version 4 added the term_df and chunk_sizes tables, which
+	 * only a rebuild can fill (`ci-index update` rebuilds, and a build keeps
+	 * ci-couple's history from an index of version 2 or later).
 	 */
 	if (atoi(v) != CI_SCHEMA_VERSION) {
 		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 3
+#define CI_SCHEMA_VERSION 4
 
 struct ci_index;
 
@@ -84,6 +84,29 @@ int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_
  * Returns 0, or -1 when the row holds no vector of dim values (nothing reported).
  */
 int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col);
+
+/*
+ * Call fn for each term chunks_fts indexes in text[0..n): the ci_code
+ * tokenizer's tokens as it hands them to FTS5 (lower case, the parts of an
+ * identifier too), repeats included.
+ */
+void index_terms(const char *text, size_t n, void (*fn)(const char *term, int len, void *ctx), void *ctx);
+
+/*
+ * term_df keeps the document count of every chunks_fts term in at least this
+ * many chunks when the table was last filled (build, or an update that
+ * deleted chunks); an update adds the chunks it inserts.  A term not listed is
+ * counted in chunks_fts itself (fts5vocab), which is cheap for a rare term.
+ */
+#define CI_TERM_DF_MIN 16
+
+/*
+ * chunk_sizes holds the size in tokens of each chunks_fts row (what FTS5's
+ * xColumnSize(-1) gives), CI_SIZES_BLOCK chunk ids to a row: the row
+ * for id has block id / CI_SIZES_BLOCK, and its size is the little-endian
+ * uint32 at 4 * (id % CI_SIZES_BLOCK) of sizes (0: not known).
+ */
+#define CI_SIZES_BLOCK 1024
 
 /* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
 int index_register_tokenizer(sqlite3 *db);

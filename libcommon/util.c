@@ -12,6 +12,8 @@
 #include <limits.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
 
 const char *progname = "ci";
 int verbosity;
@@ -346,4 +348,33 @@ void parallel_batches(size_t n, size_t batch, int threads,
 	batches_worker(&b);
 	for (i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
+}
+
+#define HUGE_PAGE (2u << 20)
+
+void *huge_alloc(size_t size)
+{
+	size_t len = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	unsigned char *p, *q;
+	size_t head;
+
+	if (!size)
+		return NULL;
+	/* map a huge page more, to start on a huge page's boundary */
+	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("out of memory (%zu bytes)", size);
+	q = (unsigned char *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	head = (size_t)(q - p);
+	if (head)
+		munmap(p, head);
+	munmap(q + len, HUGE_PAGE - head);
+	madvise(q, len, MADV_HUGEPAGE);	/* advice: without THP it is plain memory */
+	return q;
+}
+
+void huge_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1));
 }

@@ -105,4 +105,12 @@ void parallel_batches(size_t n, size_t batch, int threads,
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes it). */
 int read_file(const char *path, char **out, size_t *len);
 
+/*
+ * size bytes of zeroed memory in transparent huge pages where the kernel has
+ * them (a page fault then brings 2 MiB, not 4 KiB); dies when out of memory.
+ * huge_free(p, size) gives it back.
+ */
+void *huge_alloc(size_t size);
+void huge_free(void *p, size_t size);
+
 #endif

@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 3.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 4.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -77,6 +77,26 @@ CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, name, scope, signature, text)
 		VALUES ('delete', old.id, old.name, old.scope, old.signature, ci_inflate(old.text));
 END;
+
+-- The number of chunks holding each common term of chunks_fts (in at least
+-- CI_TERM_DF_MIN = 16 chunks when the table was filled): ci-rank's idf.
+-- fts5vocab counts a term by walking its whole doclist, 8 ms for "struct" on
+-- 137k chunks.  Exact: a build fills it from fts5vocab, an update adds the
+-- chunks it inserts and fills it anew when it deletes chunks.  A term not
+-- listed is counted in chunks_fts.
+CREATE TABLE term_df(
+	term TEXT PRIMARY KEY,
+	df INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- The size in tokens of each chunks_fts row, for ci-rank's BM25: FTS5 finds
+-- it with a statement per row (half of a query's full-text time).  1024 chunk
+-- ids to a row: chunk id's size is the little-endian uint32 at 4 * (id % 1024)
+-- of block id / 1024's sizes (0: not known).  Filled as term_df is.
+CREATE TABLE chunk_sizes(
+	block INTEGER PRIMARY KEY,
+	sizes BLOB NOT NULL
+);
 
 -- Trigrams of each blob's whole text (rowid = blobs.id), for candidate files of
 -- substring and regex search; contentless: the text is in chunks.

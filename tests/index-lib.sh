@@ -35,6 +35,11 @@ index_dump() {
 	EOF
 }
 
+# index_sql <db> <sql>: SQL on an index with ci's tokenizer (tests/index-sql.c)
+index_sql() {
+	"$CI_BUILD_DIR/tests/index-sql" "$@"
+}
+
 # index_check <db>: what must hold in any index (prints the violations): rows
 # point to rows that exist, the chunks of a blob tile its lines, both FTS5
 # tables have a row for each chunk / blob and no other
@@ -59,4 +64,17 @@ index_check() {
 	SELECT DISTINCT 'trigram of no blob', doc FROM temp.tri WHERE doc NOT IN (SELECT id FROM blobs);
 	INSERT INTO chunks_tri(chunks_tri) VALUES ('integrity-check');
 	EOF
+	# term_df and chunk_sizes agree with chunks_fts, which the sqlite3 shell
+	# cannot open (its tokenizer is ci's): the counts of fts5vocab, the sizes
+	# of FTS5 itself (every row holding a term)
+	index_sql "$1" "
+	CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, row);
+	SELECT 'term_df wrong', t.term, t.df, v.doc FROM term_df t LEFT JOIN temp.v v ON v.term = t.term
+		WHERE coalesce(v.doc, 0) != t.df;
+	WITH f AS MATERIALIZED (SELECT rowid AS id, fts_size(chunks_fts) AS sz FROM chunks_fts
+		WHERE chunks_fts MATCH (SELECT coalesce(group_concat('\"' || term || '\"', ' OR '), 'ci_no_term')
+					FROM temp.v))
+	SELECT 'chunk size wrong', f.id, f.sz, size_at(s.sizes, f.id % 1024)
+		FROM f LEFT JOIN chunk_sizes s ON s.block = f.id / 1024
+		WHERE size_at(s.sizes, f.id % 1024) IS NOT f.sz;"
 }

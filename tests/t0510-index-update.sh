@@ -443,6 +443,75 @@ test_expect_success 'update where there is no index yet (nor its directory) buil
 	is_fresh
 '
 
+# make_many <dir> <from> <to>: Python files mod<i>.py with common words, enough
+# chunks for terms in CI_TERM_DF_MIN (16) chunks or more
+make_many() {
+	for i in $(seq "$2" "$3"); do
+		cat >"$1/mod$i.py" <<-EOF || return 1
+		import os
+
+
+		def handle_request_$i(request, config):
+		    """Handle a request."""
+		    value = config.get("timeout")
+		    return process(request, value)
+
+
+		class Worker$i:
+		    def run(self, request):
+		        return handle_request_$i(request, self.config)
+		EOF
+	done
+}
+
+# ranks_of <db>: ci-rank's answers to a few queries on the index <db> of many
+ranks_of() {
+	for q in "handle request" "worker run timeout" "process value config"; do
+		(cd many && ci-rank --index "$1" --limit 20 "$q") || return 1
+	done
+}
+
+test_expect_success 'term_df and chunk_sizes: filled by build, kept exact by update' '
+	git init -q many && make_many many 1 30 &&
+	(cd many && git add . && git commit -qm many && ci-index build) &&
+	db=many/.ci-index/index.db &&
+	index_sql "$db" "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, row);
+		SELECT term, doc FROM temp.v WHERE doc >= 16 ORDER BY term" >expect &&
+	index_sql "$db" "SELECT term, df FROM term_df ORDER BY term" >actual &&
+	test_cmp expect actual &&
+	test_line_count -gt 5 actual &&
+	index_check "$db" >check && test_must_be_empty check &&
+	next_second &&
+	# edits that add and drop common terms, new files, a deleted one
+	sed -i "s/timeout/timeout_seconds/" many/mod3.py many/mod4.py &&
+	echo "worker = Worker1()" >>many/mod5.py &&
+	make_many many 31 34 &&
+	rm many/mod7.py &&
+	index_sql "$db" "SELECT df FROM term_df WHERE term = '\''handle'\''" >before &&
+	(cd many && ci-index update) &&
+	index_sql "$db" "SELECT df FROM term_df WHERE term = '\''handle'\''" >after &&
+	test "$(cat after)" -gt "$(cat before)" &&
+	index_check "$db" >check && test_must_be_empty check &&
+	# deleting most files collects their chunks: both tables are filled anew
+	next_second &&
+	rm many/mod1[0-9].py many/mod2[0-9].py &&
+	(cd many && ci-index update) &&
+	index_check "$db" >check && test_must_be_empty check &&
+	index_sql "$db" "SELECT df FROM term_df WHERE term = '\''handle'\''" >collected &&
+	test "$(cat collected)" -lt "$(cat before)" &&
+	index_sql "$db" "SELECT count(*) FROM term_df" >terms &&
+	test "$(cat terms)" -gt 5
+'
+
+test_expect_success 'ci-rank: the same answers without term_df and chunk_sizes (counted in chunks_fts)' '
+	cp many/.ci-index/index.db bare.db &&
+	sqlite3 bare.db "DELETE FROM term_df; DELETE FROM chunk_sizes" &&
+	ranks_of "$PWD/many/.ci-index/index.db" >with &&
+	ranks_of "$PWD/bare.db" >without &&
+	test_cmp with without &&
+	test_line_count -gt 10 with
+'
+
 test_expect_success '--history: build stores the history and coupling, update the new commits' '
 	git init -q hist && (
 		cd hist &&
