@@ -378,3 +378,15 @@ void huge_free(void *p, size_t size)
 	if (p)
 		munmap(p, (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1));
 }
+
+void qsort_unsorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}

@@ -113,4 +113,7 @@ int read_file(const char *path, char **out, size_t *len);
 void *huge_alloc(size_t size);
 void huge_free(void *p, size_t size);
 
+/* qsort(), unless the n elements are already in order (one pass to see). */
+void qsort_unsorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

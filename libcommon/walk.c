@@ -29,6 +29,7 @@ static const char *const vendored_dirs[] = {
 /* Never entered, whatever the options. */
 static const char *const private_dirs[] = { ".git", ".hg", ".svn", ".ci-index" };
 
+/* names, or '*' and a suffix (walk_is_generated_name has no other wildcard) */
 static const char *const generated_globs[] = {
 	"*.min.js", "*.min.css", "*-min.js", "*.min.mjs", "*.js.map", "*.css.map",
 	"*.pb.go", "*.pb.cc", "*.pb.h", "*_pb2.py", "*_pb2_grpc.py", "*.pb.swift",
@@ -92,12 +93,25 @@ int walk_is_vendored_path(const char *path)
 int walk_is_generated_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
-	size_t i;
+	size_t i, n;
 
 	base = base ? base + 1 : path;
-	for (i = 0; i < ARRAY_SIZE(generated_globs); i++)
-		if (!fnmatch(generated_globs[i], base, 0))
+	n = strlen(base);
+	/*
+	 * Each glob is a name or '*' and a suffix: compared as such (fnmatch,
+	 * 22 calls a file, was 5% of an update that stats 10,000 known files).
+	 */
+	for (i = 0; i < ARRAY_SIZE(generated_globs); i++) {
+		const char *g = generated_globs[i];
+		size_t gl;
+		if (*g == '*') {
+			gl = strlen(++g);
+			if (n >= gl && !memcmp(base + n - gl, g, gl))
+				return 1;
+		} else if (!strcmp(base, g)) {
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -731,8 +745,7 @@ void walk_list_finish(struct walk_list *list)
 {
 	size_t i, j = 0;
 
-	if (list->files_nr)
-		qsort(list->files, list->files_nr, sizeof(*list->files), cmp_file);
+	qsort_unsorted(list->files, list->files_nr, sizeof(*list->files), cmp_file);
 	for (i = 0; i < list->files_nr; i++) {
 		if (j && !strcmp(list->files[j - 1].path, list->files[i].path)) {
 			list->files[j - 1].explicit_ |= list->files[i].explicit_;
@@ -742,8 +755,7 @@ void walk_list_finish(struct walk_list *list)
 		list->files[j++] = list->files[i];
 	}
 	list->files_nr = j;
-	if (list->dirs_nr)
-		qsort(list->dirs, list->dirs_nr, sizeof(*list->dirs), cmp_dir);
+	qsort_unsorted(list->dirs, list->dirs_nr, sizeof(*list->dirs), cmp_dir);
 	for (i = j = 0; i < list->dirs_nr; i++) {
 		if (j && !strcmp(list->dirs[j - 1].path, list->dirs[i].path)) {
 			if (list->dirs[i].entered && !list->dirs[j - 1].entered) {
