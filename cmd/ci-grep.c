@@ -1280,25 +1280,36 @@ static int langs_pass(const struct options *o, const char *path)
 }
 
 /* Add a file if the filters let it through.  path is copied. */
-static void add_target(struct targets *ts, const struct options *o, const char *path, uint64_t size,
-		       int64_t mtime, int mode, int explicit_)
+/* add_target with a malloc'd path the list takes (or frees) */
+static void add_target_own(struct targets *ts, const struct options *o, char *path, uint64_t size,
+			   int64_t mtime, int mode, int explicit_)
 {
 	int lp;
 	struct target *t;
 
-	if (!explicit_ && !globs_pass(o, path))
+	if (!explicit_ && !globs_pass(o, path)) {
+		free(path);
 		return;
+	}
 	lp = langs_pass(o, path);
-	if (!lp)
+	if (!lp) {
+		free(path);
 		return;
+	}
 	ALLOC_GROW(ts->v, ts->nr + 1, ts->alloc);
 	t = &ts->v[ts->nr++];
-	t->path = xstrdup(path);
+	t->path = path;
 	t->size = size;
 	t->mtime = mtime;
 	t->mode = (unsigned char)mode;
 	t->explicit_ = (unsigned char)explicit_;
 	t->need_lang = lp == 2;
+}
+
+static void add_target(struct targets *ts, const struct options *o, const char *path, uint64_t size,
+		       int64_t mtime, int mode, int explicit_)
+{
+	add_target_own(ts, o, xstrdup(path), size, mtime, mode, explicit_);
 }
 
 static void targets_release(struct targets *ts)
@@ -1632,6 +1643,7 @@ struct check_job {
 static void check_batch(size_t lo, size_t hi, void *arg)
 {
 	struct check_job *cj = arg;
+	struct dir_stat ds = { .rootfd = cj->rootfd, .fd = -1 };
 	size_t i;
 	unsigned long checked = 0, unchanged = 0;
 	struct stat st;
@@ -1643,7 +1655,7 @@ static void check_batch(size_t lo, size_t hi, void *arg)
 			continue;
 		if (t->mode == T_CHECK)
 			checked++;
-		if (fstatat(cj->rootfd, t->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		if (dir_stat(&ds, t->path, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    (cj->max_filesize && (uint64_t)st.st_size > cj->max_filesize)) {
 			t->mode = T_SKIP;	/* gone, or no longer a file to read */
 		} else if (t->mode == T_CHECK && (uint64_t)st.st_size == t->size &&
@@ -1655,6 +1667,7 @@ static void check_batch(size_t lo, size_t hi, void *arg)
 			t->size = (uint64_t)st.st_size;
 		}
 	}
+	dir_stat_release(&ds);
 	__atomic_add_fetch(&cj->checked, checked, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&cj->unchanged, unchanged, __ATOMIC_RELAXED);
 }
@@ -2018,7 +2031,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 		add_target(ts, o, p, 0, 0, T_VERIFY, 0);
 	}
 	if (o->check == CHECK_FILES) {
-		if (index_files(ix, collect_file, &all) < 0) {
+		if (index_file_stats(ix, collect_file, &all) < 0) {
 			rc = -1;
 			goto done;
 		}
@@ -2031,7 +2044,8 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 				continue;	/* a candidate: read */
 			if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && e->changed))
 				continue;
-			add_target(ts, o, p, (uint64_t)all.v[i].size, all.v[i].mtime, T_CHECK, 0);
+			add_target_own(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime, T_CHECK, 0);
+			all.v[i].path = NULL;	/* the target's now */
 		}
 	}
 	/* what the changed directories hold: new or changed files, and candidates */
@@ -2061,10 +2075,16 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 		if (read)
 			add_target(ts, o, f->path, f->size, f->mtime, T_READ, 0);
 	}
-	targets_sort(ts);
 	t0 = now_ns();
 	ps->t_tree += secs(t1, t0);
+	/*
+	 * Checked, then sorted: the list holds every indexed file (in path
+	 * order, which keeps each directory's files together for dir_stat), of
+	 * which few are left to read.  A path listed twice (a racy file that is
+	 * also checked) is read if either says so.
+	 */
 	check_targets(ts, rootfd, o, 0, &ps->checked, &ps->unchanged);
+	targets_sort(ts);
 	ps->t_check = secs(t0, now_ns());
 	rc = 0;
 done:

@@ -549,6 +549,17 @@ int index_files(struct ci_index *ix, index_file_fn fn, void *data)
 	return each_file(ix, st, fn, data);
 }
 
+int index_file_stats(struct ci_index *ix, index_file_fn fn, void *data)
+{
+	sqlite3_stmt *st;
+
+	/* files is without rowid: its own order, no join, no lookup per row */
+	if (sqlite3_prepare_v2(ix->db, "SELECT path, NULL, NULL, size, mtime, 1 FROM files ORDER BY path",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_error(ix->db, "index query failed");
+	return each_file(ix, st, fn, data);
+}
+
 int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data)
 {
 	sqlite3_stmt *st;

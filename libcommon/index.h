@@ -68,6 +68,8 @@ const char *index_meta(struct ci_index *ix, const char *key);
 /* Call fn for every indexed file, sorted by path; stops and returns fn's value
  * when it is non-zero.  Returns 0, or -1 after reporting an SQLite error. */
 int index_files(struct ci_index *ix, index_file_fn fn, void *data);
+/* The same with path, size and mtime only (blob and lang NULL), faster. */
+int index_file_stats(struct ci_index *ix, index_file_fn fn, void *data);
 
 /*
  * Call fn for every file whose text holds all trigrams that match, an FTS5

@@ -550,32 +550,51 @@ struct known_stat {
 	int rootfd;
 };
 
+int dir_stat(struct dir_stat *ds, const char *path, struct stat *st)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash)
+		return fstatat(ds->rootfd, path, st, AT_SYMLINK_NOFOLLOW);
+	if (!ds->dir || dl != ds->len || memcmp(ds->dir, path, dl)) {
+		if (ds->fd >= 0)
+			close(ds->fd);
+		ALLOC_GROW(ds->dir, dl + 1, ds->alloc);
+		memcpy(ds->dir, path, dl);
+		ds->dir[dl] = '\0';
+		ds->len = dl;
+		ds->fd = openat(ds->rootfd, ds->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (ds->fd < 0)
+			ds->fd = -2;	/* gone: so are its files, until another directory */
+	}
+	if (ds->fd < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	return fstatat(ds->fd, slash + 1, st, AT_SYMLINK_NOFOLLOW);
+}
+
+void dir_stat_release(struct dir_stat *ds)
+{
+	if (ds->fd >= 0)
+		close(ds->fd);
+	free(ds->dir);
+	ds->fd = -1;
+	ds->dir = NULL;
+	ds->len = ds->alloc = 0;
+}
+
 /* Stat known[idx[lo..hi)], each by its name in its directory, opened once a run. */
 static void stat_known(size_t lo, size_t hi, void *ctx)
 {
 	struct known_stat *ks = ctx;
-	struct buf dir = BUF_INIT;
+	struct dir_stat ds = { .rootfd = ks->rootfd, .fd = -1 };
 	size_t i;
-	int curfd = -1;
 
-	for (i = lo; i < hi; i++) {
-		const char *p = ks->known[ks->idx[i]], *slash = strrchr(p, '/');
-		size_t dl = slash ? (size_t)(slash - p) : 0;
-
-		if (i == lo || dl != dir.len || memcmp(dir.buf, p, dl)) {
-			if (curfd >= 0 && curfd != ks->rootfd)
-				close(curfd);
-			buf_reset(&dir);
-			buf_add(&dir, p, dl);
-			curfd = slash ? openat(ks->rootfd, dir.buf, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-				      : ks->rootfd;
-		}
-		ks->ok[i] = curfd >= 0 &&
-			    fstatat(curfd, slash ? slash + 1 : p, &ks->st[i], AT_SYMLINK_NOFOLLOW) == 0;
-	}
-	if (curfd >= 0 && curfd != ks->rootfd)
-		close(curfd);
-	buf_release(&dir);
+	for (i = lo; i < hi; i++)
+		ks->ok[i] = dir_stat(&ds, ks->known[ks->idx[i]], &ks->st[i]) == 0;
+	dir_stat_release(&ds);
 }
 
 int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,

@@ -167,6 +167,23 @@ void walk_rules(struct walker *w, const struct walk_list *list, struct buf *out)
 /* 1 if every file of a walk_rules() text is as it was (relative paths from rootfd). */
 int walk_rules_unchanged(const char *rules, int rootfd);
 
+/*
+ * lstat() of many paths relative to rootfd, each by its name in its directory:
+ * the directory is opened once (O_PATH) for a run of paths in it, and a path
+ * under a directory that became a symbolic link is not found (a walk would not
+ * go there).  A lookup of the whole path per file walked each component again,
+ * a quarter of the time of 78,000 stats.  Start with { .rootfd = fd, .fd = -1 }.
+ */
+struct stat;
+struct dir_stat {
+	int rootfd;
+	int fd;			/* the directory open, or -1 */
+	char *dir;		/* its path */
+	size_t len, alloc;
+};
+int dir_stat(struct dir_stat *ds, const char *path, struct stat *st);
+void dir_stat_release(struct dir_stat *ds);
+
 /* Sort the list and drop duplicates. */
 void walk_list_finish(struct walk_list *list);
 void walk_list_release(struct walk_list *list);

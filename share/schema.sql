@@ -22,12 +22,15 @@ CREATE TABLE blobs(
 -- The few blobs whose trigrams cannot be trusted (not UTF-8, a NUL): always candidates.
 CREATE INDEX blobs_inexact ON blobs(id) WHERE exact = 0;
 
+-- Without rowid: stored in path order, so the readers that go through every
+-- file (ci-grep checking each against the disk, ci-index update) read it in
+-- that order with no lookup per row.
 CREATE TABLE files(
 	path TEXT PRIMARY KEY,		-- relative to the root
 	blob_id INTEGER NOT NULL,	-- blobs.id
 	size INTEGER NOT NULL,		-- bytes on disk when indexed
 	mtime INTEGER NOT NULL		-- seconds, when indexed (0 if unknown)
-);
+) WITHOUT ROWID;
 CREATE INDEX files_blob ON files(blob_id);
 
 -- Files the walker listed but whose content was left out (binary, generated),

@@ -247,6 +247,22 @@ test_expect_success 'a file changed within a second of the index is read, whatev
 	test "$(cat n1)" = "$(($(cat n0) + 1))"
 '
 
+test_expect_success 'a racy file rewritten with its size and mtime kept is read with --check files too' '
+	old_times repo &&
+	(cd repo && ci-index --no-progress update) &&
+	racy=$(cd repo && ls d0/*.txt | head -n 2 | tail -n 1) &&
+	sqlite3 repo/.ci-index/index.db "UPDATE meta SET value = '\''$racy'\'' || char(10) WHERE key = '\''racy'\''" &&
+	size=$(wc -c <"repo/$racy") &&
+	awk -v n="$size" "BEGIN { s = \"\"; while (length(s) < n - 1) s = s \"Q\"; print s }" >"repo/$racy" &&
+	test "$(wc -c <"repo/$racy")" = "$size" &&
+	touch -h -d @$old_times_n "repo/$racy" &&
+	(cd repo && ci-grep --no-json -l QQQQQQQQ) >out &&
+	echo "$racy" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json --no-index -l QQQQQQQQ) >out &&
+	test_cmp expect out
+'
+
 test_expect_success 'a new or changed .gitignore: the tree is walked, results still equal a scan' '
 	old_times repo &&
 	(cd repo && ci-index --no-progress update) &&

@@ -144,7 +144,7 @@ jq -r -s '
 	def row($name): "\($name)\t\(.n)\t\(.acc1 * 1000 | round / 1000)\t\(.r5 * 1000 | round / 1000)\t\(.r10 * 1000 | round / 1000)\t\(.mrr * 1000 | round / 1000)\t\(.q_ms | round)";
 	"repo/mode\tn\tAcc@1\tR@5\tR@10\tMRR\tms/query",
 	(group_by(.mode)[] | .[0].mode as $m
-		| (group_by(.repo)[] | stats | row("\(.repo // "")"))  ,
+		| (group_by(.repo)[] | .[0].repo as $r | stats | row("\($r) (\($m))")),
 		  (stats | row("all (\($m))")))
 ' "$results" 2>/dev/null || true
 jq -r -s 'group_by(.mode)[] | .[0].mode as $m | group_by(.repo)[] |
