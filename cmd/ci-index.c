@@ -315,6 +315,14 @@ static int cmp_int64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Write one row of chunk_sizes. */
+static int put_sizes(sqlite3 *db, sqlite3_stmt *put, sqlite3_int64 block, const unsigned char *blk, size_t n)
+{
+	sqlite3_bind_int64(put, 1, block);
+	sqlite3_bind_blob(put, 2, blk, (int)n, SQLITE_STATIC);
+	return step_done(db, put);
+}
+
 /*
  * Copy the sizes (tokens) of chunks_fts rows into chunk_sizes: those of ids[]
  * (sorted here), or of every row when ids is NULL (the table is emptied first).
@@ -360,12 +368,8 @@ static int sizes_store(sqlite3 *db, sqlite3_int64 *ids, size_t nr)
 		if (id < 0)
 			continue;
 		if (id / CI_SIZES_BLOCK != block) {
-			if (dirty) {
-				sqlite3_bind_int64(put, 1, block);
-				sqlite3_bind_blob(put, 2, blk, sizeof(blk), SQLITE_STATIC);
-				if ((rc = step_done(db, put)) < 0)
-					break;
-			}
+			if (dirty && (rc = put_sizes(db, put, block, blk, sizeof(blk))) < 0)
+				break;
 			block = id / CI_SIZES_BLOCK;
 			memset(blk, 0, sizeof(blk));
 			if (!scan) {
@@ -387,11 +391,8 @@ static int sizes_store(sqlite3 *db, sqlite3_int64 *ids, size_t nr)
 		if (!scan)
 			sqlite3_reset(get);
 	}
-	if (rc == 0 && dirty) {
-		sqlite3_bind_int64(put, 1, block);
-		sqlite3_bind_blob(put, 2, blk, sizeof(blk), SQLITE_STATIC);
-		rc = step_done(db, put);
-	}
+	if (rc == 0 && dirty)
+		rc = put_sizes(db, put, block, blk, sizeof(blk));
 	sqlite3_finalize(scan);
 	sqlite3_finalize(get);
 	sqlite3_finalize(cur);
