@@ -1041,16 +1041,28 @@ static int signal_change(void)
 /* ---- semantic: the query's vector from ci-embed, cosine against the index ---- */
 
 /*
- * Run `ci-embed --query <q>` (next to this program, or on PATH) and read the
- * vector from its record.  Returns the dimension, or 0 when it is unavailable.
+ * The query's vector comes from `ci-embed --query <q>` (next to this program,
+ * or on PATH), started before the other signals are computed and read after
+ * them: loading the model is most of its 20 ms, and it runs meanwhile.
  */
-static size_t query_vector(const char *q, float **vec, char **model)
+struct qvec_job {
+	pid_t pid;		/* ci-embed, or -1 */
+	int fd;			/* its output */
+};
+
+static void query_vector_start(struct qvec_job *j, const char *q)
 {
-	int fd;
-	pid_t pid;
+	char *args[] = { "ci-embed", "--query", (char *)q, NULL };
+
+	j->fd = -1;
+	j->pid = spawn_reader("ci-embed", args, NULL, -1, 0, &j->fd);
+}
+
+/* Read the vector of a job started: returns its dimension, or 0 when unavailable. */
+static size_t query_vector_finish(struct qvec_job *j, float **vec, char **model)
+{
 	struct buf b = BUF_INIT;
 	char tmp[4096];
-	char *args[] = { "ci-embed", "--query", (char *)q, NULL };
 	ssize_t r;
 	size_t dim = 0;
 	json_t *rec;
@@ -1058,12 +1070,13 @@ static size_t query_vector(const char *q, float **vec, char **model)
 
 	*vec = NULL;
 	*model = NULL;
-	if ((pid = spawn_reader("ci-embed", args, NULL, -1, 0, &fd)) < 0)
+	if (j->pid < 0)
 		return 0;
-	while ((r = read(fd, tmp, sizeof(tmp))) > 0)
+	while ((r = read(j->fd, tmp, sizeof(tmp))) > 0)
 		buf_add(&b, tmp, (size_t)r);
-	close(fd);
-	waitpid(pid, &status, 0);
+	close(j->fd);
+	waitpid(j->pid, &status, 0);
+	j->pid = -1;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		buf_release(&b);
 		return 0;
@@ -1081,6 +1094,15 @@ static size_t query_vector(const char *q, float **vec, char **model)
 	return dim;
 }
 
+/* The query's vector, now. */
+static size_t query_vector(const char *q, float **vec, char **model)
+{
+	struct qvec_job j;
+
+	query_vector_start(&j, q);
+	return query_vector_finish(&j, vec, model);
+}
+
 struct sem {
 	sqlite3_int64 id;	/* chunk */
 	double s;		/* cosine */
@@ -1095,51 +1117,91 @@ static int cmp_sem(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int signal_semantic(const char *q)
+/* a ranks after b (cmp_sem's order) */
+static int sem_worse(const struct sem *a, const struct sem *b)
+{
+	return cmp_sem(a, b) > 0;
+}
+
+/*
+ * Keep the best cap of the values offered in h[0..*n), a heap whose root is
+ * the worst kept: a scan over every vector keeps its 200 best without sorting
+ * them all (the sort of 137k values was a tenth of a semantic query).
+ */
+static void sem_keep(struct sem *h, size_t *n, size_t cap, struct sem x)
+{
+	size_t i, c;
+
+	if (*n < cap) {
+		for (i = (*n)++; i && sem_worse(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
+		h[i] = x;
+		return;
+	}
+	if (!cap || !sem_worse(&h[0], &x))
+		return;		/* no better than the worst kept */
+	for (i = 0; (c = 2 * i + 1) < *n; i = c) {
+		if (c + 1 < *n && sem_worse(&h[c + 1], &h[c]))
+			c++;
+		if (!sem_worse(&h[c], &x))
+			break;
+		h[i] = h[c];
+	}
+	h[i] = x;
+}
+
+#define SEM_TOP 200
+
+/* Start the query's vector if the index has vectors (no vectors, no model to start). */
+static void semantic_start(struct qvec_job *j, const char *q)
+{
+	sqlite3_stmt *st = prep("SELECT EXISTS (SELECT 1 FROM vectors)");
+	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+
+	sqlite3_finalize(st);
+	j->pid = -1;
+	j->fd = -1;
+	if (have)
+		query_vector_start(j, q);
+}
+
+static int signal_semantic(struct qvec_job *j)
 {
 	sqlite3_stmt *st;
-	float *qv, *v;
+	float *qv;
 	char *model;
-	size_t dim;
-	int have;
+	size_t dim, top_nr = 0, seen = 0, i;
+	struct sem top[SEM_TOP];
+	double qnorm = 0;
 
-	/* no vectors, no model to start */
-	st = prep("SELECT EXISTS (SELECT 1 FROM vectors)");
-	have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (!have)
-		return 0;
-	dim = query_vector(q, &qv, &model);
-	struct sem *top = NULL;
-	size_t top_nr = 0, top_alloc = 0, i;
-
+	dim = query_vector_finish(j, &qv, &model);
 	if (!dim)
 		return 0;
-	/* NEEDSWORK: a brute-force scan read from SQLite per query; a memory-mapped
-	 * matrix multiplied with BLIS is what meets the latency target */
-	st = prep("SELECT v.chunk_id, v.fmt, v.scale, v.vec FROM vectors v WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
+	for (i = 0; i < dim; i++)
+		qnorm += (double)qv[i] * qv[i];
+	qnorm = sqrt(qnorm);
+	/* every vector, read where SQLite holds it: the cosine without decoding */
+	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vectors v WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
 	if (model)
 		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 2);
-	v = xmalloc(dim * sizeof(*v));
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (index_vec_decode(v, dim, st, 1) < 0)
-			continue;
-		ALLOC_GROW(top, top_nr + 1, top_alloc);
-		top[top_nr].id = sqlite3_column_int64(st, 0);
-		top[top_nr].s = vec_cosine(v, qv, dim);
-		top_nr++;
+		struct sem x;
+		x.s = vec_cosine_stored(qv, qnorm, dim, (const char *)sqlite3_column_text(st, 1),
+					sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+		if (x.s < -1.5)
+			continue;	/* not a vector of dim values */
+		x.id = sqlite3_column_int64(st, 0);
+		seen++;
+		sem_keep(top, &top_nr, SEM_TOP, x);
 	}
 	sqlite3_finalize(st);
-	free(v);
-	/* keep the best 200 */
-	if (top_nr)
-		qsort(top, top_nr, sizeof(*top), cmp_sem);
+	qsort(top, top_nr, sizeof(*top), cmp_sem);
 	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
 		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
-	for (i = 0; i < top_nr && i < 200; i++) {
+	for (i = 0; i < top_nr; i++) {
 		sqlite3_bind_int64(st, 1, top[i].id);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			struct cand *c = add_cand(st, 0);
@@ -1149,10 +1211,9 @@ static int signal_semantic(const char *q)
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	free(top);
 	free(qv);
 	free(model);
-	return top_nr > 0;
+	return seen > 0;
 }
 
 /* ---- fusion ---- */
@@ -2058,6 +2119,7 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
+	struct qvec_job qjob = { -1, -1 };
 	struct buf out = BUF_INIT, q = BUF_INIT;
 	char *path;
 	int c, rc, ret = EXIT_OK;
@@ -2240,6 +2302,8 @@ int main(int argc, char **argv)
 		scope_docs = intent != I_ISSUE && has_word(q.buf, doc_words);
 	}
 
+	if (strcmp(o.mode, "keyword"))
+		semantic_start(&qjob, q.buf);
 	if (strcmp(o.mode, "semantic")) {
 		signal_keyword(total_chunks);
 		used[S_KEYWORD] = 1;
@@ -2253,7 +2317,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(o.mode, "keyword"))
-		used[S_SEMANTIC] = signal_semantic(q.buf);
+		used[S_SEMANTIC] = signal_semantic(&qjob);
 	if (!strcmp(o.mode, "semantic") && !used[S_SEMANTIC]) {
 		error("semantic search needs vectors in the index and ci-embed: run "
 		      "'ci-chunk | ci-embed | ci-index load', or use --mode keyword");

@@ -188,3 +188,63 @@ double vec_cosine(const float *a, const float *b, size_t dim)
 	}
 	return na > 0 && nb > 0 ? dot / sqrt(na * nb) : 0;
 }
+
+#define LANES 16
+
+double vec_cosine_stored(const float *q, double qnorm, size_t dim, const char *fmt, const void *blob,
+			 size_t bytes)
+{
+	const unsigned char *p = blob;
+	float dot[LANES] = { 0 }, nn[LANES] = { 0 };
+	double d = 0, n = 0;
+	size_t i = 0;
+	int k;
+
+	if (!blob || !dim)
+		return -2;
+	if (!fmt || !strcmp(fmt, "f32")) {
+		float v[LANES];
+		if (bytes != dim * 4)
+			return -2;
+		/* fixed-length inner loops: vectorized at -O2 */
+		for (; i + LANES <= dim; i += LANES) {
+			for (k = 0; k < LANES; k++)
+				v[k] = le_float(p + 4 * (i + k));
+			for (k = 0; k < LANES; k++) {
+				dot[k] += q[i + k] * v[k];
+				nn[k] += v[k] * v[k];
+			}
+		}
+		for (; i < dim; i++) {
+			float x = le_float(p + 4 * i);
+			d += (double)q[i] * x;
+			n += (double)x * x;
+		}
+	} else if (!strcmp(fmt, "int8")) {
+		const signed char *c = (const signed char *)p;
+		int32_t sq[LANES] = { 0 };
+		int64_t sqt = 0;
+		if (bytes != dim)
+			return -2;
+		for (; i + LANES <= dim; i += LANES) {
+			for (k = 0; k < LANES; k++) {
+				dot[k] += q[i + k] * (float)c[i + k];
+				sq[k] += (int32_t)c[i + k] * c[i + k];
+			}
+		}
+		for (; i < dim; i++) {
+			d += (double)q[i] * c[i];
+			sqt += (int32_t)c[i] * c[i];
+		}
+		for (k = 0; k < LANES; k++)
+			sqt += sq[k];
+		n = (double)sqt;
+	} else {
+		return -2;
+	}
+	for (k = 0; k < LANES; k++) {
+		d += dot[k];
+		n += nn[k];
+	}
+	return qnorm > 0 && n > 0 ? d / (qnorm * sqrt(n)) : 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * unit-vec.c: TAP tests of vec_cosine_stored() against vec_decode() and
+ * vec_cosine(), on vectors of several lengths (around the 16 lanes it works
+ * in) stored as f32 and as int8, and on what it must refuse.
+ */
+#include "common.h"
+#include "vec.h"
+
+#include <math.h>
+
+static int test_nr;	/* tests run so far */
+static int failures;	/* of which failed */
+
+static void ok(int cond, const char *desc, double got, double want)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_nr, desc);
+	if (!cond) {
+		printf("#   got %.9f, expected %.9f\n", got, want);
+		failures++;
+	}
+}
+
+/* A deterministic pseudo-random value in [-1, 1) (xorshift). */
+static float rnd(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return (float)((double)*s / 2147483648.0 - 1.0);
+}
+
+static double norm(const float *v, size_t dim)
+{
+	double n = 0;
+
+	for (size_t i = 0; i < dim; i++)
+		n += (double)v[i] * v[i];
+	return sqrt(n);
+}
+
+int main(void)
+{
+	static const size_t dims[] = { 1, 15, 16, 17, 100, 384, 512, 515 };
+	static const enum vec_format fmts[] = { VEC_F32, VEC_INT8 };
+	uint32_t seed = 12345;
+	char desc[128];
+
+	for (size_t d = 0; d < ARRAY_SIZE(dims); d++) {
+		size_t dim = dims[d];
+		float *q = xmalloc(dim * sizeof(*q)), *v = xmalloc(dim * sizeof(*v)), *back = xmalloc(dim * sizeof(*back));
+
+		for (size_t f = 0; f < ARRAY_SIZE(fmts); f++) {
+			for (int trial = 0; trial < 3; trial++) {
+				struct buf b = BUF_INIT;
+				double scale, want, got;
+
+				for (size_t i = 0; i < dim; i++) {
+					q[i] = rnd(&seed);
+					/* the third trial: v close to q, a cosine near 1 */
+					v[i] = trial == 2 ? q[i] + 0.01f * rnd(&seed) : rnd(&seed);
+				}
+				vec_encode(&b, &scale, v, dim, fmts[f]);
+				if (vec_decode(back, dim, vec_format_name(fmts[f]), scale, b.buf, b.len) < 0) {
+					ok(0, "vec_decode reads what vec_encode wrote", 0, 0);
+					buf_release(&b);
+					continue;
+				}
+				want = vec_cosine(q, back, dim);
+				got = vec_cosine_stored(q, norm(q, dim), dim, vec_format_name(fmts[f]), b.buf, b.len);
+				snprintf(desc, sizeof(desc), "%s, %zu values, trial %d: the cosine of the decoded vector",
+					 vec_format_name(fmts[f]), dim, trial);
+				ok(fabs(got - want) < 1e-5, desc, got, want);
+				buf_release(&b);
+			}
+		}
+		free(q);
+		free(v);
+		free(back);
+	}
+
+	{
+		float q[20] = { 1, 2, 3 }, zero[20] = { 0 };
+		struct buf b = BUF_INIT;
+		double scale, got;
+
+		vec_encode(&b, &scale, zero, 20, VEC_INT8);
+		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", b.buf, b.len);
+		ok(got == 0, "an all-zero int8 vector: cosine 0", got, 0);
+		got = vec_cosine_stored(zero, 0, 20, "int8", b.buf, b.len);
+		ok(got == 0, "an all-zero query: cosine 0", got, 0);
+		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", b.buf, b.len - 1);
+		ok(got == -2, "int8 bytes of another length: -2", got, -2);
+		got = vec_cosine_stored(q, norm(q, 20), 20, "f32", b.buf, b.len);
+		ok(got == -2, "f32 bytes of another length: -2", got, -2);
+		got = vec_cosine_stored(q, norm(q, 20), 20, "f16", b.buf, b.len);
+		ok(got == -2, "an unknown format: -2", got, -2);
+		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", NULL, 0);
+		ok(got == -2, "no bytes: -2", got, -2);
+		buf_reset(&b);
+		vec_encode(&b, &scale, q, 20, VEC_F32);
+		got = vec_cosine_stored(q, norm(q, 20), 20, NULL, b.buf, b.len);
+		ok(fabs(got - 1) < 1e-6, "no format (an index older than the column) reads f32; a vector with itself: 1",
+		   got, 1);
+		buf_release(&b);
+	}
+	printf("1..%d\n", test_nr);
+	return failures ? 1 : 0;
+}
