@@ -152,6 +152,23 @@ static void maybe_crash(long files_done)
 	}
 }
 
+/*
+ * Test hook: before a build installs its new database, create the file named
+ * by CI_INDEX_PAUSE_BEFORE_INSTALL and wait (up to a minute) until it is gone,
+ * so that a test can write to the live index at that moment.
+ */
+static void maybe_pause_before_install(void)
+{
+	const char *p = getenv("CI_INDEX_PAUSE_BEFORE_INSTALL");
+	int fd, i;
+
+	if (!p || !*p || (fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return;
+	close(fd);
+	for (i = 0; i < 6000 && access(p, F_OK) == 0; i++)
+		usleep(10000);
+}
+
 /* ---- progress ---- */
 
 struct progress {
@@ -1538,6 +1555,51 @@ static long page_size_of(const char *path)
 }
 
 /*
+ * The feedback an agent wrote to the live index while the build ran (ci's
+ * feedback tables, which a build copies from the index it replaces when it
+ * starts): copied into the new database at tmp, by key, just before it is
+ * installed.  Whatever is written between this copy and the install (a few
+ * milliseconds) is still lost; before, everything written during the build was.
+ */
+static int keep_late_feedback(const char *tmp, const char *live_path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st;
+	char *sql;
+	int tables = 0, rc = -1;
+
+	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		goto done;
+	sqlite3_busy_timeout(db, 10000);
+	sql = sqlite3_mprintf("ATTACH %Q AS live", live_path);
+	rc = sql_exec(db, sql);
+	sqlite3_free(sql);
+	if (rc < 0)
+		goto done;
+	rc = -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM live.sqlite_master WHERE type = 'table' AND "
+			       "name IN ('injections', 'feedback', 'feedback_lineage')", -1, &st, NULL) == SQLITE_OK) {
+		tables = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	rc = tables < 3 ? 0 :
+	     sql_exec(db, "BEGIN;" CI_FEEDBACK_TABLES
+		      "INSERT OR IGNORE INTO main.injections SELECT id, query, agent, files, timestamp "
+		      "FROM live.injections;"
+		      "INSERT OR IGNORE INTO main.feedback SELECT id, injection_id, agent, rating, reason, timestamp "
+		      "FROM live.feedback;"
+		      "INSERT OR IGNORE INTO main.feedback_lineage SELECT id, feedback_ids, action_type, bead, "
+		      "commit_hash, description, agent, timestamp FROM live.feedback_lineage;"
+		      "COMMIT");
+done:
+	if (rc < 0)
+		error("cannot keep the feedback written during the build: %s",
+		      db ? sqlite3_errmsg(db) : "out of memory");
+	sqlite3_close(db);
+	return rc;
+}
+
+/*
  * Put the new database at tmp in place of path, so that readers see the old index
  * or the new one, never a mix: copied into the live database in one transaction
  * (SQLite's backup API), or renamed into place when there is no usable live one.
@@ -1545,7 +1607,14 @@ static long page_size_of(const char *path)
 static int install_db(const char *tmp, const char *path)
 {
 	struct ci_index *live = NULL;
-	int rc = index_open(&live, path, 0);
+	int rc;
+
+	maybe_pause_before_install();
+	rc = index_open(&live, path, 0);
+	if (rc == 0 && keep_late_feedback(tmp, path) < 0) {
+		index_close(live);
+		return -1;
+	}
 
 	if (rc == 0 && page_size(index_db(live)) != page_size_of(tmp)) {
 		/* the backup API cannot change a WAL database's page size */

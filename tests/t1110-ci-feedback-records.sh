@@ -99,6 +99,22 @@ test_expect_success 'feedback survives a rebuild of the index' '
 	jq -e ".total_injections == 2 and .total_feedback == 3 and .lineage_records == 1" ../out
 '
 
+test_expect_success 'feedback written while a build runs is kept by it' '
+	cd repo && rm -f ../pause ../build.rc || return 1
+	(CI_INDEX_PAUSE_BEFORE_INSTALL="$PWD/../pause" ci-index build 2>../build.err; echo $? >../build.rc) &
+	i=0 && while ! test -f ../pause && test $i -lt 600; do sleep 0.1; i=$((i + 1)); done &&
+	test -f ../pause &&
+	ci feedback submit --json --injection-id inj-2 --rating useful --reason "during the build" >/dev/null &&
+	ci feedback lineage store --json --feedback-ids 1 --action-type code_fix --description "late fix" >/dev/null &&
+	rm ../pause &&
+	i=0 && while ! test -s ../build.rc && test $i -lt 600; do sleep 0.1; i=$((i + 1)); done &&
+	echo 0 >expect && test_cmp expect ../build.rc && rm expect &&
+	ci feedback stats --json >../out &&
+	jq -e ".total_injections == 2 and .total_feedback == 4 and .lineage_records == 2" ../out &&
+	ci feedback list --json >../out &&
+	jq -se "map(select(.reason == \"during the build\")) | length == 1" ../out
+'
+
 test_expect_success 'grep-chunks: matches by chunk; regex; a line outside any chunk; errors' '
 	cd repo && ci grep-chunks --json --pattern parse_header >../out &&
 	jq -se "map([.path, .kind, .name, [.matches[].line]]) ==
