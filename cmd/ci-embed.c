@@ -414,23 +414,11 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
  */
 static char *static_cache(const struct embed_model *m)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char *dir, *path;
+	char name[128], *path;
 
-	if (xdg && *xdg == '/') {
-		dir = xasprintf("%s/ci", xdg);
-	} else if (home && *home == '/') {
-		char *cache = xasprintf("%s/.cache", home);
-		mkdir(cache, 0755);
-		free(cache);
-		dir = xasprintf("%s/.cache/ci", home);
-	} else {
-		return NULL;
-	}
-	mkdir(dir, 0755);
-	path = xasprintf("%s/%s-%016llx.bin", dir, embed_model_name(m, 1),
-			 (unsigned long long)embed_model_key(m));
-	free(dir);
+	snprintf(name, sizeof(name), "%s-%016llx.bin", embed_model_name(m, 1),
+		 (unsigned long long)embed_model_key(m));
+	path = cache_file(name);
 	return path;
 }
 

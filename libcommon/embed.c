@@ -470,7 +470,7 @@ int embed_model_open(struct embed_model **out, const char *dir)
 	size_t t_nr = 0, p, i;
 	json_error_t jerr;
 	json_t *root = NULL;
-	int ret = -1, l, heads, depth[2];
+	int ret = -1, l, heads, depth[2], rc;
 
 	*out = NULL;
 	blis_setup();
@@ -498,8 +498,19 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		error("%s:%d: %s", model_json, jerr.line, jerr.text);
 		goto done;
 	}
-	if (spm_load(&m->vocab, vocab_json) < 0)
-		goto done;
+	{
+		/* the loaded vocabulary, kept in ci's cache by the file's path */
+		char *real = realpath(vocab_json, NULL), name[64], *cache;
+		snprintf(name, sizeof(name), "use-vocab-%016llx.bin",
+			 (unsigned long long)fnv1a(0xcbf29ce484222325ull, real ? real : vocab_json,
+						   strlen(real ? real : vocab_json)));
+		cache = cache_file(name);
+		free(real);
+		rc = spm_load_cached(&m->vocab, vocab_json, cache);
+		free(cache);
+		if (rc < 0)
+			goto done;
+	}
 	if (load_manifest(m, dir, model_json, root, &t, &t_nr) < 0)
 		goto done;
 	if (bind_weights(ptr, model_json, t, t_nr, (long)spm_size(m->vocab)) < 0)

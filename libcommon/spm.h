@@ -43,6 +43,13 @@ struct spm_work {
  * what is wrong with the file (naming it) and returns -1.
  */
 int spm_load(struct spm **out, const char *path);
+/*
+ * The same through a binary copy at cache (NULL: none): read instead of the
+ * JSON when it is a sound copy of path as path is now (its size and mtime, a
+ * checksum, every index checked), else written after loading the JSON (write
+ * errors are ignored: the copy only saves time).
+ */
+int spm_load_cached(struct spm **out, const char *path, const char *cache);
 void spm_free(struct spm *sp);
 
 /* The number of pieces (ids are 0 .. spm_size() - 1). */

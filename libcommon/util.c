@@ -390,3 +390,24 @@ void qsort_unsorted(void *base, size_t n, size_t size, int (*cmp)(const void *, 
 			return;
 		}
 }
+
+char *cache_file(const char *name)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir, *path;
+
+	if (xdg && *xdg == '/') {
+		dir = xasprintf("%s/ci", xdg);
+	} else if (home && *home == '/') {
+		char *cache = xasprintf("%s/.cache", home);
+		mkdir(cache, 0755);
+		free(cache);
+		dir = xasprintf("%s/.cache/ci", home);
+	} else {
+		return NULL;
+	}
+	mkdir(dir, 0755);
+	path = xasprintf("%s/%s", dir, name);
+	free(dir);
+	return path;
+}

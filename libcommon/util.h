@@ -116,4 +116,11 @@ void huge_free(void *p, size_t size);
 /* qsort(), unless the n elements are already in order (one pass to see). */
 void qsort_unsorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/*
+ * The path of a cache file of ci's: $XDG_CACHE_HOME/ci/<name>, else
+ * $HOME/.cache/ci/<name> (the directories made when missing); NULL when
+ * neither variable holds an absolute path.  Malloc'd.
+ */
+char *cache_file(const char *name);
+
 #endif

@@ -15,6 +15,9 @@
 #include "common.h"
 #include "spm.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 static int test_nr;	/* tests run so far */
 static int failures;	/* of which failed */
 
@@ -53,6 +56,155 @@ static char *describe(const char *what, const char *text)
 	if (n > 40)
 		buf_addstr(&b, "...");
 	return buf_detach(&b, NULL);
+}
+
+/* The golden file's texts encoded by sp, each checked against the reference's ids. */
+static void golden_ids(const struct spm *sp, struct spm_work *w, FILE *f, const char *golden, const char *label)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	json_t *rec;
+
+	char *what = xasprintf("%sids of", label), *first = xasprintf("%sfirst ids of", label);
+
+	rewind(f);
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_t *text, *jids;
+		size_t n, i, max;
+		int32_t *want;
+		char *desc;
+
+		if (!(rec = json_loadb(line, (size_t)len, 0, NULL)) ||
+		    !json_is_string(json_object_get(rec, "text"))) {
+			printf("Bail out! %s: a line that is not {\"text\":...,\"ids\":[...]}\n", golden);
+			exit(1);
+		}
+		text = json_object_get(rec, "text");
+		jids = json_object_get(rec, "ids");
+		n = json_array_size(jids);
+		want = xcalloc(n + 1, sizeof(*want));
+		for (i = 0; i < n; i++)
+			want[i] = (int32_t)json_integer_value(json_array_get(jids, i));
+
+		spm_encode(sp, w, json_string_value(text), json_string_length(text), 0);
+		desc = describe(what, json_string_value(text));
+		is_ids(w->ids, w->ids_nr, want, n, desc);
+		free(desc);
+
+		/* a limit gives the same ids, cut */
+		max = n > 6 ? n / 3 : 2;
+		spm_encode(sp, w, json_string_value(text), json_string_length(text), max);
+		desc = describe(first, json_string_value(text));
+		is_ids(w->ids, w->ids_nr, want, n < max ? n : max, desc);
+		free(desc);
+
+		free(want);
+		json_decref(rec);
+	}
+
+	free(line);
+	free(what);
+	free(first);
+}
+
+static void ok(int cond, const char *desc)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_nr, desc);
+	failures += !cond;
+}
+
+/* Copy file from to to; exits on failure. */
+static void copy_file(const char *from, const char *to)
+{
+	char *data;
+	size_t n;
+	FILE *o;
+
+	if (read_file(from, &data, &n) < 0 || !(o = fopen(to, "w")) || fwrite(data, 1, n, o) != n || fclose(o)) {
+		printf("Bail out! cannot copy %s to %s\n", from, to);
+		exit(1);
+	}
+	free(data);
+}
+
+/*
+ * spm_load_cached(): the copy is written, then read instead of the JSON (shown
+ * by a source turned to junk with its size and mtime kept, which only the copy
+ * can stand for), a damaged copy is not trusted, and a changed source is read
+ * again.
+ */
+static void cached(const struct spm *sp, struct spm_work *w, FILE *f, const char *vocab, const char *golden)
+{
+	char dir[] = "/tmp/unit-spm.XXXXXX", *src, *cache, *data;
+	struct spm *c = NULL;
+	struct timespec times[2];
+	struct stat st;
+	size_t n, i;
+	FILE *o;
+	int same = 1;
+
+	if (!mkdtemp(dir)) {
+		printf("Bail out! cannot make a temporary directory\n");
+		exit(1);
+	}
+	src = xasprintf("%s/vocab.json", dir);
+	cache = xasprintf("%s/vocab.bin", dir);
+	copy_file(vocab, src);
+	ok(spm_load_cached(&c, src, cache) == 0 && access(cache, F_OK) == 0, "cache: a first load writes the copy");
+	spm_free(c);
+	c = NULL;
+
+	/* junk of the same size and mtime: only the copy can be read */
+	stat(src, &st);
+	if (read_file(src, &data, &n) < 0 || !(o = fopen(src, "w"))) {
+		printf("Bail out! cannot rewrite %s\n", src);
+		exit(1);
+	}
+	memset(data, 'x', n);
+	fwrite(data, 1, n, o);
+	fclose(o);
+	free(data);
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	utimensat(AT_FDCWD, src, times, 0);
+	ok(spm_load_cached(&c, src, cache) == 0, "cache: read for a source of the same size and mtime");
+	if (c) {
+		for (i = 0; i < spm_size(sp); i++)
+			same &= spm_size(c) == spm_size(sp) && !strcmp(spm_piece(c, (int32_t)i), spm_piece(sp, (int32_t)i)) &&
+				spm_score(c, (int32_t)i) == spm_score(sp, (int32_t)i);
+		ok(same, "cache: the same pieces and scores");
+		golden_ids(c, w, f, golden, "from the copy: ");
+		spm_free(c);
+		c = NULL;
+	}
+
+	/* a damaged copy: not read (and the junk source then fails) */
+	if (read_file(cache, &data, &n) < 0 || !(o = fopen(cache, "w"))) {
+		printf("Bail out! cannot rewrite %s\n", cache);
+		exit(1);
+	}
+	data[n / 2] ^= 0x40;
+	fwrite(data, 1, n, o);
+	fclose(o);
+	free(data);
+	fprintf(stderr, "(an error about %s is expected)\n", src);
+	ok(spm_load_cached(&c, src, cache) < 0 && !c, "cache: a damaged copy is not trusted");
+
+	/* the source again, changed: read, and the copy made anew */
+	copy_file(vocab, src);
+	ok(spm_load_cached(&c, src, cache) == 0, "cache: a changed source is read again");
+	spm_free(c);
+	c = NULL;
+	ok(spm_load_cached(&c, src, cache) == 0, "cache: and its new copy read");
+	if (c)
+		golden_ids(c, w, f, golden, "from the new copy: ");
+	spm_free(c);
+	unlink(src);
+	unlink(cache);
+	rmdir(dir);
+	free(src);
+	free(cache);
 }
 
 int main(void)
@@ -97,39 +249,7 @@ int main(void)
 	       ++test_nr);
 	failures += spm_size(sp) != 8000;
 
-	while ((len = getline(&line, &cap, f)) > 0) {
-		json_t *text, *jids;
-		size_t n, i, max;
-		int32_t *want;
-		char *desc;
-
-		if (!(rec = json_loadb(line, (size_t)len, 0, NULL)) ||
-		    !json_is_string(json_object_get(rec, "text"))) {
-			printf("Bail out! %s: a line that is not {\"text\":...,\"ids\":[...]}\n", golden);
-			return 1;
-		}
-		text = json_object_get(rec, "text");
-		jids = json_object_get(rec, "ids");
-		n = json_array_size(jids);
-		want = xcalloc(n + 1, sizeof(*want));
-		for (i = 0; i < n; i++)
-			want[i] = (int32_t)json_integer_value(json_array_get(jids, i));
-
-		spm_encode(sp, &w, json_string_value(text), json_string_length(text), 0);
-		desc = describe("ids of", json_string_value(text));
-		is_ids(w.ids, w.ids_nr, want, n, desc);
-		free(desc);
-
-		/* a limit gives the same ids, cut */
-		max = n > 6 ? n / 3 : 2;
-		spm_encode(sp, &w, json_string_value(text), json_string_length(text), max);
-		desc = describe("first ids of", json_string_value(text));
-		is_ids(w.ids, w.ids_nr, want, n < max ? n : max, desc);
-		free(desc);
-
-		free(want);
-		json_decref(rec);
-	}
+	golden_ids(sp, &w, f, golden, "");
 
 	/* what pieces look like */
 	printf("%sok %d - piece 0 is the unknown piece\n",
@@ -140,6 +260,7 @@ int main(void)
 	failures += spm_score(sp, 57) != 0;
 
 	free(line);
+	cached(sp, &w, f, vocab, golden);
 	fclose(f);
 	spm_work_release(&w);
 	spm_free(sp);
