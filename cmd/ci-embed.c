@@ -614,6 +614,10 @@ int main(int argc, char **argv)
 		o.progress = !o.query && isatty(STDERR_FILENO);
 
 	dir = embed_model_dir(o.model);
+	/* a short query (a few dozen tokens): kernels for products of a few rows;
+	 * for an issue's text (up to 128 tokens) SkylakeX's remain faster */
+	if (o.query && strlen(o.query) <= 160)
+		embed_for_queries();
 	if (embed_model_open(&m, dir) < 0)
 		return EXIT_IO;
 	if (o.static_mode && !embed_has_static(m)) {

@@ -93,6 +93,13 @@ struct embed_work {
  * SkylakeX kernels run well, so name them unless the user did (BLIS_ARCH_TYPE).
  * This must happen before the first BLIS call.
  */
+static int small_products;	/* embed_for_queries() */
+
+void embed_for_queries(void)
+{
+	small_products = 1;
+}
+
 static void blis_pick_arch(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && defined(BLIS_CONFIG_SKX)
@@ -101,6 +108,19 @@ static void blis_pick_arch(void)
 	if (getenv("BLIS_ARCH_TYPE"))
 		return;
 	__builtin_cpu_init();
+#if defined(BLIS_CONFIG_HASWELL)
+	/*
+	 * A query is a product of a few rows by each weight matrix: SkylakeX's
+	 * kernels pack the whole matrix first (4-5 ms of a 10-token query), the
+	 * Haswell configuration multiplies small products in place (its "sup"
+	 * path).  The vectors agree to float rounding (cosine above 0.99999).
+	 */
+	if (small_products && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		snprintf(v, sizeof(v), "%d", (int)BLIS_ARCH_HASWELL);
+		setenv("BLIS_ARCH_TYPE", v, 0);
+		return;
+	}
+#endif
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
 	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
 		snprintf(v, sizeof(v), "%d", (int)BLIS_ARCH_SKX);

@@ -47,6 +47,11 @@ struct embed_work;
  * wrong, naming the file, and returns -1.
  */
 int embed_model_open(struct embed_model **out, const char *dir);
+/*
+ * This process embeds short texts one at a time (ci-embed --query): BLIS is set
+ * up for products of a few rows.  Call before the first embed_model_open().
+ */
+void embed_for_queries(void);
 void embed_model_close(struct embed_model *m);
 
 /*
