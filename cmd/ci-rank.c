@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <search.h>
 #include <time.h>
 #include <stdint.h>
@@ -1165,21 +1166,102 @@ static void semantic_start(struct qvec_job *j, const char *q)
 		query_vector_start(j, q);
 }
 
+/*
+ * The scan of every vector in two stages on two threads: this one steps
+ * SQLite and copies each batch of vectors out (reading 137k rows is half of
+ * the scan), a second one takes the cosines of the batch before (the other
+ * half), two batches in turn.  Without the second thread, the cosines are
+ * taken here.
+ */
+#define SEM_BATCH 1024
+
+struct sem_batch {
+	size_t n;
+	sqlite3_int64 id[SEM_BATCH];
+	unsigned char fmt[SEM_BATCH];	/* 0 f32, 1 int8, 2 neither */
+	uint32_t bytes[SEM_BATCH];
+	unsigned char *data;		/* SEM_BATCH slots of dim * 4 bytes */
+};
+
+struct sem_scan {
+	const float *q;
+	double qnorm;
+	size_t dim;
+	struct sem top[SEM_TOP];
+	size_t top_nr, seen;
+	struct sem_batch b[2];
+	int full[2];			/* handed to the worker */
+	int done;			/* no more batches */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void sem_cosines(struct sem_scan *sc, const struct sem_batch *b)
+{
+	static const char *const fmts[] = { "f32", "int8", "?" };
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct sem x;
+		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, fmts[b->fmt[i]],
+					b->data + i * sc->dim * 4, b->bytes[i]);
+		if (x.s < -1.5)
+			continue;	/* not a vector of dim values */
+		x.id = b->id[i];
+		sc->seen++;
+		sem_keep(sc->top, &sc->top_nr, SEM_TOP, x);
+	}
+}
+
+static void *sem_worker(void *arg)
+{
+	struct sem_scan *sc = arg;
+	int k = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&sc->mu);
+		while (!sc->full[k] && !sc->done)
+			pthread_cond_wait(&sc->cv, &sc->mu);
+		if (!sc->full[k]) {
+			pthread_mutex_unlock(&sc->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&sc->mu);
+		sem_cosines(sc, &sc->b[k]);
+		pthread_mutex_lock(&sc->mu);
+		sc->full[k] = 0;
+		pthread_cond_broadcast(&sc->cv);
+		pthread_mutex_unlock(&sc->mu);
+		k ^= 1;
+	}
+}
+
 static int signal_semantic(struct qvec_job *j)
 {
 	sqlite3_stmt *st;
 	float *qv;
 	char *model;
-	size_t dim, top_nr = 0, seen = 0, i;
-	struct sem top[SEM_TOP];
-	double qnorm = 0;
+	size_t dim, i;
+	struct sem_scan *sc;
+	struct sem *top;
+	pthread_t worker;
+	int threaded, k = 0, seen;
+	size_t top_nr;
 
 	dim = query_vector_finish(j, &qv, &model);
 	if (!dim)
 		return 0;
+	sc = xcalloc(1, sizeof(*sc));
+	sc->q = qv;
+	sc->dim = dim;
 	for (i = 0; i < dim; i++)
-		qnorm += (double)qv[i] * qv[i];
-	qnorm = sqrt(qnorm);
+		sc->qnorm += (double)qv[i] * qv[i];
+	sc->qnorm = sqrt(sc->qnorm);
+	for (k = 0; k < 2; k++)
+		sc->b[k].data = xmalloc(SEM_BATCH * dim * 4);
+	pthread_mutex_init(&sc->mu, NULL);
+	pthread_cond_init(&sc->cv, NULL);
+	threaded = online_cpus() > 1 && pthread_create(&worker, NULL, sem_worker, sc) == 0;
+
 	/* every vector, read where SQLite holds it: the cosine without decoding */
 	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vectors v WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
@@ -1187,17 +1269,55 @@ static int signal_semantic(struct qvec_job *j)
 		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 2);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct sem x;
-		x.s = vec_cosine_stored(qv, qnorm, dim, (const char *)sqlite3_column_text(st, 1),
-					sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
-		if (x.s < -1.5)
-			continue;	/* not a vector of dim values */
-		x.id = sqlite3_column_int64(st, 0);
-		seen++;
-		sem_keep(top, &top_nr, SEM_TOP, x);
+	k = 0;
+	for (;;) {
+		struct sem_batch *b = &sc->b[k];
+		int more = 1;
+
+		if (threaded) {
+			pthread_mutex_lock(&sc->mu);
+			while (sc->full[k])
+				pthread_cond_wait(&sc->cv, &sc->mu);
+			pthread_mutex_unlock(&sc->mu);
+		}
+		b->n = 0;
+		while (b->n < SEM_BATCH && (more = sqlite3_step(st) == SQLITE_ROW)) {
+			const char *f = (const char *)sqlite3_column_text(st, 1);
+			size_t n = (size_t)sqlite3_column_bytes(st, 2);
+			b->id[b->n] = sqlite3_column_int64(st, 0);
+			b->fmt[b->n] = !f || !strcmp(f, "f32") ? 0 : !strcmp(f, "int8") ? 1 : 2;
+			if (n > dim * 4)
+				b->fmt[b->n] = 2, n = 0;	/* too long for any format */
+			b->bytes[b->n] = (uint32_t)n;
+			if (n)
+				memcpy(b->data + b->n * dim * 4, sqlite3_column_blob(st, 2), n);
+			b->n++;
+		}
+		if (b->n) {
+			if (threaded) {
+				pthread_mutex_lock(&sc->mu);
+				sc->full[k] = 1;
+				pthread_cond_broadcast(&sc->cv);
+				pthread_mutex_unlock(&sc->mu);
+				k ^= 1;
+			} else {
+				sem_cosines(sc, b);
+			}
+		}
+		if (!more)
+			break;
 	}
 	sqlite3_finalize(st);
+	if (threaded) {
+		pthread_mutex_lock(&sc->mu);
+		sc->done = 1;
+		pthread_cond_broadcast(&sc->cv);
+		pthread_mutex_unlock(&sc->mu);
+		pthread_join(worker, NULL);
+	}
+	top = sc->top;
+	top_nr = sc->top_nr;
+	seen = sc->seen > 0;
 	qsort(top, top_nr, sizeof(*top), cmp_sem);
 	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
 		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
@@ -1211,9 +1331,14 @@ static int signal_semantic(struct qvec_job *j)
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
+	pthread_mutex_destroy(&sc->mu);
+	pthread_cond_destroy(&sc->cv);
+	free(sc->b[0].data);
+	free(sc->b[1].data);
+	free(sc);
 	free(qv);
 	free(model);
-	return seen > 0;
+	return seen;
 }
 
 /* ---- fusion ---- */

@@ -585,8 +585,25 @@ if ci-embed --query probe >/dev/null 2>&1; then
 		summary out | "$JQ" -e ".signals == [\"semantic\"] and .mode == \"semantic\"" &&
 		summary out2 | "$JQ" -e ".signals | index(\"semantic\") != null"
 	'
+	test_expect_success '--mode semantic over several batches of vectors: the cosines ci-rank similar finds' '
+		git init -q many && (
+			cd many &&
+			awk "BEGIN { for (i = 0; i < 2600; i++) printf \"def handler_%d(request):\\n    return respond(request, %d, \\\"item %d of the queue\\\")\\n\\n\\n\", i, i * 7 % 13, i }" >big.py &&
+			git add . && git commit -qm many &&
+			ci-chunk | ci-embed | ci-index --no-progress load &&
+			ci-index status | "$JQ" -e ".vectors == 2600" &&
+			ci-rank similar "respond to the request with item 7" --limit 25 |
+				"$JQ" -r "select(._type == \"hit\") | \"\\(.name) \\(.score)\"" | sort >../expect &&
+			ci-rank --mode semantic --explain --per-file 25 --limit 25 "respond to the request with item 7" |
+				"$JQ" -r "select(._type == \"hit\") | \"\\(.name) \\(.signals.semantic * 1000 | round / 1000)\"" |
+				sort >../actual
+		) &&
+		test_line_count = 25 expect &&
+		test_cmp expect actual
+	'
 else
 	test_skip '--mode semantic with vectors: the semantic signal only' 'ci-embed cannot embed here (no model?)'
+	test_skip '--mode semantic over several batches of vectors' 'ci-embed cannot embed here (no model?)'
 fi
 
 # ---- errors -----------------------------------------------------------------------
