@@ -215,10 +215,6 @@ int main(void)
 	struct spm *sp;
 	struct spm_work w = SPM_WORK_INIT;
 	FILE *f;
-	json_t *rec;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
 
 	util_init("unit-spm");
 	if (!model || !*model) {
@@ -259,7 +255,6 @@ int main(void)
 	       ++test_nr);
 	failures += spm_score(sp, 57) != 0;
 
-	free(line);
 	cached(sp, &w, f, vocab, golden);
 	fclose(f);
 	spm_work_release(&w);
