@@ -3246,6 +3246,14 @@ static int cmd_bundle(int argc, char **argv)
 	ix = feedback_open("bundle", 1);
 	now_iso(ts);
 	files_text = json_dumps(files, JSON_COMPACT);
+	/*
+	 * The injection is recorded only once its records are out: its id is
+	 * taken and its row written in a transaction committed after standard
+	 * output is flushed and closed without error, and rolled back otherwise
+	 * (a reader that went away: SIGPIPE ends the process before the commit).
+	 */
+	if (sqlite3_exec(index_db(ix), "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		fail("bundle: cannot write the index: %s", sqlite3_errmsg(index_db(ix)));
 	st = prepare_or_fail(index_db(ix), "bundle", "SELECT coalesce(max(CAST(substr(id, 5) AS INTEGER)), 0) + 1 "
 			     "FROM injections WHERE id LIKE 'inj-%'");
 	id = xasprintf("inj-%lld", sqlite3_step(st) == SQLITE_ROW ? (long long)sqlite3_column_int64(st, 0) : 1LL);
@@ -3258,12 +3266,19 @@ static int cmd_bundle(int argc, char **argv)
 	sqlite3_bind_text(st, 4, files_text, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, ts, -1, SQLITE_STATIC);
 	step_done_or_fail(st, "bundle");
-	index_close(ix);
 	json_array_append_new(recs, json_pack("{s:s, s:s, s:s, s:o}", "_type", "injection", "injection_id", id,
 					      "query", f.values[0], "files", files));
+	rc = emit_records(recs, want_json(f.set[0]), 0);
+	if (rc == 0 && sqlite3_exec(index_db(ix), "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		error("bundle: %s was given out but cannot be recorded: %s", id, sqlite3_errmsg(index_db(ix)));
+		rc = 1;
+	}
+	if (rc != 0)
+		sqlite3_exec(index_db(ix), "ROLLBACK", NULL, NULL, NULL);
+	index_close(ix);
 	free(files_text);
 	free(id);
-	return emit_records(recs, want_json(f.set[0]), 0);
+	return rc;
 }
 
 /* ---- main ---------------------------------------------------------------------------- */

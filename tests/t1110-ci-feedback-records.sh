@@ -115,6 +115,17 @@ test_expect_success 'feedback written while a build runs is kept by it' '
 	jq -se "map(select(.reason == \"during the build\")) | length == 1" ../out
 '
 
+test_expect_success 'bundle whose output cannot be written: exit 3, no injection recorded' '
+	cd repo && ci feedback stats --json >../before &&
+	test_status 3 ci bundle --json --query "parse header" >/dev/full 2>../err &&
+	test_grep "write error" ../err &&
+	(test_status 3 ci bundle --json --query "parse header" 2>../err >&-) &&
+	ci feedback stats --json >../after &&
+	test_cmp ../before ../after &&
+	ci bundle --json --query "parse body" >../out &&
+	jq -se "last.injection_id == \"inj-3\"" ../out
+'
+
 test_expect_success 'grep-chunks: matches by chunk; regex; a line outside any chunk; errors' '
 	cd repo && ci grep-chunks --json --pattern parse_header >../out &&
 	jq -se "map([.path, .kind, .name, [.matches[].line]]) ==
