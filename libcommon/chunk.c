@@ -1277,6 +1277,19 @@ static int preds_hold(struct chunker *c, const struct cquery *cq, const TSQueryM
 static void strip_target(char *s);
 
 /* One pass of the tags+imports query: definitions, references, imports. */
+/*
+ * A C or C++ type specifier (enum_specifier, struct_specifier, ...) without a
+ * body names a type it does not define: tree-sitter-c's tags.scm takes every
+ * enum_specifier as a definition, so a parameter `enum vec_format f` made one.
+ */
+static int specifier_without_body(const struct chunker *c, TSNode what)
+{
+	const char *type = ts_node_type(what);
+	size_t n = strlen(type);
+
+	return n > 10 && !strcmp(type + n - 10, "_specifier") && ts_node_is_null(field(what, c->rt->f_body));
+}
+
 static void run_queries(struct chunker *c, TSNode root)
 {
 	const struct cquery *cq = &c->rt->q;
@@ -1338,6 +1351,8 @@ static void run_queries(struct chunker *c, TSNode root)
 			continue;
 		if (!preds_hold(c, cq, &m))
 			continue;
+		if (is_def && specifier_without_body(c, what))
+			continue;	/* `enum e x`, `struct s;`: a use of the type (tagged as such) */
 		if (ts_node_end_byte(name) <= ts_node_start_byte(name) ||
 		    ts_node_end_byte(name) - ts_node_start_byte(name) > 512)
 			continue;
