@@ -414,12 +414,11 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
  */
 static char *static_cache(const struct embed_model *m)
 {
-	char name[128], *path;
+	char name[128];
 
 	snprintf(name, sizeof(name), "%s-%016llx.bin", embed_model_name(m, 1),
 		 (unsigned long long)embed_model_key(m));
-	path = cache_file(name);
-	return path;
+	return cache_file(name);
 }
 
 static void parse_fields(struct options *o, const char *list)

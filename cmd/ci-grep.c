@@ -1279,8 +1279,7 @@ static int langs_pass(const struct options *o, const char *path)
 	return lang_wanted(o, l);
 }
 
-/* Add a file if the filters let it through.  path is copied. */
-/* add_target with a malloc'd path the list takes (or frees) */
+/* Add a file if the filters let it through; path is malloc'd: taken, or freed. */
 static void add_target_own(struct targets *ts, const struct options *o, char *path, uint64_t size,
 			   int64_t mtime, int mode, int explicit_)
 {
@@ -1306,6 +1305,7 @@ static void add_target_own(struct targets *ts, const struct options *o, char *pa
 	t->need_lang = lp == 2;
 }
 
+/* The same with path copied. */
 static void add_target(struct targets *ts, const struct options *o, const char *path, uint64_t size,
 		       int64_t mtime, int mode, int explicit_)
 {

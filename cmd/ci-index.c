@@ -231,15 +231,6 @@ struct df_count {
 
 #define DF_MAX_TERMS (1u << 20)
 
-static uint32_t df_hash(const char *s, int n)
-{
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	while (n--)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
 static void df_grow(struct df_count *dc)
 {
 	size_t cap = dc->cap ? dc->cap * 2 : 4096, i, j;
@@ -260,7 +251,7 @@ static void df_grow(struct df_count *dc)
 static void df_term(const char *t, int n, void *ctx)
 {
 	struct df_count *dc = ctx;
-	uint32_t h = df_hash(t, n);
+	uint32_t h = (uint32_t)fnv1a(FNV1A_BASIS, t, (size_t)n);
 	size_t j;
 
 	if (dc->full || n <= 0)
@@ -303,24 +294,16 @@ static void df_chunk(struct df_count *dc, sqlite3_int64 id, const char *const co
 			index_terms(cols[i], lens[i], df_term, dc);
 }
 
-/* A chunks_fts_docsize record: one SQLite varint per column; their sum. */
-static uint32_t docsize_total(const unsigned char *p, int n)
+/* A chunks_fts_docsize record: one varint per column; their sum. */
+static uint32_t docsize_total(const unsigned char *p, size_t n)
 {
-	uint64_t total = 0;
-	int i = 0;
+	uint64_t total = 0, v;
+	size_t k;
 
-	while (i < n) {
-		uint64_t v = 0;
-		int k;
-		for (k = 0; k < 8 && i < n; k++) {
-			unsigned char c = p[i++];
-			v = (v << 7) | (c & 0x7f);
-			if (!(c & 0x80))
-				break;
-		}
-		if (k == 8 && i < n)	/* the ninth byte has 8 bits */
-			v = (v << 8) | p[i++];
+	while (n && (k = index_varint(p, n, &v))) {
 		total += v;
+		p += k;
+		n -= k;
 	}
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
@@ -396,15 +379,8 @@ static int sizes_store(sqlite3 *db, sqlite3_int64 *ids, size_t nr)
 				sqlite3_reset(cur);
 			}
 		}
-		{
-			uint32_t t = sz ? docsize_total(sz, szn) : 0;
-			unsigned char *q = blk + 4 * (id % CI_SIZES_BLOCK);
-			q[0] = t & 0xff;
-			q[1] = (t >> 8) & 0xff;
-			q[2] = (t >> 16) & 0xff;
-			q[3] = t >> 24;
-			dirty = 1;
-		}
+		index_size_put(blk, (size_t)(id % CI_SIZES_BLOCK), sz ? docsize_total(sz, (size_t)szn) : 0);
+		dirty = 1;
 		if (!scan)
 			sqlite3_reset(get);
 	}
@@ -974,8 +950,9 @@ static void stamp(sqlite3 *db, const char *root, const char *key, const char *sn
 /*
  * Drop the content of blobs no file points at, once they outnumber the live ones
  * (until then they are kept, so switching back to a branch re-reads nothing).
+ * Returns 1 when it dropped some, 0 when not, -1 after an error.
  */
-static int collect_garbage(sqlite3 *db, int force)
+static int collect_garbage(sqlite3 *db)
 {
 	/* every files.blob_id is a blob: the unreferenced ones are the rest
 	 * (counting them by NOT IN probed files_blob once a blob, 1.6 ms a
@@ -992,7 +969,7 @@ static int collect_garbage(sqlite3 *db, int force)
 		all = sqlite3_column_int64(cnt, 1);
 	}
 	sqlite3_finalize(cnt);
-	if (!unref || (!force && unref * 2 <= all))
+	if (!unref || unref * 2 <= all)
 		return 0;
 	dead = prep(db, "SELECT id FROM blobs WHERE id NOT IN (SELECT blob_id FROM files)");
 	text = prep(db, "SELECT ci_inflate(text) FROM chunks WHERE blob_id = ?1 ORDER BY start_line");
@@ -1276,6 +1253,35 @@ done:
  * their files and vectors, coupling, the head it was walked to), which comes
  * from git, not from the files.  Nothing when there is no usable old index.
  */
+/*
+ * ci's feedback tables (made if missing) filled with the rows of those of the
+ * attached database schema that they do not hold yet: at a build's start from
+ * the index it replaces, and again just before it installs the new one.
+ */
+#define COPY_FEEDBACK(schema) CI_FEEDBACK_TABLES \
+	"INSERT OR IGNORE INTO main.injections SELECT id, query, agent, files, timestamp " \
+	"FROM " schema ".injections;" \
+	"INSERT OR IGNORE INTO main.feedback SELECT id, injection_id, agent, rating, reason, timestamp " \
+	"FROM " schema ".feedback;" \
+	"INSERT OR IGNORE INTO main.feedback_lineage SELECT id, feedback_ids, action_type, bead, " \
+	"commit_hash, description, agent, timestamp FROM " schema ".feedback_lineage;"
+
+/* 1 if the database schema of db has the three feedback tables. */
+static int has_feedback(sqlite3 *db, const char *schema)
+{
+	sqlite3_stmt *st;
+	char *sql = sqlite3_mprintf("SELECT count(*) FROM %w.sqlite_master WHERE type = 'table' AND "
+				    "name IN ('injections', 'feedback', 'feedback_lineage')", schema);
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	sqlite3_free(sql);
+	return n == 3;
+}
+
 static int keep_history(sqlite3 *db, const char *old_path)
 {
 	sqlite3 *probe = NULL;
@@ -1299,12 +1305,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 			history = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 			sqlite3_finalize(st);
 		}
-		if (sqlite3_prepare_v2(probe, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-				       "name IN ('injections', 'feedback', 'feedback_lineage')", -1, &st,
-				       NULL) == SQLITE_OK) {
-			feedback = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 3;
-			sqlite3_finalize(st);
-		}
+		feedback = has_feedback(probe, "main");
 	}
 	sqlite3_close(probe);
 	/* versions 2 to 4 have the same history tables; 1 lacked commit columns */
@@ -1314,12 +1315,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 	 * readers (the new one is written in exclusive mode) */
 	sqlite3_busy_timeout(db, 10000);
 	if (feedback) {
-		sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;" CI_FEEDBACK_TABLES
-				      "INSERT INTO injections SELECT id, query, agent, files, timestamp FROM old.injections;"
-				      "INSERT INTO feedback SELECT id, injection_id, agent, rating, reason, timestamp "
-				      "FROM old.feedback;"
-				      "INSERT INTO feedback_lineage SELECT id, feedback_ids, action_type, bead, commit_hash, "
-				      "description, agent, timestamp FROM old.feedback_lineage;"
+		sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;" COPY_FEEDBACK("old")
 				      "DETACH old; PRAGMA locking_mode=EXCLUSIVE;", old_path);
 		rc = sql_exec(db, sql);
 		sqlite3_free(sql);
@@ -1564,9 +1560,8 @@ static long page_size_of(const char *path)
 static int keep_late_feedback(const char *tmp, const char *live_path)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *st;
 	char *sql;
-	int tables = 0, rc = -1;
+	int rc = -1;
 
 	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
 		goto done;
@@ -1576,21 +1571,7 @@ static int keep_late_feedback(const char *tmp, const char *live_path)
 	sqlite3_free(sql);
 	if (rc < 0)
 		goto done;
-	rc = -1;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM live.sqlite_master WHERE type = 'table' AND "
-			       "name IN ('injections', 'feedback', 'feedback_lineage')", -1, &st, NULL) == SQLITE_OK) {
-		tables = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-		sqlite3_finalize(st);
-	}
-	rc = tables < 3 ? 0 :
-	     sql_exec(db, "BEGIN;" CI_FEEDBACK_TABLES
-		      "INSERT OR IGNORE INTO main.injections SELECT id, query, agent, files, timestamp "
-		      "FROM live.injections;"
-		      "INSERT OR IGNORE INTO main.feedback SELECT id, injection_id, agent, rating, reason, timestamp "
-		      "FROM live.feedback;"
-		      "INSERT OR IGNORE INTO main.feedback_lineage SELECT id, feedback_ids, action_type, bead, "
-		      "commit_hash, description, agent, timestamp FROM live.feedback_lineage;"
-		      "COMMIT");
+	rc = has_feedback(db, "live") ? sql_exec(db, "BEGIN;" COPY_FEEDBACK("live") "COMMIT") : 0;
 done:
 	if (rc < 0)
 		error("cannot keep the feedback written during the build: %s",
@@ -2208,7 +2189,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
 	    (chunk_run(&w, &todo, &co, &ictx, o->threads, feed_result, &fd) < 0 ||
-	     loader_finish_file(&ld) < 0 || (gc = collect_garbage(db, 0)) < 0))
+	     loader_finish_file(&ld) < 0 || (gc = collect_garbage(db)) < 0))
 		ret = EXIT_IO;
 	if (gc > 0)
 		ld.df.full = 1;	/* chunks went: count every term anew */

@@ -481,7 +481,6 @@ static size_t sizes_blocks;		/* blocks there are room for */
 static uint32_t chunk_size(sqlite3_int64 id)
 {
 	size_t b = (size_t)(id / CI_SIZES_BLOCK);
-	const unsigned char *p;
 
 	if (!sizes_st) {
 		/*
@@ -517,8 +516,7 @@ static uint32_t chunk_size(sqlite3_int64 id)
 	}
 	if (sizes_state[b] != 1)
 		return 0;
-	p = sizes + 4 * CI_SIZES_BLOCK * b + 4 * (id % CI_SIZES_BLOCK);
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return index_size_get(sizes + 4 * CI_SIZES_BLOCK * b, (size_t)(id % CI_SIZES_BLOCK));
 }
 
 static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
@@ -1174,11 +1172,12 @@ static void semantic_start(struct qvec_job *j, const char *q)
  * taken here.
  */
 #define SEM_BATCH 1024
+#define VEC_BAD 0xff		/* a row that is no vector of dim values */
 
 struct sem_batch {
 	size_t n;
 	sqlite3_int64 id[SEM_BATCH];
-	unsigned char fmt[SEM_BATCH];	/* 0 f32, 1 int8, 2 neither */
+	unsigned char fmt[SEM_BATCH];	/* enum vec_format, or VEC_BAD */
 	uint32_t bytes[SEM_BATCH];
 	unsigned char *data;		/* SEM_BATCH slots of dim * 4 bytes */
 };
@@ -1198,11 +1197,11 @@ struct sem_scan {
 
 static void sem_cosines(struct sem_scan *sc, const struct sem_batch *b)
 {
-	static const char *const fmts[] = { "f32", "int8", "?" };
-
 	for (size_t i = 0; i < b->n; i++) {
 		struct sem x;
-		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, fmts[b->fmt[i]],
+		if (b->fmt[i] == VEC_BAD)
+			continue;
+		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, (enum vec_format)b->fmt[i],
 					b->data + i * sc->dim * 4, b->bytes[i]);
 		if (x.s < -1.5)
 			continue;	/* not a vector of dim values */
@@ -1284,10 +1283,11 @@ static int signal_semantic(struct qvec_job *j)
 		while (b->n < SEM_BATCH && (more = sqlite3_step(st) == SQLITE_ROW)) {
 			const char *f = (const char *)sqlite3_column_text(st, 1);
 			size_t n = (size_t)sqlite3_column_bytes(st, 2);
+			enum vec_format vf = VEC_F32;	/* no fmt: an index older than the column */
 			b->id[b->n] = sqlite3_column_int64(st, 0);
-			b->fmt[b->n] = !f || !strcmp(f, "f32") ? 0 : !strcmp(f, "int8") ? 1 : 2;
+			b->fmt[b->n] = f && vec_format_parse(&vf, f) < 0 ? VEC_BAD : (unsigned char)vf;
 			if (n > dim * 4)
-				b->fmt[b->n] = 2, n = 0;	/* too long for any format */
+				b->fmt[b->n] = VEC_BAD, n = 0;	/* too long for any format */
 			b->bytes[b->n] = (uint32_t)n;
 			if (n)
 				memcpy(b->data + b->n * dim * 4, sqlite3_column_blob(st, 2), n);
@@ -2385,18 +2385,8 @@ int main(int argc, char **argv)
 		 */
 		sqlite3_stmt *st = prep("SELECT block FROM chunks_fts_data WHERE id = 1");
 		if (sqlite3_step(st) == SQLITE_ROW) {
-			const unsigned char *p = sqlite3_column_blob(st, 0);
-			int n = sqlite3_column_bytes(st, 0);
-			unsigned long long v = 0;
-			for (int k = 0; k < n && k < 9; k++) {
-				if (k == 8) {
-					v = (v << 8) | p[k];
-					break;
-				}
-				v = (v << 7) | (p[k] & 0x7f);
-				if (!(p[k] & 0x80))
-					break;
-			}
+			uint64_t v;
+			index_varint(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &v);
 			total_chunks = (long)v;
 		}
 		sqlite3_finalize(st);

@@ -1472,13 +1472,13 @@ static void memory_score(json_t *m, time_t now)
 static json_t *memory_new(const char *type, const char *category, const char *text,
 			  const char *reason, const char *date)
 {
+	/* not FNV1A_BASIS (a digit short of it), but stored ids depend on it */
 	uint64_t h = 1469598103934665603ULL;
-	const char *parts[] = { type, category, text }, *p;
+	const char *parts[] = { type, category, text };
 	char id[17];
 
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
-		for (p = parts[i]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = fnv1a(h, parts[i], strlen(parts[i]));
 	snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
 	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "id", id, "type", type, "category", category,
 			 "memory", text, "reason", reason, "date", date);

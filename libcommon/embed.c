@@ -87,12 +87,6 @@ struct embed_work {
 
 /* ---- BLIS ------------------------------------------------------------------ */
 
-/*
- * BLIS 0.9 picks its kernels from the CPU model and falls back to slow generic C
- * on CPUs newer than itself (AMD Zen 5: 4x slower).  On a CPU with AVX-512 the
- * SkylakeX kernels run well, so name them unless the user did (BLIS_ARCH_TYPE).
- * This must happen before the first BLIS call.
- */
 static int small_products;	/* embed_for_queries() */
 
 void embed_for_queries(void)
@@ -100,6 +94,12 @@ void embed_for_queries(void)
 	small_products = 1;
 }
 
+/*
+ * BLIS 0.9 picks its kernels from the CPU model and falls back to slow generic C
+ * on CPUs newer than itself (AMD Zen 5: 4x slower).  On a CPU with AVX-512 the
+ * SkylakeX kernels run well, so name them unless the user did (BLIS_ARCH_TYPE).
+ * This must happen before the first BLIS call.
+ */
 static void blis_pick_arch(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && defined(BLIS_CONFIG_SKX)
@@ -450,19 +450,6 @@ static int bind_weights(const void **ptr, const char *model_json, const struct t
 	return 0;
 }
 
-/* FNV-1a, 64 bits, over n bytes, continuing from h. */
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Mix the identity of a file (its path, size, modification time) into h. */
 static uint64_t key_file(uint64_t h, const char *path)
 {
@@ -499,7 +486,7 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		static const char *const files[] = { "config.json", "vocab.txt", "model.safetensors" };
 		if (bert_model_open(&m->bert, dir) < 0)
 			goto done;
-		m->key = 0xcbf29ce484222325ull;
+		m->key = FNV1A_BASIS;
 		for (i = 0; i < ARRAY_SIZE(files); i++) {
 			char *f = xasprintf("%s/%s", dir, files[i]);
 			m->key = key_file(m->key, f);
@@ -522,7 +509,7 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		/* the loaded vocabulary, kept in ci's cache by the file's path */
 		char *real = realpath(vocab_json, NULL), name[64], *cache;
 		snprintf(name, sizeof(name), "use-vocab-%016llx.bin",
-			 (unsigned long long)fnv1a(0xcbf29ce484222325ull, real ? real : vocab_json,
+			 (unsigned long long)fnv1a(FNV1A_BASIS, real ? real : vocab_json,
 						   strlen(real ? real : vocab_json)));
 		cache = cache_file(name);
 		free(real);
@@ -537,7 +524,7 @@ int embed_model_open(struct embed_model **out, const char *dir)
 		goto done;
 
 	m->emb = ptr[W_EMB];
-	m->key = key_file(key_file(0xcbf29ce484222325ull, model_json), vocab_json);
+	m->key = key_file(key_file(FNV1A_BASIS, model_json), vocab_json);
 	{
 		json_t *g, *path;
 		size_t gi, pi;

@@ -223,18 +223,6 @@ struct word_set {
 	size_t nr;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Is word (at b->buf + off, len bytes) new?  Then remember it. */
 static int word_set_add(struct word_set *ws, const struct buf *b, size_t off, size_t len)
 {
@@ -250,7 +238,7 @@ static int word_set_add(struct word_set *ws, const struct buf *b, size_t off, si
 				word_set_add(ws, b, old.slot[i].off, old.slot[i].len);
 		free(old.slot);
 	}
-	for (i = hash_bytes(b->buf + off, len) & ws->mask; ws->slot[i].len; i = (i + 1) & ws->mask)
+	for (i = fnv1a(FNV1A_BASIS, b->buf + off, len) & ws->mask; ws->slot[i].len; i = (i + 1) & ws->mask)
 		if (ws->slot[i].len == len && !memcmp(b->buf + ws->slot[i].off, b->buf + off, len))
 			return 0;
 	ws->slot[i].off = (uint32_t)off;

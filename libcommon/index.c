@@ -549,6 +549,23 @@ int index_files(struct ci_index *ix, index_file_fn fn, void *data)
 	return each_file(ix, st, fn, data);
 }
 
+size_t index_varint(const unsigned char *p, size_t n, uint64_t *v)
+{
+	size_t i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if (i == 8) {	/* the ninth byte has 8 bits */
+			*v = (*v << 8) | p[i];
+			return 9;
+		}
+		*v = (*v << 7) | (p[i] & 0x7f);
+		if (!(p[i] & 0x80))
+			return i + 1;
+	}
+	return n;
+}
+
 int index_file_stats(struct ci_index *ix, index_file_fn fn, void *data)
 {
 	sqlite3_stmt *st;

@@ -110,6 +110,30 @@ void index_terms(const char *text, size_t n, void (*fn)(const char *term, int le
  */
 #define CI_SIZES_BLOCK 1024
 
+/* Size slot i of a chunk_sizes row, read and written. */
+static inline uint32_t index_size_get(const unsigned char *sizes, size_t i)
+{
+	const unsigned char *p = sizes + 4 * i;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void index_size_put(unsigned char *sizes, size_t i, uint32_t v)
+{
+	unsigned char *p = sizes + 4 * i;
+
+	p[0] = v & 0xff;
+	p[1] = (v >> 8) & 0xff;
+	p[2] = (v >> 16) & 0xff;
+	p[3] = v >> 24;
+}
+
+/*
+ * The SQLite varint (FTS5's records are made of them) at p[0..n): its value
+ * in *v; returns the bytes it takes, 0 when n is 0.
+ */
+size_t index_varint(const unsigned char *p, size_t n, uint64_t *v);
+
 /* Register ci's code-aware FTS5 tokenizer "ci_code" on db (see index.c). */
 int index_register_tokenizer(sqlite3 *db);
 

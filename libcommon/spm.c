@@ -399,8 +399,9 @@ struct spm_cache_head {
 	int32_t ascii[128];
 };
 
-/* FNV-1a over 8-byte words (then the tail's bytes): a checksum, 8x faster than by byte. */
-static uint64_t fnv1a64(uint64_t h, const void *p, size_t n)
+/* FNV-1a's steps over 8-byte words (then the tail's bytes): a checksum 8x
+ * faster than fnv1a() over the bytes, for the copy's 1.2 MB */
+static uint64_t checksum_words(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 	uint64_t w;
@@ -474,7 +475,7 @@ static void spm_cache_write(const struct spm *sp, const char *cache, uint64_t si
 	buf_add(&b, sp->node, sp->node_nr * sizeof(*sp->node));
 	buf_add(&b, sp->edge_key, slots * sizeof(*sp->edge_key));
 	buf_add(&b, sp->edge_child, slots * sizeof(*sp->edge_child));
-	h.sum = fnv1a64(0xcbf29ce484222325ull, b.buf, b.len);
+	h.sum = checksum_words(FNV1A_BASIS, b.buf, b.len);
 
 	tmp = xasprintf("%s.XXXXXX", cache);
 	if ((fd = mkstemp(tmp)) >= 0) {
@@ -508,7 +509,7 @@ static struct spm *spm_cache_read(const char *cache, uint64_t size, int64_t mtim
 	slots = (size_t)1 << h.edge_bits;
 	need = sizeof(h) + h.nr * sizeof(double) + h.nr + (h.nr + 1) * sizeof(uint32_t) + h.piece_bytes +
 	       h.node_nr * sizeof(struct spm_node) + slots * (sizeof(uint64_t) + sizeof(int32_t));
-	if (n != need || fnv1a64(0xcbf29ce484222325ull, data + sizeof(h), n - sizeof(h)) != h.sum)
+	if (n != need || checksum_words(FNV1A_BASIS, data + sizeof(h), n - sizeof(h)) != h.sum)
 		goto bad;
 
 	sp = xcalloc(1, sizeof(*sp));

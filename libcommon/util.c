@@ -411,3 +411,12 @@ char *cache_file(const char *name)
 	free(dir);
 	return path;
 }
+
+uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 0x100000001b3ull;
+	return h;
+}

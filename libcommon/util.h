@@ -113,6 +113,10 @@ int read_file(const char *path, char **out, size_t *len);
 void *huge_alloc(size_t size);
 void huge_free(void *p, size_t size);
 
+/* FNV-1a, 64 bits, over p[0..n), continuing from h (FNV1A_BASIS to start). */
+#define FNV1A_BASIS 0xcbf29ce484222325ull
+uint64_t fnv1a(uint64_t h, const void *p, size_t n);
+
 /* qsort(), unless the n elements are already in order (one pass to see). */
 void qsort_unsorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 

@@ -191,7 +191,7 @@ double vec_cosine(const float *a, const float *b, size_t dim)
 
 #define LANES 16
 
-double vec_cosine_stored(const float *q, double qnorm, size_t dim, const char *fmt, const void *blob,
+double vec_cosine_stored(const float *q, double qnorm, size_t dim, enum vec_format f, const void *blob,
 			 size_t bytes)
 {
 	const unsigned char *p = blob;
@@ -202,7 +202,7 @@ double vec_cosine_stored(const float *q, double qnorm, size_t dim, const char *f
 
 	if (!blob || !dim)
 		return -2;
-	if (!fmt || !strcmp(fmt, "f32")) {
+	if (f == VEC_F32) {
 		float v[LANES];
 		if (bytes != dim * 4)
 			return -2;
@@ -220,7 +220,7 @@ double vec_cosine_stored(const float *q, double qnorm, size_t dim, const char *f
 			d += (double)q[i] * x;
 			n += (double)x * x;
 		}
-	} else if (!strcmp(fmt, "int8")) {
+	} else if (f == VEC_INT8) {
 		const signed char *c = (const signed char *)p;
 		int32_t sq[LANES] = { 0 };
 		int64_t sqt = 0;

@@ -53,16 +53,17 @@ int vec_decode(float *out, size_t dim, const char *fmt, double scale, const void
 double vec_cosine(const float *a, const float *b, size_t dim);
 
 /*
- * The cosine of q[0..dim) (qnorm: its Euclidean norm) and a stored vector, as
- * vec_decode() takes it, read where it lies: an int8 vector's scale cancels
- * out, so its bytes are multiplied as they are, 16 lanes at a time (one pass
- * over the bytes, which the compiler vectorizes; decoding to floats first and
- * summing in double was four fifths of a semantic query on 137k chunks).
- * Agrees with vec_decode() + vec_cosine() within float rounding (1e-6).
- * Returns the cosine (0 when either is all zeros), or -2 when the bytes do not
- * hold a vector of dim values in that format.
+ * The cosine of q[0..dim) (qnorm: its Euclidean norm) and a stored vector of
+ * format f (vec_format_parse() of its fmt; an index older than the column
+ * holds f32), read where it lies: an int8 vector's scale cancels out, so its
+ * bytes are multiplied as they are, 16 lanes at a time (one pass over the
+ * bytes, which the compiler vectorizes; decoding to floats first and summing
+ * in double was four fifths of a semantic query on 137k chunks).  Agrees
+ * with vec_decode() + vec_cosine() within float rounding (1e-6).  Returns the
+ * cosine (0 when either is all zeros), or -2 when the bytes do not hold a
+ * vector of dim values in that format.
  */
-double vec_cosine_stored(const float *q, double qnorm, size_t dim, const char *fmt, const void *blob,
+double vec_cosine_stored(const float *q, double qnorm, size_t dim, enum vec_format f, const void *blob,
 			 size_t bytes);
 
 #endif

@@ -26,23 +26,11 @@ struct wordpiece {
 	const UNormalizer2 *nfd;	/* ICU's NFD (strip_accents) */
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 int32_t wordpiece_id(const struct wordpiece *wp, const char *s, size_t n)
 {
 	size_t i;
 
-	for (i = hash_bytes(s, n) & wp->mask; wp->slot[i] >= 0; i = (i + 1) & wp->mask) {
+	for (i = fnv1a(FNV1A_BASIS, s, n) & wp->mask; wp->slot[i] >= 0; i = (i + 1) & wp->mask) {
 		const char *p = wp->pool + wp->off[wp->slot[i]];
 		if (!strncmp(p, s, n) && p[n] == '\0')
 			return wp->slot[i];
@@ -56,7 +44,7 @@ static void table_add(struct wordpiece *wp, int32_t id)
 	const char *p = wp->pool + wp->off[id];
 	size_t n = strlen(p), i;
 
-	for (i = hash_bytes(p, n) & wp->mask; wp->slot[i] >= 0; i = (i + 1) & wp->mask)
+	for (i = fnv1a(FNV1A_BASIS, p, n) & wp->mask; wp->slot[i] >= 0; i = (i + 1) & wp->mask)
 		if (!strcmp(wp->pool + wp->off[wp->slot[i]], p)) {
 			wp->slot[i] = id;
 			return;

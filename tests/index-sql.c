@@ -53,9 +53,7 @@ static void size_at(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_null(ctx);
 		return;
 	}
-	p += 4 * i;
-	sqlite3_result_int64(ctx, (sqlite3_int64)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-						  (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24));
+	sqlite3_result_int64(ctx, (sqlite3_int64)index_size_get(p, (size_t)i));
 }
 
 int main(int argc, char **argv)

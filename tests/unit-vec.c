@@ -66,7 +66,7 @@ int main(void)
 					continue;
 				}
 				want = vec_cosine(q, back, dim);
-				got = vec_cosine_stored(q, norm(q, dim), dim, vec_format_name(fmts[f]), b.buf, b.len);
+				got = vec_cosine_stored(q, norm(q, dim), dim, fmts[f], b.buf, b.len);
 				snprintf(desc, sizeof(desc), "%s, %zu values, trial %d: the cosine of the decoded vector",
 					 vec_format_name(fmts[f]), dim, trial);
 				ok(fabs(got - want) < 1e-5, desc, got, want);
@@ -84,23 +84,26 @@ int main(void)
 		double scale, got;
 
 		vec_encode(&b, &scale, zero, 20, VEC_INT8);
-		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", b.buf, b.len);
+		got = vec_cosine_stored(q, norm(q, 20), 20, VEC_INT8, b.buf, b.len);
 		ok(got == 0, "an all-zero int8 vector: cosine 0", got, 0);
-		got = vec_cosine_stored(zero, 0, 20, "int8", b.buf, b.len);
+		got = vec_cosine_stored(zero, 0, 20, VEC_INT8, b.buf, b.len);
 		ok(got == 0, "an all-zero query: cosine 0", got, 0);
-		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", b.buf, b.len - 1);
+		got = vec_cosine_stored(q, norm(q, 20), 20, VEC_INT8, b.buf, b.len - 1);
 		ok(got == -2, "int8 bytes of another length: -2", got, -2);
-		got = vec_cosine_stored(q, norm(q, 20), 20, "f32", b.buf, b.len);
+		got = vec_cosine_stored(q, norm(q, 20), 20, VEC_F32, b.buf, b.len);
 		ok(got == -2, "f32 bytes of another length: -2", got, -2);
-		got = vec_cosine_stored(q, norm(q, 20), 20, "f16", b.buf, b.len);
-		ok(got == -2, "an unknown format: -2", got, -2);
-		got = vec_cosine_stored(q, norm(q, 20), 20, "int8", NULL, 0);
+		got = vec_cosine_stored(q, norm(q, 20), 20, (enum vec_format)7, b.buf, b.len);
+		ok(got == -2, "a format that is neither: -2", got, -2);
+		{
+			enum vec_format vf;
+			ok(vec_format_parse(&vf, "f16") < 0, "an unknown format name is refused before it", 0, 0);
+		}
+		got = vec_cosine_stored(q, norm(q, 20), 20, VEC_INT8, NULL, 0);
 		ok(got == -2, "no bytes: -2", got, -2);
 		buf_reset(&b);
 		vec_encode(&b, &scale, q, 20, VEC_F32);
-		got = vec_cosine_stored(q, norm(q, 20), 20, NULL, b.buf, b.len);
-		ok(fabs(got - 1) < 1e-6, "no format (an index older than the column) reads f32; a vector with itself: 1",
-		   got, 1);
+		got = vec_cosine_stored(q, norm(q, 20), 20, VEC_F32, b.buf, b.len);
+		ok(fabs(got - 1) < 1e-6, "a vector with itself: 1", got, 1);
 		buf_release(&b);
 	}
 	printf("1..%d\n", test_nr);
