@@ -2495,6 +2495,13 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 	ld.src = name;
 	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
 		ret = EXIT_IO;
+	if (ret == EXIT_OK) {
+		/* into an index without chunks (ci-chunk | ci-index load): term_df
+		 * is filled once at the end, not counted chunk by chunk as well */
+		sqlite3_stmt *st = prep(db, "SELECT NOT EXISTS (SELECT 1 FROM chunks)");
+		ld.df.full = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
 	while (ret == EXIT_OK && (rc = nd_read(&rd, &rec)) > 0) {
 		ld.lineno = rd.lineno;
 		if (load_record(&ld, rec) < 0)
