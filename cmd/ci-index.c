@@ -18,6 +18,7 @@
 #include "index.h"
 #include "blob.h"
 #include "vec.h"
+#include "vecsnap.h"
 #include "embed.h"
 #include "embedtext.h"
 
@@ -1585,6 +1586,23 @@ done:
  * or the new one, never a mix: copied into the live database in one transaction
  * (SQLite's backup API), or renamed into place when there is no usable live one.
  */
+/*
+ * After a build: the snapshot of its vectors (libcommon/vecsnap.h), or none
+ * when it has none (the old index's is not the new one's).
+ */
+static int refresh_snapshot(const char *path)
+{
+	struct ci_index *ix;
+	int ret = EXIT_OK;
+
+	if (index_open(&ix, path, 0) != 0)
+		return EXIT_IO;
+	if (vecsnap_refresh(index_db(ix), path, 0) < 0)
+		ret = EXIT_IO;
+	index_close(ix);
+	return ret;
+}
+
 static int install_db(const char *tmp, const char *path)
 {
 	struct ci_index *live = NULL;
@@ -1898,6 +1916,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 	if (ret != EXIT_OK)
 		unlink(tmp);
+	else
+		ret = refresh_snapshot(path);
 	if (ret == EXIT_OK && verbosity)
 		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references%s%s into '%s'\n",
 			progname, ld.files, ld.chunks, ld.defs, ld.refs, rev ? " of commit " : "",
@@ -2230,7 +2250,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_release(&fd);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated", NULL);
-		if (sql_exec(db, "COMMIT") < 0)
+		if (sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path, 0) < 0)
 			ret = EXIT_IO;
 	} else {
 		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
@@ -2518,7 +2538,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		if (ld.vectors || ld.commit_vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
 		stamp(db, w.root, "updated", NULL);
-		ret = sql_exec(db, "COMMIT") < 0 ? EXIT_IO : EXIT_OK;
+		ret = sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path, 0) < 0 ? EXIT_IO : EXIT_OK;
 	} else {
 		/* nothing half-stored: the first bad record loses the whole load */
 		sql_exec(db, "ROLLBACK");
@@ -2621,7 +2641,7 @@ static int cmd_drop(const struct options *o, int argc, char **argv)
 	struct walk_opts wo = WALK_OPTS_INIT;
 	struct walker w;
 	char *path, *f;
-	const char *suffix[] = { "", "-wal", "-shm", ".new", ".lock" };
+	const char *suffix[] = { "", "-wal", "-shm", ".new", ".vec", ".vec.tmp", ".lock" };
 	int ret = EXIT_NOTHING;
 	size_t i;
 

@@ -25,6 +25,7 @@
 #include "index.h"
 #include "walk.h"
 #include "vec.h"
+#include "vecsnap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -146,6 +147,9 @@ struct cand {
 
 static struct options o;
 static sqlite3 *db;
+static char *index_path;	/* the index's file */
+/* vectors the semantic signal took from the snapshot and from the table (--explain) */
+static long sem_snapshot_nr, sem_table_nr;
 static struct term *terms;
 static size_t terms_nr, terms_alloc;
 static struct cand *cands;
@@ -1234,8 +1238,131 @@ static void *sem_worker(void *arg)
 	}
 }
 
+/*
+ * The scan of the snapshot (libcommon/vecsnap.h): rows [from, to) of the
+ * matrix, less the chunks changed since it was written, into a heap of
+ * their own.
+ */
+struct sem_part {
+	const struct sem_scan *sc;
+	const struct vecsnap *vs;
+	const unsigned char *skip;	/* bit per chunk id changed since */
+	sqlite3_int64 skip_max;		/* ids above are not in skip */
+	size_t from, to;
+	struct sem top[SEM_TOP];
+	size_t top_nr, seen;
+};
+
+static void *sem_part_scan(void *arg)
+{
+	struct sem_part *p = arg;
+	const struct vecsnap *vs = p->vs;
+
+	for (size_t i = p->from; i < p->to; i++) {
+		struct sem x;
+		x.id = vs->ids[i];
+		if (x.id <= p->skip_max && (p->skip[x.id >> 3] >> (x.id & 7) & 1))
+			continue;	/* read from the vectors table */
+		x.s = vec_cosine_stored(p->sc->q, p->sc->qnorm, p->sc->dim, vs->fmt,
+					vs->rows + i * vs->row_bytes, vs->row_bytes);
+		if (x.s < -1.5)
+			continue;
+		p->seen++;
+		sem_keep(p->top, &p->top_nr, SEM_TOP, x);
+	}
+	return NULL;
+}
+
+/*
+ * Every vector through the snapshot vs: its rows on two threads, and the
+ * chunks changed since it was written from the vectors table, into sc->top.
+ * Returns 0, or -1 when vec_changed cannot be read (nothing taken).
+ */
+static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, const char *model)
+{
+	struct sem_part part[2];
+	sqlite3_stmt *st;
+	sqlite3_int64 *changed = NULL, max = -1;
+	size_t changed_nr = 0, alloc = 0, i, k, parts;
+	unsigned char *skip;
+	pthread_t worker;
+	int threaded;
+
+	if (sqlite3_prepare_v2(db, "SELECT chunk_id FROM vec_changed ORDER BY chunk_id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (changed_nr == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			changed = xrealloc(changed, alloc * sizeof(*changed));
+		}
+		changed[changed_nr] = sqlite3_column_int64(st, 0);
+		if (changed[changed_nr] > max)
+			max = changed[changed_nr];
+		changed_nr++;
+	}
+	sqlite3_finalize(st);
+	skip = xcalloc((size_t)(max + 1) / 8 + 1, 1);
+	for (i = 0; i < changed_nr; i++)
+		if (changed[i] >= 0)
+			skip[changed[i] >> 3] |= (unsigned char)(1u << (changed[i] & 7));
+	free(changed);
+
+	parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
+	for (k = 0; k < parts; k++) {
+		part[k].sc = sc;
+		part[k].vs = vs;
+		part[k].skip = skip;
+		part[k].skip_max = max;
+		part[k].from = vs->n * k / parts;
+		part[k].to = vs->n * (k + 1) / parts;
+		part[k].top_nr = part[k].seen = 0;
+	}
+	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
+
+	/* the changed chunks, here, while the worker scans */
+	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c JOIN vectors v ON v.chunk_id = c.chunk_id "
+		  "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)sc->dim);
+	if (model)
+		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(st, 1);
+		enum vec_format vf = VEC_F32;
+		struct sem x;
+		if (f && vec_format_parse(&vf, f) < 0)
+			continue;
+		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, vf, sqlite3_column_blob(st, 2),
+					(size_t)sqlite3_column_bytes(st, 2));
+		if (x.s < -1.5)
+			continue;
+		x.id = sqlite3_column_int64(st, 0);
+		sc->seen++;
+		sem_keep(sc->top, &sc->top_nr, SEM_TOP, x);
+	}
+	sqlite3_finalize(st);
+
+	sem_part_scan(&part[0]);
+	if (parts == 2 && !threaded)
+		sem_part_scan(&part[1]);
+	if (threaded)
+		pthread_join(worker, NULL);
+	sem_table_nr = (long)sc->seen;
+	for (k = 0; k < parts; k++) {
+		sem_snapshot_nr += (long)part[k].seen;
+		sc->seen += part[k].seen;
+		for (i = 0; i < part[k].top_nr; i++)
+			sem_keep(sc->top, &sc->top_nr, SEM_TOP, part[k].top[i]);
+	}
+	free(skip);
+	return 0;
+}
+
 static int signal_semantic(struct qvec_job *j)
 {
+	struct vecsnap vs;
 	sqlite3_stmt *st;
 	float *qv;
 	char *model;
@@ -1255,6 +1382,12 @@ static int signal_semantic(struct qvec_job *j)
 	for (i = 0; i < dim; i++)
 		sc->qnorm += (double)qv[i] * qv[i];
 	sc->qnorm = sqrt(sc->qnorm);
+	if (vecsnap_open(&vs, db, index_path) == 0 && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
+	    semantic_snapshot(sc, &vs, model) == 0) {
+		vecsnap_close(&vs);
+		goto ranked;
+	}
+	vecsnap_close(&vs);
 	for (k = 0; k < 2; k++)
 		sc->b[k].data = xmalloc(SEM_BATCH * dim * 4);
 	pthread_mutex_init(&sc->mu, NULL);
@@ -1315,6 +1448,12 @@ static int signal_semantic(struct qvec_job *j)
 		pthread_mutex_unlock(&sc->mu);
 		pthread_join(worker, NULL);
 	}
+	sem_table_nr = (long)sc->seen;
+	free(sc->b[0].data);
+	free(sc->b[1].data);
+	pthread_mutex_destroy(&sc->mu);
+	pthread_cond_destroy(&sc->cv);
+ranked:
 	top = sc->top;
 	top_nr = sc->top_nr;
 	seen = sc->seen > 0;
@@ -1331,10 +1470,6 @@ static int signal_semantic(struct qvec_job *j)
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	pthread_mutex_destroy(&sc->mu);
-	pthread_cond_destroy(&sc->cv);
-	free(sc->b[0].data);
-	free(sc->b[1].data);
 	free(sc);
 	free(qv);
 	free(model);
@@ -2238,6 +2373,7 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 	buf_release(q);
 	free_all();
 	index_close(ix);
+	free(index_path);
 	return close_stdout(ret);
 }
 
@@ -2363,7 +2499,7 @@ int main(int argc, char **argv)
 		buf_release(&q);
 		return EXIT_IO;
 	}
-	free(path);
+	index_path = path;
 	db = index_db(ix);
 	/*
 	 * A query touches a few thousand pages: reading them costs less than
@@ -2600,6 +2736,11 @@ int main(int argc, char **argv)
 			      scope_tests && !scope_impl ? "test" : scope_tests ? "impl+test" :
 			      scope_docs ? "impl+docs" : "impl");
 	nd_int(&out, "candidates", (long long)cands_nr);
+	if (o.explain && used[S_SEMANTIC]) {
+		/* where the cosines came from: the snapshot beside the index, the table */
+		nd_key(&out, "vectors");
+		buf_addf(&out, "{\"snapshot\":%ld,\"table\":%ld}", sem_snapshot_nr, sem_table_nr);
+	}
 	nd_int(&out, "count", (long long)shown);
 	nd_str(&out, "quality", quality);
 	if (hint)

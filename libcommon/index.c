@@ -462,9 +462,26 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	 * Another version is never read: version 3 changed how chunk text is
 	 * stored and version 4 added the term_df and chunk_sizes tables, which
 	 * only a rebuild can fill (`ci-index update` rebuilds, and a build keeps
-	 * ci-couple's history from an index of version 2 or later).
+	 * ci-couple's history from an index of version 2 or later).  Version 5
+	 * added a table and triggers only: a writer adds them to an index of
+	 * version 4 and a reader reads it as it is.
 	 */
-	if (atoi(v) != CI_SCHEMA_VERSION) {
+	if (atoi(v) == 4 && readonly) {
+		/* version 5 only added vec_changed, which a reader does without */
+	} else if (atoi(v) == 4) {
+		char *msg = NULL;
+		/* add it: schema.sql creates only what is missing */
+		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(ix->db, ci_schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+		    sqlite3_exec(ix->db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'; COMMIT",
+				 NULL, NULL, &msg) != SQLITE_OK) {
+			error("cannot bring index '%s' to schema version %d: %s", path, CI_SCHEMA_VERSION,
+			      msg ? msg : sqlite3_errmsg(ix->db));
+			sqlite3_free(msg);
+			sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
+			goto fail;
+		}
+	} else if (atoi(v) != CI_SCHEMA_VERSION) {
 		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",
 		      path, v, CI_SCHEMA_VERSION);
 		goto fail;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 4
+#define CI_SCHEMA_VERSION 5
 
 struct ci_index;
 

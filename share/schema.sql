@@ -1,16 +1,20 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 4.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 5.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
 -- branch or worktree it appears in.  Imports belong to paths, since resolving a
 -- relative import depends on where the importing file is.
+--
+-- Every statement says IF NOT EXISTS: a writer that opens an index of version 4
+-- runs this file on it to add what version 5 added (vec_changed and its
+-- triggers), with no rebuild.
 
-CREATE TABLE meta(
+CREATE TABLE IF NOT EXISTS meta(
 	key TEXT PRIMARY KEY,		-- schema_version, root, commit, created, updated
 	value TEXT NOT NULL
 );
 
-CREATE TABLE blobs(
+CREATE TABLE IF NOT EXISTS blobs(
 	id INTEGER PRIMARY KEY,		-- also the rowid of chunks_tri
 	blob TEXT NOT NULL UNIQUE,	-- git blob id, 40 hex digits
 	lang TEXT,			-- language, NULL for unknown text
@@ -20,22 +24,22 @@ CREATE TABLE blobs(
 );
 
 -- The few blobs whose trigrams cannot be trusted (not UTF-8, a NUL): always candidates.
-CREATE INDEX blobs_inexact ON blobs(id) WHERE exact = 0;
+CREATE INDEX IF NOT EXISTS blobs_inexact ON blobs(id) WHERE exact = 0;
 
 -- Without rowid: stored in path order, so the readers that go through every
 -- file (ci-grep checking each against the disk, ci-index update) read it in
 -- that order with no lookup per row.
-CREATE TABLE files(
+CREATE TABLE IF NOT EXISTS files(
 	path TEXT PRIMARY KEY,		-- relative to the root
 	blob_id INTEGER NOT NULL,	-- blobs.id
 	size INTEGER NOT NULL,		-- bytes on disk when indexed
 	mtime INTEGER NOT NULL		-- seconds, when indexed (0 if unknown)
 ) WITHOUT ROWID;
-CREATE INDEX files_blob ON files(blob_id);
+CREATE INDEX IF NOT EXISTS files_blob ON files(blob_id);
 
 -- Files the walker listed but whose content was left out (binary, generated),
 -- so that an update does not read them again until they change.
-CREATE TABLE skipped(
+CREATE TABLE IF NOT EXISTS skipped(
 	path TEXT PRIMARY KEY,
 	size INTEGER NOT NULL,
 	mtime INTEGER NOT NULL,
@@ -52,7 +56,7 @@ CREATE TABLE IF NOT EXISTS dirs(
 	mtime INTEGER NOT NULL		-- nanoseconds
 ) WITHOUT ROWID;
 
-CREATE TABLE chunks(
+CREATE TABLE IF NOT EXISTS chunks(
 	id INTEGER PRIMARY KEY,
 	blob_id INTEGER NOT NULL,	-- blobs.id
 	start_line INTEGER NOT NULL,	-- 1-based, inclusive
@@ -63,20 +67,20 @@ CREATE TABLE chunks(
 	signature TEXT,
 	text NOT NULL			-- ci_deflate(text): read it as ci_inflate(text)
 );
-CREATE INDEX chunks_blob ON chunks(blob_id, start_line);
+CREATE INDEX IF NOT EXISTS chunks_blob ON chunks(blob_id, start_line);
 
 -- The chunks with their text, for FTS5 (which reads its external content by
 -- column name) and for anyone reading the index with ci's functions registered.
-CREATE VIEW chunks_plain AS
+CREATE VIEW IF NOT EXISTS chunks_plain AS
 	SELECT id, name, scope, signature, ci_inflate(text) AS text FROM chunks;
 
 -- BM25 over chunks with ci's code-aware tokenizer (identifiers whole and split).
 -- ci-index adds each chunk's row as it inserts the chunk (it has the text at
 -- hand, uncompressed); the trigger removes it.
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 	name, scope, signature, text,
 	content='chunks_plain', content_rowid='id', tokenize='ci_code');
-CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, name, scope, signature, text)
 		VALUES ('delete', old.id, old.name, old.scope, old.signature, ci_inflate(old.text));
 END;
@@ -87,7 +91,7 @@ END;
 -- 137k chunks.  Exact: a build fills it from fts5vocab, an update adds the
 -- chunks it inserts and fills it anew when it deletes chunks.  A term not
 -- listed is counted in chunks_fts.
-CREATE TABLE term_df(
+CREATE TABLE IF NOT EXISTS term_df(
 	term TEXT PRIMARY KEY,
 	df INTEGER NOT NULL
 ) WITHOUT ROWID;
@@ -96,16 +100,16 @@ CREATE TABLE term_df(
 -- it with a statement per row (half of a query's full-text time).  1024 chunk
 -- ids to a row: chunk id's size is the little-endian uint32 at 4 * (id % 1024)
 -- of block id / 1024's sizes (0: not known).  Filled as term_df is.
-CREATE TABLE chunk_sizes(
+CREATE TABLE IF NOT EXISTS chunk_sizes(
 	block INTEGER PRIMARY KEY,
 	sizes BLOB NOT NULL
 );
 
 -- Trigrams of each blob's whole text (rowid = blobs.id), for candidate files of
 -- substring and regex search; contentless: the text is in chunks.
-CREATE VIRTUAL TABLE chunks_tri USING fts5(text, content='', tokenize='trigram', detail='none');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, content='', tokenize='trigram', detail='none');
 
-CREATE TABLE defs(
+CREATE TABLE IF NOT EXISTS defs(
 	blob_id INTEGER NOT NULL,
 	name TEXT NOT NULL,
 	kind TEXT NOT NULL,		-- function, method, class, ...
@@ -114,10 +118,10 @@ CREATE TABLE defs(
 	end_line INTEGER NOT NULL,
 	scope TEXT
 );
-CREATE INDEX defs_name ON defs(name);
-CREATE INDEX defs_blob ON defs(blob_id);
+CREATE INDEX IF NOT EXISTS defs_name ON defs(name);
+CREATE INDEX IF NOT EXISTS defs_blob ON defs(blob_id);
 
-CREATE TABLE refs(
+CREATE TABLE IF NOT EXISTS refs(
 	blob_id INTEGER NOT NULL,
 	name TEXT NOT NULL,
 	kind TEXT NOT NULL,		-- call, type, ...
@@ -125,23 +129,23 @@ CREATE TABLE refs(
 	col INTEGER NOT NULL,
 	scope TEXT
 );
-CREATE INDEX refs_name ON refs(name);
-CREATE INDEX refs_blob ON refs(blob_id);
+CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
+CREATE INDEX IF NOT EXISTS refs_blob ON refs(blob_id);
 
-CREATE TABLE imports(
+CREATE TABLE IF NOT EXISTS imports(
 	path TEXT NOT NULL,		-- the importing file
 	target TEXT NOT NULL,		-- as written
 	resolved TEXT,			-- a file of the repository, or NULL
 	line INTEGER NOT NULL
 );
-CREATE INDEX imports_path ON imports(path);
-CREATE INDEX imports_resolved ON imports(resolved);
+CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
+CREATE INDEX IF NOT EXISTS imports_resolved ON imports(resolved);
 
 -- Embeddings (ci-embed, ci-index build --embed).  Each row says its format, so
 -- readers decode either through vec_decode() (libcommon/vec.h):
 --   f32   little-endian float32 x dim, scale NULL
 --   int8  int8 x dim, value = byte * scale (scale = max |x| / 127)
-CREATE TABLE vectors(
+CREATE TABLE IF NOT EXISTS vectors(
 	chunk_id INTEGER PRIMARY KEY,	-- chunks.id
 	model TEXT NOT NULL,
 	dim INTEGER NOT NULL,
@@ -150,7 +154,23 @@ CREATE TABLE vectors(
 	vec BLOB NOT NULL
 );
 
-CREATE TABLE commits(
+-- The chunks whose vector was added, replaced or removed since the snapshot
+-- of the vectors that meta's vec_snapshot names was written (<index>.vec,
+-- libcommon/vecsnap.h): a reader of the snapshot reads these from vectors.
+CREATE TABLE IF NOT EXISTS vec_changed(
+	chunk_id INTEGER PRIMARY KEY
+);
+CREATE TRIGGER IF NOT EXISTS vectors_ai AFTER INSERT ON vectors BEGIN
+	INSERT OR IGNORE INTO vec_changed(chunk_id) VALUES (new.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_ad AFTER DELETE ON vectors BEGIN
+	INSERT OR IGNORE INTO vec_changed(chunk_id) VALUES (old.chunk_id);
+END;
+CREATE TRIGGER IF NOT EXISTS vectors_au AFTER UPDATE ON vectors BEGIN
+	INSERT OR IGNORE INTO vec_changed(chunk_id) VALUES (old.chunk_id), (new.chunk_id);
+END;
+
+CREATE TABLE IF NOT EXISTS commits(
 	sha TEXT PRIMARY KEY,
 	time INTEGER NOT NULL,		-- committer time, seconds
 	author TEXT,
@@ -159,9 +179,9 @@ CREATE TABLE commits(
 	parents INTEGER,		-- number of parents
 	merged_into TEXT		-- for a commit a merge brought in: that merge
 );
-CREATE INDEX commits_time ON commits(time);
+CREATE INDEX IF NOT EXISTS commits_time ON commits(time);
 -- Embeddings of commit messages, as vectors above.
-CREATE TABLE commit_vectors(
+CREATE TABLE IF NOT EXISTS commit_vectors(
 	sha TEXT PRIMARY KEY,		-- commits.sha
 	model TEXT NOT NULL,
 	dim INTEGER NOT NULL,
@@ -169,7 +189,7 @@ CREATE TABLE commit_vectors(
 	scale REAL,
 	vec BLOB NOT NULL
 );
-CREATE TABLE commit_files(
+CREATE TABLE IF NOT EXISTS commit_files(
 	sha TEXT NOT NULL,
 	path TEXT NOT NULL,
 	added INTEGER,
@@ -178,9 +198,9 @@ CREATE TABLE commit_files(
 	old_path TEXT,			-- the path before a rename
 	PRIMARY KEY (sha, path)
 );
-CREATE INDEX commit_files_path ON commit_files(path);
+CREATE INDEX IF NOT EXISTS commit_files_path ON commit_files(path);
 
-CREATE TABLE coupling(
+CREATE TABLE IF NOT EXISTS coupling(
 	a TEXT NOT NULL,
 	b TEXT NOT NULL,
 	score REAL NOT NULL,

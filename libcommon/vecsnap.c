@@ -1,0 +1,344 @@
+/*
+ * vecsnap.c: the contiguous copy of the index's chunk vectors (vecsnap.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "vecsnap.h"
+
+char *vecsnap_path(const char *db_path)
+{
+	return xasprintf("%s.vec", db_path);
+}
+
+/* where the ids start: after the rows, at a multiple of 8 */
+static size_t ids_offset(uint64_t n, uint32_t row_bytes)
+{
+	size_t off = sizeof(struct vecsnap_head) + (size_t)n * row_bytes;
+
+	return (off + 7) & ~(size_t)7;
+}
+
+static size_t fmt_bytes(uint32_t fmt)
+{
+	return fmt == VEC_F32 ? 4 : fmt == VEC_INT8 ? 1 : 0;
+}
+
+/* A head that describes a file of size bytes: 1, else 0. */
+static int head_ok(const struct vecsnap_head *h, size_t size)
+{
+	if (h->magic != VECSNAP_MAGIC || !h->dim || h->dim > 65536 || !fmt_bytes(h->fmt) ||
+	    h->row_bytes != h->dim * fmt_bytes(h->fmt) || h->n > (uint64_t)1 << 40 ||
+	    memchr(h->token, 0, sizeof(h->token)) == NULL || memchr(h->model, 0, sizeof(h->model)) == NULL)
+		return 0;
+	return ids_offset(h->n, h->row_bytes) + h->n * 8 == size;
+}
+
+/* The meta value vec_snapshot into buf (empty when there is none). */
+static void meta_token(sqlite3 *db, char *buf, size_t size)
+{
+	sqlite3_stmt *st;
+
+	buf[0] = 0;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'vec_snapshot'", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* The head of the file at path, if it is a whole snapshot: 0, else -1. */
+static int read_head(const char *path, struct vecsnap_head *h, int *fdp)
+{
+	struct stat stb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &stb) < 0 || !S_ISREG(stb.st_mode) || (size_t)stb.st_size < sizeof(*h) ||
+	    pread(fd, h, sizeof(*h), 0) != (ssize_t)sizeof(*h) || !head_ok(h, (size_t)stb.st_size)) {
+		close(fd);
+		return -1;
+	}
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+int vecsnap_open(struct vecsnap *s, sqlite3 *db, const char *db_path)
+{
+	struct vecsnap_head h;
+	char token[64];
+	char *path;
+	void *map;
+	size_t len;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	meta_token(db, token, sizeof(token));
+	if (!token[0] || !strcmp(token, "-"))
+		return 1;
+	path = vecsnap_path(db_path);
+	if (read_head(path, &h, &fd) < 0) {
+		free(path);
+		return 1;
+	}
+	free(path);
+	if (strcmp(h.token, token)) {
+		close(fd);
+		return 1;	/* another index's, or one the index no longer names */
+	}
+	len = ids_offset(h.n, h.row_bytes) + h.n * 8;
+	/* the whole matrix is read at once: have it mapped in one call */
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 1;
+	s->map = map;
+	s->map_len = len;
+	s->head = map;
+	s->n = h.n;
+	s->dim = h.dim;
+	s->row_bytes = h.row_bytes;
+	s->fmt = (enum vec_format)h.fmt;
+	s->rows = (const unsigned char *)map + sizeof(h);
+	s->ids = (const int64_t *)(const void *)((const unsigned char *)map + ids_offset(h.n, h.row_bytes));
+	s->model = s->head->model;
+	return 0;
+}
+
+void vecsnap_close(struct vecsnap *s)
+{
+	if (s->map)
+		munmap(s->map, s->map_len);
+	memset(s, 0, sizeof(*s));
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error("index: %s", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* One integer from sql, or -1 (reported). */
+static sqlite3_int64 one_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		error("index: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	else
+		error("index: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * Write the snapshot of the vectors of model/dim/fmt to tmp with token:
+ * 0, 1 when a row is not a vector of dim values (nothing kept), -1 on an
+ * error (reported).
+ */
+static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const char *model, int dim,
+			  enum vec_format fmt)
+{
+	struct vecsnap_head h;
+	sqlite3_stmt *st;
+	int64_t *ids = NULL;
+	size_t n = 0, alloc = 0;
+	FILE *f;
+	int rc, fd, ret = 0;
+	static const char zero[8];
+
+	memset(&h, 0, sizeof(h));
+	h.magic = VECSNAP_MAGIC;
+	snprintf(h.token, sizeof(h.token), "%s", token);
+	snprintf(h.model, sizeof(h.model), "%s", model);
+	h.dim = (uint32_t)dim;
+	h.fmt = (uint32_t)fmt;
+	h.row_bytes = (uint32_t)(dim * fmt_bytes(fmt));
+	if (sqlite3_prepare_v2(db, "SELECT chunk_id, vec FROM vectors WHERE model = ?1 AND dim = ?2 AND fmt = ?3 "
+			       "ORDER BY chunk_id", -1, &st, NULL) != SQLITE_OK)
+		return error("index: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, dim);
+	sqlite3_bind_text(st, 3, vec_format_name(fmt), -1, SQLITE_STATIC);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		error_errno("cannot write '%s'", tmp);
+		if (fd >= 0)
+			close(fd);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	fwrite(&h, sizeof(h), 1, f);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((size_t)sqlite3_column_bytes(st, 1) != h.row_bytes) {
+			ret = 1;
+			break;
+		}
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 4096;
+			ids = xrealloc(ids, alloc * sizeof(*ids));
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+		fwrite(sqlite3_column_blob(st, 1), h.row_bytes, 1, f);
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = error("index: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (ret == 0) {
+		size_t end = sizeof(h) + n * h.row_bytes;
+		fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
+		fwrite(ids, sizeof(*ids), n, f);
+		h.n = n;
+		if (fflush(f) != 0 || pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || fdatasync(fd) < 0)
+			ret = error_errno("cannot write '%s'", tmp);
+	}
+	if (fclose(f) != 0 && ret == 0)
+		ret = error_errno("cannot write '%s'", tmp);
+	free(ids);
+	return ret;
+}
+
+int vecsnap_refresh(sqlite3 *db, const char *db_path, int force)
+{
+	struct vecsnap_head h;
+	sqlite3_stmt *st;
+	char token[64], fresh[33];
+	unsigned char rnd[16];
+	char *path, *tmp = NULL, *model = NULL;
+	sqlite3_int64 changed, have;
+	int current, dim = 0, mixed = 0, rc = 0;
+	enum vec_format fmt = VEC_F32;
+
+	if (exec(db, "BEGIN IMMEDIATE") < 0)
+		return -1;
+	path = vecsnap_path(db_path);
+	meta_token(db, token, sizeof(token));
+	current = token[0] && strcmp(token, "-") && read_head(path, &h, NULL) == 0 && !strcmp(h.token, token);
+	changed = one_int(db, "SELECT count(*) FROM vec_changed");
+	have = one_int(db, "SELECT EXISTS (SELECT 1 FROM vectors)");
+	if (changed < 0 || have < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (!have) {
+		/* no vectors: no snapshot */
+		if (unlink(path) < 0 && errno != ENOENT)
+			warning("cannot remove '%s': %s", path, strerror(errno));
+		if ((changed || token[0]) &&
+		    exec(db, "DELETE FROM vec_changed; DELETE FROM meta WHERE key = 'vec_snapshot'") < 0)
+			rc = -1;
+		goto out;
+	}
+	if (!force) {
+		if (current && changed <= 4096 && (uint64_t)changed <= h.n / 8)
+			goto out;	/* readers read the few changed rows */
+		if (!current && !strcmp(token, "-") && !changed)
+			goto out;	/* none could be written, and nothing changed since */
+	}
+
+	/* the model, dimension and format of most vectors */
+	if (sqlite3_prepare_v2(db, "SELECT model, dim, fmt FROM vectors GROUP BY model, dim, fmt "
+			       "ORDER BY count(*) DESC, model, dim, fmt LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		rc = error("index: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) && sqlite3_column_text(st, 2)) {
+		model = xstrdup((const char *)sqlite3_column_text(st, 0));
+		dim = sqlite3_column_int(st, 1);
+		if (vec_format_parse(&fmt, (const char *)sqlite3_column_text(st, 2)) < 0)
+			mixed = 1;
+	}
+	sqlite3_finalize(st);
+	if (!model) {
+		rc = error("index: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	/*
+	 * A reader asks for the vectors of one dimension, of one model or of any:
+	 * the snapshot must hold every vector of its dimension.
+	 */
+	if (!mixed && (dim <= 0 || dim > 65536 || strlen(model) >= sizeof(h.model)))
+		mixed = 1;
+	if (!mixed) {
+		if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM vectors WHERE dim = ?1 AND "
+				       "(model <> ?2 OR fmt <> ?3))", -1, &st, NULL) != SQLITE_OK) {
+			rc = error("index: %s", sqlite3_errmsg(db));
+			goto out;
+		}
+		sqlite3_bind_int(st, 1, dim);
+		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, vec_format_name(fmt), -1, SQLITE_STATIC);
+		mixed = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_randomness(sizeof(rnd), rnd);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(fresh + 2 * i, 3, "%02x", rnd[i]);
+	if (!mixed) {
+		tmp = xasprintf("%s.tmp", path);
+		switch (write_snapshot(db, tmp, fresh, model, dim, fmt)) {
+		case 0:
+			if (rename(tmp, path) == 0)
+				break;
+			warning("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+			/* fall through */
+		case 1:
+			mixed = 1;
+			break;
+		default:
+			warning("no vector snapshot: semantic queries read the index's vectors table");
+			mixed = 1;
+			break;
+		}
+		unlink(tmp);
+	}
+	if (mixed) {
+		/* nothing to name: readers read the vectors table */
+		snprintf(fresh, sizeof(fresh), "-");
+		if (unlink(path) < 0 && errno != ENOENT)
+			warning("cannot remove '%s': %s", path, strerror(errno));
+	}
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(key, value) VALUES ('vec_snapshot', ?1)", -1, &st,
+			       NULL) != SQLITE_OK) {
+		rc = error("index: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, fresh, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = error("index: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (rc == 0 && exec(db, "DELETE FROM vec_changed") < 0)
+		rc = -1;
+out:
+	if (rc == 0 ? exec(db, "COMMIT") < 0 : (exec(db, "ROLLBACK"), 0))
+		rc = -1;
+	free(model);
+	free(tmp);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * vecsnap.h: the index's chunk vectors as one contiguous matrix beside it.
+ *
+ * A semantic query takes the cosine of the query's vector with every chunk
+ * vector.  Stepping SQLite through 137k rows of the vectors table cost more
+ * than the cosines themselves (about 40 ms of a 60 ms query), so ci-index
+ * keeps a copy of them, the snapshot, in a file next to the database
+ * (<index>.vec): a header, the chunk ids in order and the stored vectors end
+ * to end, which a reader maps and scans on two threads.
+ *
+ * SQLite stays the truth.  The snapshot carries a random token that the
+ * index's meta table names (key vec_snapshot) while it is current, and
+ * triggers on the vectors table list in vec_changed every chunk whose vector
+ * was added, replaced or removed since (share/schema.sql).  A reader uses the
+ * snapshot only when its token is the index's, skips the chunks listed in
+ * vec_changed and reads those from the vectors table; anything else (no file,
+ * another token, a short or damaged file, vectors of another model) means the
+ * vectors table is read as before.  So a snapshot is never served stale; it
+ * is only rewritten when the changes grow large (vecsnap_refresh), not at
+ * every update.
+ *
+ * File layout (native byte order, which the magic checks):
+ *   struct vecsnap_head, then int64 ids[n] (ascending), then n rows of
+ *   row_bytes bytes (the vectors table's blobs as stored, format fmt).
+ */
+#ifndef CI_VECSNAP_H
+#define CI_VECSNAP_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+#include "vec.h"
+
+#define VECSNAP_MAGIC 0x3143455643534e50ULL	/* "PNSCVEC1" read natively */
+
+struct vecsnap_head {
+	uint64_t magic;
+	char token[40];		/* the meta value vec_snapshot, NUL-padded */
+	char model[128];	/* the vectors' model, NUL-padded */
+	uint64_t n;		/* vectors */
+	uint32_t dim;		/* values per vector */
+	uint32_t fmt;		/* enum vec_format */
+	uint32_t row_bytes;	/* bytes per vector */
+	uint32_t pad;
+	char reserved[56];	/* zeros: the rows start at byte 256 */
+};
+
+_Static_assert(sizeof(struct vecsnap_head) == 256, "the rows start at byte 256");
+
+struct vecsnap {
+	void *map;
+	size_t map_len;
+	const struct vecsnap_head *head;
+	const int64_t *ids;
+	const unsigned char *rows;
+	size_t n, dim, row_bytes;
+	enum vec_format fmt;
+	const char *model;
+};
+
+/* The snapshot's file for the index at db_path: malloc'd "<db_path>.vec". */
+char *vecsnap_path(const char *db_path);
+
+/*
+ * Map the snapshot of the index db (at db_path) if it is current, that is,
+ * its token is the index's vec_snapshot; db should be inside a read
+ * transaction, so that vec_changed read in it agrees.  Returns 0 with s
+ * filled, 1 when there is no current snapshot (s empty; read the vectors
+ * table), never an error: a damaged or foreign file is not current.
+ */
+int vecsnap_open(struct vecsnap *s, sqlite3 *db, const char *db_path);
+void vecsnap_close(struct vecsnap *s);
+
+/*
+ * After a write to the index db (at db_path, the caller its only writer, no
+ * transaction open): write the snapshot anew when there is none current or
+ * vec_changed lists more than about a sixteenth of the vectors; remove it
+ * when the index holds no vectors.  force rewrites it whenever there are
+ * vectors.  A snapshot that cannot be written is reported as a warning and
+ * left out (readers read the vectors table).  Returns 0, or -1 when the
+ * index could not be read or written (reported).
+ */
+int vecsnap_refresh(sqlite3 *db, const char *db_path, int force);
+#endif

@@ -1,0 +1,245 @@
+#!/bin/sh
+# t0535-vec-snapshot: the contiguous copy of the chunk vectors beside the index.
+#
+# ci-index writes <index>.vec (libcommon/vecsnap.h) when vectors arrive, names
+# it in meta (vec_snapshot), lists in vec_changed the chunks whose vector
+# changed since, and writes it anew only when those grow past an eighth of the
+# vectors.  ci-rank's semantic signal reads the snapshot plus the changed rows,
+# and the vectors table alone when the snapshot is missing, stale or damaged:
+# every answer here is compared with the one the vectors table alone gives.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_prog sqlite3; then
+	test_skip 'vector snapshot tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
+	test_done
+fi
+model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
+if ! test -f "$model/model.json"; then
+	test_skip 'vector snapshot tests' "no model in $model (scripts/setup fetches it)"
+	test_done
+fi
+CI_MODEL=$model
+export CI_MODEL
+
+GIT_AUTHOR_NAME=Alice GIT_AUTHOR_EMAIL=alice@example.com
+GIT_COMMITTER_NAME=Alice GIT_COMMITTER_EMAIL=alice@example.com
+GIT_AUTHOR_DATE="@1700000000 +0000" GIT_COMMITTER_DATE="@1700000000 +0000"
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+
+db=repo/.ci-index/index.db
+
+# token: the snapshot the index names
+token() {
+	sqlite3 "$db" "SELECT value FROM meta WHERE key = 'vec_snapshot'"
+}
+
+changed() {
+	sqlite3 "$db" "SELECT count(*) FROM vec_changed"
+}
+
+# file_token: the token written in the snapshot file (after the 8-byte magic)
+file_token() {
+	dd if="$db.vec" bs=1 skip=8 count=32 2>/dev/null
+}
+
+queries="parse the number in the text|close the connection|evict the oldest entry|handler for item 7|retry after a delay"
+
+# ranks <out>: the semantic answers to every query, with scores; where the
+# vectors were read (the summary's "vectors") goes to <out>.from
+ranks() {
+	(
+		IFS='|'
+		for q in $queries; do
+			(cd repo && ci-rank --mode semantic --explain --per-file 40 --limit 40 "$q") || exit 1
+		done
+	) >"$1.raw" &&
+	"$JQ" -c "del(.vectors)" "$1.raw" >"$1" &&
+	"$JQ" -c "select(._type == \"summary\") | .vectors" "$1.raw" | sort -u >"$1.from"
+}
+
+# from <out> <snapshot> <table>: every query read that many vectors from each
+from() {
+	echo "{\"snapshot\":$2,\"table\":$3}" >from.expect &&
+	test_cmp from.expect "$1.from"
+}
+
+# same_as_table: the answers equal those read from the vectors table alone
+same_as_table() {
+	ranks with-snapshot &&
+	mv "$db.vec" snapshot.saved &&
+	ranks table-only &&
+	mv snapshot.saved "$db.vec" &&
+	test_line_count -gt 20 with-snapshot &&
+	test_cmp table-only with-snapshot &&
+	n=$(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
+	c=$(sqlite3 "$db" "SELECT count(*) FROM vec_changed c JOIN vectors v USING (chunk_id)") &&
+	from table-only 0 $n &&
+	from with-snapshot $((n - c)) $c
+}
+
+test_expect_success 'setup: a repository of 20 files of 10 functions' '
+	git init -q repo &&
+	for f in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do
+		awk -v f=$f "BEGIN { for (i = 0; i < 10; i++) printf \"def handler_%d_%d(request):\\n    return respond(request, %d, \\\"item %d of queue %d\\\")\\n\\n\\n\", f, i, i * 7 % 13, i, f }" >repo/h$f.py || return 1
+	done &&
+	cat >repo/net.py <<-\EOF &&
+	def close_connection(sock):
+	    """Close the connection to the server."""
+	    sock.shutdown()
+	    sock.close()
+
+
+	def parse_number(text):
+	    """Parse the number at the start of the text."""
+	    return int(text.split()[0])
+	EOF
+	(cd repo && git add . && git commit -qm handlers)
+'
+
+test_expect_success 'build --embed writes the snapshot and names it' '
+	(cd repo && ci-index --embed build 2>../err) &&
+	test_must_be_empty err &&
+	test -f "$db.vec" &&
+	token >t1 &&
+	test_line_count = 1 t1 &&
+	file_token >t1.file &&
+	echo >>t1.file &&
+	test_cmp t1 t1.file &&
+	echo 0 >expect &&
+	changed >actual &&
+	test_cmp expect actual &&
+	n=$(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
+	test "$n" -ge 200 &&
+	size=$(wc -c <"$db.vec") &&
+	test "$size" -eq $((256 + n * 2048 + n * 8))
+'
+
+test_expect_success 'the snapshot answers as the vectors table does' '
+	same_as_table
+'
+
+test_expect_success 'an edit: the snapshot stays, the changed chunks are read from the table' '
+	printf "\n\ndef reconnect(sock):\n    \"\"\"Retry after a delay, then open the connection again.\"\"\"\n    return sock\n" >>repo/net.py &&
+	(cd repo && ci-index update) &&
+	token >t2 &&
+	test_cmp t1 t2 &&
+	test "$(changed)" -gt 0 &&
+	same_as_table &&
+	grep -q reconnect with-snapshot
+'
+
+test_expect_success 'a deleted file: its chunks are gone from the answers' '
+	grep -q "\"path\":\"h7.py\"" with-snapshot &&
+	git -C repo rm -q h7.py &&
+	(cd repo && ci-index update) &&
+	test_cmp t1 t2 &&
+	same_as_table &&
+	! grep -q "\"path\":\"h7.py\"" with-snapshot
+'
+
+test_expect_success 'many changes: the snapshot is written anew' '
+	for f in 0 1 2 3 4; do
+		sed -i "s/item/entry/" repo/h$f.py || return 1
+	done &&
+	(cd repo && ci-index update) &&
+	token >t3 &&
+	! test_cmp t1 t3 >/dev/null &&
+	file_token >t3.file &&
+	echo >>t3.file &&
+	test_cmp t3 t3.file &&
+	echo 0 >expect &&
+	changed >actual &&
+	test_cmp expect actual &&
+	same_as_table
+'
+
+test_expect_success 'a snapshot the index does not name is not read; the next write replaces it' '
+	ranks before &&
+	sqlite3 "$db" "UPDATE meta SET value = '"'"'0123456789abcdef0123456789abcdef'"'"' WHERE key = '"'"'vec_snapshot'"'"'" &&
+	ranks stale &&
+	test_cmp before stale &&
+	from stale 0 $(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
+	(cd repo && ci-index update) &&
+	token >t4 &&
+	file_token >t4.file &&
+	echo >>t4.file &&
+	test_cmp t4 t4.file &&
+	! test_cmp t3 t4 >/dev/null
+'
+
+test_expect_success 'a damaged snapshot is not read: cut short, its head overwritten, empty' '
+	ranks good &&
+	cp "$db.vec" vec.saved &&
+	head -c 10000 vec.saved >"$db.vec" &&
+	ranks cut &&
+	test_cmp good cut &&
+	from cut 0 $(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
+	{ head -c 100 vec.saved && head -c 150 /dev/zero && tail -c +251 vec.saved; } >"$db.vec" &&
+	test_cmp_size() { test $(wc -c <"$1") = $(wc -c <"$2"); } &&
+	test_cmp_size vec.saved "$db.vec" &&
+	ranks zeroed &&
+	test_cmp good zeroed &&
+	: >"$db.vec" &&
+	ranks empty &&
+	test_cmp good empty &&
+	cp vec.saved "$db.vec" &&
+	ranks again &&
+	test_cmp good again
+'
+
+test_expect_success 'no vectors left: no snapshot' '
+	(cd repo && ci-index --index ../plain.db build) &&
+	! test -e plain.db.vec &&
+	cp "$db.vec" plain.db.vec &&
+	(cd repo && ci-index --index ../plain.db build) &&
+	! test -e plain.db.vec
+'
+
+test_expect_success 'load of vectors from ci-embed writes the snapshot' '
+	(cd repo && ci-chunk | ci-embed | ci-index --index ../piped.db load) &&
+	test -f piped.db.vec &&
+	sqlite3 piped.db "SELECT value FROM meta WHERE key = '"'"'vec_snapshot'"'"'" >t5 &&
+	dd if=piped.db.vec bs=1 skip=8 count=32 2>/dev/null >t5.file &&
+	echo >>t5.file &&
+	test_cmp t5 t5.file
+'
+
+test_expect_success 'vectors of two formats for one model: no snapshot, the table answers' '
+	(cd repo && ci-index --index ../two.db --embed build) &&
+	test -f two.db.vec &&
+	sqlite3 two.db "UPDATE vectors SET fmt = '"'"'int8'"'"', vec = substr(vec, 1, 512), scale = 0.01 WHERE chunk_id IN (SELECT chunk_id FROM vectors ORDER BY chunk_id LIMIT 100)" &&
+	(cd repo && ci-index --index ../two.db update) &&
+	! test -e two.db.vec &&
+	echo - >expect &&
+	sqlite3 two.db "SELECT value FROM meta WHERE key = '"'"'vec_snapshot'"'"'" >actual &&
+	test_cmp expect actual &&
+	(cd repo && ci-rank --index ../two.db --mode semantic "close the connection") >out &&
+	"$JQ" -s -e "map(select(._type == \"hit\")) | length > 0" out >/dev/null
+'
+
+test_expect_success 'an index of schema version 4: read as it is, a writer adds vec_changed' '
+	(cd repo && ci-index --index ../v4.db --embed build) &&
+	sqlite3 v4.db "DROP TRIGGER vectors_ai; DROP TRIGGER vectors_ad; DROP TRIGGER vectors_au; DROP TABLE vec_changed;
+		DELETE FROM meta WHERE key = '"'"'vec_snapshot'"'"'; UPDATE meta SET value = '"'"'4'"'"' WHERE key = '"'"'schema_version'"'"'" &&
+	rm v4.db.vec &&
+	(cd repo && ci-rank --index ../v4.db --mode semantic "close the connection" 2>../err) >out &&
+	test_must_be_empty err &&
+	"$JQ" -s -e "map(select(._type == \"hit\")) | length > 0" out >/dev/null &&
+	(cd repo && ci-index --index ../v4.db update 2>../err) &&
+	test_must_be_empty err &&
+	(cd repo && ci-index --index ../v4.db status) | "$JQ" -e ".schema_version == 5" &&
+	test -f v4.db.vec &&
+	sqlite3 v4.db "SELECT count(*) FROM vec_changed" >actual &&
+	echo 0 >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'drop removes the snapshot' '
+	(cd repo && ci-index drop) &&
+	! test -e "$db" &&
+	! test -e "$db.vec"
+'
+
+test_done
