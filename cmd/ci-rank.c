@@ -1051,6 +1051,12 @@ static int signal_change(void)
 struct qvec_job {
 	pid_t pid;		/* ci-embed, or -1 */
 	int fd;			/* its output */
+	/* the snapshot of the vectors, mapped on a thread while ci-embed runs */
+	int mapping;		/* 1: the thread was started */
+	pthread_t mapper;
+	char token[64];		/* the snapshot the index names */
+	struct vecsnap snap;
+	int snap_rc;		/* vecsnap_map()'s */
 };
 
 static void query_vector_start(struct qvec_job *j, const char *q)
@@ -1156,6 +1162,19 @@ static void sem_keep(struct sem *h, size_t *n, size_t cap, struct sem x)
 #define SEM_TOP 200
 
 /* Start the query's vector if the index has vectors (no vectors, no model to start). */
+static void *snap_mapper(void *arg)
+{
+	struct qvec_job *j = arg;
+
+	j->snap_rc = vecsnap_map(&j->snap, index_path, j->token);
+	return NULL;
+}
+
+/*
+ * Start the query's vector if the index has vectors (no vectors, no model to
+ * start), and the mapping of the snapshot of the vectors: its pages take
+ * about 10 ms to map on a VM, which the other signals and ci-embed hide.
+ */
 static void semantic_start(struct qvec_job *j, const char *q)
 {
 	sqlite3_stmt *st = prep("SELECT EXISTS (SELECT 1 FROM vectors)");
@@ -1164,8 +1183,22 @@ static void semantic_start(struct qvec_job *j, const char *q)
 	sqlite3_finalize(st);
 	j->pid = -1;
 	j->fd = -1;
-	if (have)
-		query_vector_start(j, q);
+	if (!have)
+		return;
+	query_vector_start(j, q);
+	j->snap_rc = 1;
+	if (vecsnap_token(db, j->token, sizeof(j->token)) == 0)
+		j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
+}
+
+/* The snapshot started by semantic_start(), if it could be mapped: 0, else 1. */
+static int semantic_snapshot_ready(struct qvec_job *j)
+{
+	if (!j->mapping)
+		return 1;
+	pthread_join(j->mapper, NULL);
+	j->mapping = 0;
+	return j->snap_rc;
 }
 
 /*
@@ -1189,6 +1222,7 @@ struct sem_batch {
 struct sem_scan {
 	const float *q;
 	double qnorm;
+	struct vec_q16 q16;		/* q for int8 rows */
 	size_t dim;
 	struct sem top[SEM_TOP];
 	size_t top_nr, seen;
@@ -1199,14 +1233,21 @@ struct sem_scan {
 	pthread_cond_t cv;
 };
 
+/* The cosine of the query and a stored vector, or -2 when it is no vector of dim values. */
+static double row_cosine(const struct sem_scan *sc, enum vec_format f, const void *blob, size_t bytes)
+{
+	if (f == VEC_INT8 && bytes == sc->dim)
+		return vec_cosine_q16(&sc->q16, blob);
+	return vec_cosine_stored(sc->q, sc->qnorm, sc->dim, f, blob, bytes);
+}
+
 static void sem_cosines(struct sem_scan *sc, const struct sem_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		struct sem x;
 		if (b->fmt[i] == VEC_BAD)
 			continue;
-		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, (enum vec_format)b->fmt[i],
-					b->data + i * sc->dim * 4, b->bytes[i]);
+		x.s = row_cosine(sc, (enum vec_format)b->fmt[i], b->data + i * sc->dim * 4, b->bytes[i]);
 		if (x.s < -1.5)
 			continue;	/* not a vector of dim values */
 		x.id = b->id[i];
@@ -1263,8 +1304,7 @@ static void *sem_part_scan(void *arg)
 		x.id = vs->ids[i];
 		if (x.id <= p->skip_max && (p->skip[x.id >> 3] >> (x.id & 7) & 1))
 			continue;	/* read from the vectors table */
-		x.s = vec_cosine_stored(p->sc->q, p->sc->qnorm, p->sc->dim, vs->fmt,
-					vs->rows + i * vs->row_bytes, vs->row_bytes);
+		x.s = row_cosine(p->sc, vs->fmt, vs->rows + i * vs->row_bytes, vs->row_bytes);
 		if (x.s < -1.5)
 			continue;
 		p->seen++;
@@ -1320,8 +1360,9 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 	}
 	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
 
-	/* the changed chunks, here, while the worker scans */
-	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c JOIN vectors v ON v.chunk_id = c.chunk_id "
+	/* the changed chunks, here, while the worker scans (CROSS JOIN: from
+	 * the few changed ones to their vectors, never a scan of the table) */
+	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c CROSS JOIN vectors v ON v.chunk_id = c.chunk_id "
 		  "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)sc->dim);
 	if (model)
@@ -1334,8 +1375,7 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 		struct sem x;
 		if (f && vec_format_parse(&vf, f) < 0)
 			continue;
-		x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, vf, sqlite3_column_blob(st, 2),
-					(size_t)sqlite3_column_bytes(st, 2));
+		x.s = row_cosine(sc, vf, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
 		if (x.s < -1.5)
 			continue;
 		x.id = sqlite3_column_int64(st, 0);
@@ -1374,15 +1414,22 @@ static int signal_semantic(struct qvec_job *j)
 	size_t top_nr;
 
 	dim = query_vector_finish(j, &qv, &model);
-	if (!dim)
+	if (semantic_snapshot_ready(j) == 0)
+		vs = j->snap;
+	else
+		memset(&vs, 0, sizeof(vs));
+	if (!dim) {
+		vecsnap_close(&vs);
 		return 0;
+	}
 	sc = xcalloc(1, sizeof(*sc));
 	sc->q = qv;
 	sc->dim = dim;
 	for (i = 0; i < dim; i++)
 		sc->qnorm += (double)qv[i] * qv[i];
 	sc->qnorm = sqrt(sc->qnorm);
-	if (vecsnap_open(&vs, db, index_path) == 0 && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
+	vec_q16_init(&sc->q16, qv, dim);
+	if (vs.map && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
 	    semantic_snapshot(sc, &vs, model) == 0) {
 		vecsnap_close(&vs);
 		goto ranked;
@@ -1470,6 +1517,7 @@ ranked:
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
+	vec_q16_release(&sc->q16);
 	free(sc);
 	free(qv);
 	free(model);
@@ -2380,7 +2428,7 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
-	struct qvec_job qjob = { -1, -1 };
+	struct qvec_job qjob;
 	struct buf out = BUF_INIT, q = BUF_INIT;
 	char *path;
 	int c, rc, ret = EXIT_OK;
@@ -2553,6 +2601,8 @@ int main(int argc, char **argv)
 		scope_docs = intent != I_ISSUE && has_word(q.buf, doc_words);
 	}
 
+	memset(&qjob, 0, sizeof(qjob));
+	qjob.pid = qjob.fd = -1;
 	if (strcmp(o.mode, "keyword"))
 		semantic_start(&qjob, q.buf);
 	if (strcmp(o.mode, "semantic")) {

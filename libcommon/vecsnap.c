@@ -76,19 +76,31 @@ static int read_head(const char *path, struct vecsnap_head *h, int *fdp)
 	return 0;
 }
 
+int vecsnap_token(sqlite3 *db, char *token, size_t size)
+{
+	meta_token(db, token, size);
+	return token[0] && strcmp(token, "-") ? 0 : 1;
+}
+
 int vecsnap_open(struct vecsnap *s, sqlite3 *db, const char *db_path)
 {
-	struct vecsnap_head h;
 	char token[64];
+
+	memset(s, 0, sizeof(*s));
+	if (vecsnap_token(db, token, sizeof(token)))
+		return 1;
+	return vecsnap_map(s, db_path, token);
+}
+
+int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
+{
+	struct vecsnap_head h;
 	char *path;
 	void *map;
 	size_t len;
 	int fd;
 
 	memset(s, 0, sizeof(*s));
-	meta_token(db, token, sizeof(token));
-	if (!token[0] || !strcmp(token, "-"))
-		return 1;
 	path = vecsnap_path(db_path);
 	if (read_head(path, &h, &fd) < 0) {
 		free(path);

@@ -68,6 +68,14 @@ char *vecsnap_path(const char *db_path);
  * table), never an error: a damaged or foreign file is not current.
  */
 int vecsnap_open(struct vecsnap *s, sqlite3 *db, const char *db_path);
+/*
+ * vecsnap_open() in two steps, the second of which may run on another thread
+ * (it does not touch db): the token the index names into token[0..size)
+ * (0, or 1 when it names none), then the snapshot mapped if it carries that
+ * token (0, or 1 as vecsnap_open()).
+ */
+int vecsnap_token(sqlite3 *db, char *token, size_t size);
+int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token);
 void vecsnap_close(struct vecsnap *s);
 
 /*
