@@ -482,7 +482,7 @@ static json_t *load_model_json(const char *model_json, json_error_t *jerr)
 		 (unsigned long long)key_file(FNV1A_BASIS, model_json));
 	cache = cache_file(name);
 	if (cache && (root = json_load_file(cache, 0, NULL))) {
-		if (json_is_array(json_object_get(root, "weightsManifest"))) {
+		if (json_array_size(json_object_get(root, "weightsManifest"))) {
 			free(cache);
 			return root;
 		}

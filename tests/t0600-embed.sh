@@ -214,6 +214,28 @@ test_expect_success '--static: a cache file of another model is not read' '
 	test_grep "static table distilled" err
 '
 
+test_expect_success 'the weight manifest of model.json is kept in the cache; a damaged one is written anew' '
+	ci-embed --query "open the file" >v1 &&
+	ls "$HOME"/.cache/ci/use-manifest-*.json >manifest &&
+	test_line_count = 1 manifest &&
+	f=$(cat manifest) &&
+	"$JQ" -c "keys" "$f" >actual &&
+	echo "[\"weightsManifest\"]" >expect &&
+	test_cmp expect actual &&
+	"$JQ" -c ".weightsManifest" "$model/model.json" >expect &&
+	"$JQ" -c ".weightsManifest" "$f" >actual &&
+	test_cmp expect actual &&
+	ci-embed --query "open the file" >v2 &&
+	test_cmp v1 v2 &&
+	for bad in "{" "{\"weightsManifest\":[]}" "[]"; do
+		printf "%s" "$bad" >"$f" &&
+		ci-embed --query "open the file" >v3 &&
+		test_cmp v1 v3 &&
+		"$JQ" -c ".weightsManifest" "$f" >actual &&
+		test_cmp expect actual || return 1
+	done
+'
+
 # ---- failures --------------------------------------------------------------------------------
 
 test_expect_success 'a missing model directory is an error naming it' '
