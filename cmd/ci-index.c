@@ -1597,7 +1597,7 @@ static int refresh_snapshot(const char *path)
 
 	if (index_open(&ix, path, 0) != 0)
 		return EXIT_IO;
-	if (vecsnap_refresh(index_db(ix), path, 0) < 0)
+	if (vecsnap_refresh(index_db(ix), path) < 0)
 		ret = EXIT_IO;
 	index_close(ix);
 	return ret;
@@ -2250,7 +2250,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_release(&fd);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated", NULL);
-		if (sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path, 0) < 0)
+		if (sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
 			ret = EXIT_IO;
 	} else {
 		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
@@ -2538,7 +2538,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		if (ld.vectors || ld.commit_vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
 		stamp(db, w.root, "updated", NULL);
-		ret = sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path, 0) < 0 ? EXIT_IO : EXIT_OK;
+		ret = sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0 ? EXIT_IO : EXIT_OK;
 	} else {
 		/* nothing half-stored: the first bad record loses the whole load */
 		sql_exec(db, "ROLLBACK");

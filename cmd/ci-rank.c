@@ -1302,7 +1302,7 @@ static void *sem_part_scan(void *arg)
 	for (size_t i = p->from; i < p->to; i++) {
 		struct sem x;
 		x.id = vs->ids[i];
-		if (x.id <= p->skip_max && (p->skip[x.id >> 3] >> (x.id & 7) & 1))
+		if (x.id < 0 || (x.id <= p->skip_max && (p->skip[x.id >> 3] >> (x.id & 7) & 1)))
 			continue;	/* read from the vectors table */
 		x.s = row_cosine(p->sc, vs->fmt, vs->rows + i * vs->row_bytes, vs->row_bytes);
 		if (x.s < -1.5)

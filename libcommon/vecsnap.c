@@ -226,7 +226,8 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 		fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
 		fwrite(ids, sizeof(*ids), n, f);
 		h.n = n;
-		if (fflush(f) != 0 || pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || fdatasync(fd) < 0)
+		if (fflush(f) != 0 || ferror(f) || pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+		    fdatasync(fd) < 0)
 			ret = error_errno("cannot write '%s'", tmp);
 	}
 	if (fclose(f) != 0 && ret == 0)
@@ -235,7 +236,7 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	return ret;
 }
 
-int vecsnap_refresh(sqlite3 *db, const char *db_path, int force)
+int vecsnap_refresh(sqlite3 *db, const char *db_path)
 {
 	struct vecsnap_head h;
 	sqlite3_stmt *st;
@@ -266,12 +267,10 @@ int vecsnap_refresh(sqlite3 *db, const char *db_path, int force)
 			rc = -1;
 		goto out;
 	}
-	if (!force) {
-		if (current && changed <= 4096 && (uint64_t)changed <= h.n / 8)
-			goto out;	/* readers read the few changed rows */
-		if (!current && !strcmp(token, "-") && !changed)
-			goto out;	/* none could be written, and nothing changed since */
-	}
+	if (current && changed <= 4096 && (uint64_t)changed <= h.n / 8)
+		goto out;	/* readers read the few changed rows */
+	if (!current && !strcmp(token, "-") && !changed)
+		goto out;	/* none could be written, and nothing changed since */
 
 	/* the model, dimension and format of most vectors */
 	if (sqlite3_prepare_v2(db, "SELECT model, dim, fmt FROM vectors GROUP BY model, dim, fmt "
