@@ -91,17 +91,6 @@ struct options {
 
 /* ---- helpers ---- */
 
-static int sql_exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("index: %s", msg ? msg : sqlite3_errmsg(db));
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
 
 static sqlite3_stmt *prep(sqlite3 *db, const char *sql)
 {
@@ -337,7 +326,7 @@ static int sizes_store(sqlite3 *db, sqlite3_int64 *ids, size_t nr)
 	int rc = 0, dirty = 0;
 
 	if (!ids) {
-		if (sql_exec(db, "DELETE FROM chunk_sizes") < 0)
+		if (index_exec(db, "DELETE FROM chunk_sizes") < 0)
 			return -1;
 		scan = prep(db, "SELECT id, sz FROM chunks_fts_docsize ORDER BY id");
 	} else {
@@ -411,7 +400,7 @@ static int df_finish(sqlite3 *db, struct df_count *dc)
 			 "DELETE FROM term_df;"
 			 "INSERT INTO term_df(term, df) SELECT term, doc FROM temp.ci_vocab WHERE doc >= %d;"
 			 "DROP TABLE temp.ci_vocab;", CI_TERM_DF_MIN);
-		return sql_exec(db, sql) < 0 || sizes_store(db, NULL, 0) < 0 ? -1 : 0;
+		return index_exec(db, sql) < 0 || sizes_store(db, NULL, 0) < 0 ? -1 : 0;
 	}
 	if (!dc->nr)
 		return 0;
@@ -840,7 +829,7 @@ static int load_history_header(struct loader *ld, json_t *rec, int history)
 		const char *sql = history ?
 			"DELETE FROM commit_files; DELETE FROM commits; DELETE FROM commit_vectors; DELETE FROM coupling;" :
 			"DELETE FROM coupling;";
-		if (sql_exec(ld->db, sql) < 0)
+		if (index_exec(ld->db, sql) < 0)
 			return -1;
 	}
 	if (history && jstr(rec, "head"))
@@ -997,7 +986,7 @@ static int collect_garbage(sqlite3 *db)
 	sqlite3_finalize(text);
 	sqlite3_finalize(del_tri);
 	buf_release(&b);
-	if (rc < 0 || sql_exec(db,
+	if (rc < 0 || index_exec(db,
 		"DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files));"
 		"DELETE FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM defs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
@@ -1318,7 +1307,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 	if (feedback) {
 		sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS old;" COPY_FEEDBACK("old")
 				      "DETACH old; PRAGMA locking_mode=EXCLUSIVE;", old_path);
-		rc = sql_exec(db, sql);
+		rc = index_exec(db, sql);
 		sqlite3_free(sql);
 		if (rc < 0 || !history)
 			return rc;
@@ -1335,7 +1324,7 @@ static int keep_history(sqlite3 *db, const char *old_path)
 			      "SELECT a, b, score, co_changes, last FROM old.coupling;"
 			      "INSERT INTO meta(key, value) SELECT key, value FROM old.meta WHERE key = 'history_head';"
 			      "DETACH old; PRAGMA locking_mode=EXCLUSIVE;", old_path);
-	rc = sql_exec(db, sql);
+	rc = index_exec(db, sql);
 	sqlite3_free(sql);
 	return rc;
 }
@@ -1368,7 +1357,7 @@ static int record_walk(sqlite3 *db, struct walker *w, const struct walk_list *li
 	int rc = 0;
 
 	/* as in schema.sql, for an index built before it had the table */
-	if (sql_exec(db, "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) "
+	if (index_exec(db, "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) "
 			 "WITHOUT ROWID; DELETE FROM dirs") < 0) {
 		rc = -1;
 		goto done;
@@ -1522,8 +1511,8 @@ static sqlite3 *create_db(const char *path, const char *root)
 	}
 	snprintf(pragma, sizeof(pragma), "PRAGMA page_size=%d; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		 "PRAGMA cache_size=-65536; PRAGMA locking_mode=EXCLUSIVE;", CI_PAGE_SIZE);
-	if (index_register_functions(db) < 0 || sql_exec(db, pragma) < 0 ||
-	    sql_exec(db, ci_schema_sql) < 0)
+	if (index_register_functions(db) < 0 || index_exec(db, pragma) < 0 ||
+	    index_exec(db, ci_schema_sql) < 0)
 		goto db_error_report;
 	snprintf(v, sizeof(v), "%d", CI_SCHEMA_VERSION);
 	set_meta(db, "schema_version", v);
@@ -1568,11 +1557,11 @@ static int keep_late_feedback(const char *tmp, const char *live_path)
 		goto done;
 	sqlite3_busy_timeout(db, 10000);
 	sql = sqlite3_mprintf("ATTACH %Q AS live", live_path);
-	rc = sql_exec(db, sql);
+	rc = index_exec(db, sql);
 	sqlite3_free(sql);
 	if (rc < 0)
 		goto done;
-	rc = has_feedback(db, "live") ? sql_exec(db, "BEGIN;" COPY_FEEDBACK("live") "COMMIT") : 0;
+	rc = has_feedback(db, "live") ? index_exec(db, "BEGIN;" COPY_FEEDBACK("live") "COMMIT") : 0;
 done:
 	if (rc < 0)
 		error("cannot keep the feedback written during the build: %s",
@@ -1627,7 +1616,7 @@ static int install_db(const char *tmp, const char *path)
 		int ok = 0;
 
 		if (sqlite3_open_v2(tmp, &src, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-		    sql_exec(index_db(live), "PRAGMA journal_mode=WAL") == 0 &&
+		    index_exec(index_db(live), "PRAGMA journal_mode=WAL") == 0 &&
 		    (bk = sqlite3_backup_init(index_db(live), "main", src, "main"))) {
 			int s = sqlite3_backup_step(bk, -1);
 			ok = sqlite3_backup_finish(bk) == SQLITE_OK && s == SQLITE_DONE;
@@ -1658,7 +1647,7 @@ static int install_db(const char *tmp, const char *path)
 	{
 		sqlite3 *db = NULL;
 		int ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-			 sql_exec(db, "PRAGMA journal_mode=WAL") == 0;
+			 index_exec(db, "PRAGMA journal_mode=WAL") == 0;
 		sqlite3_close(db);
 		if (!ok)
 			return error("cannot open the new index '%s'", path);
@@ -1876,7 +1865,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	ld.snapshot = rev != NULL;
 	ld.df.full = 1;		/* term_df is filled once, at the end */
 	feed_init(&fd, &ld, &pg);
-	if (keep_history(db, path) < 0 || sql_exec(db, "BEGIN") < 0 ||
+	if (keep_history(db, path) < 0 || index_exec(db, "BEGIN") < 0 ||
 	    (rev ? chunk_run_blobs(&w, &list, sn.repo, sn.oids, &co, &ictx, o->threads, feed_result, &fd)
 		 : chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd)) < 0 ||
 	    loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0 ||
@@ -1902,9 +1891,9 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		 * tree, 10 ms over one).  VACUUM packs the indexes filled in random
 		 * order (a third of their pages empty on the Linux tree).
 		 */
-		if (sql_exec(db, "INSERT INTO chunks_tri(chunks_tri) VALUES('optimize');"
+		if (index_exec(db, "INSERT INTO chunks_tri(chunks_tri) VALUES('optimize');"
 				 "INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')") < 0 ||
-		    sql_exec(db, "COMMIT") < 0 || sql_exec(db, "VACUUM") < 0)
+		    index_exec(db, "COMMIT") < 0 || index_exec(db, "VACUUM") < 0)
 			ret = EXIT_IO;
 	}
 	loader_release(&ld);
@@ -2099,7 +2088,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		racy = e ? (int64_t)atoll(e) : INT64_MAX;
 	}
 
-	if (sql_exec(db, "BEGIN IMMEDIATE") < 0) {
+	if (index_exec(db, "BEGIN IMMEDIATE") < 0) {
 		ret = EXIT_IO;
 		goto out;
 	}
@@ -2163,7 +2152,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	sqlite3_finalize(touch);
 
 	/* files gone from disk, and changed files that were left out before */
-	if (sql_exec(db, "DELETE FROM skipped") < 0)
+	if (index_exec(db, "DELETE FROM skipped") < 0)
 		ret = EXIT_IO;
 	del_file = prep(db, "DELETE FROM files WHERE path = ?1");
 	del_imp = prep(db, "DELETE FROM imports WHERE path = ?1");
@@ -2250,11 +2239,11 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	feed_release(&fd);
 	if (ret == EXIT_OK) {
 		stamp(db, w.root, "updated", NULL);
-		if (sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
+		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
 			ret = EXIT_IO;
 	} else {
 		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
-		sql_exec(db, "ROLLBACK");
+		index_exec(db, "ROLLBACK");
 	}
 	if (corrupt) {
 rebuild:
@@ -2495,7 +2484,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 	if (rc > 0) {
 		/* a new, empty index */
 		db = create_db(path, w.root);
-		if (!db || sql_exec(db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
+		if (!db || index_exec(db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;"
 				    "PRAGMA synchronous=NORMAL") < 0) {
 			sqlite3_close(db);
 			ret = EXIT_IO;
@@ -2513,7 +2502,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 	loader_init(&ld, db, w.root, vector_format(o, db));
 	nd_reader_init(&rd, in, name);
 	ld.src = name;
-	if (sql_exec(db, "BEGIN IMMEDIATE") < 0)
+	if (index_exec(db, "BEGIN IMMEDIATE") < 0)
 		ret = EXIT_IO;
 	if (ret == EXIT_OK) {
 		/* into an index without chunks (ci-chunk | ci-index load): term_df
@@ -2538,10 +2527,10 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		if (ld.vectors || ld.commit_vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
 		stamp(db, w.root, "updated", NULL);
-		ret = sql_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0 ? EXIT_IO : EXIT_OK;
+		ret = index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0 ? EXIT_IO : EXIT_OK;
 	} else {
 		/* nothing half-stored: the first bad record loses the whole load */
-		sql_exec(db, "ROLLBACK");
+		index_exec(db, "ROLLBACK");
 	}
 	if (ret == EXIT_OK && verbosity)
 		fprintf(stderr, "%s: loaded %ld files, %ld chunks, %ld defs, %ld refs, %ld imports, "

@@ -525,6 +525,18 @@ sqlite3 *index_db(struct ci_index *ix)
 	return ix->db;
 }
 
+int index_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error("index: %s", msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
 const char *index_root(struct ci_index *ix)
 {
 	return ix->root;

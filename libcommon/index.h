@@ -59,6 +59,8 @@ int index_open(struct ci_index **out, const char *path, int readonly);
 void index_close(struct ci_index *ix);
 
 sqlite3 *index_db(struct ci_index *ix);
+/* Run the statements of sql on db: 0, or -1 after reporting SQLite's message. */
+int index_exec(sqlite3 *db, const char *sql);
 /* The repository root recorded at build time (absolute). */
 const char *index_root(struct ci_index *ix);
 /* A meta value ("schema_version", "root", "commit", "updated", ...) or NULL;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "index.h"
 #include "util.h"
 #include "vecsnap.h"
 
@@ -137,18 +138,6 @@ void vecsnap_close(struct vecsnap *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		error("index: %s", msg ? msg : sqlite3_errmsg(db));
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
 /* One integer from sql, or -1 (reported). */
 static sqlite3_int64 one_int(sqlite3 *db, const char *sql)
 {
@@ -247,7 +236,7 @@ int vecsnap_refresh(sqlite3 *db, const char *db_path)
 	int current, dim = 0, mixed = 0, rc = 0;
 	enum vec_format fmt = VEC_F32;
 
-	if (exec(db, "BEGIN IMMEDIATE") < 0)
+	if (index_exec(db, "BEGIN IMMEDIATE") < 0)
 		return -1;
 	path = vecsnap_path(db_path);
 	meta_token(db, token, sizeof(token));
@@ -263,7 +252,7 @@ int vecsnap_refresh(sqlite3 *db, const char *db_path)
 		if (unlink(path) < 0 && errno != ENOENT)
 			warning("cannot remove '%s': %s", path, strerror(errno));
 		if ((changed || token[0]) &&
-		    exec(db, "DELETE FROM vec_changed; DELETE FROM meta WHERE key = 'vec_snapshot'") < 0)
+		    index_exec(db, "DELETE FROM vec_changed; DELETE FROM meta WHERE key = 'vec_snapshot'") < 0)
 			rc = -1;
 		goto out;
 	}
@@ -343,10 +332,10 @@ int vecsnap_refresh(sqlite3 *db, const char *db_path)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = error("index: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
-	if (rc == 0 && exec(db, "DELETE FROM vec_changed") < 0)
+	if (rc == 0 && index_exec(db, "DELETE FROM vec_changed") < 0)
 		rc = -1;
 out:
-	if (rc == 0 ? exec(db, "COMMIT") < 0 : (exec(db, "ROLLBACK"), 0))
+	if (rc == 0 ? index_exec(db, "COMMIT") < 0 : (index_exec(db, "ROLLBACK"), 0))
 		rc = -1;
 	free(model);
 	free(tmp);

@@ -10,23 +10,8 @@
 
 . "$(dirname "$0")/lib.sh"
 
-if ! test_have_prog sqlite3; then
-	test_skip 'ci-index vector tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
-	test_done
-fi
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip 'ci-index vector tests' "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
-export CI_MODEL
-
-GIT_AUTHOR_NAME=Alice GIT_AUTHOR_EMAIL=alice@example.com
-GIT_COMMITTER_NAME=Alice GIT_COMMITTER_EMAIL=alice@example.com
-GIT_AUTHOR_DATE="@1700000000 +0000" GIT_COMMITTER_DATE="@1700000000 +0000"
-export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
-export GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+vec_lib_what='ci-index vector tests'
+. "$CI_SRC_DIR/tests/vec-lib.sh"
 
 # vec_dump <db>: each chunk's vector, keyed by path and lines
 vec_dump() {
