@@ -60,6 +60,7 @@ static const char usage_text[] =
 	"  -F, --fixed-strings         <pattern> is a literal string\n"
 	"  -i, --ignore-case           match case-insensitively\n"
 	"  -w, --word-regexp           match whole words only\n"
+	"  -n, --line-number           accepted, as rg does: line numbers are always written\n"
 	"  -A, --after-context <n>     show <n> lines after each matching line\n"
 	"  -B, --before-context <n>    show <n> lines before each matching line\n"
 	"  -C, --context <n>           show <n> lines before and after\n"
@@ -102,6 +103,7 @@ static const struct option long_options[] = {
 	{ "regexp", required_argument, NULL, 'e' },
 	{ "fixed-strings", no_argument, NULL, 'F' },
 	{ "ignore-case", no_argument, NULL, 'i' },
+	{ "line-number", no_argument, NULL, 'n' },
 	{ "word-regexp", no_argument, NULL, 'w' },
 	{ "after-context", required_argument, NULL, 'A' },
 	{ "before-context", required_argument, NULL, 'B' },
@@ -180,26 +182,52 @@ static const unsigned char byte_rank[256] = {
 };
 
 struct finder {
-	const unsigned char *s;	/* the literal */
+	const unsigned char *s;	/* the literal (lower-cased when icase) */
 	size_t n;		/* its length */
 	size_t i1, i2;		/* offsets of its two rarest bytes (i1 != i2 when n > 1) */
+	unsigned char o1, o2;	/* ORed into those bytes of the text first: 0x20 for a
+				   letter when icase, else 0 */
+	int icase;		/* ASCII letters match either case */
 	int avx2;		/* the CPU has AVX2 */
 };
 
-static void finder_init(struct finder *f, const char *s, size_t n)
+static inline unsigned char ascii_lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c;
+}
+
+/* How common c is, either case when icase (the commoner of the two). */
+static unsigned rank_of(unsigned char c, int icase)
+{
+	unsigned r = byte_rank[c];
+
+	if (icase && c >= 'a' && c <= 'z' && byte_rank[c - 0x20] > r)
+		r = byte_rank[c - 0x20];
+	return r;
+}
+
+/*
+ * s[0..n) is found as it is, or with icase in any mix of ASCII cases, s
+ * lower-cased: (byte | 0x20) is a lower-case letter only for that letter's
+ * two cases.
+ */
+static void finder_init(struct finder *f, const char *s, size_t n, int icase)
 {
 	size_t i;
 
 	f->s = (const unsigned char *)s;
 	f->n = n;
+	f->icase = icase;
 	f->i1 = f->i2 = 0;
 	for (i = 1; i < n; i++)
-		if (byte_rank[f->s[i]] < byte_rank[f->s[f->i1]])
+		if (rank_of(f->s[i], icase) < rank_of(f->s[f->i1], icase))
 			f->i1 = i;
 	f->i2 = f->i1 == 0 && n > 1 ? 1 : 0;
 	for (i = 0; i < n; i++)
-		if (i != f->i1 && byte_rank[f->s[i]] < byte_rank[f->s[f->i2]])
+		if (i != f->i1 && rank_of(f->s[i], icase) < rank_of(f->s[f->i2], icase))
 			f->i2 = i;
+	f->o1 = icase && f->s[f->i1] >= 'a' && f->s[f->i1] <= 'z' ? 0x20 : 0;
+	f->o2 = icase && f->s[f->i2] >= 'a' && f->s[f->i2] <= 'z' ? 0x20 : 0;
 #ifdef HAVE_AVX2_PATH
 	__builtin_cpu_init();
 	f->avx2 = __builtin_cpu_supports("avx2");
@@ -208,16 +236,35 @@ static void finder_init(struct finder *f, const char *s, size_t n)
 #endif
 }
 
+/* p[0..f->n) is the literal. */
+static inline int finder_same(const struct finder *f, const unsigned char *p)
+{
+	size_t i;
+
+	if (!f->icase)
+		return !memcmp(p, f->s, f->n);
+	for (i = 0; i < f->n; i++)
+		if (ascii_lower(p[i]) != f->s[i])
+			return 0;
+	return 1;
+}
+
 /* Check candidate starts in the bit mask m (bit k: p + k). */
 static inline const char *finder_check(const struct finder *f, const unsigned char *p, unsigned m)
 {
 	while (m) {
 		unsigned k = (unsigned)__builtin_ctz(m);
-		if (!memcmp(p + k, f->s, f->n))
+		if (finder_same(f, p + k))
 			return (const char *)(p + k);
 		m &= m - 1;
 	}
 	return NULL;
+}
+
+/* The rare bytes of the literal at p. */
+static inline int finder_rare(const struct finder *f, const unsigned char *p)
+{
+	return (p[f->i1] | f->o1) == f->s[f->i1] && (p[f->i2] | f->o2) == f->s[f->i2];
 }
 
 #ifdef HAVE_AVX2_PATH
@@ -226,12 +273,14 @@ static const char *finder_avx2(const struct finder *f, const unsigned char *p, c
 {
 	const __m256i v1 = _mm256_set1_epi8((char)f->s[f->i1]);
 	const __m256i v2 = _mm256_set1_epi8((char)f->s[f->i2]);
+	const __m256i o1 = _mm256_set1_epi8((char)f->o1);
+	const __m256i o2 = _mm256_set1_epi8((char)f->o2);
 	const char *r;
 
 	/* every start in p .. p+31 is at most last, so every load is inside the text */
 	while (p + 31 <= last) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)(p + f->i1));
-		__m256i b = _mm256_loadu_si256((const __m256i *)(p + f->i2));
+		__m256i a = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(p + f->i1)), o1);
+		__m256i b = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(p + f->i2)), o2);
 		unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, v1),
 									      _mm256_cmpeq_epi8(b, v2)));
 		if (m && (r = finder_check(f, p, m)))
@@ -239,7 +288,7 @@ static const char *finder_avx2(const struct finder *f, const unsigned char *p, c
 		p += 32;
 	}
 	for (; p <= last; p++)
-		if (p[f->i1] == f->s[f->i1] && p[f->i2] == f->s[f->i2] && !memcmp(p, f->s, f->n))
+		if (finder_rare(f, p) && finder_same(f, p))
 			return (const char *)p;
 	return NULL;
 }
@@ -250,7 +299,7 @@ static const char *finder_find(const struct finder *f, const char *hay, size_t l
 {
 	const unsigned char *p = (const unsigned char *)hay, *last;
 
-	if (f->n == 1)
+	if (f->n == 1 && !f->icase)
 		return memchr(hay, f->s[0], len);
 	if (len < f->n)
 		return NULL;
@@ -263,11 +312,13 @@ static const char *finder_find(const struct finder *f, const char *hay, size_t l
 	{
 		const __m128i v1 = _mm_set1_epi8((char)f->s[f->i1]);
 		const __m128i v2 = _mm_set1_epi8((char)f->s[f->i2]);
+		const __m128i o1 = _mm_set1_epi8((char)f->o1);
+		const __m128i o2 = _mm_set1_epi8((char)f->o2);
 		const char *r;
 
 		while (p + 15 <= last) {
-			__m128i a = _mm_loadu_si128((const __m128i *)(p + f->i1));
-			__m128i b = _mm_loadu_si128((const __m128i *)(p + f->i2));
+			__m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(p + f->i1)), o1);
+			__m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(p + f->i2)), o2);
 			unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, v1),
 									       _mm_cmpeq_epi8(b, v2)));
 			if (m && (r = finder_check(f, p, m)))
@@ -277,7 +328,7 @@ static const char *finder_find(const struct finder *f, const char *hay, size_t l
 	}
 #endif
 	for (; p <= last; p++)
-		if (p[f->i1] == f->s[f->i1] && p[f->i2] == f->s[f->i2] && !memcmp(p, f->s, f->n))
+		if (finder_rare(f, p) && finder_same(f, p))
 			return (const char *)p;
 	return NULL;
 }
@@ -339,14 +390,41 @@ static void pcre2_message(int rc, char *out, size_t n)
 }
 
 /*
+ * The longest run in s[0..n) of ASCII bytes other than k and s, either case,
+ * into *run and *len; 0 when there is none.  Matched without regard to case,
+ * the other ASCII bytes can only be themselves or their other ASCII case,
+ * while k and s also match U+212A (Kelvin) and U+017F (long s) in PCRE2's and
+ * Unicode's case folding, and no non-ASCII character matches an ASCII one
+ * otherwise: a match holds the run as it is, up to ASCII case.
+ */
+static int icase_run(const char *s, size_t n, const char **run, size_t *len)
+{
+	size_t i, start = 0;
+
+	*run = NULL;
+	*len = 0;
+	for (i = 0; i <= n; i++) {
+		unsigned char c = i < n ? ascii_lower((unsigned char)s[i]) : 0;
+		if (i < n && c < 0x80 && c != 'k' && c != 's' && c != 0)
+			continue;
+		if (i - start > *len) {
+			*run = s + start;
+			*len = i - start;
+		}
+		start = i + 1;
+	}
+	return *len > 0;
+}
+
+/*
  * Compile the pattern and choose how to search.  An invalid pattern ends the
  * program with exit 2.
  */
 static void matcher_init(struct matcher *m, const struct options *o)
 {
 	struct buf pat = BUF_INIT;
-	const char *p;
-	size_t prefix_len = 0;
+	const char *p, *run;
+	size_t prefix_len = 0, run_len;
 	uint32_t copts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
 	int err, literal_only;
 	PCRE2_SIZE off;
@@ -365,7 +443,7 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	if (literal_only) {
 		m->kind = M_LITERAL;
 		m->literal = xstrndup(m->info.literal, m->info.literal_len);
-		finder_init(&m->finder, m->literal, m->info.literal_len);
+		finder_init(&m->finder, m->literal, m->info.literal_len, 0);
 		return;
 	}
 
@@ -405,7 +483,17 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	if (m->info.required && m->info.required_len >= 3) {
 		m->kind = M_PREFILTER;
 		m->literal = xstrndup(m->info.required, m->info.required_len);
-		finder_init(&m->finder, m->literal, m->info.required_len);
+		finder_init(&m->finder, m->literal, m->info.required_len, 0);
+	} else if (m->info.required_icase && icase_run(m->info.required_icase, m->info.required_icase_len,
+						      &run, &run_len) && run_len >= 3) {
+		/* -i: a piece every match holds in some mix of ASCII cases, found
+		 * as fast as a literal; each line found is matched by PCRE2 */
+		size_t i;
+		m->kind = M_PREFILTER;
+		m->literal = xstrndup(run, run_len);
+		for (i = 0; i < run_len; i++)
+			m->literal[i] = (char)ascii_lower((unsigned char)m->literal[i]);
+		finder_init(&m->finder, m->literal, run_len, 1);
 	} else if (m->info.looks_ahead) {
 		m->kind = M_LINES;
 	} else {
@@ -2286,7 +2374,7 @@ int main(int argc, char **argv)
 	o.threads = online_cpus();
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:FiwA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			ALLOC_GROW(patterns, patterns_nr + 1, patterns_alloc);
@@ -2294,6 +2382,7 @@ int main(int argc, char **argv)
 			break;
 		case 'F': o.fixed = 1; break;
 		case 'i': o.icase = 1; break;
+		case 'n': break;	/* line numbers are always written (rg's -n) */
 		case 'w': o.word = 1; break;
 		case 'A': o.after = parse_long_arg(usage_text, "--after-context", optarg, 0, 1000000); break;
 		case 'B': o.before = parse_long_arg(usage_text, "--before-context", optarg, 0, 1000000); break;

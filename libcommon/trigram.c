@@ -1699,6 +1699,9 @@ void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned fla
 			out->literal_len = p.n;
 			out->required = xstrndup(pattern, p.n);
 			out->required_len = p.n;
+		} else if (p.n) {
+			out->required_icase = xstrndup(pattern, p.n);
+			out->required_icase_len = p.n;
 		}
 		root = fixed_tree(pattern);
 		if (!root) {
@@ -1727,6 +1730,16 @@ void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned fla
 				out->required = buf_detach(&l.best, NULL);
 			}
 			lit_release(&l);
+		} else {
+			/* the tree keeps characters as written: what every match
+			 * holds, up to case (alternatives that differ only in case
+			 * give less than they could, never too much) */
+			lit_of(&l, root);
+			if (l.best.len) {
+				out->required_icase_len = l.best.len;
+				out->required_icase = buf_detach(&l.best, NULL);
+			}
+			lit_release(&l);
 		}
 	}
 
@@ -1752,6 +1765,7 @@ void trigram_info_release(struct trigram_info *info)
 	free(info->query);
 	free(info->literal);
 	free(info->required);
+	free(info->required_icase);
 	memset(info, 0, sizeof(*info));
 }
 

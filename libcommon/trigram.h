@@ -41,6 +41,10 @@ struct trigram_info {
 	char *required;		/* a string every match contains, case as written, or
 				   NULL (always NULL when matching is case-insensitive) */
 	size_t required_len;	/* its length in bytes */
+	char *required_icase;	/* with case-insensitive matching: a string every
+				   match contains in some case variant, as written,
+				   or NULL */
+	size_t required_icase_len; /* its length in bytes */
 	int looks_ahead;	/* the pattern may look past the end of its match
 				   (lookahead, \z, \Z, \G, or syntax not understood) */
 	int gave_up;		/* syntax not understood: the query is NULL */

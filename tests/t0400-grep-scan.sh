@@ -136,6 +136,36 @@ test_expect_success '-i, -w, -F, a regex' '
 	test_cmp expect out
 '
 
+test_expect_success '-i: every mix of cases, the Kelvin sign for k and the long s for s, as PCRE2 matches' '
+	git init -q fold &&
+	printf "MUTEX_LOCK here\nmutex_loc\342\204\252 kelvin\npm_\305\277u\305\277pend long s\nPm_SuSpEnD mixed\nnothing\nmutex_lock(&x)\nMuTeX_LoCk\nmutex lock\n" >fold/f.c &&
+	for q in mutex_lock "MUTEX_LOC." "mutex_lo(c|x)k" "(?i)mutex_lock" "x_loc"; do
+		(cd fold && ci-grep --no-index --no-json -i -e "$q" f.c) | cut -d: -f1,2 >out &&
+		printf "f.c:%s\n" 1 2 6 7 >expect &&
+		test_cmp expect out || return 1
+	done &&
+	for q in pm_suspend "PM_SU(s|x)PEND" "m_suspen."; do
+		(cd fold && ci-grep --no-index --no-json -i -e "$q" f.c) | cut -d: -f1,2 >out &&
+		printf "f.c:%s\n" 3 4 >expect &&
+		test_cmp expect out || return 1
+	done &&
+	(cd fold && ci-grep --no-index --no-json -n -i mutex_lock f.c) >out.n &&
+	(cd fold && ci-grep --no-index --no-json -i mutex_lock f.c) >out &&
+	test_cmp out out.n &&
+	(cd fold && ci-grep --no-index -c --stats -i mutex_lock f.c 2>../err) &&
+	test_grep "prefilter search for .mutex_loc." err &&
+	(cd fold && ci-grep --no-index -c --stats -i -F "MUTEX_LOCK(&" f.c 2>../err) >out &&
+	test_grep "prefilter search for .mutex_loc." err &&
+	test_grep "\"count\":1" out &&
+	if test_have_prog rg; then
+		for q in mutex_lock pm_suspend "lock|spend" "u.+x" "MUTEX LOCK" "x_LOC." "u[s]pend"; do
+			(cd fold && ci-grep --no-index --no-json -i -e "$q" f.c) | cut -d: -f1,2 >out &&
+			(cd fold && rg -n -i -e "$q" f.c | sed "s/^/f.c:/" | cut -d: -f1,2) >expect &&
+			test_cmp expect out || return 1
+		done
+	fi
+'
+
 test_expect_success 'context lines, for people' '
 	cat >expect <<-\EOF &&
 	src/a.c:1:5:int foo(void);
