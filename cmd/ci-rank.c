@@ -1290,8 +1290,9 @@ struct sem_part {
 	const unsigned char *skip;	/* bit per chunk id changed since */
 	sqlite3_int64 skip_max;		/* ids above are not in skip */
 	size_t from, to;
-	struct sem top[SEM_TOP];
-	size_t top_nr, seen;
+	struct sem *top;		/* cap best: by chunk id, or by row when
+					   the float32 rows are to be read again */
+	size_t cap, top_nr, seen;
 };
 
 static void *sem_part_scan(void *arg)
@@ -1307,8 +1308,10 @@ static void *sem_part_scan(void *arg)
 		x.s = row_cosine(p->sc, vs->fmt, vs->rows + i * vs->row_bytes, vs->row_bytes);
 		if (x.s < -1.5)
 			continue;
+		if (vs->exact)
+			x.id = (sqlite3_int64)i;	/* ids ascend with rows: the same order */
 		p->seen++;
-		sem_keep(p->top, &p->top_nr, SEM_TOP, x);
+		sem_keep(p->top, &p->top_nr, p->cap, x);
 	}
 	return NULL;
 }
@@ -1356,6 +1359,8 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 		part[k].skip_max = max;
 		part[k].from = vs->n * k / parts;
 		part[k].to = vs->n * (k + 1) / parts;
+		part[k].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
+		part[k].top = xmalloc(part[k].cap * sizeof(*part[k].top));
 		part[k].top_nr = part[k].seen = 0;
 	}
 	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
@@ -1390,11 +1395,31 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 	if (threaded)
 		pthread_join(worker, NULL);
 	sem_table_nr = (long)sc->seen;
+	if (vs->exact) {
+		/* the best by their int8 rows, by their float32 rows now */
+		struct sem *all = xmalloc(2 * VECSNAP_RESCORE * sizeof(*all));
+		size_t all_nr = 0;
+		for (k = 0; k < parts; k++)
+			for (i = 0; i < part[k].top_nr; i++)
+				sem_keep(all, &all_nr, VECSNAP_RESCORE, part[k].top[i]);
+		for (i = 0; i < all_nr; i++) {
+			size_t row = (size_t)all[i].id;
+			struct sem x;
+			x.s = vec_cosine_stored(sc->q, sc->qnorm, sc->dim, VEC_F32, vs->exact + row * vs->dim * 4,
+						vs->dim * 4);
+			if (x.s < -1.5)
+				continue;
+			x.id = vs->ids[row];
+			sem_keep(sc->top, &sc->top_nr, SEM_TOP, x);
+		}
+		free(all);
+	}
 	for (k = 0; k < parts; k++) {
 		sem_snapshot_nr += (long)part[k].seen;
 		sc->seen += part[k].seen;
-		for (i = 0; i < part[k].top_nr; i++)
+		for (i = 0; !vs->exact && i < part[k].top_nr; i++)
 			sem_keep(sc->top, &sc->top_nr, SEM_TOP, part[k].top[i]);
+		free(part[k].top);
 	}
 	free(skip);
 	return 0;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "index.h"
 #include "util.h"
 #include "vecsnap.h"
@@ -40,7 +41,9 @@ static int head_ok(const struct vecsnap_head *h, size_t size)
 	    h->row_bytes != h->dim * fmt_bytes(h->fmt) || h->n > (uint64_t)1 << 40 ||
 	    memchr(h->token, 0, sizeof(h->token)) == NULL || memchr(h->model, 0, sizeof(h->model)) == NULL)
 		return 0;
-	return ids_offset(h->n, h->row_bytes) + h->n * 8 == size;
+	if (h->exact > 1 || (h->exact && h->fmt != VEC_INT8))
+		return 0;
+	return ids_offset(h->n, h->row_bytes) + h->n * 8 + (h->exact ? h->n * h->dim * 4 : 0) == size;
 }
 
 /* The meta value vec_snapshot into buf (empty when there is none). */
@@ -113,11 +116,27 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 		return 1;	/* another index's, or one the index no longer names */
 	}
 	len = ids_offset(h.n, h.row_bytes) + h.n * 8;
-	/* the whole matrix is read at once: have it mapped in one call */
+	/* the rows scanned are read at once: have them mapped in one call */
 	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		return 1;
+	}
+	if (h.exact) {
+		/* the float32 rows, of which a few are read: mapped as needed */
+		long page = sysconf(_SC_PAGESIZE);
+		size_t at = len - len % (size_t)(page > 0 ? page : 4096);
+		s->exact_map_len = len + h.n * h.dim * 4 - at;
+		s->exact_map = mmap(NULL, s->exact_map_len, PROT_READ, MAP_PRIVATE, fd, (off_t)at);
+		if (s->exact_map == MAP_FAILED) {
+			munmap(map, len);
+			close(fd);
+			memset(s, 0, sizeof(*s));
+			return 1;
+		}
+		s->exact = (const unsigned char *)s->exact_map + (len - at);
+	}
+	close(fd);
 	s->map = map;
 	s->map_len = len;
 	s->head = map;
@@ -135,6 +154,8 @@ void vecsnap_close(struct vecsnap *s)
 {
 	if (s->map)
 		munmap(s->map, s->map_len);
+	if (s->exact_map)
+		munmap(s->exact_map, s->exact_map_len);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -172,13 +193,21 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	int rc, fd, ret = 0;
 	static const char zero[8];
 
+	struct buf q8 = BUF_INIT;
+	float *v = NULL;
+	size_t src_bytes = (size_t)dim * fmt_bytes(fmt), i = 0;
+	double scale;
+	int pass;
+
 	memset(&h, 0, sizeof(h));
 	h.magic = VECSNAP_MAGIC;
 	snprintf(h.token, sizeof(h.token), "%s", token);
 	snprintf(h.model, sizeof(h.model), "%s", model);
 	h.dim = (uint32_t)dim;
-	h.fmt = (uint32_t)fmt;
-	h.row_bytes = (uint32_t)(dim * fmt_bytes(fmt));
+	/* float32 vectors are scanned as int8, then the best taken again */
+	h.exact = fmt == VEC_F32;
+	h.fmt = VEC_INT8;
+	h.row_bytes = (uint32_t)dim;
 	if (sqlite3_prepare_v2(db, "SELECT chunk_id, vec FROM vectors WHERE model = ?1 AND dim = ?2 AND fmt = ?3 "
 			       "ORDER BY chunk_id", -1, &st, NULL) != SQLITE_OK)
 		return error("index: %s", sqlite3_errmsg(db));
@@ -195,25 +224,61 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	fwrite(&h, sizeof(h), 1, f);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((size_t)sqlite3_column_bytes(st, 1) != h.row_bytes) {
+	/* pass 0: the rows scanned, then the ids; pass 1: the float32 rows */
+	for (pass = 0; pass < 1 + (int)h.exact && ret == 0; pass++) {
+		if (pass) {
+			size_t end = sizeof(h) + n * h.row_bytes;
+			fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
+			fwrite(ids, sizeof(*ids), n, f);
+			sqlite3_reset(st);
+		}
+		i = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const void *blob = sqlite3_column_blob(st, 1);
+			if ((size_t)sqlite3_column_bytes(st, 1) != src_bytes) {
+				ret = 1;
+				break;
+			}
+			if (pass) {
+				/* the same rows in the same order: the write lock is held */
+				if (i >= n || ids[i] != sqlite3_column_int64(st, 0)) {
+					ret = 1;
+					break;
+				}
+				i++;
+				fwrite(blob, src_bytes, 1, f);
+				continue;
+			}
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 4096;
+				ids = xrealloc(ids, alloc * sizeof(*ids));
+			}
+			ids[n++] = sqlite3_column_int64(st, 0);
+			if (fmt == VEC_INT8) {
+				fwrite(blob, h.row_bytes, 1, f);
+			} else {
+				if (!v)
+					v = xmalloc((size_t)dim * sizeof(*v));
+				vec_decode(v, (size_t)dim, "f32", 0, blob, src_bytes);
+				buf_reset(&q8);
+				vec_encode(&q8, &scale, v, (size_t)dim, VEC_INT8);
+				fwrite(q8.buf, h.row_bytes, 1, f);
+			}
+		}
+		if (ret == 0 && rc != SQLITE_DONE)
+			ret = error("index: %s", sqlite3_errmsg(db));
+		if (ret == 0 && pass && i != n)
 			ret = 1;
-			break;
-		}
-		if (n == alloc) {
-			alloc = alloc ? 2 * alloc : 4096;
-			ids = xrealloc(ids, alloc * sizeof(*ids));
-		}
-		ids[n++] = sqlite3_column_int64(st, 0);
-		fwrite(sqlite3_column_blob(st, 1), h.row_bytes, 1, f);
 	}
-	if (ret == 0 && rc != SQLITE_DONE)
-		ret = error("index: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
+	buf_release(&q8);
+	free(v);
 	if (ret == 0) {
-		size_t end = sizeof(h) + n * h.row_bytes;
-		fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
-		fwrite(ids, sizeof(*ids), n, f);
+		if (!h.exact) {
+			size_t end = sizeof(h) + n * h.row_bytes;
+			fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
+			fwrite(ids, sizeof(*ids), n, f);
+		}
 		h.n = n;
 		if (fflush(f) != 0 || ferror(f) || pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 		    fdatasync(fd) < 0)

@@ -19,9 +19,14 @@
  * is only rewritten when the changes grow large (vecsnap_refresh), not at
  * every update.
  *
- * File layout (native byte order, which the magic checks):
- *   struct vecsnap_head, then int64 ids[n] (ascending), then n rows of
- *   row_bytes bytes (the vectors table's blobs as stored, format fmt).
+ * File layout (native byte order, which the magic checks): struct
+ * vecsnap_head; n rows of row_bytes bytes, the vectors in format fmt; int64
+ * ids[n] (ascending), at a multiple of 8; and when the index holds float32
+ * vectors (exact = 1), n rows of dim float32, the vectors as stored, while
+ * the rows before them are the same vectors in int8 (vec_encode()): a reader
+ * scans the int8 rows, a quarter of the bytes, keeps the best
+ * VECSNAP_RESCORE of them, and takes the cosines of those from the float32
+ * rows, the values the vectors table gives.
  */
 #ifndef CI_VECSNAP_H
 #define CI_VECSNAP_H
@@ -30,7 +35,8 @@
 #include <sqlite3.h>
 #include "vec.h"
 
-#define VECSNAP_MAGIC 0x3143455643534e50ULL	/* "PNSCVEC1" read natively */
+#define VECSNAP_MAGIC 0x3243455643534e50ULL	/* "PNSCVEC2" read natively */
+#define VECSNAP_RESCORE 1000	/* int8 candidates whose float32 cosine is taken */
 
 struct vecsnap_head {
 	uint64_t magic;
@@ -40,7 +46,7 @@ struct vecsnap_head {
 	uint32_t dim;		/* values per vector */
 	uint32_t fmt;		/* enum vec_format */
 	uint32_t row_bytes;	/* bytes per vector */
-	uint32_t pad;
+	uint32_t exact;		/* 1: float32 rows follow the ids */
 	char reserved[56];	/* zeros: the rows start at byte 256 */
 };
 
@@ -52,7 +58,10 @@ struct vecsnap {
 	const struct vecsnap_head *head;
 	const int64_t *ids;
 	const unsigned char *rows;
+	const unsigned char *exact;	/* the float32 rows, or NULL */
 	size_t n, dim, row_bytes;
+	void *exact_map;		/* their own mapping, not read ahead */
+	size_t exact_map_len;
 	enum vec_format fmt;
 	const char *model;
 };

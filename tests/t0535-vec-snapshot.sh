@@ -98,7 +98,8 @@ test_expect_success 'build --embed writes the snapshot and names it' '
 	n=$(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
 	test "$n" -ge 200 &&
 	size=$(wc -c <"$db.vec") &&
-	test "$size" -eq $((256 + n * 2048 + n * 8))
+	# the head, int8 rows, ids, float32 rows
+	test "$size" -eq $((256 + n * 512 + n * 8 + n * 2048))
 '
 
 test_expect_success 'the snapshot answers as the vectors table does' '
@@ -219,6 +220,30 @@ test_expect_success 'an index of schema version 4: read as it is, a writer adds 
 	sqlite3 v4.db "SELECT count(*) FROM vec_changed" >actual &&
 	echo 0 >expect &&
 	test_cmp expect actual
+'
+
+test_expect_success 'more vectors than are scored again (1,000): float32 and int8 answer as the table does' '
+	git init -q wide && (
+		cd wide &&
+		awk "BEGIN { for (i = 0; i < 1300; i++) printf \"def handler_%d(request):\\n    return respond(request, %d, \\\"item %d of the queue\\\")\\n\\n\\n\", i, i * 7 % 13, i }" >big.py &&
+		git add . && git commit -qm wide &&
+		ci-chunk | ci-embed >../wide.nd
+	) &&
+	for f in f32 int8; do
+		(cd wide && ci-index --index ../wide-$f.db --vectors $f load <../wide.nd) &&
+		test -f wide-$f.db.vec &&
+		for q in "respond to the request with item 7" "the queue" "handler 1200"; do
+			(cd wide && ci-rank --index ../wide-$f.db --mode semantic --explain --per-file 40 --limit 40 "$q") >snap.raw &&
+			mv wide-$f.db.vec wide.vec.saved &&
+			(cd wide && ci-rank --index ../wide-$f.db --mode semantic --explain --per-file 40 --limit 40 "$q") >table.raw &&
+			mv wide.vec.saved wide-$f.db.vec &&
+			"$JQ" -c "del(.vectors)" snap.raw >snap &&
+			"$JQ" -c "del(.vectors)" table.raw >table &&
+			test_line_count = 41 snap &&
+			test_cmp table snap &&
+			"$JQ" -e "select(._type == \"summary\") | .vectors.snapshot == 1300" snap.raw >/dev/null || return 1
+		done
+	done
 '
 
 test_expect_success 'drop removes the snapshot' '
