@@ -2432,6 +2432,17 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 		nd_null(&b, "vector_format");
 	}
 	sqlite3_finalize(st);
+	/* the snapshot of the chunk vectors beside the index (vecsnap.h) */
+	if (count(db, "SELECT EXISTS (SELECT 1 FROM vectors)") > 0) {
+		uint64_t n;
+		int current = vecsnap_current(db, path, &n);
+		nd_key(&b, "vector_snapshot");
+		buf_addf(&b, "{\"current\":%s,\"vectors\":%llu,\"changed_since\":%lld}",
+			 current ? "true" : "false", (unsigned long long)n,
+			 current ? (long long)count(db, "SELECT count(*) FROM vec_changed") : 0LL);
+	} else {
+		nd_null(&b, "vector_snapshot");
+	}
 	/* files, and chunks (counted as "chunks" counts them: a blob's once), by language */
 	count_map(&b, db, "languages", "SELECT coalesce(b.lang, 'text'), count(*) FROM files f "
 		  "JOIN blobs b ON b.id = f.blob_id GROUP BY 1 ORDER BY 1");

@@ -150,6 +150,23 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 	return 0;
 }
 
+int vecsnap_current(sqlite3 *db, const char *db_path, uint64_t *n)
+{
+	struct vecsnap_head h;
+	char token[64], *path;
+	int ok;
+
+	*n = 0;
+	if (vecsnap_token(db, token, sizeof(token)))
+		return 0;
+	path = vecsnap_path(db_path);
+	ok = read_head(path, &h, NULL) == 0 && !strcmp(h.token, token);
+	free(path);
+	if (ok)
+		*n = h.n;
+	return ok;
+}
+
 void vecsnap_close(struct vecsnap *s)
 {
 	if (s->map)

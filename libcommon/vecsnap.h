@@ -88,6 +88,12 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token);
 void vecsnap_close(struct vecsnap *s);
 
 /*
+ * Whether the snapshot of the index db is current (its head read, not its
+ * rows): 1 with the number of vectors it holds in *n, else 0.
+ */
+int vecsnap_current(sqlite3 *db, const char *db_path, uint64_t *n);
+
+/*
  * After a write to the index db (at db_path, the caller its only writer, no
  * transaction open): write the snapshot anew when there is none current or
  * vec_changed lists more than 4096 chunks and more than an eighth of the

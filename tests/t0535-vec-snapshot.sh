@@ -97,6 +97,9 @@ test_expect_success 'build --embed writes the snapshot and names it' '
 	test_cmp expect actual &&
 	n=$(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
 	test "$n" -ge 200 &&
+	(cd repo && ci-index status) | "$JQ" -c .vector_snapshot >actual &&
+	echo "{\"current\":true,\"vectors\":$n,\"changed_since\":0}" >expect &&
+	test_cmp expect actual &&
 	size=$(wc -c <"$db.vec") &&
 	# the head, int8 rows, ids, float32 rows
 	test "$size" -eq $((256 + n * 512 + n * 8 + n * 2048))
@@ -112,6 +115,7 @@ test_expect_success 'an edit: the snapshot stays, the changed chunks are read fr
 	token >t2 &&
 	test_cmp t1 t2 &&
 	test "$(changed)" -gt 0 &&
+	(cd repo && ci-index status) | "$JQ" -e ".vector_snapshot.current and .vector_snapshot.changed_since == $(changed)" &&
 	same_as_table &&
 	grep -q reconnect with-snapshot
 '
@@ -146,6 +150,7 @@ test_expect_success 'a snapshot the index does not name is not read; the next wr
 	sqlite3 "$db" "UPDATE meta SET value = '"'"'0123456789abcdef0123456789abcdef'"'"' WHERE key = '"'"'vec_snapshot'"'"'" &&
 	ranks stale &&
 	test_cmp before stale &&
+	(cd repo && ci-index status) | "$JQ" -e ".vector_snapshot == {current: false, vectors: 0, changed_since: 0}" &&
 	from stale 0 $(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
 	(cd repo && ci-index update) &&
 	token >t4 &&
@@ -178,6 +183,7 @@ test_expect_success 'a damaged snapshot is not read: cut short, its head overwri
 test_expect_success 'no vectors left: no snapshot' '
 	(cd repo && ci-index --index ../plain.db build) &&
 	! test -e plain.db.vec &&
+	(cd repo && ci-index --index ../plain.db status) | "$JQ" -e ".vector_snapshot == null" &&
 	cp "$db.vec" plain.db.vec &&
 	(cd repo && ci-index --index ../plain.db build) &&
 	! test -e plain.db.vec
