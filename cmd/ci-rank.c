@@ -2111,6 +2111,94 @@ static struct cand *chunk_cand(sqlite3_stmt *st, sqlite3_int64 id)
 	return c && scope_ok(c) ? c : NULL;
 }
 
+/*
+ * The cosine of q (dim values, of model) with every chunk vector, through the
+ * snapshot beside the index and the rows changed since (the values the
+ * vectors table gives for float32 vectors, within 1e-4 of them for int8):
+ * a malloc'd array in *out of *nr, unsorted.  Returns 0, or 1 when there is
+ * no current snapshot of those vectors (nothing allocated).
+ */
+static int snapshot_cosines(const float *q, size_t dim, const char *model, struct sem **out, size_t *nr)
+{
+	struct vecsnap vs;
+	struct sem_scan *sc;
+	sqlite3_stmt *st;
+	struct sem *all;
+	unsigned char *skip;
+	sqlite3_int64 id, max = -1;
+	size_t i, n = 0, alloc;
+
+	*out = NULL;
+	*nr = 0;
+	if (vecsnap_open(&vs, db, index_path) != 0)
+		return 1;
+	if (vs.dim != dim || (model && strcmp(model, vs.model)) ||
+	    sqlite3_prepare_v2(db, "SELECT max(chunk_id) FROM vec_changed", -1, &st, NULL) != SQLITE_OK) {
+		vecsnap_close(&vs);
+		return 1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+		max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	skip = xcalloc((size_t)(max + 1) / 8 + 1, 1);
+	st = prep("SELECT chunk_id FROM vec_changed");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if ((id = sqlite3_column_int64(st, 0)) >= 0 && id <= max)
+			skip[id >> 3] |= (unsigned char)(1u << (id & 7));
+	sqlite3_finalize(st);
+
+	sc = xcalloc(1, sizeof(*sc));
+	sc->q = q;
+	sc->dim = dim;
+	for (i = 0; i < dim; i++)
+		sc->qnorm += (double)q[i] * q[i];
+	sc->qnorm = sqrt(sc->qnorm);
+	vec_q16_init(&sc->q16, q, dim);
+	alloc = vs.n + 256;
+	all = xmalloc(alloc * sizeof(*all));
+	for (i = 0; i < vs.n; i++) {
+		struct sem x;
+		x.id = vs.ids[i];
+		if (x.id < 0 || (x.id <= max && (skip[x.id >> 3] >> (x.id & 7) & 1)))
+			continue;
+		/* float32 vectors: the float32 row, as the table has it */
+		x.s = vs.exact ? vec_cosine_stored(q, sc->qnorm, dim, VEC_F32, vs.exact + i * dim * 4, dim * 4)
+			       : row_cosine(sc, vs.fmt, vs.rows + i * vs.row_bytes, vs.row_bytes);
+		if (x.s < -1.5)
+			continue;
+		all[n++] = x;
+	}
+	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c CROSS JOIN vectors v ON v.chunk_id = c.chunk_id "
+		  "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
+	if (model)
+		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(st, 1);
+		enum vec_format vf = VEC_F32;
+		struct sem x;
+		if (f && vec_format_parse(&vf, f) < 0)
+			continue;
+		x.s = row_cosine(sc, vf, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+		if (x.s < -1.5)
+			continue;
+		x.id = sqlite3_column_int64(st, 0);
+		if (n == alloc)
+			all = xrealloc(all, (alloc *= 2) * sizeof(*all));
+		all[n++] = x;
+	}
+	sqlite3_finalize(st);
+	vec_q16_release(&sc->q16);
+	free(sc);
+	free(skip);
+	vecsnap_close(&vs);
+	*out = all;
+	*nr = n;
+	return 0;
+}
+
 static int similar_nearest(struct buf *out, const char *target)
 {
 	struct vecset vs;
@@ -2146,6 +2234,32 @@ static int similar_nearest(struct buf *out, const char *target)
 			error("similar: cannot embed the text with ci-embed");
 			return EXIT_IO;
 		}
+	}
+	memset(&vs, 0, sizeof(vs));
+	if (self) {
+		/* the target's vector, for the snapshot */
+		st = prep("SELECT dim, fmt, scale, vec FROM vectors WHERE chunk_id = ?1");
+		sqlite3_bind_int64(st, 1, self);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0 &&
+		    sqlite3_column_int64(st, 0) <= 65536) {
+			dim = (size_t)sqlite3_column_int64(st, 0);
+			qv = xmalloc(dim * sizeof(*qv));
+			if (vec_decode(qv, dim, col(st, 1), sqlite3_column_double(st, 2), sqlite3_column_blob(st, 3),
+				       (size_t)sqlite3_column_bytes(st, 3)) < 0) {
+				free(qv);
+				qv = NULL;
+				dim = 0;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	if (qv && snapshot_cosines(qv, dim, qmodel, &order, &vs.n) == 0) {
+		vs.model = xstrdup(qmodel);
+		goto ranked;
+	}
+	if (self) {
+		free(qv);
+		qv = NULL;
 	}
 	if (!vecset_load(&vs, qmodel)) {
 		error("similar needs chunk vectors of model '%s' in the index: run 'ci-index --embed update'",
@@ -2185,6 +2299,8 @@ static int similar_nearest(struct buf *out, const char *target)
 		order[i].id = vs.id[i];
 		order[i].s = sims[i];
 	}
+	free(sims);
+ranked:
 	qsort(order, vs.n, sizeof(*order), cmp_sem);
 	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
 		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1 ORDER BY f.path");
@@ -2223,7 +2339,6 @@ static int similar_nearest(struct buf *out, const char *target)
 	nd_end(out);
 	ret = shown ? EXIT_OK : EXIT_NOTHING;
 	free(order);
-	free(sims);
 	free(qv);
 	free(qmodel);
 	vecset_free(&vs);

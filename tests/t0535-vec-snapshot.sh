@@ -252,6 +252,25 @@ test_expect_success 'more vectors than are scored again (1,000): float32 and int
 	done
 '
 
+test_expect_success 'similar reads the snapshot too: the same neighbours as from the table' '
+	for f in f32 int8; do
+		for t in "the queue of requests" big.py:handler_77; do
+			(cd wide && ci-rank --index ../wide-$f.db similar --limit 30 "$t") >snap &&
+			mv wide-$f.db.vec wide.vec.saved &&
+			(cd wide && ci-rank --index ../wide-$f.db similar --limit 30 "$t") >table &&
+			mv wide.vec.saved wide-$f.db.vec &&
+			test_line_count = 31 snap &&
+			# the same chunks with the same cosines, give or take the
+			# rounding of BLIS (the table) and of int8 sums (the snapshot)
+			"$JQ" -n -e --slurpfile s snap --slurpfile t table "
+				(\$s | map(select(._type == \"hit\")) | map({(.name): .score}) | add) as \$score |
+				\$t | map(select(._type == \"hit\")) | length == 30 and
+				all(\$score[.name] != null and ((\$score[.name] - .score) | fabs) <= 0.001)" >/dev/null ||
+			return 1
+		done
+	done
+'
+
 test_expect_success 'drop removes the snapshot' '
 	(cd repo && ci-index drop) &&
 	! test -e "$db" &&
