@@ -425,7 +425,7 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	struct buf pat = BUF_INIT;
 	const char *p, *run;
 	size_t prefix_len = 0, run_len;
-	uint32_t copts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
+	uint32_t copts = PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
 	int err, literal_only;
 	PCRE2_SIZE off;
 	unsigned tflags = 0;

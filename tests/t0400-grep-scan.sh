@@ -166,6 +166,25 @@ test_expect_success '-i: every mix of cases, the Kelvin sign for k and the long 
 	fi
 '
 
+test_expect_success '\w, \d and \b are Unicode, as rg has them' '
+	git init -q uni &&
+	printf "na\303\257ve = 1\nnaive = 2\nx\331\243 = 3\ncaf\303\251s\n" >uni/u.py &&
+	(cd uni && ci-grep --no-index --no-json -e "na\\w+ve" u.py) | cut -d: -f1,2 >out &&
+	printf "u.py:%s\n" 1 2 >expect &&
+	test_cmp expect out &&
+	(cd uni && ci-grep --no-index --no-json -e "x\\d" u.py) | cut -d: -f1,2 >out &&
+	echo u.py:3 >expect &&
+	test_cmp expect out &&
+	(cd uni && test_status 1 ci-grep --no-index --no-json -e "caf\\b" u.py) &&
+	if test_have_prog rg; then
+		for q in "na\\w+ve" "x\\d" "\\bcaf\\w+" "\\w\\W\\d"; do
+			(cd uni && ci-grep --no-index --no-json -e "$q" u.py) | cut -d: -f1,2 >out &&
+			(cd uni && rg -n -e "$q" u.py | sed "s/^/u.py:/" | cut -d: -f1,2) >expect &&
+			test_cmp expect out || return 1
+		done
+	fi
+'
+
 test_expect_success 'context lines, for people' '
 	cat >expect <<-\EOF &&
 	src/a.c:1:5:int foo(void);
