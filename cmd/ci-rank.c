@@ -1317,58 +1317,42 @@ static void *sem_part_scan(void *arg)
 }
 
 /*
- * Every vector through the snapshot vs: its rows on two threads, and the
- * chunks changed since it was written from the vectors table, into sc->top.
- * Returns 0, or -1 when vec_changed cannot be read (nothing taken).
+ * The chunks whose vector changed since the snapshot was written: a malloc'd
+ * bitmap by chunk id, ids up to *max (-1: none).  NULL when vec_changed
+ * cannot be read.
  */
-static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, const char *model)
+static unsigned char *changed_bitmap(sqlite3_int64 *max)
 {
-	struct sem_part part[2];
 	sqlite3_stmt *st;
-	sqlite3_int64 *changed = NULL, max = -1;
-	size_t changed_nr = 0, alloc = 0, i, k, parts;
 	unsigned char *skip;
-	pthread_t worker;
-	int threaded;
+	sqlite3_int64 id;
 
-	if (sqlite3_prepare_v2(db, "SELECT chunk_id FROM vec_changed ORDER BY chunk_id", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (changed_nr == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			changed = xrealloc(changed, alloc * sizeof(*changed));
-		}
-		changed[changed_nr] = sqlite3_column_int64(st, 0);
-		if (changed[changed_nr] > max)
-			max = changed[changed_nr];
-		changed_nr++;
-	}
+	*max = -1;
+	if (sqlite3_prepare_v2(db, "SELECT max(chunk_id) FROM vec_changed", -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+		*max = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	skip = xcalloc((size_t)(max + 1) / 8 + 1, 1);
-	for (i = 0; i < changed_nr; i++)
-		if (changed[i] >= 0)
-			skip[changed[i] >> 3] |= (unsigned char)(1u << (changed[i] & 7));
-	free(changed);
+	skip = xcalloc((size_t)(*max + 1) / 8 + 1, 1);
+	st = prep("SELECT chunk_id FROM vec_changed");
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if ((id = sqlite3_column_int64(st, 0)) >= 0 && id <= *max)
+			skip[id >> 3] |= (unsigned char)(1u << (id & 7));
+	sqlite3_finalize(st);
+	return skip;
+}
 
-	parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
-	for (k = 0; k < parts; k++) {
-		part[k].sc = sc;
-		part[k].vs = vs;
-		part[k].skip = skip;
-		part[k].skip_max = max;
-		part[k].from = vs->n * k / parts;
-		part[k].to = vs->n * (k + 1) / parts;
-		part[k].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
-		part[k].top = xmalloc(part[k].cap * sizeof(*part[k].top));
-		part[k].top_nr = part[k].seen = 0;
-	}
-	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
+/*
+ * The cosines of the changed chunks' vectors of sc->dim values (and of model,
+ * unless NULL), read from the vectors table (CROSS JOIN: from the few changed
+ * ones to their vectors, never a scan of the table), each given to fn.
+ */
+static void changed_cosines(const struct sem_scan *sc, const char *model, void (*fn)(struct sem, void *),
+			    void *arg)
+{
+	sqlite3_stmt *st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c CROSS JOIN vectors v "
+				"ON v.chunk_id = c.chunk_id WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 
-	/* the changed chunks, here, while the worker scans (CROSS JOIN: from
-	 * the few changed ones to their vectors, never a scan of the table) */
-	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c CROSS JOIN vectors v ON v.chunk_id = c.chunk_id "
-		  "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)sc->dim);
 	if (model)
 		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
@@ -1384,10 +1368,52 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 		if (x.s < -1.5)
 			continue;
 		x.id = sqlite3_column_int64(st, 0);
-		sc->seen++;
-		sem_keep(sc->top, &sc->top_nr, SEM_TOP, x);
+		fn(x, arg);
 	}
 	sqlite3_finalize(st);
+}
+
+static void keep_in_top(struct sem x, void *arg)
+{
+	struct sem_scan *sc = arg;
+
+	sc->seen++;
+	sem_keep(sc->top, &sc->top_nr, SEM_TOP, x);
+}
+
+/*
+ * Every vector through the snapshot vs: its rows on two threads, and the
+ * chunks changed since it was written from the vectors table, into sc->top.
+ * Returns 0, or -1 when vec_changed cannot be read (nothing taken).
+ */
+static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, const char *model)
+{
+	struct sem_part part[2];
+	sqlite3_int64 max;
+	size_t i, k, parts;
+	unsigned char *skip;
+	pthread_t worker;
+	int threaded;
+
+	if (!(skip = changed_bitmap(&max)))
+		return -1;
+
+	parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
+	for (k = 0; k < parts; k++) {
+		part[k].sc = sc;
+		part[k].vs = vs;
+		part[k].skip = skip;
+		part[k].skip_max = max;
+		part[k].from = vs->n * k / parts;
+		part[k].to = vs->n * (k + 1) / parts;
+		part[k].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
+		part[k].top = xmalloc(part[k].cap * sizeof(*part[k].top));
+		part[k].top_nr = part[k].seen = 0;
+	}
+	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
+
+	/* the changed chunks, here, while the worker scans */
+	changed_cosines(sc, model, keep_in_top, sc);
 
 	sem_part_scan(&part[0]);
 	if (parts == 2 && !threaded)
@@ -2111,6 +2137,20 @@ static struct cand *chunk_cand(sqlite3_stmt *st, sqlite3_int64 id)
 	return c && scope_ok(c) ? c : NULL;
 }
 
+struct sem_list {
+	struct sem *all;
+	size_t n, alloc;
+};
+
+static void add_to_list(struct sem x, void *arg)
+{
+	struct sem_list *l = arg;
+
+	if (l->n == l->alloc)
+		l->all = xrealloc(l->all, (l->alloc = 2 * l->alloc + 16) * sizeof(*l->all));
+	l->all[l->n++] = x;
+}
+
 /*
  * The cosine of q (dim values, of model) with every chunk vector, through the
  * snapshot beside the index and the rows changed since (the values the
@@ -2122,30 +2162,20 @@ static int snapshot_cosines(const float *q, size_t dim, const char *model, struc
 {
 	struct vecsnap vs;
 	struct sem_scan *sc;
-	sqlite3_stmt *st;
+	struct sem_list cl;
 	struct sem *all;
 	unsigned char *skip;
-	sqlite3_int64 id, max = -1;
+	sqlite3_int64 max;
 	size_t i, n = 0, alloc;
 
 	*out = NULL;
 	*nr = 0;
 	if (vecsnap_open(&vs, db, index_path) != 0)
 		return 1;
-	if (vs.dim != dim || (model && strcmp(model, vs.model)) ||
-	    sqlite3_prepare_v2(db, "SELECT max(chunk_id) FROM vec_changed", -1, &st, NULL) != SQLITE_OK) {
+	if (vs.dim != dim || (model && strcmp(model, vs.model)) || !(skip = changed_bitmap(&max))) {
 		vecsnap_close(&vs);
 		return 1;
 	}
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
-		max = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	skip = xcalloc((size_t)(max + 1) / 8 + 1, 1);
-	st = prep("SELECT chunk_id FROM vec_changed");
-	while (sqlite3_step(st) == SQLITE_ROW)
-		if ((id = sqlite3_column_int64(st, 0)) >= 0 && id <= max)
-			skip[id >> 3] |= (unsigned char)(1u << (id & 7));
-	sqlite3_finalize(st);
 
 	sc = xcalloc(1, sizeof(*sc));
 	sc->q = q;
@@ -2168,28 +2198,12 @@ static int snapshot_cosines(const float *q, size_t dim, const char *model, struc
 			continue;
 		all[n++] = x;
 	}
-	st = prep("SELECT v.chunk_id, v.fmt, v.vec FROM vec_changed c CROSS JOIN vectors v ON v.chunk_id = c.chunk_id "
-		  "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
-	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
-	if (model)
-		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 2);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *f = (const char *)sqlite3_column_text(st, 1);
-		enum vec_format vf = VEC_F32;
-		struct sem x;
-		if (f && vec_format_parse(&vf, f) < 0)
-			continue;
-		x.s = row_cosine(sc, vf, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
-		if (x.s < -1.5)
-			continue;
-		x.id = sqlite3_column_int64(st, 0);
-		if (n == alloc)
-			all = xrealloc(all, (alloc *= 2) * sizeof(*all));
-		all[n++] = x;
-	}
-	sqlite3_finalize(st);
+	cl.all = all;
+	cl.n = n;
+	cl.alloc = alloc;
+	changed_cosines(sc, model, add_to_list, &cl);
+	all = cl.all;
+	n = cl.n;
 	vec_q16_release(&sc->q16);
 	free(sc);
 	free(skip);
