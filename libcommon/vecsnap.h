@@ -96,11 +96,11 @@ int vecsnap_current(sqlite3 *db, const char *db_path, uint64_t *n);
 /*
  * After a write to the index db (at db_path, the caller its only writer, no
  * transaction open): write the snapshot anew when there is none current or
- * vec_changed lists more than 4096 chunks and more than an eighth of the
- * vectors; remove it when the index holds no vectors.  A snapshot that cannot
- * be written is reported as a warning and left out (readers read the vectors
- * table).  Returns 0, or -1 when the index could not be read or written
- * (reported).
+ * vec_changed lists more than an eighth of the vectors or more than 4096
+ * chunks (readers would read too many rows from the table); remove it when
+ * the index holds no vectors.  A snapshot that cannot be written is reported
+ * as a warning and left out (readers read the vectors table).  Returns 0, or
+ * -1 when the index could not be read or written (reported).
  */
 int vecsnap_refresh(sqlite3 *db, const char *db_path);
 #endif
