@@ -1161,7 +1161,6 @@ static void sem_keep(struct sem *h, size_t *n, size_t cap, struct sem x)
 
 #define SEM_TOP 200
 
-/* Start the query's vector if the index has vectors (no vectors, no model to start). */
 static void *snap_mapper(void *arg)
 {
 	struct qvec_job *j = arg;
@@ -1241,6 +1240,32 @@ static double row_cosine(const struct sem_scan *sc, enum vec_format f, const voi
 	return vec_cosine_stored(sc->q, sc->qnorm, sc->dim, f, blob, bytes);
 }
 
+/* A scan for the query vector q of dim values (q is borrowed). */
+static struct sem_scan *sem_scan_new(const float *q, size_t dim)
+{
+	struct sem_scan *sc = xcalloc(1, sizeof(*sc));
+
+	sc->q = q;
+	sc->dim = dim;
+	for (size_t i = 0; i < dim; i++)
+		sc->qnorm += (double)q[i] * q[i];
+	sc->qnorm = sqrt(sc->qnorm);
+	vec_q16_init(&sc->q16, q, dim);
+	return sc;
+}
+
+static void sem_scan_free(struct sem_scan *sc)
+{
+	vec_q16_release(&sc->q16);
+	free(sc);
+}
+
+/* Chunk id's vector changed since the snapshot (skip: changed_bitmap()'s, up to max). */
+static inline int changed_since(const unsigned char *skip, sqlite3_int64 max, sqlite3_int64 id)
+{
+	return id < 0 || (id <= max && (skip[id >> 3] >> (id & 7) & 1));
+}
+
 static void sem_cosines(struct sem_scan *sc, const struct sem_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
@@ -1303,11 +1328,9 @@ static void *sem_part_scan(void *arg)
 	for (size_t i = p->from; i < p->to; i++) {
 		struct sem x;
 		x.id = vs->ids[i];
-		if (x.id < 0 || (x.id <= p->skip_max && (p->skip[x.id >> 3] >> (x.id & 7) & 1)))
+		if (changed_since(p->skip, p->skip_max, x.id))
 			continue;	/* read from the vectors table */
-		x.s = row_cosine(p->sc, vs->fmt, vs->rows + i * vs->row_bytes, vs->row_bytes);
-		if (x.s < -1.5)
-			continue;
+		x.s = vec_cosine_q16(&p->sc->q16, vs->rows + i * vs->dim);
 		if (vs->exact)
 			x.id = (sqlite3_int64)i;	/* ids ascend with rows: the same order */
 		p->seen++;
@@ -1473,13 +1496,7 @@ static int signal_semantic(struct qvec_job *j)
 		vecsnap_close(&vs);
 		return 0;
 	}
-	sc = xcalloc(1, sizeof(*sc));
-	sc->q = qv;
-	sc->dim = dim;
-	for (i = 0; i < dim; i++)
-		sc->qnorm += (double)qv[i] * qv[i];
-	sc->qnorm = sqrt(sc->qnorm);
-	vec_q16_init(&sc->q16, qv, dim);
+	sc = sem_scan_new(qv, dim);
 	if (vs.map && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
 	    semantic_snapshot(sc, &vs, model) == 0) {
 		vecsnap_close(&vs);
@@ -1568,8 +1585,7 @@ ranked:
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	vec_q16_release(&sc->q16);
-	free(sc);
+	sem_scan_free(sc);
 	free(qv);
 	free(model);
 	return seen;
@@ -2177,25 +2193,17 @@ static int snapshot_cosines(const float *q, size_t dim, const char *model, struc
 		return 1;
 	}
 
-	sc = xcalloc(1, sizeof(*sc));
-	sc->q = q;
-	sc->dim = dim;
-	for (i = 0; i < dim; i++)
-		sc->qnorm += (double)q[i] * q[i];
-	sc->qnorm = sqrt(sc->qnorm);
-	vec_q16_init(&sc->q16, q, dim);
+	sc = sem_scan_new(q, dim);
 	alloc = vs.n + 256;
 	all = xmalloc(alloc * sizeof(*all));
 	for (i = 0; i < vs.n; i++) {
 		struct sem x;
 		x.id = vs.ids[i];
-		if (x.id < 0 || (x.id <= max && (skip[x.id >> 3] >> (x.id & 7) & 1)))
+		if (changed_since(skip, max, x.id))
 			continue;
 		/* float32 vectors: the float32 row, as the table has it */
 		x.s = vs.exact ? vec_cosine_stored(q, sc->qnorm, dim, VEC_F32, vs.exact + i * dim * 4, dim * 4)
-			       : row_cosine(sc, vs.fmt, vs.rows + i * vs.row_bytes, vs.row_bytes);
-		if (x.s < -1.5)
-			continue;
+			       : vec_cosine_q16(&sc->q16, vs.rows + i * dim);
 		all[n++] = x;
 	}
 	cl.all = all;
@@ -2204,8 +2212,7 @@ static int snapshot_cosines(const float *q, size_t dim, const char *model, struc
 	changed_cosines(sc, model, add_to_list, &cl);
 	all = cl.all;
 	n = cl.n;
-	vec_q16_release(&sc->q16);
-	free(sc);
+	sem_scan_free(sc);
 	free(skip);
 	vecsnap_close(&vs);
 	*out = all;

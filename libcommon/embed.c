@@ -489,13 +489,11 @@ static json_t *load_model_json(const char *model_json, json_error_t *jerr)
 		json_decref(root);	/* not ours: written anew below */
 	}
 	root = json_load_file(model_json, 0, jerr);
-	if (root && cache && json_is_array(json_object_get(root, "weightsManifest"))) {
+	if (root && cache && json_array_size(json_object_get(root, "weightsManifest"))) {
 		small = json_pack("{sO}", "weightsManifest", json_object_get(root, "weightsManifest"));
 		tmp = xasprintf("%s.%ld.tmp", cache, (long)getpid());
 		/* a cache that cannot be written is no error: the next run parses again */
-		if (small && json_dump_file(small, tmp, JSON_COMPACT) == 0 && rename(tmp, cache) == 0)
-			;
-		else
+		if (!small || json_dump_file(small, tmp, JSON_COMPACT) < 0 || rename(tmp, cache) < 0)
 			unlink(tmp);
 		json_decref(small);
 		free(tmp);

@@ -469,15 +469,10 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	if (atoi(v) == 4 && readonly) {
 		/* version 5 only added vec_changed, which a reader does without */
 	} else if (atoi(v) == 4) {
-		char *msg = NULL;
 		/* add it: schema.sql creates only what is missing */
-		if (sqlite3_exec(ix->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
-		    sqlite3_exec(ix->db, ci_schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
-		    sqlite3_exec(ix->db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'; COMMIT",
-				 NULL, NULL, &msg) != SQLITE_OK) {
-			error("cannot bring index '%s' to schema version %d: %s", path, CI_SCHEMA_VERSION,
-			      msg ? msg : sqlite3_errmsg(ix->db));
-			sqlite3_free(msg);
+		if (index_exec(ix->db, "BEGIN IMMEDIATE") < 0 || index_exec(ix->db, ci_schema_sql) < 0 ||
+		    index_exec(ix->db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'; COMMIT") < 0) {
+			error("cannot bring index '%s' to schema version %d", path, CI_SCHEMA_VERSION);
 			sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
 			goto fail;
 		}

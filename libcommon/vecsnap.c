@@ -21,29 +21,22 @@ char *vecsnap_path(const char *db_path)
 	return xasprintf("%s.vec", db_path);
 }
 
-/* where the ids start: after the rows, at a multiple of 8 */
-static size_t ids_offset(uint64_t n, uint32_t row_bytes)
+/* where the ids start: after the int8 rows, at a multiple of 8 */
+static size_t ids_offset(uint64_t n, uint32_t dim)
 {
-	size_t off = sizeof(struct vecsnap_head) + (size_t)n * row_bytes;
+	size_t off = sizeof(struct vecsnap_head) + (size_t)n * dim;
 
 	return (off + 7) & ~(size_t)7;
-}
-
-static size_t fmt_bytes(uint32_t fmt)
-{
-	return fmt == VEC_F32 ? 4 : fmt == VEC_INT8 ? 1 : 0;
 }
 
 /* A head that describes a file of size bytes: 1, else 0. */
 static int head_ok(const struct vecsnap_head *h, size_t size)
 {
-	if (h->magic != VECSNAP_MAGIC || !h->dim || h->dim > 65536 || !fmt_bytes(h->fmt) ||
-	    h->row_bytes != h->dim * fmt_bytes(h->fmt) || h->n > (uint64_t)1 << 40 ||
-	    memchr(h->token, 0, sizeof(h->token)) == NULL || memchr(h->model, 0, sizeof(h->model)) == NULL)
+	if (h->magic != VECSNAP_MAGIC || !h->dim || h->dim > 65536 || h->n > (uint64_t)1 << 40 ||
+	    h->exact > 1 || memchr(h->token, 0, sizeof(h->token)) == NULL ||
+	    memchr(h->model, 0, sizeof(h->model)) == NULL)
 		return 0;
-	if (h->exact > 1 || (h->exact && h->fmt != VEC_INT8))
-		return 0;
-	return ids_offset(h->n, h->row_bytes) + h->n * 8 + (h->exact ? h->n * h->dim * 4 : 0) == size;
+	return ids_offset(h->n, h->dim) + h->n * 8 + (h->exact ? h->n * h->dim * 4 : 0) == size;
 }
 
 /* The meta value vec_snapshot into buf (empty when there is none). */
@@ -115,7 +108,7 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 		close(fd);
 		return 1;	/* another index's, or one the index no longer names */
 	}
-	len = ids_offset(h.n, h.row_bytes) + h.n * 8;
+	len = ids_offset(h.n, h.dim) + h.n * 8;
 	/* the rows scanned are read at once: have them mapped in one call */
 	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (map == MAP_FAILED) {
@@ -142,10 +135,8 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 	s->head = map;
 	s->n = h.n;
 	s->dim = h.dim;
-	s->row_bytes = h.row_bytes;
-	s->fmt = (enum vec_format)h.fmt;
-	s->rows = (const unsigned char *)map + sizeof(h);
-	s->ids = (const int64_t *)(const void *)((const unsigned char *)map + ids_offset(h.n, h.row_bytes));
+	s->rows = (const signed char *)map + sizeof(h);
+	s->ids = (const int64_t *)(const void *)((const unsigned char *)map + ids_offset(h.n, h.dim));
 	s->model = s->head->model;
 	return 0;
 }
@@ -196,8 +187,8 @@ static sqlite3_int64 one_int(sqlite3 *db, const char *sql)
 
 /*
  * Write the snapshot of the vectors of model/dim/fmt to tmp with token:
- * 0, 1 when a row is not a vector of dim values (nothing kept), -1 on an
- * error (reported).
+ * 0, 1 when a row is not a vector of dim values (a warning says which; the
+ * file is not to be kept), -1 on an error (reported).
  */
 static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const char *model, int dim,
 			  enum vec_format fmt)
@@ -212,7 +203,7 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 
 	struct buf q8 = BUF_INIT;
 	float *v = NULL;
-	size_t src_bytes = (size_t)dim * fmt_bytes(fmt), i = 0;
+	size_t src_bytes = (size_t)dim * (fmt == VEC_F32 ? 4 : 1), i = 0;
 	double scale;
 	int pass;
 
@@ -223,8 +214,6 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	h.dim = (uint32_t)dim;
 	/* float32 vectors are scanned as int8, then the best taken again */
 	h.exact = fmt == VEC_F32;
-	h.fmt = VEC_INT8;
-	h.row_bytes = (uint32_t)dim;
 	if (sqlite3_prepare_v2(db, "SELECT chunk_id, vec FROM vectors WHERE model = ?1 AND dim = ?2 AND fmt = ?3 "
 			       "ORDER BY chunk_id", -1, &st, NULL) != SQLITE_OK)
 		return error("index: %s", sqlite3_errmsg(db));
@@ -244,8 +233,8 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	/* pass 0: the rows scanned, then the ids; pass 1: the float32 rows */
 	for (pass = 0; pass < 1 + (int)h.exact && ret == 0; pass++) {
 		if (pass) {
-			size_t end = sizeof(h) + n * h.row_bytes;
-			fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
+			size_t end = sizeof(h) + n * h.dim;
+			fwrite(zero, ids_offset(n, h.dim) - end, 1, f);
 			fwrite(ids, sizeof(*ids), n, f);
 			sqlite3_reset(st);
 		}
@@ -253,6 +242,10 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const void *blob = sqlite3_column_blob(st, 1);
 			if ((size_t)sqlite3_column_bytes(st, 1) != src_bytes) {
+				warning("the vector of chunk %lld is not %d %s values: no vector snapshot, "
+					"semantic queries read the vectors table (ci-index --embed build "
+					"embeds every chunk anew)", (long long)sqlite3_column_int64(st, 0), dim,
+					vec_format_name(fmt));
 				ret = 1;
 				break;
 			}
@@ -272,14 +265,14 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 			}
 			ids[n++] = sqlite3_column_int64(st, 0);
 			if (fmt == VEC_INT8) {
-				fwrite(blob, h.row_bytes, 1, f);
+				fwrite(blob, h.dim, 1, f);
 			} else {
 				if (!v)
 					v = xmalloc((size_t)dim * sizeof(*v));
 				vec_decode(v, (size_t)dim, "f32", 0, blob, src_bytes);
 				buf_reset(&q8);
 				vec_encode(&q8, &scale, v, (size_t)dim, VEC_INT8);
-				fwrite(q8.buf, h.row_bytes, 1, f);
+				fwrite(q8.buf, h.dim, 1, f);
 			}
 		}
 		if (ret == 0 && rc != SQLITE_DONE)
@@ -292,8 +285,8 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	free(v);
 	if (ret == 0) {
 		if (!h.exact) {
-			size_t end = sizeof(h) + n * h.row_bytes;
-			fwrite(zero, ids_offset(n, h.row_bytes) - end, 1, f);
+			size_t end = sizeof(h) + n * h.dim;
+			fwrite(zero, ids_offset(n, h.dim) - end, 1, f);
 			fwrite(ids, sizeof(*ids), n, f);
 		}
 		h.n = n;
@@ -378,10 +371,10 @@ int vecsnap_refresh(sqlite3 *db, const char *db_path)
 		mixed = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0);
 		sqlite3_finalize(st);
 	}
-	sqlite3_randomness(sizeof(rnd), rnd);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(fresh + 2 * i, 3, "%02x", rnd[i]);
 	if (!mixed) {
+		sqlite3_randomness(sizeof(rnd), rnd);
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(fresh + 2 * i, 3, "%02x", rnd[i]);
 		tmp = xasprintf("%s.tmp", path);
 		switch (write_snapshot(db, tmp, fresh, model, dim, fmt)) {
 		case 0:

@@ -20,10 +20,10 @@
  * every update.
  *
  * File layout (native byte order, which the magic checks): struct
- * vecsnap_head; n rows of row_bytes bytes, the vectors in format fmt; int64
- * ids[n] (ascending), at a multiple of 8; and when the index holds float32
- * vectors (exact = 1), n rows of dim float32, the vectors as stored, while
- * the rows before them are the same vectors in int8 (vec_encode()): a reader
+ * vecsnap_head; n rows of dim int8 values (the vectors as stored, or for
+ * float32 vectors as vec_encode() makes them int8); int64 ids[n]
+ * (ascending), at a multiple of 8; and when the index holds float32 vectors
+ * (exact = 1), n rows of dim float32, the vectors as stored: a reader
  * scans the int8 rows, a quarter of the bytes, keeps the best
  * VECSNAP_RESCORE of them, and takes the cosines of those from the float32
  * rows, the values the vectors table gives.
@@ -35,7 +35,7 @@
 #include <sqlite3.h>
 #include "vec.h"
 
-#define VECSNAP_MAGIC 0x3243455643534e50ULL	/* "PNSCVEC2" read natively */
+#define VECSNAP_MAGIC 0x3343455643534e50ULL	/* "PNSCVEC3" read natively */
 #define VECSNAP_RESCORE 1000	/* int8 candidates whose float32 cosine is taken */
 
 struct vecsnap_head {
@@ -44,10 +44,8 @@ struct vecsnap_head {
 	char model[128];	/* the vectors' model, NUL-padded */
 	uint64_t n;		/* vectors */
 	uint32_t dim;		/* values per vector */
-	uint32_t fmt;		/* enum vec_format */
-	uint32_t row_bytes;	/* bytes per vector */
 	uint32_t exact;		/* 1: float32 rows follow the ids */
-	char reserved[56];	/* zeros: the rows start at byte 256 */
+	char reserved[64];	/* zeros: the rows start at byte 256 */
 };
 
 _Static_assert(sizeof(struct vecsnap_head) == 256, "the rows start at byte 256");
@@ -57,12 +55,11 @@ struct vecsnap {
 	size_t map_len;
 	const struct vecsnap_head *head;
 	const int64_t *ids;
-	const unsigned char *rows;
+	const signed char *rows;	/* n rows of dim int8 values */
 	const unsigned char *exact;	/* the float32 rows, or NULL */
-	size_t n, dim, row_bytes;
+	size_t n, dim;
 	void *exact_map;		/* their own mapping, not read ahead */
 	size_t exact_map_len;
-	enum vec_format fmt;
 	const char *model;
 };
 

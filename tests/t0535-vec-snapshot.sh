@@ -211,6 +211,20 @@ test_expect_success 'vectors of two formats for one model: no snapshot, the tabl
 	"$JQ" -s -e "map(select(._type == \"hit\")) | length > 0" out >/dev/null
 '
 
+test_expect_success 'a vector of the wrong length: a warning naming its chunk, no snapshot, the table answers' '
+	(cd repo && ci-index --index ../short.db --embed build) &&
+	id=$(sqlite3 short.db "SELECT min(chunk_id) FROM vectors") &&
+	sqlite3 short.db "UPDATE vectors SET vec = substr(vec, 1, 100) WHERE chunk_id = $id" &&
+	rm short.db.vec &&
+	(cd repo && ci-index --index ../short.db update 2>../err) &&
+	test_grep "the vector of chunk $id is not 512 f32 values: no vector snapshot" err &&
+	! test -e short.db.vec &&
+	(cd repo && ci-index --index ../short.db status) | "$JQ" -e ".vector_snapshot.current == false" &&
+	(cd repo && ci-rank --index ../short.db --mode semantic --explain "close the connection") >out &&
+	"$JQ" -s -e "map(select(._type == \"hit\")) | length > 0" out >/dev/null &&
+	"$JQ" -e "select(._type == \"summary\") | .vectors.snapshot == 0" out
+'
+
 test_expect_success 'an index of schema version 4: read as it is, a writer adds vec_changed' '
 	(cd repo && ci-index --index ../v4.db --embed build) &&
 	sqlite3 v4.db "DROP TRIGGER vectors_ai; DROP TRIGGER vectors_ad; DROP TRIGGER vectors_au; DROP TABLE vec_changed;
