@@ -301,6 +301,19 @@ test_have_lang() {
 }
 
 # test_have_prog <program>: the program is installed
+# need_model <what>: CI_MODEL set (and exported) to the USE-lite model, by default
+# the one scripts/setup fetched into the build tree, and $model to its directory;
+# without one, every test of the file is skipped as <what>, saying why.
+need_model() {
+	model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
+	if ! test -f "$model/model.json"; then
+		test_skip "$1" "no model in $model (scripts/setup fetches it)"
+		test_done
+	fi
+	CI_MODEL=$model
+	export CI_MODEL
+}
+
 test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
 }

@@ -15,13 +15,7 @@ golden=$CI_SRC_DIR/tests/golden/ci-embed
 vec_tool=$CI_BUILD_DIR/tests/vec-tool
 
 # the model: $CI_MODEL, else the one scripts/setup fetched into the build tree
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip 'ci-embed tests' "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
-export CI_MODEL
+need_model 'ci-embed tests'
 
 # cosines <a> <b>: every cosine of line i of a with line i of b is at least $3
 cosines_at_least() {

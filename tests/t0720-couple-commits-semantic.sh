@@ -12,13 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$CI_SRC_DIR/tests/couple-lib.sh"
 
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip 'ci-couple semantic tests' "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
-export CI_MODEL
+need_model 'ci-couple semantic tests'
 
 # messages <file>: the messages of the commit records of a search, in order
 messages() {

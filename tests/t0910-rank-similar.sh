@@ -16,13 +16,7 @@ if ! test_have_lang python; then
 	test_skip 'ci-rank similar tests' 'the python grammar is not compiled in'
 	test_done
 fi
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip 'ci-rank similar tests' "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
-export CI_MODEL
+need_model 'ci-rank similar tests'
 
 test_expect_success 'setup: a repository indexed with vectors' '
 	git init -q repo && cd repo &&

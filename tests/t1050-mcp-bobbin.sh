@@ -14,15 +14,10 @@ if ! test_have_lang python; then
 	test_skip 'bobbin profile tests' 'the python grammar is not compiled in'
 	test_done
 fi
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip 'bobbin profile tests' "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
+need_model 'bobbin profile tests'
 SOURCE_DATE_EPOCH=1795000000
 GT_ROLE=tester
-export CI_MODEL SOURCE_DATE_EPOCH GT_ROLE
+export SOURCE_DATE_EPOCH GT_ROLE
 
 # call <tool> <arguments>: one tools/call; the result in ../res
 call() {

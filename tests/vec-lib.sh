@@ -6,13 +6,7 @@ if ! test_have_prog sqlite3; then
 	test_skip "$vec_lib_what" 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
 fi
-model=${CI_MODEL:-$CI_SRC_DIR/deps/model/use-lite}
-if ! test -f "$model/model.json"; then
-	test_skip "$vec_lib_what" "no model in $model (scripts/setup fetches it)"
-	test_done
-fi
-CI_MODEL=$model
-export CI_MODEL
+need_model "$vec_lib_what"
 
 GIT_AUTHOR_NAME=Alice GIT_AUTHOR_EMAIL=alice@example.com
 GIT_COMMITTER_NAME=Alice GIT_COMMITTER_EMAIL=alice@example.com
