@@ -2328,7 +2328,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	char *path;
-	long long stale = 0, source_bytes, index_bytes = 0;
+	long long stale = 0, source_bytes, index_bytes = 0, vectors;
 	struct stat sb;
 	int rc, snapshot;
 	size_t i;
@@ -2410,7 +2410,8 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_int(&b, "defs", count(db, "SELECT count(*) FROM defs WHERE blob_id IN (SELECT blob_id FROM files)"));
 	nd_int(&b, "refs", count(db, "SELECT count(*) FROM refs WHERE blob_id IN (SELECT blob_id FROM files)"));
 	nd_int(&b, "imports", count(db, "SELECT count(*) FROM imports"));
-	nd_int(&b, "vectors", count(db, "SELECT count(*) FROM vectors"));
+	vectors = count(db, "SELECT count(*) FROM vectors");
+	nd_int(&b, "vectors", vectors);
 	nd_int(&b, "chunks_without_vectors",
 	       count(db, "SELECT count(*) FROM chunks c WHERE c.blob_id IN (SELECT blob_id FROM files) "
 		     "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"));
@@ -2433,7 +2434,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	}
 	sqlite3_finalize(st);
 	/* the snapshot of the chunk vectors beside the index (vecsnap.h) */
-	if (count(db, "SELECT EXISTS (SELECT 1 FROM vectors)") > 0) {
+	if (vectors > 0) {
 		uint64_t n;
 		int current = vecsnap_current(db, path, &n);
 		nd_key(&b, "vector_snapshot");
