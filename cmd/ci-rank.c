@@ -26,6 +26,9 @@
 #include "walk.h"
 #include "vec.h"
 #include "vecsnap.h"
+#include "embed.h"
+#include "embedtext.h"
+#include "rank-server.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,11 +45,15 @@ static const char usage_text[] =
 	"usage: ci-rank [options] [context] <query>\n"
 	"   or: ci-rank [options] similar <path>:<symbol>|<path>:<line>|<text>\n"
 	"   or: ci-rank [options] similar --scan [--threshold <x>]\n"
+	"   or: ci-rank [--index <db>] serve [--idle <seconds>] [--stop]\n"
 	"\n"
 	"Hybrid ranked search: write hit records, best first, and a summary record.\n"
 	"With `context`, a bundle: the best chunks and the files that change with them,\n"
 	"within a budget of lines.  With `similar`, the chunks whose vectors are nearest\n"
 	"a chunk's or a text's; with --scan, clusters of near-duplicate chunks.\n"
+	"With `serve`, a resident server for the index that runs each ci-rank command\n"
+	"line with the model and the vectors already in memory; ci-rank starts one\n"
+	"itself for an index with vectors and uses it while it runs.\n"
 	"\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
 	"      --mode <mode>       hybrid (default), keyword or semantic\n"
@@ -67,11 +74,15 @@ static const char usage_text[] =
 	"                          similar --scan: the cosine that makes two chunks near\n"
 	"                          duplicates (default 0.85)\n"
 	"      --scan              similar: cluster near-duplicate chunks across the index\n"
+	"      --no-server         run here, not in the index's server (also: CI_RANK_SERVER=0)\n"
+	"      --idle <seconds>    serve: exit after this long without a request (default\n"
+	"                          $CI_RANK_SERVER_IDLE, else 600)\n"
+	"      --stop              serve: stop the index's server\n"
 	"  -h, --help              show this help and exit\n";
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
-	OPT_THRESHOLD, OPT_SCAN };
+	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -90,6 +101,9 @@ static const struct option long_options[] = {
 	{ "max-coupled", required_argument, NULL, OPT_MAX_COUPLED },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "scan", no_argument, NULL, OPT_SCAN },
+	{ "no-server", no_argument, NULL, OPT_NO_SERVER },
+	{ "idle", required_argument, NULL, OPT_IDLE },
+	{ "stop", no_argument, NULL, OPT_STOP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -119,6 +133,9 @@ struct options {
 	int threshold_set;
 	int similar;		/* the similar command */
 	int scan;		/* similar --scan */
+	int no_server;		/* --no-server */
+	long idle;		/* serve --idle seconds (0: not given) */
+	int stop;		/* serve --stop */
 };
 
 /* A query term. */
@@ -1041,66 +1058,107 @@ static int signal_change(void)
 }
 
 
-/* ---- semantic: the query's vector from ci-embed, cosine against the index ---- */
+/* ---- semantic: the query's vector, cosine against the index ---- */
 
 /*
- * The query's vector comes from `ci-embed --query <q>` (next to this program,
- * or on PATH), started before the other signals are computed and read after
- * them: loading the model is most of its 20 ms, and it runs meanwhile.
+ * The model a server (ci-rank serve) loaded before forking this worker, and
+ * the directory it came from; the snapshot of the vectors it read.  NULL, or
+ * map NULL, in a process of its own.
+ */
+static struct embed_model *pre_model;
+static char *pre_model_dir;
+static struct vecsnap pre_snap;
+static int server_child;	/* this process is a server's worker */
+
+/*
+ * The query's vector, embedded here as `ci-embed --query <q>` would (the same
+ * library calls, so the same values) on a thread started before the other
+ * signals are computed and joined after them: loading the model is most of
+ * its cost, and it runs meanwhile.
  */
 struct qvec_job {
-	pid_t pid;		/* ci-embed, or -1 */
-	int fd;			/* its output */
-	/* the snapshot of the vectors, mapped on a thread while ci-embed runs */
+	int started;		/* the embedder thread runs */
+	pthread_t embedder;
+	char *text;
+	float *vec;		/* its result: dim values of model */
+	size_t dim;
+	char *model;
+	/* the snapshot of the vectors, mapped on a thread meanwhile */
 	int mapping;		/* 1: the thread was started */
 	pthread_t mapper;
 	char token[64];		/* the snapshot the index names */
 	struct vecsnap snap;
 	int snap_rc;		/* vecsnap_map()'s */
+	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
 };
+
+static void early_scan_run(struct qvec_job *j);
+
+static char *real_dir(const char *dir)
+{
+	char *r = realpath(dir, NULL);
+	return r ? r : xstrdup(dir);
+}
+
+static void *embedder(void *arg)
+{
+	struct qvec_job *j = arg;
+	const char *dir = embed_model_dir(NULL);
+	struct embed_model *m = NULL;
+	struct embed_work *w;
+	const int32_t *ids;
+	size_t n;
+
+	if (pre_model) {
+		char *r = real_dir(dir);
+		if (!strcmp(r, pre_model_dir))
+			m = pre_model;
+		free(r);
+	}
+	/* as ci-embed --query: kernels for products of a few rows for a short text */
+	if (strlen(j->text) <= 160)
+		embed_for_queries();
+	if (!m && embed_model_open(&m, dir) < 0) {
+		early_scan_run(j);	/* only waits for the mapper */
+		return NULL;
+	}
+	w = embed_work_new(m);
+	ids = embed_tokenize(w, j->text, strlen(j->text), embed_max_tokens(m), &n);
+	j->dim = embed_dim(m);
+	j->vec = xmalloc(j->dim * sizeof(float));
+	embed_forward(w, &ids, &n, 1, j->vec);
+	j->model = xstrdup(embed_model_name(m, 0));
+	embed_work_free(w);
+	if (m != pre_model)
+		embed_model_close(m);
+	early_scan_run(j);
+	return NULL;
+}
 
 static void query_vector_start(struct qvec_job *j, const char *q)
 {
-	char *args[] = { "ci-embed", "--query", (char *)q, NULL };
-
-	j->fd = -1;
-	j->pid = spawn_reader("ci-embed", args, NULL, -1, 0, &j->fd);
+	j->text = xstrdup(q);
+	j->vec = NULL;
+	j->dim = 0;
+	j->model = NULL;
+	j->started = pthread_create(&j->embedder, NULL, embedder, j) == 0;
+	if (!j->started)
+		embedder(j);
 }
 
-/* Read the vector of a job started: returns its dimension, or 0 when unavailable. */
+/* The vector of a job started: returns its dimension, or 0 when unavailable. */
 static size_t query_vector_finish(struct qvec_job *j, float **vec, char **model)
 {
-	struct buf b = BUF_INIT;
-	char tmp[4096];
-	ssize_t r;
-	size_t dim = 0;
-	json_t *rec;
-	int status;
-
-	*vec = NULL;
-	*model = NULL;
-	if (j->pid < 0)
-		return 0;
-	while ((r = read(j->fd, tmp, sizeof(tmp))) > 0)
-		buf_add(&b, tmp, (size_t)r);
-	close(j->fd);
-	waitpid(j->pid, &status, 0);
-	j->pid = -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		buf_release(&b);
-		return 0;
-	}
-	rec = json_loadb(b.buf, b.len, JSON_DISABLE_EOF_CHECK, NULL);
-	if (rec && json_is_string(json_object_get(rec, "vec"))) {
-		json_t *v = json_object_get(rec, "vec");
-		if (vec_from_base64(vec, &dim, json_string_value(v), json_string_length(v)) == 0) {
-			if (json_is_string(json_object_get(rec, "model")))
-				*model = xstrdup(json_string_value(json_object_get(rec, "model")));
-		}
-	}
-	json_decref(rec);
-	buf_release(&b);
-	return dim;
+	if (j->started)
+		pthread_join(j->embedder, NULL);
+	j->started = 0;
+	free(j->text);
+	j->text = NULL;
+	*vec = j->vec;
+	*model = j->model;
+	j->vec = NULL;
+	j->model = NULL;
+	return *vec ? j->dim : 0;
 }
 
 /* The query's vector, now. */
@@ -1108,8 +1166,23 @@ static size_t query_vector(const char *q, float **vec, char **model)
 {
 	struct qvec_job j;
 
+	memset(&j, 0, sizeof(j));
 	query_vector_start(&j, q);
 	return query_vector_finish(&j, vec, model);
+}
+
+/*
+ * The snapshot the index names (token), from the server's memory when it
+ * read that one, else mapped: 0, or 1 when there is none.
+ */
+static int snapshot_get(struct vecsnap *s, const char *token)
+{
+	if (pre_snap.map && !strcmp(pre_snap.head->token, token)) {
+		*s = pre_snap;
+		s->borrowed = 1;
+		return 0;
+	}
+	return vecsnap_map(s, index_path, token);
 }
 
 struct sem {
@@ -1165,7 +1238,7 @@ static void *snap_mapper(void *arg)
 {
 	struct qvec_job *j = arg;
 
-	j->snap_rc = vecsnap_map(&j->snap, index_path, j->token);
+	j->snap_rc = snapshot_get(&j->snap, j->token);
 	return NULL;
 }
 
@@ -1174,27 +1247,32 @@ static void *snap_mapper(void *arg)
  * start), and the mapping of the snapshot of the vectors: its pages take
  * about 10 ms to map on a VM, which the other signals and ci-embed hide.
  */
+static struct early_scan *early_scan_new(void);
 static void semantic_start(struct qvec_job *j, const char *q)
 {
 	sqlite3_stmt *st = prep("SELECT EXISTS (SELECT 1 FROM vectors)");
 	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 
 	sqlite3_finalize(st);
-	j->pid = -1;
-	j->fd = -1;
 	if (!have)
 		return;
-	query_vector_start(j, q);
 	j->snap_rc = 1;
-	if (vecsnap_token(db, j->token, sizeof(j->token)) == 0)
-		j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
+	if (vecsnap_token(db, j->token, sizeof(j->token)) == 0) {
+		/* the chunks to skip in the snapshot, read here: the scan is the embedder's */
+		j->early = early_scan_new();
+		if (pre_snap.map && !strcmp(pre_snap.head->token, j->token))
+			j->snap_rc = snapshot_get(&j->snap, j->token);	/* in place: nothing to wait for */
+		else
+			j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
+	}
+	query_vector_start(j, q);
 }
 
 /* The snapshot started by semantic_start(), if it could be mapped: 0, else 1. */
 static int semantic_snapshot_ready(struct qvec_job *j)
 {
 	if (!j->mapping)
-		return 1;
+		return j->snap_rc;
 	pthread_join(j->mapper, NULL);
 	j->mapping = 0;
 	return j->snap_rc;
@@ -1330,7 +1408,8 @@ static void *sem_part_scan(void *arg)
 		x.id = vs->ids[i];
 		if (changed_since(p->skip, p->skip_max, x.id))
 			continue;	/* read from the vectors table */
-		x.s = vec_cosine_q16(&p->sc->q16, vs->rows + i * vs->dim);
+		x.s = vs->norms ? vec_cosine_q16_n(&p->sc->q16, vs->rows + i * vs->dim, vs->norms[i])
+				: vec_cosine_q16(&p->sc->q16, vs->rows + i * vs->dim);
 		if (vs->exact)
 			x.id = (sqlite3_int64)i;	/* ids ascend with rows: the same order */
 		p->seen++;
@@ -1409,40 +1488,117 @@ static void keep_in_top(struct sem x, void *arg)
  * chunks changed since it was written from the vectors table, into sc->top.
  * Returns 0, or -1 when vec_changed cannot be read (nothing taken).
  */
-static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, const char *model)
+/*
+ * The snapshot's rows less the skipped chunks, in parts on two threads (this
+ * one and another) when there are many: part[0..*parts) filled.
+ */
+static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, const unsigned char *skip,
+		       sqlite3_int64 max, struct sem_part part[2], size_t *parts)
 {
-	struct sem_part part[2];
-	sqlite3_int64 max;
-	size_t i, k, parts;
-	unsigned char *skip;
 	pthread_t worker;
 	int threaded;
+	size_t k;
 
-	if (!(skip = changed_bitmap(&max)))
-		return -1;
-
-	parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
-	for (k = 0; k < parts; k++) {
+	*parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
+	for (k = 0; k < *parts; k++) {
 		part[k].sc = sc;
 		part[k].vs = vs;
 		part[k].skip = skip;
 		part[k].skip_max = max;
-		part[k].from = vs->n * k / parts;
-		part[k].to = vs->n * (k + 1) / parts;
+		part[k].from = vs->n * k / *parts;
+		part[k].to = vs->n * (k + 1) / *parts;
 		part[k].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
 		part[k].top = xmalloc(part[k].cap * sizeof(*part[k].top));
 		part[k].top_nr = part[k].seen = 0;
 	}
-	threaded = parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
-
-	/* the changed chunks, here, while the worker scans */
-	changed_cosines(sc, model, keep_in_top, sc);
-
+	threaded = *parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
 	sem_part_scan(&part[0]);
-	if (parts == 2 && !threaded)
+	if (*parts == 2 && !threaded)
 		sem_part_scan(&part[1]);
 	if (threaded)
 		pthread_join(worker, NULL);
+}
+
+/*
+ * The scan of the snapshot started as soon as the query's vector is there, by
+ * the thread that embedded it, while this one computes the other signals
+ * (they took 8-18 ms, the scan 6-8 ms after them): what it needs of SQLite,
+ * the chunks changed since the snapshot, is read before.
+ */
+struct early_scan {
+	unsigned char *skip;	/* changed_bitmap() */
+	sqlite3_int64 skip_max;
+	struct sem_scan *sc;	/* the scan done: its query */
+	struct sem_part part[2];
+	size_t parts;
+};
+
+static struct early_scan *early_scan_new(void)
+{
+	struct early_scan *es = xcalloc(1, sizeof(*es));
+
+	es->skip = changed_bitmap(&es->skip_max);
+	if (!es->skip) {
+		free(es);
+		return NULL;
+	}
+	return es;
+}
+
+static void early_scan_free(struct early_scan *es)
+{
+	size_t k;
+
+	if (!es)
+		return;
+	for (k = 0; k < es->parts; k++)
+		free(es->part[k].top);
+	if (es->sc)
+		sem_scan_free(es->sc);
+	free(es->skip);
+	free(es);
+}
+
+/* In the embedder, its vector made (or not): wait for the snapshot, and scan it if it fits. */
+static void early_scan_run(struct qvec_job *j)
+{
+	struct early_scan *es = j->early;
+
+	if (j->mapping) {
+		pthread_join(j->mapper, NULL);
+		j->mapping = 0;
+	}
+	if (!es || !j->vec || j->snap_rc != 0 || !j->snap.map || j->snap.dim != j->dim ||
+	    (j->model && strcmp(j->model, j->snap.model)))
+		return;
+	es->sc = sem_scan_new(j->vec, j->dim);
+	scan_parts(es->sc, &j->snap, es->skip, es->skip_max, es->part, &es->parts);
+}
+
+/*
+ * Every vector through the snapshot vs: its rows on two threads (or as the
+ * embedder scanned them: es), and the chunks changed since it was written
+ * from the vectors table, into sc->top.  Returns 0, or -1 when vec_changed
+ * cannot be read (nothing taken).
+ */
+static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, const char *model,
+			     struct early_scan *es)
+{
+	struct sem_part own[2], *part = own;
+	sqlite3_int64 max;
+	size_t i, k, parts;
+	unsigned char *skip = NULL;
+
+	if (es && es->sc) {
+		part = es->part;
+		parts = es->parts;
+	} else {
+		if (!(skip = changed_bitmap(&max)))
+			return -1;
+		scan_parts(sc, vs, skip, max, own, &parts);
+	}
+	/* the changed chunks, from the table */
+	changed_cosines(sc, model, keep_in_top, sc);
 	sem_table_nr = (long)sc->seen;
 	if (vs->exact) {
 		/* the best by their int8 rows, by their float32 rows now */
@@ -1468,7 +1624,8 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 		sc->seen += part[k].seen;
 		for (i = 0; !vs->exact && i < part[k].top_nr; i++)
 			sem_keep(sc->top, &sc->top_nr, SEM_TOP, part[k].top[i]);
-		free(part[k].top);
+		if (part == own)
+			free(part[k].top);
 	}
 	free(skip);
 	return 0;
@@ -1493,15 +1650,21 @@ static int signal_semantic(struct qvec_job *j)
 	else
 		memset(&vs, 0, sizeof(vs));
 	if (!dim) {
+		early_scan_free(j->early);
+		j->early = NULL;
 		vecsnap_close(&vs);
 		return 0;
 	}
 	sc = sem_scan_new(qv, dim);
 	if (vs.map && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
-	    semantic_snapshot(sc, &vs, model) == 0) {
+	    semantic_snapshot(sc, &vs, model, j->early) == 0) {
+		early_scan_free(j->early);
+		j->early = NULL;
 		vecsnap_close(&vs);
 		goto ranked;
 	}
+	early_scan_free(j->early);
+	j->early = NULL;
 	vecsnap_close(&vs);
 	for (k = 0; k < 2; k++)
 		sc->b[k].data = xmalloc(SEM_BATCH * dim * 4);
@@ -2186,8 +2349,12 @@ static int snapshot_cosines(const float *q, size_t dim, const char *model, struc
 
 	*out = NULL;
 	*nr = 0;
-	if (vecsnap_open(&vs, db, index_path) != 0)
-		return 1;
+	{
+		char token[64];
+		memset(&vs, 0, sizeof(vs));
+		if (vecsnap_token(db, token, sizeof(token)) != 0 || snapshot_get(&vs, token) != 0)
+			return 1;
+	}
 	if (vs.dim != dim || (model && strcmp(model, vs.model)) || !(skip = changed_bitmap(&max))) {
 		vecsnap_close(&vs);
 		return 1;
@@ -2252,7 +2419,7 @@ static int similar_nearest(struct buf *out, const char *target)
 	} else {
 		dim = query_vector(target, &qv, &qmodel);
 		if (!dim) {
-			error("similar: cannot embed the text with ci-embed");
+			error("similar: cannot embed the text (see the message above)");
 			return EXIT_IO;
 		}
 	}
@@ -2586,6 +2753,130 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 	return close_stdout(ret);
 }
 
+/* ---- the server (cmd/rank-server.h) ---- */
+
+static int argc0;		/* the command line as given */
+static char **argv0;
+
+static long idle_default(void)
+{
+	const char *e = getenv("CI_RANK_SERVER_IDLE");
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? v : 600;
+}
+
+/* In the server, before it serves: the snapshot of the vectors, and the model when there is one. */
+static void server_preload(const char *path)
+{
+	const char *dir;
+
+	/*
+	 * Not SQLite: a cache set up here would be copied into each worker as
+	 * it writes to it (2 MiB pages copied on write: 3 ms a query more
+	 * than each worker setting up its own).
+	 */
+	if (vecsnap_load(&pre_snap, path) != 0)
+		return;		/* no vectors: the workers save the start of a process only */
+	dir = embed_model_dir(NULL);
+	embed_weights_in_memory();
+	if (embed_model_open(&pre_model, dir) == 0)
+		pre_model_dir = real_dir(dir);
+}
+
+static void server_refresh(const char *path)
+{
+	char token[64];
+
+	if (vecsnap_file_token(path, token, sizeof(token)) == 0 && pre_snap.map &&
+	    !strcmp(token, pre_snap.head->token))
+		return;
+	vecsnap_close(&pre_snap);
+	if (vecsnap_load(&pre_snap, path) == 0 && !pre_model) {
+		const char *dir = embed_model_dir(NULL);
+		embed_weights_in_memory();
+		if (embed_model_open(&pre_model, dir) == 0)
+			pre_model_dir = real_dir(dir);
+	}
+}
+
+int main(int argc, char **argv);
+
+/* In a worker: the command line, as a process of its own would run it. */
+static int server_run(int argc, char **argv)
+{
+	server_child = 1;
+	memset(&o, 0, sizeof(o));
+	optind = 0;	/* getopt anew */
+	return main(argc, argv);
+}
+
+static int serve(void)
+{
+	static const struct rank_server_ops ops = { server_preload, server_refresh, server_run };
+	char *path = o.index ? xstrdup(o.index) : index_find(".");
+	char *sock;
+	int rc;
+
+	if (!path)
+		return error_errno("cannot open '.'"), EXIT_IO;
+	if (access(path, F_OK) < 0) {
+		error("no index at '%s': run 'ci-index build' first", path);
+		free(path);
+		return EXIT_IO;
+	}
+	sock = rank_server_socket(path);
+	if (!sock) {
+		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
+		      "mode 0700)", (unsigned long)geteuid());
+		free(path);
+		return EXIT_IO;
+	}
+	if (o.stop) {
+		rc = rank_server_stop(sock);
+		if (rc)
+			error("no server is running for '%s'", path);
+		free(sock);
+		free(path);
+		return rc ? EXIT_NOTHING : EXIT_OK;
+	}
+	/* no descriptor of whoever started it stays open here */
+	closefrom(3);
+	rc = rank_server_serve(sock, path, o.idle ? o.idle : idle_default(), &ops);
+	if (rc > 0)
+		error("a server for '%s' is already running (%s)", path, sock);
+	free(sock);
+	free(path);
+	return rc < 0 ? EXIT_IO : EXIT_OK;
+}
+
+/*
+ * Run this command line in the index's server if one answers: its exit
+ * status, else -1 (run it here).  An index with a snapshot of its vectors
+ * gets a server started for the next command.
+ */
+static int call_server(const char *path)
+{
+	const char *e = getenv("CI_RANK_SERVER");
+	char *sock, *vec;
+	int rc;
+
+	if (o.no_server || (e && !strcmp(e, "0")))
+		return -1;
+	sock = rank_server_socket(path);
+	if (!sock)
+		return -1;
+	rc = rank_server_call(sock, argc0, argv0);
+	if (rc < 0) {
+		vec = vecsnap_path(path);
+		if (access(vec, R_OK) == 0)
+			rank_server_spawn(path, idle_default());
+		free(vec);
+	}
+	free(sock);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
@@ -2601,6 +2892,11 @@ int main(int argc, char **argv)
 	const char *quality = "high", *hint = NULL;
 
 	util_init(argv[0]);
+
+	/* the command line as given, for the server (getopt permutes argv) */
+	argc0 = argc;
+	argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));
+	memcpy(argv0, argv, (size_t)argc * sizeof(*argv0));
 	opterr = 0;
 	o.mode = "hybrid";
 	o.limit = 10;
@@ -2648,6 +2944,9 @@ int main(int argc, char **argv)
 			o.max_coupled = parse_long_arg(usage_text, "--max-coupled", optarg, 0, 20);
 			break;
 		case OPT_SCAN: o.scan = 1; break;
+		case OPT_NO_SERVER: o.no_server = 1; break;
+		case OPT_IDLE: o.idle = parse_long_arg(usage_text, "--idle", optarg, 1, 86400 * 365); break;
+		case OPT_STOP: o.stop = 1; break;
 		case OPT_THRESHOLD: {
 			o.threshold_set = 1;
 			char *end;
@@ -2664,6 +2963,13 @@ int main(int argc, char **argv)
 			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
 	}
+	if (optind < argc && !strcmp(argv[optind], "serve")) {
+		if (optind + 1 != argc)
+			usage_error(usage_text, "serve takes no arguments");
+		return serve();
+	}
+	if (o.idle || o.stop)
+		usage_error(usage_text, "--%s goes with serve", o.idle ? "idle" : "stop");
 	if (optind + 1 < argc && !strcmp(argv[optind], "context")) {
 		o.context = 1;
 		optind++;
@@ -2692,7 +2998,6 @@ int main(int argc, char **argv)
 	 * touches every slot, and 64 MiB of zeroed huge pages cost 20 ms; pages
 	 * beyond it come from malloc.
 	 */
-	index_huge_page_cache(16 << 20);
 	if (o.index) {
 		path = xstrdup(o.index);
 	} else if (!(path = index_find("."))) {
@@ -2700,6 +3005,13 @@ int main(int argc, char **argv)
 		buf_release(&q);
 		return EXIT_IO;
 	}
+
+	if (!server_child && (rc = call_server(path)) >= 0) {
+		free(path);
+		buf_release(&q);
+		return rc;
+	}
+	index_huge_page_cache(16 << 20);
 	rc = index_open(&ix, path, 1);
 	if (rc) {
 		if (rc > 0)
@@ -2709,6 +3021,7 @@ int main(int argc, char **argv)
 		return EXIT_IO;
 	}
 	index_path = path;
+
 	db = index_db(ix);
 	/*
 	 * A query touches a few thousand pages: reading them costs less than
@@ -2741,6 +3054,12 @@ int main(int argc, char **argv)
 		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf);
 		return finish(&out, &q, ix, ret);
 	}
+
+	/* first: the query's vector and the scan of the vectors run meanwhile */
+	memset(&qjob, 0, sizeof(qjob));
+	qjob.snap_rc = 1;
+	if (strcmp(o.mode, "keyword"))
+		semantic_start(&qjob, q.buf);
 	parse_query(q.buf);
 	weigh_terms(total_chunks);
 	intent = classify(q.buf);
@@ -2762,10 +3081,6 @@ int main(int argc, char **argv)
 		scope_docs = intent != I_ISSUE && has_word(q.buf, doc_words);
 	}
 
-	memset(&qjob, 0, sizeof(qjob));
-	qjob.pid = qjob.fd = -1;
-	if (strcmp(o.mode, "keyword"))
-		semantic_start(&qjob, q.buf);
 	if (strcmp(o.mode, "semantic")) {
 		signal_keyword(total_chunks);
 		used[S_KEYWORD] = 1;
@@ -2778,10 +3093,12 @@ int main(int argc, char **argv)
 			used[S_CHANGE] = signal_change();
 		}
 	}
+
 	if (strcmp(o.mode, "keyword"))
 		used[S_SEMANTIC] = signal_semantic(&qjob);
+
 	if (!strcmp(o.mode, "semantic") && !used[S_SEMANTIC]) {
-		error("semantic search needs vectors in the index and ci-embed: run "
+		error("semantic search needs vectors in the index and the model: run "
 		      "'ci-chunk | ci-embed | ci-index load', or use --mode keyword");
 		free_all();
 		buf_release(&q);

@@ -45,7 +45,7 @@ struct layer {
 struct region {
 	void *base;		/* the bytes */
 	size_t len;		/* their length */
-	int mapped;		/* 1: mmap'd (munmap), 0: malloc'd (free) */
+	int mapped;		/* 1: mmap'd (munmap), 0: malloc'd (free), 2: huge_alloc'd */
 };
 
 struct embed_model {
@@ -88,6 +88,12 @@ struct embed_work {
 /* ---- BLIS ------------------------------------------------------------------ */
 
 static int small_products;	/* embed_for_queries() */
+static int weights_in_memory;	/* embed_weights_in_memory() */
+
+void embed_weights_in_memory(void)
+{
+	weights_in_memory = 1;
+}
 
 void embed_for_queries(void)
 {
@@ -216,7 +222,9 @@ static const struct wspec wspecs[] = {
 
 static void region_release(struct region *r)
 {
-	if (r->mapped)
+	if (r->mapped == 2)
+		huge_free(r->base, r->len);
+	else if (r->mapped)
 		munmap(r->base, r->len);
 	else
 		free(r->base);
@@ -289,6 +297,8 @@ static int map_group(struct region *r, const char *dir, const char *model_json,
 		error("%s: an empty weight group", model_json);
 		goto done;
 	}
+	if (weights_in_memory)
+		can_map = 0;
 	if (can_map) {
 		base = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (base == MAP_FAILED) {
@@ -310,7 +320,7 @@ static int map_group(struct region *r, const char *dir, const char *model_json,
 		}
 		r->mapped = 1;
 	} else {
-		base = xmalloc(total);
+		base = weights_in_memory ? huge_alloc(total) : xmalloc(total);
 		for (i = 0, first = 0; i < n; first += size[i], i++) {
 			size_t got = 0;
 			while (got < size[i]) {
@@ -319,14 +329,17 @@ static int map_group(struct region *r, const char *dir, const char *model_json,
 					if (k == 0)
 						errno = EIO;
 					error_errno("cannot read '%s'", path[i]);
-					free(base);
+					if (weights_in_memory)
+						huge_free(base, total);
+					else
+						free(base);
 					base = NULL;
 					goto done;
 				}
 				got += (size_t)k;
 			}
 		}
-		r->mapped = 0;
+		r->mapped = weights_in_memory ? 2 : 0;
 	}
 	r->base = base;
 	r->len = total;
@@ -515,7 +528,6 @@ int embed_model_open(struct embed_model **out, const char *dir)
 	int ret = -1, l, heads, depth[2], rc;
 
 	*out = NULL;
-	blis_setup();
 	if (access(model_json, F_OK) < 0 && bert_is_model_dir(dir)) {
 		/* the other family: a HuggingFace BERT directory */
 		static const char *const files[] = { "config.json", "vocab.txt", "model.safetensors" };
@@ -676,6 +688,10 @@ struct embed_work *embed_work_new(const struct embed_model *m)
 {
 	struct embed_work *w = xcalloc(1, sizeof(*w));
 
+	/* BLIS starts with the first work area, not with the model: a process
+	 * that forks workers (ci-rank serve) opens the model, and each worker
+	 * picks its kernels for its own query (embed_for_queries) */
+	blis_setup();
 	w->m = m;
 	if (m->bert) {
 		w->bw = bert_work_new(m->bert);

@@ -49,9 +49,18 @@ struct embed_work;
 int embed_model_open(struct embed_model **out, const char *dir);
 /*
  * This process embeds short texts one at a time (ci-embed --query): BLIS is set
- * up for products of a few rows.  Call before the first embed_model_open().
+ * up for products of a few rows.  Call before the first embed_work_new() (BLIS
+ * starts there, not in embed_model_open()).
  */
 void embed_for_queries(void);
+/*
+ * Read the weights into anonymous memory on huge pages instead of mapping the
+ * shards: for a process that forks workers (ci-rank serve), whose children
+ * then share the pages already in place (the page tables of a file mapping
+ * are not copied by fork: each child would fault them in again).  Call before
+ * embed_model_open().
+ */
+void embed_weights_in_memory(void);
 void embed_model_close(struct embed_model *m);
 
 /*

@@ -318,6 +318,39 @@ static void dot_q16_avx2(const int16_t *q, const signed char *c, size_t dim, int
 	*dp = d;
 	*np = n;
 }
+
+/*
+ * The dot product alone, for rows whose sums of squares are known
+ * (vec_cosine_q16_n): 32 values a step in two accumulators, each flushed
+ * after Q16_FLUSH products of pairs, as dot_q16_avx2's.
+ */
+__attribute__((target("avx2")))
+static int64_t dot_only_q16_avx2(const int16_t *q, const signed char *c, size_t dim)
+{
+	int64_t d = 0;
+	size_t i = 0;
+
+	while (i + 2 * Q16_STEP <= dim) {
+		__m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+		int32_t t[8];
+		int k;
+		for (k = 0; k < Q16_FLUSH && i + 2 * Q16_STEP <= dim; k++, i += 2 * Q16_STEP) {
+			__m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(c + i)));
+			__m256i x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(c + i + 16)));
+			a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(const void *)(q + i))));
+			a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(const void *)(q + i + 16))));
+		}
+		_mm256_storeu_si256((__m256i *)(void *)t, a0);
+		for (k = 0; k < 8; k++)
+			d += t[k];
+		_mm256_storeu_si256((__m256i *)(void *)t, a1);
+		for (k = 0; k < 8; k++)
+			d += t[k];
+	}
+	for (; i < dim; i++)
+		d += (int32_t)q[i] * c[i];
+	return d;
+}
 #endif
 
 static void dot_q16(const int16_t *q, const signed char *c, size_t dim, int64_t *dp, int64_t *np)
@@ -345,6 +378,36 @@ double vec_cosine_q16(const struct vec_q16 *qq, const void *row)
 	else
 #endif
 		dot_q16(qq->v, row, qq->dim, &d, &n);
+	(void)avx2;
+	return qq->norm > 0 && n > 0 ? (double)d / (qq->norm * sqrt((double)n)) : 0;
+}
+
+uint32_t vec_q16_row_norm2(const void *row, size_t dim)
+{
+	const signed char *c = row;
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < dim; i++)
+		n += (uint32_t)((int32_t)c[i] * c[i]);
+	return n;
+}
+
+double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2)
+{
+	static int avx2 = -1;
+	int64_t d, n = (int64_t)n2;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (avx2 < 0)
+		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+	if (avx2)
+		d = dot_only_q16_avx2(qq->v, row, qq->dim);
+	else
+#endif
+	{
+		int64_t unused;
+		dot_q16(qq->v, row, qq->dim, &d, &unused);
+	}
 	(void)avx2;
 	return qq->norm > 0 && n > 0 ? (double)d / (qq->norm * sqrt((double)n)) : 0;
 }

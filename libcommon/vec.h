@@ -84,4 +84,11 @@ void vec_q16_init(struct vec_q16 *qq, const float *q, size_t dim);
 void vec_q16_release(struct vec_q16 *qq);
 /* The cosine of the query and the int8 vector row[0..qq->dim): 0 when either is all zeros. */
 double vec_cosine_q16(const struct vec_q16 *qq, const void *row);
+/*
+ * The same for a row whose sum of squares n2 is known (vec_q16_row_norm2(),
+ * exact for up to 131072 values): the dot product alone is taken, a third
+ * fewer instructions a row; the result is vec_cosine_q16()'s, bit for bit.
+ */
+uint32_t vec_q16_row_norm2(const void *row, size_t dim);
+double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2);
 #endif

@@ -141,6 +141,66 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 	return 0;
 }
 
+int vecsnap_load(struct vecsnap *s, const char *db_path)
+{
+	struct vecsnap_head h;
+	char *path = vecsnap_path(db_path);
+	size_t len, got = 0;
+	unsigned char *p;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	if (read_head(path, &h, &fd) < 0) {
+		free(path);
+		return 1;
+	}
+	free(path);
+	len = ids_offset(h.n, h.dim) + h.n * 8 + (h.exact ? h.n * h.dim * 4 : 0);
+	/* and after the file's bytes, each int8 row's sum of squares */
+	p = huge_alloc(len + h.n * 4 + 8);
+	while (got < len) {
+		ssize_t k = pread(fd, p + got, len - got, (off_t)got);
+		if (k <= 0) {
+			huge_free(p, len + h.n * 4 + 8);
+			close(fd);
+			return 1;	/* cut short since its head was read */
+		}
+		got += (size_t)k;
+	}
+	close(fd);
+	{
+		uint32_t *norms = (uint32_t *)(void *)(p + ((len + 7) & ~(size_t)7));
+		for (size_t i = 0; i < h.n; i++)
+			norms[i] = vec_q16_row_norm2(p + sizeof(h) + i * h.dim, h.dim);
+		s->norms = norms;
+	}
+	s->map = p;
+	s->map_len = len + h.n * 4 + 8;
+	s->loaded = 1;
+	s->head = (const struct vecsnap_head *)(const void *)p;
+	s->n = h.n;
+	s->dim = h.dim;
+	s->rows = (const signed char *)p + sizeof(h);
+	s->ids = (const int64_t *)(const void *)(p + ids_offset(h.n, h.dim));
+	if (h.exact)
+		s->exact = p + ids_offset(h.n, h.dim) + h.n * 8;
+	s->model = s->head->model;
+	return 0;
+}
+
+int vecsnap_file_token(const char *db_path, char *token, size_t size)
+{
+	struct vecsnap_head h;
+	char *path = vecsnap_path(db_path);
+	int rc = read_head(path, &h, NULL);
+
+	free(path);
+	if (rc < 0 || !size)
+		return 1;
+	snprintf(token, size, "%.*s", (int)sizeof(h.token), h.token);
+	return 0;
+}
+
 int vecsnap_current(sqlite3 *db, const char *db_path, uint64_t *n)
 {
 	struct vecsnap_head h;
@@ -160,7 +220,11 @@ int vecsnap_current(sqlite3 *db, const char *db_path, uint64_t *n)
 
 void vecsnap_close(struct vecsnap *s)
 {
-	if (s->map)
+	if (s->borrowed)
+		;	/* another's: only forgotten */
+	else if (s->loaded)
+		huge_free(s->map, s->map_len);
+	else if (s->map)
 		munmap(s->map, s->map_len);
 	if (s->exact_map)
 		munmap(s->exact_map, s->exact_map_len);

@@ -61,6 +61,9 @@ struct vecsnap {
 	void *exact_map;		/* their own mapping, not read ahead */
 	size_t exact_map_len;
 	const char *model;
+	const uint32_t *norms;		/* each int8 row's sum of squares, or NULL */
+	int loaded;			/* read into memory (vecsnap_load), with norms */
+	int borrowed;			/* a copy of another's: vecsnap_close forgets it */
 };
 
 /* The snapshot's file for the index at db_path: malloc'd "<db_path>.vec". */
@@ -83,6 +86,15 @@ int vecsnap_open(struct vecsnap *s, sqlite3 *db, const char *db_path);
 int vecsnap_token(sqlite3 *db, char *token, size_t size);
 int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token);
 void vecsnap_close(struct vecsnap *s);
+/*
+ * The whole snapshot of the index at db_path read into memory on huge pages,
+ * whatever its token (the caller compares s->head->token with the index's):
+ * for a process that forks workers (ci-rank serve), whose children share the
+ * pages in place.  0, or 1 when there is no readable snapshot (s empty).
+ */
+int vecsnap_load(struct vecsnap *s, const char *db_path);
+/* The token of the snapshot file of the index at db_path: 0, or 1 when none is readable. */
+int vecsnap_file_token(const char *db_path, char *token, size_t size);
 
 /*
  * Whether the snapshot of the index db is current (its head read, not its

@@ -141,6 +141,10 @@ int main(void)
 			got = vec_cosine_q16(&qq, c);
 			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: the exact integer sums", dim);
 			ok(got == exact, desc, got, exact);
+			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: the row's sum of squares", dim);
+			ok(vec_q16_row_norm2(c, dim) == (uint32_t)nn, desc, vec_q16_row_norm2(c, dim), (double)nn);
+			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: given the row's norm, the same bits", dim);
+			ok(vec_cosine_q16_n(&qq, c, (uint32_t)nn) == got, desc, vec_cosine_q16_n(&qq, c, (uint32_t)nn), got);
 			want = vec_cosine_stored(q, norm(q, dim), dim, VEC_INT8, b.buf, b.len);
 			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: within 1e-3 of vec_cosine_stored", dim);
 			ok(fabs(got - want) < 1e-3, desc, got, want);
@@ -149,6 +153,9 @@ int main(void)
 			vec_q16_init(&qq, q, dim);
 			got = vec_cosine_q16(&qq, c);
 			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: a query of zeros gives 0", dim);
+			ok(got == 0, desc, got, 0);
+			got = vec_cosine_q16_n(&qq, c, (uint32_t)nn);
+			snprintf(desc, sizeof(desc), "q16 cosine, dim %zu: a query of zeros gives 0, norm given", dim);
 			ok(got == 0, desc, got, 0);
 			vec_q16_release(&qq);
 			buf_release(&b);

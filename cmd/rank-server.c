@@ -1,0 +1,498 @@
+/*
+ * cmd/rank-server.c: ci-rank's fork server (see rank-server.h).
+ *
+ * The protocol, over a SOCK_SEQPACKET Unix socket (one message is one
+ * record, and descriptors travel with it):
+ *   request   "CIRANK1" NUL, argc and envc (uint32 each), then NUL-terminated
+ *             strings: the directory, argc arguments, envc environment
+ *             entries; with it, the caller's descriptors 0, 1 and 2
+ *   or        "CISTOP" NUL: the server exits
+ *   replies   the worker's pid (int32) once it runs, then its exit status
+ *             (int32) once its output is flushed; the end of the stream before
+ *             the first means nothing was run, before the second that the
+ *             worker died
+ */
+#include "config.h"
+#include "common.h"
+#include "rank-server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define REQ_MAGIC "CIRANK1"
+#define STOP_MAGIC "CISTOP"
+#define REQ_MAX (1u << 20)
+
+/* ---- where ---- */
+
+/* dir exists (made if not), is a directory of this user's that no one else may enter */
+static int private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return -1;
+	return 0;
+}
+
+char *rank_server_socket(const char *index_path)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct sockaddr_un sa;
+	char *real, *dir, *sock;
+	struct stat exe;
+	uint64_t key;
+
+	real = realpath(index_path, NULL);
+	if (!real)
+		return NULL;
+	if (stat("/proc/self/exe", &exe) < 0) {
+		free(real);
+		return NULL;
+	}
+	/* the index, and this very binary: a rebuilt ci-rank starts a server of its own */
+	key = fnv1a(FNV1A_BASIS, real, strlen(real) + 1);
+	key = fnv1a(key, &exe.st_dev, sizeof(exe.st_dev));
+	key = fnv1a(key, &exe.st_ino, sizeof(exe.st_ino));
+	key = fnv1a(key, &exe.st_size, sizeof(exe.st_size));
+	key = fnv1a(key, &exe.st_mtim, sizeof(exe.st_mtim));
+	free(real);
+	if (run && *run == '/') {
+		dir = xasprintf("%s/ci", run);
+	} else {
+		dir = xasprintf("/tmp/ci-%lu", (unsigned long)geteuid());
+	}
+	if (private_dir(dir) < 0) {
+		free(dir);
+		return NULL;
+	}
+	sock = xasprintf("%s/rank-%016llx.sock", dir, (unsigned long long)key);
+	free(dir);
+	if (strlen(sock) >= sizeof(sa.sun_path)) {
+		free(sock);
+		return NULL;
+	}
+	return sock;
+}
+
+static int connect_to(const char *sock)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- the caller ---- */
+
+static volatile sig_atomic_t worker_pid;
+
+/* a signal the caller receives (Ctrl-C) goes to the worker too */
+static void forward(int sig)
+{
+	if (worker_pid > 0)
+		kill((pid_t)worker_pid, sig);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int recv_int(int fd, int32_t *v)
+{
+	ssize_t r;
+
+	do
+		r = recv(fd, v, sizeof(*v), 0);
+	while (r < 0 && errno == EINTR);
+	return r == (ssize_t)sizeof(*v) ? 0 : -1;
+}
+
+int rank_server_call(const char *sock, int argc, char **argv)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct buf b = BUF_INIT;
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(3 * sizeof(int))];
+	} ctl;
+	struct msghdr msg;
+	struct cmsghdr *cm;
+	struct iovec iov;
+	uint32_t n[2];
+	int32_t pid, status;
+	char *cwd;
+	int fd, i, fds[3] = { 0, 1, 2 };
+	size_t envc = 0;
+
+	for (i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0)
+			return -1;	/* a standard stream closed: nothing to pass */
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return -1;
+	while (environ[envc])
+		envc++;
+	buf_add(&b, REQ_MAGIC, sizeof(REQ_MAGIC));
+	n[0] = (uint32_t)argc;
+	n[1] = (uint32_t)envc;
+	buf_add(&b, n, sizeof(n));
+	buf_add(&b, cwd, strlen(cwd) + 1);
+	free(cwd);
+	for (i = 0; i < argc; i++)
+		buf_add(&b, argv[i], strlen(argv[i]) + 1);
+	for (size_t e = 0; e < envc; e++)
+		buf_add(&b, environ[e], strlen(environ[e]) + 1);
+	if (b.len > REQ_MAX || (fd = connect_to(sock)) < 0) {
+		buf_release(&b);
+		return -1;
+	}
+	memset(&msg, 0, sizeof(msg));
+	memset(&ctl, 0, sizeof(ctl));
+	iov.iov_base = b.buf;
+	iov.iov_len = b.len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.space;
+	msg.msg_controllen = sizeof(ctl.space);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)b.len || recv_int(fd, &pid) < 0) {
+		/* no worker was started: the caller runs the command itself */
+		buf_release(&b);
+		close(fd);
+		return -1;
+	}
+	buf_release(&b);
+	worker_pid = pid;
+	for (i = 0; i < (int)ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], forward);
+	if (recv_int(fd, &status) < 0) {
+		struct pollfd p = { .fd = 1, .events = 0 };
+		close(fd);
+		/* a reader of its output that went away: what a run here would die of */
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
+		error("the server's worker (pid %ld) ended without an exit status", (long)pid);
+		return EXIT_IO;
+	}
+	close(fd);
+	return status;
+}
+
+void rank_server_spawn(const char *index_path, long idle_s)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	char exe[4096], idle[32], *real;
+	char *args[7];
+	sigset_t none;
+	ssize_t n;
+	pid_t pid;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 || !(real = realpath(index_path, NULL)))
+		return;
+	exe[n] = '\0';
+	snprintf(idle, sizeof(idle), "%ld", idle_s);
+	args[0] = exe;
+	args[1] = "--index";
+	args[2] = real;
+	args[3] = "serve";
+	args[4] = "--idle";
+	args[5] = idle;
+	args[6] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	posix_spawn(&pid, exe, &fa, &at, args, environ);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	free(real);
+}
+
+int rank_server_stop(const char *sock)
+{
+	int fd = connect_to(sock);
+	char c;
+
+	if (fd < 0)
+		return 1;
+	if (send(fd, STOP_MAGIC, sizeof(STOP_MAGIC), MSG_NOSIGNAL) < 0) {
+		close(fd);
+		return 1;
+	}
+	/* the server closes the connection as it goes */
+	while (recv(fd, &c, 1, 0) < 0 && errno == EINTR)
+		;
+	close(fd);
+	return 0;
+}
+
+/* ---- the server ---- */
+
+static int report_fd = -1;
+
+/* on_exit: the status, once what the worker wrote is out */
+static void report_status(int status, void *arg)
+{
+	int32_t v = status;
+
+	(void)arg;
+	fflush(NULL);
+	if (report_fd >= 0)
+		send(report_fd, &v, sizeof(v), MSG_NOSIGNAL);
+}
+
+/* A request: its strings checked and pointed at. */
+struct request {
+	const char *cwd;
+	char **argv, **envv;
+	uint32_t argc, envc;
+};
+
+static int parse_request(char *p, size_t len, struct request *rq)
+{
+	uint32_t n[2];
+	size_t at, i, total;
+
+	if (len < sizeof(REQ_MAGIC) + sizeof(n) || memcmp(p, REQ_MAGIC, sizeof(REQ_MAGIC)))
+		return -1;
+	memcpy(n, p + sizeof(REQ_MAGIC), sizeof(n));
+	if (n[0] < 1 || n[0] > 100000 || n[1] > 100000)
+		return -1;
+	rq->argc = n[0];
+	rq->envc = n[1];
+	total = 1 + (size_t)n[0] + n[1];
+	rq->argv = xcalloc((size_t)n[0] + 1, sizeof(char *));
+	rq->envv = xcalloc((size_t)n[1] + 1, sizeof(char *));
+	at = sizeof(REQ_MAGIC) + sizeof(n);
+	for (i = 0; i < total; i++) {
+		char *s = p + at, *end = at < len ? memchr(s, '\0', len - at) : NULL;
+		if (!end) {
+			free(rq->argv);
+			free(rq->envv);
+			return -1;
+		}
+		if (i == 0)
+			rq->cwd = s;
+		else if (i <= n[0])
+			rq->argv[i - 1] = s;
+		else
+			rq->envv[i - 1 - n[0]] = s;
+		at = (size_t)(end - p) + 1;
+	}
+	return at == len ? 0 : (free(rq->argv), free(rq->envv), -1);
+}
+
+static void worker(int conn, int lfd, const int fds[3], struct request *rq,
+		   const struct rank_server_ops *ops)
+{
+	int32_t pid = (int32_t)getpid();
+	int i;
+
+	close(lfd);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	for (i = 0; i < 3; i++) {
+		if (dup2(fds[i], i) < 0)
+			_exit(EXIT_IO);
+	}
+	for (i = 0; i < 3; i++)
+		if (fds[i] > 2)
+			close(fds[i]);
+	report_fd = conn;
+	if (send(conn, &pid, sizeof(pid), MSG_NOSIGNAL) != (ssize_t)sizeof(pid))
+		_exit(EXIT_IO);
+	environ = rq->envv;
+	on_exit(report_status, NULL);
+	if (chdir(rq->cwd) < 0) {
+		error_errno("cannot enter '%s'", rq->cwd);
+		exit(EXIT_IO);
+	}
+	exit(ops->run((int)rq->argc, rq->argv));
+}
+
+static volatile sig_atomic_t stopping;
+
+static void stop_on(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int is_ours(const char *sock, const struct stat *mine)
+{
+	struct stat st;
+
+	return lstat(sock, &st) == 0 && st.st_ino == mine->st_ino && st.st_dev == mine->st_dev;
+}
+
+int rank_server_serve(const char *sock, const char *index_path, long idle_s,
+		      const struct rank_server_ops *ops)
+{
+	struct sockaddr_un sa;
+	struct stat mine;
+	sigset_t stop_sigs, wait_mask;
+	char *lock_path = xasprintf("%s.lock", sock), *req;
+	int lock, lfd, ret = 0;
+
+	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(lock_path);
+	if (lock < 0)
+		return error_errno("cannot open the lock of '%s'", sock);
+	if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
+		close(lock);
+		return 1;	/* another serves there */
+	}
+	/* what the workers share, before anyone can connect */
+	ops->preload(index_path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	unlink(sock);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0 ||
+	    lstat(sock, &mine) < 0) {
+		error_errno("cannot listen at '%s'", sock);
+		if (lfd >= 0)
+			close(lfd);
+		close(lock);
+		return -1;
+	}
+	signal(SIGCHLD, SIG_IGN);	/* workers are reaped by the kernel */
+	signal(SIGPIPE, SIG_IGN);
+	{
+		/* killed: the socket goes with the server */
+		struct sigaction sa_stop;
+		memset(&sa_stop, 0, sizeof(sa_stop));
+		sa_stop.sa_handler = stop_on;
+		sigaction(SIGTERM, &sa_stop, NULL);
+		sigaction(SIGINT, &sa_stop, NULL);
+		sigaction(SIGHUP, &sa_stop, NULL);
+		/* held back but while waiting (ppoll): none is lost between the test and the wait */
+		sigemptyset(&stop_sigs);
+		sigaddset(&stop_sigs, SIGTERM);
+		sigaddset(&stop_sigs, SIGINT);
+		sigaddset(&stop_sigs, SIGHUP);
+		sigprocmask(SIG_BLOCK, &stop_sigs, &wait_mask);
+		sigdelset(&wait_mask, SIGTERM);
+		sigdelset(&wait_mask, SIGINT);
+		sigdelset(&wait_mask, SIGHUP);
+	}
+	req = xmalloc(REQ_MAX);
+	for (;;) {
+		union {
+			struct cmsghdr h;
+			char space[CMSG_SPACE(3 * sizeof(int))];
+		} ctl;
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		struct msghdr msg;
+		struct cmsghdr *cm;
+		struct request rq = { 0 };
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		struct iovec iov;
+		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r;
+		ssize_t len;
+		pid_t pid;
+
+		if (stopping)
+			break;
+		{
+			struct timespec ts = { idle_s > 0 ? (time_t)idle_s : 0, 0 };
+			r = ppoll(&p, 1, idle_s > 0 ? &ts : NULL, &wait_mask);
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || !is_ours(sock, &mine))
+			break;	/* idle long enough, or another server took the name */
+		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			continue;
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != geteuid()) {
+			close(conn);
+			continue;
+		}
+		memset(&msg, 0, sizeof(msg));
+		iov.iov_base = req;
+		iov.iov_len = REQ_MAX;
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = ctl.space;
+		msg.msg_controllen = sizeof(ctl.space);
+		do
+			len = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+		while (len < 0 && errno == EINTR);
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+				if (nfds > 3)
+					nfds = 3;
+				memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+			}
+		if (len == (ssize_t)sizeof(STOP_MAGIC) && !memcmp(req, STOP_MAGIC, sizeof(STOP_MAGIC))) {
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			close(conn);
+			break;
+		}
+		if (len > 0 && nfds == 3 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+		    parse_request(req, (size_t)len, &rq) == 0) {
+			/* the snapshot may have been written again since */
+			ops->refresh(index_path);
+			pid = fork();
+			if (pid == 0) {
+				sigprocmask(SIG_UNBLOCK, &stop_sigs, NULL);
+				worker(conn, lfd, fds, &rq, ops);
+			}
+			free(rq.argv);
+			free(rq.envv);
+		}
+		/* a request refused, or not forked: the caller sees the stream end and runs it itself */
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		close(conn);
+	}
+	free(req);
+	if (is_ours(sock, &mine))
+		unlink(sock);
+	close(lfd);
+	close(lock);
+	return ret;
+}
