@@ -2894,9 +2894,11 @@ int main(int argc, char **argv)
 	util_init(argv[0]);
 
 	/* the command line as given, for the server (getopt permutes argv) */
-	argc0 = argc;
-	argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));
-	memcpy(argv0, argv, (size_t)argc * sizeof(*argv0));
+	if (!server_child) {
+		argc0 = argc;
+		argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));
+		memcpy(argv0, argv, (size_t)argc * sizeof(*argv0));
+	}
 	opterr = 0;
 	o.mode = "hybrid";
 	o.limit = 10;
