@@ -908,6 +908,7 @@ static char *head_commit(const char *root)
 	git_oid oid;
 	char hex[GIT_OID_HEXSZ + 1];
 
+	walk_git_start();
 	if (git_repository_open(&repo, root) < 0) {
 		git_error_clear();
 		return NULL;
@@ -1689,6 +1690,7 @@ static int snapshot_open(struct snapshot *sn, struct walker *w, const char *rev)
 	sn->repo = w->repo;
 	if (!sn->repo) {
 		/* the walker walks a bare repository as plain files: open it as one */
+		walk_git_start();
 		if (git_repository_open_ext(&sn->repo, w->root, 0, getenv("GIT_CEILING_DIRECTORIES")) < 0) {
 			git_error_clear();
 			sn->repo = NULL;
@@ -2620,6 +2622,7 @@ static int load_history(const struct options *o, const char *dir, int incrementa
 	long commits = 0;
 	int born, ret;
 
+	walk_git_start();
 	if (git_repository_open_ext(&repo, dir, 0, getenv("GIT_CEILING_DIRECTORIES")) < 0) {
 		if (verbosity)
 			fprintf(stderr, "%s: %s is not in a git repository: no history\n", progname, dir);
@@ -2713,7 +2716,7 @@ int main(int argc, char **argv)
 		crash_after = atol(env);
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
-	git_libgit2_init();
+	/* libgit2 is loaded and started when first needed (cmd/git-lazy.c, walk_git_start) */
 	if (!strcmp(argv[optind], "build")) {
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);
 		if (ret == EXIT_OK && o.history)

@@ -28,7 +28,7 @@
 #include "vecsnap.h"
 #include "embed.h"
 #include "embedtext.h"
-#include "rank-server.h"
+#include "fork-server.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -2753,7 +2753,7 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 	return close_stdout(ret);
 }
 
-/* ---- the server (cmd/rank-server.h) ---- */
+/* ---- the server (cmd/fork-server.h) ---- */
 
 static int argc0;		/* the command line as given */
 static char **argv0;
@@ -2813,7 +2813,9 @@ static int server_run(int argc, char **argv)
 
 static int serve(void)
 {
-	static const struct rank_server_ops ops = { server_preload, server_refresh, server_run };
+	static const struct fork_server_ops ops = {
+		.preload = server_preload, .refresh = server_refresh, .run = server_run,
+	};
 	char *path = o.index ? xstrdup(o.index) : index_find(".");
 	char *sock;
 	int rc;
@@ -2825,7 +2827,7 @@ static int serve(void)
 		free(path);
 		return EXIT_IO;
 	}
-	sock = rank_server_socket(path);
+	sock = fork_server_socket("rank", path);
 	if (!sock) {
 		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
 		      "mode 0700)", (unsigned long)geteuid());
@@ -2833,7 +2835,7 @@ static int serve(void)
 		return EXIT_IO;
 	}
 	if (o.stop) {
-		rc = rank_server_stop(sock);
+		rc = fork_server_stop(sock);
 		if (rc)
 			error("no server is running for '%s'", path);
 		free(sock);
@@ -2842,7 +2844,7 @@ static int serve(void)
 	}
 	/* no descriptor of whoever started it stays open here */
 	closefrom(3);
-	rc = rank_server_serve(sock, path, o.idle ? o.idle : idle_default(), &ops);
+	rc = fork_server_serve(sock, path, o.idle ? o.idle : idle_default(), &ops);
 	if (rc > 0)
 		error("a server for '%s' is already running (%s)", path, sock);
 	free(sock);
@@ -2863,14 +2865,14 @@ static int call_server(const char *path)
 
 	if (o.no_server || (e && !strcmp(e, "0")))
 		return -1;
-	sock = rank_server_socket(path);
+	sock = fork_server_socket("rank", path);
 	if (!sock)
 		return -1;
-	rc = rank_server_call(sock, argc0, argv0);
+	rc = fork_server_call(sock, argc0, argv0);
 	if (rc < 0) {
 		vec = vecsnap_path(path);
 		if (access(vec, R_OK) == 0)
-			rank_server_spawn(path, idle_default());
+			fork_server_spawn(path, idle_default());
 		free(vec);
 	}
 	free(sock);

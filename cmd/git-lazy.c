@@ -102,3 +102,39 @@ LAZY(const git_oid *, git_tree_entry_id, (const git_tree_entry *entry), (entry))
 LAZY(const char *, git_tree_entry_name, (const git_tree_entry *entry), (entry))
 LAZY(int, git_tree_walk, (const git_tree *tree, git_treewalk_mode mode, git_treewalk_cb callback, void *payload),
      (tree, mode, callback, payload))
+
+/* ci-index's too */
+LAZY_VOID(git_blob_free, (git_blob *blob), (blob))
+LAZY(int, git_blob_lookup, (git_blob **blob, git_repository *repo, const git_oid *id), (blob, repo, id))
+LAZY(const void *, git_blob_rawcontent, (const git_blob *blob), (blob))
+LAZY(git_object_size_t, git_blob_rawsize, (const git_blob *blob), (blob))
+LAZY_VOID(git_commit_free, (git_commit *commit), (commit))
+LAZY(const git_oid *, git_commit_id, (const git_commit *commit), (commit))
+LAZY(int, git_commit_tree, (git_tree **tree_out, const git_commit *commit), (tree_out, commit))
+LAZY_VOID(git_object_free, (git_object *object), (object))
+LAZY(int, git_object_peel, (git_object **peeled, const git_object *object, git_object_t target_type),
+     (peeled, object, target_type))
+LAZY(int, git_odb_hash, (git_oid *out, const void *data, size_t len, git_object_t type), (out, data, len, type))
+LAZY(char *, git_oid_tostr, (char *out, size_t n, const git_oid *id), (out, n, id))
+LAZY(int, git_reference_name_to_id, (git_oid *out, git_repository *repo, const char *name), (out, repo, name))
+LAZY(int, git_repository_head_unborn, (git_repository *repo), (repo))
+LAZY(int, git_repository_open_ext, (git_repository **out, const char *path, unsigned int flags,
+				    const char *ceiling_dirs), (out, path, flags, ceiling_dirs))
+LAZY(int, git_revparse_single, (git_object **out, git_repository *repo, const char *spec), (out, repo, spec))
+LAZY(int, git_tree_entry_bypath, (git_tree_entry **out, const git_tree *root, const char *path),
+     (out, root, path))
+LAZY_VOID(git_tree_entry_free, (git_tree_entry *entry), (entry))
+LAZY(git_object_t, git_tree_entry_type, (const git_tree_entry *entry), (entry))
+LAZY_VOID(git_tree_free, (git_tree *tree), (tree))
+
+/* libgit2 never loaded: nothing to shut down (not a reason to load it) */
+int git_libgit2_shutdown(void)
+{
+	static int (*fn)(void);
+	int (*f)(void);
+
+	if (!__atomic_load_n(&lib, __ATOMIC_ACQUIRE))
+		return 0;
+	RESOLVE(f, fn, git_libgit2_shutdown);
+	return f();
+}

@@ -1,5 +1,5 @@
 /*
- * cmd/rank-server.c: ci-rank's fork server (see rank-server.h).
+ * cmd/fork-server.c: the fork server of ci-rank and ci-index (see fork-server.h).
  *
  * The protocol, over a SOCK_SEQPACKET Unix socket (one message is one
  * record, and descriptors travel with it):
@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "common.h"
-#include "rank-server.h"
+#include "fork-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,7 +51,7 @@ static int private_dir(const char *dir)
 	return 0;
 }
 
-char *rank_server_socket(const char *index_path)
+char *fork_server_socket(const char *kind, const char *index_path)
 {
 	const char *run = getenv("XDG_RUNTIME_DIR");
 	struct sockaddr_un sa;
@@ -65,7 +66,7 @@ char *rank_server_socket(const char *index_path)
 		free(real);
 		return NULL;
 	}
-	/* the index, and this very binary: a rebuilt ci-rank starts a server of its own */
+	/* the index, and this very binary: a rebuilt one starts a server of its own */
 	key = fnv1a(FNV1A_BASIS, real, strlen(real) + 1);
 	key = fnv1a(key, &exe.st_dev, sizeof(exe.st_dev));
 	key = fnv1a(key, &exe.st_ino, sizeof(exe.st_ino));
@@ -81,7 +82,7 @@ char *rank_server_socket(const char *index_path)
 		free(dir);
 		return NULL;
 	}
-	sock = xasprintf("%s/rank-%016llx.sock", dir, (unsigned long long)key);
+	sock = xasprintf("%s/%s-%016llx.sock", dir, kind, (unsigned long long)key);
 	free(dir);
 	if (strlen(sock) >= sizeof(sa.sun_path)) {
 		free(sock);
@@ -130,7 +131,7 @@ static int recv_int(int fd, int32_t *v)
 	return r == (ssize_t)sizeof(*v) ? 0 : -1;
 }
 
-int rank_server_call(const char *sock, int argc, char **argv)
+int fork_server_call(const char *sock, int argc, char **argv)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct buf b = BUF_INIT;
@@ -207,7 +208,7 @@ int rank_server_call(const char *sock, int argc, char **argv)
 	return status;
 }
 
-void rank_server_spawn(const char *index_path, long idle_s)
+void fork_server_spawn(const char *index_path, long idle_s)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -243,7 +244,7 @@ void rank_server_spawn(const char *index_path, long idle_s)
 	free(real);
 }
 
-int rank_server_stop(const char *sock)
+int fork_server_stop(const char *sock)
 {
 	int fd = connect_to(sock);
 	char c;
@@ -318,12 +319,14 @@ static int parse_request(char *p, size_t len, struct request *rq)
 }
 
 static void worker(int conn, int lfd, const int fds[3], struct request *rq,
-		   const struct rank_server_ops *ops)
+		   const struct fork_server_ops *ops)
 {
 	int32_t pid = (int32_t)getpid();
 	int i;
 
 	close(lfd);
+	if (ops->watch_fd && ops->watch_fd() >= 0)
+		close(ops->watch_fd());
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -348,12 +351,18 @@ static void worker(int conn, int lfd, const int fds[3], struct request *rq,
 	exit(ops->run((int)rq->argc, rq->argv));
 }
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, child_ended;
 
 static void stop_on(int sig)
 {
 	(void)sig;
 	stopping = 1;
+}
+
+static void child_on(int sig)
+{
+	(void)sig;
+	child_ended = 1;
 }
 
 static int is_ours(const char *sock, const struct stat *mine)
@@ -363,12 +372,13 @@ static int is_ours(const char *sock, const struct stat *mine)
 	return lstat(sock, &st) == 0 && st.st_ino == mine->st_ino && st.st_dev == mine->st_dev;
 }
 
-int rank_server_serve(const char *sock, const char *index_path, long idle_s,
-		      const struct rank_server_ops *ops)
+int fork_server_serve(const char *sock, const char *index_path, long idle_s,
+		      const struct fork_server_ops *ops)
 {
 	struct sockaddr_un sa;
 	struct stat mine;
-	sigset_t stop_sigs, wait_mask;
+	sigset_t stop_sigs, wait_mask, orig_mask;
+	struct timespec last;
 	char *lock_path = xasprintf("%s.lock", sock), *req;
 	int lock, lfd, ret = 0;
 
@@ -395,7 +405,6 @@ int rank_server_serve(const char *sock, const char *index_path, long idle_s,
 		close(lock);
 		return -1;
 	}
-	signal(SIGCHLD, SIG_IGN);	/* workers are reaped by the kernel */
 	signal(SIGPIPE, SIG_IGN);
 	{
 		/* killed: the socket goes with the server */
@@ -405,43 +414,75 @@ int rank_server_serve(const char *sock, const char *index_path, long idle_s,
 		sigaction(SIGTERM, &sa_stop, NULL);
 		sigaction(SIGINT, &sa_stop, NULL);
 		sigaction(SIGHUP, &sa_stop, NULL);
-		/* held back but while waiting (ppoll): none is lost between the test and the wait */
 		sigemptyset(&stop_sigs);
 		sigaddset(&stop_sigs, SIGTERM);
 		sigaddset(&stop_sigs, SIGINT);
 		sigaddset(&stop_sigs, SIGHUP);
-		sigprocmask(SIG_BLOCK, &stop_sigs, &wait_mask);
+		if (ops->ended) {
+			/* workers are reaped here, and told about */
+			sa_stop.sa_handler = child_on;
+			sa_stop.sa_flags = SA_NOCLDSTOP;
+			sigaction(SIGCHLD, &sa_stop, NULL);
+			sigaddset(&stop_sigs, SIGCHLD);
+		} else {
+			signal(SIGCHLD, SIG_IGN);	/* reaped by the kernel */
+		}
+		/* held back but while waiting (ppoll): none is lost between the test and the wait */
+		sigprocmask(SIG_BLOCK, &stop_sigs, &orig_mask);
+		wait_mask = orig_mask;
 		sigdelset(&wait_mask, SIGTERM);
 		sigdelset(&wait_mask, SIGINT);
 		sigdelset(&wait_mask, SIGHUP);
+		sigdelset(&wait_mask, SIGCHLD);
 	}
 	req = xmalloc(REQ_MAX);
+	clock_gettime(CLOCK_MONOTONIC, &last);
 	for (;;) {
 		union {
 			struct cmsghdr h;
 			char space[CMSG_SPACE(3 * sizeof(int))];
 		} ctl;
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 		struct msghdr msg;
 		struct cmsghdr *cm;
 		struct request rq = { 0 };
 		struct ucred cred;
 		socklen_t cl = sizeof(cred);
 		struct iovec iov;
-		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r;
+		struct timespec now, ts;
+		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r, status;
 		ssize_t len;
 		pid_t pid;
 
 		if (stopping)
 			break;
-		{
-			struct timespec ts = { idle_s > 0 ? (time_t)idle_s : 0, 0 };
-			r = ppoll(&p, 1, idle_s > 0 ? &ts : NULL, &wait_mask);
+		if (ops->watch_fd)
+			p[1].fd = ops->watch_fd();
+		/* idle: since the last request, not the last event watched */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ts.tv_sec = last.tv_sec + (idle_s > 0 ? idle_s : 0) - now.tv_sec;
+		ts.tv_nsec = last.tv_nsec - now.tv_nsec;
+		if (ts.tv_nsec < 0)
+			ts.tv_sec--, ts.tv_nsec += 1000000000;
+		if (idle_s > 0 && ts.tv_sec < 0)
+			break;
+		r = ppoll(p, 2, idle_s > 0 ? &ts : NULL, &wait_mask);
+		if (child_ended) {
+			child_ended = 0;
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+				ops->ended(pid, status);
 		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0 || !is_ours(sock, &mine))
-			break;	/* idle long enough, or another server took the name */
+		if (r > 0 && p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
+			ops->on_watch();
+		if (r == 0)
+			continue;	/* the idle time is looked at above */
+		if (r < 0 || !is_ours(sock, &mine))
+			break;	/* another server took the name */
+		if (!(p[0].revents & POLLIN))
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &last);
 		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (conn < 0)
 			continue;
@@ -478,9 +519,11 @@ int rank_server_serve(const char *sock, const char *index_path, long idle_s,
 			ops->refresh(index_path);
 			pid = fork();
 			if (pid == 0) {
-				sigprocmask(SIG_UNBLOCK, &stop_sigs, NULL);
+				sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 				worker(conn, lfd, fds, &rq, ops);
 			}
+			if (pid > 0 && ops->forked)
+				ops->forked(pid);
 			free(rq.argv);
 			free(rq.envv);
 		}

@@ -1,0 +1,68 @@
+/*
+ * cmd/fork-server.h: the resident servers of ci-rank and ci-index, fork
+ * servers for one index.
+ *
+ * A command's own work can be a few milliseconds; starting a process to do it
+ * costs as much again: loading shared libraries, initialising libgit2 (it
+ * parses every CA certificate of the system), compiling tree-sitter queries,
+ * reading a model's weights or the snapshot of the vectors.  `ci-rank serve`
+ * and `ci-index serve` do that once, then fork a worker per request that runs
+ * the request's command line as the command would, in the caller's directory
+ * and environment, with the caller's standard input, output and error (passed
+ * over the socket), and report its exit status back.  The worker is an
+ * ordinary run that finds what the server prepared already in memory.
+ *
+ * The socket is $XDG_RUNTIME_DIR/ci/<kind>-<key>.sock, else
+ * /tmp/ci-<uid>/<kind>-<key>.sock, in a directory of the user's alone (mode
+ * 0700, checked); key hashes the index's real path and the identity of the
+ * binary, so a rebuilt command does not talk to an old server.
+ */
+#ifndef CI_FORK_SERVER_H
+#define CI_FORK_SERVER_H
+
+#include <sys/types.h>
+
+struct fork_server_ops {
+	/* in the server, before it serves: read what the workers share */
+	void (*preload)(const char *index_path);
+	/* before each fork: read again what changed since */
+	void (*refresh)(const char *index_path);
+	/* in a worker: the command line's exit status */
+	int (*run)(int argc, char **argv);
+	/* optional: a descriptor the server also waits on (-1: none), and what
+	 * to do when it is readable */
+	int (*watch_fd)(void);
+	void (*on_watch)(void);
+	/* optional: a worker started, and ended with this wait status */
+	void (*forked)(pid_t pid);
+	void (*ended)(pid_t pid, int status);
+};
+
+/* The socket of the kind's server ("rank", "index") for the index at
+ * index_path (malloc'd), or NULL when there is no private place for one
+ * (nothing reported). */
+char *fork_server_socket(const char *kind, const char *index_path);
+
+/*
+ * Have the server at sock run argv (argc of them) with this process's
+ * directory, environment and standard streams.  Returns the exit status, or -1
+ * when no server answered (nothing was run: run it here).
+ */
+int fork_server_call(const char *sock, int argc, char **argv);
+
+/* Start a server for index_path in the background (a session of its own;
+ * idle_s: seconds without a request before it exits).  Nothing reported. */
+void fork_server_spawn(const char *index_path, long idle_s);
+
+/*
+ * Serve at sock until idle_s seconds pass without a request or a stop request
+ * comes: 0, 1 when another server already serves there, -1 on an error
+ * (reported).
+ */
+int fork_server_serve(const char *sock, const char *index_path, long idle_s,
+		      const struct fork_server_ops *ops);
+
+/* Ask the server at sock to stop: 0, or 1 when none answered. */
+int fork_server_stop(const char *sock);
+
+#endif
