@@ -21,12 +21,17 @@
 #include "vecsnap.h"
 #include "embed.h"
 #include "embedtext.h"
+#include "fork-server.h"
+#include "walk.h"
+#include "chunk.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +52,10 @@ static const char usage_text[] =
 	"  load                    store records (file, chunk, def, ref, import, commit,\n"
 	"                          coupling) read from standard input\n"
 	"  drop                    delete the index\n"
+	"  serve [--idle <s>] [--stop]\n"
+	"                          watch the tree and run updates from memory (started by\n"
+	"                          update itself; exits after <s> idle seconds, default\n"
+	"                          $CI_INDEX_SERVER_IDLE, else 600)\n"
 	"\n"
 	"Options:\n"
 	"      --index <db>        the index file (default: $CI_INDEX, or\n"
@@ -62,6 +71,8 @@ static const char usage_text[] =
 	"  -j, --threads <n>       parse and embed with <n> threads (default: the number of CPUs)\n"
 	"      --progress          report progress on stderr even when it is not a terminal\n"
 	"      --no-progress       never report progress\n"
+	"      --no-server         update: run here, not in the index's server, and start\n"
+	"                          none (also: CI_INDEX_SERVER=0)\n"
 	"  -v, --verbose           say more on stderr\n"
 	"  -h, --help              show this help and exit\n";
 
@@ -74,6 +85,7 @@ static const struct option long_options[] = {
 	{ "vectors", required_argument, NULL, 'V' },
 	{ "progress", no_argument, NULL, 'P' },
 	{ "no-progress", no_argument, NULL, 'N' },
+	{ "no-server", no_argument, NULL, 'S' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -87,6 +99,7 @@ struct options {
 	int history;		/* --history */
 	const char *model;	/* --model, or NULL */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
+	int no_server;		/* --no-server */
 };
 
 /* ---- helpers ---- */
@@ -1935,6 +1948,326 @@ struct known {
 	char reason[16];	/* why it was left out */
 };
 
+/* ---- the server: ci-index serve (cmd/fork-server.h) ---- */
+
+/*
+ * An update looks at every file of the tree, to find the few that changed:
+ * 10,000 stats, 25 ms of a VM's 2 cores, and starting ci-index (libgit2's
+ * certificates, the tree-sitter queries) costs as much again.  ci-index serve
+ * does the start once and watches every directory of the index with inotify;
+ * an update it runs (in a worker it forks) looks only in the directories
+ * where something happened since the last update that succeeded, and takes
+ * the others' files as recorded.  Anything it cannot vouch for counts as
+ * changed: a directory watched only since (until an update covers it), an
+ * overflow of the event queue, a directory moved, a watch that could not be
+ * added, an update that failed.
+ */
+
+/* A set of strings: appended to, sorted and deduplicated when asked. */
+struct strset {
+	char **v;
+	size_t nr, alloc;
+	int sorted;
+};
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void strset_add(struct strset *s, const char *p)
+{
+	ALLOC_GROW(s->v, s->nr + 1, s->alloc);
+	s->v[s->nr++] = xstrdup(p);
+	s->sorted = 0;
+}
+
+static void strset_sort(struct strset *s)
+{
+	size_t i, j;
+
+	if (s->sorted)
+		return;
+	qsort_unsorted(s->v, s->nr, sizeof(*s->v), cmp_strp);
+	for (i = j = 0; i < s->nr; i++) {
+		if (j && !strcmp(s->v[j - 1], s->v[i]))
+			free(s->v[i]);
+		else
+			s->v[j++] = s->v[i];
+	}
+	s->nr = j;
+	s->sorted = 1;
+}
+
+static char **strset_find(struct strset *s, const char *p)
+{
+	strset_sort(s);
+	return s->nr ? bsearch(&p, s->v, s->nr, sizeof(*s->v), cmp_strp) : NULL;
+}
+
+static void strset_del(struct strset *s, const char *p)
+{
+	char **at = strset_find(s, p);
+
+	if (!at)
+		return;
+	free(*at);
+	memmove(at, at + 1, (size_t)(s->v + s->nr - at - 1) * sizeof(*at));
+	s->nr--;
+}
+
+static void strset_clear(struct strset *s)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		free(s->v[i]);
+	s->nr = 0;
+	s->sorted = 1;
+}
+
+/* into gets from's strings; from is emptied */
+static void strset_move(struct strset *into, struct strset *from)
+{
+	for (size_t i = 0; i < from->nr; i++) {
+		ALLOC_GROW(into->v, into->nr + 1, into->alloc);
+		into->v[into->nr++] = from->v[i];
+	}
+	into->sorted = 0;
+	from->nr = 0;
+	from->sorted = 1;
+}
+
+#define SRV_MASK (IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | \
+		  IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+
+static int srv_child;			/* this process is a worker of ci-index serve */
+static char *srv_index;			/* the index served (real path) */
+static char *srv_root;			/* its work tree, watched (real path) */
+static int srv_ifd = -1;		/* inotify */
+static char **srv_wd;			/* watch descriptor -> directory ("" the root) */
+static size_t srv_wd_alloc;
+static struct strset srv_watched;	/* the directories under a watch */
+static struct strset srv_dirty;		/* where something happened since the last fork */
+static struct strset srv_inflight;	/* ... handed to workers still running */
+static int srv_all_dirty = 1;		/* everything counts as changed */
+static int srv_inflight_all, srv_broken, srv_failed, srv_running;
+static int srv_report[2] = { -1, -1 };	/* the next worker's pipe: 'k' when its update is in */
+struct srv_worker {
+	pid_t pid;
+	int rfd;
+};
+static struct srv_worker *srv_workers;
+static size_t srv_workers_nr, srv_workers_alloc;
+
+static void srv_watch(const char *rel)
+{
+	char *abs = *rel ? xasprintf("%s/%s", srv_root, rel) : xstrdup(srv_root);
+	int wd = inotify_add_watch(srv_ifd, abs, SRV_MASK);
+
+	free(abs);
+	strset_add(&srv_dirty, rel);	/* until an update covers it */
+	if (wd < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			srv_broken = srv_all_dirty = 1;	/* out of watches: nothing can be vouched for */
+		return;
+	}
+	if ((size_t)wd >= srv_wd_alloc) {
+		size_t n = srv_wd_alloc;
+		ALLOC_GROW(srv_wd, (size_t)wd + 1, srv_wd_alloc);
+		memset(srv_wd + n, 0, (srv_wd_alloc - n) * sizeof(*srv_wd));
+	}
+	free(srv_wd[wd]);
+	srv_wd[wd] = xstrdup(rel);
+	if (!strset_find(&srv_watched, rel))
+		strset_add(&srv_watched, rel);
+}
+
+/* a directory that appeared, and every directory under it */
+static void srv_watch_tree(const char *rel)
+{
+	char *abs = *rel ? xasprintf("%s/%s", srv_root, rel) : xstrdup(srv_root);
+	DIR *d;
+	struct dirent *de;
+
+	srv_watch(rel);
+	d = opendir(abs);
+	free(abs);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *sub;
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strcmp(de->d_name, ".git") || !strcmp(de->d_name, ".ci-index"))
+			continue;
+		sub = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+		srv_watch_tree(sub);
+		free(sub);
+	}
+	closedir(d);
+}
+
+static void srv_events(void)
+{
+	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(srv_ifd, buf, sizeof(buf))) > 0) {
+		const char *p = buf;
+		while (p < buf + n) {
+			const struct inotify_event *ev = (const void *)p;
+			const char *rel = ev->wd >= 0 && (size_t)ev->wd < srv_wd_alloc ? srv_wd[ev->wd] : NULL;
+
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				srv_all_dirty = 1;	/* events were lost */
+				continue;
+			}
+			if (!rel)
+				continue;
+			strset_add(&srv_dirty, rel);
+			if (ev->mask & IN_IGNORED) {
+				/* the watch is gone (the directory too) */
+				strset_del(&srv_watched, rel);
+				free(srv_wd[ev->wd]);
+				srv_wd[ev->wd] = NULL;
+				continue;
+			}
+			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
+				if (!*rel || (ev->mask & IN_MOVE_SELF))
+					srv_all_dirty = 1;
+				continue;
+			}
+			if ((ev->mask & IN_ISDIR) && ev->len) {
+				char *sub = *rel ? xasprintf("%s/%s", rel, ev->name) : xstrdup(ev->name);
+				strset_add(&srv_dirty, sub);
+				/* a directory moved: the paths of the watches under it are not known */
+				if (ev->mask & (IN_MOVED_FROM | IN_MOVED_TO))
+					srv_all_dirty = 1;
+				if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+					srv_watch_tree(sub);
+				free(sub);
+			}
+		}
+	}
+}
+
+static void srv_preload(const char *path)
+{
+	struct ci_index *ix;
+	sqlite3_stmt *st;
+
+	srv_index = realpath(path, NULL);
+	/* what a worker would start: libgit2 (its certificates), every tree-sitter query */
+	walk_git_start();
+	chunker_check_queries();
+	srv_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, 1) != 0) {
+		srv_broken = 1;
+		return;
+	}
+	srv_root = xstrdup(index_root(ix));
+	if (sqlite3_prepare_v2(index_db(ix), "SELECT path FROM dirs", -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW)
+			srv_watch((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	} else {
+		srv_broken = 1;
+	}
+	index_close(ix);
+	srv_watch("");
+	srv_all_dirty = 1;	/* the first update looks at everything */
+}
+
+static void srv_refresh(const char *path)
+{
+	(void)path;
+	srv_events();	/* what happened up to now counts for this worker */
+	if (pipe2(srv_report, O_CLOEXEC) < 0)
+		srv_report[0] = srv_report[1] = -1;
+}
+
+static int srv_watch_fd(void)
+{
+	return srv_ifd;
+}
+
+static void srv_forked(pid_t pid)
+{
+	/* what it was handed stays in flight until it ends */
+	strset_move(&srv_inflight, &srv_dirty);
+	srv_inflight_all |= srv_all_dirty;
+	srv_all_dirty = srv_broken;
+	srv_running++;
+	ALLOC_GROW(srv_workers, srv_workers_nr + 1, srv_workers_alloc);
+	srv_workers[srv_workers_nr].pid = pid;
+	srv_workers[srv_workers_nr].rfd = srv_report[0];
+	srv_workers_nr++;
+	if (srv_report[1] >= 0)
+		close(srv_report[1]);
+	srv_report[0] = srv_report[1] = -1;
+}
+
+static void srv_ended(pid_t pid, int status)
+{
+	size_t i;
+	char c = 0;
+
+	for (i = 0; i < srv_workers_nr && srv_workers[i].pid != pid; i++)
+		;
+
+	if (i == srv_workers_nr)
+		return;
+	if (srv_workers[i].rfd >= 0) {
+		if (read(srv_workers[i].rfd, &c, 1) != 1)
+			c = 0;
+		close(srv_workers[i].rfd);
+	}
+	srv_workers[i] = srv_workers[--srv_workers_nr];
+	if (c != 'k' || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		srv_failed = 1;
+	if (--srv_running > 0)
+		return;
+	if (srv_failed) {
+		/* not vouched for: changed, as far as the next update knows */
+		strset_move(&srv_dirty, &srv_inflight);
+		srv_all_dirty |= srv_inflight_all;
+	} else {
+		strset_clear(&srv_inflight);
+	}
+	srv_inflight_all = srv_failed = 0;
+}
+
+/* In a worker: nothing happened in dir since the update that recorded it. */
+static int srv_clean(const char *dir, void *ctx)
+{
+	(void)ctx;
+	return !srv_all_dirty && !srv_inflight_all && strset_find(&srv_watched, dir) &&
+	       !strset_find(&srv_dirty, dir) && !strset_find(&srv_inflight, dir);
+}
+
+/* In a worker: the hint for an update of the index at path of the tree at root, if it is the server's. */
+static int srv_hint_applies(const char *path, const char *root)
+{
+	char *real;
+	int ok;
+
+	if (!srv_child || !srv_index || !srv_root || strcmp(root, srv_root))
+		return 0;
+	real = realpath(path, NULL);
+	ok = real && !strcmp(real, srv_index);
+	free(real);
+	return ok;
+}
+
+/* In a worker, its update of the server's index in: tell the server. */
+static void srv_report_done(void)
+{
+	if (srv_child && srv_report[1] >= 0) {
+		if (write(srv_report[1], "k", 1) != 1) {
+			/* the server counts it as failed: more work next time, never less */
+		}
+	}
+}
+
 static int cmp_known(const void *a, const void *b)
 {
 	return strcmp(((const struct known *)a)->path, ((const struct known *)b)->path);
@@ -1947,8 +2280,11 @@ static int cmp_known(const void *a, const void *b)
  * rules changed (list untouched: the caller walks).
  */
 static int quick_walk(struct ci_index *ix, struct walker *w, const struct known *known, size_t known_nr,
-		      struct walk_list *list)
+		      const char *path, struct walk_list *list)
 {
+	struct walk_known_hint hint = { NULL, NULL, srv_clean, NULL };
+	uint64_t *sizes = NULL;
+	int64_t *mtimes = NULL;
 	const char *v = index_meta(ix, "walked_ns");
 	struct walk_dir *dirs = NULL;
 	size_t nr = 0, alloc = 0, i;
@@ -1978,7 +2314,27 @@ static int quick_walk(struct ci_index *ix, struct walker *w, const struct known 
 		paths = xcalloc(known_nr + 1, sizeof(*paths));
 		for (i = 0; i < known_nr; i++)
 			paths[i] = known[i].path;
-		rc = walker_walk_known(w, dirs, nr, racy_ns, paths, known_nr, list) < 0;
+		if (srv_hint_applies(path, w->root)) {
+			/* the server's watch says where to look */
+			sizes = xcalloc(known_nr + 1, sizeof(*sizes));
+			mtimes = xcalloc(known_nr + 1, sizeof(*mtimes));
+			for (i = 0; i < known_nr; i++) {
+				sizes[i] = (uint64_t)known[i].size;
+				mtimes[i] = known[i].mtime;
+			}
+			hint.size = sizes;
+			hint.mtime = mtimes;
+		}
+		if (sizes && verbosity) {
+			size_t clean = 0;
+			for (i = 0; i < nr; i++)
+				clean += srv_clean(dirs[i].path, NULL);
+			fprintf(stderr, "%s: the server's watch: %zu of %zu directories unchanged%s\n", progname,
+				clean, nr, srv_broken ? " (some could not be watched)" : "");
+		}
+		rc = walker_walk_known(w, dirs, nr, racy_ns, paths, known_nr, sizes ? &hint : NULL, list) < 0;
+		free(sizes);
+		free(mtimes);
 		if (rc)
 			walk_list_release(list);
 		free(paths);
@@ -2080,7 +2436,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		goto rebuild;
 	qsort_unsorted(known, known_nr, sizeof(*known), cmp_known);
 	walked = wall_ns();
-	if (quick_walk(ix, &w, known, known_nr, &list))
+	if (quick_walk(ix, &w, known, known_nr, path, &list))
 		walker_walk(&w, "", 0, &list);
 	walk_list_finish(&list);
 	/* a file changed within the second of the last update may keep its mtime and
@@ -2243,6 +2599,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		stamp(db, w.root, "updated", NULL);
 		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
 			ret = EXIT_IO;
+		else if (srv_hint_applies(path, w.root))
+			srv_report_done();	/* the server's index is up to date with what it was told */
 	} else {
 		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
 		index_exec(db, "ROLLBACK");
@@ -2673,6 +3031,115 @@ static int cmd_drop(const struct options *o, int argc, char **argv)
 	return ret;
 }
 
+static int argc0;		/* the command line as given, for the server */
+static char **argv0;
+
+static long idle_default(void)
+{
+	const char *e = getenv("CI_INDEX_SERVER_IDLE");
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? v : 600;
+}
+
+int main(int argc, char **argv);
+
+/* In a worker: the command line, as a process of its own would run it. */
+static int server_run(int argc, char **argv)
+{
+	srv_child = 1;
+	if (srv_report[0] >= 0)
+		close(srv_report[0]);
+	optind = 0;	/* getopt anew */
+	return main(argc, argv);
+}
+
+static int cmd_serve(const struct options *o, int argc, char **argv)
+{
+	static const struct fork_server_ops ops = {
+		.preload = srv_preload, .refresh = srv_refresh, .run = server_run,
+		.watch_fd = srv_watch_fd, .on_watch = srv_events,
+		.forked = srv_forked, .ended = srv_ended,
+	};
+	long idle = 0;
+	int stop = 0, i, rc;
+	char *path, *sock;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--stop"))
+			stop = 1;
+		else if (!strcmp(argv[i], "--idle") && i + 1 < argc)
+			idle = parse_long_arg(usage_text, "--idle", argv[++i], 1, 86400L * 365);
+		else
+			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
+	}
+	path = o->index ? xstrdup(o->index) : index_find(".");
+	if (!path)
+		return error_errno("cannot open '.'"), EXIT_IO;
+	if (access(path, F_OK) < 0) {
+		error("no index at '%s': run 'ci-index build' first", path);
+		free(path);
+		return EXIT_IO;
+	}
+	sock = fork_server_socket("index", path);
+	if (!sock) {
+		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
+		      "mode 0700)", (unsigned long)geteuid());
+		free(path);
+		return EXIT_IO;
+	}
+	if (stop) {
+		rc = fork_server_stop(sock);
+		if (rc)
+			error("no server is running for '%s'", path);
+		free(sock);
+		free(path);
+		return rc ? EXIT_NOTHING : EXIT_OK;
+	}
+	closefrom(3);	/* no descriptor of whoever started it stays open here */
+	rc = fork_server_serve(sock, path, idle ? idle : idle_default(), &ops);
+	if (rc > 0)
+		error("a server for '%s' is already running (%s)", path, sock);
+	free(sock);
+	free(path);
+	return rc < 0 ? EXIT_IO : EXIT_OK;
+}
+
+/*
+ * An update run by the index's server if one answers: its exit status, else
+ * -1 (run it here); then a server is started for the next one.
+ */
+static int update_in_server(const struct options *o)
+{
+	const char *e = getenv("CI_INDEX_SERVER");
+	char *path, *sock;
+	int rc = -1;
+
+	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
+		return -1;
+	path = o->index ? xstrdup(o->index) : index_find(".");
+	if (!path || access(path, F_OK) < 0) {
+		free(path);
+		return -1;
+	}
+	sock = fork_server_socket("index", path);
+	if (sock) {
+		rc = fork_server_call(sock, argc0, argv0);
+		if (rc < 0) {
+			fork_server_spawn(path, idle_default());
+			/* always: wait for it (its start takes a second or two), up to a minute */
+			for (int i = 0; rc < 0 && e && !strcmp(e, "always") && i < 3000; i++) {
+				struct timespec ts = { 0, 20000000 };
+				nanosleep(&ts, NULL);
+				rc = fork_server_call(sock, argc0, argv0);
+			}
+		}
+	}
+	free(sock);
+	free(path);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -2680,6 +3147,11 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	util_init(argv[0]);
+	if (!srv_child) {
+		argc0 = argc;
+		argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));
+		memcpy(argv0, argv, (size_t)argc * sizeof(*argv0));
+	}
 	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.threads = online_cpus();
@@ -2702,6 +3174,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'N': o.progress = 0; break;
+		case 'S': o.no_server = 1; break;
 		case 'v': verbosity++; break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -2722,6 +3195,8 @@ int main(int argc, char **argv)
 		if (ret == EXIT_OK && o.history)
 			ret = load_history(&o, build_dir, 0);
 	} else if (!strcmp(argv[optind], "update")) {
+		if ((ret = update_in_server(&o)) >= 0)
+			return ret;
 		ret = cmd_update(&o, argc - optind - 1, argv + optind + 1);
 		if (ret == EXIT_OK && o.history)
 			ret = load_history(&o, ".", 1);
@@ -2732,6 +3207,8 @@ int main(int argc, char **argv)
 		ret = cmd_load(&o, argc - optind - 1, argv + optind + 1);
 	else if (!strcmp(argv[optind], "drop"))
 		ret = cmd_drop(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "serve"))
+		ret = cmd_serve(&o, argc - optind - 1, argv + optind + 1);
 	else
 		usage_error(usage_text, "unknown command '%s'", argv[optind]);
 	git_libgit2_shutdown();

@@ -450,7 +450,7 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		socklen_t cl = sizeof(cred);
 		struct iovec iov;
 		struct timespec now, ts;
-		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r, status;
+		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r, status, err;
 		ssize_t len;
 		pid_t pid;
 
@@ -467,12 +467,13 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		if (idle_s > 0 && ts.tv_sec < 0)
 			break;
 		r = ppoll(p, 2, idle_s > 0 ? &ts : NULL, &wait_mask);
+		err = errno;	/* before the callbacks */
 		if (child_ended) {
 			child_ended = 0;
 			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 				ops->ended(pid, status);
 		}
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && err == EINTR)
 			continue;
 		if (r > 0 && p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
 			ops->on_watch();

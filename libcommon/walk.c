@@ -598,7 +598,8 @@ static void stat_known(size_t lo, size_t hi, void *ctx)
 }
 
 int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
-		      const char *const *known, size_t known_nr, struct walk_list *list)
+		      const char *const *known, size_t known_nr, const struct walk_known_hint *hint,
+		      struct walk_list *list)
 {
 	unsigned char *trusted = xcalloc(dirs_nr + 1, 1);
 	struct buf b = BUF_INIT;
@@ -613,6 +614,11 @@ int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs
 	for (i = 0; i < dirs_nr; i++) {
 		const struct walk_dir *d = &dirs[i];
 
+		if (hint && hint->clean(d->path, hint->ctx)) {
+			trusted[i] = 2;	/* unchanged, says the watcher: not even stat'ed */
+			add_dir(list, d->path, d->mtime_ns, 1);
+			continue;
+		}
 		if (fstatat(rootfd, *d->path ? d->path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue;	/* gone: so are its files */
@@ -646,8 +652,16 @@ int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs
 				buf_add(&b, p, (size_t)(slash - p));
 			key.path = b.buf;
 			d = dirs_nr ? bsearch(&key, dirs, dirs_nr, sizeof(*dirs), cmp_dir) : NULL;
-			if (d && trusted[d - dirs])
+			if (d && trusted[d - dirs] == 2) {
+				struct stat cs;
+				memset(&cs, 0, sizeof(cs));
+				cs.st_mode = S_IFREG | 0644;
+				cs.st_size = (off_t)hint->size[i];
+				cs.st_mtime = (time_t)hint->mtime[i];
+				consider_file(w, known[i], &cs, 0, list);
+			} else if (d && trusted[d - dirs]) {
 				ks.idx[ks.n++] = i;
+			}
 		}
 		ks.st = xmalloc((ks.n + 1) * sizeof(*ks.st));
 		ks.ok = xmalloc(ks.n + 1);

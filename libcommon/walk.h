@@ -153,8 +153,22 @@ int walker_list_dir(struct walker *w, const char *rel, struct walk_list *list);
  * others are listed again, and new directories walked.  The caller makes sure
  * the ignore rules did not change (walk_rules_unchanged).  Returns 0 or -1.
  */
+struct walk_known_hint;
 int walker_walk_known(struct walker *w, const struct walk_dir *dirs, size_t dirs_nr, int64_t racy_ns,
-		      const char *const *known, size_t known_nr, struct walk_list *list);
+		      const char *const *known, size_t known_nr, const struct walk_known_hint *hint,
+		      struct walk_list *list);
+/*
+ * What a watcher of the tree knows (ci-index serve: inotify): clean(dir) says
+ * that nothing in the directory changed since the record was made, so neither
+ * it nor its known files are looked at: they are listed as recorded, known[i]
+ * with size[i] bytes and mtime[i] seconds.
+ */
+struct walk_known_hint {
+	const uint64_t *size;
+	const int64_t *mtime;
+	int (*clean)(const char *dir, void *ctx);
+	void *ctx;
+};
 
 /*
  * The files holding the ignore rules a walk of list followed, as "<size>

@@ -16,6 +16,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$CI_SRC_DIR/tests/index-lib.sh"
 
+if test -n "$CI_TEST_INDEX_SERVER"; then
+	# t0515-index-server: every update run by the repository's `ci-index serve`,
+	# started and waited for by the first update of each repository
+	unset CI_INDEX_SERVER
+	CI_INDEX_SERVER=always CI_INDEX_SERVER_IDLE=60 XDG_RUNTIME_DIR=$TRASH_DIRECTORY.run
+	export CI_INDEX_SERVER CI_INDEX_SERVER_IDLE XDG_RUNTIME_DIR
+	rm -rf "$XDG_RUNTIME_DIR" && mkdir -m 700 "$XDG_RUNTIME_DIR"
+fi
+
 if ! test_have_prog sqlite3; then
 	test_skip 'ci-index tests' 'the sqlite3 shell is not installed (apt-get install sqlite3)'
 	test_done
@@ -537,5 +546,74 @@ test_expect_success '--history: nothing to store outside git or before a commit;
 	(cd hist && test_status 2 ci-index --history --index ../rev.db build --rev HEAD 2>../err) &&
 	test_grep "history stores the history of HEAD, not of a snapshot" err
 '
+
+if test -n "$CI_TEST_INDEX_SERVER"; then
+	# watched: what the server's worker says of the directories (ci-index -v update)
+	watched() {
+		(cd repo && ci-index -v update) 2>watch.err &&
+		sed -n "s/^ci-index: the server.s watch: \([0-9]*\) of \([0-9]*\) directories unchanged$/\1 \2/p" \
+			watch.err >watch.out &&
+		test_line_count = 1 watch.out
+	}
+	dirs_of_repo() {
+		sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM dirs"
+	}
+
+	test_expect_success 'server: a no-op update looks in no directory' '
+		(cd repo && ci-index update) &&
+		watched &&
+		n=$(dirs_of_repo) &&
+		echo "$n $n" >expect &&
+		test_cmp expect watch.out &&
+		is_fresh
+	'
+
+	test_expect_success 'server: after an edit, an update looks in its directory only' '
+		echo "int served(void) { return 1; }" >>repo/src/parse.c &&
+		watched &&
+		n=$(dirs_of_repo) &&
+		echo "$((n - 1)) $n" >expect &&
+		test_cmp expect watch.out &&
+		is_fresh &&
+		grep -q served index.dump
+	'
+
+	test_expect_success 'server: a new directory, a file moved into it, a directory removed' '
+		mkdir -p repo/src/deep/er &&
+		echo "int deeper(void) { return 2; }" >repo/src/deep/er/d.c &&
+		(cd repo && ci-index update) &&
+		is_fresh &&
+		grep -q deeper index.dump &&
+		mv repo/src/deep/er/d.c repo/src/deep/moved.c &&
+		(cd repo && ci-index update) &&
+		is_fresh &&
+		grep -q "src/deep/moved.c" index.dump &&
+		rm -r repo/src/deep &&
+		(cd repo && ci-index update) &&
+		is_fresh &&
+		! grep -q deeper index.dump
+	'
+
+	test_expect_success 'server: a worker killed in an update: the next one still finds the edit' '
+		echo "int after_crash(void) { return 3; }" >>repo/src/parse.c &&
+		(cd repo && test_status 3 env CI_INDEX_CRASH_AFTER=0 ci-index update 2>../err) &&
+		test_grep "ended without an exit status" err &&
+		(cd repo && ci-index update) &&
+		is_fresh &&
+		grep -q after_crash index.dump
+	'
+
+	test_expect_success 'server: --no-server and CI_INDEX_SERVER=0 run here' '
+		(cd repo && ci-index -v --no-server update && CI_INDEX_SERVER=0 ci-index -v update) 2>err &&
+		! grep -q "server.s watch" err &&
+		test_grep "unchanged" err
+	'
+
+	test_expect_success 'server: serve --stop stops it; with none running it exits 1' '
+		(cd repo && ci-index serve --stop) &&
+		(cd repo && test_status 1 ci-index serve --stop 2>../err) &&
+		test_grep "no server is running" err
+	'
+fi
 
 test_done
