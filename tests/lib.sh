@@ -82,11 +82,12 @@ ASAN_OPTIONS="abort_on_error=1:halt_on_error=1:detect_leaks=1${ASAN_OPTIONS:+:$A
 UBSAN_OPTIONS="abort_on_error=1:halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-# ci-rank runs every command line itself: no resident server is started or
-# used (t0930-rank-server tests the server, in a runtime directory of its own)
-CI_RANK_SERVER=0
-export CI_RANK_SERVER
-unset XDG_RUNTIME_DIR CI_RANK_SERVER_IDLE
+# ci-rank and ci-index run every command line themselves: no resident server
+# is started or used (t0930-rank-server and t0515-index-server test the
+# servers, each in a runtime directory of its own)
+CI_RANK_SERVER=0 CI_INDEX_SERVER=0
+export CI_RANK_SERVER CI_INDEX_SERVER
+unset XDG_RUNTIME_DIR CI_RANK_SERVER_IDLE CI_INDEX_SERVER_IDLE
 
 PATH=$CI_BUILD_DIR:$PATH
 export PATH

@@ -22,7 +22,7 @@ db=$TRASH_DIRECTORY/repo/.ci-index/index.db
 
 # sockets: the servers' sockets there are
 sockets() {
-	ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep '\.sock$'
+	ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep '^rank-.*\.sock$'
 }
 
 # wait_for <command...>: until it succeeds, at most 20 s
