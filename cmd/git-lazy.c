@@ -118,8 +118,8 @@ LAZY(int, git_odb_hash, (git_oid *out, const void *data, size_t len, git_object_
 LAZY(char *, git_oid_tostr, (char *out, size_t n, const git_oid *id), (out, n, id))
 LAZY(int, git_reference_name_to_id, (git_oid *out, git_repository *repo, const char *name), (out, repo, name))
 LAZY(int, git_repository_head_unborn, (git_repository *repo), (repo))
-LAZY(int, git_repository_open_ext, (git_repository **out, const char *path, unsigned int flags,
-				    const char *ceiling_dirs), (out, path, flags, ceiling_dirs))
+LAZY(int, git_repository_open_ext, (git_repository **out, const char *path, unsigned int flags, const char *ceiling),
+     (out, path, flags, ceiling))
 LAZY(int, git_revparse_single, (git_object **out, git_repository *repo, const char *spec), (out, repo, spec))
 LAZY(int, git_tree_entry_bypath, (git_tree_entry **out, const git_tree *root, const char *path),
      (out, root, path))
