@@ -2040,6 +2040,8 @@ static void strset_move(struct strset *into, struct strset *from)
 		  IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
 
 static int srv_child;			/* this process is a worker of ci-index serve */
+static struct ci_index *srv_deferred_ix;	/* a worker's index, closed once it has answered */
+static int srv_deferred_lock = -1;
 static char *srv_index;			/* the index served (real path) */
 static char *srv_root;			/* its work tree, watched (real path) */
 static int srv_ifd = -1;		/* inotify */
@@ -2234,6 +2236,17 @@ static void srv_ended(pid_t pid, int status)
 		strset_clear(&srv_inflight);
 	}
 	srv_inflight_all = srv_failed = 0;
+}
+
+/* In a worker: the index its update left open, closed (and its lock let go). */
+static void srv_close_deferred(void)
+{
+	if (!srv_deferred_ix)
+		return;
+	index_close(srv_deferred_ix);
+	close(srv_deferred_lock);
+	srv_deferred_ix = NULL;
+	srv_deferred_lock = -1;
 }
 
 /* In a worker: nothing happened in dir since the update that recorded it. */
@@ -2636,9 +2649,15 @@ out:
 	free(paths);
 	walk_list_release(&todo);
 	walk_list_release(&list);
-	index_close(ix);
+	if (srv_child && ret == EXIT_OK && !srv_deferred_ix) {
+		/* closing checkpoints the WAL (20 ms): after the caller has its answer */
+		srv_deferred_ix = ix;
+		srv_deferred_lock = lock;
+	} else {
+		index_close(ix);
+		close(lock);
+	}
 	walker_close(&w);
-	close(lock);
 	free(path);
 	return ret;
 }
@@ -3198,8 +3217,10 @@ int main(int argc, char **argv)
 		if ((ret = update_in_server(&o)) >= 0)
 			return ret;
 		ret = cmd_update(&o, argc - optind - 1, argv + optind + 1);
-		if (ret == EXIT_OK && o.history)
+		if (ret == EXIT_OK && o.history) {
+			srv_close_deferred();	/* the history is stored under the same lock */
 			ret = load_history(&o, ".", 1);
+		}
 	}
 	else if (!strcmp(argv[optind], "status"))
 		ret = cmd_status(&o, argc - optind - 1, argv + optind + 1);
@@ -3211,6 +3232,12 @@ int main(int argc, char **argv)
 		ret = cmd_serve(&o, argc - optind - 1, argv + optind + 1);
 	else
 		usage_error(usage_text, "unknown command '%s'", argv[optind]);
+	ret = close_stdout(ret);
+	if (srv_child && srv_deferred_ix) {
+		/* the caller has its answer; the WAL is checkpointed after */
+		fork_server_reply(ret);
+		srv_close_deferred();
+	}
 	git_libgit2_shutdown();
-	return close_stdout(ret);
+	return ret;
 }

@@ -62,6 +62,14 @@ void fork_server_spawn(const char *index_path, long idle_s);
 int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		      const struct fork_server_ops *ops);
 
+/*
+ * In a worker: give the caller its exit status now, with what was written to
+ * its streams flushed, and let go of them (they become /dev/null): what the
+ * worker does after (closing a database, a checkpoint) no longer holds the
+ * caller up.  The status at exit is then not sent again.
+ */
+void fork_server_reply(int status);
+
 /* Ask the server at sock to stop: 0, or 1 when none answered. */
 int fork_server_stop(const char *sock);
 
