@@ -2045,6 +2045,8 @@ static int srv_deferred_lock = -1;
 static char *srv_index;			/* the index served (real path) */
 static char *srv_root;			/* its work tree, watched (real path) */
 static int srv_ifd = -1;		/* inotify */
+static ino_t srv_root_ino;		/* the root's identity when the watch began */
+static dev_t srv_root_dev;
 static char **srv_wd;			/* watch descriptor -> directory ("" the root) */
 static size_t srv_wd_alloc;
 static struct strset srv_watched;	/* the directories under a watch */
@@ -2134,7 +2136,12 @@ static void srv_events(void)
 				continue;
 			}
 			if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) {
-				if (!*rel || (ev->mask & IN_MOVE_SELF))
+				if (!*rel) {
+					/* the root itself went: serve no more (a new server watches anew) */
+					srv_broken = srv_all_dirty = 1;
+					fork_server_stop_soon();
+				}
+				if (ev->mask & IN_MOVE_SELF)
 					srv_all_dirty = 1;
 				continue;
 			}
@@ -2167,6 +2174,13 @@ static void srv_preload(const char *path)
 		return;
 	}
 	srv_root = xstrdup(index_root(ix));
+	{
+		struct stat rs;
+		if (stat(srv_root, &rs) == 0) {
+			srv_root_ino = rs.st_ino;
+			srv_root_dev = rs.st_dev;
+		}
+	}
 	if (sqlite3_prepare_v2(index_db(ix), "SELECT path FROM dirs", -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW)
 			srv_watch((const char *)sqlite3_column_text(st, 0));
@@ -2181,8 +2195,15 @@ static void srv_preload(const char *path)
 
 static void srv_refresh(const char *path)
 {
+	struct stat st;
+
 	(void)path;
 	srv_events();	/* what happened up to now counts for this worker */
+	if (srv_root && (stat(srv_root, &st) < 0 || st.st_ino != srv_root_ino || st.st_dev != srv_root_dev)) {
+		/* the tree was replaced (removed, cloned again): nothing watched is it */
+		srv_broken = srv_all_dirty = 1;
+		fork_server_stop_soon();	/* the next update starts a server for the new one */
+	}
 	if (pipe2(srv_report, O_CLOEXEC) < 0)
 		srv_report[0] = srv_report[1] = -1;
 }

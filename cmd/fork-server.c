@@ -265,6 +265,7 @@ int fork_server_stop(const char *sock)
 /* ---- the server ---- */
 
 static int report_fd = -1;
+static int lock_fd = -1;	/* the server's lock: not a worker's to hold */
 
 /* on_exit: the status, once what the worker wrote is out */
 static void report_status(int status, void *arg)
@@ -346,6 +347,8 @@ static void worker(int conn, int lfd, const int fds[3], struct request *rq,
 	int i;
 
 	close(lfd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (ops->watch_fd && ops->watch_fd() >= 0)
 		close(ops->watch_fd());
 	signal(SIGCHLD, SIG_DFL);
@@ -380,6 +383,11 @@ static void stop_on(int sig)
 	stopping = 1;
 }
 
+void fork_server_stop_soon(void)
+{
+	stopping = 1;
+}
+
 static void child_on(int sig)
 {
 	(void)sig;
@@ -411,6 +419,7 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		close(lock);
 		return 1;	/* another serves there */
 	}
+	lock_fd = lock;
 	/* what the workers share, before anyone can connect */
 	ops->preload(index_path);
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

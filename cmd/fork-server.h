@@ -70,6 +70,9 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
  */
 void fork_server_reply(int status);
 
+/* In the server (a callback): stop once the request at hand is served. */
+void fork_server_stop_soon(void);
+
 /* Ask the server at sock to stop: 0, or 1 when none answered. */
 int fork_server_stop(const char *sock);
 
