@@ -24,6 +24,7 @@
  * and either one becomes a warning naming the file, never a hang.
  */
 #include "common.h"
+#include "fork-server.h"
 #include "walk.h"
 #include "lang.h"
 #include "index.h"
@@ -1827,11 +1828,13 @@ struct idir {
 	char *path;		/* root-relative, "" for the root */
 	int64_t mtime;		/* nanoseconds, as recorded */
 	int changed;		/* re-list it */
+	int clean;		/* the index's server saw nothing happen in it */
 };
 
 struct idirs {
 	struct idir *v;		/* sorted by path */
 	size_t nr, alloc;
+	int served;		/* clean says what the index's server saw */
 	char **racy;		/* racy files, sorted */
 	size_t racy_nr, racy_alloc;
 };
@@ -1915,7 +1918,7 @@ static void dir_check_batch(size_t lo, size_t hi, void *arg)
 	for (i = lo; i < hi; i++) {
 		struct idir *e = &dc->d->v[i];
 
-		if (!dir_in_scope(dc->sc, e->path))
+		if (!dir_in_scope(dc->sc, e->path) || e->clean)
 			continue;
 		if (fstatat(dc->rootfd, *e->path ? e->path : ".", &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(sb.st_mode) ||
@@ -1926,6 +1929,64 @@ static void dir_check_batch(size_t lo, size_t hi, void *arg)
 		}
 	}
 	__atomic_add_fetch(&dc->changed, changed, __ATOMIC_RELAXED);
+}
+
+/* The index searched (its path), for its server's socket. */
+static const char *index_path_g;
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The directories where something happened since the index was written, as
+ * the index's server (ci-index serve, which watches the tree with inotify)
+ * knows them, sorted: 0 with them in *dirs, or 1 when there is no such server,
+ * it cannot vouch for the tree, or it watched another state of the index
+ * than this one (its last update's "updated" is not the index's).
+ */
+static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
+{
+	const char *e = getenv("CI_INDEX_SERVER"), *updated = index_meta(ix, "updated");
+	char self[4096], *slash, *exe, *sock, *ans = NULL, *p, *nl;
+	size_t alloc = 0;
+	ssize_t n;
+
+	*dirs = NULL;
+	*nr = 0;
+	if ((e && !strcmp(e, "0")) || !index_path_g || !updated || !*updated)
+		return 1;
+	/* the server is ci-index's, beside this program */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return 1;
+	*slash = '\0';
+	exe = xasprintf("%s/ci-index", self);
+	sock = access(exe, X_OK) == 0 ? fork_server_socket_of("index", index_path_g, exe) : NULL;
+	free(exe);
+	if (!sock || fork_server_query(sock, "dirty", &ans) < 0) {
+		free(sock);
+		return 1;
+	}
+	free(sock);
+	if (strncmp(ans, "STAMP ", 6) || !(nl = strchr(ans, '\n')) ||
+	    (size_t)(nl - ans - 6) != strlen(updated) || strncmp(ans + 6, updated, strlen(updated))) {
+		free(ans);
+		return 1;
+	}
+	for (p = nl + 1; *p && (nl = strchr(p, '\n')); p = nl + 1) {
+		ALLOC_GROW(*dirs, *nr + 1, alloc);
+		(*dirs)[(*nr)++] = xstrndup(p, (size_t)(nl - p));
+	}
+	free(ans);
+	if (*nr)
+		qsort(*dirs, *nr, sizeof(**dirs), cmp_strp);
+	return 0;
 }
 
 /*
@@ -1963,12 +2024,29 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 		d->v[d->nr].path = xstrdup((const char *)sqlite3_column_text(st, 0));
 		d->v[d->nr].mtime = sqlite3_column_int64(st, 1);
 		d->v[d->nr].changed = 0;
+		d->v[d->nr].clean = 0;
 		d->nr++;
 	}
 	sqlite3_finalize(st);
 	if (!d->nr)
 		return 1;	/* not even the root: not recorded */
 	qsort(d->v, d->nr, sizeof(*d->v), cmp_idir);
+	{
+		char **dirty;
+		size_t dirty_nr, i;
+
+		if (server_dirty(ix, &dirty, &dirty_nr) == 0) {
+			/* what the server vouches for is neither stat'ed nor checked */
+			for (i = 0; i < d->nr; i++) {
+				const char *key = d->v[i].path;
+				d->v[i].clean = !(dirty_nr && bsearch(&key, dirty, dirty_nr, sizeof(*dirty), cmp_strp));
+			}
+			for (i = 0; i < dirty_nr; i++)
+				free(dirty[i]);
+			free(dirty);
+			d->served = 1;
+		}
+	}
 	{
 		struct dir_check dc = { d, sc, rootfd, walked, 0 };
 
@@ -2130,7 +2208,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 				j++;
 			if (j < cand.nr && !strcmp(cand.v[j].path, p))
 				continue;	/* a candidate: read */
-			if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && e->changed))
+			if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && (e->changed || e->clean)))
 				continue;
 			add_target_own(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime, T_CHECK, 0);
 			all.v[i].path = NULL;	/* the target's now */
@@ -2496,6 +2574,7 @@ int main(int argc, char **argv)
 	ps.mode = "scan";
 	if (!o.no_index) {
 		ipath = o.index ? xstrdup(o.index) : index_default_path(w.root);
+		index_path_g = ipath;
 		rc = index_open(&ix, ipath, 1);
 		if (rc == 1 && o.index) {
 			error("no index at '%s' (ci-index build makes one)", ipath);

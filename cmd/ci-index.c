@@ -2054,7 +2054,9 @@ static struct strset srv_dirty;		/* where something happened since the last fork
 static struct strset srv_inflight;	/* ... handed to workers still running */
 static int srv_all_dirty = 1;		/* everything counts as changed */
 static int srv_inflight_all, srv_broken, srv_failed, srv_running;
-static int srv_report[2] = { -1, -1 };	/* the next worker's pipe: 'k' when its update is in */
+static int srv_report[2] = { -1, -1 };	/* the next worker's pipe: 'k' and the index's
+					   "updated" once its update is in */
+static char srv_stamp[80];		/* "updated" of the last update that succeeded here */
 struct srv_worker {
 	pid_t pid;
 	int rfd;
@@ -2232,17 +2234,21 @@ static void srv_forked(pid_t pid)
 static void srv_ended(pid_t pid, int status)
 {
 	size_t i;
-	char c = 0;
+	char c = 0, got[80];
+	ssize_t n = 0;
 
 	for (i = 0; i < srv_workers_nr && srv_workers[i].pid != pid; i++)
 		;
-
 	if (i == srv_workers_nr)
 		return;
 	if (srv_workers[i].rfd >= 0) {
-		if (read(srv_workers[i].rfd, &c, 1) != 1)
-			c = 0;
+		n = read(srv_workers[i].rfd, got, sizeof(got) - 1);
+		c = n > 0 ? got[0] : 0;
 		close(srv_workers[i].rfd);
+	}
+	if (c == 'k' && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		got[n] = '\0';
+		snprintf(srv_stamp, sizeof(srv_stamp), "%s", got + 1);
 	}
 	srv_workers[i] = srv_workers[--srv_workers_nr];
 	if (c != 'k' || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -2292,13 +2298,44 @@ static int srv_hint_applies(const char *path, const char *root)
 	return ok;
 }
 
-/* In a worker, its update of the server's index in: tell the server. */
-static void srv_report_done(void)
+/* In a worker, its update of the server's index in (stamped so): tell the server. */
+static void srv_report_done(const char *stamp)
 {
-	if (srv_child && srv_report[1] >= 0) {
-		if (write(srv_report[1], "k", 1) != 1) {
-			/* the server counts it as failed: more work next time, never less */
+	char msg[80];
+	int n;
+
+	if (!srv_child || srv_report[1] < 0)
+		return;
+	n = snprintf(msg, sizeof(msg), "k%s", stamp ? stamp : "");
+	if (n < 0 || n >= (int)sizeof(msg) || write(srv_report[1], msg, (size_t)n) != n) {
+		/* the server counts it as failed: more work next time, never less */
+	}
+}
+
+/*
+ * A question (fork_server_query), "dirty": "ALL" when nothing can be vouched
+ * for; else "STAMP <updated>" (of the last update that succeeded here) and the
+ * directories where something happened since it, or that a running update was
+ * handed, a line each: what a reader of the index (ci-grep) must look at.
+ */
+static void srv_query(const char *q, struct buf *out)
+{
+	size_t i;
+
+	srv_events();
+	if (strcmp(q, "dirty") || srv_all_dirty || srv_inflight_all || srv_broken || !srv_stamp[0]) {
+		buf_addstr(out, "ALL\n");
+		return;
+	}
+	buf_addf(out, "STAMP %s\n", srv_stamp);
+	for (i = 0; i < srv_dirty.nr + srv_inflight.nr; i++) {
+		const char *d = i < srv_dirty.nr ? srv_dirty.v[i] : srv_inflight.v[i - srv_dirty.nr];
+		if (strchr(d, '\n')) {
+			buf_reset(out);
+			buf_addstr(out, "ALL\n");
+			return;
 		}
+		buf_addf(out, "%s\n", d);
 	}
 }
 
@@ -2633,8 +2670,12 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		stamp(db, w.root, "updated", NULL);
 		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
 			ret = EXIT_IO;
-		else if (srv_hint_applies(path, w.root))
-			srv_report_done();	/* the server's index is up to date with what it was told */
+		else if (srv_hint_applies(path, w.root)) {
+			/* the server's index is up to date with what it was told */
+			char *updated = get_meta(db, "updated");
+			srv_report_done(updated);
+			free(updated);
+		}
 	} else {
 		corrupt = (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT;
 		index_exec(db, "ROLLBACK");
@@ -3099,7 +3140,7 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 	static const struct fork_server_ops ops = {
 		.preload = srv_preload, .refresh = srv_refresh, .run = server_run,
 		.watch_fd = srv_watch_fd, .on_watch = srv_events,
-		.forked = srv_forked, .ended = srv_ended,
+		.forked = srv_forked, .ended = srv_ended, .query = srv_query,
 	};
 	long idle = 0;
 	int stop = 0, i, rc;

@@ -34,6 +34,8 @@ extern char **environ;
 
 #define REQ_MAGIC "CIRANK1"
 #define STOP_MAGIC "CISTOP"
+#define QUERY_MAGIC "CIQUERY"
+#define ANSWER_PART 49152
 #define REQ_MAX (1u << 20)
 
 /* ---- where ---- */
@@ -53,6 +55,11 @@ static int private_dir(const char *dir)
 
 char *fork_server_socket(const char *kind, const char *index_path)
 {
+	return fork_server_socket_of(kind, index_path, "/proc/self/exe");
+}
+
+char *fork_server_socket_of(const char *kind, const char *index_path, const char *exe_path)
+{
 	const char *run = getenv("XDG_RUNTIME_DIR");
 	struct sockaddr_un sa;
 	char *real, *dir, *sock;
@@ -62,7 +69,7 @@ char *fork_server_socket(const char *kind, const char *index_path)
 	real = realpath(index_path, NULL);
 	if (!real)
 		return NULL;
-	if (stat("/proc/self/exe", &exe) < 0) {
+	if (stat(exe_path, &exe) < 0) {
 		free(real);
 		return NULL;
 	}
@@ -242,6 +249,43 @@ void fork_server_spawn(const char *index_path, long idle_s)
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	free(real);
+}
+
+int fork_server_query(const char *sock, const char *q, char **out)
+{
+	struct buf b = BUF_INIT, m = BUF_INIT;
+	int fd = connect_to(sock);
+	char part[ANSWER_PART + 1];
+	ssize_t r;
+
+	*out = NULL;
+	if (fd < 0)
+		return -1;
+	buf_add(&m, QUERY_MAGIC, sizeof(QUERY_MAGIC));
+	buf_add(&m, q, strlen(q) + 1);
+	if (send(fd, m.buf, m.len, MSG_NOSIGNAL) != (ssize_t)m.len) {
+		buf_release(&m);
+		close(fd);
+		return -1;
+	}
+	buf_release(&m);
+	/* the answer in parts: a first byte 'M' (more follow) or 'E' (the last) */
+	for (;;) {
+		do
+			r = recv(fd, part, sizeof(part), 0);
+		while (r < 0 && errno == EINTR);
+		if (r < 1 || (part[0] != 'M' && part[0] != 'E')) {
+			buf_release(&b);
+			close(fd);
+			return -1;
+		}
+		buf_add(&b, part + 1, (size_t)r - 1);
+		if (part[0] == 'E')
+			break;
+	}
+	close(fd);
+	*out = buf_detach(&b, NULL);
+	return 0;
 }
 
 int fork_server_stop(const char *sock)
@@ -538,6 +582,28 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 					nfds = 3;
 				memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
 			}
+		if (ops->query && len > (ssize_t)sizeof(QUERY_MAGIC) && req[len - 1] == '\0' &&
+		    !memcmp(req, QUERY_MAGIC, sizeof(QUERY_MAGIC))) {
+			struct buf a = BUF_INIT;
+			size_t at = 0, n;
+
+			ops->query(req + sizeof(QUERY_MAGIC), &a);
+			do {
+				char part[ANSWER_PART + 1];
+				n = a.len - at > ANSWER_PART ? ANSWER_PART : a.len - at;
+				part[0] = at + n < a.len ? 'M' : 'E';
+				if (n)
+					memcpy(part + 1, a.buf + at, n);
+				if (send(conn, part, n + 1, MSG_NOSIGNAL) != (ssize_t)(n + 1))
+					break;
+				at += n;
+			} while (at < a.len);
+			buf_release(&a);
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			close(conn);
+			continue;
+		}
 		if (len == (ssize_t)sizeof(STOP_MAGIC) && !memcmp(req, STOP_MAGIC, sizeof(STOP_MAGIC))) {
 			for (i = 0; i < nfds; i++)
 				close(fds[i]);

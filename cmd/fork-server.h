@@ -22,6 +22,8 @@
 
 #include <sys/types.h>
 
+struct buf;
+
 struct fork_server_ops {
 	/* in the server, before it serves: read what the workers share */
 	void (*preload)(const char *index_path);
@@ -36,12 +38,24 @@ struct fork_server_ops {
 	/* optional: a worker started, and ended with this wait status */
 	void (*forked)(pid_t pid);
 	void (*ended)(pid_t pid, int status);
+	/* optional: a question the server answers itself (fork_server_query):
+	 * the answer appended to out */
+	void (*query)(const char *q, struct buf *out);
 };
 
 /* The socket of the kind's server ("rank", "index") for the index at
  * index_path (malloc'd), or NULL when there is no private place for one
  * (nothing reported). */
 char *fork_server_socket(const char *kind, const char *index_path);
+/* The same for the server that the binary at exe runs (another command's). */
+char *fork_server_socket_of(const char *kind, const char *index_path, const char *exe);
+
+/*
+ * Ask the server at sock a question that it answers itself (ops->query), the
+ * NUL-terminated q: 0 with the answer in *out (malloc'd, NUL-terminated), or
+ * -1 when no server answered.
+ */
+int fork_server_query(const char *sock, const char *q, char **out);
 
 /*
  * Have the server at sock run argv (argc of them) with this process's

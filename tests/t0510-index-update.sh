@@ -626,6 +626,35 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		grep -q after_crash index.dump
 	'
 
+	# grep_same <pattern>: ci-grep finds the same lines with the server's
+	# word, without it and scanning the tree (into grep.sv, grep.ix, grep.scan)
+	# (exit 1: nothing matched)
+	grep_same() {
+		{ (cd repo && ci-grep --no-json -n "$1") >grep.sv; test $? -le 1; } &&
+		{ (cd repo && CI_INDEX_SERVER=0 ci-grep --no-json -n "$1") >grep.ix; test $? -le 1; } &&
+		{ (cd repo && ci-grep --no-index --no-json -n "$1") >grep.scan; test $? -le 1; } &&
+		test_cmp grep.scan grep.sv &&
+		test_cmp grep.scan grep.ix
+	}
+
+	test_expect_success 'server: ci-grep asks it where to look, and finds what a scan finds' '
+		(cd repo && ci-index update) &&
+		n=$(dirs_of_repo) &&
+		watched_is $n $n &&
+		grep_same served &&
+		(cd repo && ci-grep --stats --no-json served 2>../stats >/dev/null) &&
+		test_grep " 0 stat.ed" stats &&
+		echo "int served_again(void) { return 4; }" >>repo/src/main.c &&
+		mkdir -p repo/fresh &&
+		echo "int served_fresh(void) { return 5; }" >repo/fresh/f.c &&
+		grep_same served &&
+		grep -q served_again grep.sv &&
+		grep -q served_fresh grep.sv &&
+		rm repo/fresh/f.c &&
+		grep_same served_fresh &&
+		test_must_be_empty grep.sv
+	'
+
 	test_expect_success 'server: --no-server and CI_INDEX_SERVER=0 run here' '
 		(cd repo && ci-index -v --no-server update && CI_INDEX_SERVER=0 ci-index -v update) 2>err &&
 		! grep -q "server.s watch" err &&
