@@ -2196,7 +2196,54 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 			continue;
 		add_target(ts, o, p, 0, 0, T_VERIFY, 0);
 	}
-	if (o->check == CHECK_FILES) {
+	if (o->check == CHECK_FILES && d.served) {
+		/*
+		 * The index's server vouches for its clean directories: only the
+		 * files of the others are checked, read by a range of paths each
+		 * (not the whole file list: 40 ms on the Linux tree).
+		 */
+		sqlite3_stmt *sub = NULL, *top = NULL, *rs;
+		if (sqlite3_prepare_v2(index_db(ix), "SELECT path, size, mtime FROM files WHERE path > ?1 AND path < ?2",
+				       -1, &sub, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(index_db(ix), "SELECT path, size, mtime FROM files WHERE instr(path, '/') = 0",
+				       -1, &top, NULL) != SQLITE_OK) {
+			sqlite3_finalize(sub);
+			rc = -1;
+			goto done;
+		}
+		for (i = 0; i < d.nr; i++) {
+			struct idir *x = &d.v[i];
+			char *lo = NULL, *hi = NULL;
+			if (x->clean || x->changed || !dir_in_scope(sc, x->path))
+				continue;
+			rs = top;
+			if (*x->path) {
+				/* "dir/" < path < "dir0": '0' follows '/' */
+				lo = xasprintf("%s/", x->path);
+				hi = xasprintf("%s0", x->path);
+				rs = sub;
+				sqlite3_bind_text(rs, 1, lo, -1, SQLITE_STATIC);
+				sqlite3_bind_text(rs, 2, hi, -1, SQLITE_STATIC);
+			}
+			while (sqlite3_step(rs) == SQLITE_ROW) {
+				const char *p = (const char *)sqlite3_column_text(rs, 0);
+				struct ifile key;
+				if (strcmp(dir_of(p, &dir), x->path) || !in_scope(sc, p))
+					continue;	/* in a subdirectory: its own */
+				key.path = (char *)p;
+				if (cand.nr && bsearch(&key, cand.v, cand.nr, sizeof(*cand.v), cmp_ifile))
+					continue;	/* a candidate: read */
+				add_target(ts, o, p, (uint64_t)sqlite3_column_int64(rs, 1), sqlite3_column_int64(rs, 2),
+					   T_CHECK, 0);
+				ps->indexed++;
+			}
+			sqlite3_reset(rs);
+			free(lo);
+			free(hi);
+		}
+		sqlite3_finalize(sub);
+		sqlite3_finalize(top);
+	} else if (o->check == CHECK_FILES) {
 		if (index_file_stats(ix, collect_file, &all) < 0) {
 			rc = -1;
 			goto done;
