@@ -3143,8 +3143,7 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 		.forked = srv_forked, .ended = srv_ended, .query = srv_query,
 	};
 	long idle = 0;
-	int stop = 0, i, rc;
-	char *path, *sock;
+	int stop = 0, i;
 
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--stop"))
@@ -3154,36 +3153,7 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 		else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
-	path = o->index ? xstrdup(o->index) : index_find(".");
-	if (!path)
-		return error_errno("cannot open '.'"), EXIT_IO;
-	if (access(path, F_OK) < 0) {
-		error("no index at '%s': run 'ci-index build' first", path);
-		free(path);
-		return EXIT_IO;
-	}
-	sock = fork_server_socket("index", path);
-	if (!sock) {
-		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
-		      "mode 0700)", (unsigned long)geteuid());
-		free(path);
-		return EXIT_IO;
-	}
-	if (stop) {
-		rc = fork_server_stop(sock);
-		if (rc)
-			error("no server is running for '%s'", path);
-		free(sock);
-		free(path);
-		return rc ? EXIT_NOTHING : EXIT_OK;
-	}
-	closefrom(3);	/* no descriptor of whoever started it stays open here */
-	rc = fork_server_serve(sock, path, idle ? idle : idle_default(), &ops);
-	if (rc > 0)
-		error("a server for '%s' is already running (%s)", path, sock);
-	free(sock);
-	free(path);
-	return rc < 0 ? EXIT_IO : EXIT_OK;
+	return fork_server_command("index", o->index, stop, idle ? idle : idle_default(), &ops);
 }
 
 /*

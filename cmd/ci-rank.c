@@ -2816,40 +2816,8 @@ static int serve(void)
 	static const struct fork_server_ops ops = {
 		.preload = server_preload, .refresh = server_refresh, .run = server_run,
 	};
-	char *path = o.index ? xstrdup(o.index) : index_find(".");
-	char *sock;
-	int rc;
 
-	if (!path)
-		return error_errno("cannot open '.'"), EXIT_IO;
-	if (access(path, F_OK) < 0) {
-		error("no index at '%s': run 'ci-index build' first", path);
-		free(path);
-		return EXIT_IO;
-	}
-	sock = fork_server_socket("rank", path);
-	if (!sock) {
-		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
-		      "mode 0700)", (unsigned long)geteuid());
-		free(path);
-		return EXIT_IO;
-	}
-	if (o.stop) {
-		rc = fork_server_stop(sock);
-		if (rc)
-			error("no server is running for '%s'", path);
-		free(sock);
-		free(path);
-		return rc ? EXIT_NOTHING : EXIT_OK;
-	}
-	/* no descriptor of whoever started it stays open here */
-	closefrom(3);
-	rc = fork_server_serve(sock, path, o.idle ? o.idle : idle_default(), &ops);
-	if (rc > 0)
-		error("a server for '%s' is already running (%s)", path, sock);
-	free(sock);
-	free(path);
-	return rc < 0 ? EXIT_IO : EXIT_OK;
+	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : idle_default(), &ops);
 }
 
 /*

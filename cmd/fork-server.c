@@ -15,6 +15,7 @@
 #include "config.h"
 #include "common.h"
 #include "fork-server.h"
+#include "index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -635,4 +636,43 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 	close(lfd);
 	close(lock);
 	return ret;
+}
+
+int fork_server_command(const char *kind, const char *index_opt, int stop, long idle_s,
+			const struct fork_server_ops *ops)
+{
+	char *path = index_opt ? xstrdup(index_opt) : index_find(".");
+	char *sock;
+	int rc;
+
+	if (!path)
+		return error_errno("cannot open '.'"), EXIT_IO;
+	if (access(path, F_OK) < 0) {
+		error("no index at '%s': run 'ci-index build' first", path);
+		free(path);
+		return EXIT_IO;
+	}
+	sock = fork_server_socket(kind, path);
+	if (!sock) {
+		error("no private directory for the server's socket ($XDG_RUNTIME_DIR/ci or /tmp/ci-%lu, "
+		      "mode 0700)", (unsigned long)geteuid());
+		free(path);
+		return EXIT_IO;
+	}
+	if (stop) {
+		rc = fork_server_stop(sock);
+		if (rc)
+			error("no server is running for '%s'", path);
+		free(sock);
+		free(path);
+		return rc ? EXIT_NOTHING : EXIT_OK;
+	}
+	/* no descriptor of whoever started it stays open here */
+	closefrom(3);
+	rc = fork_server_serve(sock, path, idle_s, ops);
+	if (rc > 0)
+		error("a server for '%s' is already running (%s)", path, sock);
+	free(sock);
+	free(path);
+	return rc < 0 ? EXIT_IO : EXIT_OK;
 }

@@ -84,6 +84,14 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
  */
 void fork_server_reply(int status);
 
+/*
+ * The serve command of kind's server for the index (index_opt, else the one
+ * found from the current directory): stop it, or serve until idle_s seconds
+ * pass without a request.  Returns the command's exit status (messages said).
+ */
+int fork_server_command(const char *kind, const char *index_opt, int stop, long idle_s,
+			const struct fork_server_ops *ops);
+
 /* In the server (a callback): stop once the request at hand is served. */
 void fork_server_stop_soon(void);
 
