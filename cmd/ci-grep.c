@@ -1934,11 +1934,6 @@ static void dir_check_batch(size_t lo, size_t hi, void *arg)
 /* The index searched (its path), for its server's socket. */
 static const char *index_path_g;
 
-static int cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * The directories where something happened since the index was written, as
  * the index's server (ci-index serve, which watches the tree with inotify)
@@ -1949,25 +1944,16 @@ static int cmp_strp(const void *a, const void *b)
 static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
 {
 	const char *e = getenv("CI_INDEX_SERVER"), *updated = index_meta(ix, "updated");
-	char self[4096], *slash, *exe, *sock, *ans = NULL, *p, *nl;
+	char *exe, *sock, *ans = NULL, *p, *nl;
 	size_t alloc = 0;
-	ssize_t n;
 
 	*dirs = NULL;
 	*nr = 0;
 	if ((e && !strcmp(e, "0")) || !index_path_g || !updated || !*updated)
 		return 1;
 	/* the server is ci-index's, beside this program */
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return 1;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return 1;
-	*slash = '\0';
-	exe = xasprintf("%s/ci-index", self);
-	sock = access(exe, X_OK) == 0 ? fork_server_socket_of("index", index_path_g, exe) : NULL;
+	exe = find_prog("ci-index");
+	sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
 	free(exe);
 	if (!sock || fork_server_query(sock, "dirty", &ans) < 0) {
 		free(sock);
@@ -1985,7 +1971,7 @@ static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
 	}
 	free(ans);
 	if (*nr)
-		qsort(*dirs, *nr, sizeof(**dirs), cmp_strp);
+		qsort(*dirs, *nr, sizeof(**dirs), cmp_str);
 	return 0;
 }
 
@@ -2039,7 +2025,7 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 			/* what the server vouches for is neither stat'ed nor checked */
 			for (i = 0; i < d->nr; i++) {
 				const char *key = d->v[i].path;
-				d->v[i].clean = !(dirty_nr && bsearch(&key, dirty, dirty_nr, sizeof(*dirty), cmp_strp));
+				d->v[i].clean = !(dirty_nr && bsearch(&key, dirty, dirty_nr, sizeof(*dirty), cmp_str));
 			}
 			for (i = 0; i < dirty_nr; i++)
 				free(dirty[i]);

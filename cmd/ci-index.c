@@ -2053,7 +2053,7 @@ static struct strset srv_watched;	/* the directories under a watch */
 static struct strset srv_dirty;		/* where something happened since the last fork */
 static struct strset srv_inflight;	/* ... handed to workers still running */
 static int srv_all_dirty = 1;		/* everything counts as changed */
-static int srv_inflight_all, srv_broken, srv_failed, srv_running;
+static int srv_inflight_all, srv_broken, srv_failed;
 static int srv_report[2] = { -1, -1 };	/* the next worker's pipe: 'k' and the index's
 					   "updated" once its update is in */
 static char srv_stamp[80];		/* "updated" of the last update that succeeded here */
@@ -2221,7 +2221,6 @@ static void srv_forked(pid_t pid)
 	strset_move(&srv_inflight, &srv_dirty);
 	srv_inflight_all |= srv_all_dirty;
 	srv_all_dirty = srv_broken;
-	srv_running++;
 	ALLOC_GROW(srv_workers, srv_workers_nr + 1, srv_workers_alloc);
 	srv_workers[srv_workers_nr].pid = pid;
 	srv_workers[srv_workers_nr].rfd = srv_report[0];
@@ -2246,14 +2245,14 @@ static void srv_ended(pid_t pid, int status)
 		c = n > 0 ? got[0] : 0;
 		close(srv_workers[i].rfd);
 	}
+	srv_workers[i] = srv_workers[--srv_workers_nr];
 	if (c == 'k' && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		got[n] = '\0';
 		snprintf(srv_stamp, sizeof(srv_stamp), "%s", got + 1);
-	}
-	srv_workers[i] = srv_workers[--srv_workers_nr];
-	if (c != 'k' || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	} else {
 		srv_failed = 1;
-	if (--srv_running > 0)
+	}
+	if (srv_workers_nr > 0)	/* others still run: what they were handed stays in flight */
 		return;
 	if (srv_failed) {
 		/* not vouched for: changed, as far as the next update knows */
@@ -3148,9 +3147,11 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--stop"))
 			stop = 1;
-		else if (!strcmp(argv[i], "--idle") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--idle")) {
+			if (i + 1 == argc)
+				usage_error(usage_text, "serve: --idle needs a number of seconds");
 			idle = parse_long_arg(usage_text, "--idle", argv[++i], 1, 86400L * 365);
-		else
+		} else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
 	return fork_server_command("index", o->index, stop, idle ? idle : idle_default(), &ops);

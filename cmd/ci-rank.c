@@ -1592,6 +1592,9 @@ static int semantic_snapshot(struct sem_scan *sc, const struct vecsnap *vs, cons
 	if (es && es->sc) {
 		part = es->part;
 		parts = es->parts;
+	} else if (es) {
+		/* the early scan did not run: its reading of vec_changed serves */
+		scan_parts(sc, vs, es->skip, es->skip_max, own, &parts);
 	} else {
 		if (!(skip = changed_bitmap(&max)))
 			return -1;
@@ -2766,38 +2769,28 @@ static long idle_default(void)
 	return v > 0 ? v : 600;
 }
 
-/* In the server, before it serves: the snapshot of the vectors, and the model when there is one. */
-static void server_preload(const char *path)
-{
-	const char *dir;
-
-	/*
-	 * Not SQLite: a cache set up here would be copied into each worker as
-	 * it writes to it (2 MiB pages copied on write: 3 ms a query more
-	 * than each worker setting up its own).
-	 */
-	if (vecsnap_load(&pre_snap, path) != 0)
-		return;		/* no vectors: the workers save the start of a process only */
-	dir = embed_model_dir(NULL);
-	embed_weights_in_memory();
-	if (embed_model_open(&pre_model, dir) == 0)
-		pre_model_dir = real_dir(dir);
-}
-
+/*
+ * In the server, before it serves and before each fork: the snapshot of the
+ * vectors read again when the file is another (a new token, or none), and
+ * the model read once there are vectors.  Not SQLite: a cache set up here
+ * would be copied into each worker as it writes to it (2 MiB pages copied on
+ * write: 3 ms a query more than each worker setting up its own).
+ */
 static void server_refresh(const char *path)
 {
 	char token[64];
+	const char *dir;
 
 	if (vecsnap_file_token(path, token, sizeof(token)) == 0 && pre_snap.map &&
 	    !strcmp(token, pre_snap.head->token))
 		return;
 	vecsnap_close(&pre_snap);
-	if (vecsnap_load(&pre_snap, path) == 0 && !pre_model) {
-		const char *dir = embed_model_dir(NULL);
-		embed_weights_in_memory();
-		if (embed_model_open(&pre_model, dir) == 0)
-			pre_model_dir = real_dir(dir);
-	}
+	if (vecsnap_load(&pre_snap, path) != 0 || pre_model)
+		return;		/* no vectors: the workers save the start of a process only */
+	dir = embed_model_dir(NULL);
+	embed_weights_in_memory();
+	if (embed_model_open(&pre_model, dir) == 0)
+		pre_model_dir = real_dir(dir);
 }
 
 int main(int argc, char **argv);
@@ -2814,7 +2807,7 @@ static int server_run(int argc, char **argv)
 static int serve(void)
 {
 	static const struct fork_server_ops ops = {
-		.preload = server_preload, .refresh = server_refresh, .run = server_run,
+		.preload = server_refresh, .refresh = server_refresh, .run = server_run,
 	};
 
 	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : idle_default(), &ops);

@@ -454,7 +454,7 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 	sigset_t stop_sigs, wait_mask, orig_mask;
 	struct timespec last;
 	char *lock_path = xasprintf("%s.lock", sock), *req;
-	int lock, lfd, ret = 0;
+	int lock, lfd;
 
 	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	free(lock_path);
@@ -635,7 +635,7 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		unlink(sock);
 	close(lfd);
 	close(lock);
-	return ret;
+	return 0;
 }
 
 int fork_server_command(const char *kind, const char *index_opt, int stop, long idle_s,

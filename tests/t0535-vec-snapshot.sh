@@ -65,22 +65,7 @@ same_as_table() {
 }
 
 test_expect_success 'setup: a repository of 20 files of 10 functions' '
-	git init -q repo &&
-	for f in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do
-		awk -v f=$f "BEGIN { for (i = 0; i < 10; i++) printf \"def handler_%d_%d(request):\\n    return respond(request, %d, \\\"item %d of queue %d\\\")\\n\\n\\n\", f, i, i * 7 % 13, i, f }" >repo/h$f.py || return 1
-	done &&
-	cat >repo/net.py <<-\EOF &&
-	def close_connection(sock):
-	    """Close the connection to the server."""
-	    sock.shutdown()
-	    sock.close()
-
-
-	def parse_number(text):
-	    """Parse the number at the start of the text."""
-	    return int(text.split()[0])
-	EOF
-	(cd repo && git add . && git commit -qm handlers)
+	handlers_repo 20
 '
 
 test_expect_success 'build --embed writes the snapshot and names it' '

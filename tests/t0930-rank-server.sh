@@ -76,22 +76,8 @@ answers() {
 }
 
 test_expect_success 'setup: a repository with vectors' '
-	git init -q repo &&
-	for f in 0 1 2 3 4 5 6 7 8 9; do
-		awk -v f=$f "BEGIN { for (i = 0; i < 10; i++) printf \"def handler_%d_%d(request):\\n    return respond(request, %d, \\\"item %d of queue %d\\\")\\n\\n\\n\", f, i, i * 7 % 13, i, f }" >repo/h$f.py || return 1
-	done &&
-	cat >repo/net.py <<-\EOF &&
-	def close_connection(sock):
-	    """Close the connection to the server."""
-	    sock.shutdown()
-	    sock.close()
-
-
-	def parse_number(text):
-	    """Parse the number at the start of the text."""
-	    return int(text.split()[0])
-	EOF
-	(cd repo && git add . && git commit -qm handlers && ci-index --embed build) &&
+	handlers_repo 10 &&
+	(cd repo && ci-index --embed build) &&
 	test -f "$db.vec" &&
 	answers alone --no-server &&
 	test_line_count -gt 100 alone &&
