@@ -2067,13 +2067,18 @@ static size_t srv_workers_nr, srv_workers_alloc;
 static void srv_watch(const char *rel)
 {
 	char *abs = *rel ? xasprintf("%s/%s", srv_root, rel) : xstrdup(srv_root);
-	int wd = inotify_add_watch(srv_ifd, abs, SRV_MASK);
+	int wd = inotify_add_watch(srv_ifd, abs, SRV_MASK), err = errno;
 
 	free(abs);
 	strset_add(&srv_dirty, rel);	/* until an update covers it */
 	if (wd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			srv_broken = srv_all_dirty = 1;	/* out of watches: nothing can be vouched for */
+		if (err != ENOENT && err != ENOTDIR) {
+			/* out of watches: nothing can be vouched for */
+			if (!srv_broken)
+				warning("cannot watch '%s' (%s): every update looks at every file",
+					*rel ? rel : ".", strerror(err));
+			srv_broken = srv_all_dirty = 1;
+		}
 		return;
 	}
 	if ((size_t)wd >= srv_wd_alloc) {
@@ -2171,6 +2176,8 @@ static void srv_preload(const char *path)
 	walk_git_start();
 	chunker_check_queries();
 	srv_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (srv_ifd < 0)
+		warning("cannot watch the tree (inotify: %s): every update looks at every file", strerror(errno));
 	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, 1) != 0) {
 		srv_broken = 1;
 		return;
@@ -2384,7 +2391,7 @@ static int quick_walk(struct ci_index *ix, struct walker *w, const struct known 
 		paths = xcalloc(known_nr + 1, sizeof(*paths));
 		for (i = 0; i < known_nr; i++)
 			paths[i] = known[i].path;
-		if (srv_hint_applies(path, w->root)) {
+		if (!srv_all_dirty && !srv_inflight_all && srv_hint_applies(path, w->root)) {
 			/* the server's watch says where to look */
 			sizes = xcalloc(known_nr + 1, sizeof(*sizes));
 			mtimes = xcalloc(known_nr + 1, sizeof(*mtimes));

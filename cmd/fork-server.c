@@ -159,9 +159,14 @@ int fork_server_call(const char *sock, int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		if (fcntl(i, F_GETFD) < 0)
 			return -1;	/* a standard stream closed: nothing to pass */
-	cwd = getcwd(NULL, 0);
-	if (!cwd)
+	/* no server (the usual case before one starts): nothing more to do */
+	if ((fd = connect_to(sock)) < 0)
 		return -1;
+	cwd = getcwd(NULL, 0);
+	if (!cwd) {
+		close(fd);
+		return -1;
+	}
 	while (environ[envc])
 		envc++;
 	buf_add(&b, REQ_MAGIC, sizeof(REQ_MAGIC));
@@ -174,8 +179,9 @@ int fork_server_call(const char *sock, int argc, char **argv)
 		buf_add(&b, argv[i], strlen(argv[i]) + 1);
 	for (size_t e = 0; e < envc; e++)
 		buf_add(&b, environ[e], strlen(environ[e]) + 1);
-	if (b.len > REQ_MAX || (fd = connect_to(sock)) < 0) {
+	if (b.len > REQ_MAX) {
 		buf_release(&b);
+		close(fd);
 		return -1;
 	}
 	memset(&msg, 0, sizeof(msg));
