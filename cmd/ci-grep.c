@@ -372,6 +372,8 @@ struct matcher {
 	struct trigram_info info;	/* what the pattern says */
 	unsigned tflags;		/* the trigram_flags it was analysed with */
 	const char *pattern;		/* as given */
+	int line_local;			/* what it reports of a line depends on that line
+					   alone: a file may be searched by parts of whole lines */
 };
 
 /* Per thread: the regex's scratch space. */
@@ -441,6 +443,15 @@ static void matcher_init(struct matcher *m, const struct options *o)
 
 	/* a literal without -i or -w never needs the regex engine */
 	literal_only = !o->icase && !o->word && m->info.literal && m->info.literal_len;
+	/*
+	 * Every line a search reports holds its match (the regex is matched
+	 * within the line, the subject ending at its end), except a literal
+	 * holding a newline; a lookbehind (or a verb) may see earlier lines and
+	 * \A matches at the subject's start only: those need the whole file.
+	 */
+	m->line_local = !(m->info.literal && memchr(m->info.literal, '\n', m->info.literal_len)) &&
+			(o->fixed || (!strstr(o->pattern, "(?<") && !strstr(o->pattern, "(*") &&
+				      !strstr(o->pattern, "\\A")));
 	if (literal_only) {
 		m->kind = M_LITERAL;
 		m->literal = xstrndup(m->info.literal, m->info.literal_len);
@@ -845,6 +856,77 @@ static void on_match(struct fsearch *fs, size_t bol, size_t eol, size_t col)
 	human_line(fs, ':', line, col, bol, eol);
 }
 
+/* Start the search of a file; its text is given by fsearch_part. */
+static void fsearch_begin(struct fsearch *fs, const struct options *o, const struct matcher *m,
+			  struct searcher *sr, const char *path, struct buf *out)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->o = o;
+	fs->m = m;
+	fs->sr = sr;
+	fs->path = path;
+	fs->kind = m->kind;
+	fs->out = out;
+	fs->deadline = now_ns() + FILE_BUDGET_NS;
+}
+
+/*
+ * Search buf[0..len), the file's lines from line number line0 on (all of it, or
+ * a part of whole lines: see struct plan), appending the output to the file's.
+ * Returns 1 when the search of the file is over (-l, -m, out of time).
+ */
+static int fsearch_part(struct fsearch *fs, const char *buf, size_t len, long line0)
+{
+	const struct options *o = fs->o;
+	size_t pos = 0, bol, eol, col;
+
+	fs->buf = buf;
+	fs->len = len;
+	fs->counted_pos = 0;
+	fs->counted_line = line0;
+	while (pos <= len && next_match(fs, pos, &bol, &eol, &col)) {
+		on_match(fs, bol, eol, col);
+		if (o->files_only || (o->max_count && fs->nmatch >= o->max_count))
+			return 1;
+		pos = eol + 1;
+	}
+	return fs->timed_out;
+}
+
+/*
+ * End the search of a file: what -c and -l write, the context left to write.
+ * Returns the number of matching lines; *limited is set when a limit cut the
+ * search short.
+ */
+static long fsearch_end(struct fsearch *fs, int *limited)
+{
+	const struct options *o = fs->o;
+	struct buf *out = fs->out;
+
+	if (!o->json && !o->count && !o->files_only && fs->buf)
+		flush_after(fs, LONG_MAX);
+	if (fs->nmatch && o->count) {
+		if (o->json) {
+			nd_begin(out, "count");
+			nd_str(out, "path", fs->path);
+			nd_int(out, "count", fs->nmatch);
+			nd_end(out);
+		} else {
+			buf_addf(out, "%s:%ld\n", fs->path, fs->nmatch);
+		}
+	} else if (fs->nmatch && o->files_only) {
+		if (o->json) {
+			nd_begin(out, "match_file");
+			nd_str(out, "path", fs->path);
+			nd_end(out);
+		} else {
+			buf_addf(out, "%s\n", fs->path);
+		}
+	}
+	*limited = fs->timed_out ? 2 : fs->limit_hit;
+	return fs->nmatch;
+}
+
 /*
  * Search buf[0..len) and append the output for it to out.  Returns the number of
  * matching lines; *limited is set when a limit cut the search short.
@@ -853,47 +935,10 @@ static long search_buffer(const struct options *o, const struct matcher *m, stru
 			  const char *path, const char *buf, size_t len, struct buf *out, int *limited)
 {
 	struct fsearch fs;
-	size_t pos = 0, bol, eol, col;
 
-	memset(&fs, 0, sizeof(fs));
-	fs.o = o;
-	fs.m = m;
-	fs.sr = sr;
-	fs.path = path;
-	fs.buf = buf;
-	fs.len = len;
-	fs.kind = m->kind;
-	fs.counted_line = 1;
-	fs.out = out;
-	fs.deadline = now_ns() + FILE_BUDGET_NS;
-	while (pos <= len && next_match(&fs, pos, &bol, &eol, &col)) {
-		on_match(&fs, bol, eol, col);
-		if (o->files_only || (o->max_count && fs.nmatch >= o->max_count))
-			break;
-		pos = eol + 1;
-	}
-	if (!o->json && !o->count && !o->files_only)
-		flush_after(&fs, LONG_MAX);
-	if (fs.nmatch && o->count) {
-		if (o->json) {
-			nd_begin(out, "count");
-			nd_str(out, "path", path);
-			nd_int(out, "count", fs.nmatch);
-			nd_end(out);
-		} else {
-			buf_addf(out, "%s:%ld\n", path, fs.nmatch);
-		}
-	} else if (fs.nmatch && o->files_only) {
-		if (o->json) {
-			nd_begin(out, "match_file");
-			nd_str(out, "path", path);
-			nd_end(out);
-		} else {
-			buf_addf(out, "%s\n", path);
-		}
-	}
-	*limited = fs.timed_out ? 2 : fs.limit_hit;
-	return fs.nmatch;
+	fsearch_begin(&fs, o, m, sr, path, out);
+	fsearch_part(&fs, buf, len, 1);
+	return fsearch_end(&fs, limited);
 }
 
 /* ---- the files to search ---- */
@@ -905,8 +950,51 @@ enum target_mode {
 	T_SKIP,		/* checked: unchanged, or gone */
 };
 
+/*
+ * The parts of an indexed file that may hold a match, when it is as indexed:
+ * the trigram table's segments that matched the query (struct index_seg:
+ * whole lines), neighbours merged, in order.
+ */
+struct plan {
+	size_t nr;
+	struct index_seg part[];
+};
+
+/* The plan for a candidate f, or NULL when all of it is to be read. */
+static struct plan *plan_of(const struct index_file *f)
+{
+	struct plan *pl;
+	struct index_seg sg;
+	unsigned i, n = 0;
+
+	if (!f->hits || !f->exact)
+		return NULL;
+	for (i = 0; i < INDEX_SEG_MAX / 8; i++)
+		n += (unsigned)__builtin_popcount(f->hits[i]);
+	pl = xmalloc(sizeof(*pl) + n * sizeof(pl->part[0]));
+	pl->nr = 0;
+	for (i = 0; i < INDEX_SEG_MAX; i++) {
+		if (!(f->hits[i / 8] & (1u << (i % 8))))
+			continue;
+		if (index_seg_at(f->segs, f->segs_len, i, &sg) < 0) {
+			free(pl);	/* not a segment of this blob: the index is damaged */
+			return NULL;
+		}
+		if (pl->nr && pl->part[pl->nr - 1].end == sg.off)
+			pl->part[pl->nr - 1].end = sg.end;
+		else
+			pl->part[pl->nr++] = sg;
+	}
+	if (!pl->nr || (pl->nr == 1 && pl->part[0].off == 0 && pl->part[0].end == UINT64_MAX)) {
+		free(pl);	/* the whole file */
+		return NULL;
+	}
+	return pl;
+}
+
 struct target {
 	char *path;		/* root-relative */
+	struct plan *plan;	/* an indexed candidate as indexed: the parts to read, or NULL */
 	uint64_t size;		/* as listed (walk) or indexed */
 	int64_t mtime;		/* likewise */
 	unsigned char mode;	/* enum target_mode */
@@ -946,8 +1034,10 @@ struct job {
 	pthread_mutex_t lock;		/* guards the above and the slots' done */
 	pthread_cond_t work_cond;	/* room in the window */
 	pthread_cond_t done_cond;	/* the writer's file is done */
+	int parts;			/* the pattern allows reading files by their plans */
 	/* counters (atomic) */
 	unsigned long n_read;		/* files read */
+	unsigned long n_parts;		/* of which read by their plans' parts */
 	unsigned long long bytes;	/* bytes read */
 };
 
@@ -1038,6 +1128,97 @@ static int lang_wanted(const struct options *o, const struct lang *l)
 	return 0;
 }
 
+/*
+ * Search the parts of t its plan names (an unchanged indexed file).  Returns 0
+ * when done, -1 after a warning, 1 when the file is not as indexed (its parts do
+ * not start and end with its lines, or its size changed): read it whole.
+ */
+static int search_parts(struct job *jb, struct searcher *sr, struct target *t, struct slot *s)
+{
+	const struct plan *pl = t->plan;
+	size_t i, total = 0, at = 0, lo, want, got;
+	size_t *start = xmalloc(pl->nr * sizeof(*start)), *len = xmalloc(pl->nr * sizeof(*len));
+	struct fsearch fs;
+	ssize_t n;
+	int fd, limited, ret = 0;
+
+	for (i = 0; i < pl->nr; i++) {
+		uint64_t end = pl->part[i].end == UINT64_MAX ? t->size : pl->part[i].end;
+		if (end < pl->part[i].off || end > t->size) {
+			ret = 1;	/* not this file's parts */
+			goto out;
+		}
+		total += (size_t)(end - pl->part[i].off) + 3;
+	}
+	fd = openat(jb->rootfd, t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno != ENOENT && errno != ELOOP) {
+			buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->path, strerror(errno));
+			ret = -1;
+		}
+		goto out;	/* gone, or now a symbolic link */
+	}
+	if (sr->rbuf_alloc < total) {
+		free(sr->rbuf);
+		sr->rbuf_alloc = total < 65536 ? 65536 : total + total / 8;
+		sr->rbuf = xmalloc(sr->rbuf_alloc);
+	}
+	for (i = 0; i < pl->nr && !ret; i++) {
+		const struct index_seg *p = &pl->part[i];
+		int last = p->end == UINT64_MAX;
+		char *b = sr->rbuf + at;
+
+		/* from the newline before the part to its end, and a byte past the file's */
+		lo = p->off ? (size_t)p->off - 1 : 0;
+		want = (size_t)((last ? t->size : p->end) - lo);
+		got = 0;
+		while (got < want + last) {
+			n = pread(fd, b + got, want + last - got, (off_t)(lo + got));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				buf_addf(&s->warn, "%s: %s: cannot read: %s\n", progname, t->path, strerror(errno));
+				ret = -1;
+				break;
+			}
+			if (!n)
+				break;
+			got += (size_t)n;
+		}
+		if (ret)
+			break;
+		if (got != want || (p->off && b[0] != '\n') || (!last && want && b[want - 1] != '\n')) {
+			ret = 1;	/* changed in place since it was indexed */
+			break;
+		}
+		__atomic_add_fetch(&jb->bytes, (unsigned long long)got, __ATOMIC_RELAXED);
+		start[i] = at + (p->off ? 1 : 0);
+		len[i] = want - (p->off ? 1 : 0);
+		sr->rbuf[start[i] + len[i]] = '\0';
+		at = start[i] + len[i] + 1;
+	}
+	close(fd);
+	if (ret)
+		goto out;
+	__atomic_add_fetch(&jb->n_read, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&jb->n_parts, 1, __ATOMIC_RELAXED);
+	fsearch_begin(&fs, jb->o, jb->m, sr, t->path, &s->out);
+	for (i = 0; i < pl->nr; i++)
+		if (fsearch_part(&fs, sr->rbuf + start[i], len[i], pl->part[i].line))
+			break;
+	s->matched = fsearch_end(&fs, &limited) > 0;
+	if (limited == 2)
+		buf_addf(&s->warn, "%s: warning: %s: gave up after %lld s: the pattern is too costly here;"
+			 " results for this file are incomplete\n", progname, t->path, FILE_BUDGET_NS / 1000000000LL);
+	else if (limited)
+		buf_addf(&s->warn, "%s: warning: %s: the pattern hit PCRE2's match limit on some lines;"
+			 " results for this file may be incomplete\n", progname, t->path);
+out:
+	free(start);
+	free(len);
+	return ret;
+}
+
 static void search_one(struct job *jb, struct searcher *sr, struct target *t, struct slot *s)
 {
 	const struct options *o = jb->o;
@@ -1046,6 +1227,17 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	int mapped, limited = 0, rc;
 	enum walk_skip why;
 
+	if (t->plan && jb->parts && !t->need_lang && !t->explicit_) {
+		/* indexed, so not skipped by the walker's rules, unless too large */
+		if (o->walk.max_filesize && t->size > o->walk.max_filesize)
+			return;
+		rc = search_parts(jb, sr, t, s);
+		if (rc <= 0) {
+			s->failed = rc < 0;
+			return;
+		}
+		buf_reset(&s->out);	/* nothing was written: read it whole */
+	}
 	rc = load_file(jb, sr, t, s, &data, &len, &mapped);
 	if (rc) {
 		s->failed = rc < 0;
@@ -1368,45 +1560,52 @@ static int langs_pass(const struct options *o, const char *path)
 	return lang_wanted(o, l);
 }
 
-/* Add a file if the filters let it through; path is malloc'd: taken, or freed. */
-static void add_target_own(struct targets *ts, const struct options *o, char *path, uint64_t size,
-			   int64_t mtime, int mode, int explicit_)
+/*
+ * Add a file if the filters let it through; path is malloc'd: taken, or freed.
+ * Returns the target added, or NULL.
+ */
+static struct target *add_target_own(struct targets *ts, const struct options *o, char *path, uint64_t size,
+				     int64_t mtime, int mode, int explicit_)
 {
 	int lp;
 	struct target *t;
 
 	if (!explicit_ && !globs_pass(o, path)) {
 		free(path);
-		return;
+		return NULL;
 	}
 	lp = langs_pass(o, path);
 	if (!lp) {
 		free(path);
-		return;
+		return NULL;
 	}
 	ALLOC_GROW(ts->v, ts->nr + 1, ts->alloc);
 	t = &ts->v[ts->nr++];
 	t->path = path;
+	t->plan = NULL;
 	t->size = size;
 	t->mtime = mtime;
 	t->mode = (unsigned char)mode;
 	t->explicit_ = (unsigned char)explicit_;
 	t->need_lang = lp == 2;
+	return t;
 }
 
 /* The same with path copied. */
-static void add_target(struct targets *ts, const struct options *o, const char *path, uint64_t size,
-		       int64_t mtime, int mode, int explicit_)
+static struct target *add_target(struct targets *ts, const struct options *o, const char *path, uint64_t size,
+				 int64_t mtime, int mode, int explicit_)
 {
-	add_target_own(ts, o, xstrdup(path), size, mtime, mode, explicit_);
+	return add_target_own(ts, o, xstrdup(path), size, mtime, mode, explicit_);
 }
 
 static void targets_release(struct targets *ts)
 {
 	size_t i;
 
-	for (i = 0; i < ts->nr; i++)
+	for (i = 0; i < ts->nr; i++) {
 		free(ts->v[i].path);
+		free(ts->v[i].plan);
+	}
 	free(ts->v);
 	memset(ts, 0, sizeof(*ts));
 }
@@ -1596,6 +1795,19 @@ static int index_has_phrases(struct ci_index *ix)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
+/* trigram_df_fn over the index's tri_df (statement data). */
+static long tri_df_of(const char *tri, void *data)
+{
+	sqlite3_stmt *st = data;
+	long df = 0;
+
+	sqlite3_bind_text(st, 1, tri, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		df = (long)sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return df;
+}
+
 static double secs(int64_t a, int64_t b)
 {
 	return (double)(b - a) / 1e9;
@@ -1603,6 +1815,7 @@ static double secs(int64_t a, int64_t b)
 
 struct ifile {
 	char *path;		/* root-relative */
+	struct plan *plan;	/* a candidate's parts to read (plan_of), or NULL */
 	int64_t size, mtime;	/* when indexed */
 	int exact;		/* its trigrams can be trusted */
 	int candidate;		/* the trigram query says it may match */
@@ -1622,6 +1835,7 @@ static int collect_file(const struct index_file *f, void *data)
 	fs->v[fs->nr].size = f->size;
 	fs->v[fs->nr].mtime = f->mtime;
 	fs->v[fs->nr].exact = f->exact;
+	fs->v[fs->nr].plan = plan_of(f);
 	fs->v[fs->nr].candidate = 0;
 	fs->nr++;
 	return 0;
@@ -1651,8 +1865,10 @@ static void ifiles_release(struct ifiles *fs)
 {
 	size_t i;
 
-	for (i = 0; i < fs->nr; i++)
+	for (i = 0; i < fs->nr; i++) {
 		free(fs->v[i].path);
+		free(fs->v[i].plan);
+	}
 	free(fs->v);
 	memset(fs, 0, sizeof(*fs));
 }
@@ -1752,6 +1968,10 @@ static void check_batch(size_t lo, size_t hi, void *arg)
 			t->mode = T_SKIP;
 			unchanged++;
 		} else {
+			if (t->plan && ((uint64_t)st.st_size != t->size || (int64_t)st.st_mtime != t->mtime)) {
+				free(t->plan);	/* changed since it was indexed: read it whole */
+				t->plan = NULL;
+			}
 			t->mode = T_READ;
 			t->size = (uint64_t)st.st_size;
 		}
@@ -1777,6 +1997,7 @@ static void check_targets(struct targets *ts, int rootfd, const struct options *
 	for (r = w = 0; r < ts->nr; r++) {
 		if (ts->v[r].mode != T_READ) {
 			free(ts->v[r].path);
+			free(ts->v[r].plan);
 			continue;
 		}
 		ts->v[w++] = ts->v[r];
@@ -2106,7 +2327,13 @@ static void targets_sort(struct targets *ts)
 		qsort(ts->v, ts->nr, sizeof(*ts->v), cmp_target);
 	for (i = 0; i < ts->nr; i++) {
 		if (j && !strcmp(ts->v[j - 1].path, ts->v[i].path)) {
+			/* read whole if either says so (a racy file is never read by parts) */
+			if (!ts->v[i].plan || !ts->v[j - 1].plan) {
+				free(ts->v[j - 1].plan);
+				ts->v[j - 1].plan = NULL;
+			}
 			free(ts->v[i].path);
+			free(ts->v[i].plan);
 			continue;
 		}
 		ts->v[j++] = ts->v[i];
@@ -2169,12 +2396,20 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	t1 = now_ns();
 	ps->t_tree += secs(t0, t1);
 
-	/* candidates (and racy files) where the index still holds */
+	/*
+	 * Candidates (and racy files) where the index still holds: stat'ed, then
+	 * read by their plans if their size and time are still the indexed ones
+	 */
 	for (i = 0; i < cand.nr; i++) {
 		const char *p = cand.v[i].path;
+		struct target *t;
 		if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && e->changed))
 			continue;
-		add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime, T_VERIFY, 0);
+		t = add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime, T_VERIFY, 0);
+		if (t && !is_racy(&d, p)) {
+			t->plan = cand.v[i].plan;
+			cand.v[i].plan = NULL;
+		}
 	}
 	for (i = 0; i < d.racy_nr; i++) {
 		const char *p = d.racy[i];
@@ -2319,6 +2554,14 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	if (query && index_has_phrases(ix)) {
 		free(query);
 		query = trigram_query(m->pattern, m->tflags | TRIGRAM_PHRASES);
+	} else if (query) {
+		/* the common trigrams left out when rarer ones say nearly as much */
+		sqlite3_stmt *df;
+		if (sqlite3_prepare_v2(index_db(ix), "SELECT df FROM tri_df WHERE tri = ?1", -1, &df, NULL) == SQLITE_OK) {
+			free(query);
+			query = trigram_query_lean(m->pattern, m->tflags, tri_df_of, df);
+			sqlite3_finalize(df);
+		}
 	}
 	ps->query = query;	/* freed by the caller */
 
@@ -2341,9 +2584,16 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 			return -1;
 		ps->t_query = secs(t0, now_ns());
 		ps->candidates = all.nr;
-		for (i = 0; i < all.nr; i++)
-			if (in_scope(sc, all.v[i].path))
-				add_target(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime, T_READ, 0);
+		for (i = 0; i < all.nr; i++) {
+			struct target *t;
+			if (!in_scope(sc, all.v[i].path))
+				continue;
+			t = add_target(ts, o, all.v[i].path, (uint64_t)all.v[i].size, all.v[i].mtime, T_READ, 0);
+			if (t) {
+				t->plan = all.v[i].plan;	/* trusted as indexed */
+				all.v[i].plan = NULL;
+			}
+		}
 		ifiles_release(&all);
 		return 0;
 	}
@@ -2652,6 +2902,8 @@ int main(int argc, char **argv)
 	jb.w = &w;
 	jb.rootfd = rootfd;
 	jb.ts = &ts;
+	/* context lines may lie outside the parts: files are read whole for them */
+	jb.parts = m.line_local && !o.before && !o.after;
 	jb.avail = ts.nr;
 	jb.listed = !stream;
 	pthread_mutex_init(&jb.lock, NULL);
@@ -2676,8 +2928,8 @@ int main(int argc, char **argv)
 		if (ix)
 			fprintf(stderr, ", %zu indexed, %zu trigram candidates, %lu stat'ed (%lu unchanged)",
 				ps.indexed, ps.candidates, ps.checked, ps.unchanged);
-		fprintf(stderr, ", %lu read (%.1f MB); %s search%s%s%s; list %.3f s, search %.3f s, total %.3f s\n",
-			jb.n_read, (double)jb.bytes / 1e6, kinds[m.kind],
+		fprintf(stderr, ", %lu read (%.1f MB, %lu by parts); %s search%s%s%s; list %.3f s, search %.3f s,"
+			" total %.3f s\n", jb.n_read, (double)jb.bytes / 1e6, jb.n_parts, kinds[m.kind],
 			m.literal ? " for '" : "", m.literal ? m.literal : "", m.literal ? "'" : "",
 			secs(t0, t1), secs(t1, t2), secs(t0, t2));
 		if (ix)

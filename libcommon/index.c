@@ -460,23 +460,12 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	}
 	/*
 	 * Another version is never read: version 3 changed how chunk text is
-	 * stored and version 4 added the term_df and chunk_sizes tables, which
-	 * only a rebuild can fill (`ci-index update` rebuilds, and a build keeps
-	 * ci-couple's history from an index of version 2 or later).  Version 5
-	 * added a table and triggers only: a writer adds them to an index of
-	 * version 4 and a reader reads it as it is.
+	 * stored, version 4 added the term_df and chunk_sizes tables and version
+	 * 6 cut the trigram table's rows into segments, which only a rebuild can
+	 * fill (`ci-index update` rebuilds, and a build keeps ci-couple's history
+	 * from an index of version 2 or later).
 	 */
-	if (atoi(v) == 4 && readonly) {
-		/* version 5 only added vec_changed, which a reader does without */
-	} else if (atoi(v) == 4) {
-		/* add it: schema.sql creates only what is missing */
-		if (index_exec(ix->db, "BEGIN IMMEDIATE") < 0 || index_exec(ix->db, ci_schema_sql) < 0 ||
-		    index_exec(ix->db, "UPDATE meta SET value = '5' WHERE key = 'schema_version'; COMMIT") < 0) {
-			error("cannot bring index '%s' to schema version %d", path, CI_SCHEMA_VERSION);
-			sqlite3_exec(ix->db, "ROLLBACK", NULL, NULL, NULL);
-			goto fail;
-		}
-	} else if (atoi(v) != CI_SCHEMA_VERSION) {
+	if (atoi(v) != CI_SCHEMA_VERSION) {
 		error("index '%s' has schema version %s, this ci reads version %d: run 'ci-index build'",
 		      path, v, CI_SCHEMA_VERSION);
 		goto fail;
@@ -541,7 +530,8 @@ const char *index_root(struct ci_index *ix)
 
 static int each_file(struct ci_index *ix, sqlite3_stmt *st, index_file_fn fn, void *data)
 {
-	int rc, ret = 0;
+	int rc, ret = 0, segs = sqlite3_column_count(st) > 7;
+	unsigned char hits[INDEX_SEG_MAX / 8];
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct index_file f;
@@ -552,6 +542,26 @@ static int each_file(struct ci_index *ix, sqlite3_stmt *st, index_file_fn fn, vo
 		f.size = sqlite3_column_int64(st, 3);
 		f.mtime = sqlite3_column_int64(st, 4);
 		f.exact = sqlite3_column_int(st, 5);
+		f.segs = NULL;
+		f.segs_len = 0;
+		f.hits = NULL;
+		if (segs && sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			/* "3,0,7": the segments the trigram query found */
+			const char *p = (const char *)sqlite3_column_text(st, 7);
+			memset(hits, 0, sizeof(hits));
+			while (p && *p) {
+				unsigned long i = strtoul(p, (char **)&p, 10);
+				if (i < INDEX_SEG_MAX)
+					hits[i / 8] |= (unsigned char)(1u << (i % 8));
+				if (*p == ',')
+					p++;
+				else if (*p)
+					break;
+			}
+			f.hits = hits;
+			f.segs = sqlite3_column_blob(st, 6);
+			f.segs_len = (size_t)sqlite3_column_bytes(st, 6);
+		}
 		if ((ret = fn(&f, data)))
 			break;
 	}
@@ -601,20 +611,72 @@ int index_file_stats(struct ci_index *ix, index_file_fn fn, void *data)
 	return each_file(ix, st, fn, data);
 }
 
+_Static_assert(INDEX_SEG_BITS == 8, "the candidate query says 8 and 255");
+
 int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data)
 {
 	sqlite3_stmt *st;
 
+	/*
+	 * From the matching segments to their blobs (a list of segment numbers
+	 * each), and from the blobs to their files, not through every file; the
+	 * blobs whose trigrams cannot be trusted are candidates whole.
+	 */
 	if (sqlite3_prepare_v2(ix->db,
-			       /* from the matching blobs to their files, not through every file */
-			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact "
-			       "FROM (SELECT rowid AS id FROM chunks_tri WHERE chunks_tri MATCH ?1 "
-			       "      UNION SELECT id FROM blobs WHERE exact = 0) c "
+			       "WITH m AS MATERIALIZED ("
+			       "  SELECT rowid >> 8 AS id, group_concat(rowid & 255) AS hits "
+			       "  FROM chunks_tri WHERE chunks_tri MATCH ?1 GROUP BY 1) "
+			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact,"
+			       "       CASE WHEN b.exact THEN b.segs END, CASE WHEN b.exact THEN c.hits END "
+			       "FROM (SELECT id, hits FROM m "
+			       "      UNION ALL SELECT id, NULL FROM blobs WHERE exact = 0 AND id NOT IN (SELECT id FROM m)) c "
 			       "JOIN files f ON f.blob_id = c.id JOIN blobs b ON b.id = c.id "
 			       "ORDER BY f.path", -1, &st, NULL) != SQLITE_OK)
 		return db_error(ix->db, "index query failed");
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
 	return each_file(ix, st, fn, data);
+}
+
+unsigned index_segments(const char *text, size_t len, uint32_t *ends)
+{
+	size_t min = INDEX_SEG_MIN, pos = 0;
+	unsigned n = 0;
+	const char *nl;
+
+	if (len / (INDEX_SEG_MAX - 1) + 1 > min)
+		min = len / (INDEX_SEG_MAX - 1) + 1;	/* at most INDEX_SEG_MAX segments */
+	if (len > UINT32_MAX) {
+		ends[0] = UINT32_MAX;	/* offsets are 32 bits: one segment, read whole */
+		return 1;
+	}
+	do {
+		if (len - pos <= min || !(nl = memchr(text + pos + min - 1, '\n', len - pos - min + 1)))
+			pos = len;
+		else
+			pos = (size_t)(nl - text) + 1;
+		ends[n++] = (uint32_t)pos;
+	} while (pos < len && n < INDEX_SEG_MAX);
+	if (pos < len)
+		ends[n - 1] = (uint32_t)len;	/* cannot happen: min keeps n in bounds */
+	return n;
+}
+
+static uint32_t get_u32le(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg *out)
+{
+	const unsigned char *p = segs;
+	size_t n = segs ? segs_len / 8 + 1 : 1;
+
+	if (i >= n)
+		return -1;
+	out->off = i ? get_u32le(p + 8 * (i - 1)) : 0;
+	out->line = i ? (long)get_u32le(p + 8 * (i - 1) + 4) : 1;
+	out->end = i + 1 < n ? get_u32le(p + 8 * i) : UINT64_MAX;
+	return 0;
 }
 
 int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col)

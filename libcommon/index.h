@@ -18,7 +18,39 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 5
+#define CI_SCHEMA_VERSION 6
+
+/*
+ * The trigram table (chunks_tri) holds a blob's text in segments of whole lines,
+ * so that a candidate is a part of a file, not the whole file: segment i of blob
+ * id is row (id << INDEX_SEG_BITS) | i.  A segment ends at the end of the first
+ * line that reaches INDEX_SEG_MIN bytes past its start (or a larger size for
+ * files that would have more than INDEX_SEG_MAX segments); a line is never cut,
+ * so a match confined to one line lies in one segment, with all its trigrams.
+ */
+#define INDEX_SEG_BITS 8
+#define INDEX_SEG_MAX (1u << INDEX_SEG_BITS)
+#define INDEX_SEG_MIN 4096u
+
+/*
+ * Cut text[0..len) into segments: ends[i] is the offset just past segment i (its
+ * last line's '\n', or len).  ends must hold INDEX_SEG_MAX entries.  Returns the
+ * number of segments, at least 1 (an empty text is one empty segment).
+ */
+unsigned index_segments(const char *text, size_t len, uint32_t *ends);
+
+/* A segment's place in its file: where it starts, in bytes, and its first line. */
+struct index_seg {
+	uint64_t off;		/* byte offset */
+	uint64_t end;		/* offset just past it; UINT64_MAX: the end of the file */
+	long line;		/* 1-based line number of its first line */
+};
+
+/*
+ * Segment i of a blob whose blobs.segs column is segs[0..segs_len) (NULL for a
+ * blob of one segment) into *out.  Returns 0, or -1 if i is not a segment of it.
+ */
+int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg *out);
 
 struct ci_index;
 
@@ -31,6 +63,11 @@ struct index_file {
 	int64_t mtime;		/* seconds, when indexed */
 	int exact;		/* 1 if its text is indexed byte for byte (valid UTF-8, no NUL):
 				   0 means the trigram table cannot be trusted for it */
+	const void *segs;	/* index_trigram_candidates: its blobs.segs, or NULL */
+	size_t segs_len;	/* its bytes */
+	const unsigned char *hits; /* index_trigram_candidates: a bitmap of INDEX_SEG_MAX
+				   bits, the segments that may hold a match; NULL: any
+				   part of the file may (exact == 0) */
 };
 
 typedef int (*index_file_fn)(const struct index_file *f, void *data);
@@ -74,9 +111,10 @@ int index_files(struct ci_index *ix, index_file_fn fn, void *data);
 int index_file_stats(struct ci_index *ix, index_file_fn fn, void *data);
 
 /*
- * Call fn for every file whose text holds all trigrams that match, an FTS5
- * query over the trigram table (e.g. "\"abc\" AND (\"bcd\" OR \"xyz\")"); files
- * with exact == 0 are always included.  Sorted by path.  Trigrams are matched
+ * Call fn for every file with a segment whose text holds all trigrams that
+ * match, an FTS5 query over the trigram table (e.g. "\"abc\" AND (\"bcd\" OR
+ * \"xyz\")"), with f->hits saying which segments do; files with exact == 0 are
+ * always included, with hits NULL.  Sorted by path.  Trigrams are matched
  * case-insensitively.  Returns 0, fn's non-zero value, or -1 after reporting.
  */
 int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data);

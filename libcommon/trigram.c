@@ -1138,6 +1138,68 @@ static struct q *q_prune(struct q *q, size_t budget)
 	return q_all();
 }
 
+/*
+ * Leave out of q's ANDs the operands that cost more to look up than they are
+ * likely to save (see trigram_query_lean): the LEAN_KEEP rarest operands of an
+ * AND and any other as rare as LEAN_CHEAP are kept.  *cost gets q's cost, the
+ * index entries read to evaluate it.  Returns q.
+ */
+#define LEAN_KEEP 3
+#define LEAN_CHEAP 10000
+
+struct lean_kid {
+	struct q *q;
+	double cost;
+};
+
+static int cmp_lean_kid(const void *a, const void *b)
+{
+	const struct lean_kid *x = a, *y = b;
+
+	return x->cost < y->cost ? -1 : x->cost > y->cost;	/* stable enough: ties keep pattern order below */
+}
+
+static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)
+{
+	struct lean_kid *kids;
+	size_t i, n;
+	double c;
+
+	*cost = 0;
+	switch (q->op) {
+	case Q_ALL:
+		return q;
+	case Q_TRI:
+		*cost = (double)df(q->tri, data);
+		return q;
+	case Q_OR:
+		for (i = 0; i < q->nr; i++) {
+			q->k[i] = q_lean(q->k[i], df, data, &c);
+			*cost += c;
+		}
+		return q;
+	case Q_AND:
+		break;
+	}
+	kids = xmalloc(q->nr * sizeof(*kids));
+	for (i = 0; i < q->nr; i++) {
+		kids[i].q = q_lean(q->k[i], df, data, &kids[i].cost);
+		kids[i].cost = kids[i].cost * 1024 + (double)i;	/* ties in the pattern's order */
+	}
+	qsort(kids, q->nr, sizeof(*kids), cmp_lean_kid);
+	for (i = n = 0; i < q->nr; i++) {
+		if (n < LEAN_KEEP || kids[i].cost < LEAN_CHEAP * 1024.0) {
+			q->k[n++] = kids[i].q;
+			*cost += kids[i].cost / 1024;
+		} else {
+			q_free(kids[i].q);
+		}
+	}
+	q->nr = n;
+	free(kids);
+	return q;
+}
+
 static void q_emit(struct buf *b, const struct q *q, int top)
 {
 	size_t i;
@@ -1678,7 +1740,7 @@ static struct node *fixed_tree(const char *pattern)
 	return cat;
 }
 
-void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned flags)
+static void analyze(struct trigram_info *out, const char *pattern, unsigned flags, trigram_df_fn df, void *data)
 {
 	struct parser p;
 	struct node *root;
@@ -1753,11 +1815,20 @@ void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned fla
 	x.match = NULL;
 	info_release(&x);
 	q = q_prune(q, MAX_QUERY_TRIGRAMS);
+	if (df) {
+		double cost;
+		q = q_lean(q, df, data, &cost);
+	}
 	if (q->op != Q_ALL) {
 		q_emit(&b, q, 1);
 		out->query = buf_detach(&b, NULL);
 	}
 	q_free(q);
+}
+
+void trigram_analyze(struct trigram_info *out, const char *pattern, unsigned flags)
+{
+	analyze(out, pattern, flags, NULL, NULL);
 }
 
 void trigram_info_release(struct trigram_info *info)
@@ -1767,6 +1838,18 @@ void trigram_info_release(struct trigram_info *info)
 	free(info->required);
 	free(info->required_icase);
 	memset(info, 0, sizeof(*info));
+}
+
+char *trigram_query_lean(const char *pattern, unsigned flags, trigram_df_fn df, void *data)
+{
+	struct trigram_info info;
+	char *q;
+
+	analyze(&info, pattern, flags, df, data);
+	q = info.query;
+	info.query = NULL;
+	trigram_info_release(&info);
+	return q;
 }
 
 char *trigram_query(const char *pattern, unsigned flags)

@@ -1,13 +1,11 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 5.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 6.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
 -- branch or worktree it appears in.  Imports belong to paths, since resolving a
 -- relative import depends on where the importing file is.
 --
--- Every statement says IF NOT EXISTS: a writer that opens an index of version 4
--- runs this file on it to add what version 5 added (vec_changed and its
--- triggers), with no rebuild.
+-- An index of another version is rebuilt (ci-index update), never read.
 
 CREATE TABLE IF NOT EXISTS meta(
 	key TEXT PRIMARY KEY,		-- schema_version, root, commit, created, updated
@@ -15,12 +13,15 @@ CREATE TABLE IF NOT EXISTS meta(
 );
 
 CREATE TABLE IF NOT EXISTS blobs(
-	id INTEGER PRIMARY KEY,		-- also the rowid of chunks_tri
+	id INTEGER PRIMARY KEY,		-- chunks_tri's rows are (id << 8) | segment
 	blob TEXT NOT NULL UNIQUE,	-- git blob id, 40 hex digits
 	lang TEXT,			-- language, NULL for unknown text
 	size INTEGER NOT NULL,		-- bytes
 	lines INTEGER NOT NULL,		-- lines
-	exact INTEGER NOT NULL		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
+	exact INTEGER NOT NULL,		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
+	segs BLOB			-- where segments 1, 2, ... of chunks_tri start: a
+					-- little-endian uint32 byte offset and uint32 line
+					-- each; NULL for a blob of one segment
 );
 
 -- The few blobs whose trigrams cannot be trusted (not UTF-8, a NUL): always candidates.
@@ -105,9 +106,21 @@ CREATE TABLE IF NOT EXISTS chunk_sizes(
 	sizes BLOB NOT NULL
 );
 
--- Trigrams of each blob's whole text (rowid = blobs.id), for candidate files of
--- substring and regex search; contentless: the text is in chunks.
+-- Trigrams of each blob's text by segments of whole lines of about 4 KiB (rowid =
+-- blobs.id << 8 | segment number; see index_segments() in libcommon/index.h),
+-- for the candidate parts of files in substring and regex search: a match within
+-- a line has all its trigrams in one segment, which is all a search reads of an
+-- unchanged file.  Contentless: the text is in chunks.
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, content='', tokenize='trigram', detail='none');
+
+-- How many segments of chunks_tri held each common trigram (in 1,000 or more)
+-- when the index was built: a search leaves the most common trigrams of its
+-- query out when the rarer ones say nearly as much (trigram_query_lean).  Not
+-- kept up to date by updates: an estimate.
+CREATE TABLE IF NOT EXISTS tri_df(
+	tri TEXT PRIMARY KEY,
+	df INTEGER NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS defs(
 	blob_id INTEGER NOT NULL,

@@ -18,7 +18,7 @@ index_dump() {
 	done
 	sqlite3 -bail "$1" <<-EOF
 	.mode quote
-	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, f.size$mt
+	SELECT 'file', f.path, b.blob, b.lang, b.size, b.lines, b.exact, b.segs, f.size$mt
 		FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path;
 	SELECT 'skipped', path, size$smt, reason FROM $skipped ORDER BY path;
 	SELECT 'chunk', f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, c.signature, c.text
@@ -29,9 +29,10 @@ index_dump() {
 		FROM files f JOIN refs r ON r.blob_id = f.blob_id ORDER BY 2, 3, 4, 5, 6, 7;
 	SELECT 'import', path, line, target, resolved FROM imports ORDER BY 2, 3, 4, 5;
 	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT 'trigrams', f.path, group_concat(t.term, ' ')
-		FROM files f JOIN (SELECT doc, term FROM temp.tri ORDER BY doc, term) t ON t.doc = f.blob_id
-		GROUP BY f.path ORDER BY f.path;
+	SELECT 'trigrams', f.path, t.seg, group_concat(t.term, ' ')
+		FROM files f JOIN (SELECT DISTINCT doc >> 8 AS blob, doc & 255 AS seg, term FROM temp.tri ORDER BY 1, 2, 3) t
+		ON t.blob = f.blob_id
+		GROUP BY f.path, t.seg ORDER BY f.path, t.seg;
 	EOF
 }
 
@@ -58,10 +59,13 @@ index_check() {
 		    OR (b.lines > 0 AND min(c.start_line) != 1);
 	SELECT 'chunk not in chunks_fts', id FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize);
 	SELECT 'chunks_fts row without chunk', id FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks);
-	SELECT 'blob not in chunks_tri', blob FROM blobs WHERE lines > 0 AND id NOT IN (SELECT id FROM chunks_tri_docsize);
-	SELECT 'chunks_tri row without blob', id FROM chunks_tri_docsize WHERE id NOT IN (SELECT id FROM blobs);
+	SELECT 'blob not in chunks_tri', blob FROM blobs WHERE lines > 0 AND id NOT IN (SELECT id >> 8 FROM chunks_tri_docsize);
+	SELECT 'chunks_tri row without blob', id FROM chunks_tri_docsize WHERE id >> 8 NOT IN (SELECT id FROM blobs);
+	SELECT 'segments not as segs says', b.blob, count(t.id), length(b.segs) / 8 + 1
+		FROM blobs b JOIN chunks_tri_docsize t ON t.id >> 8 = b.id GROUP BY b.id
+		HAVING count(t.id) != coalesce(length(b.segs) / 8, 0) + 1 OR max(t.id & 255) != count(t.id) - 1;
 	CREATE VIRTUAL TABLE temp.tri USING fts5vocab(main, chunks_tri, instance);
-	SELECT DISTINCT 'trigram of no blob', doc FROM temp.tri WHERE doc NOT IN (SELECT id FROM blobs);
+	SELECT DISTINCT 'trigram of no blob', doc FROM temp.tri WHERE doc >> 8 NOT IN (SELECT id FROM blobs);
 	INSERT INTO chunks_tri(chunks_tri) VALUES ('integrity-check');
 	EOF
 	# term_df and chunk_sizes agree with chunks_fts, which the sqlite3 shell

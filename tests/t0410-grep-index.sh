@@ -43,6 +43,22 @@ gen_corpus() {
 			}
 			close(file)
 		}
+		# three large files, many trigram segments each (one with CRLF
+		# lines, one without a final newline), a rare word in a few lines
+		for (f = 0; f < 3; f++) {
+			file = f == 0 ? "d4/big0.c" : f == 1 ? "d5/sub/big1.txt" : "d2/big2.c"
+			for (l = 0; l < 2500 + 500 * f; l++) {
+				n = 1 + int(rand() * 12)
+				line = ""
+				for (k = 0; k < n; k++)
+					line = line (k ? " " : "") w[1 + int(rand() * nw)]
+				if (l % 997 == 500) line = line " rare_token_" f
+				if (f == 1) line = line "\r"
+				if (f == 2 && l == 3499) printf "%s", line > file
+				else print line > file
+			}
+			close(file)
+		}
 	}' &&
 	printf "caf\351 foo_bar\n\377 PM_SUSPEND here\n" >d0/latin1.txt &&
 	printf "no final newline PM_RESUME" >d1/nonl.txt &&
@@ -93,7 +109,14 @@ compare_all() {
 
 test_expect_success 'setup: a generated corpus, indexed' '
 	gen_corpus repo &&
+	# the large files and the directories written long before the index (else
+	# they are racy, and the files are read whole)
+	touch -d @1600000000 repo/d4/big0.c repo/d5/sub/big1.txt repo/d2/big2.c &&
+	(cd repo && find . -path ./.git -prune -o -type d -print | xargs touch -d @1600000000) &&
 	(cd repo && ci-index --no-progress build) &&
+	sqlite3 repo/.ci-index/index.db "SELECT count(*) FROM blobs WHERE length(segs) >= 8 * 10" >actual &&
+	echo 3 >expect &&
+	test_cmp expect actual &&
 	test -f repo/.ci-index/index.db &&
 	gen_patterns >patterns &&
 	test_line_count = 140 patterns
@@ -109,6 +132,82 @@ test_expect_success 'the index is used and reads fewer files' '
 
 test_expect_success 'random literals and regexes: the index gives what the scan gives' '
 	compare_all repo patterns
+'
+
+test_expect_success 'large files: only the segments that can match are read, with the same answers' '
+	for f in "" -c -l "-m 1" -i; do
+		(cd repo && ci-grep --stats $f rare_token_ >../a 2>../err) &&
+		(cd repo && ci-grep --no-index $f rare_token_ >../b) &&
+		test_cmp b a &&
+		test_grep " MB, 3 by parts)" err || return 1
+	done &&
+	"$JQ" -r ".path + \":\" + (.line | tostring)" a >actual &&
+	cat >expect <<-\EOF &&
+	d2/big2.c:501
+	d2/big2.c:1498
+	d2/big2.c:2495
+	d2/big2.c:3492
+	d4/big0.c:501
+	d4/big0.c:1498
+	d4/big0.c:2495
+	d5/sub/big1.txt:501
+	d5/sub/big1.txt:1498
+	d5/sub/big1.txt:2495
+	EOF
+	test_cmp expect actual &&
+	(cd repo && ci-grep --stats -w rare_token_2 >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -w rare_token_2 >../b) &&
+	test_cmp b a &&
+	test_grep " MB, 1 by parts)" err &&
+	(cd repo && ci-grep --stats -n "rare_token_1\\s*\$" >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -n "rare_token_1\\s*\$" >../b) &&
+	test_cmp b a &&
+	test_grep " MB, 1 by parts)" err
+'
+
+test_expect_success 'large files: context, a lookbehind or \\A read them whole' '
+	(cd repo && ci-grep --stats -C 1 rare_token_0 >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -C 1 rare_token_0 >../b) &&
+	test_cmp b a &&
+	test_grep ", 0 by parts)" err &&
+	(cd repo && ci-grep --stats "(?<=probe )rare_token_2" >../a 2>../err; test $? -le 1) &&
+	(cd repo && ci-grep --no-index "(?<=probe )rare_token_2" >../b; test $? -le 1) &&
+	test_cmp b a &&
+	test_grep ", 0 by parts)" err &&
+	(cd repo && ci-grep --stats "\\A.*rare_token_0" >../a 2>../err; test $? = 1) &&
+	test_must_be_empty a &&
+	test_grep ", 0 by parts)" err
+'
+
+test_expect_success 'a large file changed with its size and time kept: its parts do not line up, it is read whole' '
+	cp repo/d4/big0.c big0.orig &&
+	# every byte one place earlier: the same size, no newline where it was
+	{ tail -c +2 big0.orig && head -c 1 big0.orig; } >repo/d4/big0.c &&
+	touch -d @1600000000 repo/d4/big0.c &&
+	(cd repo && ci-grep --stats -n rare_token_0 >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -n rare_token_0 >../b) &&
+	test_cmp b a &&
+	test_grep " MB, 0 by parts)" err &&
+	cp big0.orig repo/d4/big0.c &&
+	touch -d @1600000000 repo/d4/big0.c &&
+	(cd repo && ci-grep --stats -n rare_token_0 >../a 2>../err) &&
+	test_grep " MB, 1 by parts)" err &&
+	(cd repo && ci-grep --no-index -n rare_token_0 >../b) &&
+	test_cmp b a
+'
+
+test_expect_success 'a large file edited: read whole, then by parts again after ci-index update' '
+	sed -i "1000s/\$/ rare_token_0 again/" repo/d4/big0.c &&
+	(cd repo && ci-grep --stats -n rare_token_0 >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -n rare_token_0 >../b) &&
+	test_cmp b a &&
+	test_grep " MB, 0 by parts)" err &&
+	touch -d @1600000000 repo/d4/big0.c repo/d4 &&
+	(cd repo && ci-index update) &&
+	(cd repo && ci-grep --stats -n rare_token_0 >../a 2>../err) &&
+	test_cmp b a &&
+	test_grep " MB, 1 by parts)" err &&
+	test_line_count = 4 a
 '
 
 test_expect_success 'the same with context, -c, -l and a path' '
