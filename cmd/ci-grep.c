@@ -2012,6 +2012,7 @@ struct plan_stats {
 	int walked;			/* the tree was walked */
 	size_t indexed;			/* files in the index */
 	size_t candidates;		/* trigram candidates */
+	int served;			/* ... told by the index's server */
 	unsigned long checked;		/* indexed files stat'ed */
 	unsigned long unchanged;	/* ... and found unchanged */
 	char *query;			/* the trigram query */
@@ -2201,6 +2202,110 @@ static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
  * scope.  Returns 0, or 1 when the index has no such record (an older one) or
  * its rules changed: the caller walks instead.
  */
+static int cmp_ifile(const void *a, const void *b)
+{
+	return strcmp(((const struct ifile *)a)->path, ((const struct ifile *)b)->path);
+}
+
+/* One part "<off>,<end>,<line>" of a server's candidate line into *sg; the rest after it. */
+static const char *parse_part(const char *p, struct index_seg *sg)
+{
+	char *e;
+	long long end;
+
+	sg->off = strtoull(p, &e, 10);
+	if (*e != ',')
+		return NULL;
+	end = strtoll(e + 1, &e, 10);
+	if (*e != ',' || end < -1)
+		return NULL;
+	sg->end = end < 0 ? UINT64_MAX : (uint64_t)end;
+	sg->line = strtol(e + 1, &e, 10);
+	return sg->line < 1 ? NULL : e;
+}
+
+/*
+ * The candidates of the trigram query from the index's server (its "cand"
+ * question: see srv_cand in ci-index.c), sorted by path, if it answers for
+ * the index as this search reads it.  Returns 0, or 1 (ask the index).
+ */
+static int server_candidates(struct ci_index *ix, const char *query, struct ifiles *out)
+{
+	const char *updated = index_meta(ix, "updated");
+	char *exe, *sock, *ans = NULL, *q, *p, *nl;
+	int ok = 1;
+
+	if (!index_path_g || !updated || !*updated)
+		return 1;
+	exe = find_prog("ci-index");
+	sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
+	free(exe);
+	q = xasprintf("cand %s", query);
+	if (!sock || fork_server_query(sock, q, &ans) < 0) {
+		free(sock);
+		free(q);
+		return 1;
+	}
+	free(sock);
+	free(q);
+	if (strncmp(ans, "STAMP ", 6) || !(nl = strchr(ans, '\n')) ||
+	    (size_t)(nl - ans - 6) != strlen(updated) || strncmp(ans + 6, updated, strlen(updated))) {
+		free(ans);
+		return 1;
+	}
+	for (p = nl + 1; *p && ok && (nl = strchr(p, '\n')); p = nl + 1) {
+		struct ifile f = { 0 };
+		struct index_seg parts[INDEX_SEG_MAX];
+		size_t n = 0;
+		char *e;
+
+		*nl = '\0';
+		if (*p == '-') {
+			p++;
+		} else {
+			while (ok && n < INDEX_SEG_MAX) {
+				const char *r = parse_part(p, &parts[n]);
+				if (!r) {
+					ok = 0;
+					break;
+				}
+				n++;
+				p = (char *)r;
+				if (*p != ';')
+					break;
+				p++;
+			}
+		}
+		if (!ok || *p != '\t')
+			break;
+		f.size = strtoll(p + 1, &e, 10);
+		if (*e != '\t')
+			break;
+		f.mtime = strtoll(e + 1, &e, 10);
+		if (*e != '\t' || (e[1] != '0' && e[1] != '1') || e[2] != '\t')
+			break;
+		f.exact = e[1] == '1';
+		f.path = xstrdup(e + 3);
+		if (n) {
+			f.plan = xmalloc(sizeof(*f.plan) + n * sizeof(f.plan->part[0]));
+			f.plan->nr = n;
+			memcpy(f.plan->part, parts, n * sizeof(parts[0]));
+		}
+		ALLOC_GROW(out->v, out->nr + 1, out->alloc);
+		out->v[out->nr++] = f;
+	}
+	if (!ok || *p) {
+		/* not an answer this program understands: the index's own */
+		free(ans);
+		ifiles_release(out);
+		return 1;
+	}
+	free(ans);
+	if (out->nr)
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_ifile);
+	return 0;
+}
+
 static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, int threads,
 		      struct idirs *d, size_t *changed)
 {
@@ -2341,11 +2446,6 @@ static void targets_sort(struct targets *ts)
 	ts->nr = j;
 }
 
-static int cmp_ifile(const void *a, const void *b)
-{
-	return strcmp(((const struct ifile *)a)->path, ((const struct ifile *)b)->path);
-}
-
 static int is_racy(const struct idirs *d, const char *path)
 {
 	return d->racy_nr && bsearch(&path, d->racy, d->racy_nr, sizeof(*d->racy), cmp_str);
@@ -2377,7 +2477,10 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	t1 = now_ns();
 	ps->t_tree = secs(t0, t1);
 
-	if (query)
+	if (query && d.served && server_candidates(ix, query, &cand) == 0) {
+		rc = 0;		/* the server's map of the index: no join per candidate */
+		ps->served = 1;
+	} else if (query)
 		rc = index_trigram_candidates(ix, query, collect_file, &cand);
 	else
 		rc = index_files(ix, collect_file, &cand);
@@ -2399,13 +2502,16 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	/*
 	 * Candidates (and racy files) where the index still holds: stat'ed, then
 	 * read by their plans if their size and time are still the indexed ones
+	 * (the server's clean directories: read by their plans, not stat'ed)
 	 */
 	for (i = 0; i < cand.nr; i++) {
 		const char *p = cand.v[i].path;
 		struct target *t;
 		if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && e->changed))
 			continue;
-		t = add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime, T_VERIFY, 0);
+		/* in a directory the server vouches for, a file is as indexed: no stat */
+		t = add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime,
+			       e && e->clean && !is_racy(&d, p) ? T_READ : T_VERIFY, 0);
 		if (t && !is_racy(&d, p)) {
 			t->plan = cand.v[i].plan;
 			cand.v[i].plan = NULL;
@@ -2926,8 +3032,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
 			ps.walked ? " (walked)" : "");
 		if (ix)
-			fprintf(stderr, ", %zu indexed, %zu trigram candidates, %lu stat'ed (%lu unchanged)",
-				ps.indexed, ps.candidates, ps.checked, ps.unchanged);
+			fprintf(stderr, ", %zu indexed, %zu trigram candidates%s, %lu stat'ed (%lu unchanged)",
+				ps.indexed, ps.candidates, ps.served ? " (the server's)" : "", ps.checked, ps.unchanged);
 		fprintf(stderr, ", %lu read (%.1f MB, %lu by parts); %s search%s%s%s; list %.3f s, search %.3f s,"
 			" total %.3f s\n", jb.n_read, (double)jb.bytes / 1e6, jb.n_parts, kinds[m.kind],
 			m.literal ? " for '" : "", m.literal ? m.literal : "", m.literal ? "'" : "",

@@ -2407,16 +2407,214 @@ static void srv_report_done(const char *stamp)
 }
 
 /*
+ * The server's map of the index's files by blob, for the candidates of a
+ * trigram query (ci-grep): a file list read once per update (80 ms on the Linux
+ * tree), not a join of each candidate's rows per search (8 us a candidate).
+ */
+struct srv_file {
+	sqlite3_int64 blob;		/* blobs.id */
+	char *path;
+	int64_t size, mtime;		/* as indexed */
+	int exact;			/* blobs.exact */
+	void *segs;			/* blobs.segs, or NULL */
+	size_t segs_len;
+};
+static struct srv_file *srv_map;	/* sorted by blob */
+static size_t srv_map_nr, srv_map_alloc;
+static char srv_map_gen[32];		/* the index's "generation" when it was read */
+
+static void srv_map_clear(void)
+{
+	for (size_t i = 0; i < srv_map_nr; i++) {
+		free(srv_map[i].path);
+		free(srv_map[i].segs);
+	}
+	srv_map_nr = 0;
+	srv_map_gen[0] = '\0';
+}
+
+/* Read the map in db's read transaction, whose "generation" is gen.  0, or -1. */
+static int srv_map_load(sqlite3 *db, const char *gen)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	srv_map_clear();
+	if (sqlite3_prepare_v2(db, "SELECT f.blob_id, f.path, f.size, f.mtime, b.exact, b.segs "
+			       "FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.blob_id", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct srv_file *f;
+		size_t n = (size_t)sqlite3_column_bytes(st, 5);
+
+		ALLOC_GROW(srv_map, srv_map_nr + 1, srv_map_alloc);
+		f = &srv_map[srv_map_nr++];
+		f->blob = sqlite3_column_int64(st, 0);
+		f->path = xstrdup((const char *)sqlite3_column_text(st, 1));
+		f->size = sqlite3_column_int64(st, 2);
+		f->mtime = sqlite3_column_int64(st, 3);
+		f->exact = sqlite3_column_int(st, 4);
+		f->segs = NULL;
+		if (n) {
+			f->segs = xmalloc(n);
+			memcpy(f->segs, sqlite3_column_blob(st, 5), n);
+		}
+		f->segs_len = n;
+		if (strchr(f->path, '\n'))
+			break;	/* a line each cannot say it */
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		srv_map_clear();
+		return -1;
+	}
+	snprintf(srv_map_gen, sizeof(srv_map_gen), "%s", gen);
+	return 0;
+}
+
+/* The first file of blob in the map, or srv_map_nr. */
+static size_t srv_map_find(sqlite3_int64 blob)
+{
+	size_t lo = 0, hi = srv_map_nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (srv_map[mid].blob < blob)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A candidate line: "<parts>\t<size>\t<mtime>\t<exact>\t<path>", parts "-" for
+ * the whole file, else "<off>,<end>,<line>" for each run of segments of hits
+ * (a bitmap; NULL: the whole file), joined by ';', end -1 for the file's end.
+ * Returns -1 if hits names a segment the blob does not have.
+ */
+static int srv_cand_line(struct buf *out, const struct srv_file *f, const unsigned char *hits)
+{
+	struct index_seg sg, run = { 0, 0, 0 };
+	unsigned i;
+	int have = 0;
+	size_t at = out->len;
+
+	for (i = 0; hits && f->exact && i < INDEX_SEG_MAX; i++) {
+		if (!(hits[i / 8] & (1u << (i % 8))))
+			continue;
+		if (index_seg_at(f->segs, f->segs_len, i, &sg) < 0) {
+			buf_setlen(out, at);
+			return -1;
+		}
+		if (have && run.end == sg.off) {
+			run.end = sg.end;
+			continue;
+		}
+		if (have)
+			buf_addf(out, "%s%llu,%lld,%ld", out->len > at ? ";" : "", (unsigned long long)run.off,
+				 run.end == UINT64_MAX ? -1LL : (long long)run.end, run.line);
+		run = sg;
+		have = 1;
+	}
+	if (have && !(out->len == at && run.off == 0 && run.end == UINT64_MAX))
+		buf_addf(out, "%s%llu,%lld,%ld", out->len > at ? ";" : "", (unsigned long long)run.off,
+			 run.end == UINT64_MAX ? -1LL : (long long)run.end, run.line);
+	if (out->len == at)
+		buf_addch(out, '-');
+	buf_addf(out, "\t%lld\t%lld\t%d\t%s\n", (long long)f->size, (long long)f->mtime, f->exact, f->path);
+	return 0;
+}
+
+/*
+ * "cand <FTS5 query>": the files with a segment of the trigram table that
+ * matches, a line each (srv_cand_line), after "STAMP <updated>"; files whose
+ * trigrams cannot be trusted (exact 0) are always there, whole.  "ALL" when
+ * the server cannot answer for the index as the last update here left it.
+ */
+static void srv_cand(const char *match, struct buf *out)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *updated = NULL, *gen = NULL;
+	unsigned char hits[INDEX_SEG_MAX / 8];
+	sqlite3_int64 cur = -1;
+	size_t i;
+	int rc = SQLITE_ERROR, bad = 0;
+
+	/* a connection of its own each time: none is open when a worker forks */
+	if (sqlite3_open_v2(srv_index, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		goto all;
+	sqlite3_busy_timeout(db, 10000);
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key = 'updated'), "
+			       "(SELECT value FROM meta WHERE key = 'generation')", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW || !(updated = (const char *)sqlite3_column_text(st, 0)) ||
+	    !(gen = (const char *)sqlite3_column_text(st, 1)) || strcmp(updated, srv_stamp) ||
+	    strlen(gen) >= sizeof(srv_map_gen))
+		goto all;	/* not as the last update here left it */
+	if (strcmp(srv_map_gen, gen) && srv_map_load(db, gen) < 0)
+		goto all;	/* the file list changed since the map was read */
+	buf_addf(out, "STAMP %s\n", updated);
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db, "SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1", -1, &st, NULL) != SQLITE_OK)
+		goto all;
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	for (;;) {
+		sqlite3_int64 row = 0, blob;
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			row = sqlite3_column_int64(st, 0);
+		blob = rc == SQLITE_ROW ? row >> INDEX_SEG_BITS : -2;
+		if (blob != cur && cur >= 0) {
+			/* the segments of blob cur are in: its files */
+			for (i = srv_map_find(cur); i < srv_map_nr && srv_map[i].blob == cur; i++)
+				if (srv_map[i].exact && srv_cand_line(out, &srv_map[i], hits) < 0)
+					bad = 1;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (blob != cur) {
+			memset(hits, 0, sizeof(hits));
+			cur = blob;
+		}
+		hits[(row & (INDEX_SEG_MAX - 1)) / 8] |= (unsigned char)(1u << (row & 7));
+	}
+	if (rc != SQLITE_DONE || bad)
+		goto all;
+	for (i = 0; i < srv_map_nr; i++)
+		if (!srv_map[i].exact)
+			srv_cand_line(out, &srv_map[i], NULL);
+	sqlite3_finalize(st);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
+	return;
+all:
+	sqlite3_finalize(st);
+	if (db) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(db);
+	}
+	buf_reset(out);
+	buf_addstr(out, "ALL\n");
+}
+
+/*
  * A question (fork_server_query), "dirty": "ALL" when nothing can be vouched
  * for; else "STAMP <updated>" (of the last update that succeeded here) and the
  * directories where something happened since it, or that a running update was
  * handed, a line each: what a reader of the index (ci-grep) must look at.
+ * Or "cand <query>": see srv_cand.
  */
 static void srv_query(const char *q, struct buf *out)
 {
 	size_t i;
 
 	srv_events();
+	if (!strncmp(q, "cand ", 5) && !srv_broken && srv_stamp[0]) {
+		srv_cand(q + 5, out);
+		return;
+	}
 	if (strcmp(q, "dirty") || srv_all_dirty || srv_inflight_all || srv_broken || !srv_stamp[0]) {
 		buf_addstr(out, "ALL\n");
 		return;

@@ -1141,7 +1141,8 @@ static struct q *q_prune(struct q *q, size_t budget)
 /*
  * Leave out of q's ANDs the operands that cost more to look up than they are
  * likely to save (see trigram_query_lean): the LEAN_KEEP rarest operands of an
- * AND and any other as rare as LEAN_CHEAP are kept.  *cost gets q's cost, the
+ * AND that do not overlap each other, and any other rarer than LEAN_CHEAP, are
+ * kept.  *cost gets q's cost, the
  * index entries read to evaluate it.  Returns q.
  */
 #define LEAN_KEEP 3
@@ -1157,6 +1158,14 @@ static int cmp_lean_kid(const void *a, const void *b)
 	const struct lean_kid *x = a, *y = b;
 
 	return x->cost < y->cost ? -1 : x->cost > y->cost;	/* stable enough: ties keep pattern order below */
+}
+
+/* a and b are trigrams that overlap by two characters, as neighbours in a string do */
+static int q_linked(const struct q *a, const struct q *b)
+{
+	if (a->op != Q_TRI || b->op != Q_TRI || strlen(a->tri) != 3 || strlen(b->tri) != 3)
+		return 0;
+	return !memcmp(a->tri + 1, b->tri, 2) || !memcmp(b->tri + 1, a->tri, 2);
 }
 
 static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)
@@ -1188,7 +1197,13 @@ static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)
 	}
 	qsort(kids, q->nr, sizeof(*kids), cmp_lean_kid);
 	for (i = n = 0; i < q->nr; i++) {
-		if (n < LEAN_KEEP || kids[i].cost < LEAN_CHEAP * 1024.0) {
+		size_t j;
+		int linked = 0;
+		/* a trigram overlapping a kept one by two characters ("sus" and
+		 * "usp" of "suspend") rules out little more than that one does */
+		for (j = 0; j < n && !linked; j++)
+			linked = q_linked(q->k[j], kids[i].q);
+		if (kids[i].cost < LEAN_CHEAP * 1024.0 || (n < LEAN_KEEP && !linked)) {
 			q->k[n++] = kids[i].q;
 			*cost += kids[i].cost / 1024;
 		} else {

@@ -38,6 +38,20 @@ CREATE TABLE IF NOT EXISTS files(
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS files_blob ON files(blob_id);
 
+-- Every change to the file list counts: meta 'generation' tells a reader that
+-- keeps a copy of it (the index's server, answering ci-grep) whether it still
+-- holds, where 'updated' (a second) cannot.
+INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', 0);
+CREATE TRIGGER IF NOT EXISTS files_gen_ai AFTER INSERT ON files BEGIN
+	UPDATE meta SET value = value + 1 WHERE key = 'generation';
+END;
+CREATE TRIGGER IF NOT EXISTS files_gen_au AFTER UPDATE ON files BEGIN
+	UPDATE meta SET value = value + 1 WHERE key = 'generation';
+END;
+CREATE TRIGGER IF NOT EXISTS files_gen_ad AFTER DELETE ON files BEGIN
+	UPDATE meta SET value = value + 1 WHERE key = 'generation';
+END;
+
 -- Files the walker listed but whose content was left out (binary, generated),
 -- so that an update does not read them again until they change.
 CREATE TABLE IF NOT EXISTS skipped(

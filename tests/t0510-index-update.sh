@@ -655,6 +655,36 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_must_be_empty grep.sv
 	'
 
+	# (an update without the server in the same second as the last one
+	# through it leaves "updated" as the server knows it: its answer then
+	# still holds, since it reads the file list again when meta
+	# "generation" moved)
+	test_expect_success 'server: ci-grep takes the trigram candidates from it, before and after an update' '
+		awk "BEGIN { for (i = 1; i <= 3000; i++) printf \"int big_%d(void) { return %d; }%s\\n\", i, i, i % 1000 == 500 ? \" /* rare_tok */\" : \"\" }" >repo/src/big.c &&
+		touch -d @1600000000 repo/src/big.c &&
+		(cd repo && ci-index update) &&
+		grep_same rare_tok &&
+		test_line_count = 3 grep.sv &&
+		(cd repo && ci-grep --stats -c rare_tok 2>../stats >/dev/null) &&
+		test_grep "trigram candidates (the server.s)" stats &&
+		test_grep " MB, 1 by parts)" stats &&
+		echo "int big_more(void) { return 0; } /* rare_tok */" >>repo/src/big.c &&
+		grep_same rare_tok &&
+		test_line_count = 4 grep.sv &&
+		touch -d @1600000000 repo/src/big.c &&
+		(cd repo && ci-index update) &&
+		grep_same rare_tok &&
+		test_line_count = 4 grep.sv &&
+		(cd repo && ci-grep --stats -c rare_tok 2>../stats >/dev/null) &&
+		test_grep "trigram candidates (the server.s)" stats &&
+		test_grep " MB, 1 by parts)" stats &&
+		echo "int big_last(void) { return 1; } /* rare_tok */" >>repo/src/big.c &&
+		touch -d @1600000000 repo/src/big.c &&
+		(cd repo && ci-index --no-server update) &&
+		grep_same rare_tok &&
+		test_line_count = 5 grep.sv
+	'
+
 	test_expect_success 'server: --no-server and CI_INDEX_SERVER=0 run here' '
 		(cd repo && ci-index -v --no-server update && CI_INDEX_SERVER=0 ci-index -v update) 2>err &&
 		! grep -q "server.s watch" err &&

@@ -48,6 +48,41 @@ static void is_query(const char *pattern, unsigned flags, const char *want)
 	free(got);
 }
 
+/* A made-up document frequency: the Linux tree's for a few trigrams, else a hash. */
+static long fake_df(const char *tri, void *data)
+{
+	static const struct { const char *tri; long df; } table[] = {
+		{ "pm_", 18346 }, { "m_s", 45709 }, { "_su", 50763 }, { "sus", 16178 },
+		{ "usp", 14185 }, { "spe", 69117 }, { "pen", 63957 }, { "end", 139985 },
+		{ "foo", 900 }, { "bar", 20000 }, { "baz", 30000 }, { "oob", 0 }, { "oba", 0 },
+	};
+	unsigned long h = 5381;
+	const char *c;
+
+	if (data)
+		return 0;	/* nothing known: every trigram rare */
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(table[i].tri, tri))
+			return table[i].df;
+	for (c = tri; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	return (long)(h % 200000);
+}
+
+static void is_lean(const char *pattern, unsigned flags, int unknown, const char *want)
+{
+	char *got = trigram_query_lean(pattern, flags, fake_df, unknown ? (void *)1 : NULL);
+	char desc[512];
+
+	snprintf(desc, sizeof(desc), "lean query of '%s'%s", pattern, unknown ? " (no counts)" : "");
+	ok(streq(got, want), desc);
+	if (!streq(got, want)) {
+		printf("#   got:      %s\n", got ? got : "(null)");
+		printf("#   expected: %s\n", want ? want : "(null)");
+	}
+	free(got);
+}
+
 static void is_literal(const char *pattern, const char *lit, const char *req, int looks_ahead)
 {
 	struct trigram_info info;
@@ -246,6 +281,7 @@ static int check_pattern(const char *pattern, unsigned flags, char lines[][128],
 	int err, i, rc, good = 1;
 	PCRE2_SIZE off;
 	uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_MULTILINE;
+	char *lean;
 
 	if (flags & TRIGRAM_ICASE)
 		opts |= PCRE2_CASELESS;
@@ -256,6 +292,7 @@ static int check_pattern(const char *pattern, unsigned flags, char lines[][128],
 		return 1;	/* not a pattern: nothing to check */
 	md = pcre2_match_data_create_from_pattern(re, NULL);
 	trigram_analyze(&info, pattern, flags);
+	lean = trigram_query_lean(pattern, flags, fake_df, NULL);
 	for (i = 0; i < nlines && good; i++) {
 		const char *line = lines[i];
 		size_t len = strlen(line);
@@ -271,6 +308,16 @@ static int check_pattern(const char *pattern, unsigned flags, char lines[][128],
 				good = 0;
 			}
 		}
+		if (lean && matched && eval_query(lean, line) != 1) {
+			printf("# pattern '%s' (flags %u): lean query %s excludes the matching line '%s'\n",
+			       pattern, flags, lean, line);
+			good = 0;
+		}
+		if (!!lean != !!info.query) {
+			printf("# pattern '%s': a lean query %s and a query %s\n", pattern, lean ? "exists" : "does not",
+			       info.query ? "exists" : "does not");
+			good = 0;
+		}
 		if (matched && info.required && !memmem(line, len, info.required, info.required_len)) {
 			printf("# pattern '%s': line '%s' matches without the required '%s'\n",
 			       pattern, line, info.required);
@@ -283,6 +330,7 @@ static int check_pattern(const char *pattern, unsigned flags, char lines[][128],
 		}
 	}
 	trigram_info_release(&info);
+	free(lean);
 	pcre2_match_data_free(md);
 	pcre2_code_free(re);
 	return good;
@@ -324,6 +372,14 @@ int main(void)
 	/* literals */
 	is_query("PM_SUSPEND", 0, "\"pm_\" AND \"m_s\" AND \"_su\" AND \"sus\" AND \"usp\" AND \"spe\" AND \"pen\" AND \"end\"");
 	is_query("foo", 0, "\"foo\"");
+	/* lean: the rarest three that do not overlap, and the cheap ones */
+	is_lean("PM_SUSPEND", 0, 0, "\"usp\" AND \"pm_\" AND \"_su\"");
+	is_lean("PM_SUSPEND", 0, 1,
+		"\"pm_\" AND \"m_s\" AND \"_su\" AND \"sus\" AND \"usp\" AND \"spe\" AND \"pen\" AND \"end\"");
+	is_lean("foobarbaz", 0, 0, "\"oob\" AND \"oba\" AND \"foo\"");
+	is_lean("(PM_SUSPEND|foobarbaz)", 0, 0,
+		"(\"usp\" AND \"pm_\" AND \"_su\") OR (\"oob\" AND \"oba\" AND \"foo\")");
+	is_lean("fo", 0, 0, NULL);
 	is_query("fo", 0, NULL);
 	is_query("", 0, NULL);
 	is_query("a\"bc", 0, "\"a\"\"b\" AND \"\"\"bc\"");
