@@ -2325,6 +2325,8 @@ static void srv_forked(pid_t pid)
 	srv_report[0] = srv_report[1] = -1;
 }
 
+static void srv_map_refresh(void);
+
 static void srv_ended(pid_t pid, int status)
 {
 	size_t i;
@@ -2344,6 +2346,7 @@ static void srv_ended(pid_t pid, int status)
 	if (c == 'k' && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		got[n] = '\0';
 		snprintf(srv_stamp, sizeof(srv_stamp), "%s", got + 1);
+		srv_map_refresh();	/* now, not in the next search */
 	} else {
 		srv_failed = 1;
 	}
@@ -2597,6 +2600,24 @@ all:
 	}
 	buf_reset(out);
 	buf_addstr(out, "ALL\n");
+}
+
+/* Read the map again if the file list changed (after an update here). */
+static void srv_map_refresh(void)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *gen;
+
+	if (sqlite3_open_v2(srv_index, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'generation'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && (gen = (const char *)sqlite3_column_text(st, 0)) &&
+	    strlen(gen) < sizeof(srv_map_gen) && strcmp(gen, srv_map_gen))
+		srv_map_load(db, gen);	/* on failure the next search tries again */
+	sqlite3_finalize(st);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(db);
 }
 
 /*
