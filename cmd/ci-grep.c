@@ -1128,6 +1128,17 @@ static int lang_wanted(const struct options *o, const struct lang *l)
 	return 0;
 }
 
+/* What a limit did to the search of path (fsearch_end's *limited), in its warnings. */
+static void warn_limited(struct slot *s, const char *path, int limited)
+{
+	if (limited == 2)
+		buf_addf(&s->warn, "%s: warning: %s: gave up after %lld s: the pattern is too costly here;"
+			 " results for this file are incomplete\n", progname, path, FILE_BUDGET_NS / 1000000000LL);
+	else if (limited)
+		buf_addf(&s->warn, "%s: warning: %s: the pattern hit PCRE2's match limit on some lines;"
+			 " results for this file may be incomplete\n", progname, path);
+}
+
 /*
  * Search the parts of t its plan names (an unchanged indexed file).  Returns 0
  * when done, -1 after a warning, 1 when the file is not as indexed (its parts do
@@ -1207,12 +1218,7 @@ static int search_parts(struct job *jb, struct searcher *sr, struct target *t, s
 		if (fsearch_part(&fs, sr->rbuf + start[i], len[i], pl->part[i].line))
 			break;
 	s->matched = fsearch_end(&fs, &limited) > 0;
-	if (limited == 2)
-		buf_addf(&s->warn, "%s: warning: %s: gave up after %lld s: the pattern is too costly here;"
-			 " results for this file are incomplete\n", progname, t->path, FILE_BUDGET_NS / 1000000000LL);
-	else if (limited)
-		buf_addf(&s->warn, "%s: warning: %s: the pattern hit PCRE2's match limit on some lines;"
-			 " results for this file may be incomplete\n", progname, t->path);
+	warn_limited(s, t->path, limited);
 out:
 	free(start);
 	free(len);
@@ -1257,12 +1263,7 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	if (t->need_lang && !lang_wanted(o, lang_detect(t->path, data, len < 256 ? len : 256)))
 		goto done;
 	s->matched = search_buffer(o, jb->m, sr, t->path, data, len, &s->out, &limited) > 0;
-	if (limited == 2)
-		buf_addf(&s->warn, "%s: warning: %s: gave up after %lld s: the pattern is too costly here;"
-			 " results for this file are incomplete\n", progname, t->path, FILE_BUDGET_NS / 1000000000LL);
-	else if (limited)
-		buf_addf(&s->warn, "%s: warning: %s: the pattern hit PCRE2's match limit on some lines;"
-			 " results for this file may be incomplete\n", progname, t->path);
+	warn_limited(s, t->path, limited);
 done:
 	if (mapped)
 		munmap((void *)data, len);

@@ -655,6 +655,16 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_must_be_empty grep.sv
 	'
 
+	# served_by_parts <n>: ci-grep finds the n lines of rare_tok as a scan
+	# does, with the server's candidates, reading src/big.c by its segments
+	served_by_parts() {
+		grep_same rare_tok &&
+		test_line_count = $1 grep.sv &&
+		(cd repo && ci-grep --stats -c rare_tok 2>../stats >/dev/null) &&
+		test_grep "trigram candidates (the server.s)" stats &&
+		test_grep " MB, 1 by parts)" stats
+	}
+
 	# (an update without the server in the same second as the last one
 	# through it leaves "updated" as the server knows it: its answer then
 	# still holds, since it reads the file list again when meta
@@ -663,21 +673,13 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		awk "BEGIN { for (i = 1; i <= 3000; i++) printf \"int big_%d(void) { return %d; }%s\\n\", i, i, i % 1000 == 500 ? \" /* rare_tok */\" : \"\" }" >repo/src/big.c &&
 		touch -d @1600000000 repo/src/big.c &&
 		(cd repo && ci-index update) &&
-		grep_same rare_tok &&
-		test_line_count = 3 grep.sv &&
-		(cd repo && ci-grep --stats -c rare_tok 2>../stats >/dev/null) &&
-		test_grep "trigram candidates (the server.s)" stats &&
-		test_grep " MB, 1 by parts)" stats &&
+		served_by_parts 3 &&
 		echo "int big_more(void) { return 0; } /* rare_tok */" >>repo/src/big.c &&
 		grep_same rare_tok &&
 		test_line_count = 4 grep.sv &&
 		touch -d @1600000000 repo/src/big.c &&
 		(cd repo && ci-index update) &&
-		grep_same rare_tok &&
-		test_line_count = 4 grep.sv &&
-		(cd repo && ci-grep --stats -c rare_tok 2>../stats >/dev/null) &&
-		test_grep "trigram candidates (the server.s)" stats &&
-		test_grep " MB, 1 by parts)" stats &&
+		served_by_parts 4 &&
 		echo "int big_last(void) { return 1; } /* rare_tok */" >>repo/src/big.c &&
 		touch -d @1600000000 repo/src/big.c &&
 		(cd repo && ci-index --no-server update) &&
