@@ -41,6 +41,10 @@ if [ $vectors = 1 ]; then
 			{ echo "rank.sh: embedding failed" >&2; rm -f "$tree-vec.db.tmp"; exit 1; }
 		echo "embedding every chunk: $(( (${EPOCHREALTIME/./} - t0) / 1000000 )) s"
 		mv "$tree-vec.db.tmp" "$tree-vec.db"
+		rm -f "$tree-vec.db.tmp.vec" "$tree-vec.db.tmp-shm" "$tree-vec.db.tmp-wal" "$tree-vec.db.tmp.lock"
+		# the vector snapshot is named after the database: write it for the new name
+		(cd "$tree" && "$bin/ci-index" --no-progress --index "$tree-vec.db" update) ||
+			{ echo "rank.sh: the update that writes the vector snapshot failed" >&2; exit 1; }
 	fi
 	db=$tree-vec.db
 fi

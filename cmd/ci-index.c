@@ -2290,11 +2290,14 @@ static void srv_preload(const char *path)
 	srv_all_dirty = 1;	/* the first update looks at everything */
 }
 
+static void srv_close_db(void);
+
 static void srv_refresh(const char *path)
 {
 	struct stat st;
 
 	(void)path;
+	srv_close_db();	/* SQLite's state must not cross a fork */
 	srv_events();	/* what happened up to now counts for this worker */
 	if (srv_root && (stat(srv_root, &st) < 0 || st.st_ino != srv_root_ino || st.st_dev != srv_root_dev)) {
 		/* the tree was replaced (removed, cloned again): nothing watched is it */
@@ -2425,6 +2428,27 @@ struct srv_file {
 static struct srv_file *srv_map;	/* sorted by blob */
 static size_t srv_map_nr, srv_map_alloc;
 static char srv_map_gen[32];		/* the index's "generation" when it was read */
+static sqlite3 *srv_db;			/* a read connection for the questions, kept open
+					   between them (a warm page cache) and closed
+					   before each fork: a worker inherits none */
+
+/* The read connection, opened if need be; NULL if the index cannot be opened. */
+static sqlite3 *srv_read_db(void)
+{
+	if (!srv_db && sqlite3_open_v2(srv_index, &srv_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(srv_db);
+		srv_db = NULL;
+	}
+	if (srv_db)
+		sqlite3_busy_timeout(srv_db, 10000);
+	return srv_db;
+}
+
+static void srv_close_db(void)
+{
+	sqlite3_close(srv_db);
+	srv_db = NULL;
+}
 
 static void srv_map_clear(void)
 {
@@ -2537,7 +2561,7 @@ static int srv_cand_line(struct buf *out, const struct srv_file *f, const unsign
  */
 static void srv_cand(const char *match, struct buf *out)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *db = srv_read_db();
 	sqlite3_stmt *st = NULL;
 	const char *updated = NULL, *gen = NULL;
 	unsigned char hits[INDEX_SEG_MAX / 8];
@@ -2545,11 +2569,7 @@ static void srv_cand(const char *match, struct buf *out)
 	size_t i;
 	int rc = SQLITE_ERROR, bad = 0;
 
-	/* a connection of its own each time: none is open when a worker forks */
-	if (sqlite3_open_v2(srv_index, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		goto all;
-	sqlite3_busy_timeout(db, 10000);
-	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	if (!db || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key = 'updated'), "
 			       "(SELECT value FROM meta WHERE key = 'generation')", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW || !(updated = (const char *)sqlite3_column_text(st, 0)) ||
@@ -2590,14 +2610,11 @@ static void srv_cand(const char *match, struct buf *out)
 			srv_cand_line(out, &srv_map[i], NULL);
 	sqlite3_finalize(st);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
 	return;
 all:
 	sqlite3_finalize(st);
-	if (db) {
+	if (db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close(db);
-	}
 	buf_reset(out);
 	buf_addstr(out, "ALL\n");
 }
@@ -2605,19 +2622,18 @@ all:
 /* Read the map again if the file list changed (after an update here). */
 static void srv_map_refresh(void)
 {
-	sqlite3 *db = NULL;
+	sqlite3 *db = srv_read_db();
 	sqlite3_stmt *st = NULL;
 	const char *gen;
 
-	if (sqlite3_open_v2(srv_index, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
+	if (db && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
 	    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'generation'", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW && (gen = (const char *)sqlite3_column_text(st, 0)) &&
 	    strlen(gen) < sizeof(srv_map_gen) && strcmp(gen, srv_map_gen))
 		srv_map_load(db, gen);	/* on failure the next search tries again */
 	sqlite3_finalize(st);
-	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(db);
+	if (db)
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
 
 /*
