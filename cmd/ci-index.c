@@ -2427,14 +2427,31 @@ struct srv_file {
 };
 static struct srv_file *srv_map;	/* sorted by blob */
 static size_t srv_map_nr, srv_map_alloc;
-static char srv_map_gen[32];		/* the index's "generation" when it was read */
+static char srv_map_gen[96];		/* the index's "created" and "generation" when it
+					   was read (a rebuilt index starts counting anew) */
 static sqlite3 *srv_db;			/* a read connection for the questions, kept open
 					   between them (a warm page cache) and closed
 					   before each fork: a worker inherits none */
 
-/* The read connection, opened if need be; NULL if the index cannot be opened. */
+static dev_t srv_db_dev;		/* the file srv_db reads */
+static ino_t srv_db_ino;
+
+static void srv_close_db(void);
+
+/*
+ * The read connection, opened if need be (again when the index file was
+ * replaced, as a build does by a rename); NULL if the index cannot be opened.
+ */
 static sqlite3 *srv_read_db(void)
 {
+	struct stat st;
+
+	if (stat(srv_index, &st) < 0)
+		st.st_dev = 0, st.st_ino = 0;
+	if (srv_db && (st.st_dev != srv_db_dev || st.st_ino != srv_db_ino))
+		srv_close_db();
+	srv_db_dev = st.st_dev;
+	srv_db_ino = st.st_ino;
 	if (!srv_db && sqlite3_open_v2(srv_index, &srv_db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		sqlite3_close(srv_db);
 		srv_db = NULL;
@@ -2571,6 +2588,7 @@ static void srv_cand(const char *match, struct buf *out)
 
 	if (!db || sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key = 'updated'), "
+			       "(SELECT value FROM meta WHERE key = 'created') || ' ' || "
 			       "(SELECT value FROM meta WHERE key = 'generation')", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW || !(updated = (const char *)sqlite3_column_text(st, 0)) ||
 	    !(gen = (const char *)sqlite3_column_text(st, 1)) || strcmp(updated, srv_stamp) ||
@@ -2627,7 +2645,8 @@ static void srv_map_refresh(void)
 	const char *gen;
 
 	if (db && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'generation'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key = 'created') || ' ' || "
+			       "(SELECT value FROM meta WHERE key = 'generation')", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW && (gen = (const char *)sqlite3_column_text(st, 0)) &&
 	    strlen(gen) < sizeof(srv_map_gen) && strcmp(gen, srv_map_gen))
 		srv_map_load(db, gen);	/* on failure the next search tries again */

@@ -665,10 +665,10 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_grep " MB, 1 by parts)" stats
 	}
 
-	# (an update without the server in the same second as the last one
-	# through it leaves "updated" as the server knows it: its answer then
-	# still holds, since it reads the file list again when meta
-	# "generation" moved)
+	# (an update without the server, or a build, in the same second as the
+	# last update through it leaves "updated" as the server knows it: its
+	# answer then still holds, since it reads the file list again when meta
+	# "created" or "generation" moved, from the new file after a build)
 	test_expect_success 'server: ci-grep takes the trigram candidates from it, before and after an update' '
 		awk "BEGIN { for (i = 1; i <= 3000; i++) printf \"int big_%d(void) { return %d; }%s\\n\", i, i, i % 1000 == 500 ? \" /* rare_tok */\" : \"\" }" >repo/src/big.c &&
 		touch -d @1600000000 repo/src/big.c &&
@@ -683,6 +683,12 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		echo "int big_last(void) { return 1; } /* rare_tok */" >>repo/src/big.c &&
 		touch -d @1600000000 repo/src/big.c &&
 		(cd repo && ci-index --no-server update) &&
+		grep_same rare_tok &&
+		test_line_count = 5 grep.sv &&
+		(cd repo && ci-index build) &&
+		grep_same rare_tok &&
+		test_line_count = 5 grep.sv &&
+		(cd repo && ci-index update) &&
 		grep_same rare_tok &&
 		test_line_count = 5 grep.sv
 	'
