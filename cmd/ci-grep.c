@@ -963,32 +963,19 @@ struct plan {
 /* The plan for a candidate f, or NULL when all of it is to be read. */
 static struct plan *plan_of(const struct index_file *f)
 {
+	struct index_seg runs[INDEX_SEG_MAX];
 	struct plan *pl;
-	struct index_seg sg;
-	unsigned i, n = 0;
+	int nr;
 
 	if (!f->hits || !f->exact)
 		return NULL;
-	for (i = 0; i < INDEX_SEG_MAX / 8; i++)
-		n += (unsigned)__builtin_popcount(f->hits[i]);
-	pl = xmalloc(sizeof(*pl) + n * sizeof(pl->part[0]));
-	pl->nr = 0;
-	for (i = 0; i < INDEX_SEG_MAX; i++) {
-		if (!(f->hits[i / 8] & (1u << (i % 8))))
-			continue;
-		if (index_seg_at(f->segs, f->segs_len, i, &sg) < 0) {
-			free(pl);	/* not a segment of this blob: the index is damaged */
-			return NULL;
-		}
-		if (pl->nr && pl->part[pl->nr - 1].end == sg.off)
-			pl->part[pl->nr - 1].end = sg.end;
-		else
-			pl->part[pl->nr++] = sg;
-	}
-	if (!pl->nr || (pl->nr == 1 && pl->part[0].off == 0 && pl->part[0].end == UINT64_MAX)) {
-		free(pl);	/* the whole file */
+	/* none (a damaged index), or the whole file: read it whole */
+	nr = index_seg_runs(f->segs, f->segs_len, f->hits, runs);
+	if (nr <= 0 || (nr == 1 && runs[0].off == 0 && runs[0].end == UINT64_MAX))
 		return NULL;
-	}
+	pl = xmalloc(sizeof(*pl) + (size_t)nr * sizeof(pl->part[0]));
+	pl->nr = (size_t)nr;
+	memcpy(pl->part, runs, (size_t)nr * sizeof(runs[0]));
 	return pl;
 }
 
@@ -2508,12 +2495,14 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	for (i = 0; i < cand.nr; i++) {
 		const char *p = cand.v[i].path;
 		struct target *t;
+		int racy;
 		if (!in_scope(sc, p) || ((e = idir_find(&d, dir_of(p, &dir))) && e->changed))
 			continue;
 		/* in a directory the server vouches for, a file is as indexed: no stat */
+		racy = is_racy(&d, p);
 		t = add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime,
-			       e && e->clean && !is_racy(&d, p) ? T_READ : T_VERIFY, 0);
-		if (t && !is_racy(&d, p)) {
+			       e && e->clean && !racy ? T_READ : T_VERIFY, 0);
+		if (t && !racy) {
 			t->plan = cand.v[i].plan;
 			cand.v[i].plan = NULL;
 		}

@@ -499,60 +499,25 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum v
 	ld->coupling_add = prep(db, "INSERT OR REPLACE INTO coupling(a, b, score, co_changes, last) VALUES (?1, ?2, ?3, ?4, ?5)");
 }
 
-/* Newlines in p[0..n). */
-static uint64_t count_lines_in(const char *p, size_t n)
-{
-	const char *e = p + n;
-	uint64_t c = 0;
-
-	while (p < e && (p = memchr(p, '\n', (size_t)(e - p)))) {
-		c++;
-		p++;
-	}
-	return c;
-}
-
 /*
  * Each segment of a blob's text (index_segments) to fn(its row in chunks_tri,
- * the segment's text, data), in order; what fn returns if not 0.  The text is
- * its chunks' texts joined by newlines, which is the file's bytes when their
- * lengths agree (size, the blob's: the file's last newline is no chunk's);
- * otherwise it is one segment, which a search reads whole.  segs, if not NULL,
- * gets the blob's segs column (empty for one segment).
+ * the segment's text, data), in order; what fn returns if not 0.  segs, if not
+ * NULL, gets the blob's segs column.
  */
 static int each_segment(sqlite3_int64 id, const char *text, size_t len, int64_t size,
 			int (*fn)(sqlite3_int64 row, const char *seg, size_t n, void *data), void *data,
 			struct buf *segs)
 {
 	uint32_t ends[INDEX_SEG_MAX];
-	unsigned n, i;
-	size_t start = 0;
-	uint64_t line = 1;
+	unsigned n = index_segments(text, len, size, ends), i;
 	int rc;
 
-	if ((int64_t)len == size || (int64_t)len + 1 == size) {
-		n = index_segments(text, len, ends);
-	} else {
-		n = 1;
-		ends[0] = (uint32_t)(len < UINT32_MAX ? len : UINT32_MAX);
-	}
-	if (segs)
-		buf_reset(segs);
-	for (i = 0; i < n; i++) {
-		if (i && segs) {
-			unsigned char le[8];
-			for (int k = 0; k < 4; k++) {
-				le[k] = (unsigned char)(start >> (8 * k));
-				le[4 + k] = (unsigned char)(line >> (8 * k));
-			}
-			buf_add(segs, le, 8);
-		}
-		if ((rc = fn((id << INDEX_SEG_BITS) | i, text + start, ends[i] - start, data)))
+	for (i = 0; i < n; i++)
+		if ((rc = fn((id << INDEX_SEG_BITS) | i, text + (i ? ends[i - 1] : 0),
+			     ends[i] - (i ? ends[i - 1] : 0), data)))
 			return rc;
-		if (segs)
-			line += count_lines_in(text + start, ends[i] - start);
-		start = ends[i];
-	}
+	if (segs)
+		index_segs_encode(segs, text, ends, n);
 	return 0;
 }
 
@@ -2539,32 +2504,17 @@ static size_t srv_map_find(sqlite3_int64 blob)
  */
 static int srv_cand_line(struct buf *out, const struct srv_file *f, const unsigned char *hits)
 {
-	struct index_seg sg, run = { 0, 0, 0 };
-	unsigned i;
-	int have = 0;
-	size_t at = out->len;
+	struct index_seg runs[INDEX_SEG_MAX];
+	int i, nr = hits && f->exact ? index_seg_runs(f->segs, f->segs_len, hits, runs) : 0;
 
-	for (i = 0; hits && f->exact && i < INDEX_SEG_MAX; i++) {
-		if (!(hits[i / 8] & (1u << (i % 8))))
-			continue;
-		if (index_seg_at(f->segs, f->segs_len, i, &sg) < 0) {
-			buf_setlen(out, at);
-			return -1;
-		}
-		if (have && run.end == sg.off) {
-			run.end = sg.end;
-			continue;
-		}
-		if (have)
-			buf_addf(out, "%s%llu,%lld,%ld", out->len > at ? ";" : "", (unsigned long long)run.off,
-				 run.end == UINT64_MAX ? -1LL : (long long)run.end, run.line);
-		run = sg;
-		have = 1;
-	}
-	if (have && !(out->len == at && run.off == 0 && run.end == UINT64_MAX))
-		buf_addf(out, "%s%llu,%lld,%ld", out->len > at ? ";" : "", (unsigned long long)run.off,
-			 run.end == UINT64_MAX ? -1LL : (long long)run.end, run.line);
-	if (out->len == at)
+	if (nr < 0)
+		return -1;
+	if (nr == 1 && runs[0].off == 0 && runs[0].end == UINT64_MAX)
+		nr = 0;		/* the whole file */
+	for (i = 0; i < nr; i++)
+		buf_addf(out, "%s%llu,%lld,%ld", i ? ";" : "", (unsigned long long)runs[i].off,
+			 runs[i].end == UINT64_MAX ? -1LL : (long long)runs[i].end, runs[i].line);
+	if (!nr)
 		buf_addch(out, '-');
 	buf_addf(out, "\t%lld\t%lld\t%d\t%s\n", (long long)f->size, (long long)f->mtime, f->exact, f->path);
 	return 0;

@@ -637,7 +637,7 @@ int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_
 	return each_file(ix, st, fn, data);
 }
 
-unsigned index_segments(const char *text, size_t len, uint32_t *ends)
+unsigned index_segments(const char *text, size_t len, int64_t size, uint32_t *ends)
 {
 	size_t min = INDEX_SEG_MIN, pos = 0;
 	unsigned n = 0;
@@ -645,8 +645,9 @@ unsigned index_segments(const char *text, size_t len, uint32_t *ends)
 
 	if (len / (INDEX_SEG_MAX - 1) + 1 > min)
 		min = len / (INDEX_SEG_MAX - 1) + 1;	/* at most INDEX_SEG_MAX segments */
-	if (len > UINT32_MAX) {
-		ends[0] = UINT32_MAX;	/* offsets are 32 bits: one segment, read whole */
+	if (len >= UINT32_MAX || ((int64_t)len != size && (int64_t)len + 1 != size)) {
+		/* offsets are 32 bits, or not the file's: one segment, read whole */
+		ends[0] = (uint32_t)(len < UINT32_MAX ? len : UINT32_MAX);
 		return 1;
 	}
 	do {
@@ -666,6 +667,29 @@ static uint32_t get_u32le(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static void put_u32le(unsigned char *p, uint32_t v)
+{
+	for (int k = 0; k < 4; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+void index_segs_encode(struct buf *out, const char *text, const uint32_t *ends, unsigned n)
+{
+	uint32_t line = 1;
+	const char *p, *e;
+
+	buf_reset(out);
+	for (unsigned i = 0; i + 1 < n; i++) {
+		unsigned char le[8];
+		/* the lines of segment i */
+		for (p = text + (i ? ends[i - 1] : 0), e = text + ends[i]; p < e && (p = memchr(p, '\n', (size_t)(e - p))); p++)
+			line++;
+		put_u32le(le, ends[i]);
+		put_u32le(le + 4, line);
+		buf_add(out, le, 8);
+	}
+}
+
 int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg *out)
 {
 	const unsigned char *p = segs;
@@ -677,6 +701,24 @@ int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg
 	out->line = i ? (long)get_u32le(p + 8 * (i - 1) + 4) : 1;
 	out->end = i + 1 < n ? get_u32le(p + 8 * i) : UINT64_MAX;
 	return 0;
+}
+
+int index_seg_runs(const void *segs, size_t segs_len, const unsigned char *hits, struct index_seg *runs)
+{
+	struct index_seg sg;
+	int nr = 0;
+
+	for (unsigned i = 0; i < INDEX_SEG_MAX; i++) {
+		if (!(hits[i / 8] & (1u << (i % 8))))
+			continue;
+		if (index_seg_at(segs, segs_len, i, &sg) < 0)
+			return -1;
+		if (nr && runs[nr - 1].end == sg.off)
+			runs[nr - 1].end = sg.end;
+		else
+			runs[nr++] = sg;
+	}
+	return nr;
 }
 
 int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col)

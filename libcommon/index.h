@@ -33,11 +33,23 @@
 #define INDEX_SEG_MIN 4096u
 
 /*
- * Cut text[0..len) into segments: ends[i] is the offset just past segment i (its
- * last line's '\n', or len).  ends must hold INDEX_SEG_MAX entries.  Returns the
+ * Cut text[0..len), a blob's chunk texts joined by newlines, into segments:
+ * ends[i] is the offset just past segment i (its last line's '\n', or len).
+ * The text is the file's bytes when its length is the blob's size (or one less:
+ * the file's last newline is no chunk's); otherwise it is one segment, which a
+ * search reads whole.  ends must hold INDEX_SEG_MAX entries.  Returns the
  * number of segments, at least 1 (an empty text is one empty segment).
  */
-unsigned index_segments(const char *text, size_t len, uint32_t *ends);
+unsigned index_segments(const char *text, size_t len, int64_t size, uint32_t *ends);
+
+struct buf;
+
+/*
+ * The blobs.segs column of text cut at ends[0..n) (index_segments) into out:
+ * where each segment after the first starts, a little-endian uint32 byte offset
+ * and uint32 line each; empty for one segment.
+ */
+void index_segs_encode(struct buf *out, const char *text, const uint32_t *ends, unsigned n);
 
 /* A segment's place in its file: where it starts, in bytes, and its first line. */
 struct index_seg {
@@ -51,6 +63,15 @@ struct index_seg {
  * blob of one segment) into *out.  Returns 0, or -1 if i is not a segment of it.
  */
 int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg *out);
+
+/*
+ * The segments set in hits (a bitmap of INDEX_SEG_MAX bits) of a blob whose
+ * blobs.segs is segs[0..segs_len), neighbours merged, in order, into runs (room
+ * for INDEX_SEG_MAX): each with its first segment's start and line and its last
+ * one's end.  Returns their number, or -1 if hits names a segment the blob does
+ * not have (a damaged index).
+ */
+int index_seg_runs(const void *segs, size_t segs_len, const unsigned char *hits, struct index_seg *runs);
 
 struct ci_index;
 
