@@ -436,12 +436,16 @@ static struct cand *find_cand(sqlite3_int64 chunk)
 	return NULL;
 }
 
-static struct cand *add_cand(sqlite3_stmt *st, int base)
+/*
+ * A candidate for chunk id (the first file of its blob by path), unless the
+ * options filter it out (NULL).  st's columns from base: the chunk's start,
+ * end, kind, name, scope.
+ */
+static struct cand *add_cand_at(sqlite3_int64 id, sqlite3_int64 blob, const char *path, const char *lang,
+				sqlite3_stmt *st, int base)
 {
-	/* columns from base: chunk id, blob id, path, start, end, kind, name, scope, lang */
-	sqlite3_int64 id = sqlite3_column_int64(st, base);
 	struct cand *c = find_cand(id);
-	const char *path = col(st, base + 2), *lang = col(st, base + 8), *kind = col(st, base + 5);
+	const char *kind = col(st, base + 2);
 
 	if (c)
 		return c;
@@ -452,17 +456,24 @@ static struct cand *add_cand(sqlite3_stmt *st, int base)
 	c = &cands[cands_nr++];
 	memset(c, 0, sizeof(*c));
 	c->chunk = id;
-	c->blob = sqlite3_column_int64(st, base + 1);
+	c->blob = blob;
 	c->path = xstrdup(path);
-	c->start = sqlite3_column_int64(st, base + 3);
-	c->end = sqlite3_column_int64(st, base + 4);
+	c->start = sqlite3_column_int64(st, base);
+	c->end = sqlite3_column_int64(st, base + 1);
 	c->kind = xstrdup(kind ? kind : "");
-	c->name = col(st, base + 6) ? xstrdup(col(st, base + 6)) : NULL;
-	c->scope = col(st, base + 7) ? xstrdup(col(st, base + 7)) : NULL;
+	c->name = col(st, base + 3) ? xstrdup(col(st, base + 3)) : NULL;
+	c->scope = col(st, base + 4) ? xstrdup(col(st, base + 4)) : NULL;
 	c->lang = lang ? xstrdup(lang) : NULL;
 	c->is_test = is_test_path(path);
 	c->is_doc = is_doc_file(path, lang);
 	return c;
+}
+
+static struct cand *add_cand(sqlite3_stmt *st, int base)
+{
+	/* columns from base: chunk id, blob id, path, start, end, kind, name, scope, lang */
+	return add_cand_at(sqlite3_column_int64(st, base), sqlite3_column_int64(st, base + 1), col(st, base + 2),
+			   col(st, base + 8), st, base + 3);
 }
 
 static int cmp_sig;
@@ -473,6 +484,28 @@ static int cmp_by_sig(const void *a, const void *b)
 	if (x->sig[cmp_sig] != y->sig[cmp_sig])
 		return x->sig[cmp_sig] > y->sig[cmp_sig] ? -1 : 1;
 	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+/*
+ * With CI_RANK_TRACE in the environment, the milliseconds since the index was
+ * opened at each phase of a query, on stderr: where a query's time goes.
+ */
+static void trace(const char *what)
+{
+	static int on = -1;
+	static double t0;
+	struct timespec ts;
+	double t;
+
+	if (on < 0)
+		on = getenv("CI_RANK_TRACE") != NULL;
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	if (!t0)
+		t0 = t;
+	fprintf(stderr, "ci-rank: trace: %s %.2f ms\n", what, t - t0);
 }
 
 #define CHUNK_COLS "c.id, c.blob_id, f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, b.lang"
@@ -597,6 +630,21 @@ static int cmp_scored(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static int cmp_cand_path(const void *a, const void *b)
+{
+	const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
+	int r = strcmp(x->path, y->path);
+
+	return r ? r : x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+static int cmp_scored_id(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 #define KEYWORD_TOP 400
 
 /* The best KEYWORD_TOP chunks for an FTS5 expression, with a weight per phrase. */
@@ -702,6 +750,7 @@ static void signal_keyword(long total_chunks)
 		}
 		buf_addch(&q2, ')');
 		ntop = keyword_top(q2.buf, w2, n2, top);
+		trace("kw-rare");
 		if (ntop == KEYWORD_TOP && -top[ntop - 1].s > common_bound)
 			done = 1;
 		buf_release(&q2);
@@ -742,10 +791,11 @@ static void signal_keyword(long total_chunks)
 		free(all);
 		buf_release(&q3);
 	}
+	trace("kw-common");
 	if (!done)
 		ntop = keyword_top(q.buf, w, nphrase, top);
-	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
-		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1 ORDER BY f.path");
+	trace("kw-full");
+	st = prep("SELECT blob_id, start_line, end_line, kind, name, scope FROM chunks WHERE id = ?1");
 	{
 		/*
 		 * A chunk's keyword score mixes its own BM25 with its file's: the sum of
@@ -754,35 +804,77 @@ static void signal_keyword(long total_chunks)
 		 */
 		size_t k2;
 		struct cand **v;
+		sqlite3_stmt *fst;
+		struct { sqlite3_int64 blob; char *path, *lang; } *bc = NULL;
+		size_t bc_nr = 0, bc_alloc = 0, b;
+
+		/*
+		 * In the order of chunk ids (neighbours share pages), each file's
+		 * path asked once: a chunk's row, then its blob's first file.
+		 */
+		qsort(top, ntop, sizeof(*top), cmp_scored_id);
+		fst = prep("SELECT f.path, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id "
+			   "WHERE f.blob_id = ?1 ORDER BY f.path LIMIT 1");
 		for (k = 0; k < ntop; k++) {
 			double sc = -top[k].s;
+			sqlite3_int64 blob;
+			struct cand *c;
+
 			sqlite3_bind_int64(st, 1, top[k].id);
-			while (sqlite3_step(st) == SQLITE_ROW) {
-				struct cand *c = add_cand(st, 0);
-				if (!c || c->sig[S_KEYWORD] > 0)
-					continue;
-				c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
+			if (sqlite3_step(st) != SQLITE_ROW) {
+				sqlite3_reset(st);
+				continue;
 			}
+			blob = sqlite3_column_int64(st, 0);
+			for (b = 0; b < bc_nr && bc[b].blob != blob; b++)
+				;
+			if (b == bc_nr) {
+				ALLOC_GROW(bc, bc_nr + 1, bc_alloc);
+				bc[b].blob = blob;
+				bc[b].path = bc[b].lang = NULL;
+				bc_nr++;
+				sqlite3_bind_int64(fst, 1, blob);
+				if (sqlite3_step(fst) == SQLITE_ROW) {
+					bc[b].path = xstrdup(col(fst, 0));
+					bc[b].lang = col(fst, 1) ? xstrdup(col(fst, 1)) : NULL;
+				}
+				sqlite3_reset(fst);
+			}
+			if (bc[b].path && (c = add_cand_at(top[k].id, blob, bc[b].path, bc[b].lang, st, 1)) &&
+			    c->sig[S_KEYWORD] <= 0)
+				c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
 			sqlite3_reset(st);
 		}
+		for (b = 0; b < bc_nr; b++) {
+			free(bc[b].path);
+			free(bc[b].lang);
+		}
+		free(bc);
+		sqlite3_finalize(fst);
+		trace("kw-cands");
 		double best_chunk = 0, best_file = 0;
 		double *file_sum = xcalloc(cands_nr + 1, sizeof(double));
-		for (i = 0; i < cands_nr; i++) {
+		/* each file's best three, over the candidates in the order of paths */
+		v = xmalloc((cands_nr + 1) * sizeof(*v));
+		for (i = 0; i < cands_nr; i++)
+			v[i] = &cands[i];
+		qsort(v, cands_nr, sizeof(*v), cmp_cand_path);
+		for (i = 0; i < cands_nr; i = k) {
 			double top3[3] = { 0, 0, 0 };
-			if (cands[i].sig[S_KEYWORD] > best_chunk)
-				best_chunk = cands[i].sig[S_KEYWORD];
-			for (k2 = 0; k2 < cands_nr; k2++) {
-				double x = cands[k2].sig[S_KEYWORD];
-				if (strcmp(cands[k2].path, cands[i].path))
-					continue;
+			for (k = i; k < cands_nr && !strcmp(v[k]->path, v[i]->path); k++) {
+				double x = v[k]->sig[S_KEYWORD];
+				if (x > best_chunk)
+					best_chunk = x;
 				if (x > top3[0]) { top3[2] = top3[1]; top3[1] = top3[0]; top3[0] = x; }
 				else if (x > top3[1]) { top3[2] = top3[1]; top3[1] = x; }
 				else if (x > top3[2]) top3[2] = x;
 			}
-			file_sum[i] = top3[0] + top3[1] + top3[2];
-			if (file_sum[i] > best_file)
-				best_file = file_sum[i];
+			for (k2 = i; k2 < k; k2++)
+				file_sum[v[k2] - cands] = top3[0] + top3[1] + top3[2];
+			if (top3[0] + top3[1] + top3[2] > best_file)
+				best_file = top3[0] + top3[1] + top3[2];
 		}
+		free(v);
 		for (i = 0; i < cands_nr; i++)
 			if (cands[i].sig[S_KEYWORD] > 0)
 				cands[i].sig[S_KEYWORD] = 0.5 * cands[i].sig[S_KEYWORD] / (best_chunk > 0 ? best_chunk : 1) +
@@ -2983,6 +3075,7 @@ int main(int argc, char **argv)
 	 * from malloc) answered 2-3 ms sooner at p50 than 16 (A/B, 60 queries each).
 	 */
 	index_huge_page_cache(4 << 20);
+	trace("open");
 	rc = index_open(&ix, path, 1);
 	if (rc) {
 		if (rc > 0)
@@ -3027,6 +3120,7 @@ int main(int argc, char **argv)
 	}
 
 	/* first: the query's vector and the scan of the vectors run meanwhile */
+	trace("opened");
 	memset(&qjob, 0, sizeof(qjob));
 	qjob.snap_rc = 1;
 	if (strcmp(o.mode, "keyword"))
@@ -3052,21 +3146,28 @@ int main(int argc, char **argv)
 		scope_docs = intent != I_ISSUE && has_word(q.buf, doc_words);
 	}
 
+	trace("weigh");
 	if (strcmp(o.mode, "semantic")) {
 		signal_keyword(total_chunks);
+		trace("keyword");
 		used[S_KEYWORD] = 1;
 		if (!strcmp(o.mode, "hybrid")) {
 			signal_symbol();
+			trace("symbol");
 			used[S_SYMBOL] = 1;
 			signal_path();
+			trace("path");
 			used[S_PATH] = 1;
 			used[S_STRUCTURE] = signal_structure();
+			trace("structure");
 			used[S_CHANGE] = signal_change();
+			trace("change");
 		}
 	}
 
 	if (strcmp(o.mode, "keyword"))
 		used[S_SEMANTIC] = signal_semantic(&qjob);
+	trace("semantic");
 
 	if (!strcmp(o.mode, "semantic") && !used[S_SEMANTIC]) {
 		error("semantic search needs vectors in the index and the model: run "
@@ -3077,6 +3178,7 @@ int main(int argc, char **argv)
 		return EXIT_IO;
 	}
 	fuse();
+	trace("fuse");
 	{
 		double wall = 0;
 		for (int s = 0; s < S_MAX; s++)

@@ -661,6 +661,18 @@ test_expect_success 'a full disk: exit 3' '
 	test_grep "^ci-rank: " err
 '
 
+test_expect_success 'CI_RANK_TRACE: the phases of a query on stderr, the answer unchanged' '
+	cd repo &&
+	ci-rank --scope all total price >expect 2>err &&
+	test_must_be_empty err &&
+	CI_RANK_TRACE=1 ci-rank --scope all total price >out 2>err &&
+	test_cmp expect out &&
+	for phase in opened weigh keyword kw-cands symbol path structure change semantic fuse
+	do
+		test_grep "^ci-rank: trace: $phase [0-9][0-9.]* ms\$" err || return 1
+	done
+'
+
 test_expect_success 'a closed pipe: no complaint' '
 	cd repo &&
 	ci-rank --scope all --limit 50 --per-file 10 total price 2>err | head -n 1 >out &&
