@@ -428,11 +428,65 @@ static int path_ok(const char *path)
 	return !strncmp(path, o.path, l) && (!path[l] || path[l] == '/' || o.path[l - 1] == '/');
 }
 
+/*
+ * The candidates by chunk id: an open-addressing table of (id, index in
+ * cands), rebuilt when it fills or when an entry no longer points at its
+ * chunk (cands sorted or cut since).
+ */
+static struct { sqlite3_int64 id; size_t at; } *cand_tab;
+static size_t cand_tab_cap, cand_tab_nr;
+
+static size_t cand_slot(sqlite3_int64 id)
+{
+	uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+
+	return (size_t)(h >> 20) & (cand_tab_cap - 1);
+}
+
+static void cand_tab_put(sqlite3_int64 id, size_t at)
+{
+	size_t k = cand_slot(id);
+
+	while (cand_tab[k].at != (size_t)-1 && cand_tab[k].id != id)
+		k = (k + 1) & (cand_tab_cap - 1);
+	if (cand_tab[k].at == (size_t)-1)
+		cand_tab_nr++;
+	cand_tab[k].id = id;
+	cand_tab[k].at = at;
+}
+
+static void cand_tab_rebuild(size_t want)
+{
+	size_t cap = 1024;
+
+	while (cap < 2 * want)
+		cap *= 2;
+	free(cand_tab);
+	cand_tab = xmalloc(cap * sizeof(*cand_tab));
+	cand_tab_cap = cap;
+	cand_tab_nr = 0;
+	for (size_t k = 0; k < cap; k++)
+		cand_tab[k].at = (size_t)-1;
+	for (size_t i = 0; i < cands_nr; i++)
+		cand_tab_put(cands[i].chunk, i);
+}
+
 static struct cand *find_cand(sqlite3_int64 chunk)
 {
-	for (size_t i = 0; i < cands_nr; i++)
-		if (cands[i].chunk == chunk)
-			return &cands[i];
+	size_t k;
+
+	if (!cand_tab)
+		cand_tab_rebuild(cands_nr);
+	for (int pass = 0; pass < 2; pass++) {
+		for (k = cand_slot(chunk); cand_tab[k].at != (size_t)-1; k = (k + 1) & (cand_tab_cap - 1))
+			if (cand_tab[k].id == chunk)
+				break;
+		if (cand_tab[k].at == (size_t)-1)
+			return NULL;
+		if (cand_tab[k].at < cands_nr && cands[cand_tab[k].at].chunk == chunk)
+			return &cands[cand_tab[k].at];
+		cand_tab_rebuild(cands_nr);	/* moved: index them again */
+	}
 	return NULL;
 }
 
@@ -456,6 +510,10 @@ static struct cand *add_cand_at(sqlite3_int64 id, sqlite3_int64 blob, const char
 	c = &cands[cands_nr++];
 	memset(c, 0, sizeof(*c));
 	c->chunk = id;
+	if (2 * (cand_tab_nr + 1) > cand_tab_cap)
+		cand_tab_rebuild(cands_nr);
+	else
+		cand_tab_put(id, cands_nr - 1);
 	c->blob = blob;
 	c->path = xstrdup(path);
 	c->start = sqlite3_column_int64(st, base);
@@ -577,13 +635,13 @@ static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
 		    sqlite3_value **val)
 {
 	const double k1 = 1.2, b = 0.75;
-	int ncol = api->xColumnCount(fts), nphrase = api->xPhraseCount(fts), ninst = 0, ip, ic, io, i;
+	int ncol = api->xColumnCount(fts), nphrase = api->xPhraseCount(fts), ip, ic, io, i;
 	struct bm25_avg *avg = api->xGetAuxdata(fts, 0);
-	double freq[128] = { 0 }, score = 0, dl;
+	double freq[128] = { 0 }, cw[8], score = 0, dl;
 	int ntok = 0;
 
-	if (nphrase > 128 || nval < ncol + nphrase) {
-		sqlite3_result_error(ctx, "ci_bm25: a weight per column and per phrase, at most 128 phrases", -1);
+	if (nphrase > 128 || ncol > 8 || nval < ncol + nphrase) {
+		sqlite3_result_error(ctx, "ci_bm25: a weight per column and per phrase, at most 8 columns and 128 phrases", -1);
 		return;
 	}
 	if (!avg) {
@@ -601,10 +659,20 @@ static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
 			return;
 		}
 	}
-	api->xInstCount(fts, &ninst);
-	for (i = 0; i < ninst; i++)
-		if (api->xInst(fts, i, &ip, &ic, &io) == SQLITE_OK && ip >= 0 && ip < nphrase && ic >= 0 && ic < ncol)
-			freq[ip] += sqlite3_value_double(val[ic]);
+	/*
+	 * Each phrase's instances walked in its own position list: xInstCount
+	 * would first merge every phrase's into one sorted array, per row.
+	 */
+	for (ic = 0; ic < ncol; ic++)
+		cw[ic] = sqlite3_value_double(val[ic]);
+	for (ip = 0; ip < nphrase; ip++) {
+		Fts5PhraseIter it;
+		if (api->xPhraseFirst(fts, ip, &it, &ic, &io) != SQLITE_OK)
+			continue;
+		for (; ic >= 0; api->xPhraseNext(fts, &it, &ic, &io))
+			if (ic < ncol)
+				freq[ip] += cw[ic];
+	}
 	dl = chunk_size(api->xRowid(fts));
 	if (!dl) {
 		api->xColumnSize(fts, -1, &ntok);
@@ -645,6 +713,72 @@ static int cmp_scored_id(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/*
+ * The candidates of n chunks (ids and values in v, reordered), each given
+ * its value by set(): in the order of chunk ids (neighbours share pages),
+ * each blob's path asked once (its first file by path).
+ */
+static void lookup_cands(struct scored *v, size_t n, void (*set)(struct cand *, double))
+{
+	sqlite3_stmt *st, *fst;
+	struct { sqlite3_int64 blob; char *path, *lang; } *bc = NULL;
+	size_t bc_nr = 0, bc_alloc = 0, b, k;
+
+	qsort(v, n, sizeof(*v), cmp_scored_id);
+	st = prep("SELECT blob_id, start_line, end_line, kind, name, scope FROM chunks WHERE id = ?1");
+	fst = prep("SELECT f.path, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id "
+		   "WHERE f.blob_id = ?1 ORDER BY f.path LIMIT 1");
+	for (k = 0; k < n; k++) {
+		sqlite3_int64 blob;
+		struct cand *c;
+
+		sqlite3_bind_int64(st, 1, v[k].id);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_reset(st);
+			continue;
+		}
+		blob = sqlite3_column_int64(st, 0);
+		for (b = 0; b < bc_nr && bc[b].blob != blob; b++)
+			;
+		if (b == bc_nr) {
+			ALLOC_GROW(bc, bc_nr + 1, bc_alloc);
+			bc[b].blob = blob;
+			bc[b].path = bc[b].lang = NULL;
+			bc_nr++;
+			sqlite3_bind_int64(fst, 1, blob);
+			if (sqlite3_step(fst) == SQLITE_ROW) {
+				bc[b].path = xstrdup(col(fst, 0));
+				bc[b].lang = col(fst, 1) ? xstrdup(col(fst, 1)) : NULL;
+			}
+			sqlite3_reset(fst);
+		}
+		if (bc[b].path && (c = add_cand_at(v[k].id, blob, bc[b].path, bc[b].lang, st, 1)))
+			set(c, v[k].s);
+		sqlite3_reset(st);
+	}
+	for (b = 0; b < bc_nr; b++) {
+		free(bc[b].path);
+		free(bc[b].lang);
+	}
+	free(bc);
+	sqlite3_finalize(fst);
+	sqlite3_finalize(st);
+}
+
+/* a keyword candidate: its BM25 (v->s is its negation), the first one given */
+static void set_keyword(struct cand *c, double s)
+{
+	if (c->sig[S_KEYWORD] <= 0)
+		c->sig[S_KEYWORD] = -s > 0 ? -s : 1e-9;
+}
+
+/* a semantic candidate: its best cosine, at least 0 */
+static void set_semantic(struct cand *c, double s)
+{
+	if (s > c->sig[S_SEMANTIC])
+		c->sig[S_SEMANTIC] = s > 0 ? s : 0;
+}
+
 #define KEYWORD_TOP 400
 
 /* The best KEYWORD_TOP chunks for an FTS5 expression, with a weight per phrase. */
@@ -683,7 +817,6 @@ static void add_phrase(struct buf *q, const char *sep, const char *text)
 static void signal_keyword(long total_chunks)
 {
 	struct buf q = BUF_INIT;
-	sqlite3_stmt *st;
 	size_t i, k, nphrase = 0, nessential = 0, ntop;
 	double w[64], w2[128], common_bound = 0;
 	int done = 0;
@@ -795,7 +928,6 @@ static void signal_keyword(long total_chunks)
 	if (!done)
 		ntop = keyword_top(q.buf, w, nphrase, top);
 	trace("kw-full");
-	st = prep("SELECT blob_id, start_line, end_line, kind, name, scope FROM chunks WHERE id = ?1");
 	{
 		/*
 		 * A chunk's keyword score mixes its own BM25 with its file's: the sum of
@@ -804,53 +936,7 @@ static void signal_keyword(long total_chunks)
 		 */
 		size_t k2;
 		struct cand **v;
-		sqlite3_stmt *fst;
-		struct { sqlite3_int64 blob; char *path, *lang; } *bc = NULL;
-		size_t bc_nr = 0, bc_alloc = 0, b;
-
-		/*
-		 * In the order of chunk ids (neighbours share pages), each file's
-		 * path asked once: a chunk's row, then its blob's first file.
-		 */
-		qsort(top, ntop, sizeof(*top), cmp_scored_id);
-		fst = prep("SELECT f.path, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id "
-			   "WHERE f.blob_id = ?1 ORDER BY f.path LIMIT 1");
-		for (k = 0; k < ntop; k++) {
-			double sc = -top[k].s;
-			sqlite3_int64 blob;
-			struct cand *c;
-
-			sqlite3_bind_int64(st, 1, top[k].id);
-			if (sqlite3_step(st) != SQLITE_ROW) {
-				sqlite3_reset(st);
-				continue;
-			}
-			blob = sqlite3_column_int64(st, 0);
-			for (b = 0; b < bc_nr && bc[b].blob != blob; b++)
-				;
-			if (b == bc_nr) {
-				ALLOC_GROW(bc, bc_nr + 1, bc_alloc);
-				bc[b].blob = blob;
-				bc[b].path = bc[b].lang = NULL;
-				bc_nr++;
-				sqlite3_bind_int64(fst, 1, blob);
-				if (sqlite3_step(fst) == SQLITE_ROW) {
-					bc[b].path = xstrdup(col(fst, 0));
-					bc[b].lang = col(fst, 1) ? xstrdup(col(fst, 1)) : NULL;
-				}
-				sqlite3_reset(fst);
-			}
-			if (bc[b].path && (c = add_cand_at(top[k].id, blob, bc[b].path, bc[b].lang, st, 1)) &&
-			    c->sig[S_KEYWORD] <= 0)
-				c->sig[S_KEYWORD] = sc > 0 ? sc : 1e-9;
-			sqlite3_reset(st);
-		}
-		for (b = 0; b < bc_nr; b++) {
-			free(bc[b].path);
-			free(bc[b].lang);
-		}
-		free(bc);
-		sqlite3_finalize(fst);
+		lookup_cands(top, ntop, set_keyword);
 		trace("kw-cands");
 		double best_chunk = 0, best_file = 0;
 		double *file_sum = xcalloc(cands_nr + 1, sizeof(double));
@@ -890,7 +976,6 @@ static void signal_keyword(long total_chunks)
 			v[i]->rank[S_KEYWORD] = (int)i + 1;
 		free(v);
 	}
-	sqlite3_finalize(st);
 	buf_release(&q);
 	free(top);
 }
@@ -1219,11 +1304,13 @@ static void *embedder(void *arg)
 	j->dim = embed_dim(m);
 	j->vec = xmalloc(j->dim * sizeof(float));
 	embed_forward(w, &ids, &n, 1, j->vec);
+	trace("embedder: the query's vector");
 	j->model = xstrdup(embed_model_name(m, 0));
 	embed_work_free(w);
 	if (m != pre_model)
 		embed_model_close(m);
 	early_scan_run(j);
+	trace("embedder: the scan");
 	return NULL;
 }
 
@@ -1750,9 +1837,11 @@ static int signal_semantic(struct qvec_job *j)
 		vecsnap_close(&vs);
 		return 0;
 	}
+	trace("semantic: the query's vector");
 	sc = sem_scan_new(qv, dim);
 	if (vs.map && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
 	    semantic_snapshot(sc, &vs, model, j->early) == 0) {
+		trace("semantic: the snapshot's best");
 		early_scan_free(j->early);
 		j->early = NULL;
 		vecsnap_close(&vs);
@@ -1831,18 +1920,15 @@ ranked:
 	top_nr = sc->top_nr;
 	seen = sc->seen > 0;
 	qsort(top, top_nr, sizeof(*top), cmp_sem);
-	st = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
-		  "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
-	for (i = 0; i < top_nr; i++) {
-		sqlite3_bind_int64(st, 1, top[i].id);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			struct cand *c = add_cand(st, 0);
-			if (c && top[i].s > c->sig[S_SEMANTIC])
-				c->sig[S_SEMANTIC] = top[i].s > 0 ? top[i].s : 0;
+	{
+		struct scored *v = xmalloc((top_nr + 1) * sizeof(*v));
+		for (i = 0; i < top_nr; i++) {
+			v[i].id = top[i].id;
+			v[i].s = top[i].s;
 		}
-		sqlite3_reset(st);
+		lookup_cands(v, top_nr, set_semantic);
+		free(v);
 	}
-	sqlite3_finalize(st);
 	sem_scan_free(sc);
 	free(qv);
 	free(model);
@@ -2039,6 +2125,9 @@ static void free_all(void)
 	free(cands);
 	cands = NULL;
 	cands_nr = cands_alloc = 0;
+	free(cand_tab);
+	cand_tab = NULL;
+	cand_tab_cap = cand_tab_nr = 0;
 	for (i = 0; i < terms_nr; i++) {
 		free(terms[i].text);
 		free(terms[i].orig);
@@ -2839,13 +2928,16 @@ static int similar_scan(struct buf *out)
 /* Write what out holds, release everything, and end with ret. */
 static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 {
+	trace("answered");
 	fwrite(out->buf, 1, out->len, stdout);
 	buf_release(out);
 	buf_release(q);
 	free_all();
 	index_close(ix);
 	free(index_path);
-	return close_stdout(ret);
+	ret = close_stdout(ret);
+	trace("closed");
+	return ret;
 }
 
 /* ---- the server (cmd/fork-server.h) ---- */
@@ -2891,6 +2983,7 @@ int main(int argc, char **argv);
 static int server_run(int argc, char **argv)
 {
 	server_child = 1;
+	trace("worker");
 	memset(&o, 0, sizeof(o));
 	optind = 0;	/* getopt anew */
 	return main(argc, argv);
