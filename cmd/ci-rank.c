@@ -29,6 +29,7 @@
 #include "embed.h"
 #include "embedtext.h"
 #include "fork-server.h"
+#include "rank-meta.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +39,11 @@
 #include <search.h>
 #include <time.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "blis-quiet.h"
 
 static const char usage_text[] =
@@ -164,6 +169,8 @@ struct cand {
 
 static struct options o;
 static sqlite3 *db;
+/* the server's copy of the candidates' metadata, when it is of this transaction's index */
+static const struct rank_meta *meta;
 static char *index_path;	/* the index's file */
 /* vectors the semantic signal took from the snapshot and from the table (--explain) */
 static long sem_snapshot_nr, sem_table_nr;
@@ -491,15 +498,13 @@ static struct cand *find_cand(sqlite3_int64 chunk)
 }
 
 /*
- * A candidate for chunk id (the first file of its blob by path), unless the
- * options filter it out (NULL).  st's columns from base: the chunk's start,
- * end, kind, name, scope.
+ * A candidate for chunk id (of its blob's first file by path), unless the
+ * options filter it out (NULL).
  */
-static struct cand *add_cand_at(sqlite3_int64 id, sqlite3_int64 blob, const char *path, const char *lang,
-				sqlite3_stmt *st, int base)
+static struct cand *add_cand_vals(sqlite3_int64 id, sqlite3_int64 blob, const char *path, const char *lang,
+				  long start, long end, const char *kind, const char *name, const char *scope)
 {
 	struct cand *c = find_cand(id);
-	const char *kind = col(st, base + 2);
 
 	if (c)
 		return c;
@@ -516,15 +521,24 @@ static struct cand *add_cand_at(sqlite3_int64 id, sqlite3_int64 blob, const char
 		cand_tab_put(id, cands_nr - 1);
 	c->blob = blob;
 	c->path = xstrdup(path);
-	c->start = sqlite3_column_int64(st, base);
-	c->end = sqlite3_column_int64(st, base + 1);
+	c->start = start;
+	c->end = end;
 	c->kind = xstrdup(kind ? kind : "");
-	c->name = col(st, base + 3) ? xstrdup(col(st, base + 3)) : NULL;
-	c->scope = col(st, base + 4) ? xstrdup(col(st, base + 4)) : NULL;
+	c->name = name ? xstrdup(name) : NULL;
+	c->scope = scope ? xstrdup(scope) : NULL;
 	c->lang = lang ? xstrdup(lang) : NULL;
 	c->is_test = is_test_path(path);
 	c->is_doc = is_doc_file(path, lang);
 	return c;
+}
+
+/* st's columns from base: the chunk's start, end, kind, name, scope */
+static struct cand *add_cand_at(sqlite3_int64 id, sqlite3_int64 blob, const char *path, const char *lang,
+				sqlite3_stmt *st, int base)
+{
+	return add_cand_vals(id, blob, path, lang, (long)sqlite3_column_int64(st, base),
+			     (long)sqlite3_column_int64(st, base + 1), col(st, base + 2), col(st, base + 3),
+			     col(st, base + 4));
 }
 
 static struct cand *add_cand(sqlite3_stmt *st, int base)
@@ -725,6 +739,20 @@ static void lookup_cands(struct scored *v, size_t n, void (*set)(struct cand *, 
 	size_t bc_nr = 0, bc_alloc = 0, b, k;
 
 	qsort(v, n, sizeof(*v), cmp_scored_id);
+	if (meta) {
+		/* from the server's memory: the same rows */
+		for (k = 0; k < n; k++) {
+			const struct rank_meta_chunk *mc = rank_meta_chunk(meta, v[k].id);
+			const struct rank_meta_blob *mb = mc ? rank_meta_blob(meta, mc->blob) : NULL;
+			struct cand *c;
+			if (mb && (c = add_cand_vals(mc->id, mc->blob, rank_meta_str(meta, mb->path),
+						     rank_meta_str(meta, mb->lang), mc->start, mc->end,
+						     rank_meta_str(meta, mc->kind), rank_meta_str(meta, mc->name),
+						     rank_meta_str(meta, mc->scope))))
+				set(c, v[k].s);
+		}
+		return;
+	}
 	st = prep("SELECT blob_id, start_line, end_line, kind, name, scope FROM chunks WHERE id = ?1");
 	fst = prep("SELECT f.path, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id "
 		   "WHERE f.blob_id = ?1 ORDER BY f.path LIMIT 1");
@@ -1010,13 +1038,15 @@ static void signal_symbol(void)
 /* Files named by the query: traceback frames, and terms that are a file's stem. */
 static void signal_path(void)
 {
-	sqlite3_stmt *files = prep("SELECT f.path FROM files f");
+	/* every file, from the server's memory or the table, in path order */
+	sqlite3_stmt *files = meta ? NULL : prep("SELECT f.path FROM files f");
 	sqlite3_stmt *first = prep("SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
 				   "JOIN blobs b ON b.id = c.blob_id WHERE f.path = ?1 ORDER BY c.start_line");
-	size_t i;
+	size_t i, fi = 0;
 
-	while (sqlite3_step(files) == SQLITE_ROW) {
-		const char *path = col(files, 0), *base = strrchr(path, '/');
+	while (meta ? fi < meta->head->nfiles : sqlite3_step(files) == SQLITE_ROW) {
+		const char *path = meta ? rank_meta_str(meta, meta->files[fi++]) : col(files, 0);
+		const char *base = strrchr(path, '/');
 		double s = 0;
 		char stem[256];
 		size_t sl;
@@ -1061,7 +1091,8 @@ static void signal_path(void)
 			}
 		}
 	}
-	sqlite3_finalize(files);
+	if (files)
+		sqlite3_finalize(files);
 	sqlite3_finalize(first);
 }
 
@@ -2977,6 +3008,167 @@ static void server_refresh(const char *path)
 		pre_model_dir = real_dir(dir);
 }
 
+/*
+ * The candidates' metadata (rank-meta.h) in the server: read at the start,
+ * then again by a child of the server whenever the index's files look
+ * written since (the database's and its log's size, time and inode), so
+ * that no request waits for it; meanwhile the workers find it stale (its
+ * key is not their transaction's) and ask SQLite.  No SQLite connection of
+ * the server's outlives the read at the start: the child's is its own.
+ */
+static struct rank_meta pre_meta;
+static void *pre_meta_mem;		/* huge_alloc'd block of pre_meta.len bytes */
+static struct stat meta_seen[2];	/* the database and its log when last read */
+static pid_t meta_child;		/* reading it again, or 0 */
+static int meta_pipe = -1;		/* its 'k' when done (read end) */
+static int meta_fd = -1;		/* the memfd it writes the block to */
+
+static void meta_stat(const char *path, struct stat st[2])
+{
+	char *wal = xasprintf("%s-wal", path);
+
+	memset(st, 0, 2 * sizeof(*st));
+	if (stat(path, &st[0]) < 0)
+		memset(&st[0], 0, sizeof(st[0]));
+	if (stat(wal, &st[1]) < 0)
+		memset(&st[1], 0, sizeof(st[1]));
+	free(wal);
+}
+
+static int meta_same(const struct stat *a, const struct stat *b)
+{
+	for (int i = 0; i < 2; i++)
+		if (a[i].st_ino != b[i].st_ino || a[i].st_dev != b[i].st_dev || a[i].st_size != b[i].st_size ||
+		    a[i].st_mtim.tv_sec != b[i].st_mtim.tv_sec || a[i].st_mtim.tv_nsec != b[i].st_mtim.tv_nsec)
+			return 0;
+	return 1;
+}
+
+/* Read the block of the index at path into out: 0, or -1. */
+static int meta_read_index(const char *path, struct buf *out)
+{
+	struct ci_index *ix;
+	int rc;
+
+	if (index_open(&ix, path, 1) != 0)
+		return -1;
+	rc = rank_meta_read(index_db(ix), out);
+	index_close(ix);
+	return rc;
+}
+
+/* Take the block of len bytes at p (copied into huge pages) as the server's. */
+static void meta_take(const void *p, size_t len)
+{
+	void *mem = huge_alloc(len);
+	struct rank_meta m;
+
+	memcpy(mem, p, len);
+	if (rank_meta_attach(&m, mem, len) < 0) {
+		huge_free(mem, len);
+		return;
+	}
+	if (pre_meta_mem)
+		huge_free(pre_meta_mem, pre_meta.len);
+	pre_meta = m;
+	pre_meta_mem = mem;
+}
+
+static void meta_load_now(const char *path)
+{
+	struct buf b = BUF_INIT;
+
+	meta_stat(path, meta_seen);
+	if (meta_read_index(path, &b) == 0)
+		meta_take(b.buf, b.len);
+	buf_release(&b);
+}
+
+/* Before a fork: start a child reading the block again if the index was written since. */
+static void meta_check(const char *path)
+{
+	struct stat now[2];
+	int p[2];
+	pid_t pid;
+
+	if (meta_child)
+		return;
+	meta_stat(path, now);
+	if (meta_same(now, meta_seen))
+		return;
+	meta_fd = memfd_create("ci-rank-meta", MFD_CLOEXEC);
+	if (meta_fd < 0)
+		return;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		close(meta_fd);
+		meta_fd = -1;
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct buf b = BUF_INIT;
+		size_t at = 0;
+		close(p[0]);
+		if (meta_read_index(path, &b) == 0) {
+			while (at < b.len) {
+				ssize_t k = write(meta_fd, b.buf + at, b.len - at);
+				if (k <= 0)
+					_exit(1);
+				at += (size_t)k;
+			}
+			if (write(p[1], "k", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		close(meta_fd);
+		meta_fd = -1;
+		return;
+	}
+	meta_child = pid;
+	meta_pipe = p[0];
+	memcpy(meta_seen, now, sizeof(now));	/* what it reads is at least this new */
+}
+
+static int meta_watch_fd(void)
+{
+	return meta_pipe;
+}
+
+/* The child's 'k' (its block is in meta_fd), or its end without one. */
+static void meta_on_watch(void)
+{
+	char c;
+	struct stat st;
+
+	if (read(meta_pipe, &c, 1) == 1 && c == 'k' && fstat(meta_fd, &st) == 0 && st.st_size > 0) {
+		void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, meta_fd, 0);
+		if (map != MAP_FAILED) {
+			meta_take(map, (size_t)st.st_size);
+			munmap(map, (size_t)st.st_size);
+		}
+	}
+	close(meta_pipe);
+	close(meta_fd);
+	meta_pipe = meta_fd = -1;
+	meta_child = 0;		/* reaped by the kernel (SIGCHLD ignored) */
+}
+
+static void server_preload(const char *path)
+{
+	server_refresh(path);
+	meta_load_now(path);
+}
+
+static void server_refresh_all(const char *path)
+{
+	server_refresh(path);
+	meta_check(path);
+}
+
 int main(int argc, char **argv);
 
 /* In a worker: the command line, as a process of its own would run it. */
@@ -2992,7 +3184,8 @@ static int server_run(int argc, char **argv)
 static int serve(void)
 {
 	static const struct fork_server_ops ops = {
-		.preload = server_refresh, .refresh = server_refresh, .run = server_run,
+		.preload = server_preload, .refresh = server_refresh_all, .run = server_run,
+		.watch_fd = meta_watch_fd, .on_watch = meta_on_watch,
 	};
 
 	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : idle_default(), &ops);
@@ -3206,6 +3399,14 @@ int main(int argc, char **argv)
 		}
 		sqlite3_finalize(st);
 	}
+	meta = NULL;
+	if (server_child && pre_meta.head) {
+		/* the server's copy serves if it is of the index this transaction reads */
+		char key[sizeof(pre_meta.head->key)];
+		if (rank_meta_key(db, key, sizeof(key)) == 0 && !strcmp(key, pre_meta.head->key))
+			meta = &pre_meta;
+	}
+	trace(meta ? "metadata: the server's" : "metadata: from the index");
 
 	if (o.similar) {
 		ret = o.scan ? similar_scan(&out) : similar_nearest(&out, q.buf);

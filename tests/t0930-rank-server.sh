@@ -144,6 +144,29 @@ test_expect_success 'a snapshot written anew is read again' '
 	test_cmp alone3 served3
 '
 
+# from_meta: a query answered with the server's copy of the candidates' metadata
+from_meta() {
+	(cd repo && CI_RANK_TRACE=1 ci-rank "close the connection" 2>../trace >/dev/null) &&
+	grep -q "^ci-rank: trace: metadata: the server.s " trace
+}
+
+test_expect_success 'the candidates metadata: the server copy, read again after an update' '
+	wait_for from_meta &&
+	answers served4 &&
+	test_cmp alone3 served4 &&
+	printf "\n\ndef drain_queue(q):\n    \"\"\"Close the connection once the queue is empty.\"\"\"\n    return q\n" >>repo/net.py &&
+	(cd repo && ci-index update) &&
+	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 "close the connection queue" 2>../trace >now) &&
+	(cd repo && ci-rank --no-server --limit 20 "close the connection queue" >../expect) &&
+	test_cmp expect repo/now &&
+	grep -q drain_queue expect &&
+	grep -q "^ci-rank: trace: metadata: from the index " trace &&
+	wait_for from_meta &&
+	answers served5 &&
+	answers alone5 --no-server &&
+	test_cmp alone5 served5
+'
+
 test_expect_success 'a second server for the index says so and leaves the first' '
 	(cd repo && ci-rank serve) 2>err &&
 	grep -q "already running" err &&
