@@ -392,6 +392,38 @@ uint32_t vec_q16_row_norm2(const void *row, size_t dim)
 	return n;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * The dot product alone with 512-bit registers: 32 values a step, each lane
+ * flushed after Q16_FLUSH steps as above.  Integer sums: the same value as
+ * dot_only_q16_avx2's, bit for bit, in half the instructions.
+ */
+__attribute__((target("avx512f,avx512bw")))
+static int64_t dot_only_q16_avx512(const int16_t *q, const signed char *c, size_t dim)
+{
+	int64_t d = 0;
+	size_t i = 0;
+
+	while (i + 32 <= dim) {
+		__m512i a = _mm512_setzero_si512();
+		int k;
+		for (k = 0; k < Q16_FLUSH && i + 32 <= dim; k++, i += 32) {
+			__m512i x = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(c + i)));
+			a = _mm512_add_epi32(a, _mm512_madd_epi16(x, _mm512_loadu_si512((const void *)(q + i))));
+		}
+		{
+			/* widened before the sum: 16 lanes of up to 2^29 each */
+			__m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a));
+			__m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1));
+			d += _mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));
+		}
+	}
+	for (; i < dim; i++)
+		d += (int32_t)q[i] * c[i];
+	return d;
+}
+#endif
+
 double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2)
 {
 	static int avx2 = -1;
@@ -399,8 +431,11 @@ double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (avx2 < 0)
-		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	if (avx2)
+		avx2 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f") ? 2 :
+		       __builtin_cpu_supports("avx2") ? 1 : 0;
+	if (avx2 == 2)
+		d = dot_only_q16_avx512(qq->v, row, qq->dim);
+	else if (avx2)
 		d = dot_only_q16_avx2(qq->v, row, qq->dim);
 	else
 #endif
@@ -410,4 +445,70 @@ double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2)
 	}
 	(void)avx2;
 	return qq->norm > 0 && n > 0 ? (double)d / (qq->norm * sqrt((double)n)) : 0;
+}
+
+void vec_sign_bits(const signed char *row, size_t dim, uint64_t *out)
+{
+	size_t words = (dim + 63) / 64;
+
+	for (size_t w = 0; w < words; w++)
+		out[w] = 0;
+	for (size_t i = 0; i < dim; i++)
+		if (row[i] >= 0)
+			out[i / 64] |= 1ull << (i % 64);
+}
+
+void vec_q16_sign_bits(const struct vec_q16 *qq, uint64_t *out)
+{
+	size_t words = (qq->dim + 63) / 64;
+
+	for (size_t w = 0; w < words; w++)
+		out[w] = 0;
+	for (size_t i = 0; i < qq->dim; i++)
+		if (qq->v[i] >= 0)
+			out[i / 64] |= 1ull << (i % 64);
+}
+
+static void hamming_generic(const uint64_t *q, const uint64_t *rows, size_t n, size_t words, uint16_t *d)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = 0;
+		for (size_t w = 0; w < words; w++)
+			c += (unsigned)__builtin_popcountll(q[w] ^ rows[i * words + w]);
+		d[i] = (uint16_t)c;
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("popcnt")))
+static void hamming_popcnt(const uint64_t *q, const uint64_t *rows, size_t n, size_t words, uint16_t *d)
+{
+	if (words == 8) {
+		/* 512 values (USE-lite), unrolled */
+		for (size_t i = 0; i < n; i++) {
+			const uint64_t *r = rows + i * 8;
+			d[i] = (uint16_t)(__builtin_popcountll(q[0] ^ r[0]) + __builtin_popcountll(q[1] ^ r[1]) +
+					  __builtin_popcountll(q[2] ^ r[2]) + __builtin_popcountll(q[3] ^ r[3]) +
+					  __builtin_popcountll(q[4] ^ r[4]) + __builtin_popcountll(q[5] ^ r[5]) +
+					  __builtin_popcountll(q[6] ^ r[6]) + __builtin_popcountll(q[7] ^ r[7]));
+		}
+		return;
+	}
+	hamming_generic(q, rows, n, words, d);
+}
+#endif
+
+void vec_hamming(const uint64_t *q, const uint64_t *rows, size_t n, size_t words, uint16_t *d)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	static int popcnt = -1;
+
+	if (popcnt < 0)
+		popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+	if (popcnt) {
+		hamming_popcnt(q, rows, n, words, d);
+		return;
+	}
+#endif
+	hamming_generic(q, rows, n, words, d);
 }

@@ -90,5 +90,18 @@ double vec_cosine_q16(const struct vec_q16 *qq, const void *row);
  * fewer instructions a row; the result is vec_cosine_q16()'s, bit for bit.
  */
 uint32_t vec_q16_row_norm2(const void *row, size_t dim);
+
+/*
+ * The signs of an int8 row of dim values as bits, value i >= 0 setting bit
+ * i % 64 of word i / 64 of out ((dim + 63) / 64 words, the last padded with
+ * zeros); the same of a query's int16 values (vec_q16).  The number of
+ * differing signs between two rows (vec_hamming) orders them roughly as
+ * their angles: a cheap first pass before the cosines.
+ */
+void vec_sign_bits(const signed char *row, size_t dim, uint64_t *out);
+void vec_q16_sign_bits(const struct vec_q16 *qq, uint64_t *out);
+/* For each of n rows of words uint64 (rows[i * words ...]), its number of
+ * bits differing from q: into d[i]. */
+void vec_hamming(const uint64_t *q, const uint64_t *rows, size_t n, size_t words, uint16_t *d);
 double vec_cosine_q16_n(const struct vec_q16 *qq, const void *row, uint32_t n2);
 #endif

@@ -29,6 +29,17 @@ static size_t ids_offset(uint64_t n, uint32_t dim)
 	return (off + 7) & ~(size_t)7;
 }
 
+/* where the signs start: after the ids and the float32 rows, if any */
+static size_t bits_offset(uint64_t n, uint32_t dim, uint32_t exact)
+{
+	return ids_offset(n, dim) + (size_t)n * 8 + (exact ? (size_t)n * dim * 4 : 0);
+}
+
+static size_t bits_words(uint32_t dim)
+{
+	return ((size_t)dim + 63) / 64;
+}
+
 /* A head that describes a file of size bytes: 1, else 0. */
 static int head_ok(const struct vecsnap_head *h, size_t size)
 {
@@ -36,7 +47,7 @@ static int head_ok(const struct vecsnap_head *h, size_t size)
 	    h->exact > 1 || memchr(h->token, 0, sizeof(h->token)) == NULL ||
 	    memchr(h->model, 0, sizeof(h->model)) == NULL)
 		return 0;
-	return ids_offset(h->n, h->dim) + h->n * 8 + (h->exact ? h->n * h->dim * 4 : 0) == size;
+	return bits_offset(h->n, h->dim, h->exact) + (size_t)h->n * bits_words(h->dim) * 8 == size;
 }
 
 /* The meta value vec_snapshot into buf (empty when there is none). */
@@ -129,6 +140,23 @@ int vecsnap_map(struct vecsnap *s, const char *db_path, const char *token)
 		}
 		s->exact = (const unsigned char *)s->exact_map + (len - at);
 	}
+	{
+		/* the signs, all read by a scan */
+		long page = sysconf(_SC_PAGESIZE);
+		size_t b = bits_offset(h.n, h.dim, h.exact), at = b - b % (size_t)(page > 0 ? page : 4096);
+		s->bits_map_len = b + h.n * bits_words(h.dim) * 8 - at;
+		s->bits_map = mmap(NULL, s->bits_map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, (off_t)at);
+		if (s->bits_map == MAP_FAILED) {
+			munmap(map, len);
+			if (s->exact_map)
+				munmap(s->exact_map, s->exact_map_len);
+			close(fd);
+			memset(s, 0, sizeof(*s));
+			return 1;
+		}
+		s->bits = (const uint64_t *)(const void *)((const unsigned char *)s->bits_map + (b - at));
+		s->words = bits_words(h.dim);
+	}
 	close(fd);
 	s->map = map;
 	s->map_len = len;
@@ -145,7 +173,7 @@ int vecsnap_load(struct vecsnap *s, const char *db_path)
 {
 	struct vecsnap_head h;
 	char *path = vecsnap_path(db_path);
-	size_t len, got = 0;
+	size_t len, got = 0, words, extra;
 	unsigned char *p;
 	int fd;
 
@@ -155,13 +183,15 @@ int vecsnap_load(struct vecsnap *s, const char *db_path)
 		return 1;
 	}
 	free(path);
-	len = ids_offset(h.n, h.dim) + h.n * 8 + (h.exact ? h.n * h.dim * 4 : 0);
+	words = bits_words(h.dim);
+	len = bits_offset(h.n, h.dim, h.exact) + h.n * words * 8;
 	/* and after the file's bytes, each int8 row's sum of squares */
-	p = huge_alloc(len + h.n * 4 + 8);
+	extra = h.n * 4 + 8;
+	p = huge_alloc(len + extra + 8);
 	while (got < len) {
 		ssize_t k = pread(fd, p + got, len - got, (off_t)got);
 		if (k <= 0) {
-			huge_free(p, len + h.n * 4 + 8);
+			huge_free(p, len + extra + 8);
 			close(fd);
 			return 1;	/* cut short since its head was read */
 		}
@@ -173,9 +203,11 @@ int vecsnap_load(struct vecsnap *s, const char *db_path)
 		for (size_t i = 0; i < h.n; i++)
 			norms[i] = vec_q16_row_norm2(p + sizeof(h) + i * h.dim, h.dim);
 		s->norms = norms;
+		s->bits = (const uint64_t *)(const void *)(p + bits_offset(h.n, h.dim, h.exact));
+		s->words = words;
 	}
 	s->map = p;
-	s->map_len = len + h.n * 4 + 8;
+	s->map_len = len + extra + 8;
 	s->loaded = 1;
 	s->head = (const struct vecsnap_head *)(const void *)p;
 	s->n = h.n;
@@ -228,6 +260,8 @@ void vecsnap_close(struct vecsnap *s)
 		munmap(s->map, s->map_len);
 	if (s->exact_map)
 		munmap(s->exact_map, s->exact_map_len);
+	if (s->bits_map)
+		munmap(s->bits_map, s->bits_map_len);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -266,6 +300,8 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	static const char zero[8];
 
 	struct buf q8 = BUF_INIT;
+	uint64_t *bits = NULL;
+	size_t words = bits_words((uint32_t)dim);
 	float *v = NULL;
 	size_t src_bytes = (size_t)dim * (fmt == VEC_F32 ? 4 : 1), i = 0;
 	double scale;
@@ -326,10 +362,12 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 			if (n == alloc) {
 				alloc = alloc ? 2 * alloc : 4096;
 				ids = xrealloc(ids, alloc * sizeof(*ids));
+				bits = xrealloc(bits, alloc * words * sizeof(*bits));
 			}
-			ids[n++] = sqlite3_column_int64(st, 0);
+			ids[n] = sqlite3_column_int64(st, 0);
 			if (fmt == VEC_INT8) {
 				fwrite(blob, h.dim, 1, f);
+				vec_sign_bits(blob, h.dim, bits + n * words);
 			} else {
 				if (!v)
 					v = xmalloc((size_t)dim * sizeof(*v));
@@ -337,7 +375,9 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 				buf_reset(&q8);
 				vec_encode(&q8, &scale, v, (size_t)dim, VEC_INT8);
 				fwrite(q8.buf, h.dim, 1, f);
+				vec_sign_bits((const signed char *)q8.buf, h.dim, bits + n * words);
 			}
+			n++;
 		}
 		if (ret == 0 && rc != SQLITE_DONE)
 			ret = error("index: %s", sqlite3_errmsg(db));
@@ -353,6 +393,8 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 			fwrite(zero, ids_offset(n, h.dim) - end, 1, f);
 			fwrite(ids, sizeof(*ids), n, f);
 		}
+		if (n)
+			fwrite(bits, words * sizeof(*bits), n, f);
 		h.n = n;
 		if (fflush(f) != 0 || ferror(f) || pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 		    fdatasync(fd) < 0)
@@ -361,6 +403,7 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	if (fclose(f) != 0 && ret == 0)
 		ret = error_errno("cannot write '%s'", tmp);
 	free(ids);
+	free(bits);
 	return ret;
 }
 

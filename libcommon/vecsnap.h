@@ -26,7 +26,11 @@
  * (exact = 1), n rows of dim float32, the vectors as stored: a reader
  * scans the int8 rows, a quarter of the bytes, keeps the best
  * VECSNAP_RESCORE of them, and takes the cosines of those from the float32
- * rows, the values the vectors table gives.
+ * rows, the values the vectors table gives.  Last, n rows of (dim + 63) / 64
+ * uint64 words: the signs of each int8 row (vec_sign_bits), an eighth of its
+ * bytes, for a first pass that picks the rows whose cosines are taken.
+ * (Version 3 had no signs: such a file is not current, and the next update
+ * writes it anew.)
  */
 #ifndef CI_VECSNAP_H
 #define CI_VECSNAP_H
@@ -35,7 +39,7 @@
 #include <sqlite3.h>
 #include "vec.h"
 
-#define VECSNAP_MAGIC 0x3343455643534e50ULL	/* "PNSCVEC3" read natively */
+#define VECSNAP_MAGIC 0x3443455643534e50ULL	/* "PNSCVEC4" read natively */
 #define VECSNAP_RESCORE 1000	/* int8 candidates whose float32 cosine is taken */
 
 struct vecsnap_head {
@@ -62,6 +66,11 @@ struct vecsnap {
 	size_t exact_map_len;
 	const char *model;
 	const uint32_t *norms;		/* each int8 row's sum of squares, or NULL */
+	const uint64_t *bits;		/* each row's signs (vec_sign_bits), words
+					   uint64 a row */
+	size_t words;
+	void *bits_map;			/* their own mapping (vecsnap_map) */
+	size_t bits_map_len;
 	int loaded;			/* read into memory (vecsnap_load), with norms */
 	int borrowed;			/* a copy of another's: vecsnap_close forgets it */
 };

@@ -86,8 +86,8 @@ test_expect_success 'build --embed writes the snapshot and names it' '
 	echo "{\"current\":true,\"vectors\":$n,\"changed_since\":0}" >expect &&
 	test_cmp expect actual &&
 	size=$(wc -c <"$db.vec") &&
-	# the head, int8 rows, ids, float32 rows
-	test "$size" -eq $((256 + n * 512 + n * 8 + n * 2048))
+	# the head, int8 rows, ids, float32 rows, the signs of the int8 rows
+	test "$size" -eq $((256 + n * 512 + n * 8 + n * 2048 + n * 64))
 '
 
 test_expect_success 'the snapshot answers as the vectors table does' '
@@ -163,6 +163,23 @@ test_expect_success 'a damaged snapshot is not read: cut short, its head overwri
 	cp vec.saved "$db.vec" &&
 	ranks again &&
 	test_cmp good again
+'
+
+test_expect_success 'a snapshot of version 3 (no signs) is not read; the next update writes it anew' '
+	ranks good &&
+	cp "$db.vec" vec.saved &&
+	{ printf "PNSCVEC3" && tail -c +9 vec.saved; } >"$db.vec" &&
+	(cd repo && ci-index status) | "$JQ" -e ".vector_snapshot.current == false" &&
+	ranks old &&
+	test_cmp good old &&
+	from old 0 $(sqlite3 "$db" "SELECT count(*) FROM vectors") &&
+	(cd repo && ci-index update) &&
+	(cd repo && ci-index status) | "$JQ" -e ".vector_snapshot.current == true" &&
+	head -c 8 "$db.vec" >magic &&
+	printf "PNSCVEC4" >expect &&
+	test_cmp expect magic &&
+	ranks new &&
+	test_cmp good new
 '
 
 test_expect_success 'no vectors left: no snapshot' '

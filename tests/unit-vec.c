@@ -164,6 +164,54 @@ int main(void)
 			free(c);
 		}
 	}
+	/*
+	 * vec_sign_bits, vec_q16_sign_bits and vec_hamming: bit i of a row is
+	 * value i >= 0, the padding bits are 0, and the distance is the count of
+	 * values of differing sign, at widths on and off the 64 a word (and the
+	 * unrolled 512).
+	 */
+	{
+		static const size_t sdims[] = { 1, 63, 64, 65, 512, 700 };
+		for (size_t d = 0; d < ARRAY_SIZE(sdims); d++) {
+			size_t dim = sdims[d], words = (dim + 63) / 64, rows = 7, bad = 0;
+			float *q = xmalloc(dim * sizeof(*q));
+			signed char *c = xmalloc(rows * dim);
+			uint64_t *bits = xcalloc(rows * words, sizeof(*bits)), *qb = xcalloc(words, sizeof(*qb));
+			uint16_t *dist = xmalloc(rows * sizeof(*dist));
+			struct vec_q16 qq;
+
+			for (size_t i = 0; i < dim; i++)
+				q[i] = i % 5 == 0 ? 0.0f : rnd(&seed);
+			for (size_t i = 0; i < rows * dim; i++)
+				c[i] = (signed char)((int)(rnd(&seed) * 255.0) % 128);
+			memset(c, 0, dim);	/* a row of zeros: every bit set */
+			vec_q16_init(&qq, q, dim);
+			vec_q16_sign_bits(&qq, qb);
+			for (size_t r = 0; r < rows; r++)
+				vec_sign_bits(c + r * dim, dim, bits + r * words);
+			vec_hamming(qb, bits, rows, words, dist);
+			for (size_t r = 0; r < rows; r++) {
+				unsigned want_d = 0;
+				for (size_t i = 0; i < dim; i++) {
+					int bq = qq.v[i] >= 0, bc = c[r * dim + i] >= 0;
+					want_d += bq != bc;
+					bad += ((bits[r * words + i / 64] >> (i % 64)) & 1) != (uint64_t)bc;
+					bad += r == 0 && ((qb[i / 64] >> (i % 64)) & 1) != (uint64_t)bq;
+				}
+				for (size_t i = dim; i < words * 64; i++)
+					bad += (bits[r * words + i / 64] >> (i % 64)) & 1;
+				bad += dist[r] != want_d;
+			}
+			snprintf(desc, sizeof(desc), "signs and their distances, dim %zu", dim);
+			ok(bad == 0, desc, (double)bad, 0);
+			vec_q16_release(&qq);
+			free(q);
+			free(c);
+			free(bits);
+			free(qb);
+			free(dist);
+		}
+	}
 	printf("1..%d\n", test_nr);
 	return failures ? 1 : 0;
 }
