@@ -9,9 +9,56 @@
 #include "common.h"
 #include "wordpiece.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/utf16.h>
+#include <unicode/uvernum.h>
+
+/*
+ * ICU is loaded when a vocabulary is, not linked: with it came libstdc++, and
+ * the two cost every start of ci-rank and ci-index about 0.8 ms, most of which
+ * use no WordPiece vocabulary (a query through ci-rank's server, an update
+ * without --embed).  The functions by their versioned names, as the headers
+ * rename them (u_charType is u_charType_72 for ICU 72).
+ */
+#define ICU_STR2(x) #x
+#define ICU_STR(x) ICU_STR2(x)
+static struct {
+	__typeof__(&unorm2_getNFDInstance) getNFDInstance;
+	__typeof__(&u_errorName) errorName;
+	__typeof__(&u_charType) charType;
+	__typeof__(&u_tolower) tolower;
+	__typeof__(&unorm2_getDecomposition) getDecomposition;
+	__typeof__(&u_isUWhiteSpace) isUWhiteSpace;
+} icu;
+static pthread_once_t icu_once = PTHREAD_ONCE_INIT;
+static char icu_error[256];
+
+static void icu_load(void)
+{
+	const char *lib = "libicuuc.so." U_ICU_VERSION_SHORT;
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(icu_error, sizeof(icu_error), "cannot load %s: %s", lib, dlerror());
+		return;
+	}
+#define ICU_SYM(field, name) \
+	if (!(*(void **)&icu.field = dlsym(h, ICU_STR(name)))) { \
+		snprintf(icu_error, sizeof(icu_error), "%s has no %s", lib, ICU_STR(name)); \
+		memset(&icu, 0, sizeof(icu)); \
+		return; \
+	}
+	ICU_SYM(getNFDInstance, unorm2_getNFDInstance)
+	ICU_SYM(errorName, u_errorName)
+	ICU_SYM(charType, u_charType)
+	ICU_SYM(tolower, u_tolower)
+	ICU_SYM(getDecomposition, unorm2_getDecomposition)
+	ICU_SYM(isUWhiteSpace, u_isUWhiteSpace)
+#undef ICU_SYM
+}
 
 #define MAX_WORD_CHARS 100	/* longer words are [UNK] (max_input_chars_per_word) */
 
@@ -74,9 +121,12 @@ static int finish(struct wordpiece *wp, const char *path)
 	if (wp->cls < 0 || wp->sep < 0 || wp->unk < 0)
 		return error("%s: no %s piece (not a BERT vocabulary?)", path,
 			     wp->cls < 0 ? "[CLS]" : wp->sep < 0 ? "[SEP]" : "[UNK]");
-	wp->nfd = unorm2_getNFDInstance(&uerr);
+	pthread_once(&icu_once, icu_load);
+	if (!icu.getNFDInstance)
+		return error("ICU: %s", icu_error);
+	wp->nfd = icu.getNFDInstance(&uerr);
 	if (U_FAILURE(uerr))
-		return error("ICU: cannot load NFD: %s", u_errorName(uerr));
+		return error("ICU: cannot load NFD: %s", icu.errorName(uerr));
 	return 0;
 }
 
@@ -233,7 +283,7 @@ static int is_control(uint32_t c)
 		return 0;
 	if (c < 0x80)
 		return c < 0x20 || c == 0x7f;	/* ASCII's Cc; it has no Cf */
-	t = u_charType((UChar32)c);
+	t = icu.charType((UChar32)c);
 	return t == U_CONTROL_CHAR || t == U_FORMAT_CHAR;
 }
 
@@ -241,7 +291,7 @@ static int is_control(uint32_t c)
 static int is_space(uint32_t c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
-	       (c > 0x7f && u_charType((UChar32)c) == U_SPACE_SEPARATOR);
+	       (c > 0x7f && icu.charType((UChar32)c) == U_SPACE_SEPARATOR);
 }
 
 /* BERT's _is_punctuation: every ASCII symbol, and Unicode P* */
@@ -250,7 +300,7 @@ static int is_punct(uint32_t c)
 	if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
 	    (c >= 123 && c <= 126))
 		return 1;
-	return c > 0x7f && (U_GET_GC_MASK((UChar32)c) & U_GC_P_MASK) != 0;
+	return c > 0x7f && (U_MASK(icu.charType((UChar32)c)) & U_GC_P_MASK) != 0;
 }
 
 /* BERT's _is_chinese_char: the CJK Unified Ideographs blocks */
@@ -276,18 +326,18 @@ static void add_char(const struct wordpiece *wp, struct ucs *out, uint32_t c)
 		return;
 	}
 	if (wp->opts.lowercase)
-		c = (uint32_t)u_tolower((UChar32)c);
+		c = (uint32_t)icu.tolower((UChar32)c);
 	if (!wp->opts.strip_accents ||
-	    (n = unorm2_getDecomposition(wp->nfd, (UChar32)c, d, (int32_t)ARRAY_SIZE(d), &uerr)) < 0 ||
+	    (n = icu.getDecomposition(wp->nfd, (UChar32)c, d, (int32_t)ARRAY_SIZE(d), &uerr)) < 0 ||
 	    U_FAILURE(uerr)) {
-		if (!wp->opts.strip_accents || u_charType((UChar32)c) != U_NON_SPACING_MARK)
+		if (!wp->opts.strip_accents || icu.charType((UChar32)c) != U_NON_SPACING_MARK)
 			ucs_add(out, c);
 		return;
 	}
 	for (i = 0; i < n; ) {
 		UChar32 k;
 		U16_NEXT(d, i, n, k);
-		if (u_charType(k) != U_NON_SPACING_MARK)
+		if (icu.charType(k) != U_NON_SPACING_MARK)
 			ucs_add(out, (uint32_t)k);
 	}
 }
@@ -408,7 +458,7 @@ size_t wordpiece_encode(const struct wordpiece *wp, struct wordpiece_work *w,
 	c = w->norm.cp;
 	for (i = 0, ws = 0; i <= w->norm.nr && w->ids_nr < room; i++) {
 		uint32_t k = i < w->norm.nr ? c[i] : ' ';
-		int space = k == ' ' || (k > 0x7f && u_isUWhiteSpace((UChar32)k));
+		int space = k == ' ' || (k > 0x7f && icu.isUWhiteSpace((UChar32)k));
 
 		if (!space && !is_punct(k))
 			continue;
