@@ -14,10 +14,12 @@
  *   - the literal pass: the string the whole pattern matches, if it is one, and
  *     the longest string every match contains, for a prefilter.
  *
- * The index's trigram tokenizer folds case, so the trigram pass lower-cases ASCII
- * letters whatever the flags.  Under case-insensitive matching PCRE2 folds non-ASCII
- * characters by Unicode rules that need not be SQLite's (final sigma, for one), so
- * there a non-ASCII character counts as "any character".  NUL cannot travel in an
+ * The index's trigram table keeps case (tokenize 'trigram case_sensitive 1'): a
+ * case-sensitive pattern's trigrams are as written.  Under case-insensitive
+ * matching the trigram pass lower-cases ASCII letters, and each trigram of the
+ * final query becomes the OR of its case variants (q_icase); PCRE2 folds
+ * non-ASCII characters by Unicode rules, so there a non-ASCII character counts
+ * as "any character".  NUL cannot travel in an
  * FTS5 query string and also counts as "any character".
  *
  * Shaped by what people type: identifiers, `foo\(`, `[A-Z]+_SUSPEND`, `(foo|bar)_baz`,
@@ -26,6 +28,8 @@
  */
 #include "common.h"
 #include "trigram.h"
+
+#include <strings.h>
 
 #define MAX_CLASS 16		/* a class of more characters is "any character" */
 #define MAX_SET 16		/* strings in an exact, prefix or suffix set */
@@ -1094,6 +1098,55 @@ static struct q *q_set(const struct sset *s)
 	return q;
 }
 
+/*
+ * Under case-insensitive matching, for the index's case-sensitive table: each
+ * trigram (lower-cased by the analysis) becomes the OR of its case variants,
+ * "usp" -> "usp" OR "Usp" ... OR "USP"; a phrase first becomes its trigrams.
+ * (q consumed.)
+ */
+static struct q *q_icase(struct q *q)
+{
+	size_t i;
+
+	if (q->op == Q_AND || q->op == Q_OR) {
+		for (i = 0; i < q->nr; i++)
+			q->k[i] = q_icase(q->k[i]);
+		return q;
+	}
+	if (q->op != Q_TRI)
+		return q;
+	if (nchars(q->tri) > 3) {
+		int phrases = use_phrases;
+		struct q *t;
+		use_phrases = 0;
+		t = q_string(q->tri);
+		use_phrases = phrases;
+		q_free(q);
+		return q_icase(t);
+	}
+	{
+		int pos[3], np = 0;
+		struct q *any;
+		const char *t = q->tri;
+		for (i = 0; t[i] && np < 3; i++)
+			if (t[i] >= 'a' && t[i] <= 'z')
+				pos[np++] = (int)i;
+		if (!np)
+			return q;
+		any = q_new(Q_OR);
+		for (unsigned m = 0; m < (1u << np); m++) {
+			struct q *v = q_new(Q_TRI);
+			v->tri = xstrdup(t);
+			for (int b = 0; b < np; b++)
+				if (m & (1u << b))
+					v->tri[pos[b]] = (char)(v->tri[pos[b]] - 'a' + 'A');
+			q_push(any, v);
+		}
+		q_free(q);
+		return any;
+	}
+}
+
 static size_t q_leaves(const struct q *q)
 {
 	size_t i, n = q->op == Q_TRI;
@@ -1161,11 +1214,28 @@ static int cmp_lean_kid(const void *a, const void *b)
 }
 
 /* a and b are trigrams that overlap by two characters, as neighbours in a string do */
+/* The trigram of a leaf, or of an OR of its case variants (q_icase); else NULL. */
+static const char *q_one_tri(const struct q *q)
+{
+	size_t i;
+
+	if (q->op == Q_TRI)
+		return strlen(q->tri) == 3 ? q->tri : NULL;
+	if (q->op != Q_OR || !q->nr)
+		return NULL;
+	for (i = 0; i < q->nr; i++)
+		if (q->k[i]->op != Q_TRI || strlen(q->k[i]->tri) != 3 || strcasecmp(q->k[i]->tri, q->k[0]->tri))
+			return NULL;
+	return q->k[0]->tri;
+}
+
 static int q_linked(const struct q *a, const struct q *b)
 {
-	if (a->op != Q_TRI || b->op != Q_TRI || strlen(a->tri) != 3 || strlen(b->tri) != 3)
+	const char *x = q_one_tri(a), *y = q_one_tri(b);
+
+	if (!x || !y)
 		return 0;
-	return !memcmp(a->tri + 1, b->tri, 2) || !memcmp(b->tri + 1, a->tri, 2);
+	return !strncasecmp(x + 1, y, 2) || !strncasecmp(y + 1, x, 2);
 }
 
 static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)
@@ -1420,7 +1490,7 @@ static int fold_chars(const struct node *nd, int caseless, struct sset *out)
 			sset_release(out);
 			return 0;
 		}
-		if (c >= 'A' && c <= 'Z')
+		if (caseless && c >= 'A' && c <= 'Z')
 			c += 'a' - 'A';
 		if (c < 0x80) {
 			u[0] = (char)c;
@@ -1830,6 +1900,8 @@ static void analyze(struct trigram_info *out, const char *pattern, unsigned flag
 	x.match = NULL;
 	info_release(&x);
 	q = q_prune(q, MAX_QUERY_TRIGRAMS);
+	if (p.caseless)
+		q = q_icase(q);
 	if (df) {
 		double cost;
 		q = q_lean(q, df, data, &cost);

@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 6.
+-- share/schema.sql: the ci index (see libcommon/index.h), schema version 7.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -124,8 +124,13 @@ CREATE TABLE IF NOT EXISTS chunk_sizes(
 -- blobs.id << 8 | segment number; see index_segments() in libcommon/index.h),
 -- for the candidate parts of files in substring and regex search: a match within
 -- a line has all its trigrams in one segment, which is all a search reads of an
--- unchanged file.  Contentless: the text is in chunks.
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, content='', tokenize='trigram', detail='none');
+-- unchanged file.  Contentless: the text is in chunks.  Case kept: a search is
+-- case-sensitive unless asked otherwise, and "_SUSPEND" rules out the many
+-- segments that hold only "_suspend" (on Linux, 1,807 files hold the one and
+-- 5,292 the other); a case-insensitive search asks for each trigram's case
+-- variants (trigram.c, q_icase).
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(text, content='', tokenize='trigram case_sensitive 1',
+	detail='none');
 
 -- How many segments of chunks_tri held each common trigram (in 1,000 or more)
 -- when the index was built: a search leaves the most common trigrams of its

@@ -125,9 +125,26 @@ test_expect_success 'setup: a generated corpus, indexed' '
 test_expect_success 'the index is used and reads fewer files' '
 	(cd repo && ci-grep --stats -c PM_SUSPEND_MAX >/dev/null 2>../err) &&
 	test_grep "^ci-grep: index: " err &&
-	test_grep "trigram query: \"pm_\"" err &&
+	test_grep "trigram query: \"PM_\"" err &&
 	(cd repo && ci-grep --stats -c --no-index PM_SUSPEND_MAX >/dev/null 2>../err) &&
 	test_grep "^ci-grep: scan: " err
+'
+
+test_expect_success 'the trigrams keep case: FooBar asks for its own, -i for every case' '
+	(cd repo && ci-grep --stats -c FooBar >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -c FooBar >../b) &&
+	test_cmp b a &&
+	test_grep "trigram query: \"Foo\" AND \"ooB\"" err &&
+	sed -n "s/^ci-grep: index: .* \([0-9]*\) trigram candidates.*/\1/p" err >n_case &&
+	(cd repo && ci-grep --stats -c -i FooBar >../a 2>../err) &&
+	(cd repo && ci-grep --no-index -c -i FooBar >../b) &&
+	test_cmp b a &&
+	test_grep "trigram query: .*\"foo\" OR \"Foo\" OR " err &&
+	test_grep "\"FOO\"" err &&
+	sed -n "s/^ci-grep: index: .* \([0-9]*\) trigram candidates.*/\1/p" err >n_icase &&
+	test $(cat n_case) -lt $(cat n_icase) &&
+	(cd repo && ci-grep -c "(?i)foobar" >../a && ci-grep --no-index -c "(?i)foobar" >../b) &&
+	test_cmp b a
 '
 
 test_expect_success 'random literals and regexes: the index gives what the scan gives' '
@@ -293,7 +310,7 @@ test_expect_success '--check dirs: added, removed, renamed files and saves by re
 	test_grep " 0 stat.ed" err &&
 	c_file=$(cd repo && ls d2/*.c | head -n 1) &&
 	t_file=$(cd repo && ls d4/f* | head -n 1) &&
-	s_file=$(cd repo && ls d1/sub/*.c | head -n 1) &&
+	s_file=$(cd repo && grep -l foo_bar d1/sub/*.c | head -n 1) &&
 	(cd repo &&
 	 printf "dirs_mode_token one\n" >d2/new_in_d2.c &&
 	 mkdir -p d5/deeper && printf "dirs_mode_token two\n" >d5/deeper/x.c &&
