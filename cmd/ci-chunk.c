@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"      --strict                exit 3 if a file had to be chunked by lines or was unreadable\n"
 	"  -j, --threads <n>           parse with <n> threads (default: the number of CPUs)\n"
 	"  -v, --verbose               report skipped files on stderr\n"
-	"  -h, --help                  show this help and exit\n";
+	"  -h, --help                  show this help and exit\n"
+	"      --version               show the version and exit\n";
 
 enum {
 	OPT_CHUNKS = 256, OPT_SYMBOLS, OPT_REFS, OPT_IMPORTS, OPT_NO_FILES, OPT_FILES_FROM,
@@ -54,6 +55,7 @@ static const struct option long_options[] = {
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "threads", required_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -149,6 +151,8 @@ int main(int argc, char **argv)
 			o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256);
 			break;
 		case 'v': verbosity++; break;
+		case OPT_VERSION:
+			return print_version("ci-chunk");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -64,6 +64,7 @@ static const char usage_text[] =
 	"  -j, --threads <n>         diff commits with <n> threads (default: the number of CPUs)\n"
 	"  -v, --verbose             say more on stderr (where the history came from)\n"
 	"  -h, --help                show this help and exit\n"
+	"      --version             show the version and exit\n"
 	"Options of some commands:\n"
 	"      --incremental         history: only commits newer than the index holds\n"
 	"      --threshold <x>       coupling, hotspots, review: leave out scores below <x>\n"
@@ -101,6 +102,7 @@ static const struct option long_options[] = {
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "threads", required_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -2934,6 +2936,8 @@ int main(int argc, char **argv)
 			o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256);
 			break;
 		case 'v': verbosity++; break;
+		case OPT_VERSION:
+			return print_version("ci-couple");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -52,7 +52,8 @@ static const char usage_text[] =
 	"      --progress          report progress on stderr even when it is not a terminal\n"
 	"      --no-progress       never report progress\n"
 	"  -v, --verbose           report counts, tokens and rates on stderr at the end\n"
-	"  -h, --help              show this help and exit\n";
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n";
 
 enum {
 	OPT_MODEL = 256, OPT_STATIC, OPT_FIELDS, OPT_MAX_TOKENS, OPT_QUERY, OPT_BATCH, OPT_PROGRESS,
@@ -70,6 +71,7 @@ static const struct option long_options[] = {
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -600,6 +602,8 @@ int main(int argc, char **argv)
 		case OPT_PROGRESS: o.progress = 1; break;
 		case OPT_NO_PROGRESS: o.progress = 0; break;
 		case 'v': verbosity++; break;
+		case OPT_VERSION:
+			return print_version("ci-embed");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -86,7 +86,8 @@ static const char usage_text[] =
 	"      --no-ignore             do not honour .gitignore, .git/info/exclude\n"
 	"      --stats                 report on stderr what was read and how long it took\n"
 	"  -j, --threads <n>           search with <n> threads (default: the number of CPUs)\n"
-	"  -h, --help                  show this help and exit\n";
+	"  -h, --help                  show this help and exit\n"
+	"      --version               show the version and exit\n";
 
 enum {
 	OPT_JSON = 256, OPT_NO_JSON, OPT_INDEX, OPT_NO_INDEX, OPT_MAX_SIZE, OPT_VENDORED,
@@ -125,6 +126,7 @@ static const struct option long_options[] = {
 	{ "no-ignore", no_argument, NULL, OPT_NO_IGNORE },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "threads", required_argument, NULL, 'j' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -2874,6 +2876,8 @@ int main(int argc, char **argv)
 		case OPT_NO_IGNORE: o.walk.no_ignore = 1; break;
 		case OPT_STATS: o.stats = 1; break;
 		case 'j': o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256); break;
+		case OPT_VERSION:
+			return print_version("ci-grep");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -74,7 +74,8 @@ static const char usage_text[] =
 	"      --no-server         update: run here, not in the index's server, and start\n"
 	"                          none (also: CI_INDEX_SERVER=0)\n"
 	"  -v, --verbose           say more on stderr\n"
-	"  -h, --help              show this help and exit\n";
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n";
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, 'I' },
@@ -87,6 +88,7 @@ static const struct option long_options[] = {
 	{ "no-progress", no_argument, NULL, 'N' },
 	{ "no-server", no_argument, NULL, 'S' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -3527,6 +3529,8 @@ int main(int argc, char **argv)
 		case 'N': o.progress = 0; break;
 		case 'S': o.no_server = 1; break;
 		case 'v': verbosity++; break;
+		case OPT_VERSION:
+			return print_version("ci-index");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

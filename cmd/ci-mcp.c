@@ -84,7 +84,8 @@ static const char usage_text[] =
 	"      --repo <name>=<dir> serve the repository at <dir> as <name>, chosen by a call's\n"
 	"                          \"repo\" argument (repeatable; default: the current one)\n"
 	"  -v, --verbose           log requests on stderr\n"
-	"  -h, --help              show this help and exit\n";
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n";
 
 enum { OPT_LIST = 256, OPT_PROFILE, OPT_TABLE, OPT_HTTP, OPT_ALLOW_REMOTE, OPT_ALLOW_ORIGIN,
        OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO };
@@ -102,6 +103,7 @@ static const struct option long_options[] = {
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "repo", required_argument, NULL, OPT_REPO },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -3041,6 +3043,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'v': verbosity++; break;
+		case OPT_VERSION:
+			return print_version("ci-mcp");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -83,7 +83,8 @@ static const char usage_text[] =
 	"      --idle <seconds>    serve: exit after this long without a request (default\n"
 	"                          $CI_RANK_SERVER_IDLE, else 600)\n"
 	"      --stop              serve: stop the index's server\n"
-	"  -h, --help              show this help and exit\n";
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
@@ -109,6 +110,7 @@ static const struct option long_options[] = {
 	{ "no-server", no_argument, NULL, OPT_NO_SERVER },
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "stop", no_argument, NULL, OPT_STOP },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -3388,6 +3390,8 @@ int main(int argc, char **argv)
 				usage_error(usage_text, "--threshold: expected a number from 0 to 1, got '%s'", optarg);
 			break;
 		}
+		case OPT_VERSION:
+			return print_version("ci-rank");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

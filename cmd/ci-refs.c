@@ -49,7 +49,8 @@ static const char usage_text[] =
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
-	"  -h, --help              show this help and exit\n";
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
 	OPT_SCOPE, OPT_DEPTH, OPT_MODE };
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -1226,6 +1228,8 @@ int main(int argc, char **argv)
 				usage_error(usage_text, "--mode must be combined, deps, coupling or semantic, not '%s'",
 					    optarg);
 			break;
+		case OPT_VERSION:
+			return print_version("ci-refs");
 		case 'h':
 			fputs(usage_text, stdout);
 			return close_stdout(EXIT_OK);

@@ -86,7 +86,8 @@ static const char usage_text[] =
 	"                           run ci-grep, ci-index, ci-rank, ci-refs or ci-mcp\n"
 	"  help                     show this help\n"
 	"\n"
-	"  -h, --help               show this help and exit\n";
+	"  -h, --help               show this help and exit\n"
+	"      --version            show the version and exit\n";
 
 #define MEMORY_FILE ".codebase-context/memory.json"
 
@@ -3320,6 +3321,8 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return close_stdout(EXIT_OK);
 	}
+	if (!strcmp(sub, "--version"))
+		return print_version("ci");
 	if (sub[0] == '-')
 		usage_error(usage_text, "unknown option '%s'", sub);
 	for (i = 0; i < ARRAY_SIZE(passthrough); i++)

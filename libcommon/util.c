@@ -420,3 +420,9 @@ uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 		h = (h ^ *c++) * 0x100000001b3ull;
 	return h;
 }
+
+int print_version(const char *prog)
+{
+	printf("%s (ci) %s\n", prog, PACKAGE_VERSION);
+	return close_stdout(0);
+}

@@ -65,6 +65,11 @@ char *xasprintf(const char *fmt, ...) CI_PRINTF(1, 2);
  */
 int close_stdout(int ret);
 
+/* The getopt value of every command's --version. */
+#define OPT_VERSION 1000
+/* --version: "<prog> (ci) <version>" on stdout; main's exit status. */
+int print_version(const char *prog);
+
 /* Parse a non-negative integer option value; usage_error() on junk or out of range. */
 long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
 

@@ -92,6 +92,15 @@ test_expect_success "$cmd --help is -h" '
 	test_cmp "$TEST_TMP/$cmd.help" help
 '
 
+test_expect_success "$cmd --version: its name and the version of ci, exit 0" '
+	$cmd --version >version 2>err &&
+	test_must_be_empty err &&
+	v=$(sed -n "s/^AC_INIT(\[ci\], \[\([^]]*\)\].*/\1/p" "$CI_SRC_DIR/configure.ac") &&
+	test -n "$v" &&
+	echo "$cmd (ci) $v" >expect &&
+	test_cmp expect version
+'
+
 test_expect_success "$cmd -h to a full disk fails with exit 3" '
 	test_status 3 $cmd -h >/dev/full 2>err &&
 	test_grep "^$cmd: " err
