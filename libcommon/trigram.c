@@ -871,7 +871,8 @@ enum qop { Q_ALL, Q_TRI, Q_AND, Q_OR };
 
 struct q {
 	enum qop op;		/* Q_ALL: every file */
-	char *tri;		/* Q_TRI: three characters, or a longer phrase */
+	char *tri;		/* Q_TRI: three characters, or a longer phrase; Q_OR
+				   of a trigram's case variants: that trigram */
 	struct q **k;		/* Q_AND, Q_OR: the operands */
 	size_t nr, alloc;
 };
@@ -1102,7 +1103,8 @@ static struct q *q_set(const struct sset *s)
  * Under case-insensitive matching, for the index's case-sensitive table: each
  * trigram (lower-cased by the analysis) becomes the OR of its case variants,
  * "usp" -> "usp" OR "Usp" ... OR "USP"; a phrase first becomes its trigrams.
- * (q consumed.)
+ * PCRE2 folds by Unicode's rules, where k also matches U+212A (Kelvin sign)
+ * and s U+017F (long s): those are variants too.  (q consumed.)
  */
 static struct q *q_icase(struct q *q)
 {
@@ -1125,21 +1127,44 @@ static struct q *q_icase(struct q *q)
 		return q_icase(t);
 	}
 	{
-		int pos[3], np = 0;
+		/* each character's forms, then every combination of them */
+		const char *forms[3][3];
+		char one[3][2], up[3][2];
+		size_t nf[3], n = 0, len = strlen(q->tri), total = 1, m;
 		struct q *any;
-		const char *t = q->tri;
-		for (i = 0; t[i] && np < 3; i++)
-			if (t[i] >= 'a' && t[i] <= 'z')
-				pos[np++] = (int)i;
-		if (!np)
+
+		for (i = 0; i < len && n < 3; i++, n++) {
+			unsigned char c = (unsigned char)q->tri[i];
+			if (c >= 0x80)
+				return q;	/* not from a caseless analysis: as it is */
+			one[n][0] = (char)c;
+			one[n][1] = 0;
+			forms[n][0] = one[n];
+			nf[n] = 1;
+			if (c >= 'a' && c <= 'z') {
+				up[n][0] = (char)(c - 'a' + 'A');
+				up[n][1] = 0;
+				forms[n][nf[n]++] = up[n];
+				if (c == 'k')
+					forms[n][nf[n]++] = "\xe2\x84\xaa";	/* U+212A */
+				else if (c == 's')
+					forms[n][nf[n]++] = "\xc5\xbf";	/* U+017F */
+			}
+			total *= nf[n];
+		}
+		if (total == 1)
 			return q;
 		any = q_new(Q_OR);
-		for (unsigned m = 0; m < (1u << np); m++) {
+		any->tri = xstrdup(q->tri);	/* what it is the variants of (q_one_tri) */
+		for (m = 0; m < total; m++) {
+			struct buf b = BUF_INIT;
 			struct q *v = q_new(Q_TRI);
-			v->tri = xstrdup(t);
-			for (int b = 0; b < np; b++)
-				if (m & (1u << b))
-					v->tri[pos[b]] = (char)(v->tri[pos[b]] - 'a' + 'A');
+			size_t r = m;
+			for (i = 0; i < n; i++) {
+				buf_addstr(&b, forms[i][r % nf[i]]);
+				r /= nf[i];
+			}
+			v->tri = buf_detach(&b, NULL);
 			q_push(any, v);
 		}
 		q_free(q);
@@ -1217,16 +1242,9 @@ static int cmp_lean_kid(const void *a, const void *b)
 /* The trigram of a leaf, or of an OR of its case variants (q_icase); else NULL. */
 static const char *q_one_tri(const struct q *q)
 {
-	size_t i;
-
 	if (q->op == Q_TRI)
 		return strlen(q->tri) == 3 ? q->tri : NULL;
-	if (q->op != Q_OR || !q->nr)
-		return NULL;
-	for (i = 0; i < q->nr; i++)
-		if (q->k[i]->op != Q_TRI || strlen(q->k[i]->tri) != 3 || strcasecmp(q->k[i]->tri, q->k[0]->tri))
-			return NULL;
-	return q->k[0]->tri;
+	return q->op == Q_OR && q->tri && strlen(q->tri) == 3 ? q->tri : NULL;
 }
 
 static int q_linked(const struct q *a, const struct q *b)

@@ -147,6 +147,16 @@ test_expect_success 'the trigrams keep case: FooBar asks for its own, -i for eve
 	test_cmp b a
 '
 
+test_expect_success '-i finds what PCRE2 folds: s as U+017F (long s), k as U+212A (Kelvin sign)' '
+	printf "pm_\305\277u\305\277pend here\nthe \342\204\252ernel_task\n" >repo/d3/fold.c &&
+	(cd repo && ci-index --no-progress update) &&
+	for p in pm_suspend kernel_task; do
+		(cd repo && ci-grep --no-json -i $p >../a && ci-grep --no-json --no-index -i $p >../b) &&
+		test_cmp b a &&
+		test_grep "^d3/fold.c:" a || return 1
+	done
+'
+
 test_expect_success 'random literals and regexes: the index gives what the scan gives' '
 	compare_all repo patterns
 '

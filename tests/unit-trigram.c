@@ -379,7 +379,8 @@ int main(void)
 		"(\"USP\" AND \"PM_\" AND \"_SU\") OR (\"oob\" AND \"oba\" AND \"foo\")");
 	/* -i: an operand is the OR of a trigram's case variants, which costs their sum */
 	is_lean("pm_sus", TRIGRAM_ICASE, 0,
-		"(\"pm_\" OR \"Pm_\" OR \"pM_\" OR \"PM_\") AND (\"_su\" OR \"_Su\" OR \"_sU\" OR \"_SU\")");
+		"(\"pm_\" OR \"Pm_\" OR \"pM_\" OR \"PM_\") AND "
+		"(\"_su\" OR \"_Su\" OR \"_\xc5\xbfu\" OR \"_sU\" OR \"_SU\" OR \"_\xc5\xbfU\")");
 	is_lean("fo", 0, 0, NULL);
 	is_query("fo", 0, NULL);
 	is_query("", 0, NULL);
@@ -388,6 +389,10 @@ int main(void)
 	is_query("Foo", TRIGRAM_ICASE,
 		 "\"foo\" OR \"Foo\" OR \"fOo\" OR \"FOo\" OR \"foO\" OR \"FoO\" OR \"fOO\" OR \"FOO\"");
 	is_query("(?i)a_1", 0, "\"a_1\" OR \"A_1\"");
+	/* PCRE2 folds s with U+017F (long s) and k with U+212A (Kelvin sign) */
+	is_query("_sk", TRIGRAM_ICASE,
+		 "\"_sk\" OR \"_Sk\" OR \"_\xc5\xbfk\" OR \"_sK\" OR \"_SK\" OR \"_\xc5\xbfK\" OR "
+		 "\"_s\xe2\x84\xaa\" OR \"_S\xe2\x84\xaa\" OR \"_\xc5\xbf\xe2\x84\xaa\"");
 	is_query("_1(", TRIGRAM_ICASE | TRIGRAM_FIXED, "\"_1(\"");
 	is_query("foo(", TRIGRAM_FIXED, "\"foo\" AND \"oo(\"");
 	is_query("f.o", TRIGRAM_FIXED, "\"f.o\"");
