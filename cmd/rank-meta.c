@@ -209,30 +209,36 @@ int rank_meta_attach(struct rank_meta *m, const void *block, size_t len)
 	return 0;
 }
 
-const struct rank_meta_chunk *rank_meta_chunk(const struct rank_meta *m, int64_t id)
+/*
+ * The first of n records of size bytes from base, sorted by the int64 each
+ * starts with, whose key is not below key (n when none).
+ */
+static size_t lower_bound(const void *base, size_t n, size_t size, int64_t key)
 {
-	size_t lo = 0, hi = m->head ? m->head->nchunks : 0;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->chunks[mid].id < id)
+		int64_t k;
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < (m->head ? m->head->nchunks : 0) && m->chunks[lo].id == id ? &m->chunks[lo] : NULL;
+	return lo;
+}
+
+const struct rank_meta_chunk *rank_meta_chunk(const struct rank_meta *m, int64_t id)
+{
+	size_t n = m->head ? m->head->nchunks : 0, i = lower_bound(m->chunks, n, sizeof(*m->chunks), id);
+
+	return i < n && m->chunks[i].id == id ? &m->chunks[i] : NULL;
 }
 
 const struct rank_meta_blob *rank_meta_blob(const struct rank_meta *m, int64_t blob)
 {
-	size_t lo = 0, hi = m->head ? m->head->nblobs : 0;
+	size_t n = m->head ? m->head->nblobs : 0, i = lower_bound(m->blobs, n, sizeof(*m->blobs), blob);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->blobs[mid].blob < blob)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < (m->head ? m->head->nblobs : 0) && m->blobs[lo].blob == blob ? &m->blobs[lo] : NULL;
+	return i < n && m->blobs[i].blob == blob ? &m->blobs[i] : NULL;
 }
