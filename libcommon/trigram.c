@@ -1238,7 +1238,6 @@ static int cmp_lean_kid(const void *a, const void *b)
 	return x->cost < y->cost ? -1 : x->cost > y->cost;	/* stable enough: ties keep pattern order below */
 }
 
-/* a and b are trigrams that overlap by two characters, as neighbours in a string do */
 /* The trigram of a leaf, or of an OR of its case variants (q_icase); else NULL. */
 static const char *q_one_tri(const struct q *q)
 {
@@ -1247,6 +1246,7 @@ static const char *q_one_tri(const struct q *q)
 	return q->op == Q_OR && q->tri && strlen(q->tri) == 3 ? q->tri : NULL;
 }
 
+/* a and b are trigrams that overlap by two characters, as neighbours in a string do */
 static int q_linked(const struct q *a, const struct q *b)
 {
 	const char *x = q_one_tri(a), *y = q_one_tri(b);
