@@ -376,7 +376,29 @@ struct matcher {
 	const char *pattern;		/* as given */
 	int line_local;			/* what it reports of a line depends on that line
 					   alone: a file may be searched by parts of whole lines */
+	struct finder whole;		/* -i: the whole string every match holds
+					   (whole_s, lower-cased), or whole.n == 0 */
+	char *whole_s;
 };
+
+/*
+ * Under -i, can the line [p, p + n) hold a match?  Only if it holds m's whole
+ * required string (all ASCII) in some mix of ASCII cases, or a byte past ASCII
+ * (where PCRE2's Unicode folding may match s, k or another letter): a line of
+ * ASCII without the string is left without asking PCRE2, most of the lines the
+ * shorter prefilter finds ("pend" of "pm_suspend", as s and k are not in it).
+ */
+static int whole_may_match(const struct matcher *m, const char *p, size_t n)
+{
+	size_t i;
+
+	if (!m->whole.n || n < m->whole.n)
+		return !m->whole.n;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)p[i] >= 0x80)
+			return 1;
+	return finder_find(&m->whole, p, n) != NULL;
+}
 
 /* Per thread: the regex's scratch space. */
 struct searcher {
@@ -419,6 +441,15 @@ static int icase_run(const char *s, size_t n, const char **run, size_t *len)
 		start = i + 1;
 	}
 	return *len > 0;
+}
+
+/* Any byte past ASCII in s[0..n)? (Such a character may fold to an ASCII one.) */
+static int icase_has_nonascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return 1;
+	return 0;
 }
 
 /*
@@ -508,6 +539,13 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		for (i = 0; i < run_len; i++)
 			m->literal[i] = (char)ascii_lower((unsigned char)m->literal[i]);
 		finder_init(&m->finder, m->literal, run_len, 1);
+		if (m->info.required_icase_len > run_len &&
+		    !icase_has_nonascii(m->info.required_icase, m->info.required_icase_len)) {
+			m->whole_s = xstrndup(m->info.required_icase, m->info.required_icase_len);
+			for (i = 0; i < m->info.required_icase_len; i++)
+				m->whole_s[i] = (char)ascii_lower((unsigned char)m->whole_s[i]);
+			finder_init(&m->whole, m->whole_s, m->info.required_icase_len, 1);
+		}
 	} else if (m->info.looks_ahead) {
 		m->kind = M_LINES;
 	} else {
@@ -520,6 +558,7 @@ static void matcher_release(struct matcher *m)
 	if (m->re)
 		pcre2_code_free(m->re);
 	free(m->literal);
+	free(m->whole_s);
 	trigram_info_release(&m->info);
 }
 
@@ -663,7 +702,7 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 			s = (size_t)(hit - buf);
 			*bol = line_start(buf, pos, s);
 			*eol = line_end(buf, s, len);
-			if (line_match(fs, *bol, *eol, col))
+			if (whole_may_match(fs->m, buf + *bol, *eol - *bol) && line_match(fs, *bol, *eol, col))
 				return 1;
 			if (fs->timed_out)
 				return 0;
