@@ -2221,6 +2221,48 @@ static void srv_events(void)
 	}
 }
 
+static int server_run(int argc, char **argv);
+static void srv_refresh(const char *path);
+static void srv_forked(pid_t pid);
+
+/*
+ * The server's own first update, forked as a request's worker would be, so
+ * that it vouches for the tree as soon as that update is in: until an update
+ * has run in it, every directory counts as changed (whatever happened between
+ * the index's last update and the watches), and ci-grep stats every file.
+ * The tree and the index are the server's; no output; the test hooks of the
+ * environment that started the server are not its.
+ */
+static void srv_first_update(void)
+{
+	char *argv[] = { "ci-index", "--no-progress", "--index", srv_index, "update", NULL };
+	pid_t pid;
+
+	if (srv_broken || !srv_root)
+		return;
+	srv_refresh(srv_index);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(srv_root) < 0)
+			_exit(EXIT_IO);
+		if (srv_ifd >= 0)
+			close(srv_ifd);
+		unsetenv("CI_INDEX_CRASH_AFTER");
+		unsetenv("CI_INDEX_PAUSE_BEFORE_INSTALL");
+		exit(server_run(5, argv));
+	}
+	if (pid > 0) {
+		srv_forked(pid);
+	} else {
+		if (srv_report[0] >= 0)
+			close(srv_report[0]);
+		if (srv_report[1] >= 0)
+			close(srv_report[1]);
+		srv_report[0] = srv_report[1] = -1;
+	}
+}
+
 static void srv_preload(const char *path)
 {
 	struct ci_index *ix;
@@ -2255,6 +2297,7 @@ static void srv_preload(const char *path)
 	index_close(ix);
 	srv_watch("");
 	srv_all_dirty = 1;	/* the first update looks at everything */
+	srv_first_update();
 }
 
 static void srv_close_db(void);
@@ -3540,8 +3583,8 @@ int main(int argc, char **argv)
 	}
 	if (o.progress < 0)
 		o.progress = isatty(2);
-	if ((env = getenv("CI_INDEX_CRASH_AFTER")) && *env)
-		crash_after = atol(env);
+	/* anew in a server's worker: the server's own environment is not the caller's */
+	crash_after = (env = getenv("CI_INDEX_CRASH_AFTER")) && *env ? atol(env) : -1;
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	/* libgit2 is loaded and started when first needed (cmd/git-lazy.c, walk_git_start) */

@@ -500,11 +500,13 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		sigaddset(&stop_sigs, SIGINT);
 		sigaddset(&stop_sigs, SIGHUP);
 		if (ops->ended) {
-			/* workers are reaped here, and told about */
+			/* workers are reaped here, and told about; one that preload
+			 * forked may have ended already */
 			sa_stop.sa_handler = child_on;
 			sa_stop.sa_flags = SA_NOCLDSTOP;
 			sigaction(SIGCHLD, &sa_stop, NULL);
 			sigaddset(&stop_sigs, SIGCHLD);
+			child_ended = 1;
 		} else {
 			signal(SIGCHLD, SIG_IGN);	/* reaped by the kernel */
 		}

@@ -699,6 +699,29 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_grep "unchanged" err
 	'
 
+	# from_server: ci-grep took its candidates from the server (it vouches for the tree)
+	from_server() {
+		(cd repo && ci-grep --stats -c rare_tok >/dev/null 2>../stats) &&
+		grep -q "trigram candidates (the server.s)" stats
+	}
+
+	test_expect_success 'server: a server just started runs its own first update, then vouches' '
+		(cd repo && ci-index serve --stop) &&
+		echo "int started_tok(void) { return 3; }" >>repo/src/parse.c &&
+		(cd repo && CI_INDEX_CRASH_AFTER=0 ci-index serve --idle 60 >/dev/null 2>&1 &) &&
+		i=0 &&
+		while ! from_server; do
+			i=$((i + 1)) && test $i -lt 100 || break
+			sleep 0.2
+		done &&
+		from_server &&
+		(cd repo && ci-grep -c started_tok && ci-grep --no-index -c started_tok) >counts &&
+		test_line_count = 2 counts &&
+		sort -u counts >one &&
+		test_line_count = 1 one &&
+		(cd repo && CI_INDEX_SERVER=0 ci-index status) | "$JQ" -e ".stale == 0"
+	'
+
 	test_expect_success 'server: serve --stop stops it; with none running it exits 1' '
 		(cd repo && ci-index serve --stop) &&
 		(cd repo && test_status 1 ci-index serve --stop 2>../err) &&
