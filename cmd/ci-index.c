@@ -3536,6 +3536,43 @@ static int update_in_server(const struct options *o)
 	return rc;
 }
 
+/*
+ * After a build of a work tree (not --rev): the index's server for the next
+ * commands, started anew.  One that watched the index the build replaced
+ * vouches for nothing in it (its last update is not this index's); a new one
+ * runs its own first update and then does (srv_first_update).
+ */
+static void server_after_build(const struct options *o, int argc, char **argv)
+{
+	const char *e = getenv("CI_INDEX_SERVER");
+	char *path, *sock;
+	int i;
+
+	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
+		return;
+	for (i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--rev") || !strncmp(argv[i], "--rev=", 6))
+			return;	/* a commit's tree: nothing to watch */
+	path = o->index ? xstrdup(o->index) : index_find(".");
+	if (!path || access(path, F_OK) < 0) {
+		free(path);
+		return;
+	}
+	sock = fork_server_socket("index", path);
+	if (sock) {
+		if (fork_server_stop(sock) == 0) {
+			/* gone once its socket is (it lets its lock go right after) */
+			for (i = 0; i < 200 && access(sock, F_OK) == 0; i++) {
+				struct timespec ts = { 0, 10000000 };
+				nanosleep(&ts, NULL);
+			}
+		}
+		fork_server_spawn(path, idle_default());
+	}
+	free(sock);
+	free(path);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -3592,6 +3629,8 @@ int main(int argc, char **argv)
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);
 		if (ret == EXIT_OK && o.history)
 			ret = load_history(&o, build_dir, 0);
+		if (ret == EXIT_OK)
+			server_after_build(&o, argc - optind - 1, argv + optind + 1);
 	} else if (!strcmp(argv[optind], "update")) {
 		if ((ret = update_in_server(&o)) >= 0)
 			return ret;

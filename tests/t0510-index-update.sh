@@ -722,6 +722,26 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		(cd repo && CI_INDEX_SERVER=0 ci-index status) | "$JQ" -e ".stale == 0"
 	'
 
+	test_expect_success 'server: a build starts the server anew, which vouches for the new index' '
+		echo "int rebuilt_tok(void) { return 4; }" >>repo/src/parse.c &&
+		(cd repo && ci-index build) &&
+		i=0 &&
+		while ! from_server; do
+			i=$((i + 1)) && test $i -lt 100 || break
+			sleep 0.2
+		done &&
+		from_server &&
+		(cd repo && ci-grep --no-json rebuilt_tok && ci-grep --no-json --no-index rebuilt_tok) >both &&
+		test_line_count = 2 both &&
+		test $(sort -u both | wc -l) = 1 &&
+		ls "$XDG_RUNTIME_DIR/ci" | grep "^index-.*\.sock\$" >socks0 &&
+		(cd repo && CI_INDEX_SERVER=0 ci-index --index ../nosrv.db build) &&
+		(cd repo && ci-index --index ../snap.db build --rev HEAD) &&
+		sleep 1 &&
+		ls "$XDG_RUNTIME_DIR/ci" | grep "^index-.*\.sock\$" >socks1 &&
+		test_cmp socks0 socks1
+	'
+
 	test_expect_success 'server: serve --stop stops it; with none running it exits 1' '
 		(cd repo && ci-index serve --stop) &&
 		(cd repo && test_status 1 ci-index serve --stop 2>../err) &&
