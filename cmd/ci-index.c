@@ -2244,6 +2244,7 @@ static void srv_first_update(void)
 	pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		fork_server_child_init();
 		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(srv_root) < 0)
 			_exit(EXIT_IO);
 		if (srv_ifd >= 0)

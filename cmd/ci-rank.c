@@ -3199,6 +3199,7 @@ static void meta_check(const char *path)
 	if (pid == 0) {
 		struct buf b = BUF_INIT;
 		size_t at = 0;
+		fork_server_child_init();
 		close(p[0]);
 		if (meta_read_index(path, &b) == 0) {
 			while (at < b.len) {

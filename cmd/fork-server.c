@@ -434,6 +434,13 @@ static void stop_on(int sig)
 	stopping = 1;
 }
 
+void fork_server_child_init(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
+}
+
 void fork_server_stop_soon(void)
 {
 	stopping = 1;

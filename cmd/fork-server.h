@@ -95,6 +95,13 @@ int fork_server_command(const char *kind, const char *index_opt, int stop, long 
 /* In the server (a callback): stop once the request at hand is served. */
 void fork_server_stop_soon(void);
 
+/*
+ * In a child the server forked itself (not a request's worker): let go of
+ * what is the server's alone, its lock (held by a child, it would keep a new
+ * server from starting until the child ends).
+ */
+void fork_server_child_init(void);
+
 /* Ask the server at sock to stop: 0, or 1 when none answered. */
 int fork_server_stop(const char *sock);
 
