@@ -381,6 +381,25 @@ struct matcher {
 	char *whole_s;
 };
 
+/* Any byte past ASCII in s[0..n)? (Such a character may fold to an ASCII one.) */
+static int has_nonascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return 1;
+	return 0;
+}
+
+/* s[0..n) with its ASCII letters lower-cased, malloc'd. */
+static char *ascii_lower_dup(const char *s, size_t n)
+{
+	char *d = xstrndup(s, n);
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = (char)ascii_lower((unsigned char)d[i]);
+	return d;
+}
+
 /*
  * Under -i, can the line [p, p + n) hold a match?  Only if it holds m's whole
  * required string (all ASCII) in some mix of ASCII cases, or a byte past ASCII
@@ -390,14 +409,9 @@ struct matcher {
  */
 static int whole_may_match(const struct matcher *m, const char *p, size_t n)
 {
-	size_t i;
-
 	if (!m->whole.n || n < m->whole.n)
 		return !m->whole.n;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)p[i] >= 0x80)
-			return 1;
-	return finder_find(&m->whole, p, n) != NULL;
+	return has_nonascii(p, n) || finder_find(&m->whole, p, n) != NULL;
 }
 
 /* Per thread: the regex's scratch space. */
@@ -441,15 +455,6 @@ static int icase_run(const char *s, size_t n, const char **run, size_t *len)
 		start = i + 1;
 	}
 	return *len > 0;
-}
-
-/* Any byte past ASCII in s[0..n)? (Such a character may fold to an ASCII one.) */
-static int icase_has_nonascii(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] >= 0x80)
-			return 1;
-	return 0;
 }
 
 /*
@@ -533,17 +538,12 @@ static void matcher_init(struct matcher *m, const struct options *o)
 						      &run, &run_len) && run_len >= 3) {
 		/* -i: a piece every match holds in some mix of ASCII cases, found
 		 * as fast as a literal; each line found is matched by PCRE2 */
-		size_t i;
 		m->kind = M_PREFILTER;
-		m->literal = xstrndup(run, run_len);
-		for (i = 0; i < run_len; i++)
-			m->literal[i] = (char)ascii_lower((unsigned char)m->literal[i]);
+		m->literal = ascii_lower_dup(run, run_len);
 		finder_init(&m->finder, m->literal, run_len, 1);
 		if (m->info.required_icase_len > run_len &&
-		    !icase_has_nonascii(m->info.required_icase, m->info.required_icase_len)) {
-			m->whole_s = xstrndup(m->info.required_icase, m->info.required_icase_len);
-			for (i = 0; i < m->info.required_icase_len; i++)
-				m->whole_s[i] = (char)ascii_lower((unsigned char)m->whole_s[i]);
+		    !has_nonascii(m->info.required_icase, m->info.required_icase_len)) {
+			m->whole_s = ascii_lower_dup(m->info.required_icase, m->info.required_icase_len);
 			finder_init(&m->whole, m->whole_s, m->info.required_icase_len, 1);
 		}
 	} else if (m->info.looks_ahead) {
@@ -1012,7 +1012,7 @@ static struct plan *plan_of(const struct index_file *f)
 		return NULL;
 	/* none (a damaged index), or the whole file: read it whole */
 	nr = index_seg_runs(f->segs, f->segs_len, f->hits, runs);
-	if (nr <= 0 || (nr == 1 && runs[0].off == 0 && runs[0].end == UINT64_MAX))
+	if (nr <= 0)
 		return NULL;
 	pl = xmalloc(sizeof(*pl) + (size_t)nr * sizeof(pl->part[0]));
 	pl->nr = (size_t)nr;

@@ -1819,6 +1819,7 @@ static int snapshot_read(const struct import_ctx *ctx, const char *rel, char **d
 
 /* The directory a build indexed (its argument), for --history. */
 static const char *build_dir = ".";
+static int build_rev;			/* the build was of a commit (--rev), not a work tree */
 
 static int cmd_build(const struct options *o, int argc, char **argv)
 {
@@ -1860,6 +1861,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	if (rev && o->history)
 		usage_error(usage_text, "build: --history stores the history of HEAD, not of a snapshot (--rev)");
 	build_dir = start ? start : ".";
+	build_rev = rev != NULL;
 	if (o->embed) {
 		/* a model that cannot be loaded fails the build before the work, not after */
 		struct embed_model *m;
@@ -2555,8 +2557,6 @@ static int srv_cand_line(struct buf *out, const struct srv_file *f, const unsign
 
 	if (nr < 0)
 		return -1;
-	if (nr == 1 && runs[0].off == 0 && runs[0].end == UINT64_MAX)
-		nr = 0;		/* the whole file */
 	for (i = 0; i < nr; i++)
 		buf_addf(out, "%s%llu,%lld,%ld", i ? ";" : "", (unsigned long long)runs[i].off,
 			 runs[i].end == UINT64_MAX ? -1LL : (long long)runs[i].end, runs[i].line);
@@ -3506,20 +3506,34 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
  * An update run by the index's server if one answers: its exit status, else
  * -1 (run it here); then a server is started for the next one.
  */
-static int update_in_server(const struct options *o)
+/*
+ * The index that a server may serve for this command line (malloc'd), and its
+ * socket into *sock (NULL when there is no private place for one); NULL when
+ * no server is to be used (a worker, --no-server, CI_INDEX_SERVER=0, no index).
+ */
+static char *server_index(const struct options *o, char **sock)
 {
 	const char *e = getenv("CI_INDEX_SERVER");
-	char *path, *sock;
-	int rc = -1;
+	char *path;
 
+	*sock = NULL;
 	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
-		return -1;
+		return NULL;
 	path = o->index ? xstrdup(o->index) : index_find(".");
 	if (!path || access(path, F_OK) < 0) {
 		free(path);
-		return -1;
+		return NULL;
 	}
-	sock = fork_server_socket("index", path);
+	*sock = fork_server_socket("index", path);
+	return path;
+}
+
+static int update_in_server(const struct options *o)
+{
+	const char *e = getenv("CI_INDEX_SERVER");
+	char *sock, *path = server_index(o, &sock);
+	int rc = -1;
+
 	if (sock) {
 		rc = fork_server_call(sock, argc0, argv0);
 		if (rc < 0) {
@@ -3543,23 +3557,14 @@ static int update_in_server(const struct options *o)
  * vouches for nothing in it (its last update is not this index's); a new one
  * runs its own first update and then does (srv_first_update).
  */
-static void server_after_build(const struct options *o, int argc, char **argv)
+static void server_after_build(const struct options *o)
 {
-	const char *e = getenv("CI_INDEX_SERVER");
-	char *path, *sock;
+	char *sock, *path;
 	int i;
 
-	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
-		return;
-	for (i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--rev") || !strncmp(argv[i], "--rev=", 6))
-			return;	/* a commit's tree: nothing to watch */
-	path = o->index ? xstrdup(o->index) : index_find(".");
-	if (!path || access(path, F_OK) < 0) {
-		free(path);
-		return;
-	}
-	sock = fork_server_socket("index", path);
+	if (build_rev)
+		return;	/* a commit's tree: nothing to watch */
+	path = server_index(o, &sock);
 	if (sock) {
 		if (fork_server_stop(sock) == 0) {
 			/* gone once its socket is (it lets its lock go right after) */
@@ -3631,7 +3636,7 @@ int main(int argc, char **argv)
 		if (ret == EXIT_OK && o.history)
 			ret = load_history(&o, build_dir, 0);
 		if (ret == EXIT_OK)
-			server_after_build(&o, argc - optind - 1, argv + optind + 1);
+			server_after_build(&o);
 	} else if (!strcmp(argv[optind], "update")) {
 		if ((ret = update_in_server(&o)) >= 0)
 			return ret;

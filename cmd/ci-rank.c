@@ -1716,25 +1716,34 @@ static void keep_in_top(struct sem x, void *arg)
  * found and the first 10 were the same for every query (4,000 rows instead
  * of 8,000: 98.4%, and 16 queries' first 10 differed; 17,000: 99.98%).  The
  * same rows are taken whether the snapshot is mapped or in a server's
- * memory.  0, or -1 when there are too few rows for it to pay (fewer than 4
- * times as many as it would keep): the caller scans them all.
+ * memory.  signs_want() says how many rows to keep, or 0 when there are too
+ * few for it to pay (fewer than 4 times as many as it would keep): then the
+ * caller scans them all.
  */
 #define SEM_PREFILTER 40
 
-static int scan_by_signs(struct sem_part *p)
+static size_t signs_want(const struct vecsnap *vs, size_t cap)
+{
+	size_t want = SEM_PREFILTER * cap;
+
+	if (want < vs->n / 16)
+		want = vs->n / 16;
+	if (!vs->bits || vs->words != (vs->dim + 63) / 64 || vs->dim >= UINT16_MAX || vs->n < 4 * want ||
+	    vs->n > UINT32_MAX)
+		return 0;
+	return want;
+}
+
+/* The first pass of p's rows by signs, keeping want of them for their cosines (signs_want). */
+static void scan_by_signs(struct sem_part *p, size_t want)
 {
 	const struct vecsnap *vs = p->vs;
-	size_t n = vs->n, want = SEM_PREFILTER * p->cap, i, k, cum = 0, t;
+	size_t n = vs->n, i, k, cum = 0, t;
 	uint32_t *idx;
 	uint64_t *q;
 	uint16_t *d;
 	size_t *hist;
 
-	if (want < n / 16)
-		want = n / 16;
-	if (!vs->bits || vs->words != (vs->dim + 63) / 64 || vs->dim >= UINT16_MAX || n < 4 * want ||
-	    n > UINT32_MAX)
-		return -1;
 	q = xmalloc(vs->words * sizeof(*q));
 	d = xmalloc(n * sizeof(*d));
 	idx = xmalloc(n * sizeof(*idx));
@@ -1775,7 +1784,6 @@ static int scan_by_signs(struct sem_part *p)
 	free(hist);
 	free(d);
 	free(q);
-	return 0;
 }
 
 static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, const unsigned char *skip,
@@ -1783,24 +1791,11 @@ static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, cons
 {
 	pthread_t worker;
 	int threaded;
-	size_t k;
+	size_t k, cap, want;
 
-	part[0].sc = sc;
-	part[0].vs = vs;
-	part[0].skip = skip;
-	part[0].skip_max = max;
-	part[0].from = 0;
-	part[0].to = vs->n;
-	part[0].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
-	part[0].top = xmalloc(part[0].cap * sizeof(*part[0].top));
-	part[0].top_nr = part[0].seen = 0;
-	if (scan_by_signs(&part[0]) == 0) {
-		*parts = 1;
-		return;
-	}
-	free(part[0].top);
-
-	*parts = online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
+	cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
+	want = signs_want(vs, cap);
+	*parts = !want && online_cpus() > 1 && vs->n >= 4096 ? 2 : 1;
 	for (k = 0; k < *parts; k++) {
 		part[k].sc = sc;
 		part[k].vs = vs;
@@ -1808,9 +1803,13 @@ static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, cons
 		part[k].skip_max = max;
 		part[k].from = vs->n * k / *parts;
 		part[k].to = vs->n * (k + 1) / *parts;
-		part[k].cap = vs->exact ? VECSNAP_RESCORE : SEM_TOP;
-		part[k].top = xmalloc(part[k].cap * sizeof(*part[k].top));
+		part[k].cap = cap;
+		part[k].top = xmalloc(cap * sizeof(*part[k].top));
 		part[k].top_nr = part[k].seen = 0;
+	}
+	if (want) {
+		scan_by_signs(&part[0], want);
+		return;
 	}
 	threaded = *parts == 2 && pthread_create(&worker, NULL, sem_part_scan, &part[1]) == 0;
 	sem_part_scan(&part[0]);

@@ -718,6 +718,8 @@ int index_seg_runs(const void *segs, size_t segs_len, const unsigned char *hits,
 		else
 			runs[nr++] = sg;
 	}
+	if (nr == 1 && runs[0].off == 0 && runs[0].end == UINT64_MAX)
+		return 0;	/* the whole file */
 	return nr;
 }
 

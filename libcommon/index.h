@@ -68,8 +68,8 @@ int index_seg_at(const void *segs, size_t segs_len, unsigned i, struct index_seg
  * The segments set in hits (a bitmap of INDEX_SEG_MAX bits) of a blob whose
  * blobs.segs is segs[0..segs_len), neighbours merged, in order, into runs (room
  * for INDEX_SEG_MAX): each with its first segment's start and line and its last
- * one's end.  Returns their number, or -1 if hits names a segment the blob does
- * not have (a damaged index).
+ * one's end.  Returns their number, 0 when they are the whole file (or hits is
+ * empty), or -1 if hits names a segment the blob does not have (a damaged index).
  */
 int index_seg_runs(const void *segs, size_t segs_len, const unsigned char *hits, struct index_seg *runs);
 

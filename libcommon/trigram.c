@@ -29,8 +29,6 @@
 #include "common.h"
 #include "trigram.h"
 
-#include <strings.h>
-
 #define MAX_CLASS 16		/* a class of more characters is "any character" */
 #define MAX_SET 16		/* strings in an exact, prefix or suffix set */
 #define MAX_CROSS 64		/* pairs tried for the trigrams across a concatenation */
@@ -1253,7 +1251,7 @@ static int q_linked(const struct q *a, const struct q *b)
 
 	if (!x || !y)
 		return 0;
-	return !strncasecmp(x + 1, y, 2) || !strncasecmp(y + 1, x, 2);
+	return !memcmp(x + 1, y, 2) || !memcmp(y + 1, x, 2);
 }
 
 static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)
