@@ -2051,6 +2051,7 @@ struct plan_stats {
 	double t_check;			/* ... checking the files */
 	size_t dirs;			/* directories recorded in the index */
 	size_t dirs_changed;		/* ... found changed (re-listed) */
+	int all_clean;			/* the server saw nothing happen: none read */
 	size_t relisted;		/* files listed in them */
 };
 
@@ -2086,6 +2087,7 @@ struct idirs {
 	struct idir *v;		/* sorted by path */
 	size_t nr, alloc;
 	int served;		/* clean says what the index's server saw */
+	int all_clean;		/* served, nothing happened anywhere: v not read */
 	char **racy;		/* racy files, sorted */
 	size_t racy_nr, racy_alloc;
 };
@@ -2335,12 +2337,24 @@ static int server_candidates(struct ci_index *ix, const char *query, struct ifil
 	return 0;
 }
 
+static void strings_free(char **v, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, int threads,
 		      struct idirs *d, size_t *changed)
 {
 	sqlite3_stmt *st;
 	const char *v = index_meta(ix, "walked_ns"), *r, *nl;
 	int64_t walked;
+	char **dirty = NULL;
+	size_t dirty_nr = 0, i;
+	int served;
 
 	*changed = 0;
 	if (!v || !*v)
@@ -2358,8 +2372,14 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 	}
 	if (d->racy_nr)
 		qsort(d->racy, d->racy_nr, sizeof(*d->racy), cmp_str);
+	served = server_dirty(ix, &dirty, &dirty_nr) == 0;
+	if (served && !dirty_nr && !sc->nr) {
+		/* the server saw nothing happen anywhere: no directory to look at */
+		d->served = d->all_clean = 1;
+		return 0;
+	}
 	if (sqlite3_prepare_v2(index_db(ix), "SELECT path, mtime FROM dirs", -1, &st, NULL) != SQLITE_OK)
-		return 1;
+		goto fail;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		ALLOC_GROW(d->v, d->nr + 1, d->alloc);
 		d->v[d->nr].path = xstrdup((const char *)sqlite3_column_text(st, 0));
@@ -2370,24 +2390,17 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 	}
 	sqlite3_finalize(st);
 	if (!d->nr)
-		return 1;	/* not even the root: not recorded */
+		goto fail;	/* not even the root: not recorded */
 	qsort(d->v, d->nr, sizeof(*d->v), cmp_idir);
-	{
-		char **dirty;
-		size_t dirty_nr, i;
-
-		if (server_dirty(ix, &dirty, &dirty_nr) == 0) {
-			/* what the server vouches for is neither stat'ed nor checked */
-			for (i = 0; i < d->nr; i++) {
-				const char *key = d->v[i].path;
-				d->v[i].clean = !(dirty_nr && bsearch(&key, dirty, dirty_nr, sizeof(*dirty), cmp_str));
-			}
-			for (i = 0; i < dirty_nr; i++)
-				free(dirty[i]);
-			free(dirty);
-			d->served = 1;
+	if (served) {
+		/* what the server vouches for is neither stat'ed nor checked */
+		for (i = 0; i < d->nr; i++) {
+			const char *key = d->v[i].path;
+			d->v[i].clean = !(dirty_nr && bsearch(&key, dirty, dirty_nr, sizeof(*dirty), cmp_str));
 		}
+		d->served = 1;
 	}
+	strings_free(dirty, dirty_nr);
 	{
 		struct dir_check dc = { d, sc, rootfd, walked, 0 };
 
@@ -2395,6 +2408,9 @@ static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, i
 		*changed = dc.changed;
 	}
 	return 0;
+fail:
+	strings_free(dirty, dirty_nr);
+	return 1;
 }
 
 /*
@@ -2503,6 +2519,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 	if (idirs_load(ix, rootfd, sc, o->threads, &d, &ps->dirs_changed))
 		goto done;
 	ps->dirs = d.nr;
+	ps->all_clean = d.all_clean;
 	t1 = now_ns();
 	ps->t_tree = secs(t0, t1);
 
@@ -2542,7 +2559,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 		/* in a directory the server vouches for, a file is as indexed: no stat */
 		racy = is_racy(&d, p);
 		t = add_target(ts, o, p, (uint64_t)cand.v[i].size, cand.v[i].mtime,
-			       e && e->clean && !racy ? T_READ : T_VERIFY, 0);
+			       (d.all_clean || (e && e->clean)) && !racy ? T_READ : T_VERIFY, 0);
 		if (t && !racy) {
 			t->plan = cand.v[i].plan;
 			cand.v[i].plan = NULL;
@@ -3077,6 +3094,9 @@ int main(int argc, char **argv)
 		if (ix && ps.dirs)
 			fprintf(stderr, "%s: directories: %zu recorded, %zu changed, %zu files in them\n",
 				progname, ps.dirs, ps.dirs_changed, ps.relisted);
+		else if (ix && ps.all_clean)
+			fprintf(stderr, "%s: directories: none changed (the index's server saw nothing happen)\n",
+				progname);
 		if (ps.query)
 			fprintf(stderr, "%s: trigram query: %s\n", progname, ps.query);
 	}

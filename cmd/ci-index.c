@@ -2150,6 +2150,12 @@ static void srv_watch(const char *rel)
 }
 
 /* a directory that appeared, and every directory under it */
+/* A directory not watched: git's, the index's own (its writes are no change of the tree) */
+static int srv_unwatched(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, ".git") || !strcmp(name, ".ci-index");
+}
+
 static void srv_watch_tree(const char *rel)
 {
 	char *abs = *rel ? xasprintf("%s/%s", srv_root, rel) : xstrdup(srv_root);
@@ -2163,8 +2169,7 @@ static void srv_watch_tree(const char *rel)
 		return;
 	while ((de = readdir(d))) {
 		char *sub;
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strcmp(de->d_name, ".git") || !strcmp(de->d_name, ".ci-index"))
+		if (de->d_type != DT_DIR || srv_unwatched(de->d_name))
 			continue;
 		sub = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
 		srv_watch_tree(sub);
@@ -2209,7 +2214,7 @@ static void srv_events(void)
 					srv_all_dirty = 1;
 				continue;
 			}
-			if ((ev->mask & IN_ISDIR) && ev->len) {
+			if ((ev->mask & IN_ISDIR) && ev->len && !srv_unwatched(ev->name)) {
 				char *sub = *rel ? xasprintf("%s/%s", rel, ev->name) : xstrdup(ev->name);
 				strset_add(&srv_dirty, sub);
 				/* a directory moved: the paths of the watches under it are not known */
@@ -2440,6 +2445,10 @@ struct srv_file {
 };
 static struct srv_file *srv_map;	/* sorted by blob */
 static size_t srv_map_nr, srv_map_alloc;
+static uint32_t *srv_map_first;		/* by blob id: its first file in the map + 1, or 0 */
+static size_t srv_map_first_nr;
+static uint32_t *srv_map_inexact;	/* the files of inexact blobs, their indexes in the map */
+static size_t srv_map_inexact_nr, srv_map_inexact_alloc;
 static char srv_map_gen[96];		/* the index's "created" and "generation" when it
 					   was read (a rebuilt index starts counting anew) */
 static sqlite3 *srv_db;			/* a read connection for the questions, kept open
@@ -2488,6 +2497,10 @@ static void srv_map_clear(void)
 	}
 	srv_map_nr = 0;
 	srv_map_gen[0] = '\0';
+	free(srv_map_first);
+	srv_map_first = NULL;
+	srv_map_first_nr = 0;
+	srv_map_inexact_nr = 0;
 }
 
 /* Read the map in db's read transaction, whose "generation" is gen.  0, or -1. */
@@ -2521,9 +2534,20 @@ static int srv_map_load(sqlite3 *db, const char *gen)
 			break;	/* a line each cannot say it */
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE || (srv_map_nr && (srv_map[0].blob < 0 || srv_map_nr >= UINT32_MAX ||
+						 srv_map[srv_map_nr - 1].blob >= (1LL << 32)))) {
 		srv_map_clear();
 		return -1;
+	}
+	/* each blob's first file at hand (a search's candidates are thousands of blobs) */
+	srv_map_first_nr = srv_map_nr ? (size_t)srv_map[srv_map_nr - 1].blob + 1 : 0;
+	srv_map_first = xcalloc(srv_map_first_nr + 1, sizeof(*srv_map_first));
+	for (size_t i = srv_map_nr; i-- > 0;) {
+		srv_map_first[srv_map[i].blob] = (uint32_t)i + 1;
+		if (!srv_map[i].exact) {
+			ALLOC_GROW(srv_map_inexact, srv_map_inexact_nr + 1, srv_map_inexact_alloc);
+			srv_map_inexact[srv_map_inexact_nr++] = (uint32_t)i;
+		}
 	}
 	snprintf(srv_map_gen, sizeof(srv_map_gen), "%s", gen);
 	return 0;
@@ -2532,16 +2556,9 @@ static int srv_map_load(sqlite3 *db, const char *gen)
 /* The first file of blob in the map, or srv_map_nr. */
 static size_t srv_map_find(sqlite3_int64 blob)
 {
-	size_t lo = 0, hi = srv_map_nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (srv_map[mid].blob < blob)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (blob < 0 || (uint64_t)blob >= srv_map_first_nr || !srv_map_first[blob])
+		return srv_map_nr;
+	return srv_map_first[blob] - 1;
 }
 
 /*
@@ -2557,12 +2574,25 @@ static int srv_cand_line(struct buf *out, const struct srv_file *f, const unsign
 
 	if (nr < 0)
 		return -1;
-	for (i = 0; i < nr; i++)
-		buf_addf(out, "%s%llu,%lld,%ld", i ? ";" : "", (unsigned long long)runs[i].off,
-			 runs[i].end == UINT64_MAX ? -1LL : (long long)runs[i].end, runs[i].line);
+	/* by hand, not buf_addf: thousands of lines an answer */
+	for (i = 0; i < nr; i++) {
+		if (i)
+			buf_addch(out, ';');
+		buf_addi(out, (long long)runs[i].off);
+		buf_addch(out, ',');
+		buf_addi(out, runs[i].end == UINT64_MAX ? -1LL : (long long)runs[i].end);
+		buf_addch(out, ',');
+		buf_addi(out, runs[i].line);
+	}
 	if (!nr)
 		buf_addch(out, '-');
-	buf_addf(out, "\t%lld\t%lld\t%d\t%s\n", (long long)f->size, (long long)f->mtime, f->exact, f->path);
+	buf_addch(out, '\t');
+	buf_addi(out, (long long)f->size);
+	buf_addch(out, '\t');
+	buf_addi(out, (long long)f->mtime);
+	buf_addstr(out, f->exact ? "\t1\t" : "\t0\t");
+	buf_addstr(out, f->path);
+	buf_addch(out, '\n');
 	return 0;
 }
 
@@ -2619,9 +2649,8 @@ static void srv_cand(const char *match, struct buf *out)
 	}
 	if (rc != SQLITE_DONE || bad)
 		goto all;
-	for (i = 0; i < srv_map_nr; i++)
-		if (!srv_map[i].exact)
-			srv_cand_line(out, &srv_map[i], NULL);
+	for (i = srv_map_inexact_nr; i-- > 0;)
+		srv_cand_line(out, &srv_map[srv_map_inexact[i]], NULL);
 	sqlite3_finalize(st);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	return;

@@ -79,6 +79,19 @@ void buf_addch(struct buf *b, int c)
 	b->buf[b->len] = '\0';
 }
 
+void buf_addi(struct buf *b, long long v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	buf_add(b, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
 void buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list cp;

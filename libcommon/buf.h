@@ -36,6 +36,8 @@ void buf_setlen(struct buf *b, size_t len);
 void buf_add(struct buf *b, const void *data, size_t n);
 void buf_addstr(struct buf *b, const char *s);
 void buf_addch(struct buf *b, int c);
+/* v in decimal (buf_addf's "%lld", without its cost) */
+void buf_addi(struct buf *b, long long v);
 void buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 /* Remove trailing whitespace. */

@@ -709,6 +709,10 @@ int index_seg_runs(const void *segs, size_t segs_len, const unsigned char *hits,
 	int nr = 0;
 
 	for (unsigned i = 0; i < INDEX_SEG_MAX; i++) {
+		if (!hits[i / 8]) {
+			i |= 7;		/* none of this byte's eight */
+			continue;
+		}
 		if (!(hits[i / 8] & (1u << (i % 8))))
 			continue;
 		if (index_seg_at(segs, segs_len, i, &sg) < 0)

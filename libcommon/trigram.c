@@ -1217,9 +1217,9 @@ static struct q *q_prune(struct q *q, size_t budget)
 /*
  * Leave out of q's ANDs the operands that cost more to look up than they are
  * likely to save (see trigram_query_lean): the LEAN_KEEP rarest operands of an
- * AND that do not overlap each other, and any other rarer than LEAN_CHEAP, are
- * kept.  *cost gets q's cost, the
- * index entries read to evaluate it.  Returns q.
+ * AND that do not overlap each other in a word (q_linked), and any other rarer
+ * than LEAN_CHEAP, are kept.  *cost gets q's cost, the index entries read to
+ * evaluate it.  Returns q.
  */
 #define LEAN_KEEP 3
 #define LEAN_CHEAP 10000
@@ -1244,14 +1244,30 @@ static const char *q_one_tri(const struct q *q)
 	return q->op == Q_OR && q->tri && strlen(q->tri) == 3 ? q->tri : NULL;
 }
 
-/* a and b are trigrams that overlap by two characters, as neighbours in a string do */
+static int word_byte(unsigned char c)
+{
+	return c >= 0x80 || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/*
+ * a and b are trigrams that overlap by two characters inside a word, as
+ * neighbours in a word do: "sus" says little more than "usp" of "suspend".
+ * Across a separator they are not: "m_s" of "pm_suspend" rules out the many
+ * "pm_" that do not go on with an s (pm_runtime_...), which neither "pm_" nor
+ * "usp" does (on the Linux tree, -i pm_suspend: 2,347 candidate files against
+ * 3,235 with "_su" instead).
+ */
 static int q_linked(const struct q *a, const struct q *b)
 {
 	const char *x = q_one_tri(a), *y = q_one_tri(b);
 
 	if (!x || !y)
 		return 0;
-	return !memcmp(x + 1, y, 2) || !memcmp(y + 1, x, 2);
+	if (!memcmp(x + 1, y, 2))
+		return word_byte((unsigned char)y[0]) && word_byte((unsigned char)y[1]);
+	if (!memcmp(y + 1, x, 2))
+		return word_byte((unsigned char)x[0]) && word_byte((unsigned char)x[1]);
+	return 0;
 }
 
 static struct q *q_lean(struct q *q, trigram_df_fn df, void *data, double *cost)

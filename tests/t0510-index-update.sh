@@ -644,10 +644,14 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		grep_same served &&
 		(cd repo && ci-grep --stats --no-json served 2>../stats >/dev/null) &&
 		test_grep " 0 stat.ed" stats &&
+		# nothing happened: not even the list of directories is read
+		test_grep "directories: none changed (the index.s server saw nothing happen)" stats &&
 		echo "int served_again(void) { return 4; }" >>repo/src/main.c &&
 		mkdir -p repo/fresh &&
 		echo "int served_fresh(void) { return 5; }" >repo/fresh/f.c &&
 		grep_same served &&
+		(cd repo && ci-grep --stats --no-json served 2>../stats >/dev/null) &&
+		test_grep "directories: [0-9]* recorded, [1-9][0-9]* changed" stats &&
 		grep -q served_again grep.sv &&
 		grep -q served_fresh grep.sv &&
 		rm repo/fresh/f.c &&
