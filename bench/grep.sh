@@ -292,14 +292,16 @@ if [ $has_index = 1 ] && [ "$only" != scan ]; then
 	for s in "${summary[@]}"; do
 		set -- $s
 		case $1 in literal|literal-rare|-w-regex|alternation|-i)
-			ok=$(awk -v r="$4" -v p="$3" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
-			printf '  %-52s %s\n' "indexed $1: >= 20x faster than rg, p95 < 50 ms" "$ok"
-			ok=$(awk -v r="${10}" -v p="$9" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
-			printf '  %-52s %s\n' "  the same with --check dirs" "$ok"
-			ok=$(awk -v r="$7" -v p="$6" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
-			printf '  %-52s %s\n' "  the same with --trust-index" "$ok"
+			# the default: the index's server answers (build, update or
+			# an earlier search started it)
 			ok=$(awk -v r="${13}" -v p="${12}" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
-			printf '  %-52s %s\n' "  the same with the index's server (the default)" "$ok" ;;
+			printf '  %-60s %s\n' "indexed $1 (the default, served): >= 20x faster than rg, p95 < 50 ms" "$ok"
+			ok=$(awk -v r="${10}" -v p="$9" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
+			printf '  %-60s %s\n' "  the same with --check dirs" "$ok"
+			ok=$(awk -v r="$7" -v p="$6" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
+			printf '  %-60s %s\n' "  the same with --trust-index" "$ok"
+			ok=$(awk -v r="$4" -v p="$3" 'BEGIN { print (((r + 0) <= 0.05 && (p + 0) < 50) ? "PASS" : "FAIL") }')
+			printf '  %-60s %s\n' "  no server (CI_INDEX_SERVER=0; every indexed file stat'ed)" "$ok" ;;
 		esac
 	done
 fi

@@ -2187,6 +2187,15 @@ static void dir_check_batch(size_t lo, size_t hi, void *arg)
 /* The index searched (its path), for its server's socket. */
 static const char *index_path_g;
 
+/* How long a server started here waits for a request: as ci-index's own. */
+static long server_idle(void)
+{
+	const char *e = getenv("CI_INDEX_SERVER_IDLE");
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? v : 600;
+}
+
 /*
  * The directories where something happened since the index was written, as
  * the index's server (ci-index serve, which watches the tree with inotify)
@@ -2207,11 +2216,19 @@ static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
 	/* the server is ci-index's, beside this program */
 	exe = find_prog("ci-index");
 	sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
-	free(exe);
 	if (!sock || fork_server_query(sock, "dirty", &ans) < 0) {
+		/*
+		 * None answers (never started, or it idled out): one for the
+		 * searches after this one, as `ci-index update` starts it, if
+		 * its updates can write the index
+		 */
+		if (sock && !access(index_path_g, W_OK))
+			fork_server_spawn_of(exe, index_path_g, server_idle());
+		free(exe);
 		free(sock);
 		return 1;
 	}
+	free(exe);
 	free(sock);
 	if (strncmp(ans, "STAMP ", 6) || !(nl = strchr(ans, '\n')) ||
 	    (size_t)(nl - ans - 6) != strlen(updated) || strncmp(ans + 6, updated, strlen(updated))) {

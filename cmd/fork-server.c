@@ -224,20 +224,28 @@ int fork_server_call(const char *sock, int argc, char **argv)
 
 void fork_server_spawn(const char *index_path, long idle_s)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	char exe[4096], idle[32], *real;
-	char *args[7];
-	sigset_t none;
-	ssize_t n;
-	pid_t pid;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0 || !(real = realpath(index_path, NULL)))
+	if (n <= 0)
 		return;
 	exe[n] = '\0';
+	fork_server_spawn_of(exe, index_path, idle_s);
+}
+
+void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	char idle[32], *real;
+	char *args[7];
+	sigset_t none;
+	pid_t pid;
+
+	if (!(real = realpath(index_path, NULL)))
+		return;
 	snprintf(idle, sizeof(idle), "%ld", idle_s);
-	args[0] = exe;
+	args[0] = (char *)exe;
 	args[1] = "--index";
 	args[2] = real;
 	args[3] = "serve";

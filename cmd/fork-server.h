@@ -67,6 +67,8 @@ int fork_server_call(const char *sock, int argc, char **argv);
 /* Start a server for index_path in the background (a session of its own;
  * idle_s: seconds without a request before it exits).  Nothing reported. */
 void fork_server_spawn(const char *index_path, long idle_s);
+/* The same for the server that the binary at exe runs (another command's). */
+void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
 
 /*
  * Serve at sock until idle_s seconds pass without a request or a stop request

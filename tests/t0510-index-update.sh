@@ -749,6 +749,22 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_cmp socks0 socks1
 	'
 
+	test_expect_success 'server: a search that no server answers starts one for the next' '
+		(cd repo && ci-index serve --stop) &&
+		echo "int searched_tok(void) { return 5; }" >>repo/src/parse.c &&
+		(cd repo && ci-grep --stats -c searched_tok >/dev/null 2>../stats) &&
+		! grep -q "(the server.s)" stats &&
+		served_soon &&
+		same_as_scan searched_tok &&
+		# not with CI_INDEX_SERVER=0
+		(cd repo && ci-index serve --stop) &&
+		(cd repo && CI_INDEX_SERVER=0 ci-grep -c searched_tok >/dev/null) &&
+		sleep 1 &&
+		(cd repo && test_status 1 ci-index serve --stop 2>/dev/null) &&
+		(cd repo && ci-grep -c searched_tok >/dev/null) &&
+		served_soon
+	'
+
 	test_expect_success 'server: serve --stop stops it; with none running it exits 1' '
 		(cd repo && ci-index serve --stop) &&
 		(cd repo && test_status 1 ci-index serve --stop 2>../err) &&
