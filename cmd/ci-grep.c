@@ -2747,7 +2747,10 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 			walk = 1;	/* a file named: it may be ignored, so not indexed */
 	if (o->trust_index && o->walk_default && !walk) {
 		/* the candidates alone: no file list, no directory or file checked */
-		if (query)
+		if (query && server_candidates(ix, query, &all) == 0) {
+			rc = 0;		/* the server's map of the index: no join per candidate */
+			ps->served = 1;
+		} else if (query)
 			rc = index_trigram_candidates(ix, query, collect_file, &all);
 		else
 			rc = index_files(ix, collect_file, &all);

@@ -646,6 +646,10 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_grep " 0 stat.ed" stats &&
 		# nothing happened: not even the list of directories is read
 		test_grep "directories: none changed (the index.s server saw nothing happen)" stats &&
+		# --trust-index takes the server.s candidates too
+		(cd repo && ci-grep --trust-index --stats --no-json -n served 2>../stats >../grep.tr) &&
+		test_grep "trigram candidates (the server.s)" stats &&
+		test_cmp grep.scan grep.tr &&
 		echo "int served_again(void) { return 4; }" >>repo/src/main.c &&
 		mkdir -p repo/fresh &&
 		echo "int served_fresh(void) { return 5; }" >repo/fresh/f.c &&
