@@ -2187,55 +2187,65 @@ static void dir_check_batch(size_t lo, size_t hi, void *arg)
 /* The index searched (its path), for its server's socket. */
 static const char *index_path_g;
 
-/* How long a server started here waits for a request: as ci-index's own. */
-static long server_idle(void)
+/*
+ * Ask the index's server (ci-index serve: ci-index's, beside this program) the
+ * question q: 0 with its answer in *ans (malloc'd) and *body at the line after
+ * its "STAMP <updated>", when it answers for the index as this search reads it
+ * (its last update is the one that wrote the index); else 1 (*ans NULL).  A
+ * question no server answers (none started, or it idled out) starts one for
+ * the searches after this one, as `ci-index update` does, if its updates can
+ * write the index.  CI_INDEX_SERVER=0 leaves the server out.
+ */
+static int server_ask(struct ci_index *ix, const char *q, char **ans, char **body)
 {
-	const char *e = getenv("CI_INDEX_SERVER_IDLE");
-	long v = e ? atol(e) : 0;
+	static char *exe, *sock;
+	static int looked;
+	const char *e = getenv("CI_INDEX_SERVER"), *updated = index_meta(ix, "updated");
+	char *nl;
 
-	return v > 0 ? v : 600;
+	*ans = NULL;
+	if ((e && !strcmp(e, "0")) || !index_path_g || !updated || !*updated)
+		return 1;
+	if (!looked) {
+		looked = 1;
+		exe = find_prog("ci-index");
+		sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
+	}
+	if (!sock)
+		return 1;
+	if (fork_server_query(sock, q, ans) < 0) {
+		if (!access(index_path_g, W_OK))
+			fork_server_spawn_of(exe, index_path_g, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		free(sock);
+		sock = NULL;	/* asked once */
+		return 1;
+	}
+	if (strncmp(*ans, "STAMP ", 6) || !(nl = strchr(*ans, '\n')) ||
+	    (size_t)(nl - *ans - 6) != strlen(updated) || strncmp(*ans + 6, updated, strlen(updated))) {
+		free(*ans);
+		*ans = NULL;
+		return 1;
+	}
+	*body = nl + 1;
+	return 0;
 }
 
 /*
  * The directories where something happened since the index was written, as
- * the index's server (ci-index serve, which watches the tree with inotify)
- * knows them, sorted: 0 with them in *dirs, or 1 when there is no such server,
- * it cannot vouch for the tree, or it watched another state of the index
- * than this one (its last update's "updated" is not the index's).
+ * the index's server (which watches the tree with inotify) knows them, sorted:
+ * 0 with them in *dirs, or 1 when no server answers for this index
+ * (server_ask) or it cannot vouch for the tree.
  */
 static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
 {
-	const char *e = getenv("CI_INDEX_SERVER"), *updated = index_meta(ix, "updated");
-	char *exe, *sock, *ans = NULL, *p, *nl;
+	char *ans, *p, *nl;
 	size_t alloc = 0;
 
 	*dirs = NULL;
 	*nr = 0;
-	if ((e && !strcmp(e, "0")) || !index_path_g || !updated || !*updated)
+	if (server_ask(ix, "dirty", &ans, &p))
 		return 1;
-	/* the server is ci-index's, beside this program */
-	exe = find_prog("ci-index");
-	sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
-	if (!sock || fork_server_query(sock, "dirty", &ans) < 0) {
-		/*
-		 * None answers (never started, or it idled out): one for the
-		 * searches after this one, as `ci-index update` starts it, if
-		 * its updates can write the index
-		 */
-		if (sock && !access(index_path_g, W_OK))
-			fork_server_spawn_of(exe, index_path_g, server_idle());
-		free(exe);
-		free(sock);
-		return 1;
-	}
-	free(exe);
-	free(sock);
-	if (strncmp(ans, "STAMP ", 6) || !(nl = strchr(ans, '\n')) ||
-	    (size_t)(nl - ans - 6) != strlen(updated) || strncmp(ans + 6, updated, strlen(updated))) {
-		free(ans);
-		return 1;
-	}
-	for (p = nl + 1; *p && (nl = strchr(p, '\n')); p = nl + 1) {
+	for (; *p && (nl = strchr(p, '\n')); p = nl + 1) {
 		ALLOC_GROW(*dirs, *nr + 1, alloc);
 		(*dirs)[(*nr)++] = xstrndup(p, (size_t)(nl - p));
 	}
@@ -2245,11 +2255,6 @@ static int server_dirty(struct ci_index *ix, char ***dirs, size_t *nr)
 	return 0;
 }
 
-/*
- * Read the index's directories and racy files, and stat the directories in the
- * scope.  Returns 0, or 1 when the index has no such record (an older one) or
- * its rules changed: the caller walks instead.
- */
 static int cmp_ifile(const void *a, const void *b)
 {
 	return strcmp(((const struct ifile *)a)->path, ((const struct ifile *)b)->path);
@@ -2279,29 +2284,13 @@ static const char *parse_part(const char *p, struct index_seg *sg)
  */
 static int server_candidates(struct ci_index *ix, const char *query, struct ifiles *out)
 {
-	const char *updated = index_meta(ix, "updated");
-	char *exe, *sock, *ans = NULL, *q, *p, *nl;
-	int ok = 1;
+	char *ans, *q = xasprintf("cand %s", query), *p, *nl;
+	int ok = 1, rc = server_ask(ix, q, &ans, &p);
 
-	if (!index_path_g || !updated || !*updated)
-		return 1;
-	exe = find_prog("ci-index");
-	sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
-	free(exe);
-	q = xasprintf("cand %s", query);
-	if (!sock || fork_server_query(sock, q, &ans) < 0) {
-		free(sock);
-		free(q);
-		return 1;
-	}
-	free(sock);
 	free(q);
-	if (strncmp(ans, "STAMP ", 6) || !(nl = strchr(ans, '\n')) ||
-	    (size_t)(nl - ans - 6) != strlen(updated) || strncmp(ans + 6, updated, strlen(updated))) {
-		free(ans);
+	if (rc)
 		return 1;
-	}
-	for (p = nl + 1; *p && ok && (nl = strchr(p, '\n')); p = nl + 1) {
+	for (; *p && ok && (nl = strchr(p, '\n')); p = nl + 1) {
 		struct ifile f = { 0 };
 		struct index_seg parts[INDEX_SEG_MAX];
 		size_t n = 0;
@@ -2363,6 +2352,11 @@ static void strings_free(char **v, size_t nr)
 	free(v);
 }
 
+/*
+ * Read the index's directories and racy files, and stat the directories in the
+ * scope.  Returns 0, or 1 when the index has no such record (an older one) or
+ * its rules changed: the caller walks instead.
+ */
 static int idirs_load(struct ci_index *ix, int rootfd, const struct scope *sc, int threads,
 		      struct idirs *d, size_t *changed)
 {

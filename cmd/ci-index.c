@@ -2149,13 +2149,13 @@ static void srv_watch(const char *rel)
 		strset_add(&srv_watched, rel);
 }
 
-/* a directory that appeared, and every directory under it */
 /* A directory not watched: git's, the index's own (its writes are no change of the tree) */
 static int srv_unwatched(const char *name)
 {
 	return !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, ".git") || !strcmp(name, ".ci-index");
 }
 
+/* a directory that appeared, and every directory under it */
 static void srv_watch_tree(const char *rel)
 {
 	char *abs = *rel ? xasprintf("%s/%s", srv_root, rel) : xstrdup(srv_root);
@@ -2542,8 +2542,9 @@ static int srv_map_load(sqlite3 *db, const char *gen)
 	/* each blob's first file at hand (a search's candidates are thousands of blobs) */
 	srv_map_first_nr = srv_map_nr ? (size_t)srv_map[srv_map_nr - 1].blob + 1 : 0;
 	srv_map_first = xcalloc(srv_map_first_nr + 1, sizeof(*srv_map_first));
-	for (size_t i = srv_map_nr; i-- > 0;) {
-		srv_map_first[srv_map[i].blob] = (uint32_t)i + 1;
+	for (size_t i = 0; i < srv_map_nr; i++) {
+		if (!srv_map_first[srv_map[i].blob])
+			srv_map_first[srv_map[i].blob] = (uint32_t)i + 1;
 		if (!srv_map[i].exact) {
 			ALLOC_GROW(srv_map_inexact, srv_map_inexact_nr + 1, srv_map_inexact_alloc);
 			srv_map_inexact[srv_map_inexact_nr++] = (uint32_t)i;
@@ -2649,7 +2650,7 @@ static void srv_cand(const char *match, struct buf *out)
 	}
 	if (rc != SQLITE_DONE || bad)
 		goto all;
-	for (i = srv_map_inexact_nr; i-- > 0;)
+	for (i = 0; i < srv_map_inexact_nr; i++)
 		srv_cand_line(out, &srv_map[srv_map_inexact[i]], NULL);
 	sqlite3_finalize(st);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -3488,13 +3489,6 @@ static int cmd_drop(const struct options *o, int argc, char **argv)
 static int argc0;		/* the command line as given, for the server */
 static char **argv0;
 
-static long idle_default(void)
-{
-	const char *e = getenv("CI_INDEX_SERVER_IDLE");
-	long v = e ? atol(e) : 0;
-
-	return v > 0 ? v : 600;
-}
 
 int main(int argc, char **argv);
 
@@ -3528,7 +3522,8 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 		} else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
-	return fork_server_command("index", o->index, stop, idle ? idle : idle_default(), &ops);
+	return fork_server_command("index", o->index, stop, idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE"),
+				   &ops);
 }
 
 /*
@@ -3566,7 +3561,7 @@ static int update_in_server(const struct options *o)
 	if (sock) {
 		rc = fork_server_call(sock, argc0, argv0);
 		if (rc < 0) {
-			fork_server_spawn(path, idle_default());
+			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
 			/* always: wait for it (its start takes a second or two), up to a minute */
 			for (int i = 0; rc < 0 && e && !strcmp(e, "always") && i < 3000; i++) {
 				struct timespec ts = { 0, 20000000 };
@@ -3602,7 +3597,7 @@ static void server_after_build(const struct options *o)
 				nanosleep(&ts, NULL);
 			}
 		}
-		fork_server_spawn(path, idle_default());
+		fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
 	}
 	free(sock);
 	free(path);

@@ -3066,13 +3066,6 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 static int argc0;		/* the command line as given */
 static char **argv0;
 
-static long idle_default(void)
-{
-	const char *e = getenv("CI_RANK_SERVER_IDLE");
-	long v = e ? atol(e) : 0;
-
-	return v > 0 ? v : 600;
-}
 
 /*
  * In the server, before it serves and before each fork: the snapshot of the
@@ -3279,7 +3272,7 @@ static int serve(void)
 		.watch_fd = meta_watch_fd, .on_watch = meta_on_watch,
 	};
 
-	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : idle_default(), &ops);
+	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : fork_server_idle("CI_RANK_SERVER_IDLE"), &ops);
 }
 
 /*
@@ -3302,7 +3295,7 @@ static int call_server(const char *path)
 	if (rc < 0) {
 		vec = vecsnap_path(path);
 		if (access(vec, R_OK) == 0)
-			fork_server_spawn(path, idle_default());
+			fork_server_spawn(path, fork_server_idle("CI_RANK_SERVER_IDLE"));
 		free(vec);
 	}
 	free(sock);

@@ -222,6 +222,14 @@ int fork_server_call(const char *sock, int argc, char **argv)
 	return status;
 }
 
+long fork_server_idle(const char *env_name)
+{
+	const char *e = getenv(env_name);
+	long v = e ? atol(e) : 0;
+
+	return v > 0 ? v : 600;
+}
+
 void fork_server_spawn(const char *index_path, long idle_s)
 {
 	char exe[4096];

@@ -70,6 +70,11 @@ void fork_server_spawn(const char *index_path, long idle_s);
 /* The same for the server that the binary at exe runs (another command's). */
 void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
 
+/* The seconds a server waits for a request before it exits: the environment
+ * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE) if positive,
+ * else 600. */
+long fork_server_idle(const char *env_name);
+
 /*
  * Serve at sock until idle_s seconds pass without a request or a stop request
  * comes: 0, 1 when another server already serves there, -1 on an error

@@ -650,6 +650,9 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		(cd repo && ci-grep --trust-index --stats --no-json -n served 2>../stats >../grep.tr) &&
 		test_grep "trigram candidates (the server.s)" stats &&
 		test_cmp grep.scan grep.tr &&
+		(cd repo && CI_INDEX_SERVER=0 ci-grep --trust-index --stats --no-json -n served 2>../stats >../grep.tr) &&
+		! grep -q "(the server.s)" stats &&
+		test_cmp grep.scan grep.tr &&
 		echo "int served_again(void) { return 4; }" >>repo/src/main.c &&
 		mkdir -p repo/fresh &&
 		echo "int served_fresh(void) { return 5; }" >repo/fresh/f.c &&
