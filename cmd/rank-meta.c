@@ -79,6 +79,13 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* Zeros up to offset at (an array's start, aligned) */
+static void pad_to(struct buf *out, size_t at)
+{
+	while (out->len < at)
+		buf_addch(out, '\0');
+}
+
 int rank_meta_read(sqlite3 *db, struct buf *out)
 {
 	struct rank_meta_head h;
@@ -158,18 +165,14 @@ int rank_meta_read(sqlite3 *db, struct buf *out)
 	h.off_strings = align8(h.off_files + f_nr * sizeof(*files));
 	buf_grow(out, h.off_strings + p.b.len + 8);
 	buf_add(out, &h, sizeof(h));
-	while (out->len < h.off_chunks)
-		buf_addch(out, '\0');
+	pad_to(out, h.off_chunks);
 	buf_add(out, ch, ch_nr * sizeof(*ch));
-	while (out->len < h.off_blobs)
-		buf_addch(out, '\0');
+	pad_to(out, h.off_blobs);
 	for (i = 0; i < bl_nr; i++)
 		buf_add(out, &bl[i].b, sizeof(bl[i].b));
-	while (out->len < h.off_files)
-		buf_addch(out, '\0');
+	pad_to(out, h.off_files);
 	buf_add(out, files, f_nr * sizeof(*files));
-	while (out->len < h.off_strings)
-		buf_addch(out, '\0');
+	pad_to(out, h.off_strings);
 	buf_add(out, p.b.buf, p.b.len);
 	rc = 0;
 done:
