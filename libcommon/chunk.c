@@ -326,6 +326,7 @@ struct unit {
 	int first_child;	/* first unit directly inside, or -1 */
 	int next;		/* next sibling unit, or -1 */
 	int container;		/* class-like */
+	int depth;		/* units enclosing it: 0 at top level */
 };
 
 struct piece {
@@ -769,6 +770,32 @@ static int kind_is_class_like(const char *k)
 	       !strcmp(k, "enum");
 }
 
+/*
+ * Keep a scope to its innermost SCOPE_MAX_LEVELS names, the outer ones replaced by
+ * "...": every def and chunk carries its scope, so with unbounded scopes a file of
+ * n nested namespaces writes O(n^2) bytes (a 260 KB file gave 400 MB).
+ */
+#define SCOPE_MAX_LEVELS 8
+
+static void bound_scope(char **scope)
+{
+	const char *s = *scope, *start, *p;
+	int dots = 0;
+
+	if (!s)
+		return;
+	start = strncmp(s, "...", 3) ? s : s + 3;
+	for (p = s + strlen(s); p > start; p--) {
+		if (p[-1] == '.' && ++dots == SCOPE_MAX_LEVELS)
+			break;
+	}
+	if (p == start)
+		return;
+	char *b = xasprintf("...%s", p);
+	free(*scope);
+	*scope = b;
+}
+
 static void add_unit(struct chunker *c, TSNode n, TSNode inner, const struct unit_rule *r,
 		     int parent, uint32_t ext_s)
 {
@@ -821,6 +848,8 @@ static void add_unit(struct chunker *c, TSNode n, TSNode inner, const struct uni
 	else if (pqual)
 		u->scope = xstrdup(pqual);
 	free(extra);
+	u->depth = parent >= 0 ? c->units[parent].depth + 1 : 0;
+	bound_scope(&u->scope);
 	if (u->name)
 		u->qual = u->scope ? xasprintf("%s.%s", u->scope, u->name) : xstrdup(u->name);
 	else if (u->scope)
@@ -840,6 +869,12 @@ static void add_unit(struct chunker *c, TSNode n, TSNode inner, const struct uni
 	}
 	c->units_nr++;
 }
+
+/*
+ * Units nested deeper than this are left inside the enclosing unit's chunks: tiling
+ * recurses once per level, and no real code nests functions or classes 256 deep.
+ */
+#define UNIT_MAX_DEPTH 256
 
 struct level {
 	int unit;		/* unit opened by the current node at this depth, or -1 */
@@ -865,6 +900,7 @@ static void collect_units(struct chunker *c, TSNode root)
 	memset(&lv[0], 0, sizeof(lv[0]));
 	lv[0].unit = lv[0].open = -1;
 	lv[0].last_end = -1;
+	lv[0].node = root;	/* a member at top level (error recovery) asks its parent's type */
 	for (;;) {
 		TSNode n;
 		const struct unit_rule *r;
@@ -914,7 +950,9 @@ static void collect_units(struct chunker *c, TSNode root)
 		if (depth && lv[depth - 1].skip_id == n.id) {
 			/* the inner node of a wrapper: same unit */
 			lv[depth].skip_id = NULL;
-		} else if (unit_of(c, n, &inner, &r) &&
+		} else if ((!depth || lv[depth - 1].open < 0 ||
+			    c->units[lv[depth - 1].open].depth < UNIT_MAX_DEPTH) &&
+			   unit_of(c, n, &inner, &r) &&
 			   (!(r->flags & UNIT_CLASS_MEMBER) ||
 			    (depth && strstr(ts_node_type(lv[depth - 1].node), "class")))) {
 			struct level *L = &lv[depth];
@@ -1625,10 +1663,17 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 			why = "invalid UTF-8";
 		if (!why) {
 			ts_parser_reset(c->parser);
-			if (!ts_parser_set_language(c->parser, c->rt->ts))
+			if (lang_nesting_exceeds(lang, data, n, LANG_MAX_NESTING))
+				why = "nested too deeply for tree-sitter (over 4,096 levels)";
+			else if (!ts_parser_set_language(c->parser, c->rt->ts))
 				why = "grammar version not supported by libtree-sitter";
 			else if (!(tree = ts_parser_parse_string(c->parser, NULL, data, (uint32_t)n)))
 				why = "parse failed or timed out";
+			else if (lang_tree_broken(tree, data, n)) {
+				lang_tree_abandon(tree);
+				tree = NULL;
+				why = "nested too deeply for tree-sitter (over 65,535 constructs left open)";
+			}
 		}
 		if (why) {
 			buf_addf(warn, "%s: warning: %s: %s; chunked by lines\n", progname, path, why);

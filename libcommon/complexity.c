@@ -269,12 +269,18 @@ int complexity_of(struct complexity *cx, const struct lang *l, const char *data,
 		return 1;
 	if (memchr(data, '\0', n) || n > UINT32_MAX)
 		return 1;
+	if (lang_nesting_exceeds(l, data, n, LANG_MAX_NESTING))
+		return 1;
 	ts_parser_reset(cx->parser);
 	if (!ts_parser_set_language(cx->parser, l->grammar()))
 		return 1;
 	tree = ts_parser_parse_string(cx->parser, NULL, data, (uint32_t)n);
 	if (!tree)
 		return 1;
+	if (lang_tree_broken(tree, data, n)) {
+		lang_tree_abandon(tree);
+		return 1;
+	}
 
 	/* stack[level]: the nesting depth that the children of the node at level see */
 	cur = ts_tree_cursor_new(ts_tree_root_node(tree));

@@ -52,4 +52,20 @@ const char *lang_imports_query(const char *lang);
 /* The rule for a node type in lang, or NULL. */
 const struct unit_rule *lang_unit_rule(const struct lang *l, const char *node_type);
 
+/*
+ * A tree libtree-sitter 0.20.7 built wrong (over 65,535 nodes left open at the end
+ * of the file): its root stops short of the file's last non-blank byte.  Such a
+ * tree must not be walked further or deleted: give it to lang_tree_abandon(),
+ * which keeps it (a leak, on hostile input only) instead of ts_tree_delete().
+ */
+int lang_tree_broken(const TSTree *t, const char *data, size_t n);
+void lang_tree_abandon(TSTree *t);
+/*
+ * Whether data nests more than limit deep by brackets (and bash's or Ruby's block
+ * keywords): such a file is not given to tree-sitter 0.20.7, which can crash on it.
+ */
+int lang_nesting_exceeds(const struct lang *l, const char *data, size_t n, unsigned limit);
+/* The limit the chunker and the complexity counter use. */
+#define LANG_MAX_NESTING 4096
+
 #endif
