@@ -13,6 +13,7 @@
  */
 #include "common.h"
 #include "trigram.h"
+#include "trigram-eval.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -98,110 +99,6 @@ static void is_literal(const char *pattern, const char *lit, const char *req, in
 		       info.literal ? info.literal : "(null)", info.required ? info.required : "(null)",
 		       info.looks_ahead);
 	trigram_info_release(&info);
-}
-
-/* ---- evaluating an FTS5 query on a text ---- */
-
-struct qeval {
-	const char *q;		/* the query */
-	size_t i;		/* position */
-	const char *text;	/* the text */
-	int bad;		/* the query does not parse */
-};
-
-static void skip_ws(struct qeval *e)
-{
-	while (e->q[e->i] == ' ')
-		e->i++;
-}
-
-static int eval_or(struct qeval *e);
-
-static int eval_term(struct qeval *e)
-{
-	struct buf t = BUF_INIT;
-	int r;
-
-	skip_ws(e);
-	if (e->q[e->i] == '(') {
-		e->i++;
-		r = eval_or(e);
-		skip_ws(e);
-		if (e->q[e->i] != ')')
-			e->bad = 1;
-		else
-			e->i++;
-		return r;
-	}
-	if (e->q[e->i] != '"') {
-		e->bad = 1;
-		return 0;
-	}
-	e->i++;
-	for (;;) {
-		if (!e->q[e->i]) {
-			e->bad = 1;
-			break;
-		}
-		if (e->q[e->i] == '"') {
-			if (e->q[e->i + 1] == '"') {
-				buf_addch(&t, '"');
-				e->i += 2;
-				continue;
-			}
-			e->i++;
-			break;
-		}
-		buf_addch(&t, e->q[e->i++]);
-	}
-	r = strstr(e->text, t.buf) != NULL;
-	buf_release(&t);
-	return r;
-}
-
-static int eval_and(struct qeval *e)
-{
-	int r = eval_term(e);
-
-	for (;;) {
-		skip_ws(e);
-		if (strncmp(e->q + e->i, "AND ", 4))
-			return r;
-		e->i += 4;
-		r = eval_term(e) && r;
-	}
-}
-
-static int eval_or(struct qeval *e)
-{
-	int r = eval_and(e);
-
-	for (;;) {
-		skip_ws(e);
-		if (strncmp(e->q + e->i, "OR ", 3))
-			return r;
-		e->i += 3;
-		r = eval_and(e) || r;
-	}
-}
-
-/*
- * Does text satisfy query?  -1 if the query does not parse.  As the index's
- * table (trigram case_sensitive 1) does: a term is a substring, case kept.
- */
-static int eval_query(const char *query, const char *text)
-{
-	struct qeval e;
-	int r;
-
-	memset(&e, 0, sizeof(e));
-	e.q = query;
-	e.text = text;
-	r = eval_or(&e);
-	skip_ws(&e);
-	if (e.q[e.i])
-		e.bad = 1;
-	return e.bad ? -1 : r;
 }
 
 /* ---- random patterns and lines ---- */
@@ -299,14 +196,14 @@ static int check_pattern(const char *pattern, unsigned flags, char lines[][128],
 		rc = pcre2_match(re, (PCRE2_SPTR)line, len, 0, 0, md, NULL);
 		matched = rc >= 0;
 		if (info.query) {
-			q = eval_query(info.query, line);
+			q = trigram_eval_query(info.query, line);
 			if (q < 0 || (matched && !q)) {
 				printf("# pattern '%s' (flags %u): query %s %s line '%s'\n", pattern, flags,
 				       info.query, q < 0 ? "does not parse, at" : "excludes the matching", line);
 				good = 0;
 			}
 		}
-		if (lean && matched && eval_query(lean, line) != 1) {
+		if (lean && matched && trigram_eval_query(lean, line) != 1) {
 			printf("# pattern '%s' (flags %u): lean query %s excludes the matching line '%s'\n",
 			       pattern, flags, lean, line);
 			good = 0;
