@@ -1214,9 +1214,9 @@ static void chunk_markdown(struct chunker *c)
 		/* the new section's title and the titles above it */
 		{
 			const char *q = p;
-			while (*q == ' ')
+			while (q < end && *q == ' ')
 				q++;
-			while (*q == '#')
+			while (q < end && *q == '#')
 				q++;
 			while (q < end && (*q == ' ' || *q == '\t'))
 				q++;
