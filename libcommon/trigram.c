@@ -919,12 +919,18 @@ static int q_equal(const struct q *a, const struct q *b)
 	return 1;
 }
 
-/* 1 when every file satisfying a also satisfies b (a sound, incomplete test). */
-static int q_implies(const struct q *a, const struct q *b, int depth)
+/*
+ * 1 when every file satisfying a also satisfies b (a sound, incomplete test).
+ * Each call spends one unit of *budget; with none left the answer is 0 ("not
+ * known"), which is sound: the walk over ANDs of ORs can otherwise grow as the
+ * operands' count to the power of the depth ('[Q-Z][Qghi\t]...' under -i took
+ * seconds, found by make fuzz).
+ */
+static int q_implies(const struct q *a, const struct q *b, int depth, long *budget)
 {
 	size_t i;
 
-	if (depth > 8)
+	if (depth > 8 || --*budget < 0)
 		return 0;
 	if (b->op == Q_ALL || q_equal(a, b))
 		return 1;
@@ -932,23 +938,23 @@ static int q_implies(const struct q *a, const struct q *b, int depth)
 		return 1;	/* a phrase holds its substrings */
 	if (b->op == Q_AND) {
 		for (i = 0; i < b->nr; i++)
-			if (!q_implies(a, b->k[i], depth + 1))
+			if (!q_implies(a, b->k[i], depth + 1, budget))
 				return 0;
 		return 1;
 	}
 	if (a->op == Q_OR) {
 		for (i = 0; i < a->nr; i++)
-			if (!q_implies(a->k[i], b, depth + 1))
+			if (!q_implies(a->k[i], b, depth + 1, budget))
 				return 0;
 		return 1;
 	}
 	if (a->op == Q_AND)
 		for (i = 0; i < a->nr; i++)
-			if (q_implies(a->k[i], b, depth + 1))
+			if (q_implies(a->k[i], b, depth + 1, budget))
 				return 1;
 	if (b->op == Q_OR)
 		for (i = 0; i < b->nr; i++)
-			if (q_implies(a, b->k[i], depth + 1))
+			if (q_implies(a, b->k[i], depth + 1, budget))
 				return 1;
 	return 0;
 }
@@ -975,19 +981,25 @@ static void q_push(struct q *q, struct q *kid)
 
 /*
  * Drop redundant operands: in an AND, one implied by another; in an OR, one that
- * implies another.  Then a single operand stands for the whole.
+ * implies another.  Then a single operand stands for the whole.  At most
+ * Q_TIDY_BUDGET steps of q_implies() per call: past them, operands are kept.
  */
+#define Q_TIDY_BUDGET 2000
+/* operands of one AND or OR at most: q_push() and q_tidy() are quadratic in them */
+#define Q_MAX_OPERANDS 128
 static struct q *q_tidy(struct q *q)
 {
 	size_t i, j, n;
 	struct q *one;
+	long budget = Q_TIDY_BUDGET;
 
 	if (q->nr <= 64) {
 		for (i = 0; i < q->nr; i++) {
 			for (j = 0; j < q->nr; j++) {
 				if (i == j)
 					continue;
-				if (q->op == Q_AND ? q_implies(q->k[j], q->k[i], 0) : q_implies(q->k[i], q->k[j], 0))
+				if (q->op == Q_AND ? q_implies(q->k[j], q->k[i], 0, &budget) :
+				    q_implies(q->k[i], q->k[j], 0, &budget))
 					break;
 			}
 			if (j < q->nr) {
@@ -1028,6 +1040,9 @@ static struct q *q_and(struct q *a, struct q *b)
 	q = q_new(Q_AND);
 	q_push(q, a);
 	q_push(q, b);
+	/* fewer operands ask less of a file: still a sound query */
+	while (q->nr > Q_MAX_OPERANDS)
+		q_free(q->k[--q->nr]);
 	return q_tidy(q);
 }
 
@@ -1044,6 +1059,11 @@ static struct q *q_or(struct q *a, struct q *b)
 	q = q_new(Q_OR);
 	q_push(q, a);
 	q_push(q, b);
+	if (q->nr > Q_MAX_OPERANDS) {
+		/* so many alternatives rule out little: every file is a candidate */
+		q_free(q);
+		return q_all();
+	}
 	return q_tidy(q);
 }
 
