@@ -1046,6 +1046,23 @@ static int cmd_impact(const char *arg)
 		free(copy);
 		return EXIT_NOTHING;
 	}
+	if (sym) {
+		/* a symbol the file does not define: say so, not the file's own list */
+		int defined;
+		st = prep("SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id "
+			  "WHERE f.path = ?1 AND d.name = ?2 LIMIT 1");
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
+		defined = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		if (!defined) {
+			error("no definition of '%s' in '%s'", sym, path);
+			free_graph(&g);
+			free(path);
+			free(copy);
+			return EXIT_NOTHING;
+		}
+	}
 	h = xcalloc(g.n, sizeof(*h));
 	/* reverse imports, breadth first to --depth */
 	radj = xcalloc(g.n, sizeof(*radj));

@@ -886,6 +886,12 @@ test_expect_success 'impact: nothing depends on it' '
 	test_must_be_empty actual
 '
 
+test_expect_success 'impact path:symbol the file does not define: an error, not the file list' '
+	test_status 1 q "$IMP" impact pkg/shapes.py:no_such_symbol &&
+	test_must_be_empty actual &&
+	test_grep "^ci-refs: no definition of .no_such_symbol. in .pkg/shapes.py.$" err
+'
+
 test_expect_success 'setup: coupling records loaded into the index' '
 	cat >coupling.nd <<-\EOF &&
 	{"_type":"coupling","a":"pkg/shapes.py","b":"web/app.ts","score":0.8,"co_changes":5,"last":1700000000}
