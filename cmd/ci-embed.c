@@ -371,6 +371,9 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 		commit = !strcmp(type, "commit") && json_is_string(json_object_get(rec, "message"));
 		if (!strcmp(type, "chunk") || commit) {
 			json_t *text = json_object_get(rec, "text");
+			if (!commit && !text)	/* say so: its vector is not its code's */
+				warning("%s:%ld: a chunk record without \"text\": embedded from "
+					"its other fields", r->name, r->lineno);
 			if (!commit && text && !json_is_string(text)) {
 				error("%s:%ld: a chunk record whose \"text\" is not a string",
 				      r->name, r->lineno);

@@ -284,6 +284,16 @@ test_expect_success 'a chunk whose text is not a string is malformed' '
 	test_grep "^ci-embed: <stdin>:1: .*\"text\"" err
 '
 
+test_expect_success 'a chunk without text: a warning naming it, embedded from its other fields' '
+	printf "{\"_type\":\"chunk\",\"id\":\"a\",\"path\":\"x.c\"}\n{\"_type\":\"chunk\",\"id\":\"b\",\"text\":\"int x;\"}\n" >no-text &&
+	ci-embed <no-text >out 2>err &&
+	test_grep "^ci-embed: warning: <stdin>:1: a chunk record without \"text\": embedded from its other fields$" err &&
+	test_line_count = 1 err &&
+	"$JQ" -c "[.id, has(\"vec\")]" out >actual &&
+	printf "[\"a\",true]\n[\"b\",true]\n" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success 'invalid UTF-8 in a record is malformed' '
 	printf "{\"_type\":\"chunk\",\"text\":\"\\377\"}\n" >bad-utf8 &&
 	test_status 3 ci-embed <bad-utf8 >out 2>err &&
