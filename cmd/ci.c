@@ -42,7 +42,7 @@ static const char usage_text[] =
 	"usage: ci [-h] <subcommand> [<args>]\n"
 	"\n"
 	"Subcommands (flags as in the codebase-context CLI; each takes --json):\n"
-	"  search --query <q> [--intent explore|edit|refactor|migrate] [--limit <n>] [--lang <l>]\n"
+	"  search <q> | --query <q> [--intent explore|edit|refactor|migrate] [--limit <n>] [--lang <l>]\n"
 	"           [--snippets]    ranked search (ci-rank), search quality, related memories;\n"
 	"                           edit, refactor, migrate: the preflight card\n"
 	"  metadata                 languages, file counts and dependencies (package.json,\n"
@@ -104,6 +104,23 @@ static const struct {
 };
 
 /* An error of a subcommand, as codebase-context reports it: stderr, exit 1. */
+/*
+ * A usage error of a subcommand (an unknown option, a missing or malformed
+ * argument): the message, then exit 2, as every ci command does.
+ */
+static void usage_fail(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
+static void usage_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
 static void fail(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
 static void fail(const char *fmt, ...)
 {
@@ -238,7 +255,31 @@ static int flag_index(const char *const *list, const char *name, size_t len)
 	return -1;
 }
 
-/* Parse argv (after the subcommand) into f; an unknown flag fails (exit 1). */
+/*
+ * Print the part of usage_text about subcommand sub (the entries whose first word
+ * is sub's, with their continuation lines) and exit 0: `ci search --help`.
+ */
+static void sub_help(const char *sub)
+{
+	size_t wl = strcspn(sub, " ");
+	const char *p = usage_text;
+	int in = 0;
+
+	printf("usage: ci %.*s ...\n\n", (int)wl, sub);
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		if (n > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ')
+			in = !strncmp(p + 2, sub, wl) && (p[2 + wl] == ' ' || p[2 + wl] == '\n');
+		else if (n == 0 || p[0] != ' ')
+			in = 0;
+		if (in)
+			printf("%.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	exit(close_stdout(EXIT_OK));
+}
+
+/* Parse argv (after the subcommand) into f; an unknown flag fails (exit 2). */
 static void parse_flags(struct flags *f, int argc, char **argv)
 {
 	int i, k;
@@ -247,9 +288,12 @@ static void parse_flags(struct flags *f, int argc, char **argv)
 		const char *a = argv[i], *eq;
 		size_t len;
 
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			sub_help(f->sub);
+
 		if (a[0] != '-' || a[1] != '-' || !a[2]) {
 			if (f->args_nr >= (int)ARRAY_SIZE(f->args))
-				fail("%s: too many arguments", f->sub);
+				usage_fail("%s: too many arguments", f->sub);
 			f->args[f->args_nr++] = a;
 			continue;
 		}
@@ -262,11 +306,11 @@ static void parse_flags(struct flags *f, int argc, char **argv)
 			else if (i + 1 < argc)
 				f->values[k] = argv[++i];
 			else
-				fail("%s: option '--%s' needs a value", f->sub, a);
+				usage_fail("%s: option '--%s' needs a value", f->sub, a);
 		} else if (!eq && (k = flag_index(f->bools, a, len)) >= 0) {
 			f->set[k] = 1;
 		} else {
-			fail("%s: unknown option '--%.*s'", f->sub, (int)len, a);
+			usage_fail("%s: unknown option '--%.*s'", f->sub, (int)len, a);
 		}
 	}
 }
@@ -279,9 +323,9 @@ static void parse_options(struct flags *f, int argc, char **argv, const char *us
 {
 	parse_flags(f, argc, argv);
 	if (f->args_nr && use)
-		fail("%s: unexpected argument '%s' (use --%s)", f->sub, f->args[0], use);
+		usage_fail("%s: unexpected argument '%s' (use --%s)", f->sub, f->args[0], use);
 	if (f->args_nr)
-		fail("%s: unexpected argument '%s'", f->sub, f->args[0]);
+		usage_fail("%s: unexpected argument '%s'", f->sub, f->args[0]);
 }
 
 /* A --limit value: a whole number from 1 to max, or fail. */
@@ -293,7 +337,7 @@ static const char *check_limit(const char *sub, const char *s, long max)
 	errno = 0;
 	n = s ? strtol(s, &end, 10) : 0;
 	if (!s || errno || *end || end == s || n < 1 || n > max)
-		fail("%s: --limit must be a whole number from 1 to %ld, not '%s'", sub, max,
+		usage_fail("%s: --limit must be a whole number from 1 to %ld, not '%s'", sub, max,
 		     s ? s : "");
 	return s;
 }
@@ -337,19 +381,31 @@ static int cmd_search(int argc, char **argv)
 	size_t i;
 	json_t *recs;
 
-	parse_options(&f, argc, argv, "query");
+	parse_flags(&f, argc, argv);
+	if (f.args_nr && f.values[0])
+		usage_fail("search: a query and --query: give one");
+	if (f.args_nr) {
+		/* ci search "where are chunks cut": the words are the query */
+		static struct buf q = BUF_INIT;
+		for (int k = 0; k < f.args_nr; k++) {
+			if (k)
+				buf_addch(&q, ' ');
+			buf_addstr(&q, f.args[k]);
+		}
+		f.values[0] = q.buf;
+	}
 	if (!f.values[0] || !*f.values[0])
-		fail("search: --query is required");
+		usage_fail("search: a query is required (ci search <query>, or --query <q>)");
 	if (f.values[1]) {
 		for (i = 0; i < ARRAY_SIZE(intents); i++)
 			if (!strcmp(f.values[1], intents[i]))
 				break;
 		if (i == ARRAY_SIZE(intents))
-			fail("search: --intent must be explore, edit, refactor or migrate, not '%s'",
+			usage_fail("search: --intent must be explore, edit, refactor or migrate, not '%s'",
 			     f.values[1]);
 	}
 	if (f.values[4] || f.values[5])
-		fail("search: --%s is not supported (ci knows no frameworks or layers)",
+		usage_fail("search: --%s is not supported (ci knows no frameworks or layers)",
 		     f.values[4] ? "framework" : "layer");
 	if (f.values[2]) {
 		av[n++] = "--limit";
@@ -431,7 +487,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 
 	parse_options(&f, argc, argv, "pattern");
 	if (!f.values[0] || !*f.values[0])
-		fail("grep-chunks: --pattern is required");
+		usage_fail("grep-chunks: --pattern is required");
 	limit = atol(check_limit("grep-chunks", f.values[2] ? f.values[2] : "10", 10000));
 	av[n++] = "--json";
 	if (f.set[1])
@@ -537,7 +593,7 @@ static int cmd_refs(int argc, char **argv)
 
 	parse_options(&f, argc, argv, "symbol");
 	if (!f.values[0] || !*f.values[0])
-		fail("refs: --symbol is required");
+		usage_fail("refs: --symbol is required");
 	if (f.values[1]) {
 		av[n++] = "--limit";
 		av[n++] = (char *)check_limit("refs", f.values[1], 10000);
@@ -674,15 +730,15 @@ static int memory_add(struct flags *f)
 	int i;
 
 	if (!type || !category || !text || !*text)
-		fail("memory add: --type, --category and --memory are required");
+		usage_fail("memory add: --type, --category and --memory are required");
 	for (i = 0; memory_types[i]; i++)
 		if (!strcmp(type, memory_types[i]))
 			break;
 	if (!memory_types[i])
-		fail("memory add: --type must be convention, decision, gotcha or failure, not '%s'",
+		usage_fail("memory add: --type must be convention, decision, gotcha or failure, not '%s'",
 		     type);
 	if (!*category)
-		fail("memory add: --category must not be empty");
+		usage_fail("memory add: --category must not be empty");
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	/* the id: FNV-1a of what the memory says, so that the same memory is the same id */
@@ -716,7 +772,7 @@ static int memory_remove(struct flags *f)
 	size_t i;
 
 	if (f->args_nr != 2)
-		fail("memory remove: give one <id>");
+		usage_fail("memory remove: give one <id>");
 	all = memory_load();
 	json_array_foreach(all, i, m)
 		if (!strcmp(str_field(m, "id"), f->args[1]))
@@ -750,20 +806,20 @@ static int cmd_memory(int argc, char **argv)
 	verb = f.args_nr ? f.args[0] : "";
 	if (!strcmp(verb, "list")) {
 		if (f.args_nr != 1 || f.values[3] || f.values[4])
-			fail("memory list: takes --category, --type, --query and --json only");
+			usage_fail("memory list: takes --category, --type, --query and --json only");
 		if (f.values[1] && flag_index(memory_types, f.values[1], strlen(f.values[1])) < 0)
-			fail("memory list: --type must be convention, decision, gotcha or failure, not '%s'",
+			usage_fail("memory list: --type must be convention, decision, gotcha or failure, not '%s'",
 			     f.values[1]);
 		return memory_list(&f);
 	}
 	if (!strcmp(verb, "add")) {
 		if (f.args_nr != 1 || f.values[2])
-			fail("memory add: takes --type, --category, --memory, --reason and --json only");
+			usage_fail("memory add: takes --type, --category, --memory, --reason and --json only");
 		return memory_add(&f);
 	}
 	if (!strcmp(verb, "remove"))
 		return memory_remove(&f);
-	fail("memory: expected list, add or remove%s%s", *verb ? ", not " : "", verb);
+	usage_fail("memory: expected list, add or remove%s%s", *verb ? ", not " : "", verb);
 }
 
 /* ---- metadata ----------------------------------------------------------------------- */
@@ -1393,7 +1449,7 @@ static int cmd_patterns(int argc, char **argv)
 	parse_options(&f, argc, argv, "category");
 	cat = f.values[0] ? f.values[0] : "all";
 	if (flag_index(pattern_categories, cat, strlen(cat)) < 0)
-		fail("patterns: --category must be all, di, state, testing or libraries, not '%s'", cat);
+		usage_fail("patterns: --category must be all, di, state, testing or libraries, not '%s'", cat);
 	all = patterns_compute("patterns", cat);
 	mems = patterns_memories(cat);
 	if (want_json(f.set[0])) {
@@ -1770,9 +1826,9 @@ static int cmd_style_guide(int argc, char **argv)
 
 	parse_options(&f, argc, argv, "query");
 	if (f.values[0] && !*f.values[0])
-		fail("style-guide: --query must not be empty");
+		usage_fail("style-guide: --query must not be empty");
 	if (f.values[1] && !*f.values[1])
-		fail("style-guide: --category must not be empty");
+		usage_fail("style-guide: --category must not be empty");
 	rules = style_rules(&sources);
 	if (!json_array_size(sources)) {
 		json_decref(rules);
@@ -2411,7 +2467,7 @@ static const char *mode_arg(const char *sub, const char *m)
 	if (!m)
 		return "hybrid";
 	if (strcmp(m, "hybrid") && strcmp(m, "keyword") && strcmp(m, "semantic"))
-		fail("%s: --mode must be hybrid, keyword or semantic, not '%s'", sub, m);
+		usage_fail("%s: --mode must be hybrid, keyword or semantic, not '%s'", sub, m);
 	return m;
 }
 
@@ -2445,15 +2501,15 @@ static int cmd_beads(int argc, char **argv)
 	FILE *fp;
 
 	if (!argc || strcmp(argv[0], "search"))
-		fail("beads: expected search");
+		usage_fail("beads: expected search");
 	parse_options(&f, argc - 1, argv + 1, "query");
 	if (!given(f.values[0]) || !has_words(f.values[0]))
-		fail("beads search: --query needs words to search for");
+		usage_fail("beads search: --query needs words to search for");
 	if (f.values[1]) {
 		char *end;
 		prio = strtol(f.values[1], &end, 10);
 		if (*end || end == f.values[1] || prio < 1 || prio > 4)
-			fail("beads search: --priority must be 1 to 4, not '%s'", f.values[1]);
+			usage_fail("beads search: --priority must be 1 to 4, not '%s'", f.values[1]);
 	}
 	limit = atol(check_limit("beads search", f.values[4] ? f.values[4] : "10", 100));
 	mode = mode_arg("beads search", f.values[5]);
@@ -2563,7 +2619,7 @@ static void check_date(const char *sub, const char *opt, const char *v)
 
 	if (v && (strlen(v) != 10 || !date_at(v, d) || v[4] != '-' || sscanf(v, "%d-%d-%d", &y, &m, &dd) != 3 ||
 		  m < 1 || m > 12 || dd < 1 || dd > 31))
-		fail("%s: %s must be a date, YYYY-MM-DD, not '%s'", sub, opt, v);
+		usage_fail("%s: %s must be a date, YYYY-MM-DD, not '%s'", sub, opt, v);
 }
 
 /* Add a record of source src to the docs. */
@@ -2781,12 +2837,12 @@ static int cmd_archive(int argc, char **argv)
 	json_t *cfg, *out = json_array();
 
 	if (!argc || (strcmp(argv[0], "search") && strcmp(argv[0], "recent")))
-		fail("archive: expected search or recent");
+		usage_fail("archive: expected search or recent");
 	parse_options(&f, argc - 1, argv + 1, NULL);
 	if (!recent && (!given(f.values[0]) || !has_words(f.values[0])))
-		fail("archive search: --query needs words to search for");
+		usage_fail("archive search: --query needs words to search for");
 	if (recent && !f.values[3])
-		fail("archive recent: --after is required (YYYY-MM-DD)");
+		usage_fail("archive recent: --after is required (YYYY-MM-DD)");
 	check_date(sub, "--after", f.values[3]);
 	check_date(sub, "--before", f.values[4]);
 	limit = atol(check_limit(sub, f.values[5] ? f.values[5] : recent ? "20" : "10", 100));
@@ -2984,15 +3040,15 @@ static int feedback_submit(int argc, char **argv)
 	parse_options(&f, argc, argv, NULL);
 	id = f.values[0] ? f.values[0] + strspn(f.values[0], " \t\n") : "";
 	if (!*id)
-		fail("feedback submit: injection_id required (from [injection_id: inj-xxx] in context injection output)");
+		usage_fail("feedback submit: injection_id required (from [injection_id: inj-xxx] in context injection output)");
 	rating = f.values[1] ? f.values[1] : "";
 	for (i = 0; i < ARRAY_SIZE(ratings); i++)
 		if (!strcmp(rating, ratings[i]))
 			break;
 	if (i == ARRAY_SIZE(ratings))
-		fail("feedback submit: rating must be one of: useful, noise, harmful");
+		usage_fail("feedback submit: rating must be one of: useful, noise, harmful");
 	if (f.values[3] && strlen(f.values[3]) > 1000)
-		fail("feedback submit: reason too long (max 1000 chars)");
+		usage_fail("feedback submit: reason too long (max 1000 chars)");
 	ix = feedback_open("feedback submit", 1);
 	now_iso(ts);
 	st = prepare_or_fail(index_db(ix), "feedback submit",
@@ -3100,21 +3156,21 @@ static int lineage_store(int argc, char **argv)
 		errno = 0;
 		id = strtol(s, &end, 10);
 		if (errno || end == s || id < 1 || (*end && *end != ','))
-			fail("feedback lineage store: feedback_ids must be record ids (whole numbers), not '%s'",
+			usage_fail("feedback lineage store: feedback_ids must be record ids (whole numbers), not '%s'",
 			     f.values[0]);
 		json_array_append_new(ids, json_integer(id));
 		s = *end ? end + 1 : end;
 	}
 	if (!json_array_size(ids))
-		fail("feedback lineage store: feedback_ids must not be empty");
+		usage_fail("feedback lineage store: feedback_ids must not be empty");
 	for (i = 0; i < ARRAY_SIZE(actions); i++)
 		if (f.values[1] && !strcmp(f.values[1], actions[i]))
 			break;
 	if (i == ARRAY_SIZE(actions))
-		fail("feedback lineage store: action_type must be one of: code_fix, config_change, tag_effect, "
+		usage_fail("feedback lineage store: action_type must be one of: code_fix, config_change, tag_effect, "
 		     "access_rule, exclusion_rule");
 	if (!given(f.values[2]))
-		fail("feedback lineage store: description required (what was done)");
+		usage_fail("feedback lineage store: description required (what was done)");
 	ix = feedback_open("feedback lineage store", 1);
 	st = prepare_or_fail(index_db(ix), "feedback lineage store", "SELECT 1 FROM feedback WHERE id = ?1");
 	json_array_foreach(ids, i, recs) {
@@ -3160,7 +3216,7 @@ static int lineage_list(int argc, char **argv)
 		char *end;
 		fid = strtol(f.values[0], &end, 10);
 		if (*end || end == f.values[0] || fid < 1)
-			fail("feedback lineage list: --feedback-id must be a record id, not '%s'", f.values[0]);
+			usage_fail("feedback lineage list: --feedback-id must be a record id, not '%s'", f.values[0]);
 	}
 	ix = feedback_open("feedback lineage list", 0);
 	if (!has_table(index_db(ix), "feedback_lineage")) {
@@ -3194,7 +3250,7 @@ static int cmd_feedback(int argc, char **argv)
 		return lineage_store(argc - 2, argv + 2);
 	if (!strcmp(what, "lineage") && argc > 1 && !strcmp(argv[1], "list"))
 		return lineage_list(argc - 2, argv + 2);
-	fail("feedback: expected submit, list, stats, lineage store or lineage list%s%s%s",
+	usage_fail("feedback: expected submit, list, stats, lineage store or lineage list%s%s%s",
 	     *what ? ", not '" : "", what, *what ? "'" : "");
 }
 
@@ -3218,7 +3274,7 @@ static int cmd_bundle(int argc, char **argv)
 
 	parse_options(&f, argc, argv, "query");
 	if (!given(f.values[0]))
-		fail("bundle: --query is required");
+		usage_fail("bundle: --query is required");
 	for (k = 1; k <= 5; k++)
 		if (f.values[k]) {
 			av[n++] = (char *)opts[k];
@@ -3314,7 +3370,7 @@ int main(int argc, char **argv)
 	util_init(argv[0]);
 	if (argc < 2) {
 		fputs(usage_text, stderr);
-		return 1;
+		return EXIT_USAGE;
 	}
 	sub = argv[1];
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help") || !strcmp(sub, "help")) {
@@ -3333,5 +3389,5 @@ int main(int argc, char **argv)
 			return subcommands[i].fn(argc - 2, argv + 2);
 	fprintf(stderr, "%s: unknown subcommand '%s'\n", progname, sub);
 	fputs(usage_text, stderr);
-	return 1;
+	return EXIT_USAGE;
 }

@@ -31,14 +31,14 @@ test_expect_success 'ci -h, --help and help print the usage' '
 	test_grep "^usage: ci " h1
 '
 
-test_expect_success 'no subcommand: the usage on stderr, exit 1' '
-	test_status 1 ci >out 2>err &&
+test_expect_success 'no subcommand: the usage on stderr, exit 2' '
+	test_status 2 ci >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^usage: ci " err
 '
 
-test_expect_success 'an unknown subcommand: message and usage on stderr, exit 1' '
-	test_status 1 ci frobnicate >out 2>err &&
+test_expect_success 'an unknown subcommand: message and usage on stderr, exit 2' '
+	test_status 2 ci frobnicate >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^ci: unknown subcommand .frobnicate." err &&
 	test_grep "^usage: ci " err
@@ -75,19 +75,43 @@ test_expect_success 'search: a query starting with - is a query' '
 	jq -s -e "map(select(._type == \"summary\"))[0].query == \"-parse\"" out
 '
 
-test_expect_success 'search: errors on stderr, exit 1' '
-	(cd repo && test_status 1 ci search --json) 2>err &&
-	test_grep "^ci: search: --query is required" err &&
-	(cd repo && test_status 1 ci search --query x --intent nope) 2>err &&
+test_expect_success 'search: usage errors on stderr, exit 2' '
+	(cd repo && test_status 2 ci search --json) 2>err &&
+	test_grep "^ci: search: a query is required (ci search <query>, or --query <q>)" err &&
+	(cd repo && test_status 2 ci search words --query x) 2>err &&
+	test_grep "^ci: search: a query and --query: give one" err &&
+	(cd repo && test_status 2 ci search --query x --intent nope) 2>err &&
 	test_grep "intent must be" err &&
-	(cd repo && test_status 1 ci search --query x --limit 0) 2>err &&
+	(cd repo && test_status 2 ci search --query x --limit 0) 2>err &&
 	test_grep "limit must be" err &&
-	(cd repo && test_status 1 ci search --query x --bogus) 2>err &&
+	(cd repo && test_status 2 ci search --query x --bogus) 2>err &&
 	test_grep "unknown option .--bogus." err &&
-	(cd repo && test_status 1 ci search --query) 2>err &&
+	(cd repo && test_status 2 ci search --query) 2>err &&
 	test_grep "needs a value" err &&
-	(cd repo && test_status 1 ci search --query x --framework react) 2>err &&
+	(cd repo && test_status 2 ci search --query x --framework react) 2>err &&
 	test_grep "not supported" err
+'
+
+test_expect_success 'search: the query as words, as with --query' '
+	(cd repo && ci search --json --limit 3 --query "parse the header") >expect &&
+	(cd repo && ci search --json --limit 3 parse the header) >actual &&
+	test_cmp expect actual &&
+	(cd repo && ci search --json --limit 3 "parse the header") >actual &&
+	test_cmp expect actual &&
+	jq -s -e "map(select(._type == \"summary\"))[0].query == \"parse the header\"" actual
+'
+
+test_expect_success 'a subcommand --help or -h: its part of the usage on stdout, exit 0' '
+	ci search --help >out 2>err &&
+	test_must_be_empty err &&
+	head -1 out >first && echo "usage: ci search ..." >expect && test_cmp expect first &&
+	test_grep "^  search <q> | --query <q>" out &&
+	test_grep "preflight card" out &&
+	! grep -q "^  status" out &&
+	ci memory -h >out &&
+	test_grep "^  memory add --type" out &&
+	test_grep "^  memory remove <id>" out &&
+	! grep -q "^  search" out
 '
 
 test_expect_success 'refs --json: occurrence records' '
@@ -97,7 +121,7 @@ test_expect_success 'refs --json: occurrence records' '
 '
 
 test_expect_success 'refs: --symbol is required' '
-	(cd repo && test_status 1 ci refs --json) 2>err &&
+	(cd repo && test_status 2 ci refs --json) 2>err &&
 	test_grep "^ci: refs: --symbol is required" err
 '
 
@@ -169,9 +193,9 @@ test_expect_success 'memory add --json: the new memory' '
 test_expect_success 'memory add: the same memory twice, a bad type, missing fields' '
 	(cd repo && test_status 1 ci memory add --type gotcha --category db --memory "Close the index") 2>err &&
 	test_grep "there already" err &&
-	(cd repo && test_status 1 ci memory add --type bad --category db --memory x) 2>err &&
+	(cd repo && test_status 2 ci memory add --type bad --category db --memory x) 2>err &&
 	test_grep "type must be" err &&
-	(cd repo && test_status 1 ci memory add --type gotcha) 2>err &&
+	(cd repo && test_status 2 ci memory add --type gotcha) 2>err &&
 	test_grep "required" err
 '
 
@@ -182,7 +206,7 @@ test_expect_success 'memory list: filters' '
 	(cd repo && ci memory list --query LEAKS --json) | jq -s -e "length == 1" &&
 	(cd repo && ci memory list --query nothing --json) >out &&
 	test_must_be_empty out &&
-	(cd repo && test_status 1 ci memory list --type nope) 2>err &&
+	(cd repo && test_status 2 ci memory list --type nope) 2>err &&
 	test_grep "type must be" err
 '
 
@@ -205,9 +229,9 @@ test_expect_success 'memory: a memory file that is not an array is an error' '
 '
 
 test_expect_success 'memory: no verb, an unknown verb' '
-	(cd repo && test_status 1 ci memory) 2>err &&
+	(cd repo && test_status 2 ci memory) 2>err &&
 	test_grep "expected list, add or remove" err &&
-	(cd repo && test_status 1 ci memory forget) 2>err &&
+	(cd repo && test_status 2 ci memory forget) 2>err &&
 	test_grep "not forget" err
 '
 
@@ -281,10 +305,10 @@ test_expect_success 'patterns on a terminal: one line a pattern' '
 '
 
 test_expect_success 'patterns: errors on stderr, exit 1' '
-	(cd pats && test_status 1 ci patterns --category ui) >out 2>err &&
+	(cd pats && test_status 2 ci patterns --category ui) >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^ci: patterns: --category must be all, di, state, testing or libraries, not .ui." err &&
-	(cd pats && test_status 1 ci patterns extra) 2>err &&
+	(cd pats && test_status 2 ci patterns extra) 2>err &&
 	test_grep "unexpected argument" err &&
 	(cd empty && test_status 1 ci patterns) 2>err &&
 	test_grep "^ci: patterns: no index" err
@@ -317,9 +341,9 @@ test_expect_success 'style-guide: errors on stderr, exit 1' '
 	(cd empty && test_status 1 ci style-guide) >out 2>err &&
 	test_must_be_empty out &&
 	test_grep "^ci: style-guide: no style guide found" err &&
-	(cd pats && test_status 1 ci style-guide --query "") 2>err &&
+	(cd pats && test_status 2 ci style-guide --query "") 2>err &&
 	test_grep "query must not be empty" err &&
-	(cd pats && test_status 1 ci style-guide --bogus) 2>err &&
+	(cd pats && test_status 2 ci style-guide --bogus) 2>err &&
 	test_grep "unknown option .--bogus." err
 '
 

@@ -43,7 +43,7 @@ test_expect_success 'bundle: the context records, then the injection recorded' '
 		.query == \"parse header\" and .files == [\$p]" ../out &&
 	ci bundle --json --query "parse body" >../out &&
 	jq -se "last.injection_id == \"inj-2\"" ../out &&
-	test_status 1 ci bundle --json 2>../err && test_grep "query is required" ../err
+	test_status 2 ci bundle --json 2>../err && test_grep "query is required" ../err
 '
 
 test_expect_success 'feedback submit: the record; agent from the environment; the errors' '
@@ -54,11 +54,11 @@ test_expect_success 'feedback submit: the record; agent from the environment; th
 	jq -e ".agent == \"crew\" and .reason == \"\"" ../out &&
 	BD_ACTOR=actor ci feedback submit --json --injection-id inj-9 --rating harmful --agent given >../out &&
 	jq -e ".agent == \"given\" and .id == 3" ../out &&
-	test_status 1 ci feedback submit --injection-id " " --rating useful 2>../err &&
+	test_status 2 ci feedback submit --injection-id " " --rating useful 2>../err &&
 	test_grep "injection_id required (from \[injection_id: inj-xxx\] in context injection output)" ../err &&
-	test_status 1 ci feedback submit --injection-id inj-1 --rating great 2>../err &&
+	test_status 2 ci feedback submit --injection-id inj-1 --rating great 2>../err &&
 	test_grep "rating must be one of: useful, noise, harmful" ../err &&
-	test_status 1 ci feedback submit --injection-id inj-1 --rating noise --reason "$(printf "%01001d" 0)" 2>../err &&
+	test_status 2 ci feedback submit --injection-id inj-1 --rating noise --reason "$(printf "%01001d" 0)" 2>../err &&
 	test_grep "reason too long (max 1000 chars)" ../err
 '
 
@@ -67,7 +67,7 @@ test_expect_success 'feedback list: newest first, filters, limit 1-50' '
 	jq -se "map(.id) == [3, 2, 1]" ../out &&
 	ci feedback list --json --rating noise >../out && jq -se "map(.id) == [2]" ../out &&
 	ci feedback list --json --agent unknown --limit 1 >../out && jq -se "map(.id) == [1]" ../out &&
-	test_status 1 ci feedback list --limit 51 2>../err && test_grep "limit must be a whole number from 1 to 50" ../err
+	test_status 2 ci feedback list --limit 51 2>../err && test_grep "limit must be a whole number from 1 to 50" ../err
 '
 
 test_expect_success 'feedback lineage: store, list, the errors; stats count it' '
@@ -78,20 +78,20 @@ test_expect_success 'feedback lineage: store, list, the errors; stats count it' 
 	ci feedback lineage list --json --feedback-id 3 >../out && jq -se "map(.id) == [1]" ../out &&
 	ci feedback lineage list --json --feedback-id 1 >../out && test_must_be_empty ../out &&
 	ci feedback lineage list --json --commit-hash abc123 >../out && jq -se "length == 1" ../out &&
-	test_status 1 ci feedback lineage store --feedback-ids "" --action-type code_fix --description d 2>../err &&
+	test_status 2 ci feedback lineage store --feedback-ids "" --action-type code_fix --description d 2>../err &&
 	test_grep "feedback_ids must not be empty" ../err &&
-	test_status 1 ci feedback lineage store --feedback-ids 1,x --action-type code_fix --description d 2>../err &&
+	test_status 2 ci feedback lineage store --feedback-ids 1,x --action-type code_fix --description d 2>../err &&
 	test_grep "feedback_ids must be record ids" ../err &&
 	test_status 1 ci feedback lineage store --feedback-ids 7 --action-type code_fix --description d 2>../err &&
 	test_grep "no feedback record 7" ../err &&
-	test_status 1 ci feedback lineage store --feedback-ids 1 --action-type rewrite --description d 2>../err &&
+	test_status 2 ci feedback lineage store --feedback-ids 1 --action-type rewrite --description d 2>../err &&
 	test_grep "action_type must be one of: code_fix, config_change, tag_effect, access_rule, exclusion_rule" ../err &&
-	test_status 1 ci feedback lineage store --feedback-ids 1 --action-type code_fix 2>../err &&
+	test_status 2 ci feedback lineage store --feedback-ids 1 --action-type code_fix 2>../err &&
 	test_grep "description required" ../err &&
 	ci feedback stats --json >../out &&
 	jq -e ".total_injections == 2 and .total_feedback == 3 and .coverage == 1 and .useful == 1 and .noise == 1 and
 		.harmful == 1 and .lineage_records == 1 and .actioned == 2 and .unactioned == 1" ../out &&
-	test_status 1 ci feedback 2>../err && test_grep "expected submit, list, stats" ../err
+	test_status 2 ci feedback 2>../err && test_grep "expected submit, list, stats" ../err
 '
 
 test_expect_success 'feedback survives a rebuild of the index' '
@@ -151,7 +151,7 @@ test_expect_success 'beads search: ranked, filtered; a bad line left out with a 
 	jq -se "map(.bead_id) == [\"b-2\"]" ../out &&
 	ci beads search --json --mode keyword --query "header" --assignee ann --priority 1 >../out 2>/dev/null &&
 	jq -se "map(.bead_id) == [\"b-1\"]" ../out &&
-	test_status 1 ci beads search --json --mode keyword --query "header" --priority 5 2>../err &&
+	test_status 2 ci beads search --json --mode keyword --query "header" --priority 5 2>../err &&
 	test_grep "priority must be 1 to 4" ../err &&
 	test_status 1 ci beads search --json --mode keyword --query "zebra" 2>../err && test_grep "no bead matches" ../err &&
 	(CI_MODEL=/nonexistent && export CI_MODEL && test_status 1 ci beads search --json --mode semantic --query "header" 2>../err) &&
@@ -187,8 +187,8 @@ test_expect_success 'archive: sources from .bobbin/config.toml, Markdown and JSO
 	ci archive recent --json --after 2026-01-01 >../out 2>/dev/null &&
 	jq -se "map([.id, .name, .date]) == [[\"9\", \"9\", \"2026-05-28\"], [\"10\", \"10\", \"2026-05-28\"], [\"7\", \"7\", \"2026-05-06\"], [\"m-3\", \"bob/m-3\", \"2026-04-01\"], [\"m-1\", \"ann/m-1\", \"2026-03-04\"]]" ../out &&
 	rm arch/m-3.md log/epoch.jsonl &&
-	test_status 1 ci archive recent 2>../err && test_grep "after is required" ../err &&
-	test_status 1 ci archive recent --after 2026-13-01 2>../err && test_grep "must be a date, YYYY-MM-DD" ../err &&
+	test_status 2 ci archive recent 2>../err && test_grep "after is required" ../err &&
+	test_status 2 ci archive recent --after 2026-13-01 2>../err && test_grep "must be a date, YYYY-MM-DD" ../err &&
 	test_status 1 ci archive search --query x --source nope 2>../err && test_grep "no archive source .nope." ../err &&
 	test_status 1 ci archive search --json --mode keyword --query zebra 2>../err && test_grep "no archive record matches" ../err
 '
