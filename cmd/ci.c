@@ -896,17 +896,13 @@ static size_t req_name_len(const char *s)
 	return strcspn(s, "=<>!~[; \t\"'@,");
 }
 
-/*
- * The text manifests, read a line at a time (no TOML parser in the tree):
- * requirements.txt lines, go.mod require lines, Cargo.toml [*dependencies] keys,
- * pyproject.toml's dependencies = [...] strings and [tool.poetry.*dependencies] keys.
- */
+/* The line manifests: requirements.txt lines, go.mod require lines. */
 static void deps_text(json_t *deps, const char *manifest)
 {
 	FILE *fp = fopen(manifest, "r");
 	char *line = NULL;
 	size_t cap = 0;
-	int in_section = 0, in_array = 0, in_require = 0;
+	int in_require = 0;
 
 	if (!fp)
 		return;
@@ -922,62 +918,103 @@ static void deps_text(json_t *deps, const char *manifest)
 			s[strcspn(s, ";#")] = '\0';	/* no environment markers, no comment */
 			if (*s != '-')
 				add_dep(deps, manifest, s, req_name_len(s), s + req_name_len(s));
-		} else if (!strcmp(manifest, "go.mod")) {
-			if (in_require && *s == ')') {
-				in_require = 0;
-			} else if (!strncmp(s, "require (", 9) || !strcmp(s, "require(")) {
-				in_require = 1;
-			} else if (in_require || !strncmp(s, "require ", 8)) {
-				if (!in_require)
-					s += 8;
-				e = s + strcspn(s, " \t");
-				e += strspn(e, " \t");
-				e[strcspn(e, " \t")] = '\0';	/* no "// indirect" */
-				add_dep(deps, manifest, s, strcspn(s, " \t"), e);
-			}
-		} else if (*s == '[' && !in_array) {
-			e = strchr(s, ']');
-			in_section = e && (size_t)(e - s) >= 13 &&
-				     !strncmp(e - 12, "dependencies", 12);
-		} else if (in_array) {
-			if (*s == ']')
-				in_array = 0;
-			else if (*s == '"' || *s == '\'')
-				add_dep(deps, manifest, s + 1, req_name_len(s + 1),
-					s + 1 + req_name_len(s + 1));
-		} else if (!strcmp(manifest, "pyproject.toml") && !strncmp(s, "dependencies", 12) &&
-			   strchr(s, '[') && !in_section) {
-			char *q = strchr(s, '[') + 1;
-
-			in_array = !strchr(q, ']');
-			while ((q = strpbrk(q, "\"'")) != NULL) {
-				add_dep(deps, manifest, q + 1, req_name_len(q + 1),
-					q + 1 + req_name_len(q + 1));
-				q = strpbrk(q + 1, "\"'");
-				if (!q)
-					break;
-				q++;
-			}
-		} else if (in_section && (e = strchr(s, '=')) != NULL) {
-			char *v = e + 1, *ve;
-
-			while (*v == ' ')
-				v++;
-			if (*v == '{') {	/* serde = { version = "1", ... } */
-				ve = strstr(v, "version");
-				v = ve ? ve + 7 + strspn(ve + 7, " =") : (char *)"";
-			}
-			while (*v == '"' || *v == '\'')
-				v++;
-			ve = v + strcspn(v, "\"'");
-			if (*ve)
-				*ve = '\0';
-			if (strncmp(s, "python", 6) || (e - s != 6 && s[6] != ' '))
-				add_dep(deps, manifest, s, e - s, v);
+		} else if (in_require && *s == ')') {
+			in_require = 0;
+		} else if (!strncmp(s, "require (", 9) || !strcmp(s, "require(")) {
+			in_require = 1;
+		} else if (in_require || !strncmp(s, "require ", 8)) {
+			if (!in_require)
+				s += 8;
+			e = s + strcspn(s, " \t");
+			e += strspn(e, " \t");
+			e[strcspn(e, " \t")] = '\0';	/* no "// indirect" */
+			add_dep(deps, manifest, s, strcspn(s, " \t"), e);
 		}
 	}
 	free(line);
 	fclose(fp);
+}
+
+/* A requirement string "name>=1.2 ; marker" as a dependency. */
+static void add_req(json_t *deps, const char *manifest, const char *req)
+{
+	size_t n = req_name_len(req);
+
+	add_dep(deps, manifest, req, n, req + n);
+}
+
+/* name = "1" or name = { version = "1", ... } entries of a TOML table. */
+static void add_table_deps(json_t *deps, const char *manifest, json_t *t)
+{
+	const char *name;
+	json_t *v;
+
+	json_object_foreach(t, name, v) {
+		const char *ver = json_string_value(json_is_object(v) ? json_object_get(v, "version") : v);
+		if (!strcmp(manifest, "pyproject.toml") && !strcmp(name, "python"))
+			continue;	/* poetry's interpreter, not a package */
+		add_dep(deps, manifest, name, strlen(name), ver ? ver : "");
+	}
+}
+
+/* Requirement strings of an array (PEP 621, PEP 735). */
+static void add_array_reqs(json_t *deps, const char *manifest, json_t *a)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v))
+			add_req(deps, manifest, json_string_value(v));
+}
+
+/*
+ * pyproject.toml and Cargo.toml, parsed with toml++ (toml_file_json): PEP 621's
+ * [project] dependencies and optional-dependencies, PEP 735's dependency-groups,
+ * Poetry's [tool.poetry.*dependencies] and groups; Cargo's dependencies,
+ * dev-dependencies and build-dependencies, also under [target.*].  A file that
+ * does not parse is a warning and gives nothing.
+ */
+static void deps_toml(json_t *deps, const char *manifest)
+{
+	static const char *const cargo_kinds[] = { "dependencies", "dev-dependencies",
+						   "build-dependencies" };
+	char *err = NULL, *text;
+	json_t *root, *t, *v;
+	const char *key;
+	size_t i;
+
+	if (access(manifest, F_OK) < 0)
+		return;
+	text = toml_file_json(manifest, &err);
+	root = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (!root) {
+		warning("metadata: %s: %s", manifest, err ? err : "not TOML");
+		free(err);
+		return;
+	}
+	if (!strcmp(manifest, "pyproject.toml")) {
+		json_t *project = json_object_get(root, "project");
+		json_t *poetry = json_object_get(json_object_get(root, "tool"), "poetry");
+
+		add_array_reqs(deps, manifest, json_object_get(project, "dependencies"));
+		json_object_foreach(json_object_get(project, "optional-dependencies"), key, v)
+			add_array_reqs(deps, manifest, v);
+		json_object_foreach(json_object_get(root, "dependency-groups"), key, v)
+			add_array_reqs(deps, manifest, v);
+		add_table_deps(deps, manifest, json_object_get(poetry, "dependencies"));
+		add_table_deps(deps, manifest, json_object_get(poetry, "dev-dependencies"));
+		json_object_foreach(json_object_get(poetry, "group"), key, v)
+			add_table_deps(deps, manifest, json_object_get(v, "dependencies"));
+	} else {
+		for (i = 0; i < ARRAY_SIZE(cargo_kinds); i++)
+			add_table_deps(deps, manifest, json_object_get(root, cargo_kinds[i]));
+		json_object_foreach(json_object_get(root, "target"), key, t)
+			for (i = 0; i < ARRAY_SIZE(cargo_kinds); i++)
+				add_table_deps(deps, manifest, json_object_get(t, cargo_kinds[i]));
+	}
+	json_decref(root);
 }
 
 static int cmd_metadata(int argc, char **argv)
@@ -1003,8 +1040,12 @@ static int cmd_metadata(int argc, char **argv)
 	}
 	deps = json_array();
 	deps_package_json(deps);
-	for (i = 0; i < ARRAY_SIZE(manifests); i++)
-		deps_text(deps, manifests[i]);
+	for (i = 0; i < ARRAY_SIZE(manifests); i++) {
+		if (strstr(manifests[i], ".toml"))
+			deps_toml(deps, manifests[i]);
+		else
+			deps_text(deps, manifests[i]);
+	}
 	meta = json_pack("{s:s,s:O,s:O,s:O,s:O,s:O,s:o}", "_type", "metadata",
 			 "root", json_object_get(status, "root"),
 			 "files", json_object_get(status, "files"),

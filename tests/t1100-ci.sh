@@ -154,6 +154,53 @@ test_expect_success 'metadata --json: languages, counts, dependencies of the man
 	(cd repo && rm package.json requirements.txt pyproject.toml go.mod Cargo.toml)
 '
 
+test_expect_success 'metadata: pyproject.toml and Cargo.toml read as TOML (optional dependencies, groups, targets)' '
+	(
+		cd repo &&
+		cat >pyproject.toml <<-\EOF &&
+		[project]
+		name = "requests"
+		dependencies = ["charset_normalizer>=2,<4", "idna>=2.5,<4"]  # inline
+
+		[project.optional-dependencies]
+		security = []
+		socks = ["PySocks>=1.5.6, !=1.5.7"]
+		use_chardet_on_py3 = ["chardet>=3.0.2,<6"]
+		async = [
+		  "asgiref>=3.2",
+		]
+
+		[dependency-groups]
+		dev = ["pytest>=8"]
+
+		[tool.poetry.group.docs.dependencies]
+		sphinx = { version = "^7", optional = true }
+		EOF
+		cat >Cargo.toml <<-\EOF &&
+		[package]
+		name = "x"
+		[target.'"'"'cfg(unix)'"'"'.dependencies]
+		libc = "0.2"
+		[build-dependencies.cc]
+		version = "1.0"
+		EOF
+		ci metadata --json
+	) >out 2>err &&
+	test_must_be_empty err &&
+	jq -r ".dependencies[] | [.manifest, .name, .version] | @tsv" out >actual &&
+	printf "%s\t%s\t%s\n" \
+		pyproject.toml charset_normalizer ">=2,<4" pyproject.toml idna ">=2.5,<4" \
+		pyproject.toml asgiref ">=3.2" pyproject.toml PySocks ">=1.5.6, !=1.5.7" \
+		pyproject.toml chardet ">=3.0.2,<6" pyproject.toml pytest ">=8" \
+		pyproject.toml sphinx ^7 \
+		Cargo.toml cc 1.0 Cargo.toml libc 0.2 >expect &&
+	test_cmp expect actual &&
+	printf "[project\n" >repo/pyproject.toml &&
+	(cd repo && ci metadata --json) >out 2>err &&
+	test_grep "^ci: warning: metadata: pyproject.toml: " err &&
+	(cd repo && rm pyproject.toml Cargo.toml)
+'
+
 test_expect_success 'metadata: no index is an error, exit 1' '
 	mkdir noindex && (cd noindex && git init -q) &&
 	(cd noindex && test_status 1 ci metadata --json) >out 2>err &&
