@@ -77,8 +77,8 @@ static const char usage_text[] =
 	"  memory add --type <t> --category <c> --memory <text> [--reason <r>]\n"
 	"  memory remove <id>       the team memory in .codebase-context/memory.json\n"
 	"  style-guide [--query <q>] [--category <c>]\n"
-	"                           rules from CONTRIBUTING.md, STYLE.md, docs/*style*,\n"
-	"                           .editorconfig and the README's sections on style\n"
+	"                           rules from STYLE*, CONTRIBUTING* (their style sections),\n"
+	"                           docs/**, .editorconfig, linter configuration, the README\n"
 	"  context                  a Markdown overview: languages, dependencies, patterns, memory\n"
 	"  patterns [--category all|di|state|testing|libraries]\n"
 	"                           import patterns: frequencies, trends from git history\n"
@@ -1683,7 +1683,8 @@ static int memory_from_git(void)
 static int style_heading(const char *h)
 {
 	static const char *const words[] = { "style", "convention", "guideline", "coding standard",
-					     "formatting", "lint", "naming", NULL };
+					     "formatting", "lint", "naming", "pep 8", "pep8", "commit",
+					     "type hint", "docstring", "test", NULL };
 
 	for (int i = 0; words[i]; i++)
 		if (contains_ci(h, words[i]))
@@ -1698,32 +1699,69 @@ static void add_rule(json_t *rules, const char *file, int lineno, const char *se
 					       "line", lineno, "section", section, "rule", rule));
 }
 
+/* An RST heading underline: one punctuation character repeated, 3 or more. */
+static int rst_underline(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 3 || !strchr("=-~^\"'`#*+_:.", *s))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (s[i] != *s)
+			return 0;
+	return 1;
+}
+
+/* A list item's text (-, *, +, 1., #.), or NULL. */
+static char *list_item(char *s)
+{
+	char *e;
+
+	if ((*s == '-' || *s == '*' || *s == '+') && s[1] == ' ')
+		return s + 2;
+	if (*s == '#' && s[1] == '.' && s[2] == ' ')
+		return s + 3;
+	if (isdigit((unsigned char)*s) && (e = s + strspn(s, "0123456789")) && (*e == '.' || *e == ')') &&
+	    e[1] == ' ')
+		return e + 2;
+	return NULL;
+}
+
 /*
- * The rules of one Markdown file: its list items (-, *, +, 1.) under a heading,
- * each with the heading as section; all sections when all, else those whose
- * heading is about style (a README).  Appends {file, line, section, rule}.
+ * The rules of one document (Markdown, or reStructuredText when rst): under a
+ * heading about style (every heading when all), each list item, and each
+ * paragraph (its lines joined), with the heading as section.  Code blocks are
+ * left out.  Appends {file, line, section, rule}.
  */
-static void style_markdown(json_t *rules, const char *file, int all)
+static void style_doc(json_t *rules, const char *file, int all, int rst)
 {
 	FILE *fp = fopen(file, "r");
-	char *line = NULL, *section = xstrdup("");
+	char *line = NULL, *section = xstrdup(""), *prev = NULL;
 	size_t cap = 0;
-	int lineno = 0, fence = 0, in_style = all;
+	int lineno = 0, fence = 0, in_style = all, para_line = 0;
+	struct buf para = BUF_INIT;
 
 	if (!fp)
 		return;
+#define FLUSH_PARA() do { \
+		if (para.len && in_style) \
+			add_rule(rules, file, para_line, section, para.buf); \
+		buf_reset(&para); \
+	} while (0)
 	while (getline(&line, &cap, fp) > 0) {
-		char *s = line, *e;
+		char *s = line, *item;
 
 		lineno++;
 		s[strcspn(s, "\r\n")] = '\0';
-		if (!strncmp(s, "```", 3) || !strncmp(s, "~~~", 3)) {
+		if (!rst && (!strncmp(s, "```", 3) || !strncmp(s, "~~~", 3))) {
+			FLUSH_PARA();
 			fence = !fence;
 			continue;
 		}
 		if (fence)
 			continue;
-		if (*s == '#') {
+		if (!rst && *s == '#') {
+			FLUSH_PARA();
 			s += strspn(s, "#");
 			s += strspn(s, " \t");
 			free(section);
@@ -1731,33 +1769,64 @@ static void style_markdown(json_t *rules, const char *file, int all)
 			in_style = all || style_heading(section);
 			continue;
 		}
-		if (!in_style)
+		if (rst && rst_underline(s) && prev && *prev && !rst_underline(prev)) {
+			/* the paragraph so far was the heading's title */
+			buf_reset(&para);
+			free(section);
+			section = xstrdup(prev);
+			in_style = all || style_heading(section);
+			free(prev);
+			prev = NULL;
 			continue;
+		}
+		if (rst && (rst_underline(s) || !strncmp(s, ".. ", 3))) {
+			FLUSH_PARA();
+			free(prev);
+			prev = NULL;
+			continue;
+		}
+		free(prev);
+		prev = xstrdup(s + strspn(s, " \t"));
+		if (rst && (*s == ' ' || *s == '\t') && !para.len)
+			continue;	/* an indented block: code, or a directive's body */
 		s += strspn(s, " \t");
-		if ((*s == '-' || *s == '*' || *s == '+') && s[1] == ' ')
-			s += 2;
-		else if (isdigit((unsigned char)*s) && (e = s + strspn(s, "0123456789")) && *e == '.' &&
-			 e[1] == ' ')
-			s = e + 2;
+		if (!*s) {
+			FLUSH_PARA();
+			continue;
+		}
+		if ((item = list_item(s)) != NULL) {
+			FLUSH_PARA();
+			item += strspn(item, " \t");
+			if (*item && in_style)
+				add_rule(rules, file, lineno, section, item);
+			continue;
+		}
+		if (!para.len)
+			para_line = lineno;
 		else
-			continue;
-		s += strspn(s, " \t");
-		if (!*s)
-			continue;
-		add_rule(rules, file, lineno, section, s);
+			buf_addch(&para, ' ');
+		buf_addstr(&para, s);
 	}
+	FLUSH_PARA();
+#undef FLUSH_PARA
+	free(prev);
+	buf_release(&para);
 	free(section);
 	free(line);
 	fclose(fp);
 }
 
-/* .editorconfig: each "key = value" under its [glob] section. */
-static void style_editorconfig(json_t *rules, const char *file)
+/*
+ * An INI-like file (.editorconfig, setup.cfg, tox.ini, .flake8): each
+ * "key = value" under a [section] that want() accepts (NULL: every section).
+ */
+static void style_ini(json_t *rules, const char *file, int (*want)(const char *section))
 {
 	FILE *fp = fopen(file, "r");
 	char *line = NULL, *section = xstrdup("");
 	size_t cap = 0;
-	int lineno = 0;
+	int lineno = 0, keep = !want, rule_line = 0;
+	struct buf rule = BUF_INIT;	/* a key's line and its continuation lines */
 
 	if (!fp)
 		return;
@@ -1766,21 +1835,159 @@ static void style_editorconfig(json_t *rules, const char *file)
 
 		lineno++;
 		s[strcspn(s, "\r\n")] = '\0';
-		s += strspn(s, " \t");
-		if (!*s || *s == '#' || *s == ';')
+		if ((*s == ' ' || *s == '\t') && rule.len) {
+			s += strspn(s, " \t");
+			if (*s && *s != '#' && *s != ';') {
+				buf_addch(&rule, ' ');
+				buf_addstr(&rule, s);
+			}
+			continue;
+		}
+		if (rule.len) {
+			add_rule(rules, file, rule_line, section, rule.buf);
+			buf_reset(&rule);
+		}
+		if (!*s || *s == '#' || *s == ';' || *s == ' ' || *s == '\t')
 			continue;
 		if (*s == '[') {
 			free(section);
 			section = xstrdup(s);
+			keep = !want || want(section);
 			continue;
 		}
-		if (!strchr(s, '=') || !strncmp(s, "root", 4))
+		if (!keep || !strchr(s, '=') || !strncmp(s, "root", 4))
 			continue;
-		add_rule(rules, file, lineno, section, s);
+		buf_addstr(&rule, s);
+		rule_line = lineno;
 	}
+	if (rule.len)
+		add_rule(rules, file, rule_line, section, rule.buf);
+	buf_release(&rule);
 	free(section);
 	free(line);
 	fclose(fp);
+}
+
+/* The line of file where key is set ("key =" or "key:" at a line's start), or 0. */
+static int key_line(const char *file, const char *key)
+{
+	FILE *fp = fopen(file, "r");
+	char *line = NULL;
+	size_t cap = 0, kl = strlen(key);
+	int lineno = 0, found = 0;
+
+	if (!fp)
+		return 0;
+	while (!found && getline(&line, &cap, fp) > 0) {
+		const char *s = line + strspn(line, " \t\"");
+		lineno++;
+		if (!strncmp(s, key, kl) && strchr(" \t=:\"", s[kl]))
+			found = lineno;
+	}
+	free(line);
+	fclose(fp);
+	return found;
+}
+
+/* The sections of setup.cfg and tox.ini that configure a linter or formatter. */
+static int linter_section(const char *sec)
+{
+	static const char *const tools[] = { "[flake8]", "[isort]", "[pycodestyle]", "[pydocstyle]",
+		"[pylint", "[tool:isort]", "[yapf]", "[black]", "[mypy]", NULL };
+
+	for (int i = 0; tools[i]; i++)
+		if (!strncmp(sec, tools[i], strlen(tools[i])))
+			return 1;
+	return 0;
+}
+
+/* A YAML-ish configuration (.clang-format, .rubocop.yml, .eslintrc.yml, ...): its
+ * top-level "key: value" lines; .pre-commit-config.yaml: its hooks' ids. */
+static void style_yaml(json_t *rules, const char *file)
+{
+	FILE *fp = fopen(file, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, precommit = !strcmp(file, ".pre-commit-config.yaml");
+
+	if (!fp)
+		return;
+	while (getline(&line, &cap, fp) > 0) {
+		char *s = line, *t;
+
+		lineno++;
+		s[strcspn(s, "\r\n")] = '\0';
+		if (precommit) {
+			t = s + strspn(s, " \t-");
+			if (!strncmp(t, "id:", 3)) {
+				char *r = xasprintf("pre-commit hook %s", t + 3 + strspn(t + 3, " \t"));
+				add_rule(rules, file, lineno, "hooks", r);
+				free(r);
+			}
+			continue;
+		}
+		if (!*s || *s == ' ' || *s == '\t' || *s == '#' || *s == '-' || !strchr(s, ':') ||
+		    !strcmp(s, "---"))
+			continue;
+		add_rule(rules, file, lineno, "", s);
+	}
+	free(line);
+	fclose(fp);
+}
+
+/* Flatten a JSON configuration object into "a.b = value" rules. */
+static void style_json_obj(json_t *rules, const char *file, const char *section, const char *prefix,
+			   json_t *obj, int depth)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v) {
+		char *key = *prefix ? xasprintf("%s.%s", prefix, k) : xstrdup(k);
+		if (json_is_object(v) && depth < 4) {
+			style_json_obj(rules, file, section, key, v, depth + 1);
+		} else {
+			char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			char *r = xasprintf("%s = %s", key, val ? val : "");
+			add_rule(rules, file, key_line(file, k), section, r);
+			free(r);
+			free(val);
+		}
+		free(key);
+	}
+}
+
+/* pyproject.toml's [tool.<linter>] tables, and .eslintrc.json's rules. */
+static void style_config_json(json_t *rules, const char *file)
+{
+	static const char *const tools[] = { "ruff", "black", "isort", "flake8", "pylint", "yapf",
+					     "pydocstyle", "autopep8", NULL };
+	char *err = NULL, *text = NULL;
+	json_t *root;
+
+	if (strstr(file, ".toml"))
+		text = toml_file_json(file, &err);
+	else {
+		json_error_t jerr;
+		root = json_load_file(file, 0, &jerr);
+		if (root) {
+			style_json_obj(rules, file, "", "", root, 0);
+			json_decref(root);
+		}
+		return;
+	}
+	root = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	free(err);
+	for (int i = 0; root && tools[i]; i++) {
+		json_t *t = json_object_get(json_object_get(root, "tool"), tools[i]);
+		if (json_is_object(t)) {
+			char *sec = xasprintf("[tool.%s]", tools[i]);
+			style_json_obj(rules, file, sec, "", t, 0);
+			free(sec);
+		}
+	}
+	json_decref(root);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -1788,70 +1995,145 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether a file name is a style document: STYLE*, *style*, *convention*,
+ * CONTRIBUTING*, CODING_STANDARDS*, in Markdown, reStructuredText or text. */
+static int style_doc_name(const char *name, int *all)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!dot || (strcasecmp(dot, ".md") && strcasecmp(dot, ".rst") && strcasecmp(dot, ".txt")))
+		return 0;
+	*all = contains_ci(name, "style") || contains_ci(name, "convention") ||
+	       contains_ci(name, "coding_standard") || contains_ci(name, "coding-standard");
+	return *all || contains_ci(name, "contributing");
+}
+
+/* docs/ (or doc/) to depth 3: the style documents, into a sorted list. */
+static void find_style_docs(const char *dir, int depth, char ***docs, size_t *nr, size_t *alloc)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int all;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *p;
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s", dir, de->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < 3) {
+			find_style_docs(p, depth + 1, docs, nr, alloc);
+		} else if (S_ISREG(st.st_mode) && style_doc_name(de->d_name, &all)) {
+			ALLOC_GROW(*docs, *nr + 1, *alloc);
+			(*docs)[(*nr)++] = p;
+			p = NULL;
+		}
+		free(p);
+	}
+	closedir(d);
+}
+
 /*
- * The style rules of the project's documentation, in this order: CONTRIBUTING.md,
- * STYLE.md, STYLEGUIDE.md, STYLE_GUIDE.md, CODE_STYLE.md, CODING_STANDARDS.md,
- * CONVENTIONS.md (and their docs/ and .github/ copies), docs/ files whose name
- * says style or convention, .editorconfig, then the README's sections about
- * style.  *sources gets the files read.
+ * The style rules of the project, in this order: the style documents at the top,
+ * in .github/ and under docs/ or doc/ (STYLE*, CODE_STYLE*, CODING_STANDARDS*,
+ * CONVENTIONS*, *style*, whole; CONTRIBUTING* only its sections about style),
+ * Markdown or reStructuredText; .editorconfig; the linters' and formatters'
+ * configuration (pyproject.toml [tool.ruff|black|isort|flake8|...], setup.cfg,
+ * tox.ini and .flake8 linter sections, .clang-format, .rubocop.yml, .eslintrc*,
+ * .prettierrc*, rustfmt.toml, .pre-commit-config.yaml hooks); then the README's
+ * sections about style.  *sources gets the files read.
  */
 static json_t *style_rules(json_t **sources)
 {
-	static const char *const names[] = { "CONTRIBUTING.md", "STYLE.md", "STYLEGUIDE.md",
-		"STYLE_GUIDE.md", "CODE_STYLE.md", "CODING_STANDARDS.md", "CONVENTIONS.md" };
-	static const char *const dirs[] = { "", ".github/", "docs/" };
+	static const char *const yaml[] = { ".clang-format", ".rubocop.yml", ".eslintrc.yml",
+		".eslintrc.yaml", ".prettierrc", ".prettierrc.yml", ".prettierrc.yaml", ".golangci.yml",
+		".pre-commit-config.yaml", NULL };
+	static const char *const jsons[] = { ".eslintrc.json", ".eslintrc", ".prettierrc.json", NULL };
 	json_t *rules = json_array();
 	char **docs = NULL;
-	size_t docs_nr = 0, docs_alloc = 0, i, j;
+	size_t docs_nr = 0, docs_alloc = 0, i;
 	DIR *d;
 	struct dirent *de;
+	int all;
 
 	*sources = json_array();
-	for (j = 0; j < ARRAY_SIZE(dirs); j++)
-		for (i = 0; i < ARRAY_SIZE(names); i++) {
-			char *p = xasprintf("%s%s", dirs[j], names[i]);
-
-			if (!access(p, R_OK)) {
-				json_array_append_new(*sources, json_string(p));
-				style_markdown(rules, p, 1);
-			}
-			free(p);
-		}
-	if ((d = opendir("docs")) != NULL) {
+	if ((d = opendir(".")) != NULL) {
 		while ((de = readdir(d)) != NULL) {
-			size_t l = strlen(de->d_name);
-
-			if (l > 3 && !strcmp(de->d_name + l - 3, ".md") &&
-			    (contains_ci(de->d_name, "style") || contains_ci(de->d_name, "convention"))) {
-				for (i = 0; i < ARRAY_SIZE(names); i++)
-					if (!strcmp(de->d_name, names[i]))
-						break;
-				if (i == ARRAY_SIZE(names)) {
-					ALLOC_GROW(docs, docs_nr + 1, docs_alloc);
-					docs[docs_nr++] = xasprintf("docs/%s", de->d_name);
-				}
+			if (style_doc_name(de->d_name, &all)) {
+				ALLOC_GROW(docs, docs_nr + 1, docs_alloc);
+				docs[docs_nr++] = xstrdup(de->d_name);
 			}
 		}
 		closedir(d);
 	}
+	find_style_docs(".github", 1, &docs, &docs_nr, &docs_alloc);
+	find_style_docs("docs", 1, &docs, &docs_nr, &docs_alloc);
+	find_style_docs("doc", 1, &docs, &docs_nr, &docs_alloc);
+	/* documents named for style before CONTRIBUTING ones; by path within each */
 	if (docs_nr)
 		qsort(docs, docs_nr, sizeof(*docs), cmp_str);
-	for (i = 0; i < docs_nr; i++) {
-		json_array_append_new(*sources, json_string(docs[i]));
-		style_markdown(rules, docs[i], 1);
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < docs_nr; i++) {
+			const char *base = strrchr(docs[i], '/') ? strrchr(docs[i], '/') + 1 : docs[i];
+			const char *dot = strrchr(base, '.');
+			size_t before = json_array_size(rules);
+
+			style_doc_name(base, &all);
+			if (all != !pass)
+				continue;
+			style_doc(rules, docs[i], all, dot && !strcasecmp(dot, ".rst"));
+			if (all || json_array_size(rules) > before)
+				json_array_append_new(*sources, json_string(docs[i]));
+		}
+	for (i = 0; i < docs_nr; i++)
 		free(docs[i]);
-	}
 	free(docs);
 	if (!access(".editorconfig", R_OK)) {
 		json_array_append_new(*sources, json_string(".editorconfig"));
-		style_editorconfig(rules, ".editorconfig");
+		style_ini(rules, ".editorconfig", NULL);
 	}
-	if (!access("README.md", R_OK)) {
+	{
+		static const char *const lint_ini[] = { "setup.cfg", "tox.ini", ".flake8", NULL };
+		for (i = 0; lint_ini[i]; i++) {
+			size_t before = json_array_size(rules);
+			if (access(lint_ini[i], R_OK))
+				continue;
+			style_ini(rules, lint_ini[i], strcmp(lint_ini[i], ".flake8") ? linter_section : NULL);
+			if (json_array_size(rules) > before)
+				json_array_append_new(*sources, json_string(lint_ini[i]));
+		}
+	}
+	if (!access("pyproject.toml", R_OK)) {
+		size_t before = json_array_size(rules);
+		style_config_json(rules, "pyproject.toml");
+		if (json_array_size(rules) > before)
+			json_array_append_new(*sources, json_string("pyproject.toml"));
+	}
+	if (!access("rustfmt.toml", R_OK) || !access(".rustfmt.toml", R_OK)) {
+		const char *f = !access("rustfmt.toml", R_OK) ? "rustfmt.toml" : ".rustfmt.toml";
+		json_array_append_new(*sources, json_string(f));
+		style_ini(rules, f, NULL);
+	}
+	for (i = 0; yaml[i]; i++)
+		if (!access(yaml[i], R_OK)) {
+			json_array_append_new(*sources, json_string(yaml[i]));
+			style_yaml(rules, yaml[i]);
+		}
+	for (i = 0; jsons[i]; i++)
+		if (!access(jsons[i], R_OK)) {
+			json_array_append_new(*sources, json_string(jsons[i]));
+			style_config_json(rules, jsons[i]);
+		}
+	if (!access("README.md", R_OK) || !access("README.rst", R_OK)) {
+		const char *f = !access("README.md", R_OK) ? "README.md" : "README.rst";
 		size_t before = json_array_size(rules);
 
-		style_markdown(rules, "README.md", 0);
+		style_doc(rules, f, 0, !strcmp(f, "README.rst"));
 		if (json_array_size(rules) > before)
-			json_array_append_new(*sources, json_string("README.md"));
+			json_array_append_new(*sources, json_string(f));
 	}
 	return rules;
 }

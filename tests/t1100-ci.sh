@@ -361,6 +361,30 @@ test_expect_success 'patterns: errors on stderr, exit 1' '
 	test_grep "^ci: patterns: no index" err
 '
 
+test_expect_success 'style-guide: a contributing guide in RST gives its code style section, linters their settings' '
+	mkdir -p sg/docs/dev &&
+	(cd sg && git init -q) &&
+	printf "%s\n" ".. _contributing:" "" "Contributor Guide" "=================" "" \
+		"If you are reading this, you want to contribute." "" \
+		"Bug Reports" "~~~~~~~~~~~" "" "Search the issues, both open and closed, first." "" \
+		"Code Style" "~~~~~~~~~~" "" "The code base keeps a consistent" "style with pre-commit." "" \
+		"    indented = code" "" "- Run pre-commit before a PR." "" \
+		"Docs" "----" "" "Docs are welcome." >sg/docs/dev/contributing.rst &&
+	printf "[flake8]\nignore = E203,\n    W503\n[metadata]\nname = x\n" >sg/setup.cfg &&
+	printf "[tool.isort]\nprofile = \"black\"\n[project]\nname = \"x\"\n" >sg/pyproject.toml &&
+	printf "repos:\n-   repo: r\n    hooks:\n    -   id: ruff\n" >sg/.pre-commit-config.yaml &&
+	(cd sg && ci style-guide --json) >out &&
+	jq -r "[.file, .line, .section, .rule] | @tsv" out >actual &&
+	printf "%s\t%s\t%s\t%s\n" \
+		docs/dev/contributing.rst 16 "Code Style" "The code base keeps a consistent style with pre-commit." \
+		docs/dev/contributing.rst 21 "Code Style" "Run pre-commit before a PR." \
+		setup.cfg 2 "[flake8]" "ignore = E203, W503" \
+		pyproject.toml 2 "[tool.isort]" "profile = \"black\"" \
+		.pre-commit-config.yaml 4 hooks "pre-commit hook ruff" >expect &&
+	test_cmp expect actual &&
+	! grep -q "open and closed" out
+'
+
 test_expect_success 'style-guide --json: the rules of STYLE.md, .editorconfig and the README on style' '
 	(cd pats && ci style-guide --json) >out &&
 	cat >expect <<-\EOF &&
