@@ -2058,6 +2058,7 @@ struct inmsg {
 static struct inmsg *inbox, **inbox_tail = &inbox;
 static int wake_pipe[2] = { -1, -1 };
 static int http_loopback;	/* bound to a loopback address: check Host too */
+static long http_port;		/* the port listened on */
 static const char *http_token;	/* CI_MCP_TOKEN */
 static char **allow_origins;
 static size_t allow_origins_nr, allow_origins_alloc;
@@ -2114,34 +2115,120 @@ static void drain_inbox(void)
 	}
 }
 
-/* "localhost", "127.x.y.z", "[::1]", optionally with ":port". */
-static int loopback_host(const char *h, size_t n)
-{
-	const char *colon;
+/*
+ * An origin or a Host header taken apart: "scheme://host[:port]" (an Origin)
+ * or "host[:port]" (a Host).  Exact parts, so that a prefix such as
+ * "127.0.0.1.evil.com" or "127.0.0.1:80@evil.com" is no loopback name.
+ */
+struct url_auth {
+	int https;		/* the scheme is https (an Origin) */
+	char host[256];		/* lowercase; an IPv6 address without its brackets */
+	int is_ipv6;		/* host was in brackets */
+	long port;		/* -1: none given */
+};
 
-	if (n && h[0] == '[')
-		return n >= 5 && !strncmp(h, "[::1]", 5) && (n == 5 || h[5] == ':');
-	colon = memchr(h, ':', n);
-	if (colon)
-		n = (size_t)(colon - h);
-	return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4));
+/*
+ * Parse s as a web origin (with_scheme: "http[s]://host[:port]", nothing
+ * after) or a Host header (host[:port]).  0, or -1 when s is not one: a path,
+ * user information, a query, a character a host name cannot have, a bad port.
+ */
+static int auth_parse(struct url_auth *u, const char *s, int with_scheme)
+{
+	const char *h, *end;
+	size_t n;
+
+	memset(u, 0, sizeof(*u));
+	u->port = -1;
+	if (with_scheme) {
+		if (!strncasecmp(s, "http://", 7)) {
+			s += 7;
+		} else if (!strncasecmp(s, "https://", 8)) {
+			u->https = 1;
+			s += 8;
+		} else {
+			return -1;
+		}
+	}
+	if (*s == '[') {
+		h = ++s;
+		end = strchr(h, ']');
+		if (!end)
+			return -1;
+		u->is_ipv6 = 1;
+		for (const char *p = h; p < end; p++)
+			if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
+				return -1;
+		s = end + 1;
+	} else {
+		h = s;
+		while (isalnum((unsigned char)*s) || *s == '.' || *s == '-')
+			s++;
+		end = s;
+	}
+	n = (size_t)(end - h);
+	if (!n || n >= sizeof(u->host))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		u->host[i] = (char)tolower((unsigned char)h[i]);
+	u->host[n] = '\0';
+	if (*s == ':') {
+		char *e;
+		if (!isdigit((unsigned char)s[1]))
+			return -1;
+		errno = 0;
+		u->port = strtol(s + 1, &e, 10);
+		if (errno || u->port < 1 || u->port > 65535 || e - s > 6)
+			return -1;
+		s = e;
+	}
+	return *s ? -1 : 0;
 }
 
-/* A browser's Origin: loopback pages, and those given with --allow-origin. */
+/* The port u means: the one given, else its scheme's. */
+static long auth_port(const struct url_auth *u)
+{
+	return u->port >= 0 ? u->port : u->https ? 443 : 80;
+}
+
+/* A loopback name or address: localhost, 127.0.0.0/8 (dotted quad), ::1. */
+static int loopback_name(const struct url_auth *u)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (u->is_ipv6)
+		return inet_pton(AF_INET6, u->host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+	if (!strcmp(u->host, "localhost"))
+		return 1;
+	return inet_pton(AF_INET, u->host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/*
+ * A browser's Origin: a loopback page (http or https, any port), or one given
+ * with --allow-origin (the same scheme, host and port; an --allow-origin that
+ * is no http(s) origin matches only itself, byte for byte).
+ */
 static int origin_ok(const char *o)
 {
-	const char *h;
+	struct url_auth u, a;
+	int parsed = auth_parse(&u, o, 1) == 0;
 
-	for (size_t i = 0; i < allow_origins_nr; i++)
+	for (size_t i = 0; i < allow_origins_nr; i++) {
 		if (!strcmp(o, allow_origins[i]))
 			return 1;
-	if (!strncmp(o, "http://", 7))
-		h = o + 7;
-	else if (!strncmp(o, "https://", 8))
-		h = o + 8;
-	else
-		return 0;
-	return !strchr(h, '/') && loopback_host(h, strlen(h));
+		if (parsed && auth_parse(&a, allow_origins[i], 1) == 0 && a.https == u.https &&
+		    a.is_ipv6 == u.is_ipv6 && !strcmp(a.host, u.host) && auth_port(&a) == auth_port(&u))
+			return 1;
+	}
+	return parsed && loopback_name(&u);
+}
+
+/* A Host header while listening on loopback: a loopback name, and our port. */
+static int host_ok(const char *h)
+{
+	struct url_auth u;
+
+	return auth_parse(&u, h, 0) == 0 && loopback_name(&u) && auth_port(&u) == http_port;
 }
 
 static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, const char *type,
@@ -2422,7 +2509,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return http_error(conn, MHD_HTTP_FORBIDDEN, -32000, "forbidden: this Origin is not allowed");
 	if (http_loopback) {
 		const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-		if (host && !loopback_host(host, strlen(host)))
+		if (host && !host_ok(host))
 			return http_error(conn, MHD_HTTP_FORBIDDEN, -32000, "forbidden: this Host is not allowed");
 	}
 	if (http_token &&
@@ -2567,6 +2654,7 @@ static void http_start(const char *addr, int allow_remote)
 		die("cannot listen on %s: %s", addr, strerror(e));
 	}
 	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+	http_port = info ? (long)info->port : port;
 	fprintf(stderr, "%s: serving http://%s%s%s:%u/mcp\n", progname,
 		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
 		info ? (unsigned)info->port : (unsigned)port);
