@@ -2395,11 +2395,58 @@ static struct session *session_new(void)
 	return s;
 }
 
+/* s[0..n) is type, ignoring case and the spaces around it. */
+static int media_type_is(const char *s, size_t n, const char *type)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	return n == strlen(type) && !strncasecmp(s, type, n);
+}
+
+/*
+ * A header whose value is the media type type, parameters (such as
+ * "; charset=utf-8") allowed.
+ */
+static int header_type_is(struct MHD_Connection *conn, const char *header, const char *type)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, header);
+
+	return v && media_type_is(v, strcspn(v, ";"), type);
+}
+
+/*
+ * The Accept header lists type by name, with no q=0: as the MCP SDKs do,
+ * a wildcard (a browser's "*" "/" "*") does not count, and neither does a
+ * missing header, since the transport says clients must list the types.
+ */
 static int accepts(struct MHD_Connection *conn, const char *type)
 {
 	const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 
-	return !a || strstr(a, type) || strstr(a, "*/*");
+	while (a && *a) {
+		size_t n = strcspn(a, ","), t = strcspn(a, ";,");
+		if (media_type_is(a, t, type)) {
+			/* a parameter q=0, q=0.0 ... refuses it */
+			const char *p = a + t;
+			while (p < a + n) {
+				const char *q;
+				p++;
+				while (*p == ' ' || *p == '\t')
+					p++;
+				q = p;
+				p += strcspn(p, ";,");
+				if (!strncasecmp(q, "q=0", 3) && strspn(q + 3, "0.") == (size_t)(p - q - 3))
+					return 0;
+			}
+			return 1;
+		}
+		a += n;
+		if (*a)
+			a++;
+	}
+	return 0;
 }
 
 /* Constant-time comparison of the bearer token. */
@@ -2467,8 +2514,7 @@ static enum MHD_Result http_post(struct MHD_Connection *conn, struct http_req *r
 		inbox_put(msg, st, 0);
 		return http_send(conn, MHD_HTTP_ACCEPTED, NULL, "", NULL);
 	}
-	want_sse = accepts(conn, "text/event-stream") &&
-		   (!strcmp(method, "tools/call") || !accepts(conn, "application/json"));
+	want_sse = !strcmp(method, "tools/call");	/* the client accepts both (on_request) */
 	st = stream_new(sess, 2);
 	inbox_put(msg, st, 0);
 	if (want_sse)
@@ -2536,7 +2582,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return http_error(conn, MHD_HTTP_NOT_FOUND, -32001, "session not found: initialize again");
 	}
 	if (!strcmp(method, "POST")) {
-		if (!accepts(conn, "application/json") && !accepts(conn, "text/event-stream"))
+		/*
+		 * A browser sends a cross-site form or text/plain POST without
+		 * asking first (a "simple request"); a JSON one it does not.
+		 */
+		if (!header_type_is(conn, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json"))
+			return http_error(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+					  "unsupported media type: send Content-Type: application/json");
+		if (!accepts(conn, "application/json") || !accepts(conn, "text/event-stream"))
 			return http_error(conn, MHD_HTTP_NOT_ACCEPTABLE, -32000,
 					  "not acceptable: accept application/json and text/event-stream");
 		return http_post(conn, rq, sess);

@@ -9,8 +9,13 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 ping='{"jsonrpc":"2.0","id":2,"method":"ping"}'
 
 # start_http [<option>...]: ci-mcp --http on a free port with no token (the
-# case the checks guard); sets url, port and pid
+# case the checks guard); sets url, port and pid.  A server a failed test left
+# running is stopped first.
 start_http() {
+	if test -n "${pid:-}"; then
+		kill -TERM $pid 2>/dev/null
+		wait $pid 2>/dev/null
+	fi
 	rm -f http.err
 	(cd repo && exec ci-mcp --http 127.0.0.1:0 "$@" 2>../http.err) &
 	pid=$!
@@ -25,7 +30,7 @@ start_http() {
 }
 
 stop_http() {
-	kill -TERM $pid && wait $pid
+	kill -TERM $pid && wait $pid && pid=
 }
 
 # post <header>...: POST $body to $url with the usual JSON-RPC headers and
@@ -33,6 +38,14 @@ stop_http() {
 post() {
 	set -- -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" "$@"
 	curl -s -o resp -w "%{http_code}\n" "$@" --data-binary "$body" "$url"
+}
+
+# new_session: initialize at $url; sets sid
+new_session() {
+	sid=$(curl -s -D - -o /dev/null -H "Content-Type: application/json" \
+		-H "Accept: application/json, text/event-stream" --data-binary "$init" "$url" |
+		tr -d "\r" | sed -n "s/^[Mm]cp-[Ss]ession-[Ii]d: //p")
+	test -n "$sid"
 }
 
 test_expect_success 'setup: a repository' '
@@ -109,4 +122,67 @@ test_expect_success '--allow-origin: the same scheme, host and port, nothing lon
 	stop_http
 '
 
+test_expect_success 'POST: a body that is not application/json is a 415, before any tool' '
+	start_http &&
+	new_session &&
+	body="{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"grep\",\"arguments\":{\"pattern\":\"parse_header\"}}}" &&
+	for t in text/plain application/x-www-form-urlencoded multipart/form-data application/jsonx \
+		 "application/json-seq" "text/json"; do
+		echo "$t 415"
+	done >expect &&
+	for t in text/plain application/x-www-form-urlencoded multipart/form-data application/jsonx \
+		 "application/json-seq" "text/json"; do
+		echo "$t $(curl -s -o resp -w "%{http_code}" -H "Content-Type: $t" \
+			-H "Accept: application/json, text/event-stream" -H "Mcp-Session-Id: $sid" \
+			--data-binary "$body" "$url")" || return 1
+	done >actual &&
+	test_cmp expect actual &&
+	test_grep "send Content-Type: application/json" resp &&
+	echo "none $(curl -s -o resp -w "%{http_code}" -H "Accept: application/json, text/event-stream" \
+		-H "Mcp-Session-Id: $sid" -H "Content-Type:" --data-binary "$body" "$url")" >actual &&
+	echo "none 415" >expect &&
+	test_cmp expect actual &&
+	test "$(post -H "Mcp-Session-Id: $sid" -H "Content-Type: Application/JSON; charset=utf-8")" = 200 &&
+	grep "^data: " resp | sed "s/^data: //" | jq -se "last | .id == 3 and .result.structuredContent.count > 0" &&
+	stop_http
+'
+
+test_expect_success 'POST: Accept must list application/json and text/event-stream (406)' '
+	start_http &&
+	body=$init &&
+	for a in "" "*/*" "application/json" "text/event-stream" "application/*, text/*" \
+		 "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" \
+		 "application/json, text/event-stream;q=0" "application/jsonx, text/event-stream"; do
+		echo "[$a] 406"
+	done >expect &&
+	for a in "" "*/*" "application/json" "text/event-stream" "application/*, text/*" \
+		 "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" \
+		 "application/json, text/event-stream;q=0" "application/jsonx, text/event-stream"; do
+		echo "[$a] $(curl -s -o resp -w "%{http_code}" -H "Content-Type: application/json" \
+			-H "Accept: $a" --data-binary "$body" "$url")" || return 1
+	done >actual &&
+	test_cmp expect actual &&
+	test_grep "accept application/json and text/event-stream" resp &&
+	for a in "application/json, text/event-stream" "TEXT/EVENT-STREAM;q=0.5 , application/json;q=1" \
+		 "text/event-stream, application/json; q=0.1"; do
+		echo "[$a] 200"
+	done >expect &&
+	for a in "application/json, text/event-stream" "TEXT/EVENT-STREAM;q=0.5 , application/json;q=1" \
+		 "text/event-stream, application/json; q=0.1"; do
+		echo "[$a] $(curl -s -o resp -w "%{http_code}" -H "Content-Type: application/json" \
+			-H "Accept: $a" --data-binary "$body" "$url")" || return 1
+	done >actual &&
+	test_cmp expect actual &&
+	new_session &&
+	echo "GET 406" >expect &&
+	echo "GET $(curl -s -o resp -w "%{http_code}" -H "Accept: */*" -H "Mcp-Session-Id: $sid" "$url")" >actual &&
+	test_cmp expect actual &&
+	test_grep "accept text/event-stream" resp &&
+	stop_http
+'
+
+if test -n "${pid:-}"; then
+	kill -TERM $pid 2>/dev/null
+	wait $pid 2>/dev/null
+fi
 test_done
