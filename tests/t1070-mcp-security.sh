@@ -181,6 +181,89 @@ test_expect_success 'POST: Accept must list application/json and text/event-stre
 	stop_http
 '
 
+# probe.jq: tools/list's answer to a tools/call a line for each string
+# parameter (or array of strings) of each tool that is no enum and has no
+# pattern, set to "--zz-probe-<id>", a value that looks like an option; the
+# required parameters are filled in, and those $more ({tool: [parameter]}) names
+cat >"$TEST_TMP/probe.jq" <<\EOF
+def filler($s):
+	if $s.enum then $s.enum[0]
+	elif $s.type == "string" then
+		(if $s.format == "path" then "src/reader.py" elif $s.pattern then "2024-01-01" else "parse_header" end)
+	elif $s.type == "integer" then ([$s.minimum // 1, 1] | max)
+	elif $s.type == "number" then ($s.minimum // 0.5)
+	elif $s.type == "boolean" then true
+	elif $s.type == "array" then [filler($s.items)]
+	else "parse_header" end;
+def free_string($s): $s.type == "string" and ($s.enum | not) and ($s.pattern | not);
+def probed($s): free_string($s) or ($s.type == "array" and free_string($s.items));
+[.result.tools[] | . as $t | ($t.inputSchema.properties // {}) as $p
+ | $p | to_entries[] | select(probed(.value))
+ | {tool: $t.name, key: .key, schema: .value, p: $p,
+    fill: (($t.inputSchema.required // []) + ($more[$t.name] // []))}]
+| to_entries[] | (.key + 10) as $id | .value as $c | "--zz-probe-\($id)" as $probe
+| {jsonrpc: "2.0", id: $id, method: "tools/call",
+   params: {name: $c.tool,
+	    arguments: (reduce ($c.fill[] | select(. != $c.key)) as $k ({}; .[$k] = filler($c.p[$k]))
+			| .[$c.key] = (if $c.schema.type == "array" then [$probe] else $probe end))}}
+| tojson
+EOF
+
+profiles="ci kit shaktiman abstract codebase-context bobbin"
+
+# probe <profile>: send calls.<profile>; a call answered "give one of these
+# parameters: a, b" (a tool whose command depends on which is given) is sent
+# again with a filled in.  Leaves the answers in answers, the ids whose probe
+# value was in the argv of a command run in ran.
+probe() {
+	(cd repo && ci-mcp --profile $1 -vv <../calls.$1 >../out1 2>../err1) &&
+	jq -c --slurpfile c calls.$1 '
+		select(.result.content[0].text // "" | startswith("give one of these parameters: "))
+		| .id as $id
+		| {($c[] | select(.id == $id) | .params.name):
+		   [.result.content[0].text | ltrimstr("give one of these parameters: ") | split(", ")[0]]}' out1 |
+	jq -s "add // {}" >more &&
+	jq -r --argjson more "$(cat more)" -f "$TEST_TMP/probe.jq" list.$1 |
+	jq -c --argjson more "$(cat more)" 'select(.params.name | in($more))' >calls2 &&
+	(cd repo && ci-mcp --profile $1 -vv <../calls2 >../out2 2>../err2) &&
+	jq -n -c --slurpfile a out1 --slurpfile b out2 \
+		'($b | map(.id)) as $ids | ($a[] | select(.id as $i | $ids | index($i) | not)), $b[]' >answers &&
+	cat err1 err2 | sed -n "s/^ci-mcp: run //p" | grep -o "zz-probe-[0-9]*'" | tr -dc "0-9\n" | sort -un >ran
+}
+
+test_expect_success 'setup: the probes of every profile, and a file for each (path parameters must exist)' '
+	for p in $profiles; do
+		printf "%s\n" "$init" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}" |
+		(cd repo && ci-mcp --profile $p) | jq -c "select(.id == 2)" >list.$p &&
+		jq -r --argjson more "{}" -f "$TEST_TMP/probe.jq" list.$p >calls.$p &&
+		test -s calls.$p || return 1
+	done &&
+	cat calls.* | grep -o -- "--zz-probe-[0-9]*" | sort -u >probes &&
+	test_line_count -gt 20 probes &&
+	while read f; do echo x >"repo/$f" || return 1; done <probes &&
+	(cd repo && git add -- . && git commit -qm probes && ci-index build 2>/dev/null)
+'
+
+for p in $profiles; do
+	test_expect_success "$p: every string parameter starting with - reaches its command as a value" '
+		probe $p &&
+		# each call answered
+		jq -r .id calls.$p | sort -n >expect &&
+		jq -r .id answers | sort -n >actual &&
+		test_cmp expect actual &&
+		# no command took a value for an option: getopt_long says "unknown
+		# option", or the positional argument it ate is missing, then the usage
+		jq -r --slurpfile c calls.$p "
+			select(.result.content[0].text // .error.message // \"\"
+			       | split(\"\\n\")[0] | test(\"unknown option|needs a value|takes one argument|takes no argument|unexpected argument|missing <|no query given|no command given\"))
+			| .id as \$id | (\$c[] | select(.id == \$id) | .params | \"\\(.name) \\(.arguments)\")
+			  + \": \" + (.result.content[0].text // .error.message | split(\"\\n\")[0])" answers >bad &&
+		test_must_be_empty bad &&
+		# and the values did reach commands
+		test -s ran
+	'
+done
+
 if test -n "${pid:-}"; then
 	kill -TERM $pid 2>/dev/null
 	wait $pid 2>/dev/null
