@@ -481,10 +481,17 @@ static char *validate(json_t *schema, json_t *args)
 			size_t j;
 			if (!json_is_array(v))
 				return xasprintf("parameter '%s' must be an array", k);
+			json_t *items = json_object_get(p, "items");
+			json_t *imn = json_object_get(items, "minLength"), *imx = json_object_get(items, "maxLength");
 			json_array_foreach(v, j, e) {
 				if (it && !strcmp(it, "string") &&
 				    (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e))))
 					return xasprintf("parameter '%s' must be an array of strings", k);
+				if (json_is_string(e) && json_is_integer(imn) && utf8_chars(e) < (size_t)json_integer_value(imn))
+					return xasprintf("parameter '%s[%zu]' must not be empty", k, j);
+				if (json_is_string(e) && json_is_integer(imx) && utf8_chars(e) > (size_t)json_integer_value(imx))
+					return xasprintf("parameter '%s[%zu]' must be at most %lld characters long", k, j,
+							 (long long)json_integer_value(imx));
 				if (it && !strcmp(it, "integer") && !json_is_integer(e))
 					return xasprintf("parameter '%s[%zu]' must be an integer", k, j);
 			}
@@ -814,7 +821,12 @@ struct proc {
 	int status;		/* exit status once reaped; 128+n for signal n */
 };
 
-/* Start argv (argv[0] a ci command, found beside this program or on PATH). */
+/*
+ * Start argv (argv[0] a ci command, found beside this program or on PATH) in
+ * the repository root.  0; or -1 with errno when it cannot run (E2BIG: an
+ * argument over the kernel's 128 KiB, or all of them over its limit; ENOENT:
+ * no such command), -2 with errno when the root cannot be entered.
+ */
 static int proc_start(struct proc *p, char **argv)
 {
 	int po[2], pe[2];
@@ -823,8 +835,10 @@ static int proc_start(struct proc *p, char **argv)
 	 * threads run, and the child may only call async-signal-safe functions.
 	 */
 	char *exe = xasprintf("%s/%s", bindir, argv[0]);
-	char *fail = xasprintf("%s: cannot run '%s'\n", progname, argv[0]);
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int ep[2] = { -1, -1 };	/* the child's errno when chdir or exec fails; closed by exec */
+	int child_errno;
+	ssize_t n;
 
 	memset(p, 0, sizeof(*p));
 	p->out = (struct buf)BUF_INIT;
@@ -837,9 +851,13 @@ static int proc_start(struct proc *p, char **argv)
 		close(po[1]);
 		goto fail;
 	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
+		goto fail;
+	}
 	p->pid = fork();
 	if (p->pid < 0) {
-		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
+		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(ep[0]); close(ep[1]);
 		p->pid = 0;
 		goto fail;
 	}
@@ -855,21 +873,39 @@ static int proc_start(struct proc *p, char **argv)
 		dup2(devnull, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		if (chdir(root) < 0)
-			_exit(126);
-		if (access(exe, X_OK) == 0)
-			execv(exe, argv);
-		execvp(argv[0], argv);
-		if (write(2, fail, strlen(fail)) < 0)
-			_exit(127);
-		_exit(127);
+		if (chdir(root) == 0) {
+			if (access(exe, X_OK) == 0)
+				execv(exe, argv);
+			execvp(argv[0], argv);
+			child_errno = errno;
+		} else {
+			child_errno = -errno;	/* negative: chdir failed */
+		}
+		n = write(ep[1], &child_errno, sizeof(child_errno));
+		_exit(n < 0 ? 126 : 127);
 	}
 	setpgid(p->pid, p->pid);
 	close(po[1]);
 	close(pe[1]);
+	close(ep[1]);
+	/* exec closes ep (O_CLOEXEC): end of file; a failure sends errno first */
+	do
+		n = read(ep[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		p->pid = 0;
+		close(po[0]);
+		close(pe[0]);
+		close(devnull);
+		free(exe);
+		errno = child_errno < 0 ? -child_errno : child_errno;
+		return child_errno < 0 ? -2 : -1;
+	}
 	close(devnull);
 	free(exe);
-	free(fail);
 	p->fd[0] = po[0];
 	p->fd[1] = pe[0];
 	return 0;
@@ -877,7 +913,6 @@ fail:
 	if (devnull >= 0)
 		close(devnull);
 	free(exe);
-	free(fail);
 	return -1;
 }
 
@@ -1323,6 +1358,7 @@ static int call_start(struct call *c, int fallback)
 	json_t *groups = fallback ? json_object_get(c->tool, "fallback") : pick_argv(c->tool, c->args);
 	char **argv = build_argv(groups, c->args, schema);
 	struct buf b = BUF_INIT;
+	int rc;
 
 	for (size_t i = 0; argv[i]; i++)
 		buf_addf(&b, i ? " '%s'" : "%s", argv[i]);
@@ -1331,9 +1367,19 @@ static int call_start(struct call *c, int fallback)
 	free(c->label);
 	c->label = xstrdup(argv[0] ? argv[0] : "?");
 	root = c->root;
-	if (!argv[0] || proc_start(&c->p, argv) < 0) {
+	if (!argv[0]) {
 		free_argv(argv);
-		call_answer(c, tool_error("cannot start the command for this tool: %s", strerror(errno)));
+		call_answer(c, tool_error("this tool's argv is empty"));
+		return -1;
+	}
+	if ((rc = proc_start(&c->p, argv)) < 0) {
+		int e = errno;
+		char *m = rc == -2 ? xasprintf("cannot enter '%s': %s", root, strerror(e)) :
+				     xasprintf("cannot run '%s': %s", argv[0], strerror(e));
+		logmsg(c->st, LOG_WARNING, "%s", m);
+		call_answer(c, tool_error("%s", m));
+		free(m);
+		free_argv(argv);
 		return -1;
 	}
 	free_argv(argv);

@@ -183,7 +183,8 @@ test_expect_success 'POST: Accept must list application/json and text/event-stre
 
 # probe.jq: tools/list's answer to a tools/call a line for each string
 # parameter (or array of strings) of each tool that is no enum and has no
-# pattern, set to "--zz-probe-<id>", a value that looks like an option; the
+# pattern, set to "--zz-probe-<id>", a value that looks like an option ($mode
+# "probe"), or to one character more than its maxLength ($mode "long"); the
 # required parameters are filled in, and those $more ({tool: [parameter]}) names
 cat >"$TEST_TMP/probe.jq" <<\EOF
 def filler($s):
@@ -201,7 +202,9 @@ def probed($s): free_string($s) or ($s.type == "array" and free_string($s.items)
  | $p | to_entries[] | select(probed(.value))
  | {tool: $t.name, key: .key, schema: .value, p: $p,
     fill: (($t.inputSchema.required // []) + ($more[$t.name] // []))}]
-| to_entries[] | (.key + 10) as $id | .value as $c | "--zz-probe-\($id)" as $probe
+| to_entries[] | (.key + 10) as $id | .value as $c
+| (if $mode == "long" then "a" * (($c.schema.maxLength // $c.schema.items.maxLength) + 1)
+   else "--zz-probe-\($id)" end) as $probe
 | {jsonrpc: "2.0", id: $id, method: "tools/call",
    params: {name: $c.tool,
 	    arguments: (reduce ($c.fill[] | select(. != $c.key)) as $k ({}; .[$k] = filler($c.p[$k]))
@@ -223,7 +226,7 @@ probe() {
 		| {($c[] | select(.id == $id) | .params.name):
 		   [.result.content[0].text | ltrimstr("give one of these parameters: ") | split(", ")[0]]}' out1 |
 	jq -s "add // {}" >more &&
-	jq -r --argjson more "$(cat more)" -f "$TEST_TMP/probe.jq" list.$1 |
+	jq -r --arg mode probe --argjson more "$(cat more)" -f "$TEST_TMP/probe.jq" list.$1 |
 	jq -c --argjson more "$(cat more)" 'select(.params.name | in($more))' >calls2 &&
 	(cd repo && ci-mcp --profile $1 -vv <../calls2 >../out2 2>../err2) &&
 	jq -n -c --slurpfile a out1 --slurpfile b out2 \
@@ -235,7 +238,7 @@ test_expect_success 'setup: the probes of every profile, and a file for each (pa
 	for p in $profiles; do
 		printf "%s\n" "$init" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}" |
 		(cd repo && ci-mcp --profile $p) | jq -c "select(.id == 2)" >list.$p &&
-		jq -r --argjson more "{}" -f "$TEST_TMP/probe.jq" list.$p >calls.$p &&
+		jq -r --arg mode probe --argjson more "{}" -f "$TEST_TMP/probe.jq" list.$p >calls.$p &&
 		test -s calls.$p || return 1
 	done &&
 	cat calls.* | grep -o -- "--zz-probe-[0-9]*" | sort -u >probes &&
@@ -263,6 +266,52 @@ for p in $profiles; do
 		test -s ran
 	'
 done
+
+# An argument over the kernel's limit for one (MAX_ARG_STRLEN, 128 KiB) cannot
+# be passed to a command, so every free string parameter has a maxLength whose
+# UTF-8 (4 bytes a character at most) fits, and the server refuses more.
+for p in $profiles; do
+	test_expect_success "$p: every string parameter has a maxLength, and one character more is refused" '
+		jq -r ".result.tools[] | .name as \$t | .inputSchema.properties // {} | to_entries[]
+		       | select(.value.type == \"string\" and (.value.enum | not) or .value.items.type == \"string\")
+		       | (.value.maxLength // .value.items.maxLength) as \$n
+		       | select(\$n == null or \$n * 4 >= 131072) | \"\\(\$t) \\(.key): maxLength \\(\$n)\"" list.$p >bad &&
+		test_must_be_empty bad &&
+		jq -r --arg mode long --argjson more "{}" -f "$TEST_TMP/probe.jq" list.$p >long &&
+		(cd repo && ci-mcp --profile $p <../long >../out 2>../err) &&
+		jq -r .id long | sort -n >expect &&
+		jq -r "select(.result.content[0].text // .error.message
+			      | test(\"must be at most [0-9]+ characters long\")) | .id" out | sort -n >actual &&
+		test_cmp expect actual
+	'
+done
+
+
+test_expect_success 'a value at its maxLength is served' '
+	jq -nc "{jsonrpc: \"2.0\", id: 3, method: \"tools/call\",
+		 params: {name: \"grep\", arguments: {pattern: (\"a\" * 8192), fixed_string: true}}}" >calls &&
+	(cd repo && ci-mcp <../calls >../out 2>../err) &&
+	jq -e ".result.isError != true and .result.structuredContent.count == 0" out
+'
+
+test_expect_success 'a command that cannot run says why: an argument over 128 KiB (E2BIG), a missing command' '
+	cat >table.json <<-\EOF2 &&
+	{"tools": [
+	 {"name": "big", "description": "a pattern with no maxLength",
+	  "inputSchema": {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+	  "argv": [["ci-grep", "--json", "-e", "{pattern}"]]},
+	 {"name": "gone", "description": "a command that is nowhere",
+	  "inputSchema": {"type": "object", "properties": {}},
+	  "argv": [["ci-no-such-command"]]}]}
+	EOF2
+	jq -nc "{jsonrpc: \"2.0\", id: 3, method: \"tools/call\", params: {name: \"big\", arguments: {pattern: (\"a\" * 140000)}}},
+		 {jsonrpc: \"2.0\", id: 4, method: \"tools/call\", params: {name: \"gone\", arguments: {}}}" >calls &&
+	(cd repo && ci-mcp --table ../table.json <../calls >../out 2>../err) &&
+	jq -r "[.id, .result.isError, .result.content[0].text] | @tsv" out | sort -n >actual &&
+	printf "3\ttrue\tcannot run \047ci-grep\047: Argument list too long\n" >expect &&
+	printf "4\ttrue\tcannot run \047ci-no-such-command\047: No such file or directory\n" >>expect &&
+	test_cmp expect actual
+'
 
 if test -n "${pid:-}"; then
 	kill -TERM $pid 2>/dev/null
