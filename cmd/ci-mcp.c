@@ -179,6 +179,7 @@ struct stream {
 	int closed;		/* the answer was queued: nothing follows */
 	int gone;		/* the connection went away: drop what comes */
 	int is_get;		/* the session's GET stream */
+	int fd;			/* an event stream's socket, to see the client hang up; -1: none */
 	pthread_cond_t cond;	/* signalled when a message is queued or it closes */
 };
 
@@ -196,6 +197,7 @@ static struct stream *stream_new(struct session *sess, int refs)
 	st->http = 1;
 	st->refs = refs;
 	st->sess = sess;
+	st->fd = -1;
 	pthread_cond_init(&st->cond, NULL);
 	return st;
 }
@@ -2319,6 +2321,33 @@ struct sse {
 	size_t off;		/* how much of cur is written */
 };
 
+/*
+ * The client closed the connection of socket fd (or it failed): it will read
+ * no more.  Cannot fail.
+ */
+static int peer_gone(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/*
+ * The client of st hung up: nothing more goes to st, and a session's GET
+ * stream frees its slot at once, so that the client can open another (it
+ * would wait for the next keep-alive's failed write otherwise).  Call with
+ * http_lock held.
+ */
+static void stream_hung_up_locked(struct stream *st)
+{
+	st->gone = 1;
+	st->closed = 1;
+	st->fd = -1;
+	if (st->sess && st->sess->get == st)
+		st->sess->get = NULL;
+	pthread_cond_broadcast(&st->cond);
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct sse *e = cls;
@@ -2327,15 +2356,28 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 
 	(void)pos;
 	if (e->off >= e->cur.len) {
+		long long keep_alive = now_ms() + 15000;
+
 		buf_reset(&e->cur);
 		e->off = 0;
 		pthread_mutex_lock(&http_lock);
+		/* wait for a message, a keep-alive's time, or the client to hang up */
 		while (st->q_head == st->q_nr && !st->closed && !stopping) {
 			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 15;
-			if (pthread_cond_timedwait(&st->cond, &http_lock, &ts) == ETIMEDOUT)
+			if (peer_gone(st->fd)) {
+				stream_hung_up_locked(st);
+				pthread_mutex_unlock(&http_lock);
+				return MHD_CONTENT_READER_END_OF_STREAM;	/* quietly: no error log */
+			}
+			if (now_ms() >= keep_alive)
 				break;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 250 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&st->cond, &http_lock, &ts);
 		}
 		if (st->q_head < st->q_nr) {
 			char *s = st->q[st->q_head++];
@@ -2360,6 +2402,7 @@ static void sse_free(void *cls)
 
 	pthread_mutex_lock(&http_lock);
 	e->st->gone = 1;
+	e->st->fd = -1;
 	stream_unref_locked(e->st);
 	pthread_mutex_unlock(&http_lock);
 	buf_release(&e->cur);
@@ -2369,11 +2412,15 @@ static void sse_free(void *cls)
 static enum MHD_Result http_sse(struct MHD_Connection *conn, struct stream *st, const char *session_id)
 {
 	struct sse *e = xcalloc(1, sizeof(*e));
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
 	e->st = st;
 	e->cur = (struct buf)BUF_INIT;
+	pthread_mutex_lock(&http_lock);
+	st->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_unlock(&http_lock);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
 	if (!r) {
 		sse_free(e);
@@ -2647,6 +2694,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!accepts(conn, "text/event-stream"))
 			return http_error(conn, MHD_HTTP_NOT_ACCEPTABLE, -32000, "not acceptable: accept text/event-stream");
 		pthread_mutex_lock(&http_lock);
+		if (sess->get && (sess->get->gone || peer_gone(sess->get->fd)))
+			stream_hung_up_locked(sess->get);	/* its client went away: the slot is free */
 		if (sess->get) {
 			pthread_mutex_unlock(&http_lock);
 			return http_error(conn, MHD_HTTP_CONFLICT, -32000, "this session has a GET stream open already");

@@ -313,6 +313,29 @@ test_expect_success 'a command that cannot run says why: an argument over 128 Ki
 	test_cmp expect actual
 '
 
+test_expect_success 'GET: a dropped event stream frees its session'\''s slot at once' '
+	start_http &&
+	new_session || return 1
+	curl -s -N -D get.h -H "Accept: text/event-stream" -H "Mcp-Session-Id: $sid" "$url" >get.out &
+	curl_pid=$!
+	i=0 && while ! grep -q "^HTTP/1.1 200" get.h 2>/dev/null && test $i -lt 100; do
+		sleep 0.1; i=$((i + 1))
+	done &&
+	grep -q "^HTTP/1.1 200" get.h &&
+	# while it is open, a second one is refused
+	echo 409 >expect &&
+	curl -s -o resp -w "%{http_code}\n" -H "Accept: text/event-stream" -H "Mcp-Session-Id: $sid" "$url" >actual &&
+	test_cmp expect actual &&
+	test_grep "GET stream open already" resp &&
+	kill $curl_pid && { wait $curl_pid; true; } &&
+	echo 200 >expect &&
+	{ curl -s -o /dev/null -w "%{http_code}\n" -m 1 -H "Accept: text/event-stream" \
+		-H "Mcp-Session-Id: $sid" "$url" >actual; true; } &&
+	test_cmp expect actual &&
+	stop_http &&
+	! grep "Closing connection" http.err
+'
+
 if test -n "${pid:-}"; then
 	kill -TERM $pid 2>/dev/null
 	wait $pid 2>/dev/null
