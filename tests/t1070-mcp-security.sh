@@ -313,6 +313,22 @@ test_expect_success 'a command that cannot run says why: an argument over 128 Ki
 	test_cmp expect actual
 '
 
+test_expect_success 'a query that is one of ci-rank'\''s command words is searched for' '
+	for q in serve similar context; do
+		jq -nc --arg q $q "{jsonrpc: \"2.0\", id: \$q, method: \"tools/call\",
+				    params: {name: \"search\", arguments: {query: \$q}}}" || return 1
+	done >calls &&
+	(cd repo && test_status 0 timeout 60 ci-mcp <../calls >../out 2>../err) &&
+	jq -r "[.id, .result.isError, .result.structuredContent.results[0].query] | @tsv" out | sort >actual &&
+	printf "%s\t\t%s\n" context context serve serve similar similar >expect &&
+	test_cmp expect actual &&
+	# exit status 1: nothing found
+	(cd repo && test_status 1 ci-rank -- serve >../out) &&
+	jq -e "select(._type == \"summary\") | .query == \"serve\"" out &&
+	(cd repo && test_status 1 ci-rank --limit 3 context -- serve >../out) &&
+	jq -e "select(._type == \"context_summary\") | .direct == 0" out
+'
+
 test_expect_success 'GET: a dropped event stream frees its session'\''s slot at once' '
 	start_http &&
 	new_session || return 1
