@@ -179,6 +179,7 @@ struct stream {
 	int closed;		/* the answer was queued: nothing follows */
 	int gone;		/* the connection went away: drop what comes */
 	int is_get;		/* the session's GET stream */
+	int fd;			/* an event stream's socket, to see the client hang up; -1: none */
 	pthread_cond_t cond;	/* signalled when a message is queued or it closes */
 };
 
@@ -196,6 +197,7 @@ static struct stream *stream_new(struct session *sess, int refs)
 	st->http = 1;
 	st->refs = refs;
 	st->sess = sess;
+	st->fd = -1;
 	pthread_cond_init(&st->cond, NULL);
 	return st;
 }
@@ -481,10 +483,17 @@ static char *validate(json_t *schema, json_t *args)
 			size_t j;
 			if (!json_is_array(v))
 				return xasprintf("parameter '%s' must be an array", k);
+			json_t *items = json_object_get(p, "items");
+			json_t *imn = json_object_get(items, "minLength"), *imx = json_object_get(items, "maxLength");
 			json_array_foreach(v, j, e) {
 				if (it && !strcmp(it, "string") &&
 				    (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e))))
 					return xasprintf("parameter '%s' must be an array of strings", k);
+				if (json_is_string(e) && json_is_integer(imn) && utf8_chars(e) < (size_t)json_integer_value(imn))
+					return xasprintf("parameter '%s[%zu]' must not be empty", k, j);
+				if (json_is_string(e) && json_is_integer(imx) && utf8_chars(e) > (size_t)json_integer_value(imx))
+					return xasprintf("parameter '%s[%zu]' must be at most %lld characters long", k, j,
+							 (long long)json_integer_value(imx));
 				if (it && !strcmp(it, "integer") && !json_is_integer(e))
 					return xasprintf("parameter '%s[%zu]' must be an integer", k, j);
 			}
@@ -814,7 +823,12 @@ struct proc {
 	int status;		/* exit status once reaped; 128+n for signal n */
 };
 
-/* Start argv (argv[0] a ci command, found beside this program or on PATH). */
+/*
+ * Start argv (argv[0] a ci command, found beside this program or on PATH) in
+ * the repository root.  0; or -1 with errno when it cannot run (E2BIG: an
+ * argument over the kernel's 128 KiB, or all of them over its limit; ENOENT:
+ * no such command), -2 with errno when the root cannot be entered.
+ */
 static int proc_start(struct proc *p, char **argv)
 {
 	int po[2], pe[2];
@@ -823,8 +837,10 @@ static int proc_start(struct proc *p, char **argv)
 	 * threads run, and the child may only call async-signal-safe functions.
 	 */
 	char *exe = xasprintf("%s/%s", bindir, argv[0]);
-	char *fail = xasprintf("%s: cannot run '%s'\n", progname, argv[0]);
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int ep[2] = { -1, -1 };	/* the child's errno when chdir or exec fails; closed by exec */
+	int child_errno;
+	ssize_t n;
 
 	memset(p, 0, sizeof(*p));
 	p->out = (struct buf)BUF_INIT;
@@ -837,9 +853,13 @@ static int proc_start(struct proc *p, char **argv)
 		close(po[1]);
 		goto fail;
 	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
+		goto fail;
+	}
 	p->pid = fork();
 	if (p->pid < 0) {
-		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]);
+		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(ep[0]); close(ep[1]);
 		p->pid = 0;
 		goto fail;
 	}
@@ -855,21 +875,39 @@ static int proc_start(struct proc *p, char **argv)
 		dup2(devnull, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
-		if (chdir(root) < 0)
-			_exit(126);
-		if (access(exe, X_OK) == 0)
-			execv(exe, argv);
-		execvp(argv[0], argv);
-		if (write(2, fail, strlen(fail)) < 0)
-			_exit(127);
-		_exit(127);
+		if (chdir(root) == 0) {
+			if (access(exe, X_OK) == 0)
+				execv(exe, argv);
+			execvp(argv[0], argv);
+			child_errno = errno;
+		} else {
+			child_errno = -errno;	/* negative: chdir failed */
+		}
+		n = write(ep[1], &child_errno, sizeof(child_errno));
+		_exit(n < 0 ? 126 : 127);
 	}
 	setpgid(p->pid, p->pid);
 	close(po[1]);
 	close(pe[1]);
+	close(ep[1]);
+	/* exec closes ep (O_CLOEXEC): end of file; a failure sends errno first */
+	do
+		n = read(ep[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		p->pid = 0;
+		close(po[0]);
+		close(pe[0]);
+		close(devnull);
+		free(exe);
+		errno = child_errno < 0 ? -child_errno : child_errno;
+		return child_errno < 0 ? -2 : -1;
+	}
 	close(devnull);
 	free(exe);
-	free(fail);
 	p->fd[0] = po[0];
 	p->fd[1] = pe[0];
 	return 0;
@@ -877,7 +915,6 @@ fail:
 	if (devnull >= 0)
 		close(devnull);
 	free(exe);
-	free(fail);
 	return -1;
 }
 
@@ -1323,6 +1360,7 @@ static int call_start(struct call *c, int fallback)
 	json_t *groups = fallback ? json_object_get(c->tool, "fallback") : pick_argv(c->tool, c->args);
 	char **argv = build_argv(groups, c->args, schema);
 	struct buf b = BUF_INIT;
+	int rc;
 
 	for (size_t i = 0; argv[i]; i++)
 		buf_addf(&b, i ? " '%s'" : "%s", argv[i]);
@@ -1331,9 +1369,19 @@ static int call_start(struct call *c, int fallback)
 	free(c->label);
 	c->label = xstrdup(argv[0] ? argv[0] : "?");
 	root = c->root;
-	if (!argv[0] || proc_start(&c->p, argv) < 0) {
+	if (!argv[0]) {
 		free_argv(argv);
-		call_answer(c, tool_error("cannot start the command for this tool: %s", strerror(errno)));
+		call_answer(c, tool_error("this tool's argv is empty"));
+		return -1;
+	}
+	if ((rc = proc_start(&c->p, argv)) < 0) {
+		int e = errno;
+		char *m = rc == -2 ? xasprintf("cannot enter '%s': %s", root, strerror(e)) :
+				     xasprintf("cannot run '%s': %s", argv[0], strerror(e));
+		logmsg(c->st, LOG_WARNING, "%s", m);
+		call_answer(c, tool_error("%s", m));
+		free(m);
+		free_argv(argv);
 		return -1;
 	}
 	free_argv(argv);
@@ -2058,6 +2106,7 @@ struct inmsg {
 static struct inmsg *inbox, **inbox_tail = &inbox;
 static int wake_pipe[2] = { -1, -1 };
 static int http_loopback;	/* bound to a loopback address: check Host too */
+static long http_port;		/* the port listened on */
 static const char *http_token;	/* CI_MCP_TOKEN */
 static char **allow_origins;
 static size_t allow_origins_nr, allow_origins_alloc;
@@ -2114,34 +2163,120 @@ static void drain_inbox(void)
 	}
 }
 
-/* "localhost", "127.x.y.z", "[::1]", optionally with ":port". */
-static int loopback_host(const char *h, size_t n)
-{
-	const char *colon;
+/*
+ * An origin or a Host header taken apart: "scheme://host[:port]" (an Origin)
+ * or "host[:port]" (a Host).  Exact parts, so that a prefix such as
+ * "127.0.0.1.evil.com" or "127.0.0.1:80@evil.com" is no loopback name.
+ */
+struct url_auth {
+	int https;		/* the scheme is https (an Origin) */
+	char host[256];		/* lowercase; an IPv6 address without its brackets */
+	int is_ipv6;		/* host was in brackets */
+	long port;		/* -1: none given */
+};
 
-	if (n && h[0] == '[')
-		return n >= 5 && !strncmp(h, "[::1]", 5) && (n == 5 || h[5] == ':');
-	colon = memchr(h, ':', n);
-	if (colon)
-		n = (size_t)(colon - h);
-	return (n == 9 && !strncmp(h, "localhost", 9)) || (n >= 4 && !strncmp(h, "127.", 4));
+/*
+ * Parse s as a web origin (with_scheme: "http[s]://host[:port]", nothing
+ * after) or a Host header (host[:port]).  0, or -1 when s is not one: a path,
+ * user information, a query, a character a host name cannot have, a bad port.
+ */
+static int auth_parse(struct url_auth *u, const char *s, int with_scheme)
+{
+	const char *h, *end;
+	size_t n;
+
+	memset(u, 0, sizeof(*u));
+	u->port = -1;
+	if (with_scheme) {
+		if (!strncasecmp(s, "http://", 7)) {
+			s += 7;
+		} else if (!strncasecmp(s, "https://", 8)) {
+			u->https = 1;
+			s += 8;
+		} else {
+			return -1;
+		}
+	}
+	if (*s == '[') {
+		h = ++s;
+		end = strchr(h, ']');
+		if (!end)
+			return -1;
+		u->is_ipv6 = 1;
+		for (const char *p = h; p < end; p++)
+			if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
+				return -1;
+		s = end + 1;
+	} else {
+		h = s;
+		while (isalnum((unsigned char)*s) || *s == '.' || *s == '-')
+			s++;
+		end = s;
+	}
+	n = (size_t)(end - h);
+	if (!n || n >= sizeof(u->host))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		u->host[i] = (char)tolower((unsigned char)h[i]);
+	u->host[n] = '\0';
+	if (*s == ':') {
+		char *e;
+		if (!isdigit((unsigned char)s[1]))
+			return -1;
+		errno = 0;
+		u->port = strtol(s + 1, &e, 10);
+		if (errno || u->port < 1 || u->port > 65535 || e - s > 6)
+			return -1;
+		s = e;
+	}
+	return *s ? -1 : 0;
 }
 
-/* A browser's Origin: loopback pages, and those given with --allow-origin. */
+/* The port u means: the one given, else its scheme's. */
+static long auth_port(const struct url_auth *u)
+{
+	return u->port >= 0 ? u->port : u->https ? 443 : 80;
+}
+
+/* A loopback name or address: localhost, 127.0.0.0/8 (dotted quad), ::1. */
+static int loopback_name(const struct url_auth *u)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (u->is_ipv6)
+		return inet_pton(AF_INET6, u->host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+	if (!strcmp(u->host, "localhost"))
+		return 1;
+	return inet_pton(AF_INET, u->host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/*
+ * A browser's Origin: a loopback page (http or https, any port), or one given
+ * with --allow-origin (the same scheme, host and port; an --allow-origin that
+ * is no http(s) origin matches only itself, byte for byte).
+ */
 static int origin_ok(const char *o)
 {
-	const char *h;
+	struct url_auth u, a;
+	int parsed = auth_parse(&u, o, 1) == 0;
 
-	for (size_t i = 0; i < allow_origins_nr; i++)
+	for (size_t i = 0; i < allow_origins_nr; i++) {
 		if (!strcmp(o, allow_origins[i]))
 			return 1;
-	if (!strncmp(o, "http://", 7))
-		h = o + 7;
-	else if (!strncmp(o, "https://", 8))
-		h = o + 8;
-	else
-		return 0;
-	return !strchr(h, '/') && loopback_host(h, strlen(h));
+		if (parsed && auth_parse(&a, allow_origins[i], 1) == 0 && a.https == u.https &&
+		    a.is_ipv6 == u.is_ipv6 && !strcmp(a.host, u.host) && auth_port(&a) == auth_port(&u))
+			return 1;
+	}
+	return parsed && loopback_name(&u);
+}
+
+/* A Host header while listening on loopback: a loopback name, and our port. */
+static int host_ok(const char *h)
+{
+	struct url_auth u;
+
+	return auth_parse(&u, h, 0) == 0 && loopback_name(&u) && auth_port(&u) == http_port;
 }
 
 static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, const char *type,
@@ -2186,6 +2321,33 @@ struct sse {
 	size_t off;		/* how much of cur is written */
 };
 
+/*
+ * The client closed the connection of socket fd (or it failed): it will read
+ * no more.  Cannot fail.
+ */
+static int peer_gone(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/*
+ * The client of st hung up: nothing more goes to st, and a session's GET
+ * stream frees its slot at once, so that the client can open another (it
+ * would wait for the next keep-alive's failed write otherwise).  Call with
+ * http_lock held.
+ */
+static void stream_hung_up_locked(struct stream *st)
+{
+	st->gone = 1;
+	st->closed = 1;
+	st->fd = -1;
+	if (st->sess && st->sess->get == st)
+		st->sess->get = NULL;
+	pthread_cond_broadcast(&st->cond);
+}
+
 static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct sse *e = cls;
@@ -2194,15 +2356,28 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *out, size_t max)
 
 	(void)pos;
 	if (e->off >= e->cur.len) {
+		long long keep_alive = now_ms() + 15000;
+
 		buf_reset(&e->cur);
 		e->off = 0;
 		pthread_mutex_lock(&http_lock);
+		/* wait for a message, a keep-alive's time, or the client to hang up */
 		while (st->q_head == st->q_nr && !st->closed && !stopping) {
 			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 15;
-			if (pthread_cond_timedwait(&st->cond, &http_lock, &ts) == ETIMEDOUT)
+			if (peer_gone(st->fd)) {
+				stream_hung_up_locked(st);
+				pthread_mutex_unlock(&http_lock);
+				return MHD_CONTENT_READER_END_OF_STREAM;	/* quietly: no error log */
+			}
+			if (now_ms() >= keep_alive)
 				break;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 250 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&st->cond, &http_lock, &ts);
 		}
 		if (st->q_head < st->q_nr) {
 			char *s = st->q[st->q_head++];
@@ -2227,6 +2402,7 @@ static void sse_free(void *cls)
 
 	pthread_mutex_lock(&http_lock);
 	e->st->gone = 1;
+	e->st->fd = -1;
 	stream_unref_locked(e->st);
 	pthread_mutex_unlock(&http_lock);
 	buf_release(&e->cur);
@@ -2236,11 +2412,15 @@ static void sse_free(void *cls)
 static enum MHD_Result http_sse(struct MHD_Connection *conn, struct stream *st, const char *session_id)
 {
 	struct sse *e = xcalloc(1, sizeof(*e));
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
 	e->st = st;
 	e->cur = (struct buf)BUF_INIT;
+	pthread_mutex_lock(&http_lock);
+	st->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_unlock(&http_lock);
 	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, e, sse_free);
 	if (!r) {
 		sse_free(e);
@@ -2308,11 +2488,58 @@ static struct session *session_new(void)
 	return s;
 }
 
+/* s[0..n) is type, ignoring case and the spaces around it. */
+static int media_type_is(const char *s, size_t n, const char *type)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	return n == strlen(type) && !strncasecmp(s, type, n);
+}
+
+/*
+ * A header whose value is the media type type, parameters (such as
+ * "; charset=utf-8") allowed.
+ */
+static int header_type_is(struct MHD_Connection *conn, const char *header, const char *type)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, header);
+
+	return v && media_type_is(v, strcspn(v, ";"), type);
+}
+
+/*
+ * The Accept header lists type by name, with no q=0: as the MCP SDKs do,
+ * a wildcard (a browser's "*" "/" "*") does not count, and neither does a
+ * missing header, since the transport says clients must list the types.
+ */
 static int accepts(struct MHD_Connection *conn, const char *type)
 {
 	const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 
-	return !a || strstr(a, type) || strstr(a, "*/*");
+	while (a && *a) {
+		size_t n = strcspn(a, ","), t = strcspn(a, ";,");
+		if (media_type_is(a, t, type)) {
+			/* a parameter q=0, q=0.0 ... refuses it */
+			const char *p = a + t;
+			while (p < a + n) {
+				const char *q;
+				p++;
+				while (*p == ' ' || *p == '\t')
+					p++;
+				q = p;
+				p += strcspn(p, ";,");
+				if (!strncasecmp(q, "q=0", 3) && strspn(q + 3, "0.") == (size_t)(p - q - 3))
+					return 0;
+			}
+			return 1;
+		}
+		a += n;
+		if (*a)
+			a++;
+	}
+	return 0;
 }
 
 /* Constant-time comparison of the bearer token. */
@@ -2380,8 +2607,7 @@ static enum MHD_Result http_post(struct MHD_Connection *conn, struct http_req *r
 		inbox_put(msg, st, 0);
 		return http_send(conn, MHD_HTTP_ACCEPTED, NULL, "", NULL);
 	}
-	want_sse = accepts(conn, "text/event-stream") &&
-		   (!strcmp(method, "tools/call") || !accepts(conn, "application/json"));
+	want_sse = !strcmp(method, "tools/call");	/* the client accepts both (on_request) */
 	st = stream_new(sess, 2);
 	inbox_put(msg, st, 0);
 	if (want_sse)
@@ -2422,7 +2648,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return http_error(conn, MHD_HTTP_FORBIDDEN, -32000, "forbidden: this Origin is not allowed");
 	if (http_loopback) {
 		const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-		if (host && !loopback_host(host, strlen(host)))
+		if (host && !host_ok(host))
 			return http_error(conn, MHD_HTTP_FORBIDDEN, -32000, "forbidden: this Host is not allowed");
 	}
 	if (http_token &&
@@ -2449,7 +2675,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return http_error(conn, MHD_HTTP_NOT_FOUND, -32001, "session not found: initialize again");
 	}
 	if (!strcmp(method, "POST")) {
-		if (!accepts(conn, "application/json") && !accepts(conn, "text/event-stream"))
+		/*
+		 * A browser sends a cross-site form or text/plain POST without
+		 * asking first (a "simple request"); a JSON one it does not.
+		 */
+		if (!header_type_is(conn, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json"))
+			return http_error(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+					  "unsupported media type: send Content-Type: application/json");
+		if (!accepts(conn, "application/json") || !accepts(conn, "text/event-stream"))
 			return http_error(conn, MHD_HTTP_NOT_ACCEPTABLE, -32000,
 					  "not acceptable: accept application/json and text/event-stream");
 		return http_post(conn, rq, sess);
@@ -2461,6 +2694,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!accepts(conn, "text/event-stream"))
 			return http_error(conn, MHD_HTTP_NOT_ACCEPTABLE, -32000, "not acceptable: accept text/event-stream");
 		pthread_mutex_lock(&http_lock);
+		if (sess->get && (sess->get->gone || peer_gone(sess->get->fd)))
+			stream_hung_up_locked(sess->get);	/* its client went away: the slot is free */
 		if (sess->get) {
 			pthread_mutex_unlock(&http_lock);
 			return http_error(conn, MHD_HTTP_CONFLICT, -32000, "this session has a GET stream open already");
@@ -2567,6 +2802,7 @@ static void http_start(const char *addr, int allow_remote)
 		die("cannot listen on %s: %s", addr, strerror(e));
 	}
 	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
+	http_port = info ? (long)info->port : port;
 	fprintf(stderr, "%s: serving http://%s%s%s:%u/mcp\n", progname,
 		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
 		info ? (unsigned)info->port : (unsigned)port);

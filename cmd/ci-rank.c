@@ -3065,6 +3065,16 @@ static int finish(struct buf *out, struct buf *q, struct ci_index *ix, int ret)
 
 static int argc0;		/* the command line as given */
 static char **argv0;
+static char **argv_given;	/* the same in this process, servers' workers too */
+
+/* Where the element p (the very string, not its text) was in v: -1 when nowhere. */
+static int arg_pos(char **v, int n, const char *p)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == p)
+			return i;
+	return -1;
+}
 
 
 /*
@@ -3308,7 +3318,7 @@ int main(int argc, char **argv)
 	struct qvec_job qjob;
 	struct buf out = BUF_INIT, q = BUF_INIT;
 	char *path;
-	int c, rc, ret = EXIT_OK;
+	int c, rc, ret = EXIT_OK, word_is_query = 0;
 	long total_chunks = 0;
 	enum intent intent;
 	int scope_tests, scope_impl, scope_docs;
@@ -3319,6 +3329,9 @@ int main(int argc, char **argv)
 	util_init(argv[0]);
 
 	/* the command line as given, for the server (getopt permutes argv) */
+	free(argv_given);
+	argv_given = xcalloc((size_t)argc + 1, sizeof(*argv_given));
+	memcpy(argv_given, argv, (size_t)argc * sizeof(*argv_given));
 	if (!server_child) {
 		argc0 = argc;
 		argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));
@@ -3392,17 +3405,25 @@ int main(int argc, char **argv)
 			usage_error(usage_text, "%s", bad_option(c, argc, argv));
 		}
 	}
-	if (optind < argc && !strcmp(argv[optind], "serve")) {
+	/*
+	 * A word after "--" is the query's, never a command: `ci-rank -- serve`
+	 * looks for serve (getopt moves "--" before the words that were ahead of
+	 * it, so where each was is read from the command line as given).
+	 */
+	if (optind > 1 && optind < argc && !strcmp(argv[optind - 1], "--") &&
+	    arg_pos(argv_given, argc, argv[optind]) > arg_pos(argv_given, argc, argv[optind - 1]))
+		word_is_query = 1;
+	if (!word_is_query && optind < argc && !strcmp(argv[optind], "serve")) {
 		if (optind + 1 != argc)
 			usage_error(usage_text, "serve takes no arguments");
 		return serve();
 	}
 	if (o.idle || o.stop)
 		usage_error(usage_text, "--%s goes with serve", o.idle ? "idle" : "stop");
-	if (optind + 1 < argc && !strcmp(argv[optind], "context")) {
+	if (!word_is_query && optind + 1 < argc && !strcmp(argv[optind], "context")) {
 		o.context = 1;
 		optind++;
-	} else if (optind < argc && !strcmp(argv[optind], "similar")) {
+	} else if (!word_is_query && optind < argc && !strcmp(argv[optind], "similar")) {
 		o.similar = 1;
 		optind++;
 		if (!o.threshold_set)
