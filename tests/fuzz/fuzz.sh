@@ -41,13 +41,22 @@ done
 # libFuzzer and its main
 status=0
 for t in "$@"; do
-	extra=
-	[ "$t" = trigram ] && extra="$FUZZ_SRCDIR/tests/trigram-eval.c"
+	extra= extra_obj= link=$FUZZ_CC
+	case $t in
+	trigram) extra="$FUZZ_SRCDIR/tests/trigram-eval.c" ;;
+	mcp)	# ci-mcp.c itself is in the target; its helpers and its one C++ unit
+		"${FUZZ_CXX:-clang++}" $flags -fsanitize=fuzzer-no-link -std=c++17 $FUZZ_CPPFLAGS \
+			-c "$FUZZ_SRCDIR/cmd/toml-json.cc" -o fuzz/obj/toml-json.o ||
+			{ echo "fuzz: cannot compile cmd/toml-json.cc" >&2; status=2; continue; }
+		extra="$FUZZ_SRCDIR/cmd/mcp-map.c mcp-profiles.c" extra_obj=fuzz/obj/toml-json.o
+		link=${FUZZ_CXX:-clang++} ;;
+	esac
 	bin=fuzz/fuzz-$t
 	# shellcheck disable=SC2086
-	$FUZZ_CC $flags -fsanitize=fuzzer $FUZZ_CPPFLAGS -I"$FUZZ_SRCDIR/tests" -o "$bin" \
-		"$FUZZ_SRCDIR/tests/fuzz/fuzz-$t.c" "$FUZZ_SRCDIR/tests/fuzz/fuzz-util.c" $extra \
-		$objs $FUZZ_LIBS ||
+	$link $flags -fsanitize=fuzzer $FUZZ_CPPFLAGS -I"$FUZZ_SRCDIR/tests" -I"$FUZZ_SRCDIR/cmd" -o "$bin" \
+		$( [ $link = "$FUZZ_CC" ] || echo -x c ) "$FUZZ_SRCDIR/tests/fuzz/fuzz-$t.c" \
+		"$FUZZ_SRCDIR/tests/fuzz/fuzz-util.c" $extra $( [ $link = "$FUZZ_CC" ] || echo -x none ) \
+		$extra_obj $objs $FUZZ_LIBS ||
 		{ echo "fuzz: cannot build $t" >&2; status=2; continue; }
 	mkdir -p "fuzz/corpus/$t" "fuzz/crashes/$t"
 	seeds=
