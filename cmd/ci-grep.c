@@ -360,6 +360,7 @@ enum match_kind {
 	M_PREFILTER,	/* the finder for a literal every match holds, then the regex on its line */
 	M_BUFFER,	/* the regex over the whole buffer */
 	M_LINES,	/* the regex line by line (it looks past the end of its match) */
+	M_NONE,		/* nothing: every match would hold a newline */
 };
 
 #define MATCH_LIMIT 2000000	/* PCRE2 backtracking steps per attempt */
@@ -483,13 +484,17 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	literal_only = !o->icase && !o->word && m->info.literal && m->info.literal_len;
 	/*
 	 * Every line a search reports holds its match (the regex is matched
-	 * within the line, the subject ending at its end), except a literal
-	 * holding a newline; a lookbehind (or a verb) may see earlier lines and
-	 * \A matches at the subject's start only: those need the whole file.
+	 * within the line, the subject ending at its end); a lookbehind (or a
+	 * verb) may see earlier lines and \A matches at the subject's start
+	 * only: those need the whole file.
 	 */
-	m->line_local = !(m->info.literal && memchr(m->info.literal, '\n', m->info.literal_len)) &&
-			(o->fixed || (!strstr(o->pattern, "(?<") && !strstr(o->pattern, "(*") &&
-				      !strstr(o->pattern, "\\A")));
+	m->line_local = o->fixed || (!strstr(o->pattern, "(?<") && !strstr(o->pattern, "(*") &&
+				     !strstr(o->pattern, "\\A"));
+	if (literal_only && memchr(m->info.literal, '\n', m->info.literal_len)) {
+		/* 'c\nx', '\x0a': a match never spans lines (rg -P and pcre2grep agree) */
+		m->kind = M_NONE;
+		return;
+	}
 	if (literal_only) {
 		m->kind = M_LITERAL;
 		m->literal = xstrndup(m->info.literal, m->info.literal_len);
@@ -530,7 +535,11 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	buf_release(&pat);
 	pcre2_jit_compile(m->re, PCRE2_JIT_COMPLETE);	/* without JIT, the interpreter */
 
-	if (m->info.required && m->info.required_len >= 3) {
+	if ((m->info.required && memchr(m->info.required, '\n', m->info.required_len)) ||
+	    (m->info.required_icase && memchr(m->info.required_icase, '\n', m->info.required_icase_len))) {
+		/* every match holds a newline ('foo\n\w+'): none lies within a line */
+		m->kind = M_NONE;
+	} else if (m->info.required && m->info.required_len >= 3) {
 		m->kind = M_PREFILTER;
 		m->literal = xstrndup(m->info.required, m->info.required_len);
 		finder_init(&m->finder, m->literal, m->info.required_len, 0);
@@ -739,6 +748,8 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 				return 0;
 			pos = *eol + 1;
 		}
+		return 0;
+	case M_NONE:
 		return 0;
 	case M_LINES:
 		while (pos < len) {
@@ -3091,7 +3102,7 @@ int main(int argc, char **argv)
 		ret = EXIT_IO;
 
 	if (o.stats) {
-		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line" };
+		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };
 		fflush(stdout);
 		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
 			ps.walked ? " (walked)" : "");

@@ -287,6 +287,26 @@ test_expect_success 'a match never spans lines' '
 	test_cmp expect out
 '
 
+test_expect_success 'a newline, however written, matches no line' '
+	# src/a.c: "int foo(void);" then "int food = 1;": each pattern would match
+	# across that line end, and the first ones are plain literals
+	for p in ";\\nint" "\\n" "\\x0a" "\\012" "\\x{a}" "\\o{12}" "[\\n]" "\\Q);\\E\\n" ";(?:\\n)int" \
+		 "\\n+" ";\\n\\w+" ";[\\s\\S]int" ";\\Rint" ";\\vint" ";\\sint" ";[^a]int" "(?s);.int" \
+		 ";\\s*int food" "void\\W+int" "(?i);\\nINT"; do
+		(cd repo && ci-grep --no-json -c "$p" src/a.c >../out; echo $? >../status) &&
+		echo 1 >expect &&
+		test_cmp expect status &&
+		test_must_be_empty out || { echo "pattern $p matched"; return 1; }
+	done &&
+	(cd repo && test_status 1 ci-grep -i -c ";\\nINT" src/a.c) &&
+	(cd repo && test_status 1 ci-grep -w -c ";\\nint" src/a.c) &&
+	(cd repo && test_status 1 ci-grep -c "\\n" src/a.c) &&
+	# a lookbehind still sees the line before, as documented
+	printf "src/a.c:2:1:int food = 1;\nsrc/a.c:5:1:int x = foo();\n" >expect &&
+	(cd repo && ci-grep --no-json "(?<=;\\n)int" src/a.c) >out &&
+	test_cmp expect out
+'
+
 test_expect_success 'anchors and lookarounds see the line' '
 	printf "src/a.c:1:1:int foo(void);\nsrc/a.c:2:1:int food = 1;\nsrc/a.c:5:1:int x = foo();\n" >expect &&
 	(cd repo && ci-grep --no-json "^int" src/a.c) >out &&
