@@ -458,6 +458,9 @@ static int icase_run(const char *s, size_t n, const char **run, size_t *len)
 	return *len > 0;
 }
 
+/* A word character for -w: rg's \w (Alphabetic, Mark, Nd, Pc, Join_Control). */
+#define WORD_CLASS "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]"
+
 /*
  * Compile the pattern and choose how to search.  An invalid pattern ends the
  * program with exit 2.
@@ -502,9 +505,15 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		return;
 	}
 
-	/* -w: not next to a word character, in Unicode's sense (as rg has it) */
+	/*
+	 * -w: not next to a word character as rg has it (Unicode's \w of UTS
+	 * #18, Rust's regex: a letter or other alphabetic, a mark, a decimal
+	 * digit, a connector, ZWJ/ZWNJ), so that A followed by U+030A (Å) is no
+	 * word A, nor A followed by ZWJ, while A² is.  PCRE2's own \b (10.42)
+	 * leaves marks out of \w: '\bA\b' does match there.
+	 */
 	if (o->word) {
-		buf_addstr(&pat, "(?<![\\p{L}\\p{N}\\p{M}\\p{Pc}])(?:");
+		buf_addstr(&pat, "(?<!" WORD_CLASS ")(?:");
 		prefix_len = pat.len;
 	}
 	if (o->fixed) {
@@ -518,7 +527,7 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		buf_addstr(&pat, o->pattern);
 	}
 	if (o->word)
-		buf_addstr(&pat, ")(?![\\p{L}\\p{N}\\p{M}\\p{Pc}])");
+		buf_addstr(&pat, ")(?!" WORD_CLASS ")");
 	if (o->icase)
 		copts |= PCRE2_CASELESS;
 	m->re = pcre2_compile((PCRE2_SPTR)pat.buf, pat.len, copts, &err, &off, NULL);

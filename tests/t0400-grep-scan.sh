@@ -185,6 +185,23 @@ test_expect_success '\w, \d and \b are Unicode, as rg has them' '
 	fi
 '
 
+test_expect_success '-w: a word character is one as rg has it (a mark after A makes no word A)' '
+	# A+U+030A (an A with a ring), U+030A+A, A², A+ZWJ, A½, A, A+U+0663 (a
+	# digit), A+U+20DD (an enclosing mark)
+	printf "A\314\212 x\n\314\212A y\nA\302\262\nA\342\200\215\nA\302\275\nA x\nA\331\243\nA\342\203\235\n" >uni/w.txt &&
+	(cd uni && ci-grep --no-index --no-json -w A w.txt) | cut -d: -f1,2 >out &&
+	printf "w.txt:%s\n" 3 5 6 >expect &&
+	test_cmp expect out &&
+	(cd uni && ci-grep --no-index --no-json -w -F A w.txt) | cut -d: -f1,2 >out &&
+	test_cmp expect out &&
+	(cd uni && ci-grep --no-index --no-json -w -i a w.txt) | cut -d: -f1,2 >out &&
+	test_cmp expect out &&
+	if test_have_prog rg; then
+		(cd uni && rg -n -w A w.txt | sed "s/^/w.txt:/" | cut -d: -f1,2) >expect &&
+		test_cmp expect out
+	fi
+'
+
 test_expect_success 'context lines, for people' '
 	cat >expect <<-\EOF &&
 	src/a.c:1:5:int foo(void);
