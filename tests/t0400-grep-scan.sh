@@ -377,14 +377,76 @@ test_expect_success 'a path that does not exist: exit 3' '
 	test_grep "no/such/dir" err
 '
 
-test_expect_success 'a pattern that backtracks without end ends quickly, with a warning' '
+test_expect_success 'a pattern that backtracks without end ends quickly: a warning and exit 2' '
 	awk "BEGIN { s = \"\"; for (i = 0; i < 5000; i++) s = s \"a\"; for (i = 0; i < 20; i++) print s \"b\"; print \"aaa\" }" >repo/long.txt &&
 	(cd repo && timeout 60 ci-grep --no-json "(a+)+\$" long.txt >../out 2>../err; echo $? >../status) &&
-	echo 0 >expect &&
+	echo 2 >expect &&
 	test_cmp expect status &&
 	echo "long.txt:21:1:aaa" >expect &&
 	test_cmp expect out &&
-	test_grep "^ci-grep: warning: long.txt: .*incomplete" err
+	test_grep "^ci-grep: warning: long.txt: .*match limit.*incomplete" err
+'
+
+test_expect_success 'results cut short in one file: exit 2, not 0 or 1, whatever matched elsewhere' '
+	printf "int food = 1;\n" >repo/ok.txt &&
+	printf "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n" >repo/bad.txt &&
+	(cd repo && test_status 2 ci-grep --no-json -l "(a+)+\$|food" ok.txt bad.txt >../out 2>../err) &&
+	echo ok.txt >expect &&
+	test_cmp expect out &&
+	test_grep "^ci-grep: warning: bad.txt: the pattern hit PCRE2.s match limit on some lines; results for this file may be incomplete" err &&
+	(cd repo && test_status 2 ci-grep -c "(a+)+\$" bad.txt >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_grep "bad.txt: .*incomplete" err &&
+	rm repo/ok.txt repo/bad.txt
+'
+
+test_expect_success '$CI_GREP_MATCH_LIMIT and $CI_GREP_FILE_TIME_MS set the bounds' '
+	printf "aaaaaaaaaaaaaaaaaaaaaaaaa\nc\n" >repo/fib.txt &&
+	(cd repo && test_status 1 ci-grep "(a|aa)+c" fib.txt 2>../err) &&
+	test_must_be_empty err &&
+	(cd repo && CI_GREP_MATCH_LIMIT=100 test_status 2 ci-grep --no-json "(a|aa)+c|^c" fib.txt >../out 2>../err) &&
+	echo "fib.txt:2:1:c" >expect &&
+	test_cmp expect out &&
+	test_grep "^ci-grep: warning: fib.txt: the pattern hit PCRE2.s match limit" err &&
+	(cd repo && CI_GREP_FILE_TIME_MS=0 test_status 2 ci-grep "(a|aa)+c" fib.txt 2>../err) &&
+	test_grep "^ci-grep: warning: fib.txt: gave up after 0 s: .*incomplete" err &&
+	(cd repo && CI_GREP_MATCH_LIMIT=x test_status 2 ci-grep c fib.txt 2>../err) &&
+	test_grep "^ci-grep: \$CI_GREP_MATCH_LIMIT: expected an integer from 1 to" err &&
+	(cd repo && CI_GREP_FILE_TIME_MS=-1 test_status 2 ci-grep c fib.txt 2>../err) &&
+	test_grep "^ci-grep: \$CI_GREP_FILE_TIME_MS: expected an integer from 0 to" err &&
+	rm repo/fib.txt
+'
+
+test_expect_success 'one long costly match is bounded too (\\C*? on a line of 300 KB): exit 2' '
+	# "á " 98304 times and a pattern that, from each start, looks to the end
+	# of the line: minutes in one pcre2_match() call, which the file budget
+	# (read between calls) never stopped
+	awk "BEGIN { s = \"\\303\\241 \"; for (i = 0; i < 15; i++) s = s s; printf \"%s%s%s\\n\", s, s, s }" >repo/wide.txt &&
+	test $(wc -c <repo/wide.txt) = 294913 &&
+	one=$(printf "\331\241") &&
+	for p in "\\C*?$one" "\\X*?$one"; do
+		(cd repo && timeout 120 ci-grep --no-json "$p" wide.txt >../out 2>../err; echo $? >../status) &&
+		echo 2 >expect &&
+		test_cmp expect status &&
+		test_must_be_empty out &&
+		test_grep "^ci-grep: warning: wide.txt: .*incomplete" err || return 1
+	done &&
+	(cd repo && CI_GREP_FILE_TIME_MS=0 test_status 2 ci-grep "\\C*?$one" wide.txt 2>../err) &&
+	test_grep "^ci-grep: warning: wide.txt: gave up after 0 s" err &&
+	rm repo/wide.txt
+'
+
+test_expect_success 'a regex on a long line: every start tried once, on a character' '
+	# three-byte characters: a start inside one would let \\C match a piece of it
+	awk "BEGIN { s = \"\\342\\202\\254\"; for (i = 0; i < 15; i++) s = s s; print s s \"x needle7\" }" >repo/wide.txt &&
+	euro=$(printf "\342\202\254") &&
+	(cd repo && test_status 1 ci-grep "\\C$euro" wide.txt) &&
+	(cd repo && test_status 1 ci-grep "\\C\\Cx" wide.txt) &&
+	(cd repo && ci-grep "needle\\d" wide.txt) >out &&
+	"$JQ" -c "[.line, .col]" out >actual &&
+	echo "[1,196611]" >expect &&
+	test_cmp expect actual &&
+	rm repo/wide.txt
 '
 
 test_expect_success 'the size limit while the tree is scanned (files listed without their size)' '
