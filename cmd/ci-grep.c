@@ -20,8 +20,10 @@
  *
  * Shaped by the Linux kernel (78,000 files, 1.3 GB) searched on a 2-core machine
  * against ripgrep, and by the worst patterns people write by accident ((a+)+$):
- * PCRE2's match limit bounds each attempt, a per-file time budget bounds a file,
- * and either one becomes a warning naming the file, never a hang.
+ * PCRE2's match limit bounds each start of a match, windows of start positions
+ * bound each call of PCRE2 (bounded_match), a per-file time budget bounds a
+ * file, and any of them becomes a warning naming the file and exit status 2
+ * (results may be incomplete), never a hang.
  */
 #include "common.h"
 #include "fork-server.h"
@@ -360,11 +362,52 @@ enum match_kind {
 	M_PREFILTER,	/* the finder for a literal every match holds, then the regex on its line */
 	M_BUFFER,	/* the regex over the whole buffer */
 	M_LINES,	/* the regex line by line (it looks past the end of its match) */
+	M_NONE,		/* nothing: every match would hold a newline */
 };
 
-#define MATCH_LIMIT 2000000	/* PCRE2 backtracking steps per attempt */
+/*
+ * The bounds on a regex (see bounded_match).  PCRE2's match limit applies to each
+ * start position of a pcre2_match() call, so one call is also given a window of
+ * start positions: limit x window <= STEP_BUDGET.
+ */
+#define MATCH_LIMIT 2000000	/* PCRE2 backtracking steps for one start, at most
+				   ($CI_GREP_MATCH_LIMIT) */
+#define FIRST_LIMIT 1024	/* the limit tried first (patterns met in practice need
+				   under 100 a start; \s+$ needs 57) */
+#define STEP_BUDGET (1u << 25)	/* backtracking steps of one pcre2_match() call */
 #define DEPTH_LIMIT 100000	/* PCRE2 nested backtracking (the interpreter, without JIT) */
-#define FILE_BUDGET_NS 2000000000LL	/* time for one file before giving up on it */
+#define HEAP_LIMIT_KIB 65536	/* the interpreter's backtracking frames, per thread */
+#define FILE_BUDGET_MS 2000	/* time for one file before giving up on it
+				   ($CI_GREP_FILE_TIME_MS) */
+#define EXIT_INCOMPLETE EXIT_USAGE	/* 2: a limit stopped a search, results may be incomplete */
+
+/* One step of the windows and limits a match is tried with (bounded_match). */
+struct level {
+	uint32_t limit;		/* PCRE2's match limit: steps for one start */
+	size_t window;		/* start positions one call may try */
+};
+
+static struct level levels[8];	/* FIRST_LIMIT, x16 ..., up to the match limit */
+static int levels_nr;
+static int64_t file_budget_ns;	/* FILE_BUDGET_MS, or $CI_GREP_FILE_TIME_MS */
+
+/* The levels for a match limit of max (at least 1). */
+static void levels_init(uint32_t max)
+{
+	uint32_t l = FIRST_LIMIT;
+
+	levels_nr = 0;
+	for (;;) {
+		if (l > max || levels_nr == (int)ARRAY_SIZE(levels) - 1)
+			l = max;
+		levels[levels_nr].limit = l;
+		levels[levels_nr].window = STEP_BUDGET / l ? STEP_BUDGET / l : 1;
+		levels_nr++;
+		if (l == max)
+			break;
+		l *= 16;
+	}
+}
 
 struct matcher {
 	enum match_kind kind;		/* how */
@@ -376,6 +419,8 @@ struct matcher {
 	const char *pattern;		/* as given */
 	int line_local;			/* what it reports of a line depends on that line
 					   alone: a file may be searched by parts of whole lines */
+	int windowed;			/* a match may be looked for by windows of start
+					   positions (no \G, no verb such as (*COMMIT)) */
 	struct finder whole;		/* -i: the whole string every match holds
 					   (whole_s, lower-cased), or whole.n == 0 */
 	char *whole_s;
@@ -419,6 +464,8 @@ struct searcher {
 	pcre2_match_data *md;		/* match data for re */
 	pcre2_match_context *mctx;	/* limits and JIT stack */
 	pcre2_jit_stack *jit_stack;	/* a bigger JIT stack than the default 32K */
+	uint32_t limit;			/* the match limit set in mctx ... */
+	PCRE2_SIZE offset_limit;	/* ... and the offset limit (PCRE2_UNSET: none) */
 	char *rbuf;			/* the file read */
 	size_t rbuf_alloc;		/* its size */
 };
@@ -457,6 +504,9 @@ static int icase_run(const char *s, size_t n, const char **run, size_t *len)
 	return *len > 0;
 }
 
+/* A word character for -w: rg's \w (Alphabetic, Mark, Nd, Pc, Join_Control). */
+#define WORD_CLASS "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]"
+
 /*
  * Compile the pattern and choose how to search.  An invalid pattern ends the
  * program with exit 2.
@@ -483,13 +533,18 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	literal_only = !o->icase && !o->word && m->info.literal && m->info.literal_len;
 	/*
 	 * Every line a search reports holds its match (the regex is matched
-	 * within the line, the subject ending at its end), except a literal
-	 * holding a newline; a lookbehind (or a verb) may see earlier lines and
-	 * \A matches at the subject's start only: those need the whole file.
+	 * within the line, the subject ending at its end); a lookbehind (or a
+	 * verb) may see earlier lines and \A matches at the subject's start
+	 * only: those need the whole file.
 	 */
-	m->line_local = !(m->info.literal && memchr(m->info.literal, '\n', m->info.literal_len)) &&
-			(o->fixed || (!strstr(o->pattern, "(?<") && !strstr(o->pattern, "(*") &&
-				      !strstr(o->pattern, "\\A")));
+	m->line_local = o->fixed || (!strstr(o->pattern, "(?<") && !strstr(o->pattern, "(*") &&
+				     !strstr(o->pattern, "\\A"));
+	m->windowed = o->fixed || (!strstr(o->pattern, "(*") && !strstr(o->pattern, "\\G"));
+	if (literal_only && memchr(m->info.literal, '\n', m->info.literal_len)) {
+		/* 'c\nx', '\x0a': a match never spans lines (rg -P and pcre2grep agree) */
+		m->kind = M_NONE;
+		return;
+	}
 	if (literal_only) {
 		m->kind = M_LITERAL;
 		m->literal = xstrndup(m->info.literal, m->info.literal_len);
@@ -497,9 +552,15 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		return;
 	}
 
-	/* -w: not next to a word character, in Unicode's sense (as rg has it) */
+	/*
+	 * -w: not next to a word character as rg has it (Unicode's \w of UTS
+	 * #18, Rust's regex: a letter or other alphabetic, a mark, a decimal
+	 * digit, a connector, ZWJ/ZWNJ), so that A followed by U+030A (Å) is no
+	 * word A, nor A followed by ZWJ, while A² is.  PCRE2's own \b (10.42)
+	 * leaves marks out of \w: '\bA\b' does match there.
+	 */
 	if (o->word) {
-		buf_addstr(&pat, "(?<![\\p{L}\\p{N}\\p{M}\\p{Pc}])(?:");
+		buf_addstr(&pat, "(?<!" WORD_CLASS ")(?:");
 		prefix_len = pat.len;
 	}
 	if (o->fixed) {
@@ -513,9 +574,11 @@ static void matcher_init(struct matcher *m, const struct options *o)
 		buf_addstr(&pat, o->pattern);
 	}
 	if (o->word)
-		buf_addstr(&pat, ")(?![\\p{L}\\p{N}\\p{M}\\p{Pc}])");
+		buf_addstr(&pat, ")(?!" WORD_CLASS ")");
 	if (o->icase)
 		copts |= PCRE2_CASELESS;
+	if (m->windowed)
+		copts |= PCRE2_USE_OFFSET_LIMIT;
 	m->re = pcre2_compile((PCRE2_SPTR)pat.buf, pat.len, copts, &err, &off, NULL);
 	if (!m->re) {
 		char msg[256];
@@ -530,7 +593,11 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	buf_release(&pat);
 	pcre2_jit_compile(m->re, PCRE2_JIT_COMPLETE);	/* without JIT, the interpreter */
 
-	if (m->info.required && m->info.required_len >= 3) {
+	if ((m->info.required && memchr(m->info.required, '\n', m->info.required_len)) ||
+	    (m->info.required_icase && memchr(m->info.required_icase, '\n', m->info.required_icase_len))) {
+		/* every match holds a newline ('foo\n\w+'): none lies within a line */
+		m->kind = M_NONE;
+	} else if (m->info.required && m->info.required_len >= 3) {
 		m->kind = M_PREFILTER;
 		m->literal = xstrndup(m->info.required, m->info.required_len);
 		finder_init(&m->finder, m->literal, m->info.required_len, 0);
@@ -571,8 +638,11 @@ static void searcher_init(struct searcher *sr, const struct matcher *m)
 	sr->mctx = pcre2_match_context_create(NULL);
 	if (!sr->md || !sr->mctx)
 		die("out of memory for PCRE2");
-	pcre2_set_match_limit(sr->mctx, MATCH_LIMIT);
+	sr->limit = levels[0].limit;
+	sr->offset_limit = PCRE2_UNSET;
+	pcre2_set_match_limit(sr->mctx, sr->limit);
 	pcre2_set_depth_limit(sr->mctx, DEPTH_LIMIT);
+	pcre2_set_heap_limit(sr->mctx, HEAP_LIMIT_KIB);
 	sr->jit_stack = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, NULL);
 	if (sr->jit_stack)
 		pcre2_jit_stack_assign(sr->mctx, NULL, sr->jit_stack);
@@ -619,17 +689,10 @@ struct fsearch {
 	int timed_out;			/* the file's time budget ran out */
 	int64_t deadline;		/* when it runs out */
 	unsigned calls;			/* regex calls, to look at the clock now and then */
+	size_t since_check;		/* start positions tried since the clock was read */
+	int level;			/* levels[] in use (see bounded_match) */
 	struct buf *out;		/* records or lines */
 };
-
-static int out_of_time(struct fsearch *fs)
-{
-	if (fs->timed_out)
-		return 1;
-	if ((++fs->calls & 255) == 0 && now_ns() > fs->deadline)
-		fs->timed_out = 1;
-	return fs->timed_out;
-}
 
 static size_t line_start(const char *buf, size_t lo, size_t p)
 {
@@ -646,29 +709,121 @@ static size_t line_end(const char *buf, size_t p, size_t len)
 }
 
 /*
+ * Has the file's time run out?  The clock is read every 256 calls, after each
+ * call that a match limit stopped, and once a level's worth of start positions
+ * were tried: at most about 2 x STEP_BUDGET steps go by unchecked.
+ */
+static int out_of_time(struct fsearch *fs)
+{
+	if (fs->timed_out)
+		return 1;
+	if ((++fs->calls & 255) == 0 || fs->level > 0 || fs->since_check >= levels[0].window) {
+		fs->since_check = 0;
+		if (now_ns() >= fs->deadline)
+			fs->timed_out = 1;
+	}
+	return fs->timed_out;
+}
+
+/* The first character start at or after p in buf[0..end) (UTF-8; end if none). */
+static size_t char_start(const char *buf, size_t end, size_t p)
+{
+	while (p < end && ((unsigned char)buf[p] & 0xc0) == 0x80)
+		p++;
+	return p;
+}
+
+/*
+ * The leftmost match in buf[0..end) starting at or after start: 1 with its
+ * bounds in *ms and *me; 0 when there is none or the file's time ran out; -1
+ * when a limit stopped the search (a pattern that is not windowed only).
+ *
+ * PCRE2's match limit bounds each start position, not a call: a call over n
+ * starts may take n times the limit (\C*?x or \X*?x on a line of 300 KB takes
+ * minutes), and the clock is only read between calls.  So a call is given a
+ * window of start positions (pcre2_set_offset_limit) along with the limit,
+ * their product at most STEP_BUDGET: first many starts with a small limit, and
+ * where it is hit, the same starts again fewer at a time with a larger limit
+ * (levels[]), up to the match limit for a few starts; where even that is hit,
+ * the rest of the line is left (limit_hit), as a whole call on the line would
+ * leave it, and the search goes on with the next line.  A level that found
+ * its window clean steps back down.  The windows start on character starts, as
+ * PCRE2's own advance does, and together try every start one call would: the
+ * leftmost match is the same.  Normal patterns never leave level 0, where a
+ * 1 MB file takes 32 calls instead of one.
+ */
+static int bounded_match(struct fsearch *fs, size_t end, size_t start, size_t *ms, size_t *me)
+{
+	const struct matcher *m = fs->m;
+	struct searcher *sr = fs->sr;
+	const char *buf = fs->buf;
+	size_t p = start, last;
+	PCRE2_SIZE *ov, offset_limit;
+	uint32_t limit;
+	int rc;
+
+	while (p <= end) {
+		if (out_of_time(fs))
+			return 0;
+		/* the common case, the whole rest at level 0, changes nothing in mctx */
+		last = end;
+		offset_limit = PCRE2_UNSET;
+		limit = levels[levels_nr - 1].limit;
+		if (m->windowed) {
+			limit = levels[fs->level].limit;
+			if (levels[fs->level].window <= end - p)
+				offset_limit = last = p + levels[fs->level].window - 1;
+		}
+		if (limit != sr->limit)
+			pcre2_set_match_limit(sr->mctx, sr->limit = limit);
+		if (offset_limit != sr->offset_limit)
+			pcre2_set_offset_limit(sr->mctx, sr->offset_limit = offset_limit);
+		rc = pcre2_match(m->re, (PCRE2_SPTR)buf, end, p, 0, sr->md, sr->mctx);
+		if (rc >= 0) {
+			ov = pcre2_get_ovector_pointer(sr->md);
+			*ms = ov[0];
+			*me = ov[1];
+			fs->since_check += (ov[0] > p ? ov[0] : p) - p + 1;	/* the starts tried */
+			return 1;
+		}
+		fs->since_check += last - p + 1;
+		if (rc == PCRE2_ERROR_NOMATCH) {
+			if (last >= end)
+				return 0;
+			p = char_start(buf, end, last + 1);
+			if (fs->level > 0)
+				fs->level--;
+			continue;
+		}
+		/* PCRE2_ERROR_MATCHLIMIT, DEPTHLIMIT, HEAPLIMIT, JIT_STACKLIMIT */
+		if (!m->windowed) {
+			fs->limit_hit = 1;
+			return -1;
+		}
+		if (fs->level + 1 < levels_nr) {
+			fs->level++;	/* the same starts, fewer at a time, a larger limit */
+			continue;
+		}
+		/* a start in this line needs more than the match limit: leave the line */
+		fs->limit_hit = 1;
+		p = line_end(buf, p, end) + 1;
+	}
+	return 0;
+}
+
+/*
  * Does the regex match inside the line [bol, eol)?  The subject ends at eol, so
  * nothing past the line is seen; it starts at the file's start, so a lookbehind
  * sees the lines before, as it does in the whole-buffer search.
  */
 static int line_match(struct fsearch *fs, size_t bol, size_t eol, size_t *col)
 {
-	int rc;
-	PCRE2_SIZE *ov;
+	size_t s, e;
 
-	if (out_of_time(fs))
+	if (bounded_match(fs, eol, bol, &s, &e) <= 0)
 		return 0;
-	rc = pcre2_match(fs->m->re, (PCRE2_SPTR)fs->buf, eol, bol, 0, fs->sr->md, fs->sr->mctx);
-	if (rc >= 0) {
-		ov = pcre2_get_ovector_pointer(fs->sr->md);
-		*col = ov[0] > bol ? ov[0] - bol + 1 : 1;
-		return 1;
-	}
-	if (rc != PCRE2_ERROR_NOMATCH) {
-		fs->limit_hit = 1;
-		if (now_ns() > fs->deadline)
-			fs->timed_out = 1;
-	}
-	return 0;
+	*col = s > bol ? s - bol + 1 : 1;
+	return 1;
 }
 
 /*
@@ -679,7 +834,6 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 {
 	const char *buf = fs->buf, *hit;
 	size_t len = fs->len, s, e;
-	PCRE2_SIZE *ov;
 	int rc;
 
 	switch (fs->kind) {
@@ -711,19 +865,14 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 		return 0;
 	case M_BUFFER:
 		while (pos <= len) {
-			if (out_of_time(fs))
-				return 0;
-			rc = pcre2_match(fs->m->re, (PCRE2_SPTR)buf, len, pos, 0, fs->sr->md, fs->sr->mctx);
-			if (rc == PCRE2_ERROR_NOMATCH)
+			rc = bounded_match(fs, len, pos, &s, &e);
+			if (rc == 0)
 				return 0;
 			if (rc < 0) {
 				/* too costly over the whole rest: give each line its own budget */
 				fs->kind = M_LINES;
 				return next_match(fs, pos, bol, eol, col);
 			}
-			ov = pcre2_get_ovector_pointer(fs->sr->md);
-			s = ov[0];
-			e = ov[1];
 			if (s >= len && (len == 0 || buf[len - 1] == '\n'))
 				return 0;	/* the empty string after the last line */
 			*bol = line_start(buf, pos, s);
@@ -739,6 +888,8 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 				return 0;
 			pos = *eol + 1;
 		}
+		return 0;
+	case M_NONE:
 		return 0;
 	case M_LINES:
 		while (pos < len) {
@@ -908,7 +1059,7 @@ static void fsearch_begin(struct fsearch *fs, const struct options *o, const str
 	fs->path = path;
 	fs->kind = m->kind;
 	fs->out = out;
-	fs->deadline = now_ns() + FILE_BUDGET_NS;
+	fs->deadline = now_ns() + file_budget_ns;
 }
 
 /*
@@ -1037,6 +1188,7 @@ struct slot {
 	int done;		/* the worker has finished it */
 	int matched;		/* it has a matching line */
 	int failed;		/* it could not be read */
+	int limited;		/* a limit cut its search short: results may be incomplete */
 };
 
 struct targets {
@@ -1160,11 +1312,13 @@ static int lang_wanted(const struct options *o, const struct lang *l)
 static void warn_limited(struct slot *s, const char *path, int limited)
 {
 	if (limited == 2)
-		buf_addf(&s->warn, "%s: warning: %s: gave up after %lld s: the pattern is too costly here;"
-			 " results for this file are incomplete\n", progname, path, FILE_BUDGET_NS / 1000000000LL);
+		buf_addf(&s->warn, "%s: warning: %s: gave up after %.3g s: the pattern is too costly here;"
+			 " results for this file are incomplete\n", progname, path, (double)file_budget_ns / 1e9);
 	else if (limited)
 		buf_addf(&s->warn, "%s: warning: %s: the pattern hit PCRE2's match limit on some lines;"
 			 " results for this file may be incomplete\n", progname, path);
+	if (limited)
+		s->limited = 1;
 }
 
 /*
@@ -1353,12 +1507,13 @@ static void *lister(void *arg);
 /*
  * Search the files with nthreads workers, writing each file's output in order.
  * Returns EXIT_OK if something matched, EXIT_NOTHING if not, EXIT_IO after a
- * read or write error.
+ * read or write error, else EXIT_INCOMPLETE when a limit cut the search of a
+ * file short (whatever matched elsewhere).
  */
 static int run(struct job *jb, int nthreads, int context_sep, int stream)
 {
 	pthread_t *tids = xcalloc((size_t)nthreads, sizeof(*tids)), ltid;
-	int i, matched = 0, failed = 0, wrote = 0;
+	int i, matched = 0, failed = 0, limited = 0, wrote = 0;
 	size_t f;
 
 	jb->slots = xcalloc(WINDOW, sizeof(*jb->slots));
@@ -1408,12 +1563,13 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 			}
 			matched |= s->matched;
 			failed |= s->failed;
+			limited |= s->limited;
 			if (s->out.alloc > (1 << 20))
 				buf_release(&s->out);
 			else
 				buf_reset(&s->out);
 			buf_reset(&s->warn);
-			s->matched = s->failed = 0;
+			s->matched = s->failed = s->limited = 0;
 			s->done = 0;	/* no worker takes the slot before written passes it */
 		}
 
@@ -1435,6 +1591,8 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 	free(tids);
 	if (failed)
 		return EXIT_IO;
+	if (limited)
+		return EXIT_INCOMPLETE;
 	return matched ? EXIT_OK : EXIT_NOTHING;
 }
 
@@ -2876,6 +3034,22 @@ static void add_lang(struct options *o, const char *name)
 	o->langs[o->langs_nr++] = l;
 }
 
+/* $name as an integer from min to max, def when unset or empty; else exit 2. */
+static long env_long(const char *name, long min, long max, long def)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		die_code(EXIT_USAGE, "$%s: expected an integer from %ld to %ld, got '%s'", name, min, max, s);
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -2984,6 +3158,9 @@ int main(int argc, char **argv)
 	}
 	if (o.files_only && o.count)
 		usage_error(usage_text, "-l and -c cannot be used together");
+	/* the regex's bounds (tests set tiny ones) */
+	levels_init((uint32_t)env_long("CI_GREP_MATCH_LIMIT", 1, UINT32_MAX, MATCH_LIMIT));
+	file_budget_ns = env_long("CI_GREP_FILE_TIME_MS", 0, 86400000L, FILE_BUDGET_MS) * 1000000LL;
 	if (o.index && o.no_index)
 		usage_error(usage_text, "--index and --no-index cannot be used together");
 	o.trust_index = o.check == CHECK_NONE;
@@ -3091,7 +3268,7 @@ int main(int argc, char **argv)
 		ret = EXIT_IO;
 
 	if (o.stats) {
-		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line" };
+		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };
 		fflush(stdout);
 		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
 			ps.walked ? " (walked)" : "");

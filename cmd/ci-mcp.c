@@ -9,7 +9,9 @@
  * value as one whole argv element (never through a shell) and a group whose
  * parameters are absent is left out.  The command's NDJSON records become the
  * result's structuredContent ({"results": [...], "count": n}) and a text block;
- * its exit status 1 is "nothing found", 2 and 3 are tool errors with its message.
+ * its exit status 1 is "nothing found", 2 and 3 are tool errors with its message
+ * (but 2 after some records, ci-grep's "results may be incomplete", gives them,
+ * marked "incomplete", with the message).
  *
  * The workload that shaped it: a coding agent fires several calls at once, some
  * slow (ranked search on a big repository, an index being built), and gives up
@@ -1312,6 +1314,8 @@ static json_t *command_result(struct call *c)
 	struct proc *p = &c->p;
 	json_t *results, *sc;
 	const char *s, *e;
+	/* exit 2 after records: a limit cut the search short (ci-grep(1)); usage errors write none */
+	int partial = p->status == 2 && p->out.len && !p->truncated;
 
 	if (p->status == 127 || p->status == 126) {
 		buf_rtrim(&p->err);
@@ -1319,9 +1323,10 @@ static json_t *command_result(struct call *c)
 				  p->err.len ? p->err.buf : "is ci installed?");
 	}
 	if (json_object_get(c->tool, "output") &&
-	    (p->status < 2 || p->truncated || (p->status < 128 && json_is_true(json_object_get(c->tool, "map_errors")))))
+	    (p->status < 2 || p->truncated || partial ||
+	     (p->status < 128 && json_is_true(json_object_get(c->tool, "map_errors")))))
 		return command_mapped(c);
-	if (p->status >= 2 && !p->truncated) {
+	if (p->status >= 2 && !p->truncated && !partial) {
 		buf_rtrim(&p->err);
 		logmsg(c->st, LOG_WARNING, "%s failed: %s", c->label, p->err.len ? p->err.buf : "exit status");
 		if (p->status >= 128)
@@ -1344,6 +1349,11 @@ static json_t *command_result(struct call *c)
 	if (p->status == 1) {
 		buf_rtrim(&p->err);
 		json_object_set_new(sc, "message", json_string(p->err.len ? p->err.buf : "nothing found"));
+	}
+	if (partial) {
+		buf_rtrim(&p->err);
+		json_object_set_new(sc, "incomplete", json_true());
+		json_object_set_new(sc, "message", json_stringn(p->err.buf, p->err.len));
 	}
 	if (c->preparing)
 		json_object_set_new(sc, "preparing", json_string(c->preparing));

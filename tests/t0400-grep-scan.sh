@@ -185,6 +185,23 @@ test_expect_success '\w, \d and \b are Unicode, as rg has them' '
 	fi
 '
 
+test_expect_success '-w: a word character is one as rg has it (a mark after A makes no word A)' '
+	# A+U+030A (an A with a ring), U+030A+A, A², A+ZWJ, A½, A, A+U+0663 (a
+	# digit), A+U+20DD (an enclosing mark)
+	printf "A\314\212 x\n\314\212A y\nA\302\262\nA\342\200\215\nA\302\275\nA x\nA\331\243\nA\342\203\235\n" >uni/w.txt &&
+	(cd uni && ci-grep --no-index --no-json -w A w.txt) | cut -d: -f1,2 >out &&
+	printf "w.txt:%s\n" 3 5 6 >expect &&
+	test_cmp expect out &&
+	(cd uni && ci-grep --no-index --no-json -w -F A w.txt) | cut -d: -f1,2 >out &&
+	test_cmp expect out &&
+	(cd uni && ci-grep --no-index --no-json -w -i a w.txt) | cut -d: -f1,2 >out &&
+	test_cmp expect out &&
+	if test_have_prog rg; then
+		(cd uni && rg -n -w A w.txt | sed "s/^/w.txt:/" | cut -d: -f1,2) >expect &&
+		test_cmp expect out
+	fi
+'
+
 test_expect_success 'context lines, for people' '
 	cat >expect <<-\EOF &&
 	src/a.c:1:5:int foo(void);
@@ -287,6 +304,26 @@ test_expect_success 'a match never spans lines' '
 	test_cmp expect out
 '
 
+test_expect_success 'a newline, however written, matches no line' '
+	# src/a.c: "int foo(void);" then "int food = 1;": each pattern would match
+	# across that line end, and the first ones are plain literals
+	for p in ";\\nint" "\\n" "\\x0a" "\\012" "\\x{a}" "\\o{12}" "[\\n]" "\\Q);\\E\\n" ";(?:\\n)int" \
+		 "\\n+" ";\\n\\w+" ";[\\s\\S]int" ";\\Rint" ";\\vint" ";\\sint" ";[^a]int" "(?s);.int" \
+		 ";\\s*int food" "void\\W+int" "(?i);\\nINT"; do
+		(cd repo && ci-grep --no-json -c "$p" src/a.c >../out; echo $? >../status) &&
+		echo 1 >expect &&
+		test_cmp expect status &&
+		test_must_be_empty out || { echo "pattern $p matched"; return 1; }
+	done &&
+	(cd repo && test_status 1 ci-grep -i -c ";\\nINT" src/a.c) &&
+	(cd repo && test_status 1 ci-grep -w -c ";\\nint" src/a.c) &&
+	(cd repo && test_status 1 ci-grep -c "\\n" src/a.c) &&
+	# a lookbehind still sees the line before, as documented
+	printf "src/a.c:2:1:int food = 1;\nsrc/a.c:5:1:int x = foo();\n" >expect &&
+	(cd repo && ci-grep --no-json "(?<=;\\n)int" src/a.c) >out &&
+	test_cmp expect out
+'
+
 test_expect_success 'anchors and lookarounds see the line' '
 	printf "src/a.c:1:1:int foo(void);\nsrc/a.c:2:1:int food = 1;\nsrc/a.c:5:1:int x = foo();\n" >expect &&
 	(cd repo && ci-grep --no-json "^int" src/a.c) >out &&
@@ -340,14 +377,76 @@ test_expect_success 'a path that does not exist: exit 3' '
 	test_grep "no/such/dir" err
 '
 
-test_expect_success 'a pattern that backtracks without end ends quickly, with a warning' '
+test_expect_success 'a pattern that backtracks without end ends quickly: a warning and exit 2' '
 	awk "BEGIN { s = \"\"; for (i = 0; i < 5000; i++) s = s \"a\"; for (i = 0; i < 20; i++) print s \"b\"; print \"aaa\" }" >repo/long.txt &&
 	(cd repo && timeout 60 ci-grep --no-json "(a+)+\$" long.txt >../out 2>../err; echo $? >../status) &&
-	echo 0 >expect &&
+	echo 2 >expect &&
 	test_cmp expect status &&
 	echo "long.txt:21:1:aaa" >expect &&
 	test_cmp expect out &&
-	test_grep "^ci-grep: warning: long.txt: .*incomplete" err
+	test_grep "^ci-grep: warning: long.txt: .*match limit.*incomplete" err
+'
+
+test_expect_success 'results cut short in one file: exit 2, not 0 or 1, whatever matched elsewhere' '
+	printf "int food = 1;\n" >repo/ok.txt &&
+	printf "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n" >repo/bad.txt &&
+	(cd repo && test_status 2 ci-grep --no-json -l "(a+)+\$|food" ok.txt bad.txt >../out 2>../err) &&
+	echo ok.txt >expect &&
+	test_cmp expect out &&
+	test_grep "^ci-grep: warning: bad.txt: the pattern hit PCRE2.s match limit on some lines; results for this file may be incomplete" err &&
+	(cd repo && test_status 2 ci-grep -c "(a+)+\$" bad.txt >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_grep "bad.txt: .*incomplete" err &&
+	rm repo/ok.txt repo/bad.txt
+'
+
+test_expect_success '$CI_GREP_MATCH_LIMIT and $CI_GREP_FILE_TIME_MS set the bounds' '
+	printf "aaaaaaaaaaaaaaaaaaaaaaaaa\nc\n" >repo/fib.txt &&
+	(cd repo && test_status 1 ci-grep "(a|aa)+c" fib.txt 2>../err) &&
+	test_must_be_empty err &&
+	(cd repo && CI_GREP_MATCH_LIMIT=100 test_status 2 ci-grep --no-json "(a|aa)+c|^c" fib.txt >../out 2>../err) &&
+	echo "fib.txt:2:1:c" >expect &&
+	test_cmp expect out &&
+	test_grep "^ci-grep: warning: fib.txt: the pattern hit PCRE2.s match limit" err &&
+	(cd repo && CI_GREP_FILE_TIME_MS=0 test_status 2 ci-grep "(a|aa)+c" fib.txt 2>../err) &&
+	test_grep "^ci-grep: warning: fib.txt: gave up after 0 s: .*incomplete" err &&
+	(cd repo && CI_GREP_MATCH_LIMIT=x test_status 2 ci-grep c fib.txt 2>../err) &&
+	test_grep "^ci-grep: \$CI_GREP_MATCH_LIMIT: expected an integer from 1 to" err &&
+	(cd repo && CI_GREP_FILE_TIME_MS=-1 test_status 2 ci-grep c fib.txt 2>../err) &&
+	test_grep "^ci-grep: \$CI_GREP_FILE_TIME_MS: expected an integer from 0 to" err &&
+	rm repo/fib.txt
+'
+
+test_expect_success 'one long costly match is bounded too (\\C*? on a line of 300 KB): exit 2' '
+	# "á " 98304 times and a pattern that, from each start, looks to the end
+	# of the line: minutes in one pcre2_match() call, which the file budget
+	# (read between calls) never stopped
+	awk "BEGIN { s = \"\\303\\241 \"; for (i = 0; i < 15; i++) s = s s; printf \"%s%s%s\\n\", s, s, s }" >repo/wide.txt &&
+	test $(wc -c <repo/wide.txt) = 294913 &&
+	one=$(printf "\331\241") &&
+	for p in "\\C*?$one" "\\X*?$one"; do
+		(cd repo && timeout 120 ci-grep --no-json "$p" wide.txt >../out 2>../err; echo $? >../status) &&
+		echo 2 >expect &&
+		test_cmp expect status &&
+		test_must_be_empty out &&
+		test_grep "^ci-grep: warning: wide.txt: .*incomplete" err || return 1
+	done &&
+	(cd repo && CI_GREP_FILE_TIME_MS=0 test_status 2 ci-grep "\\C*?$one" wide.txt 2>../err) &&
+	test_grep "^ci-grep: warning: wide.txt: gave up after 0 s" err &&
+	rm repo/wide.txt
+'
+
+test_expect_success 'a regex on a long line: every start tried once, on a character' '
+	# three-byte characters: a start inside one would let \\C match a piece of it
+	awk "BEGIN { s = \"\\342\\202\\254\"; for (i = 0; i < 15; i++) s = s s; print s s \"x needle7\" }" >repo/wide.txt &&
+	euro=$(printf "\342\202\254") &&
+	(cd repo && test_status 1 ci-grep "\\C$euro" wide.txt) &&
+	(cd repo && test_status 1 ci-grep "\\C\\Cx" wide.txt) &&
+	(cd repo && ci-grep "needle\\d" wide.txt) >out &&
+	"$JQ" -c "[.line, .col]" out >actual &&
+	echo "[1,196611]" >expect &&
+	test_cmp expect actual &&
+	rm repo/wide.txt
 '
 
 test_expect_success 'the size limit while the tree is scanned (files listed without their size)' '

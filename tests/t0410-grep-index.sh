@@ -161,6 +161,19 @@ test_expect_success 'random literals and regexes: the index gives what the scan 
 	compare_all repo patterns
 '
 
+test_expect_success 'a newline in the pattern, however written: no line, indexed or not' '
+	# the rare tokens end their lines: each pattern would match across the end
+	printf "%s\n" "-	rare_token_0\\n" "-	rare_token_1\\r\\n" "-	rare_token_2\\x0a\\w" \
+		"-i	RARE_TOKEN_0\\n" "-w	rare_token_0\\n" "-	rare_token_0[\\s\\S]" "-	rare_token_0\\R" \
+		"-	(?s)rare_token_0." "-	rare_token_0\\s+\\w" "-	rare_token_(0|2)\\W" >nl-patterns &&
+	compare_all repo nl-patterns &&
+	while IFS="	" read -r flags pat; do
+		test "$flags" = - && flags=
+		(cd repo && test_status 1 ci-grep $flags -e "$pat" >../out) &&
+		test_must_be_empty out || return 1
+	done <nl-patterns
+'
+
 test_expect_success 'large files: only the segments that can match are read, with the same answers' '
 	for f in "" -c -l "-m 1" -i; do
 		(cd repo && ci-grep --stats $f rare_token_ >../a 2>../err) &&

@@ -161,6 +161,16 @@ test_expect_success 'the output cap truncates with a marker' '
 	jq -e ".result.structuredContent.truncated == true" out
 '
 
+test_expect_success 'a search cut short by a limit: its records, marked incomplete, with the message' '
+	cd repo &&
+	printf "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n" >aaa.txt &&
+	mcp "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":{\"name\":\"grep\",\"arguments\":{\"pattern\":\"(a+)+\$|^class Reader\"}}}" &&
+	rm aaa.txt &&
+	jq -e ".result.isError != true and .result.structuredContent.incomplete == true and
+		[.result.structuredContent.results[].path] == [\"src/reader.py\"] and
+		(.result.structuredContent.message | test(\"^ci-grep: warning: aaa.txt: .*incomplete\"))" out
+'
+
 # json_true <filter> <file>: the filter gives something for some record of the
 # file, and only true (jq 1.6 -e looks at the last input only)
 json_true() {

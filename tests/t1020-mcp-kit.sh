@@ -118,7 +118,16 @@ test_expect_success 'search_text_pattern: each invalid argument is status error 
 test_expect_success 'search_text_pattern: a catastrophic regex (ReDoS) is stopped and is an error' '
 	cd repo &&
 	call search_text_pattern "{\"query\":\"(a+)+\$\",\"is_regex\":true,\"target_paths\":[\"docs/aaa.txt\"],\"file_extensions\":[\"txt\"]}" &&
-	sc_is ".status == \"error\" and .match_count == 0 and (.error_message | test(\"too complex.*backtracking limit\"))"
+	sc_is ".status == \"error\" and .match_count == 0 and (.error_message | test(\"too complex.*backtracking limit.* in docs/aaa.txt; \"))"
+'
+
+test_expect_success 'search_text_pattern: matches elsewhere stand, with a warning that they may be incomplete' '
+	cd repo &&
+	call search_text_pattern "{\"query\":\"(a+)+\$|todo\",\"is_regex\":true,\"target_paths\":[\"docs\"],\"file_extensions\":[\"txt\",\"md\"]}" &&
+	sc_is ".status == \"success\" and .match_count == 1 and .matches[0].file_path == \"docs/notes.md\"" &&
+	sc_is ".warning == \"results may be incomplete: the regular expression hit the backtracking limit or the time limit in docs/aaa.txt\"" &&
+	call search_text_pattern "{\"query\":\"todo\",\"target_paths\":[\"docs\"],\"file_extensions\":[\"txt\",\"md\"]}" &&
+	sc_is ".status == \"success\" and .match_count == 1 and (has(\"warning\") | not)"
 '
 
 test_expect_success 'find_symbol_occurrences: definitions and references with every field' '
