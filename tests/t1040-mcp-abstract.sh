@@ -65,6 +65,18 @@ test_expect_success 'search_code: every field with its type, from the repository
 		(.matches | type) == \"array\" and all(.matches[]; (.line_number | type) == \"number\" and (.content | type) == \"string\")] | all"
 '
 
+test_expect_success 'search_code: files whose search a limit cut short: results kept, with a warning' '
+	awk "BEGIN { while (n++ < 5000) printf \"xxxxxxxxxxxxxxxxxxxx\"; print \" circle\" }" >one/long.txt &&
+	(CI_GREP_FILE_TIME_MS=0 && export CI_GREP_FILE_TIME_MS &&
+	 call search_code "{\"keywords\":[\"circle\"],\"repo\":\"one\"}") &&
+	jq -e ".result.isError != true" out &&
+	sc_is ".warning == \"results may be incomplete: the regular expression hit the backtracking limit or the time limit in long.txt\"" &&
+	sc_is "[.results[].file_path] == [\"src/Circle.scala\", \"src/circle.proto\"]" &&
+	rm one/long.txt &&
+	call search_code "{\"keywords\":[\"circle\"],\"repo\":\"one\"}" &&
+	sc_is "has(\"warning\") | not"
+'
+
 test_expect_success 'search_code: extension, match path, limit, nothing found' '
 	call search_code "{\"keywords\":[\"circle\"],\"extension\":\"proto\"}" &&
 	sc_is "[.results[].file_path] == [\"src/circle.proto\"]" &&
