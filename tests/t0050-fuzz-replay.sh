@@ -7,7 +7,7 @@
 
 fz=$CI_SRC_DIR/tests/fuzz
 
-for t in chunk ndjson trigram models mcp; do
+for t in chunk ndjson trigram models mcp embed; do
 	test_expect_success "fuzz target $t: every corpus and regression input runs clean" "
 		test -d \"$fz/corpus/$t\" &&
 		set -- \"$fz/corpus/$t\" &&
