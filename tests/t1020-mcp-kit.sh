@@ -200,6 +200,8 @@ if test -f "$model/model.json"; then
 			(.end_line >= .start_line) and (.text | length > 0) and (.score | type) == \"number\" and
 			.snippet_id == \"\(.file_path):\(.start_line)-\(.end_line)\"] | all" &&
 		sc_is ".results[0].file_path == \"src/reader.py\" and .results[0].start_line == 1" &&
+		call search_semantic_concept "{\"concept_description\":\"split a header line\",\"top_n_results\":20}" &&
+		sc_is "[.results[].score] as \$s | .result_count > 2 and \$s == (\$s | sort | reverse)" &&
 		call search_semantic_concept "{\"concept_description\":\"split a header line\",\"target_paths\":[\"tests\",\"docs\"]}" &&
 		sc_is ".result_count >= 1 and ([.results[].file_path | test(\"^(tests|docs)/\")] | all)"
 	'
