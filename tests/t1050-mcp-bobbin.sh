@@ -221,6 +221,12 @@ test_expect_success 'hotspots, prime, status' '
 		(.hotspots[0] | .file == \"src/config.py\" and (.score | type) == \"number\" and .churn == 3 and .complexity > 0 and .language == \"python\")" &&
 	call hotspots "{}" &&
 	sc_is ".since == \"1 year ago\"" &&
+	call hotspots "{\"since\":\"2 seconds ago\"}" &&
+	sc_is ".since == \"2 seconds ago\" and .count == 0" &&
+	call hotspots "{\"since\":\"200 years ago\"}" &&
+	sc_is ".count >= 1 and .hotspots[0].churn == 3" &&
+	call hotspots "{\"since\":\"2400 months ago\"}" &&
+	sc_is ".count >= 1 and .hotspots[0].churn == 3" &&
 	call prime "{}" &&
 	sc_is "(.primer | test(\"## Architecture\")) and .initialized and (has(\"section\") | not) and
 		.stats.total_files == 7 and .stats.total_chunks > 5 and .stats.total_embeddings > 0 and
@@ -284,7 +290,7 @@ test_expect_success 'dependencies, file_history, commit_search' '
 		.entries[2] == {date: \"2025-06-01\", author: \"ann\", message: \"feat: config reader (#12)\", issues: [\"#12\"]} and
 		.stats.total_commits == 3 and .stats.authors == [{name: \"ann\", commits: 2}, {name: \"bob\", commits: 1}] and .stats.churn_rate > 0" &&
 	call file_history "{\"file\":\"src/config.py\",\"limit\":1}" &&
-	sc_is ".entries | length == 1" &&
+	sc_is "(.entries | length) == 1 and .stats.total_commits == 3" &&
 	call commit_search "{\"query\":\"retry locked config\"}" &&
 	sc_is ".query == \"retry locked config\" and .count >= 1 and (.results[0] | .message == \"fix: retry reading a locked config\" and
 		.author == \"bob\" and (.hash | test(\"^[0-9a-f]{40}$\")) and .date == \"2026-03-01T12:00:00Z\" and
