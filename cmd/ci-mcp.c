@@ -1603,12 +1603,34 @@ done:
 	return why;
 }
 
+/*
+ * Whether ref names what the working tree holds: HEAD, or the branch checked out
+ * (by its name or refs/heads/ name).  Then the work tree is read, edits included.
+ */
+static int ref_is_worktree(const char *ref)
+{
+	git_repository *repo = NULL;
+	git_reference *head = NULL;
+	int yes = !strcmp(ref, "HEAD");
+
+	if (!yes && git_repository_open(&repo, root) == 0 && git_repository_head(&head, repo) == 0 &&
+	    git_reference_is_branch(head))
+		yes = !strcmp(ref, git_reference_shorthand(head)) || !strcmp(ref, git_reference_name(head));
+	git_reference_free(head);
+	git_repository_free(repo);
+	return yes;
+}
+
 static json_t *builtin_read(json_t *args)
 {
 	const char *path = json_string_value(json_object_get(args, "path"));
 	const char *ref = json_string_value(json_object_get(args, "ref"));
 	const char *why = NULL;
-	char *rel = ref ? confine_lexical(path, &why) : confine(path, &why);
+	char *rel;
+
+	if (ref && ref_is_worktree(ref))
+		ref = NULL;
+	rel = ref ? confine_lexical(path, &why) : confine(path, &why);
 	char *data = NULL, *err = NULL;
 	size_t n = 0, line = 1, nlines = 0;
 	long start, end, ctx, first;

@@ -103,6 +103,21 @@ test_expect_success 'get_file: path, content, language, size_bytes; lines; match
 	sc_is "(.content | contains(\"double radius = 1;\")) and .language == \"protobuf\""
 '
 
+test_expect_success 'get_file: a tag or commit reads the file there; HEAD and the checked-out branch the work tree' '
+	branch=$(git -C one symbolic-ref --short HEAD) &&
+	git -C one tag v1 &&
+	printf "def parse_header(line):\n    return line.upper()\n" >one/src/reader.py &&
+	call get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"branch\":\"v1\",\"start_line\":2,\"end_line\":2}" &&
+	sc_is ".content == \"    return line\\n\"" &&
+	call get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"branch\":\"$(git -C one rev-parse v1)\",\"match_string\":\"class\"}" &&
+	sc_is ".content | contains(\"class Reader:\")" &&
+	for b in HEAD "$branch" "refs/heads/$branch"; do
+		call get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"branch\":\"$b\"}" &&
+		sc_is ".content == \"def parse_header(line):\\n    return line.upper()\\n\"" || return 1
+	done &&
+	git -C one checkout -q src/reader.py
+'
+
 test_expect_success 'search_symbols: every field with its type, kind, repo' '
 	call search_symbols "{\"symbol\":\"parse_header\",\"repo\":\"two\"}" &&
 	sc_is ".symbols[0] == {name: \"parse_header\", kind: \"function\", file_path: \"header.py\", line_number: 1, repo: \"two\"}" &&
@@ -132,8 +147,8 @@ test_expect_success 'each invalid argument is a tool error saying why' '
 		"parameter '"'"'path'"'"': '"'"'../one/src/reader.py'"'"' is outside the repository" &&
 	tool_error get_file "{\"repo\":\"two\",\"path\":\"src/reader.py\"}" \
 		"parameter '"'"'path'"'"': '"'"'src/reader.py'"'"' does not exist" &&
-	tool_error get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"branch\":\"main\"}" \
-		"parameter '"'"'branch'"'"': '"'"'main'"'"': only the working tree is served (give no branch, or HEAD)" &&
+	tool_error get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"branch\":\"nosuch\"}" \
+		"parameter '"'"'ref'"'"': '"'"'nosuch'"'"' is not a branch, tag or commit of the repository" &&
 	tool_error get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"start_line\":3,\"end_line\":2}" \
 		"parameter '"'"'end_line'"'"' (2) must not be before '"'"'start_line'"'"' (3)" &&
 	tool_error get_file "{\"repo\":\"one\",\"path\":\"src/reader.py\",\"start_line\":0}" \
@@ -177,7 +192,7 @@ if command -v node >/dev/null 2>&1 && test -f "$NODE_MODULES/@modelcontextprotoc
 	["get_file", {"path": "header.py"}, "isError"],
 	["get_file", {"repo": "two", "path": "../one/src/reader.py"}, "isError"],
 	["get_file", {"repo": "two", "path": "src/reader.py"}, "isError"],
-	["get_file", {"repo": "one", "path": "src/reader.py", "branch": "main"}, "isError"],
+	["get_file", {"repo": "one", "path": "src/reader.py", "branch": "nosuch"}, "isError"],
 	["get_file", {"repo": "one", "path": "src/reader.py", "start_line": 3, "end_line": 2}, "isError"],
 	["get_file", {"repo": "one", "path": "src/reader.py", "match_string": "nowhere"}, "isError"],
 	["search_symbols", {"symbol": "x", "repo": "three"}, "isError"],
