@@ -1628,7 +1628,8 @@ static json_t *builtin_read(json_t *args)
 	const char *why = NULL;
 	char *rel;
 
-	if (ref && ref_is_worktree(ref))
+	/* a table may ask for the work tree when ref names it (abstract's get_file) */
+	if (ref && json_is_true(json_object_get(args, "ref_worktree")) && ref_is_worktree(ref))
 		ref = NULL;
 	rel = ref ? confine_lexical(path, &why) : confine(path, &why);
 	char *data = NULL, *err = NULL;
