@@ -2790,6 +2790,36 @@ static int quick_walk(struct ci_index *ix, struct walker *w, const struct known 
 	return rc;
 }
 
+/*
+ * What PRAGMA quick_check finds wrong with the index db: NULL when nothing,
+ * else its first complaint or the error it ended with (malloc'd).  It reads
+ * every page, so damage anywhere is found, not only in the pages an update
+ * happens to read (those of definitions are read by ci-refs alone): about
+ * 12 ms for ci's own 5 MB index with its pages cached, 2 to 3 ms a MB.
+ */
+static char *damage_of(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char *why = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+		return xstrdup(sqlite3_errmsg(db));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t || strcmp(t, "ok")) {
+			why = xstrdup(t ? t : "quick_check: no answer");
+			for (char *p = why; (p = strchr(p, '\n')); )
+				*p = ' ';	/* one line of a message */
+		}
+	} else {
+		why = xstrdup(sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return why;
+}
+
 static int cmd_update(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -2805,7 +2835,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	struct known *known = NULL;
 	size_t known_nr = 0, known_alloc = 0, i, j;
 	const char **paths = NULL;
-	char *path;
+	char *path, *damage = NULL;
 	sqlite3 *db;
 	sqlite3_stmt *st, *touch, *del_file, *del_imp;
 	long unchanged = 0, reread = 0, reused = 0, removed = 0, added = 0;
@@ -2857,6 +2887,9 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
+	/* damage where no update reads (a definition's page) fails readers later */
+	if ((damage = damage_of(db)))
+		goto rebuild;
 
 	/* blob ids, not the blobs: a join and 10,000 copies of 40 digits were a
 	 * tenth of an update; a changed file's blob is looked up by its digits */
@@ -3058,7 +3091,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 rebuild:
 		/* never serve a damaged index: build it anew */
 		fprintf(stderr, "%s: the index '%s' is damaged (%s): rebuilding it\n", progname, path,
-			sqlite3_errmsg(db));
+			damage ? damage : sqlite3_errmsg(db));
+		free(damage);
 		for (i = 0; i < known_nr; i++)
 			free(known[i].path);
 		free(known);
@@ -3654,6 +3688,9 @@ int main(int argc, char **argv)
 	crash_after = (env = getenv("CI_INDEX_CRASH_AFTER")) && *env ? atol(env) : -1;
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
+	/* these repair a damaged index, and check what they read themselves */
+	if (!strcmp(argv[optind], "build") || !strcmp(argv[optind], "update") || !strcmp(argv[optind], "serve"))
+		index_on_damage(INDEX_DAMAGE_NOTE);
 	/* libgit2 is loaded and started when first needed (cmd/git-lazy.c, walk_git_start) */
 	if (!strcmp(argv[optind], "build")) {
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);
