@@ -1510,11 +1510,28 @@ static void feed_release(struct feed *fd)
 	sqlite3_finalize(fd->unimp);
 }
 
+/*
+ * A build's lock, kept until the build's command is done (its history stored,
+ * the index's server restarted: an update waiting for the lock then never
+ * meets the server the build stops); a lock_dir of the same index in the
+ * meantime shares it.
+ */
+static int build_lock = -1;
+
+/*
+ * The lock of the index at db_path (<db>.lock), which every writer (build,
+ * update, load, drop) holds while it writes: its descriptor, or -1 after
+ * reporting.  Another writer's lock is waited for up to $CI_INDEX_LOCK_WAIT
+ * seconds (default 600: a first build of a large tree takes minutes), then the
+ * index is said to be busy.
+ */
 static int lock_dir(const char *db_path)
 {
 	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
+	const char *e = getenv("CI_INDEX_LOCK_WAIT");
+	long wait_ms = (e && *e ? atol(e) : 600) * 1000;
 	char *lock;
-	int fd;
+	int fd, got;
 
 	if (slash)
 		*slash = '\0';
@@ -1522,13 +1539,41 @@ static int lock_dir(const char *db_path)
 		strcpy(dir, ".");
 	lock = xasprintf("%s/%s.lock", dir, slash ? slash + 1 : db_path);
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0 && build_lock >= 0) {
+		struct stat a, b;
+		if (fstat(fd, &a) == 0 && fstat(build_lock, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino) {
+			/* this process's build holds it */
+			close(fd);
+			fd = fcntl(build_lock, F_DUPFD_CLOEXEC, 0);
+			if (fd < 0)
+				error_errno("cannot lock '%s'", lock);
+			free(lock);
+			free(dir);
+			return fd;
+		}
+	}
 	if (fd < 0) {
 		error_errno("cannot create '%s'", lock);
 	} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (verbosity)
 			fprintf(stderr, "%s: waiting for another ci-index on '%s'\n", progname, db_path);
-		if (flock(fd, LOCK_EX) < 0) {
-			error_errno("cannot lock '%s'", lock);
+		/* polled: flock has no timeout of its own */
+		for (got = 0; !got && wait_ms >= 0; wait_ms -= 20) {
+			struct timespec ts = { 0, 20000000 };
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+				got = 1;
+			else if (errno != EWOULDBLOCK && errno != EINTR)
+				break;
+			else
+				nanosleep(&ts, NULL);
+		}
+		if (!got) {
+			if (wait_ms < 0)
+				error("the index '%s' is busy: another ci-index (a build, an update) "
+				      "still holds '%s'; try again when it is done", db_path, lock);
+			else
+				error_errno("cannot lock '%s'", lock);
 			close(fd);
 			fd = -1;
 		}
@@ -1896,6 +1941,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		free(path);
 		return EXIT_IO;
 	}
+	if (build_lock < 0)
+		build_lock = fcntl(lock, F_DUPFD_CLOEXEC, 0);	/* let go of in main */
 	tmp = xasprintf("%s.new", path);
 	unlink(tmp);
 	db = create_db(tmp, w.root);
@@ -2425,8 +2472,17 @@ static void srv_report_done(const char *stamp)
 	if (!srv_child || srv_report[1] < 0)
 		return;
 	n = snprintf(msg, sizeof(msg), "k%s", stamp ? stamp : "");
-	if (n < 0 || n >= (int)sizeof(msg) || write(srv_report[1], msg, (size_t)n) != n) {
-		/* the server counts it as failed: more work next time, never less */
+	/*
+	 * The server may be gone (a build stops it, and this update waited for
+	 * the build's lock): the pipe then has no reader, and its SIGPIPE must
+	 * not kill the worker before its caller has the exit status.
+	 */
+	{
+		void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+		if (n < 0 || n >= (int)sizeof(msg) || write(srv_report[1], msg, (size_t)n) != n) {
+			/* the server counts it as failed: more work next time, never less */
+		}
+		signal(SIGPIPE, old);
 	}
 }
 
@@ -3631,7 +3687,9 @@ static void server_after_build(const struct options *o)
 				nanosleep(&ts, NULL);
 			}
 		}
-		fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		/* until it holds its lock: a `serve --stop` right after the build
+		 * then waits for it and stops it, instead of finding none */
+		fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
 	}
 	free(sock);
 	free(path);
@@ -3717,6 +3775,11 @@ int main(int argc, char **argv)
 		ret = cmd_serve(&o, argc - optind - 1, argv + optind + 1);
 	else
 		usage_error(usage_text, "unknown command '%s'", argv[optind]);
+	if (build_lock >= 0) {
+		/* after the server's restart: see build_lock */
+		close(build_lock);
+		build_lock = -1;
+	}
 	ret = close_stdout(ret);
 	if (srv_child && srv_deferred_ix) {
 		/* the caller has its answer; the WAL is checkpointed after */
