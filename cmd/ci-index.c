@@ -146,15 +146,91 @@ static long long jint(json_t *o, const char *k)
 	return json_is_integer(v) ? json_integer_value(v) : json_is_real(v) ? (long long)json_real_value(v) : 0;
 }
 
-/* Test hook: die by SIGKILL after this many files (CI_INDEX_CRASH_AFTER). */
+/*
+ * Test hook: die by SIGKILL after this many files (CI_INDEX_CRASH_AFTER), or
+ * by the signal CI_INDEX_CRASH_SIGNAL names (TERM, INT), as if sent by
+ * someone else.
+ */
 static long crash_after = -1;
+static int crash_signal = SIGKILL;
 
 static void maybe_crash(long files_done)
 {
 	if (crash_after >= 0 && files_done >= crash_after) {
 		fflush(NULL);
-		raise(SIGKILL);
+		raise(crash_signal);
+		crash_after = -1;	/* a signal handled and ignored: once */
 	}
+}
+
+/*
+ * The new database a build writes, <db>.new (and SQLite's journal, log and
+ * shared memory of it): removed on every way out of the build but its
+ * install, an exit deep down included (out of memory: atexit), and on
+ * SIGINT, SIGTERM or SIGHUP, after which the signal is raised again to end
+ * the process as it would have.  A SIGKILL leaves it; the next build starts
+ * it afresh.
+ */
+static char *tmp_paths[4];		/* <db>.new, -journal, -wal, -shm */
+static volatile sig_atomic_t tmp_armed;	/* they are to be removed */
+static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction tmp_old[ARRAY_SIZE(tmp_sigs)];
+
+/* Remove the files (async-signal-safe). */
+static void tmp_remove(void)
+{
+	size_t i;
+
+	if (!tmp_armed)
+		return;
+	tmp_armed = 0;
+	for (i = 0; i < ARRAY_SIZE(tmp_paths); i++)
+		if (tmp_paths[i])
+			unlink(tmp_paths[i]);
+}
+
+static void tmp_on_signal(int sig)
+{
+	tmp_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* From now on, remove the files of the new database tmp on the way out. */
+static void tmp_arm(const char *tmp)
+{
+	static int registered;
+	static const char *const suffix[] = { "", "-journal", "-wal", "-shm" };
+	struct sigaction sa;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tmp_paths); i++) {
+		free(tmp_paths[i]);
+		tmp_paths[i] = xasprintf("%s%s", tmp, suffix[i]);
+	}
+	if (!registered && !atexit(tmp_remove))
+		registered = 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = tmp_on_signal;
+	sigemptyset(&sa.sa_mask);
+	tmp_armed = 1;
+	for (i = 0; i < ARRAY_SIZE(tmp_sigs); i++) {
+		sigaction(tmp_sigs[i], NULL, &tmp_old[i]);
+		/* one ignored (a background job of a shell) stays ignored */
+		if (tmp_old[i].sa_handler != SIG_IGN)
+			sigaction(tmp_sigs[i], &sa, NULL);
+	}
+}
+
+/* Remove the files now (nothing when the build installed them) and stop watching. */
+static void tmp_done(void)
+{
+	size_t i;
+
+	tmp_remove();
+	for (i = 0; i < ARRAY_SIZE(tmp_sigs); i++)
+		if (tmp_old[i].sa_handler != SIG_IGN)
+			sigaction(tmp_sigs[i], &tmp_old[i], NULL);
 }
 
 /*
@@ -1945,6 +2021,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		build_lock = fcntl(lock, F_DUPFD_CLOEXEC, 0);	/* let go of in main */
 	tmp = xasprintf("%s.new", path);
 	unlink(tmp);
+	tmp_arm(tmp);
 	db = create_db(tmp, w.root);
 	if (!db) {
 		ret = EXIT_IO;
@@ -2031,6 +2108,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			progname, ld.files, ld.chunks, ld.defs, ld.refs, rev ? " of commit " : "",
 			rev ? sn.sha : "", path);
 out:
+	tmp_done();	/* installed (renamed, or copied and removed), or to go */
 	walk_list_release(&list);
 	snapshot_close(&sn);
 	walker_close(&w);
@@ -3744,6 +3822,9 @@ int main(int argc, char **argv)
 		o.progress = isatty(2);
 	/* anew in a server's worker: the server's own environment is not the caller's */
 	crash_after = (env = getenv("CI_INDEX_CRASH_AFTER")) && *env ? atol(env) : -1;
+	env = getenv("CI_INDEX_CRASH_SIGNAL");
+	crash_signal = !env || !*env ? SIGKILL : !strcmp(env, "TERM") ? SIGTERM : !strcmp(env, "INT") ? SIGINT
+		     : SIGKILL;
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	/* these repair a damaged index, and check what they read themselves */
