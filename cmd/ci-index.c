@@ -3759,7 +3759,7 @@ static void server_after_build(const struct options *o)
 	path = server_index(o, &sock);
 	if (sock) {
 		if (fork_server_stop(sock) == 0) {
-			/* gone once its socket is (it lets its lock go right after) */
+			/* gone once its socket is (it lets its lock go just before) */
 			for (i = 0; i < 200 && access(sock, F_OK) == 0; i++) {
 				struct timespec ts = { 0, 10000000 };
 				nanosleep(&ts, NULL);

@@ -758,10 +758,17 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		close(conn);
 	}
 	free(req);
+	/*
+	 * The lock before the socket: whoever waits for the socket to go (a
+	 * build restarting the server) then starts a server that finds the lock
+	 * free; one that takes it meanwhile makes a socket of its own, which
+	 * is_ours tells from this one.
+	 */
+	close(lock);
+	lock_fd = -1;
 	if (is_ours(sock, &mine))
 		unlink(sock);
 	close(lfd);
-	close(lock);
 	return 0;
 }
 
