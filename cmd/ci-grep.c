@@ -2899,6 +2899,10 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 			walk = 1;	/* a file named: it may be ignored, so not indexed */
 	if (o->trust_index && o->walk_default && !walk) {
 		/* the candidates alone: no file list, no directory or file checked */
+		const char *v = index_meta(ix, "walked_ns");
+		if (!v || !*v)
+			warning("the index '%s' holds the records loaded into it, not a walk of the tree: "
+				"--trust-index searched only its files", index_path_g ? index_path_g : "");
 		if (query && server_candidates(ix, query, &all) == 0) {
 			rc = 0;		/* the server's map of the index: no join per candidate */
 			ps->served = 1;
@@ -2956,7 +2960,17 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	t0 = now_ns();
 	ps->t_query = secs(t1, t0);
 
-	/* the index lists the walker's files only for the default rules and an unchanged tree */
+	/*
+	 * The index lists the walker's files only for the default rules and an
+	 * unchanged tree, and only if a walk of the tree wrote it: one filled by
+	 * `ci-index load` (no "walked_ns") holds what it was given, perhaps one
+	 * directory of many, and the tree's other files must be walked to.
+	 */
+	{
+		const char *v = index_meta(ix, "walked_ns");
+		if (!v || !*v)
+			walk = 1;
+	}
 	since = parse_stamp(index_meta(ix, "updated"));
 	if (!walk && (!o->walk_default || since < 0 || tree_changed(rootfd, &all, since)))
 		walk = 1;

@@ -230,28 +230,36 @@ long fork_server_idle(const char *env_name)
 	return v > 0 ? v : 600;
 }
 
-void fork_server_spawn(const char *index_path, long idle_s)
-{
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+/*
+ * The environment variable by which a spawned server learns of the pipe
+ * (always its descriptor 3) on which it says it holds its lock.
+ */
+#define READY_ENV "CI_FORK_SERVER_READY"
 
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	fork_server_spawn_of(exe, index_path, idle_s);
-}
-
-void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s)
+/*
+ * Spawn exe's server for index_path; ready_fd >= 0: the write end of a pipe,
+ * handed to it as descriptor 3 (READY_ENV says so), on which it writes a byte
+ * once it holds its lock.
+ */
+static void spawn(const char *exe, const char *index_path, long idle_s, int ready_fd)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	char idle[32], *real;
-	char *args[7];
+	char *args[7], **envp = environ;
 	sigset_t none;
 	pid_t pid;
+	size_t envc = 0;
 
 	if (!(real = realpath(index_path, NULL)))
 		return;
+	if (ready_fd >= 0) {
+		while (environ[envc])
+			envc++;
+		envp = xcalloc(envc + 2, sizeof(*envp));
+		memcpy(envp, environ, envc * sizeof(*envp));
+		envp[envc] = READY_ENV "=3";
+	}
 	snprintf(idle, sizeof(idle), "%ld", idle_s);
 	args[0] = (char *)exe;
 	args[1] = "--index";
@@ -264,14 +272,65 @@ void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	if (ready_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, ready_fd, 3);	/* dup2: no FD_CLOEXEC */
 	posix_spawnattr_init(&at);
 	sigemptyset(&none);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-	posix_spawn(&pid, exe, &fa, &at, args, environ);
+	posix_spawn(&pid, exe, &fa, &at, args, envp);
 	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
+	if (envp != environ)
+		free(envp);
 	free(real);
+}
+
+void fork_server_spawn(const char *index_path, long idle_s)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	spawn(exe, index_path, idle_s, -1);
+}
+
+void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s)
+{
+	spawn(exe, index_path, idle_s, -1);
+}
+
+int fork_server_spawn_wait(const char *index_path, long idle_s)
+{
+	char exe[4096], c;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int p[2], w, r;
+	struct pollfd pf;
+
+	if (n <= 0 || pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	exe[n] = '\0';
+	/* the write end above 3, which spawn's dup2 makes its descriptor 3 */
+	w = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
+	close(p[1]);
+	if (w < 0) {
+		close(p[0]);
+		return -1;
+	}
+	spawn(exe, index_path, idle_s, w);
+	close(w);
+	/* a byte: it holds its lock; the end of the pipe: it ended (another
+	 * server holds the lock, or it failed) */
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	do
+		r = poll(&pf, 1, 60000);
+	while (r < 0 && errno == EINTR);
+	r = r == 1 && read(p[0], &c, 1) == 1 ? 0 : -1;
+	close(p[0]);
+	return r;
 }
 
 int fork_server_query(const char *sock, const char *q, char **out)
@@ -311,11 +370,39 @@ int fork_server_query(const char *sock, const char *q, char **out)
 	return 0;
 }
 
+/*
+ * Is the lock of the server at sock held (a server runs there, or is starting:
+ * it takes its lock before it reads what it serves, and listens after)?  The
+ * test takes the lock for a moment when it is free: a server starting at that
+ * very moment then finds it taken and ends, which a caller about to stop it
+ * does not mind.
+ */
+static int server_lock_held(const char *sock)
+{
+	char *lock_path = xasprintf("%s.lock", sock);
+	int fd = open(lock_path, O_RDONLY | O_CLOEXEC), held = 0;
+
+	free(lock_path);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		held = errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 int fork_server_stop(const char *sock)
 {
-	int fd = connect_to(sock);
+	int fd = connect_to(sock), i;
 	char c;
 
+	/* a server starting (a build just spawned it): wait, up to a minute,
+	 * for it to listen */
+	for (i = 0; fd < 0 && i < 3000 && server_lock_held(sock); i++) {
+		struct timespec ts = { 0, 20000000 };
+		nanosleep(&ts, NULL);
+		fd = connect_to(sock);
+	}
 	if (fd < 0)
 		return 1;
 	if (send(fd, STOP_MAGIC, sizeof(STOP_MAGIC), MSG_NOSIGNAL) < 0) {
@@ -333,6 +420,7 @@ int fork_server_stop(const char *sock)
 
 static int report_fd = -1;
 static int lock_fd = -1;	/* the server's lock: not a worker's to hold */
+static int ready_fd = -1;	/* fork_server_spawn_wait's pipe, told once the lock is held */
 
 /* on_exit: the status, once what the worker wrote is out */
 static void report_status(int status, void *arg)
@@ -494,6 +582,14 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		return 1;	/* another serves there */
 	}
 	lock_fd = lock;
+	if (ready_fd >= 0) {
+		/* the spawner may go on: a stop now waits for this server */
+		if (write(ready_fd, "L", 1) != 1) {
+			/* it stopped waiting: nothing to tell */
+		}
+		close(ready_fd);
+		ready_fd = -1;
+	}
 	/* what the workers share, before anyone can connect */
 	ops->preload(index_path);
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -662,10 +758,17 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		close(conn);
 	}
 	free(req);
+	/*
+	 * The lock before the socket: whoever waits for the socket to go (a
+	 * build restarting the server) then starts a server that finds the lock
+	 * free; one that takes it meanwhile makes a socket of its own, which
+	 * is_ours tells from this one.
+	 */
+	close(lock);
+	lock_fd = -1;
 	if (is_ours(sock, &mine))
 		unlink(sock);
 	close(lfd);
-	close(lock);
 	return 0;
 }
 
@@ -698,9 +801,23 @@ int fork_server_command(const char *kind, const char *index_opt, int stop, long 
 		free(path);
 		return rc ? EXIT_NOTHING : EXIT_OK;
 	}
-	/* no descriptor of whoever started it stays open here */
-	closefrom(3);
+	/* no descriptor of whoever started it stays open here, but the pipe of
+	 * fork_server_spawn_wait (descriptor 3), if it was started so */
+	{
+		const char *e = getenv(READY_ENV);
+		if (e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0) {
+			ready_fd = 3;
+			closefrom(4);
+		} else {
+			closefrom(3);
+		}
+		unsetenv(READY_ENV);
+	}
 	rc = fork_server_serve(sock, path, idle_s, ops);
+	if (ready_fd >= 0) {
+		close(ready_fd);	/* ended without the lock: the spawner sees the pipe end */
+		ready_fd = -1;
+	}
 	if (rc > 0)
 		error("a server for '%s' is already running (%s)", path, sock);
 	free(sock);

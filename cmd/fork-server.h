@@ -69,6 +69,13 @@ int fork_server_call(const char *sock, int argc, char **argv);
 void fork_server_spawn(const char *index_path, long idle_s);
 /* The same for the server that the binary at exe runs (another command's). */
 void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
+/*
+ * fork_server_spawn, then wait (up to a minute) until the server holds its
+ * lock, so that a stop right after (fork_server_stop) finds it starting and
+ * waits for it: 0, or -1 when it ended first (another server runs there) or
+ * could not be started.
+ */
+int fork_server_spawn_wait(const char *index_path, long idle_s);
 
 /* The seconds a server waits for a request before it exits: the environment
  * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE) if positive,
@@ -109,7 +116,8 @@ void fork_server_stop_soon(void);
  */
 void fork_server_child_init(void);
 
-/* Ask the server at sock to stop: 0, or 1 when none answered. */
+/* Ask the server at sock to stop, waiting (up to a minute) for one that is
+ * starting to listen: 0, or 1 when none answered. */
 int fork_server_stop(const char *sock);
 
 #endif

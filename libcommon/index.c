@@ -325,6 +325,58 @@ int index_huge_page_cache(size_t bytes)
 	return 0;	/* lives as long as the process */
 }
 
+/* ---- damage ---- */
+
+/*
+ * SQLite reports damage it finds wherever it finds it: a statement's step, a
+ * prepare that reads the schema, a page of a b-tree or of FTS5's segments.
+ * Checking every step of the hundred or so of ci's commands for
+ * SQLITE_CORRUPT was not done (many loops stopped at the first row that was
+ * not SQLITE_ROW and answered with what they had), so the check is here, once:
+ * SQLite's error log (SQLITE_CONFIG_LOG), which it calls with the code of
+ * every error a statement ends with and of every corruption it detects,
+ * before the caller sees the error.  It must be installed before SQLite
+ * starts (SQLite 3.40 refuses it after), hence a constructor.
+ */
+static enum index_damage damage_mode = INDEX_DAMAGE_DIE;
+static struct ci_index *damage_ix;	/* the index index_open opened last, while open */
+static int damage_seen;			/* damage was reported (atomic) */
+static int damage_dying;		/* a thread is dying of it (atomic) */
+
+static void damage_log(void *arg, int code, const char *msg)
+{
+	struct ci_index *ix = damage_ix;
+
+	(void)arg;
+	(void)msg;
+	if ((code & 0xff) != SQLITE_CORRUPT && (code & 0xff) != SQLITE_NOTADB)
+		return;
+	__atomic_store_n(&damage_seen, 1, __ATOMIC_RELEASE);
+	if (damage_mode != INDEX_DAMAGE_DIE || !ix)
+		return;
+	if (__atomic_exchange_n(&damage_dying, 1, __ATOMIC_ACQ_REL)) {
+		/* another thread is dying of it: answer nothing more */
+		for (;;)
+			pause();
+	}
+	die("index '%s' is damaged (%s): run 'ci-index build'", ix->path, sqlite3_errstr(code));
+}
+
+__attribute__((constructor)) static void damage_setup(void)
+{
+	sqlite3_config(SQLITE_CONFIG_LOG, damage_log, NULL);
+}
+
+void index_on_damage(enum index_damage mode)
+{
+	damage_mode = mode;
+}
+
+int index_damage_seen(void)
+{
+	return __atomic_load_n(&damage_seen, __ATOMIC_ACQUIRE);
+}
+
 /* ---- opening ---- */
 
 char *index_find(const char *start)
@@ -472,6 +524,7 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	}
 	v = index_meta(ix, "root");
 	ix->root = xstrdup(v ? v : "");
+	damage_ix = ix;
 	*out = ix;
 	return 0;
 fail:
@@ -483,6 +536,8 @@ void index_close(struct ci_index *ix)
 {
 	if (!ix)
 		return;
+	if (damage_ix == ix)
+		damage_ix = NULL;
 	if (ix->db && ix->writer && sqlite3_get_autocommit(ix->db)) {
 		/*
 		 * Leave the log empty.  The next process to open the index finds no

@@ -116,6 +116,26 @@ char *index_default_path(const char *root);
 int index_open(struct ci_index **out, const char *path, int readonly);
 void index_close(struct ci_index *ix);
 
+/*
+ * What SQLite's report of a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB,
+ * from any statement of any connection of the process) does while an index
+ * that index_open opened is open.  INDEX_DAMAGE_DIE, the default: the
+ * command dies with "index '<path>' is damaged (...): run 'ci-index build'"
+ * and exit 3, before the statement returns: a reader never answers from a
+ * damaged index, whichever of its statements met the damage, nor goes on
+ * with what it read until then.  INDEX_DAMAGE_NOTE: only note it
+ * (index_damage_seen), for a command that repairs an index (ci-index build,
+ * update) and checks its errors itself.  Damage index_open itself meets
+ * makes it fail with its own message.
+ */
+enum index_damage {
+	INDEX_DAMAGE_DIE,	/* report and exit 3 */
+	INDEX_DAMAGE_NOTE,	/* note it, go on */
+};
+void index_on_damage(enum index_damage mode);
+/* Whether SQLite reported damage in this process (any connection, any mode). */
+int index_damage_seen(void);
+
 sqlite3 *index_db(struct ci_index *ix);
 /* Run the statements of sql on db: 0, or -1 after reporting SQLite's message. */
 int index_exec(sqlite3 *db, const char *sql);

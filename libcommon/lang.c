@@ -13,6 +13,53 @@
 
 #include <ctype.h>
 
+/*
+ * tree-sitter's own allocator, out of memory, writes "tree-sitter failed to
+ * allocate N bytes" (no newline, no program name) and exits 1, which is "nothing
+ * selected" here, and skips nothing of ours but atexit: its allocations go
+ * through ci's instead, which die as every other allocation does (util.c:
+ * "<program>: out of memory allocating N bytes", exit 3).  Set before main, so
+ * before the first parser.
+ */
+static size_t ts_alloc_limit;	/* test hook: CI_TEST_TS_ALLOC_LIMIT, 0 none */
+
+/* An allocation the test hook refuses: as xmalloc's out of memory. */
+static void ts_alloc_check(size_t n)
+{
+	if (ts_alloc_limit && n > ts_alloc_limit)
+		die_code(EXIT_IO, "out of memory allocating %zu bytes", n);
+}
+
+static void *ts_xmalloc(size_t n)
+{
+	ts_alloc_check(n);
+	return xmalloc(n);
+}
+
+static void *ts_xcalloc(size_t nmemb, size_t n)
+{
+	ts_alloc_check(nmemb * n);
+	return xcalloc(nmemb, n);
+}
+
+static void *ts_xrealloc(void *p, size_t n)
+{
+	ts_alloc_check(n);
+	return xrealloc(p, n);
+}
+
+__attribute__((constructor)) static void ts_allocator_setup(void)
+{
+	/*
+	 * For tests: tree-sitter's allocations past this many bytes fail, as
+	 * out of memory (ulimit -v cannot do it under AddressSanitizer).
+	 */
+	const char *e = getenv("CI_TEST_TS_ALLOC_LIMIT");
+
+	ts_alloc_limit = e ? strtoull(e, NULL, 10) : 0;
+	ts_set_allocator(ts_xmalloc, ts_xcalloc, ts_xrealloc, free);
+}
+
 #define G(fn) const TSLanguage *fn(void);
 G(tree_sitter_c) G(tree_sitter_cpp) G(tree_sitter_python) G(tree_sitter_javascript)
 G(tree_sitter_typescript) G(tree_sitter_tsx) G(tree_sitter_go) G(tree_sitter_rust)

@@ -443,4 +443,24 @@ test_expect_success 'a corrupt index: a warning, and the files are scanned' '
 	test_grep "warning: searching without the index" err
 '
 
+test_expect_success 'an index loaded with part of the tree (ci-index load): a search still equals a scan' '
+	(cd repo && ci-chunk d1 | ci-index --index ../part.db load) &&
+	sqlite3 part.db "SELECT count(*) FROM files WHERE path NOT LIKE '\''d1/%'\''" >actual &&
+	echo 0 >expect &&
+	test_cmp expect actual &&
+	(cd repo && ci-grep --no-json --index ../part.db -l foo_bar >../a 2>../err) &&
+	(cd repo && ci-grep --no-json --no-index -l foo_bar >../b) &&
+	test_cmp b a &&
+	test_must_be_empty err &&
+	grep -v "^d1/" a >outside &&
+	test_line_count -gt 0 outside &&
+	compare_all repo some "--index ../part.db"
+'
+
+test_expect_success '--trust-index with a loaded index says it searched only the index' '
+	(cd repo && ci-grep --no-json --trust-index --index ../part.db -l foo_bar >../a 2>../err) &&
+	test_grep "warning: the index .*part.db. holds the records loaded into it, not a walk of the tree: --trust-index searched only its files" err &&
+	! grep -v "^d1/" a
+'
+
 test_done
