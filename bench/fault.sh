@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/fault.sh: the long run of the fault-injection test (tests/t0525-index-fault.sh):
+# bench/fault.sh: the long run of the fault-injection test (tests/t0526-index-fault.sh):
 # many rounds of random edits, a ci-index update killed at a random moment, a
 # normal update, and the index compared with a fresh build table by table.
 #
@@ -16,4 +16,4 @@ while getopts n:s: opt; do
 	esac
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-CI_FAULT_ROUNDS=$rounds CI_FAULT_SEED=$seed exec sh "$top/tests/t0525-index-fault.sh"
+CI_FAULT_ROUNDS=$rounds CI_FAULT_SEED=$seed exec sh "$top/tests/t0526-index-fault.sh"

@@ -51,6 +51,8 @@ static const char usage_text[] =
 	"  status                  print what the index holds as a JSON record\n"
 	"  load                    store records (file, chunk, def, ref, import, commit,\n"
 	"                          coupling) read from standard input\n"
+	"  check                   read the whole index (PRAGMA quick_check): ok, or what\n"
+	"                          is damaged (exit 3)\n"
 	"  drop                    delete the index\n"
 	"  serve [--idle <s>] [--stop]\n"
 	"                          watch the tree and run updates from memory (started by\n"
@@ -2954,6 +2956,27 @@ static char *damage_of(sqlite3 *db)
 	return why;
 }
 
+/*
+ * Whether an update checks the whole index first (damage_of): when the index is
+ * at most CHECK_WHOLE_MAX bytes (a check of some 80 ms at most), or
+ * CI_INDEX_CHECK=always; never with CI_INDEX_CHECK=never.  A larger index
+ * (Linux's: gigabytes, seconds a check) relies on SQLite reporting the damage
+ * an update reads, as every command does; `ci-index check` reads it all.
+ */
+#define CHECK_WHOLE_MAX (32L << 20)
+
+static int check_whole(const char *path)
+{
+	const char *env = getenv("CI_INDEX_CHECK");
+	struct stat st;
+
+	if (env && !strcmp(env, "always"))
+		return 1;
+	if (env && !strcmp(env, "never"))
+		return 0;
+	return stat(path, &st) == 0 && st.st_size <= CHECK_WHOLE_MAX;
+}
+
 static int cmd_update(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -3022,7 +3045,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
 	/* damage where no update reads (a definition's page) fails readers later */
-	if ((damage = damage_of(db)))
+	if (check_whole(path) && (damage = damage_of(db)))
 		goto rebuild;
 
 	/* blob ids, not the blobs: a join and 10,000 copies of 40 digits were a
@@ -3621,6 +3644,50 @@ static int load_history(const struct options *o, const char *dir, int incrementa
 
 /* ---- drop ---- */
 
+/*
+ * check: the whole index read by PRAGMA quick_check (what update does first on
+ * an index of at most CHECK_WHOLE_MAX bytes).  "ok" on stdout and exit 0, or
+ * the damage on stderr and exit 3.
+ */
+static int cmd_check(const struct options *o, int argc, char **argv)
+{
+	struct walk_opts wo = WALK_OPTS_INIT;
+	struct walker w;
+	struct ci_index *ix = NULL;
+	char *path, *damage;
+	int rc;
+
+	(void)argv;
+	if (argc)
+		usage_error(usage_text, "check takes no arguments");
+	if (walker_open(&w, ".", &wo) < 0)
+		return EXIT_IO;
+	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
+	walker_close(&w);
+	if (access(path, F_OK) < 0) {
+		error("no index at '%s'", path);
+		free(path);
+		return EXIT_NOTHING;
+	}
+	rc = index_open(&ix, path, 1);
+	if (rc != 0) {
+		/* index_open said what is wrong (another version, damage) */
+		free(path);
+		return EXIT_IO;
+	}
+	damage = damage_of(index_db(ix));
+	index_close(ix);
+	if (damage) {
+		error("index '%s' is damaged (%s): run 'ci-index build'", path, damage);
+		free(damage);
+		free(path);
+		return EXIT_IO;
+	}
+	free(path);
+	puts("ok");
+	return EXIT_OK;
+}
+
 static int cmd_drop(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -3852,6 +3919,8 @@ int main(int argc, char **argv)
 		ret = cmd_load(&o, argc - optind - 1, argv + optind + 1);
 	else if (!strcmp(argv[optind], "drop"))
 		ret = cmd_drop(&o, argc - optind - 1, argv + optind + 1);
+	else if (!strcmp(argv[optind], "check"))
+		ret = cmd_check(&o, argc - optind - 1, argv + optind + 1);
 	else if (!strcmp(argv[optind], "serve"))
 		ret = cmd_serve(&o, argc - optind - 1, argv + optind + 1);
 	else

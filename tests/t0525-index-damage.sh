@@ -77,6 +77,20 @@ test_expect_success 'ci-index status: exit 3, the damage said' '
 	test_grep "run .ci-index build" err
 '
 
+test_expect_success 'ci-index check: the damage said, exit 3' '
+	(cd repo && test_status 3 ci-index check >../out 2>../err) &&
+	test_must_be_empty out &&
+	says_damaged err
+'
+
+test_expect_success 'CI_INDEX_CHECK=never (as above 32 MiB): update checks only what it reads' '
+	cp repo/.ci-index/index.db damaged.db &&
+	(cd repo && CI_INDEX_CHECK=never ci-index update 2>../err) &&
+	test_must_be_empty err &&
+	(cd repo && test_status 3 ci-index check 2>../err) &&
+	says_damaged err
+'
+
 test_expect_success 'ci-index update finds damage no update reads and rebuilds the index' '
 	(cd repo && ci-index update 2>../err) &&
 	test_grep "is damaged (.*): rebuilding it" err &&
@@ -89,9 +103,11 @@ test_expect_success 'ci-index update finds damage no update reads and rebuilds t
 	test_cmp symbols.expect symbols
 '
 
-test_expect_success 'an update of a sound index says nothing and changes nothing' '
+test_expect_success 'an update of a sound index says nothing and changes nothing; check says ok' '
 	(cd repo && ci-index update 2>../err) &&
 	test_must_be_empty err &&
+	(cd repo && ci-index check) >out &&
+	echo ok >expect && test_cmp expect out &&
 	index_dump repo/.ci-index/index.db >after.dump &&
 	test_cmp good.dump after.dump
 '

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0525-index-fault: fault injection.  Round after round, random edits to a
+# t0526-index-fault: fault injection.  Round after round, random edits to a
 # repository (files changed, added, deleted, renamed), a `ci-index update` killed
 # at a random moment (SIGKILL from outside after 0-80 ms, about the time an
 # update of a few files takes here, or the test hook
