@@ -179,6 +179,15 @@ test_expect_success 'each schema names its own _type and is documented and insta
 	done
 '
 
+test_expect_success 'the examples of ci-ndjson(5) are valid records, one of each type' '
+	grep "^{\"_type\":\"[a-z]" "$CI_SRC_DIR/man/ci-ndjson.5" |
+		sed "s/\\\\-/-/g; s/\\\\e/\\\\/g" >examples &&
+	validate ci-ndjson.5 examples &&
+	"$JQ" -r "._type" examples | sort >types &&
+	(cd "$schemas" && ls *.json) | sed "s/\.json\$//" | sort >expect &&
+	test_cmp expect types
+'
+
 test_expect_success 'the validator fails on bad records, naming the line' '
 	cat >bad <<-\EOF &&
 	{"_type":"match","path":"a.c","line":1,"col":1,"text":"x"}
