@@ -180,12 +180,18 @@ test_expect_success 'each schema names its own _type and is documented and insta
 '
 
 test_expect_success 'the examples of ci-ndjson(5) are valid records, one of each type' '
-	grep "^{\"_type\":\"[a-z]" "$CI_SRC_DIR/man/ci-ndjson.5" |
-		sed "s/\\\\-/-/g; s/\\\\e/\\\\/g" >examples &&
-	validate ci-ndjson.5 examples &&
-	"$JQ" -r "._type" examples | sort >types &&
+	"$python" "$CI_SRC_DIR/tests/validate-records.py" --man --name man/ci-ndjson.5 "$schemas" \
+		<"$CI_SRC_DIR/man/ci-ndjson.5" >&7 &&
+	sed -n "s/^{\"_type\":\"\([a-z_]*\)\".*/\1/p" "$CI_SRC_DIR/man/ci-ndjson.5" | sort >types &&
 	(cd "$schemas" && ls *.json) | sed "s/\.json\$//" | sort >expect &&
 	test_cmp expect types
+'
+
+test_expect_success 'the records in the examples of every man page are valid' '
+	for page in "$CI_SRC_DIR"/man/*.[1-9]; do
+		"$python" "$CI_SRC_DIR/tests/validate-records.py" --man --name "man/${page##*/}" "$schemas" \
+			<"$page" >&7 || return 1
+	done
 '
 
 test_expect_success 'the validator fails on bad records, naming the line' '
@@ -215,6 +221,31 @@ test_expect_success 'the validator fails on bad records, naming the line' '
 	test_grep "^bad:9: not JSON: " actual &&
 	head -1 bad | "$python" "$CI_SRC_DIR/tests/validate-records.py" "$schemas" >actual &&
 	test_must_be_empty actual
+'
+
+test_expect_success 'the validator reads the examples of a man page, with its line numbers' '
+	cat >page.1 <<-\EOF &&
+	.TH X 1
+	.SH EXAMPLES
+	{"_type":"count","path":"not in an example","count":0}
+	.EX
+	$ ci\-grep \-c x
+	{"_type":"count","path":"a\-b.c",
+	 "count":2}
+	{"_type":"count","path":"a.c",
+	 "count":0}
+	.EE
+	.nf
+	{"_type":"match_file","path":"\(aqa\(aq","extra":1}
+	.fi
+	EOF
+	test_status 1 "$python" "$CI_SRC_DIR/tests/validate-records.py" --man --name page.1 "$schemas" <page.1 >actual &&
+	cat >expect <<-\EOF &&
+	page.1:8: count: .count: 0 is less than the minimum of 1
+	page.1:12: match_file: .: Additional properties are not allowed (QextraQ was unexpected)
+	EOF
+	tr "\047" Q <actual >actual.q &&
+	test_cmp expect actual.q
 '
 
 test_expect_code 2 'the validator: a usage error' '

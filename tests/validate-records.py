@@ -2,10 +2,14 @@
 # tests/validate-records.py: check NDJSON records against the JSON Schemas of
 # share/schema/, one schema a record type (<dir>/<_type>.json).
 #
-#   validate-records.py [--name <label>] <schema-dir> < records.ndjson
+#   validate-records.py [--name <label>] [--man] <schema-dir> < records.ndjson
 #
 # Each line of standard input must be a JSON object with a string "_type" that
-# has a schema in <schema-dir>, and must be valid against it.  Each failure is
+# has a schema in <schema-dir>, and must be valid against it.  With --man, the
+# input is a man page and the records are those of its examples (.EX/.EE and
+# .nf/.fi blocks): each line starting with {"_type":"<letter>, with the lines
+# after it that start with a blank, troff escapes \- \e \(aq undone; the line
+# numbers are the page's.  Each failure is
 # printed on standard output as "<label>:<line>: <_type>: <what is wrong>"
 # (the label defaults to <stdin>), with the place in the record that is wrong;
 # a type without a schema is a failure, so that a new record type gets one.
@@ -16,6 +20,7 @@
 
 import json
 import os
+import re
 import sys
 
 try:
@@ -47,14 +52,47 @@ def where(err):
     return p or "."
 
 
+def man_records(lines):
+    """The records of the examples of a man page, as (line number, bytes)."""
+    start = re.compile(r'\s*\{"_type":"[a-z]')
+    out = []
+    in_ex = False
+    cur = None
+    for n, raw in enumerate(lines, 1):
+        s = raw.decode("utf-8").rstrip("\n")
+        if s.startswith((".EX", ".nf", ".EE", ".fi")):
+            in_ex = s.startswith((".EX", ".nf"))
+            cur = None
+            continue
+        if not in_ex:
+            cur = None
+            continue
+        s = s.replace("\\-", "-").replace("\\(aq", "'").replace("\\&", "").replace("\\e", "\\")
+        if start.match(s):
+            cur = [n, s.strip()]
+            out.append(cur)
+        elif cur is not None and s.startswith(" "):
+            cur[1] += s.strip()
+        else:
+            cur = None
+    return [(n, t.encode("utf-8")) for n, t in out]
+
+
 def main(argv):
     name = "<stdin>"
+    man = False
     args = argv[1:]
-    if len(args) >= 2 and args[0] == "--name":
-        name = args[1]
-        args = args[2:]
+    while args and args[0] in ("--name", "--man"):
+        if args[0] == "--man":
+            man = True
+            args = args[1:]
+        elif len(args) >= 2:
+            name = args[1]
+            args = args[2:]
+        else:
+            break
     if len(args) != 1:
-        sys.stderr.write("usage: validate-records.py [--name <label>] <schema-dir>\n")
+        sys.stderr.write("usage: validate-records.py [--name <label>] [--man] <schema-dir>\n")
         return 2
     try:
         schemas = load_schemas(args[0])
@@ -62,10 +100,12 @@ def main(argv):
         sys.stderr.write("validate-records: %s: %s\n" % (args[0], e))
         return 2
 
+    if man:
+        records = man_records(sys.stdin.buffer)
+    else:
+        records = enumerate(sys.stdin.buffer, 1)
     bad = 0
-    lineno = 0
-    for line in sys.stdin.buffer:
-        lineno += 1
+    for lineno, line in records:
         pos = "%s:%d" % (name, lineno)
         try:
             rec = json.loads(line.decode("utf-8"))
