@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	const char **paths = NULL;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.chunk.max_lines = CHUNK_DEFAULT_MAX_LINES;

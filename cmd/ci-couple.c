@@ -2878,6 +2878,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.max_files = 50;

@@ -580,6 +580,7 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	opterr = 0;
 	memset(&o, 0, sizeof(o));
 	o.batch = 32;

@@ -3085,6 +3085,7 @@ int main(int argc, char **argv)
 	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;

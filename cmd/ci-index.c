@@ -3847,6 +3847,7 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	if (!srv_child) {
 		argc0 = argc;
 		argv0 = xcalloc((size_t)argc + 1, sizeof(*argv0));

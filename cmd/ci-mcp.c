@@ -3284,6 +3284,7 @@ int main(int argc, char **argv)
 	int c, list = 0, allow_remote = 0, ret;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", long_options, NULL)) != -1) {
 		switch (c) {

@@ -3327,6 +3327,7 @@ int main(int argc, char **argv)
 	const char *quality = "high", *hint = NULL;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 
 	/* the command line as given, for the server (getopt permutes argv) */
 	free(argv_given);

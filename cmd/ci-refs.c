@@ -1217,6 +1217,7 @@ int main(int argc, char **argv)
 	int c, rc, ret;
 
 	util_init(argv[0]);
+	list_options(argc, argv, long_options);
 	opterr = 0;
 	o.limit = 100;
 	o.depth = 2;

@@ -279,6 +279,22 @@ static void sub_help(const char *sub)
 	exit(close_stdout(EXIT_OK));
 }
 
+/*
+ * --list-options of a subcommand, for completion scripts (scripts/gen-completions):
+ * its flags, "--name=" for one that takes a value, one a line; exit 0.
+ */
+static void sub_list_options(const struct flags *f)
+{
+	int i;
+
+	for (i = 0; f->names && f->names[i]; i++)
+		printf("--%s=\n", f->names[i]);
+	for (i = 0; f->bools && f->bools[i]; i++)
+		printf("--%s\n", f->bools[i]);
+	puts("--help");
+	exit(close_stdout(EXIT_OK));
+}
+
 /* Parse argv (after the subcommand) into f; an unknown flag fails (exit 2). */
 static void parse_flags(struct flags *f, int argc, char **argv)
 {
@@ -290,6 +306,8 @@ static void parse_flags(struct flags *f, int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			sub_help(f->sub);
+		if (!strcmp(a, "--list-options"))
+			sub_list_options(f);
 
 		if (a[0] != '-' || a[1] != '-' || !a[2]) {
 			if (f->args_nr >= (int)ARRAY_SIZE(f->args))
@@ -3702,6 +3720,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(sub, "--version"))
 		return print_version("ci");
+	if (!strcmp(sub, "--list-options") && argc == 2) {
+		fputs("--help\n--version\n", stdout);
+		return close_stdout(EXIT_OK);
+	}
 	if (sub[0] == '-')
 		usage_error(usage_text, "unknown option '%s'", sub);
 	for (i = 0; i < ARRAY_SIZE(passthrough); i++)

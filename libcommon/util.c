@@ -426,3 +426,12 @@ int print_version(const char *prog)
 	printf("%s (ci) %s\n", prog, PACKAGE_VERSION);
 	return close_stdout(0);
 }
+
+void list_options(int argc, char **argv, const struct option *opts)
+{
+	if (argc != 2 || strcmp(argv[1], "--list-options"))
+		return;
+	for (; opts->name; opts++)
+		printf("--%s%s\n", opts->name, opts->has_arg == required_argument ? "=" : "");
+	exit(close_stdout(EXIT_OK));
+}

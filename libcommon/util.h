@@ -70,6 +70,16 @@ int close_stdout(int ret);
 /* --version: "<prog> (ci) <version>" on stdout; main's exit status. */
 int print_version(const char *prog);
 
+struct option;
+/*
+ * For completion scripts (scripts/gen-completions): when --list-options is the
+ * only argument, print the long options of opts (ended by a NULL name), one a
+ * line, "--name" or "--name=" for one that takes a value, and exit 0 (3 on a
+ * write error); otherwise return.  Each main() calls it first, so it is in no
+ * table and in no usage.
+ */
+void list_options(int argc, char **argv, const struct option *opts);
+
 /* Parse a non-negative integer option value; usage_error() on junk or out of range. */
 long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
 
