@@ -123,7 +123,7 @@ test_expect_success 'bash: an option that takes a value ends in =' '
 
 test_expect_success 'bash: the subcommands, after options and their values' '
 	bash_complete ci-index --index db "" >out &&
-	printf "%s\n" build drop load serve status update >expect &&
+	printf "%s\n" build check drop load serve status update >expect &&
 	test_cmp expect out &&
 	bash_complete ci-couple --since=2w co >out &&
 	printf "%s\n" commits coupling >expect &&
