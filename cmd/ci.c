@@ -103,7 +103,16 @@ static const struct {
 	{ "mcp", "ci-mcp" },
 };
 
-/* An error of a subcommand, as codebase-context reports it: stderr, exit 1. */
+/* "ci: <message>" on stderr, then exit with code. */
+static void vfail(int code, const char *fmt, va_list ap) __attribute__((noreturn));
+static void vfail(int code, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
 /*
  * A usage error of a subcommand (an unknown option, a missing or malformed
  * argument): the message, then exit 2, as every ci command does.
@@ -113,25 +122,18 @@ static void usage_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_USAGE);
+	vfail(EXIT_USAGE, fmt, ap);
 }
 
+/* Any other error of a subcommand, as codebase-context reports it: exit 1. */
 static void fail(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", progname);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	vfail(1, fmt, ap);
 }
 
 /* Replace this process by <prog> with the arguments argv (argv[0] is set here). */

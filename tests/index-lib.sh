@@ -82,3 +82,26 @@ index_check() {
 		FROM f LEFT JOIN chunk_sizes s ON s.block = f.id / 1024
 		WHERE size_at(s.sizes, f.id % 1024) IS NOT f.sz;"
 }
+
+# gen_c <file> <name> <functions>: a C file of that many small functions, each
+# calling helper()
+gen_c() {
+	awk -v name="$2" -v n="$3" 'BEGIN {
+		printf "#include \"common.h\"\n\n"
+		for (i = 0; i < n; i++)
+			printf "int %s_%d(int x)\n{\n\treturn helper(x) + %d;\n}\n\n", name, i, i
+	}' >"$1"
+}
+
+# gen_repo <n>: a git repository repo/ of n such files, src/f1.c ... src/f<n>.c,
+# and the src/common.h they include, not yet committed
+gen_repo() {
+	mkdir -p repo/src &&
+	(cd repo && git init -q) &&
+	printf "int helper(int x);\n" >repo/src/common.h &&
+	gen_repo_i_=1 &&
+	while test $gen_repo_i_ -le "$1"; do
+		gen_c repo/src/f$gen_repo_i_.c f$gen_repo_i_ 3 &&
+		gen_repo_i_=$((gen_repo_i_ + 1)) || return 1
+	done
+}

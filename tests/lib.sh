@@ -321,6 +321,18 @@ need_model() {
 	export CI_MODEL
 }
 
+# http_url <err file>: wait (30 s at most) for `ci-mcp --http` started with its
+# stderr in that file to say where it serves, and print that URL; fails if it
+# never does
+http_url() {
+	http_url_i_=0
+	while ! grep -q "serving http" "$1" 2>/dev/null && test $http_url_i_ -lt 300; do
+		sleep 0.1; http_url_i_=$((http_url_i_ + 1))
+	done
+	http_url_=$(sed -n "s/^ci-mcp: serving //p" "$1")
+	test -n "$http_url_" && echo "$http_url_"
+}
+
 test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
 }

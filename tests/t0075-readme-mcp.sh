@@ -107,12 +107,7 @@ if test_have_prog curl; then
 test_expect_success 'ci-mcp --http with a token' '
 	(cd repo && CI_MCP_TOKEN=s3cret exec ci-mcp --http 127.0.0.1:0 2>../http.err) &
 	pid=$! &&
-	i=0 &&
-	while ! grep -q "serving http" http.err 2>/dev/null && test $i -lt 300; do
-		sleep 0.1; i=$((i + 1))
-	done &&
-	url=$(sed -n "s/^ci-mcp: serving //p" http.err) &&
-	test -n "$url"
+	url=$(http_url http.err)
 '
 
 while IFS= read -r line; do

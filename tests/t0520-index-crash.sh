@@ -64,23 +64,9 @@ is_fresh() {
 	index_intact repo/.ci-index/index.db
 }
 
-# gen_c <file> <name> <functions>: a C file of that many small functions
-gen_c() {
-	awk -v name="$2" -v n="$3" 'BEGIN {
-		printf "#include \"common.h\"\n\n"
-		for (i = 0; i < n; i++)
-			printf "int %s_%d(int x)\n{\n\treturn helper(x) + %d;\n}\n\n", name, i, i
-	}' >"$1"
-}
-
 test_expect_success 'setup: a repository of 40 files and its index' '
-	mkdir -p repo/src repo/docs &&
-	(cd repo && git init -q) &&
-	printf "int helper(int x);\n" >repo/src/common.h &&
-	i=1 &&
-	while test $i -le 40; do
-		gen_c repo/src/f$i.c f$i 3 && i=$((i + 1))
-	done &&
+	gen_repo 40 &&
+	mkdir -p repo/docs &&
 	printf "# Notes\n\nNothing yet.\n" >repo/docs/notes.md &&
 	(cd repo && git add -A && git commit -q -m files && ci-index build) &&
 	index_dump repo/.ci-index/index.db >before.dump &&

@@ -18,14 +18,6 @@ if ! test_have_prog sqlite3; then
 	test_done
 fi
 
-# gen_c <file> <name> <functions>: a C file of that many small functions
-gen_c() {
-	awk -v name="$2" -v n="$3" 'BEGIN {
-		for (i = 0; i < n; i++)
-			printf "int %s_%d(int x)\n{\n\treturn helper(x) + %d;\n}\n\n", name, i, i
-	}' >"$1"
-}
-
 # nothing_left: the index's directory holds the index and its lock, no new database
 nothing_left() {
 	ls repo/.ci-index | grep "^index\.db\.new" >left
@@ -39,12 +31,7 @@ as_before() {
 }
 
 test_expect_success 'setup: a repository of 30 files and its index; then edits' '
-	mkdir -p repo/src &&
-	(cd repo && git init -q) &&
-	i=1 &&
-	while test $i -le 30; do
-		gen_c repo/src/f$i.c f$i 3 && i=$((i + 1))
-	done &&
+	gen_repo 30 &&
 	(cd repo && git add -A && git commit -q -m files && ci-index build) &&
 	index_dump repo/.ci-index/index.db >before.dump &&
 	gen_c repo/src/f1.c edited 4 &&

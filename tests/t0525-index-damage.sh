@@ -38,21 +38,8 @@ restore() {
 	cp good.db repo/.ci-index/index.db
 }
 
-# gen_c <file> <name> <functions>: a C file of that many small functions
-gen_c() {
-	awk -v name="$2" -v n="$3" 'BEGIN {
-		for (i = 0; i < n; i++)
-			printf "int %s_%d(int x)\n{\n\treturn helper(x) + %d;\n}\n\n", name, i, i
-	}' >"$1"
-}
-
 test_expect_success 'setup: a repository of 20 files, its index, a copy of it' '
-	mkdir -p repo/src &&
-	(cd repo && git init -q) &&
-	i=1 &&
-	while test $i -le 20; do
-		gen_c repo/src/f$i.c f$i 3 && i=$((i + 1))
-	done &&
+	gen_repo 20 &&
 	(cd repo && git add -A && git commit -q -m files && ci-index build) &&
 	cp repo/.ci-index/index.db good.db &&
 	index_dump good.db >good.dump &&

@@ -27,15 +27,6 @@ rnd() {
 		'BEGIN { srand(s * 7919 + r * 104729 + t * 13); print int(rand() * n) }'
 }
 
-# gen_c <file> <name> <functions>
-gen_c() {
-	awk -v name="$2" -v n="$3" 'BEGIN {
-		printf "#include \"common.h\"\n\n"
-		for (i = 0; i < n; i++)
-			printf "int %s_%d(int x)\n{\n\treturn helper(x) + %d;\n}\n\n", name, i, i
-	}' >"$1"
-}
-
 # edit <round>: random changes to repo/src
 edit() {
 	k=0
@@ -53,13 +44,7 @@ edit() {
 }
 
 test_expect_success 'setup: a repository of 30 files and its index' '
-	mkdir -p repo/src &&
-	(cd repo && git init -q) &&
-	printf "int helper(int x);\n" >repo/src/common.h &&
-	i=0 &&
-	while test $i -lt 30; do
-		gen_c repo/src/f$i.c f$i 3 && i=$((i + 1))
-	done &&
+	gen_repo 30 &&
 	(cd repo && ci-index build)
 '
 

@@ -66,12 +66,7 @@ test_expect_success 'over stdio' '
 start_http() {
 	(cd repo && CI_MCP_TOKEN=s3cret exec ci-mcp --http 127.0.0.1:0 --table ../table.json 2>../http.err) &
 	pid=$!
-	i=0
-	while ! grep -q "serving http" http.err 2>/dev/null && test $i -lt 300; do
-		sleep 0.1; i=$((i + 1))
-	done
-	url=$(sed -n "s/^ci-mcp: serving //p" http.err)
-	test -n "$url"
+	url=$(http_url http.err)
 }
 
 test_expect_success 'over Streamable HTTP' '

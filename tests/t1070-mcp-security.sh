@@ -19,14 +19,9 @@ start_http() {
 	rm -f http.err
 	(cd repo && exec ci-mcp --http 127.0.0.1:0 "$@" 2>../http.err) &
 	pid=$!
-	i=0
-	while ! grep -q "serving http" http.err 2>/dev/null && test $i -lt 300; do
-		sleep 0.1; i=$((i + 1))
-	done
-	url=$(sed -n "s/^ci-mcp: serving //p" http.err)
+	url=$(http_url http.err) || return 1
 	port=${url##*:}
 	port=${port%/mcp}
-	test -n "$url"
 }
 
 stop_http() {
