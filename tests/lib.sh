@@ -321,6 +321,20 @@ need_model() {
 	export CI_MODEL
 }
 
+# ci_commands: the programs of bin_PROGRAMS in Makefile.am, a line each
+# (continuation lines, += and $(NULL) understood)
+ci_commands() {
+	awk '
+	/^bin_PROGRAMS[ \t]*\+?=/ { on = 1; sub(/^[^=]*=/, "") }
+	on {
+		cont = sub(/\\[ \t]*$/, "")
+		gsub(/\$\(NULL\)/, "")
+		n = split($0, w, /[ \t]+/)
+		for (i = 1; i <= n; i++) if (w[i] != "") print w[i]
+		if (!cont) on = 0
+	}' "$CI_SRC_DIR/Makefile.am"
+}
+
 # http_url <err file>: wait (30 s at most) for `ci-mcp --http` started with its
 # stderr in that file to say where it serves, and print that URL; fails if it
 # never does

@@ -12,16 +12,8 @@
 
 # ---- what to check -----------------------------------------------------------------
 
-# The programs of bin_PROGRAMS (continuation lines, += and $(NULL) understood).
-commands=$(awk '
-	/^bin_PROGRAMS[ \t]*\+?=/ { on = 1; sub(/^[^=]*=/, "") }
-	on {
-		cont = sub(/\\[ \t]*$/, "")
-		gsub(/\$\(NULL\)/, "")
-		n = split($0, w, /[ \t]+/)
-		for (i = 1; i <= n; i++) if (w[i] != "") print w[i]
-		if (!cont) on = 0
-	}' "$CI_SRC_DIR/Makefile.am")
+# The programs of bin_PROGRAMS.
+commands=$(ci_commands)
 
 man_pages=$(cd "$CI_SRC_DIR" && ls man/*.[1-8] 2>/dev/null)
 

@@ -12,16 +12,8 @@
 
 . "$(dirname "$0")/lib.sh"
 
-# The programs of bin_PROGRAMS (as t0000-help reads them).
-commands=$(awk '
-	/^bin_PROGRAMS[ \t]*\+?=/ { on = 1; sub(/^[^=]*=/, "") }
-	on {
-		cont = sub(/\\[ \t]*$/, "")
-		gsub(/\$\(NULL\)/, "")
-		n = split($0, w, /[ \t]+/)
-		for (i = 1; i <= n; i++) if (w[i] != "") print w[i]
-		if (!cont) on = 0
-	}' "$CI_SRC_DIR/Makefile.am")
+# The programs of bin_PROGRAMS.
+commands=$(ci_commands)
 commands=$(echo $commands)
 comp=$CI_BUILD_DIR/completions
 
