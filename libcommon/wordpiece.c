@@ -218,6 +218,14 @@ int wordpiece_load_json(struct wordpiece **out, const char *path, struct wordpie
 		if ((size_t)json_integer_value(v) + 1 > max)
 			max = (size_t)json_integer_value(v) + 1;
 	}
+	/* ids are dense (0 to n-1, a few added tokens past them): a few pieces
+	 * with huge ids would have the tables take gigabytes (make fuzz found a
+	 * 70-byte tokenizer.json asking for 2 GiB) */
+	if (max > json_object_size(vocab) * 2 + 1024) {
+		error("%s: ids up to %zu for %zu pieces: not a WordPiece vocabulary", path, max - 1,
+		      json_object_size(vocab));
+		goto done;
+	}
 	/* by id; an id no piece has is an empty piece */
 	wp->size = max;
 	wp->off = xcalloc(max, sizeof(*wp->off));
