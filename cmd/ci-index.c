@@ -2828,6 +2828,10 @@ static void srv_query(const char *q, struct buf *out)
 {
 	size_t i;
 
+	if (!strcmp(q, "pid")) {	/* ci-index status: is a server there, which */
+		buf_addf(out, "PID %ld\n", (long)getpid());
+		return;
+	}
 	srv_events();
 	if (!strncmp(q, "cand ", 5) && !srv_broken && srv_stamp[0]) {
 		srv_cand(q + 5, out);
@@ -3324,6 +3328,26 @@ static void count_map(struct buf *b, sqlite3 *db, const char *key, const char *s
 	buf_addch(b, '}');
 }
 
+/*
+ * The "server" key of a status record: the index's server when one answers
+ * (its pid, and the idle seconds after which it exits), else null.
+ */
+static void server_status(struct buf *b, const char *path)
+{
+	char *sock = fork_server_socket("index", path), *ans = NULL;
+	long pid = 0;
+
+	if (sock && fork_server_query(sock, "pid", &ans) == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
+		nd_key(b, "server");
+		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld}", pid,
+			 fork_server_idle("CI_INDEX_SERVER_IDLE"));
+	} else {
+		nd_null(b, "server");
+	}
+	free(ans);
+	free(sock);
+}
+
 static int cmd_status(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -3464,6 +3488,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_int(&b, "index_bytes", index_bytes);
 	nd_int(&b, "source_bytes", source_bytes);
 	nd_num(&b, "size_ratio", source_bytes ? (double)index_bytes / (double)source_bytes : 0);
+	server_status(&b, path);
 	nd_end(&b);
 	fwrite(b.buf, 1, b.len, stdout);
 	buf_release(&b);
@@ -3787,6 +3812,19 @@ static char *server_index(const struct options *o, char **sock)
 	return path;
 }
 
+/*
+ * Say once, on a terminal, that a build or update left the index's server
+ * running: a process that lives on after the command is no surprise then.
+ */
+static void server_notice(void)
+{
+	if (srv_child || !isatty(2))
+		return;
+	fprintf(stderr, "%s: the index's server runs in the background (it keeps searches "
+		"fast and exits after %ld s idle; 'ci-index serve --stop' stops it, "
+		"CI_INDEX_SERVER=0 starts none)\n", progname, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+}
+
 static int update_in_server(const struct options *o)
 {
 	const char *e = getenv("CI_INDEX_SERVER");
@@ -3797,6 +3835,7 @@ static int update_in_server(const struct options *o)
 		rc = fork_server_call(sock, argc0, argv0);
 		if (rc < 0) {
 			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+			server_notice();
 			/* always: wait for it (its start takes a second or two), up to a minute */
 			for (int i = 0; rc < 0 && e && !strcmp(e, "always") && i < 3000; i++) {
 				struct timespec ts = { 0, 20000000 };
@@ -3834,7 +3873,8 @@ static void server_after_build(const struct options *o)
 		}
 		/* until it holds its lock: a `serve --stop` right after the build
 		 * then waits for it and stops it, instead of finding none */
-		fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE")) == 0)
+			server_notice();
 	}
 	free(sock);
 	free(path);

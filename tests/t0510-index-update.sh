@@ -772,11 +772,31 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		served_soon
 	'
 
+	test_expect_success 'server: status shows the server running (its pid), then null' '
+		(cd repo && ci-index status) >status.json &&
+		"$JQ" -e ".server.pid > 1 and .server.idle_exit_s == 60" status.json &&
+		kill -0 $("$JQ" .server.pid status.json)
+	'
+
 	test_expect_success 'server: serve --stop stops it; with none running it exits 1' '
 		(cd repo && ci-index serve --stop) &&
 		(cd repo && test_status 1 ci-index serve --stop 2>../err) &&
-		test_grep "no server is running" err
+		test_grep "no server is running" err &&
+		(cd repo && ci-index status) >status.json &&
+		"$JQ" -e ".server == null" status.json
 	'
+
+	if test_have_prog script; then
+		test_expect_success 'server: a build says once that it started the server, on a terminal only' '
+			(cd repo && script -qec "ci-index build" /dev/null) >tty.out &&
+			grep -c "the index.s server runs in the background" tty.out >n &&
+			echo 1 >expect && test_cmp expect n &&
+			(cd repo && ci-index serve --stop) &&
+			(cd repo && ci-index build 2>../err) &&
+			test_must_be_empty err &&
+			(cd repo && ci-index serve --stop)
+		'
+	fi
 fi
 
 test_done
