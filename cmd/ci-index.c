@@ -1472,6 +1472,64 @@ static int keep_history(sqlite3 *db, const char *old_path)
 	return rc;
 }
 
+/*
+ * A build keeps the vectors of the chunks it makes again: those of the same blob
+ * and lines in the index it replaces (the embedded text, name, signature,
+ * comment and words, is then the same), so that the next update, or --embed,
+ * embeds only what changed; a build used to drop them all and the next update
+ * re-embedded everything silently.  keep_vectors_attach() attaches the old index
+ * as "prev" when it is of this version and holds vectors (1; 0 when not, -1 on
+ * error), before the build's transaction; keep_vectors() copies them inside it.
+ */
+static int keep_vectors_attach(const struct options *o, sqlite3 *db, const char *old_path)
+{
+	sqlite3 *probe = NULL;
+	sqlite3_stmt *st;
+	int version = 0, vectors = 0, rc;
+	char *sql;
+
+	if (access(old_path, F_OK) < 0)
+		return 0;
+	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(probe, 10000);
+		if (sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+				       &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				version = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
+		/* --vectors asking for another format: embedded anew */
+		if (version == CI_SCHEMA_VERSION &&
+		    sqlite3_prepare_v2(probe, "SELECT EXISTS (SELECT 1 FROM vectors WHERE ?1 IS NULL OR fmt = ?1)",
+				       -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, o->vectors, -1, SQLITE_STATIC);
+			vectors = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_close(probe);
+	if (!vectors)
+		return 0;
+	/* the live index shared with its readers, the new one exclusive */
+	sql = sqlite3_mprintf("PRAGMA locking_mode=NORMAL; ATTACH %Q AS prev; PRAGMA main.locking_mode=EXCLUSIVE;",
+			      old_path);
+	rc = index_exec(db, sql);
+	sqlite3_free(sql);
+	return rc < 0 ? -1 : 1;
+}
+
+static int keep_vectors(sqlite3 *db)
+{
+	return index_exec(db,
+		"INSERT OR IGNORE INTO vectors(chunk_id, model, dim, fmt, scale, vec) "
+		"SELECT c.id, v.model, v.dim, v.fmt, v.scale, v.vec FROM chunks c "
+		"JOIN blobs b ON b.id = c.blob_id JOIN prev.blobs pb ON pb.blob = b.blob "
+		"JOIN prev.chunks pc ON pc.blob_id = pb.id AND pc.start_line = c.start_line "
+		"AND pc.end_line = c.end_line JOIN prev.vectors v ON v.chunk_id = pc.id;"
+		"INSERT OR REPLACE INTO meta(key, value) SELECT key, value FROM prev.meta "
+		"WHERE key IN ('model', 'vector_format') AND EXISTS (SELECT 1 FROM vectors)");
+}
+
 /* ---- what a reader needs to trust the index without a walk ---- */
 
 /* The time now, nanoseconds since the epoch (the clock file times come from). */
@@ -1961,7 +2019,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	char *path, *tmp;
 	sqlite3 *db;
 	int64_t walked = 0;
-	int i, lock, ret = EXIT_OK;
+	int i, lock, prev = 0, ret = EXIT_OK;
 
 	memset(&sn, 0, sizeof(sn));
 	for (i = 0; i < argc; i++) {
@@ -2059,13 +2117,22 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	ld.snapshot = rev != NULL;
 	ld.df.full = 1;		/* term_df is filled once, at the end */
 	feed_init(&fd, &ld, &pg);
-	if (keep_history(db, path) < 0 || index_exec(db, "BEGIN") < 0 ||
+	if (keep_history(db, path) < 0 || (prev = keep_vectors_attach(o, db, path)) < 0 ||
+	    index_exec(db, "BEGIN") < 0 ||
 	    (rev ? chunk_run_blobs(&w, &list, sn.repo, sn.oids, &co, &ictx, o->threads, feed_result, &fd)
 		 : chunk_run(&w, &list, &co, &ictx, o->threads, feed_result, &fd)) < 0 ||
 	    loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0 ||
-	    (!rev && record_walk(db, &w, &list, walked) < 0))
+	    (!rev && record_walk(db, &w, &list, walked) < 0) ||
+	    (prev > 0 && keep_vectors(db) < 0))
 		ret = EXIT_IO;
 	progress_tick(&pg, 1);
+	if (ret == EXIT_OK && prev > 0 && !o->vectors) {
+		/* new vectors in the format of those kept */
+		char *v = get_meta(db, "vector_format");
+		if (v)
+			vec_format_parse(&ld.vfmt, v);
+		free(v);
+	}
 	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
 		ret = EXIT_IO;
 	if (ret == EXIT_OK) {
@@ -2091,7 +2158,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 				 "CREATE VIRTUAL TABLE temp.tri_vocab USING fts5vocab(main, chunks_tri, 'row');"
 				 "INSERT INTO tri_df(tri, df) SELECT term, doc FROM temp.tri_vocab WHERE doc >= 1000;"
 				 "DROP TABLE temp.tri_vocab") < 0 ||
-		    index_exec(db, "COMMIT") < 0 || index_exec(db, "VACUUM") < 0)
+		    index_exec(db, "COMMIT") < 0 || (prev > 0 && index_exec(db, "DETACH prev") < 0) ||
+		    index_exec(db, "VACUUM") < 0)
 			ret = EXIT_IO;
 	}
 	loader_release(&ld);

@@ -177,7 +177,7 @@ test_expect_success 'vectors of another model: update warns and leaves them, --e
 test_expect_success 'progress on stderr with --progress, none when stderr is not a terminal' '
 	(cd repo && ci-index --embed build 2>../err) &&
 	test_must_be_empty err &&
-	(cd repo && ci-index --progress --embed build 2>../err) &&
+	(cd repo && ci-index drop && ci-index --progress --embed build 2>../err) &&
 	test_grep "embedding .* texts" err
 '
 
@@ -208,10 +208,31 @@ test_expect_success 'commit vectors: ci-embed'"'"'s are loaded, load --embed add
 	"$JQ" -e ".commit_vectors == 1 and .commits_without_vectors == 0 and .chunks_without_vectors == 0" st
 '
 
-test_expect_success 'a build keeps the history and its vectors' '
+test_expect_success 'a build keeps the history and its vectors, and the vectors of chunks it makes again' '
+	(cd repo && ci-index status) >before.st &&
+	vec_dump repo/.ci-index/index.db >before.vec &&
 	(cd repo && ci-index build) &&
 	(cd repo && ci-index status) >st &&
-	"$JQ" -e ".commits == 1 and .commit_vectors == 1 and .vectors == 0" st
+	"$JQ" -e ".commits == 1 and .commit_vectors == 1 and .vectors == .chunks and .chunks_without_vectors == 0" st &&
+	"$JQ" -c "[.model, .vector_format]" before.st >expect &&
+	"$JQ" -c "[.model, .vector_format]" st >actual &&
+	test_cmp expect actual &&
+	vec_dump repo/.ci-index/index.db >after.vec &&
+	test_cmp before.vec after.vec
+'
+
+test_expect_success 'a build after an edit: only the edited file'"'"'s new chunks lack vectors, update embeds them' '
+	printf "\nint open_conn(const char *host)\n{\n\treturn connect_to(host);\n}\n" >>repo/src/net.c &&
+	(cd repo && ci-index build) &&
+	(cd repo && ci-index status) >st &&
+	"$JQ" -e ".chunks_without_vectors > 0 and .vectors > 0" st &&
+	sqlite3 repo/.ci-index/index.db "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.blob_id = c.blob_id
+		WHERE c.id NOT IN (SELECT chunk_id FROM vectors)" >missing &&
+	echo src/net.c >expect && test_cmp expect missing &&
+	n=$("$JQ" .chunks_without_vectors st) &&
+	(cd repo && ci-index -v update 2>../err) &&
+	test_grep "embedded $n chunks and 0 commits" err &&
+	(cd repo && ci-index status) | "$JQ" -e ".chunks_without_vectors == 0"
 '
 
 test_done
