@@ -18,6 +18,7 @@
  * repository gives the same output today and next year.
  */
 #include "common.h"
+#include "human.h"
 #include "githist.h"
 #include "complexity.h"
 #include "chunk.h"
@@ -63,6 +64,7 @@ static const char usage_text[] =
 	"      --no-index            read the history from git only\n"
 	"  -j, --threads <n>         diff commits with <n> threads (default: the number of CPUs)\n"
 	"  -v, --verbose             say more on stderr (where the history came from)\n"
+	"      --json                NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
 	"  -h, --help                show this help and exit\n"
 	"      --version             show the version and exit\n"
 	"Options of some commands:\n"
@@ -81,7 +83,7 @@ static const char usage_text[] =
 enum {
 	OPT_SINCE = 256, OPT_MAX_COMMITS, OPT_MAX_FILES, OPT_HALF_LIFE, OPT_INDEX, OPT_NO_INDEX,
 	OPT_INCREMENTAL, OPT_THRESHOLD, OPT_MIN_CO, OPT_LIMIT, OPT_AUTHOR, OPT_FILE, OPT_DIFF,
-	OPT_BUDGET, OPT_DEPTH,
+	OPT_BUDGET, OPT_DEPTH, OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -102,6 +104,7 @@ static const struct option long_options[] = {
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "threads", required_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -2865,6 +2868,14 @@ done:
 	return ret;
 }
 
+/* The formatter of records for people, when one runs (human.h). */
+static pid_t human_pid;
+
+static void human_at_exit(void)
+{
+	human_finish(human_pid);
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -2874,7 +2885,7 @@ int main(int argc, char **argv)
 	const char *cmd_name;
 	const char *args[2] = { NULL, NULL };
 	size_t ci;
-	int c, nargs, ret;
+	int c, nargs, ret, json = 0;
 	char *end;
 
 	util_init(argv[0]);
@@ -2937,6 +2948,7 @@ int main(int argc, char **argv)
 			o.threads = (int)parse_long_arg(usage_text, "--threads", optarg, 1, 256);
 			break;
 		case 'v': verbosity++; break;
+		case OPT_JSON: json = 1; break;
 		case OPT_VERSION:
 			return print_version("ci-couple");
 		case 'h':
@@ -2973,6 +2985,8 @@ int main(int argc, char **argv)
 		usage_error(usage_text, "commits: the query is empty");
 	if (o.incremental && o.no_index)
 		usage_error(usage_text, "--incremental needs the index: not with --no-index");
+	if (human_wanted(json) && (human_pid = human_start()) > 0)
+		atexit(human_at_exit);
 
 	git_libgit2_init();
 	/*

@@ -22,6 +22,7 @@
  * others, and the answer says which signals it used and how sure it is.
  */
 #include "common.h"
+#include "human.h"
 #include "index.h"
 #include "walk.h"
 #include "vec.h"
@@ -80,6 +81,7 @@ static const char usage_text[] =
 	"                          duplicates (default 0.85)\n"
 	"      --scan              similar: cluster near-duplicate chunks across the index\n"
 	"      --no-server         run here, not in the index's server (also: CI_RANK_SERVER=0)\n"
+	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
 	"      --idle <seconds>    serve: exit after this long without a request (default\n"
 	"                          $CI_RANK_SERVER_IDLE, else 600)\n"
 	"      --stop              serve: stop the index's server\n"
@@ -88,7 +90,7 @@ static const char usage_text[] =
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
-	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP };
+	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -111,6 +113,7 @@ static const struct option long_options[] = {
 	{ "idle", required_argument, NULL, OPT_IDLE },
 	{ "stop", no_argument, NULL, OPT_STOP },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -3312,13 +3315,21 @@ static int call_server(const char *path)
 	return rc;
 }
 
+/* The formatter of records for people, when one runs (human.h). */
+static pid_t human_pid;
+
+static void human_at_exit(void)
+{
+	human_finish(human_pid);
+}
+
 int main(int argc, char **argv)
 {
 	struct ci_index *ix;
 	struct qvec_job qjob;
 	struct buf out = BUF_INIT, q = BUF_INIT;
 	char *path;
-	int c, rc, ret = EXIT_OK, word_is_query = 0;
+	int c, rc, ret = EXIT_OK, word_is_query = 0, json = 0;
 	long total_chunks = 0;
 	enum intent intent;
 	int scope_tests, scope_impl, scope_docs;
@@ -3386,6 +3397,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SCAN: o.scan = 1; break;
 		case OPT_NO_SERVER: o.no_server = 1; break;
+		case OPT_JSON: json = 1; break;
 		case OPT_IDLE: o.idle = parse_long_arg(usage_text, "--idle", optarg, 1, 86400 * 365); break;
 		case OPT_STOP: o.stop = 1; break;
 		case OPT_THRESHOLD: {
@@ -3443,6 +3455,8 @@ int main(int argc, char **argv)
 	}
 	if (!q.len && !o.scan)
 		usage_error(usage_text, "no query given");
+	if (!server_child && human_wanted(json) && (human_pid = human_start()) > 0)
+		atexit(human_at_exit);
 	/*
 	 * One query, then exit: SQLite's cache in 2 MiB pages, faulted in a few
 	 * at a time (a page fault costs 5-10 us on this VM).  16 MiB: the setup

@@ -14,6 +14,7 @@
  * "unsupported" record rather than an empty list.
  */
 #include "common.h"
+#include "human.h"
 #include "index.h"
 #include "lang.h"
 #include "walk.h"
@@ -49,14 +50,16 @@ static const char usage_text[] =
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
+	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
-	OPT_SCOPE, OPT_DEPTH, OPT_MODE };
+	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "kind", required_argument, NULL, OPT_KIND },
 	{ "path", required_argument, NULL, OPT_PATH },
 	{ "lang", required_argument, NULL, OPT_LANG },
@@ -1210,8 +1213,17 @@ static int cmd_impact(const char *arg)
 	return no_vectors ? EXIT_USAGE : found ? EXIT_OK : EXIT_NOTHING;
 }
 
+/* The formatter of records for people, when one runs (human.h). */
+static pid_t human_pid;
+
+static void human_at_exit(void)
+{
+	human_finish(human_pid);
+}
+
 int main(int argc, char **argv)
 {
+	int json = 0;
 	const char *cmd, *arg = NULL;
 	char *path;
 	int c, rc, ret;
@@ -1233,6 +1245,7 @@ int main(int argc, char **argv)
 		case OPT_BOTH: o.both = 1; break;
 		case OPT_SCOPE: o.scope = optarg; break;
 		case OPT_DEPTH: o.depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
+		case OPT_JSON: json = 1; break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "combined"))
 				o.mode = M_ALL;
@@ -1274,6 +1287,8 @@ int main(int argc, char **argv)
 	}
 	if (o.kind && !*o.kind)
 		usage_error(usage_text, "--kind: empty");
+	if (human_wanted(json) && (human_pid = human_start()) > 0)
+		atexit(human_at_exit);
 
 	if (o.index) {
 		path = xstrdup(o.index);
