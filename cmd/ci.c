@@ -20,6 +20,7 @@
  * and turn the records into lines of text.
  */
 #include "common.h"
+#include "human.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -151,33 +152,12 @@ static void run_exec(const char *prog, char **argv)
 }
 
 /* One record as a line of text: its scalar fields as key=value, the rest as JSON. */
-static void print_human(json_t *rec)
+/* Records for people: those of human.h's formatter (grouped by file, in colour). */
+static int human_color(void)
 {
-	const char *key;
-	json_t *v;
-	int first = 1;
+	const char *nc = getenv("NO_COLOR");
 
-	if (!json_is_object(rec)) {
-		char *s = json_dumps(rec, JSON_COMPACT | JSON_ENCODE_ANY);
-		puts(s ? s : "");
-		free(s);
-		return;
-	}
-	json_object_foreach(rec, key, v) {
-		char *s = NULL;
-
-		if (!first)
-			fputs("  ", stdout);
-		first = 0;
-		if (json_is_string(v))
-			printf("%s: %s", key, json_string_value(v));
-		else {
-			s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
-			printf("%s: %s", key, s ? s : "");
-		}
-		free(s);
-	}
-	putchar('\n');
+	return !(nc && *nc);
 }
 
 
@@ -207,8 +187,6 @@ static int run(const char *prog, char **argv, int json)
 	int rfd, status, ret;
 	pid_t pid;
 	FILE *in;
-	char *line = NULL;
-	size_t cap = 0;
 
 	if (json || !isatty(STDOUT_FILENO))
 		run_exec(prog, argv);
@@ -216,17 +194,7 @@ static int run(const char *prog, char **argv, int json)
 	in = fdopen(rfd, "r");
 	if (!in)
 		die_code(EXIT_IO, "cannot read from %s: %s", prog, strerror(errno));
-	while (getline(&line, &cap, in) > 0) {
-		json_error_t err;
-		json_t *rec = json_loads(line, JSON_DECODE_ANY, &err);
-
-		if (rec)
-			print_human(rec);
-		else
-			fputs(line, stdout);
-		json_decref(rec);
-	}
-	free(line);
+	human_format(in, stdout, human_color());
 	fclose(in);
 	if (waitpid(pid, &status, 0) < 0)
 		die_code(EXIT_IO, "cannot wait for %s: %s", prog, strerror(errno));
@@ -380,12 +348,30 @@ static int emit_records(json_t *recs, int json, int rc)
 	json_t *r;
 	size_t i;
 
-	json_array_foreach(recs, i, r) {
-		if (json)
-			put_json(r);
-		else
-			print_human(r);
+	if (!json) {
+		/* the records' lines, read back by the formatter */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+		if (!mem)
+			die_code(EXIT_IO, "out of memory");
+		json_array_foreach(recs, i, r) {
+			char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+			fprintf(mem, "%s\n", s ? s : "null");
+			free(s);
+		}
+		fclose(mem);
+		mem = fmemopen(text, len, "r");
+		if (mem) {
+			human_format(mem, stdout, human_color());
+			fclose(mem);
+		}
+		free(text);
+		json_decref(recs);
+		return close_stdout(rc);
 	}
+	json_array_foreach(recs, i, r)
+		put_json(r);
 	json_decref(recs);
 	return close_stdout(rc);
 }

@@ -48,6 +48,14 @@ test_expect_success 'ci-couple commits on a terminal: one line a commit, as git 
 	tail -1 out | grep -q "^query: headers  count: 1"
 '
 
+test_expect_success 'ci search on a terminal: the same text as ci-rank, the file as heading' '
+	tty env NO_COLOR=1 CI_RANK_SERVER=0 ci search --limit 2 parse header &&
+	head -2 out >first &&
+	test_grep "^a.c$" first &&
+	test_grep "^1-4 function parse_header  [0-9.]*$" first &&
+	! grep -q "_type" out
+'
+
 test_expect_success 'colour on a terminal unless NO_COLOR is set' '
 	tty ci-refs refs parse_header &&
 	grep -q "$(printf "\033")\[35mb.c" out &&
