@@ -261,6 +261,48 @@ test_expect_success 'the same with context, -c, -l and a path' '
 	test_cmp b a
 '
 
+# agree <flags...>: the search with the index (--check files, dirs and none, the
+# tree as indexed) writes what a scan writes, with the same exit status
+agree() {
+	(cd repo && ci-grep --no-index "$@" >../scan.out 2>../scan.err; echo $? >../scan.rc) &&
+	for check in files dirs none; do
+		(cd repo && ci-grep --check $check "$@" >../index.out 2>../index.err; echo $? >../index.rc) &&
+		test_cmp scan.out index.out && test_cmp scan.rc index.rc &&
+		test_must_be_empty index.err || { echo "differs: --check $check $*"; return 1; }
+	done
+}
+
+test_expect_success '-v, -L and --files read every file, not the trigram candidates' '
+	# rare_token_1 is in one file: its trigrams select it alone
+	agree -l rare_token_1 &&
+	test_line_count = 1 scan.out &&
+	agree -L rare_token_1 &&
+	test_line_count -gt 100 scan.out &&
+	! grep big1 scan.out &&
+	agree -v rare_token_1 &&
+	grep "\"path\":\"d0/f0.txt\"" scan.out >/dev/null &&
+	agree -c -v -i "pm_suspend|\\bint\\b" &&
+	agree -v -x "" &&
+	agree --files &&
+	test_line_count = $(cd repo && git ls-files -o --exclude-standard | grep -cv "^\.ci-index/") scan.out &&
+	agree --files d3 &&
+	agree -L -F -e "->ops" d1 d2
+'
+
+test_expect_success '-x, -o and -S: the index gives what the scan gives' '
+	agree -x "" &&
+	agree -x "int" &&
+	agree -x -F "}" &&
+	agree -x -i "foo_bar.*" &&
+	agree -o "PM_[A-Z]+" &&
+	agree -o -i -w "fooBar" &&
+	test_line_count -gt 10 scan.out &&
+	agree -S "foobar" &&
+	agree -S "FooBar" &&
+	agree -q rare_token_2 &&
+	test_must_be_empty scan.out
+'
+
 test_expect_success 'with an unchanged tree, only candidates are read, the rest stat'\''ed' '
 	# make every directory older than the index, as in a tree indexed long after
 	# it was written
