@@ -408,6 +408,7 @@ enum match_kind {
 #define FILE_BUDGET_MS 2000	/* time for one file before giving up on it
 				   ($CI_GREP_FILE_TIME_MS) */
 #define EXIT_INCOMPLETE EXIT_USAGE	/* 2: a limit stopped a search, results may be incomplete */
+#define EXIT_ERROR EXIT_USAGE		/* 2: any error, whatever was written, as rg has it */
 
 /* One step of the windows and limits a match is tried with (bounded_match). */
 struct level {
@@ -1639,7 +1640,7 @@ static void *lister(void *arg);
 
 /*
  * Search the files with nthreads workers, writing each file's output in order.
- * Returns EXIT_OK if something matched, EXIT_NOTHING if not, EXIT_IO after a
+ * Returns EXIT_OK if something matched, EXIT_NOTHING if not, EXIT_ERROR after a
  * read or write error, else EXIT_INCOMPLETE when a limit cut the search of a
  * file short (whatever matched elsewhere).
  */
@@ -1723,7 +1724,7 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 	free(jb->slots);
 	free(tids);
 	if (failed)
-		return EXIT_IO;
+		return EXIT_ERROR;
 	if (limited)
 		return EXIT_INCOMPLETE;
 	return matched ? EXIT_OK : EXIT_NOTHING;
@@ -3311,6 +3312,7 @@ int main(int argc, char **argv)
 	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
 	util_init(argv[0]);
+	exit_error = EXIT_ERROR;	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
@@ -3437,12 +3439,12 @@ int main(int argc, char **argv)
 	matcher_init(&m, &o);	/* exits 2 on a bad pattern */
 
 	if (walker_open(&w, ".", &o.walk) < 0)
-		return EXIT_IO;
+		return EXIT_ERROR;
 	rootfd = open(w.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		error_errno("cannot open '%s'", w.root);
 		walker_close(&w);
-		return EXIT_IO;
+		return EXIT_ERROR;
 	}
 	sc.given = optind < argc;
 	sc.rel = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.rel));
@@ -3459,7 +3461,7 @@ int main(int argc, char **argv)
 		sc.nr++;
 	}
 	if (sc.given && !sc.nr) {
-		ret = EXIT_IO;	/* no path given exists: nothing to search */
+		ret = EXIT_ERROR;	/* no path given exists: nothing to search */
 		goto out;
 	}
 
@@ -3471,7 +3473,7 @@ int main(int argc, char **argv)
 		rc = index_open(&ix, ipath, 1);
 		if (rc == 1 && o.index) {
 			error("no index at '%s' (ci-index build makes one)", ipath);
-			ret = EXIT_IO;
+			ret = EXIT_ERROR;
 			goto out;
 		}
 		if (rc < 0)
@@ -3527,8 +3529,8 @@ int main(int argc, char **argv)
 	pthread_cond_destroy(&jb.work_cond);
 	pthread_cond_destroy(&jb.done_cond);
 	t2 = now_ns();
-	if (errors && ret != EXIT_IO)
-		ret = EXIT_IO;
+	if (errors && ret != EXIT_ERROR)
+		ret = EXIT_ERROR;
 
 	if (o.stats) {
 		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };

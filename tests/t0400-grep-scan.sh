@@ -532,9 +532,22 @@ test_expect_success 'usage errors: exit 2' '
 	test_grep "context" err
 '
 
-test_expect_success 'a path that does not exist: exit 3' '
-	(cd repo && test_status 3 ci-grep foo no/such/dir 2>../err) &&
-	test_grep "no/such/dir" err
+test_expect_success 'a path that does not exist: exit 2, as rg' '
+	(cd repo && test_status 2 ci-grep foo no/such/dir 2>../err) &&
+	test_grep "no/such/dir" err &&
+	(cd repo && rg foo no/such/dir 2>/dev/null; test $? = 2)
+'
+
+test_expect_success 'an error after matches were written: exit 2 all the same, as rg' '
+	(cd repo && test_status 2 ci-grep --no-json foo src/b.c no/such/file >../out 2>../err) &&
+	printf "src/b.c:4:2:\tfoo();\n" >expect &&
+	test_cmp expect out &&
+	test_grep "no/such/file" err &&
+	(cd repo && rg foo src/b.c no/such/file >/dev/null 2>&1; test $? = 2) &&
+	(cd repo && test_status 2 ci-grep -l foo src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep -c zzz_none src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep -L foo src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep --files src/b.c no/such/file >out 2>/dev/null)
 '
 
 test_expect_success 'a pattern that backtracks without end ends quickly: a warning and exit 2' '
@@ -645,8 +658,8 @@ test_expect_success 'stdout closed early (| head -1): quiet' '
 	test_must_be_empty err
 '
 
-test_expect_success 'a full disk: exit 3 and a message' '
-	(cd repo && test_status 3 ci-grep foo >/dev/full 2>../err) &&
+test_expect_success 'a full disk: exit 2 and a message' '
+	(cd repo && test_status 2 ci-grep foo >/dev/full 2>../err) &&
 	test_grep "^ci-grep: .*write error" err
 '
 

@@ -470,7 +470,7 @@ test_expect_success '--check: a bad value is a usage error' '
 test_expect_success '--index names the index; a missing one is an error' '
 	(cd repo && ci-grep --index .ci-index/index.db -c foo_bar >../a && ci-grep --no-index -c foo_bar >../b) &&
 	test_cmp b a &&
-	(cd repo && test_status 3 ci-grep --index /no/such/index.db foo 2>../err) &&
+	(cd repo && test_status 2 ci-grep --index /no/such/index.db foo 2>../err) &&
 	test_grep "no index at ./no/such/index.db." err &&
 	(cd repo && CI_INDEX=/no/such/index.db ci-grep -c foo_bar >../a) &&
 	test_cmp b a
