@@ -96,6 +96,7 @@ static const char usage_text[] =
 	"                              misses files rewritten in place), none (nothing)\n"
 	"      --trust-index           the same as --check none\n"
 	"      --max-filesize <bytes>  skip files larger than this (default 1048576; 0: no limit)\n"
+	"  -a, --text                  search binary files as text\n"
 	"      --include-vendored      also search vendored and generated files\n"
 	"      --no-ignore             do not honour .gitignore, .git/info/exclude\n"
 	"      --stats                 report on stderr what was read and how long it took\n"
@@ -129,6 +130,7 @@ static const struct option long_options[] = {
 	{ "files-without-match", no_argument, NULL, 'L' },
 	{ "files", no_argument, NULL, OPT_FILES },
 	{ "type-list", no_argument, NULL, OPT_TYPE_LIST },
+	{ "text", no_argument, NULL, 'a' },
 	{ "after-context", required_argument, NULL, 'A' },
 	{ "before-context", required_argument, NULL, 'B' },
 	{ "context", required_argument, NULL, 'C' },
@@ -168,6 +170,7 @@ struct options {
 	int quiet;			/* -q: no output, exit at the first match */
 	int files_without;		/* -L */
 	int list_files;			/* --files: the files, no pattern */
+	int text;			/* -a: binary files are searched as text */
 	int all_files;			/* -v, -L, --files: every file is read, not
 					   the index's trigram candidates alone */
 	long before, after;		/* -B, -A (-C sets both) */
@@ -1536,7 +1539,7 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	const struct options *o = jb->o;
 	const char *data;
 	size_t len;
-	int mapped, limited = 0, rc;
+	int mapped, limited = 0, rc, binary;
 	long n;
 	enum walk_skip why;
 
@@ -1561,6 +1564,10 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	if (o->walk.max_filesize && len > o->walk.max_filesize && !t->explicit_)
 		goto done;	/* grew past the limit since it was listed or indexed */
 	why = walk_classify(jb->w, t->path, data, len);
+	/* a binary file is searched with -a, and when named (as rg: its lines are not written) */
+	binary = why == WALK_BINARY && (o->text || t->explicit_);
+	if (binary)
+		why = WALK_OK;
 	if (why != WALK_OK && !(why == WALK_GENERATED && t->explicit_)) {
 		if (t->explicit_ || verbosity)
 			buf_addf(&s->warn, "%s: %s%s: skipped: %s\n", progname,
@@ -1575,6 +1582,12 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 		goto done;
 	}
 	n = search_buffer(o, jb->m, sr, t->path, data, len, &s->out, &limited);
+	if (binary && !o->text && n > 0 && !o->json && !o->count && !o->files_only && !o->files_without) {
+		/* its lines, for people: what rg writes instead */
+		buf_reset(&s->out);
+		buf_addf(&s->out, "%s: binary file matches (found \"\\0\" byte around offset %zu)\n",
+			 t->path, (size_t)((const char *)memchr(data, '\0', len) - data));
+	}
 	/* -L: a file is selected when it has no match (and was searched to its end) */
 	s->matched = o->files_without ? s->out.len > 0 : n > 0;
 	warn_limited(s, t->path, limited);
@@ -3320,7 +3333,7 @@ int main(int argc, char **argv)
 	o.threads = online_cpus();
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxS", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxSa", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			ALLOC_GROW(patterns, patterns_nr + 1, patterns_alloc);
@@ -3335,6 +3348,7 @@ int main(int argc, char **argv)
 		case 'v': o.invert = 1; break;
 		case 'o': o.only = 1; break;
 		case 'q': o.quiet = 1; break;
+		case 'a': o.text = 1; break;
 		case 'L': o.files_without = 1; break;
 		case OPT_FILES: o.list_files = 1; break;
 		case OPT_TYPE_LIST: type_list = 1; break;
@@ -3429,8 +3443,9 @@ int main(int argc, char **argv)
 		usage_error(usage_text, "--index and --no-index cannot be used together");
 	o.trust_index = o.check == CHECK_NONE;
 	o.json = json >= 0 ? json : !isatty(STDOUT_FILENO);
+	/* -a: binary files, which an index leaves out, are walked to */
 	o.walk_default = o.walk.max_filesize == WALK_DEFAULT_MAX_FILESIZE && !o.walk.include_vendored &&
-			 !o.walk.no_ignore;
+			 !o.walk.no_ignore && !o.text;
 	if ((o.json && (o.count || o.files_only)) || o.files_without || o.quiet || o.list_files ||
 	    (o.only && !o.invert))
 		o.before = o.after = 0;	/* no lines are written, or (-o) only matches */

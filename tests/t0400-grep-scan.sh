@@ -277,8 +277,51 @@ test_expect_success 'ignored and binary files are left out; a file named is read
 	printf "build/gen.c:1:5:int foo_ignored;\n" >expect &&
 	(cd repo && ci-grep --no-json foo build/gen.c) >out &&
 	test_cmp expect out &&
-	(cd repo && test_status 1 ci-grep foo docs/blob.dat 2>../err) &&
-	test_grep "docs/blob.dat: skipped: binary" err
+	(cd repo && test_status 1 ci-grep zzz_none docs/blob.dat >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_must_be_empty err
+'
+
+test_expect_success 'a binary file named that matches: rg'\''s message for people, records as they are' '
+	mkdir bin &&
+	printf "x\000foo\n" >bin/b1.dat &&
+	printf "foo\n\000x\nfoo\n" >bin/b2.dat &&
+	printf "bar\000foo\n" >bin/b3.dat &&
+	printf "foo\n" >bin/t.txt &&
+	(cd bin && ci-grep --no-json foo b1.dat b2.dat b3.dat t.txt >../out) &&
+	cat >expect <<-\EOF &&
+	b1.dat: binary file matches (found "\0" byte around offset 1)
+	b2.dat: binary file matches (found "\0" byte around offset 4)
+	b3.dat: binary file matches (found "\0" byte around offset 3)
+	t.txt:1:1:foo
+	EOF
+	test_cmp expect out &&
+	(cd bin && rg --no-heading -n --column --sort path foo b1.dat b2.dat b3.dat t.txt >../expect) &&
+	test_cmp expect out &&
+	(cd bin && test_status 1 ci-grep --no-json zzz b1.dat >../out) &&
+	test_must_be_empty out &&
+	(cd bin && ci-grep --no-json -c foo b2.dat && ci-grep --no-json -l foo b1.dat) >out &&
+	printf "b2.dat:2\nb1.dat\n" >expect &&
+	test_cmp expect out &&
+	(cd bin && ci-grep foo b1.dat) >out &&
+	echo "{\"_type\":\"match\",\"path\":\"b1.dat\",\"line\":1,\"col\":3,\"text\":\"x\\u0000foo\"}" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json foo docs/blob.dat) >out &&
+	echo "docs/blob.dat: binary file matches (found \"\\0\" byte around offset 3)" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-a searches binary files as text, named or not, as rg -a' '
+	(cd bin && ci-grep --no-json -a foo b1.dat b2.dat b3.dat t.txt >../out) &&
+	(cd bin && rg --no-heading -n --column --sort path -a foo b1.dat b2.dat b3.dat t.txt >../expect) &&
+	test_cmp expect out &&
+	test_grep "^b2.dat:3:1:foo\$" out &&
+	(cd repo && ci-grep --no-json -l -a foo) >out &&
+	test_grep "^docs/blob.dat\$" out &&
+	(cd repo && ci-grep --no-json -a --files docs) >out &&
+	test_grep "^docs/blob.dat\$" out &&
+	(cd repo && ci-grep --no-json -l foo) >out &&
+	! grep blob.dat out
 '
 
 test_expect_success 'CRLF: the text has no carriage return; invalid UTF-8 is searched' '

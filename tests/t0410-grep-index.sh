@@ -303,6 +303,16 @@ test_expect_success '-x, -o and -S: the index gives what the scan gives' '
 	test_must_be_empty scan.out
 '
 
+test_expect_success '-a: a binary file, which the index leaves out, is searched as a scan does' '
+	printf "bin\000ary rare_token_1\n" >repo/d0/blob.dat &&
+	agree -a -l rare_token_1 &&
+	test_grep "d0/blob.dat" scan.out &&
+	agree -a --no-json rare_token_1 &&
+	agree -l rare_token_1 &&
+	! grep blob.dat scan.out &&
+	rm repo/d0/blob.dat
+'
+
 test_expect_success 'with an unchanged tree, only candidates are read, the rest stat'\''ed' '
 	# make every directory older than the index, as in a tree indexed long after
 	# it was written
