@@ -54,6 +54,8 @@
 
 static const char usage_text[] =
 	"usage: ci-grep [options] <pattern> [<path>...]\n"
+	"   or: ci-grep --files [options] [<path>...]\n"
+	"   or: ci-grep --type-list\n"
 	"\n"
 	"Write the lines of the repository's files (or of the paths given) that match\n"
 	"<pattern>, a PCRE2 regular expression.  With an index (ci-index build), only the\n"
@@ -62,16 +64,26 @@ static const char usage_text[] =
 	"  -e, --regexp <pattern>      the pattern (for one starting with '-')\n"
 	"  -F, --fixed-strings         <pattern> is a literal string\n"
 	"  -i, --ignore-case           match case-insensitively\n"
+	"  -S, --smart-case            match case-insensitively unless <pattern> has an\n"
+	"                              uppercase letter\n"
 	"  -w, --word-regexp           match whole words only\n"
+	"  -x, --line-regexp           match whole lines only\n"
+	"  -v, --invert-match          write the lines that do not match\n"
 	"  -n, --line-number           accepted, as rg does: line numbers are always written\n"
 	"  -A, --after-context <n>     show <n> lines after each matching line\n"
 	"  -B, --before-context <n>    show <n> lines before each matching line\n"
 	"  -C, --context <n>           show <n> lines before and after\n"
 	"  -g, --glob <glob>           search only paths matching <glob>; '!<glob>' leaves\n"
 	"                              them out (repeatable)\n"
-	"  -t, --type <lang>           search only files in <lang>: c, python, ... (repeatable)\n"
+	"  -t, --type <lang>           search only files in <lang>: c, python, py, ... (repeatable;\n"
+	"                              --type-list lists them)\n"
 	"  -m, --max-count <n>         stop reading a file after <n> matching lines\n"
+	"  -o, --only-matching         write each match, not its line\n"
+	"  -q, --quiet                 write nothing; exit 0 at the first match\n"
 	"  -l, --files-with-matches    write only the paths of files with a match\n"
+	"  -L, --files-without-match   write only the paths of files without a match\n"
+	"      --files                 write the paths of the files a search would read\n"
+	"      --type-list             list the names -t accepts and exit\n"
 	"  -c, --count                 write the number of matching lines of each file\n"
 	"      --json                  write NDJSON records (the default unless on a terminal)\n"
 	"      --no-json               write path:line:col:text lines (the default on a terminal)\n"
@@ -84,6 +96,7 @@ static const char usage_text[] =
 	"                              misses files rewritten in place), none (nothing)\n"
 	"      --trust-index           the same as --check none\n"
 	"      --max-filesize <bytes>  skip files larger than this (default 1048576; 0: no limit)\n"
+	"  -a, --text                  search binary files as text\n"
 	"      --include-vendored      also search vendored and generated files\n"
 	"      --no-ignore             do not honour .gitignore, .git/info/exclude\n"
 	"      --stats                 report on stderr what was read and how long it took\n"
@@ -93,7 +106,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_JSON = 256, OPT_NO_JSON, OPT_INDEX, OPT_NO_INDEX, OPT_MAX_SIZE, OPT_VENDORED,
-	OPT_NO_IGNORE, OPT_STATS, OPT_TRUST_INDEX, OPT_CHECK,
+	OPT_NO_IGNORE, OPT_STATS, OPT_TRUST_INDEX, OPT_CHECK, OPT_FILES, OPT_TYPE_LIST,
 };
 
 /* What an indexed search checks of the tree (--check). */
@@ -109,6 +122,15 @@ static const struct option long_options[] = {
 	{ "ignore-case", no_argument, NULL, 'i' },
 	{ "line-number", no_argument, NULL, 'n' },
 	{ "word-regexp", no_argument, NULL, 'w' },
+	{ "line-regexp", no_argument, NULL, 'x' },
+	{ "smart-case", no_argument, NULL, 'S' },
+	{ "invert-match", no_argument, NULL, 'v' },
+	{ "only-matching", no_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "files-without-match", no_argument, NULL, 'L' },
+	{ "files", no_argument, NULL, OPT_FILES },
+	{ "type-list", no_argument, NULL, OPT_TYPE_LIST },
+	{ "text", no_argument, NULL, 'a' },
 	{ "after-context", required_argument, NULL, 'A' },
 	{ "before-context", required_argument, NULL, 'B' },
 	{ "context", required_argument, NULL, 'C' },
@@ -142,6 +164,15 @@ struct glob {
 struct options {
 	const char *pattern;		/* as given */
 	int fixed, icase, word;		/* -F, -i, -w */
+	int line_regexp;		/* -x: the pattern matches the whole line */
+	int invert;			/* -v: the lines that do not match */
+	int only;			/* -o: each match, not its line */
+	int quiet;			/* -q: no output, exit at the first match */
+	int files_without;		/* -L */
+	int list_files;			/* --files: the files, no pattern */
+	int text;			/* -a: binary files are searched as text */
+	int all_files;			/* -v, -L, --files: every file is read, not
+					   the index's trigram candidates alone */
 	long before, after;		/* -B, -A (-C sets both) */
 	long max_count;			/* -m; 0: no limit */
 	int files_only, count;		/* -l, -c */
@@ -380,6 +411,7 @@ enum match_kind {
 #define FILE_BUDGET_MS 2000	/* time for one file before giving up on it
 				   ($CI_GREP_FILE_TIME_MS) */
 #define EXIT_INCOMPLETE EXIT_USAGE	/* 2: a limit stopped a search, results may be incomplete */
+#define EXIT_ERROR EXIT_USAGE		/* 2: any error, whatever was written, as rg has it */
 
 /* One step of the windows and limits a match is tried with (bounded_match). */
 struct level {
@@ -529,8 +561,8 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	m->tflags = tflags;
 	m->pattern = o->pattern;
 
-	/* a literal without -i or -w never needs the regex engine */
-	literal_only = !o->icase && !o->word && m->info.literal && m->info.literal_len;
+	/* a literal without -i, -w or -x never needs the regex engine */
+	literal_only = !o->icase && !o->word && !o->line_regexp && m->info.literal && m->info.literal_len;
 	/*
 	 * Every line a search reports holds its match (the regex is matched
 	 * within the line, the subject ending at its end); a lookbehind (or a
@@ -559,7 +591,12 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	 * word A, nor A followed by ZWJ, while A² is.  PCRE2's own \b (10.42)
 	 * leaves marks out of \w: '\bA\b' does match there.
 	 */
-	if (o->word) {
+	if (o->line_regexp) {
+		/* -x: the whole line (-w adds nothing); what the index looks for
+		 * (the pattern's trigrams) is in every such line still */
+		buf_addstr(&pat, "^(?:");
+		prefix_len = pat.len;
+	} else if (o->word) {
 		buf_addstr(&pat, "(?<!" WORD_CLASS ")(?:");
 		prefix_len = pat.len;
 	}
@@ -573,7 +610,9 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	} else {
 		buf_addstr(&pat, o->pattern);
 	}
-	if (o->word)
+	if (o->line_regexp)
+		buf_addstr(&pat, ")\\r?$");	/* a CRLF line's text ends before its \r */
+	else if (o->word)
 		buf_addstr(&pat, ")(?!" WORD_CLASS ")");
 	if (o->icase)
 		copts |= PCRE2_CASELESS;
@@ -979,16 +1018,64 @@ static void json_lines(struct buf *b, const char *key, const char *buf, const si
 	buf_addch(b, ']');
 }
 
-/* A matching line: write what the output mode wants. */
+/*
+ * -o: each non-empty match in the line [bol, eol), as a match record or a
+ * path:line:col:match line.  Context is not written.
+ */
+static void only_matching(struct fsearch *fs, long line, size_t bol, size_t eol)
+{
+	const struct matcher *m = fs->m;
+	size_t p = bol, s, e;
+	const char *hit;
+
+	while (p <= eol) {
+		if (m->re) {
+			if (bounded_match(fs, eol, p, &s, &e) <= 0)
+				break;
+		} else {
+			hit = finder_find(&m->finder, fs->buf + p, eol - p);
+			if (!hit)
+				break;
+			s = (size_t)(hit - fs->buf);
+			e = s + m->finder.n;
+		}
+		if (e > s) {
+			if (fs->o->json) {
+				nd_begin(fs->out, "match");
+				nd_str(fs->out, "path", fs->path);
+				nd_int(fs->out, "line", line);
+				nd_int(fs->out, "col", (long long)(s - bol + 1));
+				nd_strn(fs->out, "text", fs->buf + s, e - s);
+				nd_end(fs->out);
+			} else {
+				buf_addstr(fs->out, fs->path);
+				buf_addf(fs->out, ":%ld:%zu:", line, s - bol + 1);
+				buf_add(fs->out, fs->buf + s, e - s);
+				buf_addch(fs->out, '\n');
+			}
+			p = e;
+		} else {
+			p = char_start(fs->buf, eol, s + 1);	/* an empty match: the next character */
+			if (s >= eol)
+				break;
+		}
+	}
+}
+
+/* A matching line (-v: one that does not match): write what the output mode wants. */
 static void on_match(struct fsearch *fs, size_t bol, size_t eol, size_t col)
 {
 	const struct options *o = fs->o;
 	long line;
 
 	fs->nmatch++;
-	if (o->count || o->files_only)
+	if (o->count || o->files_only || o->files_without || o->quiet)
 		return;
 	line = line_number(fs, bol);
+	if (o->only && !o->invert) {
+		only_matching(fs, line, bol, eol);
+		return;
+	}
 	if (o->json) {
 		struct buf *b = fs->out;
 		size_t before[64], after[64], nb = 0, na = 0, *bs = before, *as = after, p;
@@ -1063,6 +1150,35 @@ static void fsearch_begin(struct fsearch *fs, const struct options *o, const str
 }
 
 /*
+ * -v: the lines of fs->buf that do not match, each given to on_match (column 1).
+ * Returns 1 when the search of the file is over.
+ */
+static int invert_part(struct fsearch *fs)
+{
+	const struct options *o = fs->o;
+	size_t pos = 0, stop, p, e, bol, eol, col;
+	int found;
+
+	while (pos <= fs->len) {
+		found = next_match(fs, pos, &bol, &eol, &col);
+		if (fs->timed_out)
+			return 1;	/* the lines after pos are not known not to match */
+		stop = found ? bol : fs->len;
+		for (p = pos; p < stop; p = e + 1) {
+			e = line_end(fs->buf, p, fs->len);
+			on_match(fs, p, e, 1);
+			if (o->files_only || o->files_without || o->quiet ||
+			    (o->max_count && fs->nmatch >= o->max_count))
+				return 1;
+		}
+		if (!found)
+			break;
+		pos = eol + 1;
+	}
+	return 0;
+}
+
+/*
  * Search buf[0..len), the file's lines from line number line0 on (all of it, or
  * a part of whole lines: see struct plan), appending the output to the file's.
  * Returns 1 when the search of the file is over (-l, -m, out of time).
@@ -1076,17 +1192,32 @@ static int fsearch_part(struct fsearch *fs, const char *buf, size_t len, long li
 	fs->len = len;
 	fs->counted_pos = 0;
 	fs->counted_line = line0;
+	if (o->invert)
+		return invert_part(fs);
 	while (pos <= len && next_match(fs, pos, &bol, &eol, &col)) {
 		on_match(fs, bol, eol, col);
-		if (o->files_only || (o->max_count && fs->nmatch >= o->max_count))
+		if (o->files_only || o->files_without || o->quiet ||
+		    (o->max_count && fs->nmatch >= o->max_count))
 			return 1;
 		pos = eol + 1;
 	}
 	return fs->timed_out;
 }
 
+/* What -l, -L and --files write of a file: a match_file record, or its path. */
+static void file_line(struct buf *out, const struct options *o, const char *path)
+{
+	if (o->json) {
+		nd_begin(out, "match_file");
+		nd_str(out, "path", path);
+		nd_end(out);
+	} else {
+		buf_addf(out, "%s\n", path);
+	}
+}
+
 /*
- * End the search of a file: what -c and -l write, the context left to write.
+ * End the search of a file: what -c, -l and -L write, the context left to write.
  * Returns the number of matching lines; *limited is set when a limit cut the
  * search short.
  */
@@ -1095,7 +1226,7 @@ static long fsearch_end(struct fsearch *fs, int *limited)
 	const struct options *o = fs->o;
 	struct buf *out = fs->out;
 
-	if (!o->json && !o->count && !o->files_only && fs->buf)
+	if (!o->json && !o->count && !o->files_only && !o->files_without && !o->quiet && fs->buf)
 		flush_after(fs, LONG_MAX);
 	if (fs->nmatch && o->count) {
 		if (o->json) {
@@ -1107,13 +1238,9 @@ static long fsearch_end(struct fsearch *fs, int *limited)
 			buf_addf(out, "%s:%ld\n", fs->path, fs->nmatch);
 		}
 	} else if (fs->nmatch && o->files_only) {
-		if (o->json) {
-			nd_begin(out, "match_file");
-			nd_str(out, "path", fs->path);
-			nd_end(out);
-		} else {
-			buf_addf(out, "%s\n", fs->path);
-		}
+		file_line(out, o, fs->path);
+	} else if (!fs->nmatch && o->files_without && !fs->timed_out && !fs->limit_hit) {
+		file_line(out, o, fs->path);
 	}
 	*limited = fs->timed_out ? 2 : fs->limit_hit;
 	return fs->nmatch;
@@ -1412,7 +1539,8 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	const struct options *o = jb->o;
 	const char *data;
 	size_t len;
-	int mapped, limited = 0, rc;
+	int mapped, limited = 0, rc, binary;
+	long n;
 	enum walk_skip why;
 
 	if (t->plan && jb->parts && !t->need_lang && !t->explicit_) {
@@ -1436,6 +1564,10 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	if (o->walk.max_filesize && len > o->walk.max_filesize && !t->explicit_)
 		goto done;	/* grew past the limit since it was listed or indexed */
 	why = walk_classify(jb->w, t->path, data, len);
+	/* a binary file is searched with -a, and when named (as rg: its lines are not written) */
+	binary = why == WALK_BINARY && (o->text || t->explicit_);
+	if (binary)
+		why = WALK_OK;
 	if (why != WALK_OK && !(why == WALK_GENERATED && t->explicit_)) {
 		if (t->explicit_ || verbosity)
 			buf_addf(&s->warn, "%s: %s%s: skipped: %s\n", progname,
@@ -1444,7 +1576,20 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	}
 	if (t->need_lang && !lang_wanted(o, lang_detect(t->path, data, len < 256 ? len : 256)))
 		goto done;
-	s->matched = search_buffer(o, jb->m, sr, t->path, data, len, &s->out, &limited) > 0;
+	if (o->list_files) {
+		file_line(&s->out, o, t->path);	/* --files: a file that would be searched */
+		s->matched = 1;
+		goto done;
+	}
+	n = search_buffer(o, jb->m, sr, t->path, data, len, &s->out, &limited);
+	if (binary && !o->text && n > 0 && !o->json && !o->count && !o->files_only && !o->files_without) {
+		/* its lines, for people: what rg writes instead */
+		buf_reset(&s->out);
+		buf_addf(&s->out, "%s: binary file matches (found \"\\0\" byte around offset %zu)\n",
+			 t->path, (size_t)((const char *)memchr(data, '\0', len) - data));
+	}
+	/* -L: a file is selected when it has no match (and was searched to its end) */
+	s->matched = o->files_without ? s->out.len > 0 : n > 0;
 	warn_limited(s, t->path, limited);
 done:
 	if (mapped)
@@ -1490,6 +1635,8 @@ static void *worker(void *arg)
 		for (k = 0; k < n; k++) {
 			struct slot *s = &jb->slots[(i0 + k) % WINDOW];
 			search_one(jb, &sr, &t[k], s);
+			if (jb->o->quiet && s->matched)
+				_exit(EXIT_OK);	/* -q: the answer is known, nothing was written */
 			__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
 		}
 
@@ -1506,7 +1653,7 @@ static void *lister(void *arg);
 
 /*
  * Search the files with nthreads workers, writing each file's output in order.
- * Returns EXIT_OK if something matched, EXIT_NOTHING if not, EXIT_IO after a
+ * Returns EXIT_OK if something matched, EXIT_NOTHING if not, EXIT_ERROR after a
  * read or write error, else EXIT_INCOMPLETE when a limit cut the search of a
  * file short (whatever matched elsewhere).
  */
@@ -1555,7 +1702,7 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 				fflush(stdout);
 				fwrite(s->warn.buf, 1, s->warn.len, stderr);
 			}
-			if (s->out.len) {
+			if (s->out.len && !jb->o->quiet) {
 				if (context_sep && wrote)
 					fputs("--\n", stdout);
 				fwrite(s->out.buf, 1, s->out.len, stdout);
@@ -1590,7 +1737,7 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 	free(jb->slots);
 	free(tids);
 	if (failed)
-		return EXIT_IO;
+		return EXIT_ERROR;
 	if (limited)
 		return EXIT_INCOMPLETE;
 	return matched ? EXIT_OK : EXIT_NOTHING;
@@ -2872,7 +3019,8 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	int walk = 0, rc;
 	struct walk_list list = { 0 };
 	int64_t t0 = now_ns(), t1;
-	char *query = m->info.query ? xstrdup(m->info.query) : NULL;
+	/* -v, -L, --files: a file without the pattern's trigrams is read too */
+	char *query = m->info.query && !o->all_files ? xstrdup(m->info.query) : NULL;
 
 	if (query && index_has_phrases(ix)) {
 		free(query);
@@ -3033,19 +3181,110 @@ static void add_glob(struct options *o, const char *arg)
 		usage_error(usage_text, "-g: empty glob");
 }
 
+/*
+ * rg's type names for -t where they are not ci's language names (rg --type-list):
+ * each selects the languages listed, separated by spaces.
+ */
+static const struct { const char *name, *langs; } type_aliases[] = {
+	{ "config", "ini" }, { "cs", "csharp" }, { "docker", "dockerfile" },
+	{ "js", "javascript" }, { "md", "markdown" }, { "py", "python" },
+	{ "sh", "bash" }, { "ts", "typescript tsx" }, { "txt", "text" },
+};
+
+/* The languages -t name selects, space-separated (an alias's, or name itself), or NULL. */
+static const char *type_langs(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(type_aliases); i++)
+		if (!strcmp(type_aliases[i].name, name))
+			return type_aliases[i].langs;
+	return lang_by_name(name) ? name : NULL;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* --type-list: each name -t accepts, sorted, with the languages it selects. */
+static void print_type_list(void)
+{
+	const struct lang *const *all;
+	const char **names = NULL;
+	size_t nr = 0, alloc = 0, i;
+	struct buf b = BUF_INIT;
+
+	for (all = lang_all(); *all; all++) {
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = (*all)->name;
+	}
+	for (i = 0; i < ARRAY_SIZE(type_aliases); i++) {
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = type_aliases[i].name;
+	}
+	qsort(names, nr, sizeof(*names), cmp_strp);
+	for (i = 0; i < nr; i++) {
+		const char *p;
+
+		buf_reset(&b);
+		buf_addf(&b, "%s: ", names[i]);
+		for (p = type_langs(names[i]); *p; p++) {
+			if (*p == ' ')
+				buf_addstr(&b, ", ");
+			else
+				buf_addch(&b, *p);
+		}
+		buf_addch(&b, '\n');
+		fwrite(b.buf, 1, b.len, stdout);
+	}
+	buf_release(&b);
+	free(names);
+}
+
 static void add_lang(struct options *o, const char *name)
 {
-	const struct lang *l = lang_by_name(name);
+	const char *langs = type_langs(name), *p, *e;
 	const struct lang *const *all;
 	struct buf b = BUF_INIT;
 
-	if (!l) {
+	if (!langs) {
 		for (all = lang_all(); *all; all++)
 			buf_addf(&b, "%s%s", b.len ? ", " : "", (*all)->name);
-		usage_error(usage_text, "-t: unknown language '%s' (known: %s)", name, b.buf);
+		usage_error(usage_text, "-t: unknown language '%s' (known: %s; --type-list lists rg's names too)",
+			    name, b.buf);
 	}
-	ALLOC_GROW(o->langs, o->langs_nr + 1, o->langs_alloc);
-	o->langs[o->langs_nr++] = l;
+	for (p = langs; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, ' ');
+		buf_reset(&b);
+		buf_add(&b, p, (size_t)(e - p));
+		ALLOC_GROW(o->langs, o->langs_nr + 1, o->langs_alloc);
+		o->langs[o->langs_nr++] = lang_by_name(b.buf);
+		assert(o->langs[o->langs_nr - 1]);
+	}
+	buf_release(&b);
+}
+
+/*
+ * -S: does the pattern hold an uppercase letter?  Not one after a backslash
+ * (\S, \W, \p{Lu} are classes, not letters).
+ * NEEDSWORK: ASCII letters only; rg also sees non-ASCII uppercase letters.
+ */
+static int has_uppercase(const char *p)
+{
+	for (; *p; p++) {
+		if (*p == '\\') {
+			if (!p[1])
+				break;
+			p++;
+			if ((*p == 'p' || *p == 'P' || *p == 'x') && p[1] == '{') {
+				while (p[1] && *p != '}')
+					p++;
+			}
+			continue;
+		}
+		if (*p >= 'A' && *p <= 'Z')
+			return 1;
+	}
+	return 0;
 }
 
 /* $name as an integer from min to max, def when unset or empty; else exit 2. */
@@ -3076,6 +3315,7 @@ int main(int argc, char **argv)
 	struct ci_index *ix = NULL;
 	struct job jb;
 	int c, ret = EXIT_OK, json = -1, errors = 0, rootfd, rc, threads, stream = 0;
+	int smart = 0, type_list = 0;
 	size_t i;
 	int64_t t0 = now_ns(), t1, t2;
 	char *ipath = NULL;
@@ -3085,6 +3325,7 @@ int main(int argc, char **argv)
 	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
 	util_init(argv[0]);
+	exit_error = EXIT_ERROR;	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
@@ -3092,7 +3333,7 @@ int main(int argc, char **argv)
 	o.threads = online_cpus();
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxSa", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			ALLOC_GROW(patterns, patterns_nr + 1, patterns_alloc);
@@ -3101,7 +3342,16 @@ int main(int argc, char **argv)
 		case 'F': o.fixed = 1; break;
 		case 'i': o.icase = 1; break;
 		case 'n': break;	/* line numbers are always written (rg's -n) */
-		case 'w': o.word = 1; break;
+		case 'w': o.word = 1; o.line_regexp = 0; break;	/* the last of -w and -x wins, as in rg */
+		case 'x': o.line_regexp = 1; o.word = 0; break;
+		case 'S': smart = 1; break;
+		case 'v': o.invert = 1; break;
+		case 'o': o.only = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'a': o.text = 1; break;
+		case 'L': o.files_without = 1; break;
+		case OPT_FILES: o.list_files = 1; break;
+		case OPT_TYPE_LIST: type_list = 1; break;
 		case 'A': o.after = parse_long_arg(usage_text, "--after-context", optarg, 0, 1000000); break;
 		case 'B': o.before = parse_long_arg(usage_text, "--before-context", optarg, 0, 1000000); break;
 		case 'C':
@@ -3166,13 +3416,26 @@ int main(int argc, char **argv)
 		o.pattern = alt.buf;
 	}
 	free(patterns);
+	if (type_list) {
+		print_type_list();
+		return close_stdout(EXIT_OK);
+	}
+	if (o.list_files) {
+		/* no pattern: every argument is a path; the matcher is never used */
+		if (o.pattern)
+			usage_error(usage_text, "--files takes no pattern");
+		o.pattern = "";
+	}
 	if (!o.pattern) {
 		if (optind >= argc)
 			usage_error(usage_text, "no pattern given");
 		o.pattern = argv[optind++];
 	}
-	if (o.files_only && o.count)
-		usage_error(usage_text, "-l and -c cannot be used together");
+	if (o.files_only + o.count + o.files_without > 1)
+		usage_error(usage_text, "-l, -L and -c cannot be used together");
+	if (smart && !o.icase && !has_uppercase(o.pattern))
+		o.icase = 1;
+	o.all_files = o.invert || o.files_without || o.list_files;
 	/* the regex's bounds (tests set tiny ones) */
 	levels_init((uint32_t)env_long("CI_GREP_MATCH_LIMIT", 1, UINT32_MAX, MATCH_LIMIT));
 	file_budget_ns = env_long("CI_GREP_FILE_TIME_MS", 0, 86400000L, FILE_BUDGET_MS) * 1000000LL;
@@ -3180,21 +3443,23 @@ int main(int argc, char **argv)
 		usage_error(usage_text, "--index and --no-index cannot be used together");
 	o.trust_index = o.check == CHECK_NONE;
 	o.json = json >= 0 ? json : !isatty(STDOUT_FILENO);
+	/* -a: binary files, which an index leaves out, are walked to */
 	o.walk_default = o.walk.max_filesize == WALK_DEFAULT_MAX_FILESIZE && !o.walk.include_vendored &&
-			 !o.walk.no_ignore;
-	if (o.json && (o.before || o.after) && (o.count || o.files_only))
-		o.before = o.after = 0;
+			 !o.walk.no_ignore && !o.text;
+	if ((o.json && (o.count || o.files_only)) || o.files_without || o.quiet || o.list_files ||
+	    (o.only && !o.invert))
+		o.before = o.after = 0;	/* no lines are written, or (-o) only matches */
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	matcher_init(&m, &o);	/* exits 2 on a bad pattern */
 
 	if (walker_open(&w, ".", &o.walk) < 0)
-		return EXIT_IO;
+		return EXIT_ERROR;
 	rootfd = open(w.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		error_errno("cannot open '%s'", w.root);
 		walker_close(&w);
-		return EXIT_IO;
+		return EXIT_ERROR;
 	}
 	sc.given = optind < argc;
 	sc.rel = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.rel));
@@ -3211,7 +3476,7 @@ int main(int argc, char **argv)
 		sc.nr++;
 	}
 	if (sc.given && !sc.nr) {
-		ret = EXIT_IO;	/* no path given exists: nothing to search */
+		ret = EXIT_ERROR;	/* no path given exists: nothing to search */
 		goto out;
 	}
 
@@ -3223,7 +3488,7 @@ int main(int argc, char **argv)
 		rc = index_open(&ix, ipath, 1);
 		if (rc == 1 && o.index) {
 			error("no index at '%s' (ci-index build makes one)", ipath);
-			ret = EXIT_IO;
+			ret = EXIT_ERROR;
 			goto out;
 		}
 		if (rc < 0)
@@ -3265,7 +3530,7 @@ int main(int argc, char **argv)
 	jb.rootfd = rootfd;
 	jb.ts = &ts;
 	/* context lines may lie outside the parts: files are read whole for them */
-	jb.parts = m.line_local && !o.before && !o.after;
+	jb.parts = m.line_local && !o.before && !o.after && !o.all_files;
 	jb.avail = ts.nr;
 	jb.listed = !stream;
 	pthread_mutex_init(&jb.lock, NULL);
@@ -3279,8 +3544,8 @@ int main(int argc, char **argv)
 	pthread_cond_destroy(&jb.work_cond);
 	pthread_cond_destroy(&jb.done_cond);
 	t2 = now_ns();
-	if (errors && ret != EXIT_IO)
-		ret = EXIT_IO;
+	if (errors && ret != EXIT_ERROR)
+		ret = EXIT_ERROR;
 
 	if (o.stats) {
 		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };

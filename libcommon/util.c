@@ -17,6 +17,7 @@
 
 const char *progname = "ci";
 int verbosity;
+int exit_error = EXIT_IO;
 
 void util_init(const char *argv0)
 {
@@ -94,7 +95,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
-	exit(EXIT_IO);
+	exit(exit_error);
 }
 
 void usage_error(const char *usage, const char *fmt, ...)
@@ -111,7 +112,7 @@ void usage_error(const char *usage, const char *fmt, ...)
 static void *oom(size_t n)
 {
 	fprintf(stderr, "%s: out of memory allocating %zu bytes\n", progname, n);
-	exit(EXIT_IO);
+	exit(exit_error);
 }
 
 void *xmalloc(size_t n)
@@ -172,7 +173,7 @@ int close_stdout(int ret)
 		if (errno == EPIPE)
 			return ret;
 		error_errno("write error on standard output");
-		return EXIT_IO;
+		return exit_error;
 	}
 	return ret;
 }

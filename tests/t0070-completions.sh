@@ -102,7 +102,7 @@ test_expect_success 'bash: an option of the command' '
 	bash_complete ci-chunk --ch >out &&
 	echo --chunks >expect &&
 	test_cmp expect out &&
-	bash_complete ci-grep --files-w >out &&
+	bash_complete ci-grep --files-with- >out &&
 	echo --files-with-matches >expect &&
 	test_cmp expect out
 '
@@ -167,7 +167,7 @@ test_expect_success 'bash: ci: nested subcommands and their flags' '
 '
 
 test_expect_success 'bash: ci grep and ci index complete as ci-grep and ci-index' '
-	bash_complete ci grep --files-w >out &&
+	bash_complete ci grep --files-with- >out &&
 	echo --files-with-matches >expect &&
 	test_cmp expect out &&
 	bash_complete ci index st >out &&

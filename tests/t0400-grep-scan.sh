@@ -277,8 +277,51 @@ test_expect_success 'ignored and binary files are left out; a file named is read
 	printf "build/gen.c:1:5:int foo_ignored;\n" >expect &&
 	(cd repo && ci-grep --no-json foo build/gen.c) >out &&
 	test_cmp expect out &&
-	(cd repo && test_status 1 ci-grep foo docs/blob.dat 2>../err) &&
-	test_grep "docs/blob.dat: skipped: binary" err
+	(cd repo && test_status 1 ci-grep zzz_none docs/blob.dat >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_must_be_empty err
+'
+
+test_expect_success 'a binary file named that matches: rg'\''s message for people, records as they are' '
+	mkdir bin &&
+	printf "x\000foo\n" >bin/b1.dat &&
+	printf "foo\n\000x\nfoo\n" >bin/b2.dat &&
+	printf "bar\000foo\n" >bin/b3.dat &&
+	printf "foo\n" >bin/t.txt &&
+	(cd bin && ci-grep --no-json foo b1.dat b2.dat b3.dat t.txt >../out) &&
+	cat >expect <<-\EOF &&
+	b1.dat: binary file matches (found "\0" byte around offset 1)
+	b2.dat: binary file matches (found "\0" byte around offset 4)
+	b3.dat: binary file matches (found "\0" byte around offset 3)
+	t.txt:1:1:foo
+	EOF
+	test_cmp expect out &&
+	(cd bin && rg --no-heading -n --column --sort path foo b1.dat b2.dat b3.dat t.txt >../expect) &&
+	test_cmp expect out &&
+	(cd bin && test_status 1 ci-grep --no-json zzz b1.dat >../out) &&
+	test_must_be_empty out &&
+	(cd bin && ci-grep --no-json -c foo b2.dat && ci-grep --no-json -l foo b1.dat) >out &&
+	printf "b2.dat:2\nb1.dat\n" >expect &&
+	test_cmp expect out &&
+	(cd bin && ci-grep foo b1.dat) >out &&
+	echo "{\"_type\":\"match\",\"path\":\"b1.dat\",\"line\":1,\"col\":3,\"text\":\"x\\u0000foo\"}" >expect &&
+	test_cmp expect out &&
+	(cd repo && ci-grep --no-json foo docs/blob.dat) >out &&
+	echo "docs/blob.dat: binary file matches (found \"\\0\" byte around offset 3)" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-a searches binary files as text, named or not, as rg -a' '
+	(cd bin && ci-grep --no-json -a foo b1.dat b2.dat b3.dat t.txt >../out) &&
+	(cd bin && rg --no-heading -n --column --sort path -a foo b1.dat b2.dat b3.dat t.txt >../expect) &&
+	test_cmp expect out &&
+	test_grep "^b2.dat:3:1:foo\$" out &&
+	(cd repo && ci-grep --no-json -l -a foo) >out &&
+	test_grep "^docs/blob.dat\$" out &&
+	(cd repo && ci-grep --no-json -a --files docs) >out &&
+	test_grep "^docs/blob.dat\$" out &&
+	(cd repo && ci-grep --no-json -l foo) >out &&
+	! grep blob.dat out
 '
 
 test_expect_success 'CRLF: the text has no carriage return; invalid UTF-8 is searched' '
@@ -336,6 +379,166 @@ test_expect_success 'anchors and lookarounds see the line' '
 	test_cmp expect out
 '
 
+# ---- rg's options: the same lines as rg, given the same files ----
+
+# ours <args>: ci-grep's lines; theirs <args>: rg's, with the column of the first
+# match as ci-grep writes it, in path order
+ours() { ci-grep --no-json "$@"; }
+theirs() { rg --no-heading -n --column --sort path "$@"; }
+# nocol: path:line:text, without ci-grep's column (rg -v writes none)
+nocol() { sed "s/^\([^:]*:[0-9]*\):[0-9]*:/\1:/"; }
+
+test_expect_success 'setup: files to compare with rg' '
+	mkdir rgc && (cd rgc && git init -q) &&
+	printf "ign.txt\n" >rgc/.gitignore &&
+	printf "foo\nbar\nFoo bar\n\nfoofoo x foo\n" >rgc/a.txt &&
+	printf "def foo():\n    pass\n" >rgc/b.py &&
+	printf "echo FOO\n" >rgc/c.sh &&
+	printf "nothing here\nlast line no newline" >rgc/d.txt &&
+	printf "# title\n" >rgc/e.md &&
+	printf "foo\n" >rgc/ign.txt &&
+	mkdir rgc/sub && printf "int foo;\nconst f = () => 1;\n" >rgc/sub/f.c &&
+	printf "let x = 1;\n" >rgc/sub/g.ts &&
+	printf "rgc_files=\"a.txt b.py c.sh d.txt e.md sub/f.c sub/g.ts\"\n" >rgc.sh
+'
+
+test_expect_success '-v: the lines without a match, as rg -v (column 1)' '
+	. ./rgc.sh &&
+	for args in "foo" "-i foo" "-x foo" "-w foo" "-F ." "zzz" "^" "-m 1 o"; do
+		(cd rgc && ours -v $args $rgc_files >../raw; echo $? >../rc) &&
+		nocol <raw >out &&
+		(cd rgc && theirs -v $args $rgc_files >../expect; echo $? >../rc-rg) &&
+		test_cmp expect out && test_cmp rc-rg rc || { echo "differs: -v $args"; return 1; }
+	done &&
+	(cd rgc && ours -v foo a.txt) >out &&
+	printf "a.txt:2:1:bar\na.txt:3:1:Foo bar\na.txt:4:1:\n" >expect &&
+	test_cmp expect out &&
+	(cd rgc && ci-grep -c -v foo a.txt d.txt) >out &&
+	printf "%s\n" "{\"_type\":\"count\",\"path\":\"a.txt\",\"count\":3}" \
+		"{\"_type\":\"count\",\"path\":\"d.txt\",\"count\":2}" >expect &&
+	test_cmp expect out &&
+	(cd rgc && test_status 1 ci-grep -v "" a.txt)
+'
+
+test_expect_success '-v with context, for people, as rg' '
+	(cd rgc && ours -v -C 1 "foo|bar" a.txt d.txt | sed "s/^\([^:]*:[0-9]*\):[0-9]*:/\1:/" >../out) &&
+	(cd rgc && rg --no-heading -n --sort path -v -C 1 "foo|bar" a.txt d.txt >../expect) &&
+	test_cmp expect out
+'
+
+test_expect_success '-o: each match with its column, as rg -o --column' '
+	. ./rgc.sh &&
+	for args in "foo" "-i fo+" "-w foo" "o|x" "-F ()" "\\w+" "zzz"; do
+		(cd rgc && ours -o $args $rgc_files >../out; echo $? >../rc) &&
+		(cd rgc && theirs -o $args $rgc_files >../expect; echo $? >../rc-rg) &&
+		test_cmp expect out && test_cmp rc-rg rc || { echo "differs: -o $args"; return 1; }
+	done &&
+	(cd rgc && ci-grep -o "fo+" a.txt) >out &&
+	cat >expect <<-\EOF &&
+	{"_type":"match","path":"a.txt","line":1,"col":1,"text":"foo"}
+	{"_type":"match","path":"a.txt","line":5,"col":1,"text":"foo"}
+	{"_type":"match","path":"a.txt","line":5,"col":4,"text":"foo"}
+	{"_type":"match","path":"a.txt","line":5,"col":10,"text":"foo"}
+	EOF
+	test_cmp expect out &&
+	(cd rgc && ours -o -C 2 x a.txt) >out &&
+	echo "a.txt:5:8:x" >expect &&
+	test_cmp expect out &&
+	# empty matches are not written (rg writes them, grep -o does not)
+	(cd rgc && ours -o "o*" a.txt) >out &&
+	printf "a.txt:1:2:oo\na.txt:3:2:oo\na.txt:5:2:oo\na.txt:5:5:oo\na.txt:5:11:oo\n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-x and -S, as rg' '
+	. ./rgc.sh &&
+	for args in "-x foo" "-x -i foo" "-x -F foo" "-x \"foo|bar\"" "-x" "-x -w foo" "-w -x foo" \
+		"-S foo" "-S Foo" "-S \\\\Sfoo" "-S -F FOO" "-S -e foo -e X"; do
+		case $args in "-x") args="-x -e \"\"" ;; esac
+		(cd rgc && eval "ours $args $rgc_files" >../out; echo $? >../rc) &&
+		(cd rgc && eval "theirs $args $rgc_files" >../expect; echo $? >../rc-rg) &&
+		test_cmp expect out && test_cmp rc-rg rc || { echo "differs: $args"; return 1; }
+	done &&
+	(cd rgc && ours -x -i "foo bar" a.txt) >out &&
+	echo "a.txt:3:1:Foo bar" >expect &&
+	test_cmp expect out &&
+	# a CRLF line is whole without its \r, as its text is written
+	(cd repo && ours -x -e two -e "one f.." docs/crlf.txt) >out &&
+	printf "docs/crlf.txt:1:1:one foo\ndocs/crlf.txt:2:1:two\n" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success '-L: the files without a match, as rg --files-without-match; records as -l' '
+	. ./rgc.sh &&
+	(cd rgc && ours -L foo $rgc_files >../out; echo $? >../rc) &&
+	(cd rgc && rg --sort path --files-without-match foo $rgc_files >../expect) &&
+	test_cmp expect out &&
+	echo 0 >expect && test_cmp expect rc &&
+	printf ".gitignore\nc.sh\nd.txt\ne.md\nsub/g.ts\n" >expect &&
+	(cd rgc && ours -L -w foo) >out &&
+	test_cmp expect out &&
+	(cd rgc && ci-grep -L -w foo) >out &&
+	cat >expect <<-\EOF &&
+	{"_type":"match_file","path":".gitignore"}
+	{"_type":"match_file","path":"c.sh"}
+	{"_type":"match_file","path":"d.txt"}
+	{"_type":"match_file","path":"e.md"}
+	{"_type":"match_file","path":"sub/g.ts"}
+	EOF
+	test_cmp expect out &&
+	(cd rgc && test_status 1 ci-grep -L . a.txt b.py >../out) &&
+	test_must_be_empty out
+'
+
+test_expect_success '--files: the files a search reads, as rg --files --hidden; records as -l' '
+	(cd rgc && ours --files >../out) &&
+	(cd rgc && rg --files --hidden -g "!.git" --sort path >../expect) &&
+	test_cmp expect out &&
+	! grep ign.txt out &&
+	(cd rgc && ours --files sub b.py) >out &&
+	printf "b.py\nsub/f.c\nsub/g.ts\n" >expect &&
+	test_cmp expect out &&
+	(cd rgc && ci-grep --files -t c) >out &&
+	echo "{\"_type\":\"match_file\",\"path\":\"sub/f.c\"}" >expect &&
+	test_cmp expect out &&
+	(cd repo && ours --files docs) >out &&
+	! grep blob.dat out &&
+	test_grep "^docs/crlf.txt\$" out &&
+	(cd rgc && test_status 2 ci-grep --files -e foo 2>../err) &&
+	test_grep "takes no pattern" err
+'
+
+test_expect_success '-q: nothing written, exit 0 at a match (even beside an error), 1 without' '
+	(cd rgc && ci-grep -q foo >../out 2>../err) &&
+	test_must_be_empty out &&
+	test_must_be_empty err &&
+	(cd rgc && test_status 1 ci-grep -q zzz_none >../out) &&
+	test_must_be_empty out &&
+	(cd rgc && ci-grep -q -c foo a.txt no-such-file >../out 2>../err) &&
+	test_must_be_empty out &&
+	(cd rgc && rg -q foo a.txt no-such-file 2>/dev/null) &&
+	(cd rgc && ci-grep -q -L foo d.txt) &&
+	(cd rgc && test_status 1 ci-grep -q -L foo a.txt)
+'
+
+test_expect_success '-t takes rg'\''s type names; --type-list lists every name' '
+	(cd rgc && ours -l -t py -t ts -t sh "[a-z]") >out &&
+	printf "b.py\nc.sh\nsub/g.ts\n" >expect &&
+	test_cmp expect out &&
+	(cd rgc && rg --sort path -l -t py -t ts -t sh "[a-z]") >expect &&
+	test_cmp expect out &&
+	ci-grep --type-list >list &&
+	test_grep "^py: python\$" list &&
+	test_grep "^ts: typescript, tsx\$" list &&
+	test_grep "^c: c\$" list &&
+	sort -c list &&
+	for t in $(cut -d: -f1 list); do
+		(cd rgc && ci-grep -l -t "$t" zzz_none; test $? = 1) || { echo "-t $t"; return 1; }
+	done &&
+	(cd rgc && test_status 2 ci-grep -l -L foo 2>../err) &&
+	test_grep "cannot be used together" err
+'
+
 test_expect_success 'the output does not depend on -j' '
 	(cd repo && ci-grep -j 1 -C 1 o) >one &&
 	(cd repo && ci-grep -j 4 -C 1 o) >four &&
@@ -372,9 +575,22 @@ test_expect_success 'usage errors: exit 2' '
 	test_grep "context" err
 '
 
-test_expect_success 'a path that does not exist: exit 3' '
-	(cd repo && test_status 3 ci-grep foo no/such/dir 2>../err) &&
-	test_grep "no/such/dir" err
+test_expect_success 'a path that does not exist: exit 2, as rg' '
+	(cd repo && test_status 2 ci-grep foo no/such/dir 2>../err) &&
+	test_grep "no/such/dir" err &&
+	(cd repo && rg foo no/such/dir 2>/dev/null; test $? = 2)
+'
+
+test_expect_success 'an error after matches were written: exit 2 all the same, as rg' '
+	(cd repo && test_status 2 ci-grep --no-json foo src/b.c no/such/file >../out 2>../err) &&
+	printf "src/b.c:4:2:\tfoo();\n" >expect &&
+	test_cmp expect out &&
+	test_grep "no/such/file" err &&
+	(cd repo && rg foo src/b.c no/such/file >/dev/null 2>&1; test $? = 2) &&
+	(cd repo && test_status 2 ci-grep -l foo src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep -c zzz_none src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep -L foo src/b.c no/such/file >out 2>/dev/null) &&
+	(cd repo && test_status 2 ci-grep --files src/b.c no/such/file >out 2>/dev/null)
 '
 
 test_expect_success 'a pattern that backtracks without end ends quickly: a warning and exit 2' '
@@ -485,8 +701,8 @@ test_expect_success 'stdout closed early (| head -1): quiet' '
 	test_must_be_empty err
 '
 
-test_expect_success 'a full disk: exit 3 and a message' '
-	(cd repo && test_status 3 ci-grep foo >/dev/full 2>../err) &&
+test_expect_success 'a full disk: exit 2 and a message' '
+	(cd repo && test_status 2 ci-grep foo >/dev/full 2>../err) &&
 	test_grep "^ci-grep: .*write error" err
 '
 

@@ -261,6 +261,58 @@ test_expect_success 'the same with context, -c, -l and a path' '
 	test_cmp b a
 '
 
+# agree <flags...>: the search with the index (--check files, dirs and none, the
+# tree as indexed) writes what a scan writes, with the same exit status
+agree() {
+	(cd repo && ci-grep --no-index "$@" >../scan.out 2>../scan.err; echo $? >../scan.rc) &&
+	for check in files dirs none; do
+		(cd repo && ci-grep --check $check "$@" >../index.out 2>../index.err; echo $? >../index.rc) &&
+		test_cmp scan.out index.out && test_cmp scan.rc index.rc &&
+		test_must_be_empty index.err || { echo "differs: --check $check $*"; return 1; }
+	done
+}
+
+test_expect_success '-v, -L and --files read every file, not the trigram candidates' '
+	# rare_token_1 is in one file: its trigrams select it alone
+	agree -l rare_token_1 &&
+	test_line_count = 1 scan.out &&
+	agree -L rare_token_1 &&
+	test_line_count -gt 100 scan.out &&
+	! grep big1 scan.out &&
+	agree -v rare_token_1 &&
+	grep "\"path\":\"d0/f0.txt\"" scan.out >/dev/null &&
+	agree -c -v -i "pm_suspend|\\bint\\b" &&
+	agree -v -x "" &&
+	agree --files &&
+	test_line_count = $(cd repo && git ls-files -o --exclude-standard | grep -cv "^\.ci-index/") scan.out &&
+	agree --files d3 &&
+	agree -L -F -e "->ops" d1 d2
+'
+
+test_expect_success '-x, -o and -S: the index gives what the scan gives' '
+	agree -x "" &&
+	agree -x "int" &&
+	agree -x -F "}" &&
+	agree -x -i "foo_bar.*" &&
+	agree -o "PM_[A-Z]+" &&
+	agree -o -i -w "fooBar" &&
+	test_line_count -gt 10 scan.out &&
+	agree -S "foobar" &&
+	agree -S "FooBar" &&
+	agree -q rare_token_2 &&
+	test_must_be_empty scan.out
+'
+
+test_expect_success '-a: a binary file, which the index leaves out, is searched as a scan does' '
+	printf "bin\000ary rare_token_1\n" >repo/d0/blob.dat &&
+	agree -a -l rare_token_1 &&
+	test_grep "d0/blob.dat" scan.out &&
+	agree -a --no-json rare_token_1 &&
+	agree -l rare_token_1 &&
+	! grep blob.dat scan.out &&
+	rm repo/d0/blob.dat
+'
+
 test_expect_success 'with an unchanged tree, only candidates are read, the rest stat'\''ed' '
 	# make every directory older than the index, as in a tree indexed long after
 	# it was written
@@ -428,7 +480,7 @@ test_expect_success '--check: a bad value is a usage error' '
 test_expect_success '--index names the index; a missing one is an error' '
 	(cd repo && ci-grep --index .ci-index/index.db -c foo_bar >../a && ci-grep --no-index -c foo_bar >../b) &&
 	test_cmp b a &&
-	(cd repo && test_status 3 ci-grep --index /no/such/index.db foo 2>../err) &&
+	(cd repo && test_status 2 ci-grep --index /no/such/index.db foo 2>../err) &&
 	test_grep "no index at ./no/such/index.db." err &&
 	(cd repo && CI_INDEX=/no/such/index.db ci-grep -c foo_bar >../a) &&
 	test_cmp b a
