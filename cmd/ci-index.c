@@ -1415,24 +1415,44 @@ static int has_feedback(sqlite3 *db, const char *schema)
 	return n == 3;
 }
 
-static int keep_history(sqlite3 *db, const char *old_path)
+/*
+ * The index a build replaces, opened read-only to see what it has: its schema
+ * version (0 when there is none, or it cannot be read: quietly, an old index of
+ * another version or a damaged one gives nothing), *probe open on it (NULL when
+ * none; the caller closes it).
+ */
+static int old_index_open(sqlite3 **probe, const char *old_path)
 {
-	sqlite3 *probe = NULL;
 	sqlite3_stmt *st;
-	int version = 0, history = 0, feedback = 0, rc;
-	char *sql;
+	int version = 0;
 
-	/* quietly: an old index of another version or a damaged one keeps nothing */
+	*probe = NULL;
 	if (access(old_path, F_OK) < 0)
 		return 0;
-	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-		sqlite3_busy_timeout(probe, 10000);
-		if (sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
-				       &st, NULL) == SQLITE_OK) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				version = sqlite3_column_int(st, 0);
-			sqlite3_finalize(st);
-		}
+	if (sqlite3_open_v2(old_path, probe, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		sqlite3_close(*probe);
+		*probe = NULL;
+		return 0;
+	}
+	sqlite3_busy_timeout(*probe, 10000);
+	if (sqlite3_prepare_v2(*probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+			       &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			version = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	return version;
+}
+
+static int keep_history(sqlite3 *db, const char *old_path)
+{
+	sqlite3 *probe;
+	sqlite3_stmt *st;
+	int version, history = 0, feedback = 0, rc;
+	char *sql;
+
+	version = old_index_open(&probe, old_path);
+	if (probe) {
 		if (sqlite3_prepare_v2(probe, "SELECT EXISTS (SELECT 1 FROM commits) OR "
 				       "EXISTS (SELECT 1 FROM coupling)", -1, &st, NULL) == SQLITE_OK) {
 			history = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
@@ -1483,21 +1503,13 @@ static int keep_history(sqlite3 *db, const char *old_path)
  */
 static int keep_vectors_attach(const struct options *o, sqlite3 *db, const char *old_path)
 {
-	sqlite3 *probe = NULL;
+	sqlite3 *probe;
 	sqlite3_stmt *st;
-	int version = 0, vectors = 0, rc;
+	int version, vectors = 0, rc;
 	char *sql;
 
-	if (access(old_path, F_OK) < 0)
-		return 0;
-	if (sqlite3_open_v2(old_path, &probe, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-		sqlite3_busy_timeout(probe, 10000);
-		if (sqlite3_prepare_v2(probe, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
-				       &st, NULL) == SQLITE_OK) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				version = sqlite3_column_int(st, 0);
-			sqlite3_finalize(st);
-		}
+	version = old_index_open(&probe, old_path);
+	if (probe) {
 		/* --vectors asking for another format: embedded anew */
 		if (version == CI_SCHEMA_VERSION &&
 		    sqlite3_prepare_v2(probe, "SELECT EXISTS (SELECT 1 FROM vectors WHERE ?1 IS NULL OR fmt = ?1)",
