@@ -86,7 +86,9 @@ static const char usage_text[] =
 	"      --type-list             list the names -t accepts and exit\n"
 	"  -c, --count                 write the number of matching lines of each file\n"
 	"      --json                  write NDJSON records (the default unless on a terminal)\n"
-	"      --no-json               write path:line:col:text lines (the default on a terminal)\n"
+	"      --no-json               write path:line:col:text lines (the default on a terminal;\n"
+	"                              CI_FORMAT=text makes it the default everywhere, as\n"
+	"                              `ci-grep -l --no-json x | xargs ...` wants)\n"
 	"      --index <db>            use the index <db> (default: $CI_INDEX, else\n"
 	"                              <root>/.ci-index/index.db when it exists)\n"
 	"      --no-index              scan the files even if there is an index\n"
@@ -3442,6 +3444,8 @@ int main(int argc, char **argv)
 	if (o.index && o.no_index)
 		usage_error(usage_text, "--index and --no-index cannot be used together");
 	o.trust_index = o.check == CHECK_NONE;
+	if (json < 0 && getenv("CI_FORMAT"))	/* text or json: the format wherever output goes */
+		json = !strcmp(getenv("CI_FORMAT"), "json") ? 1 : !strcmp(getenv("CI_FORMAT"), "text") ? 0 : -1;
 	o.json = json >= 0 ? json : !isatty(STDOUT_FILENO);
 	/* -a: binary files, which an index leaves out, are walked to */
 	o.walk_default = o.walk.max_filesize == WALK_DEFAULT_MAX_FILESIZE && !o.walk.include_vendored &&

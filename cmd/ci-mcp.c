@@ -3284,6 +3284,8 @@ int main(int argc, char **argv)
 	int c, list = 0, allow_remote = 0, ret;
 
 	util_init(argv[0]);
+	/* the commands it runs write records for it: NDJSON, whatever the user's taste */
+	unsetenv("CI_FORMAT");
 	list_options(argc, argv, long_options);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vh", long_options, NULL)) != -1) {

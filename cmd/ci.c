@@ -3717,6 +3717,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(passthrough); i++)
 		if (!strcmp(sub, passthrough[i].name))
 			run_exec(passthrough[i].prog, argv + 1);
+	/* the commands below read their children's records: NDJSON, whatever the user's taste */
+	unsetenv("CI_FORMAT");
 	for (i = 0; i < ARRAY_SIZE(subcommands); i++)
 		if (!strcmp(sub, subcommands[i].name))
 			return subcommands[i].fn(argc - 2, argv + 2);

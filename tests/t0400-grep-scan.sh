@@ -706,4 +706,15 @@ test_expect_success 'a full disk: exit 2 and a message' '
 	test_grep "^ci-grep: .*write error" err
 '
 
+test_expect_success 'CI_FORMAT=text: paths for xargs from -l into a pipe; json and an option win' '
+	(cd repo && ci-grep -l foo >../json.out && CI_FORMAT=text ci-grep -l foo >../text.out) &&
+	jq -r .path json.out >expect &&
+	test_cmp expect text.out &&
+	test_line_count -gt 0 text.out &&
+	(cd repo && CI_FORMAT=text ci-grep -l --json foo) >out &&
+	test_cmp json.out out &&
+	(cd repo && CI_FORMAT=json ci-grep -l foo) >out &&
+	test_cmp json.out out
+'
+
 test_done
