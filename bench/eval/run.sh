@@ -39,7 +39,7 @@ repos=${CI_EVAL_REPOS:-/var/tmp/ci-eval/repos}
 work=${CI_EVAL_WORK:-/var/tmp/ci-eval/work}
 bin=${CI_BIN:-$top}
 mkdir -p "$work"
-results=$work/results.jsonl
+results=${CI_EVAL_RESULTS:-$work/results.jsonl}
 : >"$results"
 
 now() { date +%s.%N; }
@@ -119,17 +119,32 @@ while IFS= read -r line; do
 	query=$(printf '%s' "$line" | jq -r .query)
 	for mode in $modes; do
 		t0=$(now)
-		files=$(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --limit 10 --per-file 1 \
-			"$query" 2>/dev/null | jq -c -s '[.[] | select(._type == "hit") | .path]')
+		# up to 3 chunks a file: the files in order (as --per-file 1 ranks
+		# them) and the first chunks, for function-level accuracy
+		# shellcheck disable=SC2086
+		(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --limit 60 --per-file 3 \
+			--no-server ${CI_RANK_ARGS:-} "$query" 2>/dev/null) >"$work/hits.jsonl" || true
 		qtime=$(echo "$(now) - $t0" | bc)
-		printf '%s' "$line" | jq -c --argjson got "$files" --arg mode "$mode" \
+		if [ -n "${CI_EVAL_FEATURES:-}" ]; then
+			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \
+				--features "$CI_EVAL_FEATURES.tmp" ${CI_RANK_ARGS:-} "$query" >/dev/null 2>&1) &&
+			jq -c --arg id "$id" --arg repo "$repo" --arg mode "$mode" --argjson rel \
+				"$(printf '%s' "$line" | jq -c .relevant_files)" \
+				'. + {id: $id, repo: $repo, mode: $mode, label: (if (.path as $p | $rel | index($p)) then 1 else 0 end)}' \
+				"$CI_EVAL_FEATURES.tmp" >>"$CI_EVAL_FEATURES"
+		fi
+		jq -c -s '{got: ([.[] | select(._type == "hit") | .path] | reduce .[] as $p ([]; if index([$p]) then . else . + [$p] end) | .[:10]),
+			got_chunks: [.[] | select(._type == "hit") | "\(.path):\(if (.scope // "") != "" then "\(.scope)." else "" end)\(.name // "")"][:5]}' \
+			"$work/hits.jsonl" >"$work/got.json"
+		printf '%s' "$line" | jq -c --slurpfile got "$work/got.json" --arg mode "$mode" \
 			--arg qt "$qtime" --arg it "$itime" '
-			.relevant_files as $rel
-			| [$got | to_entries[] | select(.value as $p | $rel | index($p)) | .key] as $hits
-			| {id, repo, mode: $mode, got: $got, relevant: $rel,
+			.relevant_files as $rel | $got[0].got as $g
+			| [$g | to_entries[] | select(.value as $p | $rel | index($p)) | .key] as $hits
+			| {id, repo, mode: $mode, got: $g, got_chunks: $got[0].got_chunks, relevant: $rel,
+			   relevant_spans: (.relevant_spans // {}),
 			   acc1: (if ($hits | length) > 0 and $hits[0] == 0 then 1 else 0 end),
-			   r5: (([$got[:5][] | select(. as $p | $rel | index($p))] | length) / ($rel | length)),
-			   r10: (([$got[:10][] | select(. as $p | $rel | index($p))] | length) / ($rel | length)),
+			   r5: (([$g[:5][] | select(. as $p | $rel | index($p))] | length) / ($rel | length)),
+			   r10: (([$g[:10][] | select(. as $p | $rel | index($p))] | length) / ($rel | length)),
 			   rr: (if ($hits | length) > 0 then 1 / ($hits[0] + 1) else 0 end),
 			   query_s: ($qt | tonumber), index_s: ($it | tonumber)}' >>"$results"
 	done
@@ -137,20 +152,5 @@ while IFS= read -r line; do
 done <"$data"
 echo >&2
 
-jq -r -s '
-	def stats: {n: length, acc1: (map(.acc1) | add / length), r5: (map(.r5) | add / length),
-		r10: (map(.r10) | add / length), mrr: (map(.rr) | add / length),
-		q_ms: (map(.query_s) | add / length * 1000)};
-	def row($name): "\($name)\t\(.n)\t\(.acc1 * 1000 | round / 1000)\t\(.r5 * 1000 | round / 1000)\t\(.r10 * 1000 | round / 1000)\t\(.mrr * 1000 | round / 1000)\t\(.q_ms | round)";
-	"repo/mode\tn\tAcc@1\tR@5\tR@10\tMRR\tms/query",
-	(group_by(.mode)[] | .[0].mode as $m
-		| (group_by(.repo)[] | .[0].repo as $r | stats | row("\($r) (\($m))")),
-		  (stats | row("all (\($m))")))
-' "$results" 2>/dev/null || true
-jq -r -s 'group_by(.mode)[] | .[0].mode as $m | group_by(.repo)[] |
-	"\($m)\t\(.[0].repo)\tn=\(length)\tAcc@1=\(map(.acc1)|add/length*1000|round/1000)\tR@5=\(map(.r5)|add/length*1000|round/1000)\tR@10=\(map(.r10)|add/length*1000|round/1000)\tMRR=\(map(.rr)|add/length*1000|round/1000)"' "$results"
-jq -r -s 'group_by(.mode)[] | "\(.[0].mode)\tall\tn=\(length)\tAcc@1=\(map(.acc1)|add/length*1000|round/1000)\tR@5=\(map(.r5)|add/length*1000|round/1000)\tR@10=\(map(.r10)|add/length*1000|round/1000)\tMRR=\(map(.rr)|add/length*1000|round/1000)\tms/query=\(map(.query_s)|add/length*1000|round)"' "$results"
-jq -r -s 'def avg: if length > 0 then add / length * 100 | round / 100 else 0 end;
-	[.[] | select(.index_s > 0)] | unique_by(.id) | (group_by(.repo)[] |
-	"index time per tree (s)\t\(.[0].repo)\ttrees=\(length)\tmean=\(map(.index_s) | avg)"),
-	"index time per tree (s)\tall\ttrees=\(length)\tmean=\(map(.index_s) | avg)"' "$results"
+echo "eval: results in $results" >&2
+"${CI_PYTHON:-python3}" "$here/stats.py" "$results"

@@ -1,0 +1,99 @@
+#!/bin/sh
+# t0740-eval-stats: bench/eval/stats.py, the statistics of a localisation run,
+# on a tiny synthetic results file whose numbers are worked out by hand: the
+# metrics per mode and repository (file-level Acc@1, R@5, R@10, MRR; the
+# function-level Acc@5 over the instances with spans), latency percentiles,
+# bootstrap intervals that hold the mean (and collapse when every instance
+# agrees), paired differences between modes and between two files, the same
+# output for the same seed, and errors on bad input.
+
+. "$(dirname "$0")/lib.sh"
+
+stats=$CI_SRC_DIR/bench/eval/stats.py
+if ! test_have_prog python3; then
+	test_skip 'bench/eval/stats.py' 'no python3'
+	test_done
+fi
+
+test_expect_success 'setup: a results file of two modes over four instances' '
+	cat >res.jsonl <<-\EOF &&
+	{"id":"a","repo":"r1","mode":"keyword","got":["x","y","z"],"relevant":["x"],"got_chunks":["x:C.f"],"relevant_spans":{"x":["C.f"]},"query_s":0.01,"index_s":2}
+	{"id":"b","repo":"r1","mode":"keyword","got":["y","x"],"relevant":["x"],"got_chunks":["y:g","x:C.h"],"relevant_spans":{"x":["g"]},"query_s":0.02,"index_s":4}
+	{"id":"c","repo":"r2","mode":"keyword","got":["p","q"],"relevant":["z"],"query_s":0.03,"index_s":0}
+	{"id":"d","repo":"r2","mode":"keyword","got":["z"],"relevant":["z","w"],"query_s":0.04,"index_s":0}
+	{"id":"a","repo":"r1","mode":"hybrid","got":["x","y"],"relevant":["x"],"query_s":0.01,"index_s":0}
+	{"id":"b","repo":"r1","mode":"hybrid","got":["x","y"],"relevant":["x"],"query_s":0.01,"index_s":0}
+	{"id":"c","repo":"r2","mode":"hybrid","got":["p","z"],"relevant":["z"],"query_s":0.01,"index_s":0}
+	{"id":"d","repo":"r2","mode":"hybrid","got":["z"],"relevant":["z","w"],"query_s":0.01,"index_s":0}
+	EOF
+	python3 "$stats" --json --boot 200 --seed 7 res.jsonl >out.json
+'
+
+test_expect_success 'the metrics of a mode are the means of the instances' '
+	"$JQ" -c ".modes.keyword.all | [.n, .acc1.mean, .r5.mean, .r10.mean, .mrr.mean]" out.json >got &&
+	echo "[4,0.5,0.625,0.625,0.625]" >want && test_cmp want got &&
+	"$JQ" -c ".modes.hybrid.all | [.acc1.mean, .mrr.mean]" out.json >got &&
+	echo "[0.75,0.875]" >want && test_cmp want got
+'
+
+test_expect_success 'per repository' '
+	"$JQ" -c ".modes.keyword.repos | [.r1.n, .r1.mrr.mean, .r2.n, .r2.r5.mean]" out.json >got &&
+	echo "[2,0.75,2,0.25]" >want && test_cmp want got
+'
+
+test_expect_success 'function-level Acc@5: over the instances with spans, path and name must match' '
+	"$JQ" -c ".modes.keyword.all.fn_acc5 | [.n, .mean]" out.json >got &&
+	echo "[2,0.5]" >want && test_cmp want got &&
+	"$JQ" -c ".modes.hybrid.all.fn_acc5.n" out.json >got &&
+	echo 0 >want && test_cmp want got
+'
+
+test_expect_success 'latency percentiles (nearest rank) and the index time per tree' '
+	"$JQ" -c ".modes.keyword.all | [.query_ms_p50, .query_ms_p95, .index_s_mean, .index_trees]" out.json >got &&
+	echo "[20,40,3,2]" >want && test_cmp want got
+'
+
+test_expect_success 'each interval holds its mean; one collapses when every instance agrees' '
+	"$JQ" -e "[.modes[] | (.all, .repos[]) | .acc1, .r5, .r10, .mrr | select(.n > 0)
+		| .lo <= .mean and .mean <= .hi and .lo >= 0 and .hi <= 1] | all" out.json &&
+	"$JQ" -c ".modes.keyword.repos.r1.r5 | [.lo, .mean, .hi]" out.json >got &&
+	echo "[1,1,1]" >want && test_cmp want got &&
+	"$JQ" -e ".modes.keyword.all.mrr | .lo < .hi" out.json
+'
+
+test_expect_success 'paired difference hybrid - keyword: the mean difference, never below 0 here' '
+	"$JQ" -c ".paired[0] | [.a, .b, .all.n, .all.mrr.mean]" out.json >got &&
+	echo "[\"keyword\",\"hybrid\",4,0.25]" >want && test_cmp want got &&
+	"$JQ" -e ".paired[0].all.mrr | .lo >= 0 and .hi <= 0.5 and .lo <= .mean" out.json
+'
+
+test_expect_success 'two files: paired over the ids both hold' '
+	grep "\"mode\":\"keyword\"" res.jsonl | head -n 3 >one.jsonl &&
+	grep "\"mode\":\"hybrid\"" res.jsonl | sed "s/hybrid/keyword/" >two.jsonl &&
+	python3 "$stats" --json --boot 50 one.jsonl two.jsonl >pair.json &&
+	"$JQ" -c ".paired[0].all | [.n, .acc1.mean]" pair.json >got &&
+	echo "[3,0.3333333333333333]" >want && test_cmp want got
+'
+
+test_expect_success 'the same seed gives the same output; the table has a row per repository' '
+	python3 "$stats" --boot 200 --seed 7 res.jsonl >t1 &&
+	python3 "$stats" --boot 200 --seed 7 res.jsonl >t2 &&
+	test_cmp t1 t2 &&
+	test_grep "^keyword	r2	2	" t1 &&
+	test_grep "^paired	hybrid - keyword	n=4	" t1
+'
+
+test_expect_code 3 'a file that cannot be read' '
+	python3 "$stats" nonexistent.jsonl 2>err
+'
+test_expect_success '... says so' 'test_grep "cannot open .nonexistent.jsonl." err'
+
+test_expect_code 3 'a malformed record stops it with its position' '
+	printf "%s\n" "{\"id\":\"a\",\"got\":[],\"relevant\":[\"x\"]}" "{bad" >bad.jsonl &&
+	python3 "$stats" bad.jsonl 2>err
+'
+test_expect_success '... file and line' 'test_grep "bad.jsonl:2: expected a JSON object" err'
+
+test_expect_code 2 'too few resamples is a usage error' 'python3 "$stats" --boot 1 res.jsonl'
+
+test_done
