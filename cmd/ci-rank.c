@@ -31,6 +31,7 @@
 #include "embedtext.h"
 #include "fork-server.h"
 #include "rank-meta.h"
+#include "rank/model.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -73,6 +74,10 @@ static const char usage_text[] =
 	"      --min-score <x>     drop hits scoring below <x> (0-1)\n"
 	"      --format <fmt>      locate (default: path, lines, symbol, score) or full (with text)\n"
 	"      --explain           each hit's signals, ranks and their contributions\n"
+	"      --fusion <how>      rrf (default: weighted reciprocal rank) or learned (the\n"
+	"                          model of share/rank/model.json, compiled in)\n"
+	"      --model <file>      the learned fusion with this model instead\n"
+	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
@@ -90,7 +95,8 @@ static const char usage_text[] =
 
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
-	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON };
+	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
+	OPT_FEATURES };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -114,6 +120,9 @@ static const struct option long_options[] = {
 	{ "stop", no_argument, NULL, OPT_STOP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fusion", required_argument, NULL, OPT_FUSION },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "features", required_argument, NULL, OPT_FEATURES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -146,6 +155,9 @@ struct options {
 	int no_server;		/* --no-server */
 	long idle;		/* serve --idle seconds (0: not given) */
 	int stop;		/* serve --stop */
+	int learned;		/* --fusion learned or --model */
+	const char *model;	/* --model file, or NULL: the compiled-in model */
+	const char *features;	/* --features file */
 };
 
 /* A query term. */
@@ -2233,6 +2245,186 @@ static void aggregate_files(double w, int next, double max_fused)
 	free(v);
 }
 
+/* ---- learned fusion (libcommon/rank) ---- */
+
+/* share/rank/model.json, compiled in (rank-model.c, by scripts/embed-text) */
+extern const char ci_rank_model_json[];
+
+/* the files the learned fusion orders and the feature dump describes */
+#define FEAT_FILES 100
+
+struct file_feat {
+	size_t from, to;	/* the file's chunks: v[from .. to) of the by-path order */
+	struct cand *best;	/* its best chunk by the hand-set fusion */
+	int rank;		/* 1-based among the files in scope, 0 if out of scope */
+	double x[RF_NR];	/* its features */
+	double p;		/* the model's probability */
+};
+
+static int cmp_file_best(const void *a, const void *b)
+{
+	const struct file_feat *x = a, *y = b;
+
+	return x->best < y->best ? -1 : x->best > y->best;
+}
+
+static int in_scope(const struct cand *x, int scope_tests, int scope_impl, int scope_docs, enum intent intent)
+{
+	return !((x->is_test && !scope_tests) || (!x->is_test && !scope_impl) || (x->is_doc == 1 && !scope_docs) ||
+		 (x->is_doc == 2 && !scope_docs && intent != I_CONFIG));
+}
+
+static int write_features(const struct file_feat *f, size_t nr)
+{
+	FILE *fp = fopen(o.features, "w");
+	struct buf line = BUF_INIT;
+	int ret = 0;
+
+	if (!fp)
+		return error_errno("cannot open '%s'", o.features);
+	for (size_t i = 0; i < nr; i++) {
+		if (!f[i].rank)
+			continue;
+		buf_reset(&line);
+		nd_begin(&line, "features");
+		nd_str(&line, "path", f[i].best->path);
+		nd_int(&line, "rank", f[i].rank);
+		nd_key(&line, "x");
+		buf_addch(&line, '{');
+		for (int k = 0; k < RF_NR; k++)
+			buf_addf(&line, "%s\"%s\":%.6g", k ? "," : "", rank_feat_name[k], f[i].x[k]);
+		buf_addch(&line, '}');
+		nd_end(&line);
+		fwrite(line.buf, 1, line.len, fp);
+	}
+	if (ferror(fp) | fclose(fp))
+		ret = error_errno("cannot write '%s'", o.features);
+	buf_release(&line);
+	return ret;
+}
+
+/*
+ * On the candidates sorted by the hand-set fusion: the features of the
+ * FEAT_FILES best files in scope (written to --features), and with --fusion
+ * learned the files ordered by the model's probability instead: a file's
+ * chunks keep their order within it, its best chunk scores the probability
+ * (a file past the first FEAT_FILES, or out of scope, scores below 0.001).
+ * Returns 0, or -1 after a message (the model or the dump).
+ */
+static int learned_fusion(const char *q, enum intent intent, double max_fused, int scope_tests,
+			  int scope_impl, int scope_docs)
+{
+	struct cand **v;
+	struct file_feat *f = NULL;
+	size_t f_nr = 0, f_alloc = 0, g, k, words = 0;
+	struct rank_qwords qw;
+	struct rank_model m;
+	int ret = 0, r = 0;
+
+	if (!cands_nr || max_fused <= 0)
+		return 0;
+	v = xmalloc(cands_nr * sizeof(*v));
+	for (g = 0; g < cands_nr; g++)
+		v[g] = &cands[g];
+	qsort(v, cands_nr, sizeof(*v), cmp_path_fused);
+	for (g = 0; g < cands_nr; g = k) {
+		for (k = g + 1; k < cands_nr && !strcmp(v[k]->path, v[g]->path); k++)
+			;
+		ALLOC_GROW(f, f_nr + 1, f_alloc);
+		memset(&f[f_nr], 0, sizeof(*f));
+		f[f_nr].from = g;
+		f[f_nr].to = k;
+		f[f_nr].best = v[g];
+		for (size_t j = g + 1; j < k; j++)	/* the first of equals in cands' order */
+			if (v[j]->fused == v[g]->fused && v[j] < f[f_nr].best)
+				f[f_nr].best = v[j];
+		f_nr++;
+	}
+	qsort(f, f_nr, sizeof(*f), cmp_file_best);
+	for (const char *p = q; *p; p++)
+		if (!isspace((unsigned char)*p) && (p == q || isspace((unsigned char)p[-1])))
+			words++;
+	rank_qwords_init(&qw, q);
+	for (g = 0; g < f_nr && r < FEAT_FILES; g++) {
+		struct file_feat *ff = &f[g];
+		struct cand *b = ff->best;
+		long last = 0;
+		double *x = ff->x;
+
+		if (!in_scope(b, scope_tests, scope_impl, scope_docs, intent))
+			continue;
+		ff->rank = ++r;
+		for (int s = 0; s < S_MAX; s++) {
+			x[RF_SIG + s] = b->sig[s];
+			x[RF_RR + s] = b->rank[s] ? 1.0 / b->rank[s] : 0;
+		}
+		for (size_t j = ff->from; j < ff->to; j++) {
+			for (int s = 0; s < S_MAX; s++)
+				if (v[j]->sig[s] > x[RF_MAX_SIG + s])
+					x[RF_MAX_SIG + s] = v[j]->sig[s];
+			if (v[j]->end > last)
+				last = v[j]->end;
+		}
+		x[RF_FUSED] = b->fused / max_fused;
+		x[RF_FUSED_RR] = 1.0 / r;
+		x[RF_FILE_CHUNKS] = log1p((double)(ff->to - ff->from));
+		for (size_t i = 0; i < frame_nr; i++) {
+			size_t fl = strlen(frame_paths[i]), pl = strlen(b->path);
+			if (fl >= pl && !strcmp(frame_paths[i] + fl - pl, b->path) &&
+			    (fl == pl || frame_paths[i][fl - pl - 1] == '/'))
+				x[RF_FRAME] = 1;
+		}
+		rank_path_features(b->path, x);
+		x[RF_TEST] = b->is_test;
+		x[RF_DOC] = b->is_doc == 1;
+		x[RF_CONFIG] = b->is_doc == 2;
+		x[RF_LINES] = log1p((double)last);
+		rank_query_names(&qw, b->path, x);
+		x[RF_INTENT_ISSUE] = intent == I_ISSUE;
+		x[RF_INTENT_NAME] = intent == I_NAME;
+		x[RF_Q_WORDS] = log1p((double)words);
+	}
+	rank_qwords_release(&qw);
+	if (o.features && write_features(f, f_nr)) {
+		ret = -1;
+		goto done;
+	}
+	if (!o.learned)
+		goto done;
+	if (o.model) {
+		char *text;
+		size_t len;
+		if (read_file(o.model, &text, &len)) {
+			ret = -1;
+			goto done;
+		}
+		ret = rank_model_parse(&m, text, len, o.model);
+		free(text);
+	} else {
+		ret = rank_model_parse(&m, ci_rank_model_json, strlen(ci_rank_model_json), "share/rank/model.json");
+	}
+	if (ret)
+		goto done;
+	for (g = 0; g < f_nr; g++) {
+		struct file_feat *ff = &f[g];
+		double top = ff->best->fused;
+		ff->p = ff->rank ? rank_model_prob(&m, ff->x) : 0;
+		for (size_t j = ff->from; j < ff->to; j++) {
+			double rel = top > 0 ? v[j]->fused / top : 0;
+			if (ff->rank)
+				v[j]->fused = max_fused * (0.001 + 0.999 * ff->p) * rel;
+			else
+				v[j]->fused = 0.001 * v[j]->fused;
+			v[j]->file_bonus = 0;
+		}
+	}
+	qsort(cands, cands_nr, sizeof(*cands), cmp_fused);
+done:
+	free(f);
+	free(v);
+	return ret;
+}
+
 /* ---- output ---- */
 
 static void free_all(void)
@@ -3400,6 +3592,13 @@ int main(int argc, char **argv)
 		case OPT_JSON: json = 1; break;
 		case OPT_IDLE: o.idle = parse_long_arg(usage_text, "--idle", optarg, 1, 86400 * 365); break;
 		case OPT_STOP: o.stop = 1; break;
+		case OPT_FUSION:
+			if (strcmp(optarg, "rrf") && strcmp(optarg, "learned"))
+				usage_error(usage_text, "--fusion: expected rrf or learned, got '%s'", optarg);
+			o.learned = !strcmp(optarg, "learned");
+			break;
+		case OPT_MODEL: o.model = optarg; o.learned = 1; break;
+		case OPT_FEATURES: o.features = optarg; break;
 		case OPT_THRESHOLD: {
 			o.threshold_set = 1;
 			char *end;
@@ -3616,6 +3815,13 @@ int main(int argc, char **argv)
 			impl_hits += !cands[i].is_test && !cands[i].is_doc;
 		if (!impl_hits && !o.scope)
 			scope_tests = scope_docs = 1;
+	}
+	if ((o.learned || o.features) &&
+	    learned_fusion(q.buf, intent, max_fused, scope_tests, scope_impl, scope_docs)) {
+		free_all();
+		buf_release(&q);
+		index_close(ix);
+		return EXIT_IO;
 	}
 	if (o.context) {
 		ret = context_bundle(&out, scope_tests, scope_impl, scope_docs, intent, max_fused);

@@ -1,0 +1,243 @@
+/*
+ * rank/model.c: features of a candidate file and the linear model over them
+ * (see model.h).  A model is a few hundred bytes of JSON read once a query;
+ * scoring is a dot product a file, on the few hundred files a query ranks.
+ */
+#include "common.h"
+#include "rank/model.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <math.h>
+
+const char *const rank_feat_name[RF_NR] = {
+	[RF_SIG + 0] = "keyword", [RF_SIG + 1] = "symbol", [RF_SIG + 2] = "path",
+	[RF_SIG + 3] = "structure", [RF_SIG + 4] = "change", [RF_SIG + 5] = "semantic",
+	[RF_RR + 0] = "keyword_rr", [RF_RR + 1] = "symbol_rr", [RF_RR + 2] = "path_rr",
+	[RF_RR + 3] = "structure_rr", [RF_RR + 4] = "change_rr", [RF_RR + 5] = "semantic_rr",
+	[RF_MAX_SIG + 0] = "keyword_max", [RF_MAX_SIG + 1] = "symbol_max", [RF_MAX_SIG + 2] = "path_max",
+	[RF_MAX_SIG + 3] = "structure_max", [RF_MAX_SIG + 4] = "change_max",
+	[RF_MAX_SIG + 5] = "semantic_max",
+	[RF_FUSED] = "fused", [RF_FUSED_RR] = "fused_rr", [RF_FILE_CHUNKS] = "file_chunks",
+	[RF_FRAME] = "frame", [RF_TEST] = "test", [RF_DOC] = "doc", [RF_CONFIG] = "config",
+	[RF_CHANGELOG] = "changelog", [RF_PO] = "po", [RF_EXAMPLE] = "example",
+	[RF_VENDORED] = "vendored", [RF_GENERATED] = "generated", [RF_INIT] = "init",
+	[RF_DEPTH] = "depth", [RF_LINES] = "lines", [RF_Q_NAMES_FILE] = "q_names_file",
+	[RF_Q_NAMES_DIR] = "q_names_dir", [RF_INTENT_ISSUE] = "intent_issue",
+	[RF_INTENT_NAME] = "intent_name", [RF_Q_WORDS] = "q_words",
+};
+
+static int finite_number(json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return -1;
+	*out = json_number_value(v);
+	return isfinite(*out) ? 0 : -1;
+}
+
+int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin)
+{
+	json_error_t err;
+	json_t *root, *feats, *f;
+	const char *fmt;
+	size_t i;
+	int ret = -1;
+
+	memset(m, 0, sizeof(*m));
+	root = json_loadb(json, len, 0, &err);
+	if (!root)
+		return error("%s:%d: %s", origin, err.line, err.text);
+	fmt = json_string_value(json_object_get(root, "format"));
+	if (!fmt || strcmp(fmt, "ci-rank-linear/1")) {
+		error("%s: not a ci-rank-linear/1 model", origin);
+		goto done;
+	}
+	if (finite_number(json_object_get(root, "bias"), &m->bias)) {
+		error("%s: bias: expected a number", origin);
+		goto done;
+	}
+	feats = json_object_get(root, "features");
+	if (!json_is_array(feats)) {
+		error("%s: features: expected an array", origin);
+		goto done;
+	}
+	json_array_foreach(feats, i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		int k;
+		for (k = 0; name && k < RF_NR; k++)
+			if (!strcmp(rank_feat_name[k], name))
+				break;
+		if (!name || k == RF_NR) {
+			error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name ? name : "(none)");
+			goto done;
+		}
+		if (finite_number(json_object_get(f, "mean"), &m->mean[k]) ||
+		    finite_number(json_object_get(f, "scale"), &m->scale[k]) ||
+		    finite_number(json_object_get(f, "weight"), &m->weight[k])) {
+			error("%s: feature '%s': mean, scale and weight must be numbers", origin, name);
+			goto done;
+		}
+		m->used++;
+	}
+	ret = 0;
+done:
+	json_decref(root);
+	if (ret)
+		memset(m, 0, sizeof(*m));
+	return ret;
+}
+
+double rank_model_logit(const struct rank_model *m, const double *x)
+{
+	double z = m->bias;
+
+	for (int k = 0; k < RF_NR; k++)
+		if (m->weight[k] != 0)
+			z += m->weight[k] * (x[k] - m->mean[k]) * m->scale[k];
+	return z;
+}
+
+double rank_model_prob(const struct rank_model *m, const double *x)
+{
+	double z = rank_model_logit(m, x);
+
+	return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+}
+
+/* a directory of the path (any level) is one of the words, each ending in '/' */
+static int has_dir(const char *path, const char *const *dirs)
+{
+	for (; *dirs; dirs++) {
+		size_t l = strlen(*dirs);
+		const char *p = path;
+		for (;;) {
+			if (!strncasecmp(p, *dirs, l))
+				return 1;
+			p = strchr(p, '/');
+			if (!p)
+				break;
+			p++;
+		}
+	}
+	return 0;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+	return !strncasecmp(s, prefix, strlen(prefix));
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+void rank_path_features(const char *path, double *x)
+{
+	static const char *const tests[] = { "test/", "tests/", "testing/", "__tests__/", "spec/", NULL };
+	static const char *const examples[] = { "example/", "examples/", "demo/", "demos/", "samples/",
+		"sample/", "tutorial/", "tutorials/", "bench/", "benchmarks/", NULL };
+	static const char *const vendored[] = { "vendor/", "vendored/", "_vendor/", "third_party/",
+		"thirdparty/", "node_modules/", "extern/", NULL };
+	const char *base = strrchr(path, '/');
+	int depth = 0;
+
+	base = base ? base + 1 : path;
+	for (const char *p = path; *p; p++)
+		depth += *p == '/';
+	x[RF_TEST] = has_dir(path, tests) || !strncmp(base, "test_", 5) || strstr(base, "_test.") ||
+		     strstr(base, ".test.") || strstr(base, ".spec.") || strstr(base, "Test.java") ||
+		     !strcmp(base, "conftest.py");
+	x[RF_CHANGELOG] = starts_with_ci(base, "change") || starts_with_ci(base, "news") ||
+			  starts_with_ci(base, "history") || starts_with_ci(base, "release") ||
+			  has_dir(path, (const char *const[]){ "changelog.d/", "changes/", "newsfragments/", NULL });
+	x[RF_PO] = ends_with(base, ".po") || ends_with(base, ".pot");
+	x[RF_EXAMPLE] = has_dir(path, examples);
+	x[RF_VENDORED] = has_dir(path, vendored);
+	x[RF_GENERATED] = ends_with(base, ".min.js") || ends_with(base, "_pb2.py") || ends_with(base, ".pb.go") ||
+			  strstr(base, "generated") != NULL || ends_with(base, ".lock") ||
+			  !strcmp(base, "package-lock.json");
+	x[RF_INIT] = !strcmp(base, "__init__.py") || !strncmp(base, "index.", 6) || !strcmp(base, "mod.rs");
+	x[RF_DEPTH] = depth;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rank_qwords_init(struct rank_qwords *qw, const char *query)
+{
+	size_t n = strlen(query), i = 0, k = 0;
+
+	memset(qw, 0, sizeof(*qw));
+	if (n > RANK_QWORDS_SCAN)
+		n = RANK_QWORDS_SCAN;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && (isalnum((unsigned char)query[j]) || query[j] == '_'))
+			j++;
+		if (j - i >= 3 && j - i <= 64) {
+			char *w = xmalloc(j - i + 1);
+			for (size_t t = 0; t < j - i; t++)
+				w[t] = (char)tolower((unsigned char)query[i + t]);
+			w[j - i] = '\0';
+			ALLOC_GROW(qw->w, qw->w_nr + 1, qw->w_alloc);
+			qw->w[qw->w_nr++] = w;
+		}
+		i = j + 1;
+	}
+	if (qw->w_nr)
+		qsort(qw->w, qw->w_nr, sizeof(*qw->w), cmp_str);
+	for (i = 0; i < qw->w_nr; i++) {
+		if (k && !strcmp(qw->w[k - 1], qw->w[i])) {
+			free(qw->w[i]);
+			continue;
+		}
+		qw->w[k++] = qw->w[i];
+	}
+	qw->w_nr = k;
+}
+
+void rank_qwords_release(struct rank_qwords *qw)
+{
+	for (size_t i = 0; i < qw->w_nr; i++)
+		free(qw->w[i]);
+	free(qw->w);
+	memset(qw, 0, sizeof(*qw));
+}
+
+/* whether the n bytes at s, lower-cased, are one of the words */
+static int qw_has(const struct rank_qwords *qw, const char *s, size_t n)
+{
+	char buf[65];
+	char *key = buf;
+
+	if (n < 3 || n > 64 || !qw->w_nr)
+		return 0;
+	for (size_t t = 0; t < n; t++)
+		buf[t] = (char)tolower((unsigned char)s[t]);
+	buf[n] = '\0';
+	return bsearch(&key, qw->w, qw->w_nr, sizeof(*qw->w), cmp_str) != NULL;
+}
+
+void rank_query_names(const struct rank_qwords *qw, const char *path, double *x)
+{
+	const char *base = strrchr(path, '/'), *dot, *p, *slash;
+
+	base = base ? base + 1 : path;
+	dot = strchr(base, '.');
+	x[RF_Q_NAMES_FILE] = qw_has(qw, base, dot ? (size_t)(dot - base) : strlen(base));
+	x[RF_Q_NAMES_DIR] = 0;
+	for (p = path; p < base; p = slash + 1) {
+		slash = strchr(p, '/');
+		if (!slash || slash >= base)
+			break;
+		if (qw_has(qw, p, (size_t)(slash - p))) {
+			x[RF_Q_NAMES_DIR] = 1;
+			break;
+		}
+	}
+}

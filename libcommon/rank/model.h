@@ -1,0 +1,115 @@
+/*
+ * rank/model.h: the learned fusion of ci-rank: the features of a candidate
+ * file, and a linear model over them that says how likely the file is one the
+ * query is about.
+ *
+ * Shaped by the data it is fitted on (scripts/train-rank, from the examples
+ * scripts/mine-history makes of git history and bench/eval/run.sh's feature
+ * dumps): a few hundred queries, some tens of candidate files each, so a
+ * logistic model over standardised features, which C evaluates with one dot
+ * product and has no runtime dependency.  The model is a JSON document
+ * (share/rank/model.json):
+ *
+ *   {"format": "ci-rank-linear/1", "bias": b,
+ *    "features": [{"name": "keyword_rr", "mean": m, "scale": s, "weight": w}, ...]}
+ *
+ * and a file's logit is b + sum w * (x - m) * s over the features it names;
+ * the features it does not name weigh 0.  Every name must be one of
+ * rank_feat_name[]: a model made for other features is refused.
+ *
+ * No state outside the structs passed in; nothing here allocates after
+ * rank_model_parse() returns.
+ */
+#ifndef CI_RANK_MODEL_H
+#define CI_RANK_MODEL_H
+
+#include <stddef.h>
+
+/* Signals, in ci-rank's order (keyword, symbol, path, structure, change, semantic). */
+#define RANK_SIGNALS 6
+
+enum rank_feat {
+	/* per signal s: the file's best chunk's value (0-1), 1/rank of that chunk in
+	 * signal s (0 if unranked), the best value of any chunk of the file */
+	RF_SIG = 0,
+	RF_RR = RF_SIG + RANK_SIGNALS,
+	RF_MAX_SIG = RF_RR + RANK_SIGNALS,
+	RF_FUSED = RF_MAX_SIG + RANK_SIGNALS,	/* the hand-set fusion's score, 0-1 */
+	RF_FUSED_RR,		/* 1 / the file's rank by it */
+	RF_FILE_CHUNKS,		/* log(1 + candidate chunks of the file) */
+	RF_FRAME,		/* a traceback frame of the query names the file */
+	RF_TEST,		/* a test file */
+	RF_DOC,			/* prose (Markdown, reST, text) or under docs/ */
+	RF_CONFIG,		/* a configuration format (ini, yaml, toml, json, xml) */
+	RF_CHANGELOG,		/* CHANGES, changelog, NEWS, HISTORY, release notes */
+	RF_PO,			/* a translation (.po, .pot) */
+	RF_EXAMPLE,		/* under example(s)/, demo(s)/, samples/, tutorial(s)/ */
+	RF_VENDORED,		/* under vendor/, third_party/, _vendor/, node_modules/ */
+	RF_GENERATED,		/* minified, _pb2, .pb.go, generated, lock files */
+	RF_INIT,		/* a package's __init__.py, index.js, mod.rs */
+	RF_DEPTH,		/* directories above the file */
+	RF_LINES,		/* log(1 + the last line of its chunks) */
+	RF_Q_NAMES_FILE,	/* the query has the file's name (stem) as a word */
+	RF_Q_NAMES_DIR,		/* the query has the name of one of its directories */
+	RF_INTENT_ISSUE,	/* the query reads as an issue text */
+	RF_INTENT_NAME,		/* the query is one identifier */
+	RF_Q_WORDS,		/* log(1 + the query's words) */
+	RF_NR
+};
+
+/* The names of the features, as models and feature dumps spell them. */
+extern const char *const rank_feat_name[RF_NR];
+
+struct rank_model {
+	double mean[RF_NR];	/* subtracted from a feature */
+	double scale[RF_NR];	/* then multiplied by this (1 / standard deviation) */
+	double weight[RF_NR];	/* then by this; 0 for a feature the model does not use */
+	double bias;		/* the logit of a file whose features are all at their mean */
+	int used;		/* features the model names */
+};
+
+/*
+ * Read a model from the JSON text json (len bytes; origin names it in
+ * messages).  Returns 0, or -1 after reporting what is wrong (not JSON, the
+ * wrong format, a feature it does not know, a value that is not a finite
+ * number).  m is overwritten either way.
+ */
+int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin);
+
+/* The logit of the feature vector x (RF_NR values).  Cannot fail. */
+double rank_model_logit(const struct rank_model *m, const double *x);
+
+/* The logistic of that: a probability.  Cannot fail. */
+double rank_model_prob(const struct rank_model *m, const double *x);
+
+/*
+ * The priors of a file from its path alone: sets x[RF_TEST .. RF_INIT] (except
+ * RF_DOC and RF_CONFIG, which depend on the language the index recorded),
+ * RF_DEPTH.  Cannot fail.
+ */
+void rank_path_features(const char *path, double *x);
+
+/* The words of a query, for rank_query_names(): sorted, unique, lower case. */
+struct rank_qwords {
+	char **w;		/* the words */
+	size_t w_nr, w_alloc;
+};
+
+/*
+ * Split query into words (runs of letters, digits and '_'), of the first
+ * RANK_QWORDS_SCAN bytes only, so a huge query costs a bounded time.  qw owns
+ * copies; free them with rank_qwords_release().  Cannot fail.
+ */
+#define RANK_QWORDS_SCAN (256 * 1024)
+void rank_qwords_init(struct rank_qwords *qw, const char *query);
+void rank_qwords_release(struct rank_qwords *qw);
+
+/*
+ * The query's mentions of the path: sets x[RF_Q_NAMES_FILE] (the file's name
+ * without its extension) and x[RF_Q_NAMES_DIR] (one of its directories), each
+ * 1 when a name of 3 characters or more is one of the query's words (case
+ * ignored), else 0.  Cannot fail.
+ */
+void rank_query_names(const struct rank_qwords *qw, const char *path, double *x);
+
+#endif

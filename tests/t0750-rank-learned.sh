@@ -1,0 +1,125 @@
+#!/bin/sh
+# t0750-rank-learned: ci-rank's learned fusion (libcommon/rank) and its feature
+# dump, on a small repository: --features writes one record a candidate file in
+# scope, ranked as the hand-set fusion ranks them, with every feature named and
+# the path priors and query mentions right; --model orders the files by a
+# model's probability (a model that favours test files puts the test first
+# under --scope all; one that disfavours the hand-set top file moves it down),
+# the score being that probability; the compiled-in model answers; a bad model
+# or option is an error with a message.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_lang python; then
+	test_skip 'ci-rank learned fusion' 'the python grammar is not compiled in'
+	test_done
+fi
+
+model() {	# model <bias> <name>:<weight>...: a linear model over unstandardised features
+	b=$1; shift
+	printf '{"format":"ci-rank-linear/1","bias":%s,"features":[' "$b"
+	sep=
+	for f in "$@"; do
+		printf '%s{"name":"%s","mean":0,"scale":1,"weight":%s}' "$sep" "${f%%:*}" "${f#*:}"
+		sep=,
+	done
+	printf ']}\n'
+}
+
+test_expect_success 'setup: a package with a test, docs and a changelog, indexed' '
+	git init -q repo && cd repo &&
+	mkdir -p shop tests docs &&
+	cat >shop/pricing.py <<-\EOF &&
+	def total_price(items, tax):
+	    """The total price of the items with tax."""
+	    return sum(i.price for i in items) * (1 + tax)
+
+
+	def discount_price(price, rate):
+	    return price * (1 - rate)
+	EOF
+	cat >shop/cart.py <<-\EOF &&
+	from shop.pricing import total_price
+
+
+	class Cart:
+	    def checkout(self, tax):
+	        """Price of the cart with tax."""
+	        return total_price(self.items, tax)
+	EOF
+	cat >tests/test_pricing.py <<-\EOF &&
+	from shop.pricing import total_price
+
+
+	def test_total_price_with_tax():
+	    assert total_price([], 0.2) == 0
+	EOF
+	printf "# Pricing\n\nThe total price includes the tax.\n" >docs/pricing.md &&
+	printf "1.0: total price with tax\n" >CHANGES.md &&
+	git add . && git commit -q -m init &&
+	ci-index build
+'
+
+test_expect_success '--features: a record a file in scope, ranked, every feature named' '
+	(cd repo && ci-rank --features ../f.jsonl total price with tax >../out) &&
+	"$JQ" -r .path f.jsonl >paths &&
+	test_grep "^shop/pricing.py$" paths &&
+	! grep -q "tests/" paths &&
+	"$JQ" -s -c "[.[].rank]" f.jsonl >got &&
+	"$JQ" -s -c "[range(1; length + 1)]" f.jsonl >want && test_cmp want got &&
+	"$JQ" -s -e "map(.x | length) | unique == [38]" f.jsonl &&
+	"$JQ" -c "select(._type == \"hit\") | .path" out | head -n 1 >h1 &&
+	"$JQ" -c "select(.rank == 1) | .path" f.jsonl >f1 && test_cmp h1 f1
+'
+
+test_expect_success 'features: priors and the query'"'"'s mentions' '
+	(cd repo && ci-rank --scope all --features ../all.jsonl tests of pricing total price >/dev/null) &&
+	"$JQ" -c "select(.path == \"tests/test_pricing.py\") | .x | [.test, .depth, .q_names_dir]" all.jsonl >got &&
+	echo "[1,1,1]" >want && test_cmp want got &&
+	"$JQ" -c "select(.path == \"shop/pricing.py\") | .x | [.test, .q_names_file, .keyword > 0]" all.jsonl >got &&
+	echo "[0,1,true]" >want && test_cmp want got &&
+	"$JQ" -c "select(.path == \"CHANGES.md\") | .x | [.changelog, .doc]" all.jsonl >got &&
+	echo "[1,1]" >want && test_cmp want got
+'
+
+test_expect_success '--model: a model that favours tests puts the test first; the score is its probability' '
+	model -3 test:6 fused:0 >favour-tests.json &&
+	(cd repo && ci-rank --scope all --model ../favour-tests.json total price with tax >../out) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" out | head -n 1 >got &&
+	echo tests/test_pricing.py >want && test_cmp want got &&
+	"$JQ" -r "select(._type == \"hit\") | .score" out | head -n 1 >got &&
+	awk "BEGIN { printf \"%.3f\n\", 1 / (1 + exp(-3)) }" >want.raw &&
+	awk "{ printf \"%.3f\n\", \$1 }" got >got.3 && test_cmp want.raw got.3
+'
+
+test_expect_success '--model: disfavouring the first file of the hand-set fusion moves it down' '
+	(cd repo && ci-rank --limit 5 total price with tax >../rrf) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" rrf >rrf.paths &&
+	test "$(wc -l <rrf.paths)" -ge 2 &&
+	model 0 fused_rr:-5 >last.json &&
+	(cd repo && ci-rank --limit 5 --model ../last.json total price with tax >../lrn) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" lrn >lrn.paths &&
+	test "$(head -n 1 lrn.paths)" != "$(head -n 1 rrf.paths)" &&
+	sort rrf.paths >a && sort lrn.paths >b && test_cmp a b
+'
+
+test_expect_success '--fusion learned: the compiled-in model answers, the same way twice' '
+	(cd repo && ci-rank --fusion learned total price with tax >../l1 &&
+	 ci-rank --fusion learned total price with tax >../l2) &&
+	test_cmp l1 l2 &&
+	"$JQ" -s -e "[.[] | select(._type == \"hit\") | .score > 0 and .score <= 1] | length > 0 and all" l1 &&
+	test_grep "\"_type\":\"summary\"" l1
+'
+
+test_expect_code 3 'a model that is not one' '
+	echo "{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"nope\",\"mean\":0,\"scale\":1,\"weight\":1}]}" >bad.json &&
+	(cd repo && ci-rank --model ../bad.json total price) 2>err
+'
+test_expect_success '... names what is wrong' 'test_grep "unknown feature .nope." err'
+test_expect_code 3 'a model file that is missing' '(cd repo && ci-rank --model ../none.json total price) 2>err'
+test_expect_success '... says so' 'test_grep "cannot open .\.\./none.json." err'
+test_expect_code 3 'a features file that cannot be written' '(cd repo && ci-rank --features /nonexistent/f total price) 2>err'
+test_expect_code 2 '--fusion takes rrf or learned' '(cd repo && ci-rank --fusion best total price) 2>err'
+test_expect_success '... says so' 'test_grep "expected rrf or learned" err'
+
+test_done

@@ -1,0 +1,119 @@
+/*
+ * unit-rank.c: TAP tests of libcommon/rank: reading a model (and refusing
+ * what is not one), the logit and probability it gives a feature vector
+ * (worked out by hand), the path priors, and the query's mentions of a path.
+ */
+#include "common.h"
+#include "rank/model.h"
+
+#include <math.h>
+
+static int test_nr;	/* tests run so far */
+static int failures;	/* of which failed */
+
+static void ok(int cond, const char *desc)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++test_nr, desc);
+	failures += !cond;
+}
+
+static int parses(const char *json)
+{
+	struct rank_model m;
+
+	return rank_model_parse(&m, json, strlen(json), "test") == 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char model[] =
+		"{\"format\":\"ci-rank-linear/1\",\"bias\":-1.5,\"features\":["
+		"{\"name\":\"keyword_rr\",\"mean\":0.25,\"scale\":2,\"weight\":3},"
+		"{\"name\":\"test\",\"mean\":0,\"scale\":1,\"weight\":-2}]}";
+	struct rank_model m;
+	struct rank_qwords qw;
+	double x[RF_NR] = { 0 };
+	char *big;
+
+	(void)argc;
+	util_init(argv[0]);
+
+	ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && m.used == 2, "a model of two features");
+	x[RF_RR + 0] = 1;	/* keyword rank 1 */
+	x[RF_SIG + 1] = 0.9;	/* a feature the model does not name weighs 0 */
+	/* -1.5 + 3 * (1 - 0.25) * 2 = 3 */
+	ok(fabs(rank_model_logit(&m, x) - 3.0) < 1e-12, "logit: bias + weight * (x - mean) * scale");
+	ok(fabs(rank_model_prob(&m, x) - 1 / (1 + exp(-3.0))) < 1e-12, "probability: the logistic of it");
+	x[RF_TEST] = 1;
+	ok(fabs(rank_model_logit(&m, x) - 1.0) < 1e-12, "a test file: -2 more");
+	x[RF_RR + 0] = 1e6;
+	ok(rank_model_prob(&m, x) <= 1.0 && rank_model_prob(&m, x) > 0.999, "a huge logit: 1, not NaN");
+	x[RF_RR + 0] = -1e6;
+	ok(rank_model_prob(&m, x) >= 0.0 && rank_model_prob(&m, x) < 1e-9, "a very negative one: 0");
+
+	fputs("# the errors below are expected\n", stdout);
+	fflush(stdout);
+	ok(!parses("{"), "not JSON is refused");
+	ok(!parses("{\"format\":\"other/2\",\"bias\":0,\"features\":[]}"), "another format is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"nope\","
+		   "\"mean\":0,\"scale\":1,\"weight\":1}]}"), "an unknown feature is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"test\","
+		   "\"mean\":0,\"scale\":1,\"weight\":\"x\"}]}"), "a weight that is no number is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"features\":[]}"), "no bias is refused");
+
+	memset(x, 0, sizeof(x));
+	rank_path_features("tests/unit/test_cart.py", x);
+	ok(x[RF_TEST] == 1 && x[RF_DEPTH] == 2 && x[RF_EXAMPLE] == 0, "a test file, two directories down");
+	memset(x, 0, sizeof(x));
+	rank_path_features("CHANGES.rst", x);
+	ok(x[RF_CHANGELOG] == 1 && x[RF_TEST] == 0 && x[RF_DEPTH] == 0, "a changelog");
+	memset(x, 0, sizeof(x));
+	rank_path_features("locale/fr/LC_MESSAGES/app.po", x);
+	ok(x[RF_PO] == 1, "a translation");
+	memset(x, 0, sizeof(x));
+	rank_path_features("docs/examples/hello.py", x);
+	ok(x[RF_EXAMPLE] == 1 && x[RF_VENDORED] == 0, "an example");
+	memset(x, 0, sizeof(x));
+	rank_path_features("src/_vendor/six.py", x);
+	ok(x[RF_VENDORED] == 1, "a vendored file");
+	memset(x, 0, sizeof(x));
+	rank_path_features("web/app.min.js", x);
+	ok(x[RF_GENERATED] == 1, "a minified file is generated");
+	memset(x, 0, sizeof(x));
+	rank_path_features("pkg/__init__.py", x);
+	ok(x[RF_INIT] == 1 && x[RF_DEPTH] == 1, "a package's __init__.py");
+	memset(x, 0, sizeof(x));
+	rank_path_features("contest/latest.py", x);
+	ok(x[RF_TEST] == 0, "a directory that only ends in 'test' is no test directory");
+
+	rank_qwords_init(&qw, "Fix the Session cookie in SESSIONS.py, see flask/app.py; the session, again");
+	memset(x, 0, sizeof(x));
+	rank_query_names(&qw, "src/flask/sessions.py", x);
+	ok(x[RF_Q_NAMES_FILE] == 1 && x[RF_Q_NAMES_DIR] == 1, "the query names the file and its directory");
+	rank_query_names(&qw, "src/other/sessionsx.py", x);
+	ok(x[RF_Q_NAMES_FILE] == 0 && x[RF_Q_NAMES_DIR] == 0, "a longer name is not named");
+	rank_query_names(&qw, "a/b.py", x);
+	ok(x[RF_Q_NAMES_FILE] == 0, "names under 3 characters never count");
+	ok(qw.w_nr == 9, "the words are unique (fix the session cookie sessions see flask app again)");
+	rank_qwords_release(&qw);
+
+	big = xmalloc(RANK_QWORDS_SCAN + 100);
+	memset(big, ' ', RANK_QWORDS_SCAN + 99);
+	memcpy(big + 10, "early", 5);
+	memcpy(big + RANK_QWORDS_SCAN + 50, "late", 4);
+	big[RANK_QWORDS_SCAN + 99] = '\0';
+	rank_qwords_init(&qw, big);
+	memset(x, 0, sizeof(x));
+	rank_query_names(&qw, "early.py", x);
+	ok(x[RF_Q_NAMES_FILE] == 1, "a long query: a word near the start counts");
+	rank_query_names(&qw, "late.py", x);
+	ok(x[RF_Q_NAMES_FILE] == 0 && qw.w_nr == 1, "... one past the scanned part does not");
+	rank_qwords_release(&qw);
+	free(big);
+
+	for (int k = 0; k < RF_NR; k++)
+		if (!rank_feat_name[k])
+			ok(0, "every feature has a name");
+	printf("1..%d\n", test_nr);
+	return failures ? 1 : 0;
+}
