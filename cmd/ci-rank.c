@@ -74,8 +74,9 @@ static const char usage_text[] =
 	"      --min-score <x>     drop hits scoring below <x> (0-1)\n"
 	"      --format <fmt>      locate (default: path, lines, symbol, score) or full (with text)\n"
 	"      --explain           each hit's signals, ranks and their contributions\n"
-	"      --fusion <how>      rrf (default: weighted reciprocal rank) or learned (the\n"
-	"                          model of share/rank/model.json, compiled in)\n"
+	"      --fusion <how>      learned (default in hybrid mode: the model of\n"
+	"                          share/rank/model.json, compiled in) or rrf (weighted\n"
+	"                          reciprocal rank, the default of the other modes)\n"
 	"      --model <file>      the learned fusion with this model instead\n"
 	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
@@ -155,7 +156,7 @@ struct options {
 	int no_server;		/* --no-server */
 	long idle;		/* serve --idle seconds (0: not given) */
 	int stop;		/* serve --stop */
-	int learned;		/* --fusion learned or --model */
+	int learned;		/* 1: --fusion learned or --model; 0: --fusion rrf; -1: not said */
 	const char *model;	/* --model file, or NULL: the compiled-in model */
 	const char *features;	/* --features file */
 };
@@ -182,6 +183,8 @@ struct cand {
 	int file_chunks;	/* those chunks */
 	int is_test;		/* under a test directory or named like a test */
 	int is_doc;		/* documentation, changelog, prose */
+	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
+	double learned_p;	/* learned fusion: the file's probability */
 };
 
 static struct options o;
@@ -2411,6 +2414,8 @@ static int learned_fusion(const char *q, enum intent intent, double max_fused, i
 		ff->p = ff->rank ? rank_model_prob(&m, ff->x) : 0;
 		for (size_t j = ff->from; j < ff->to; j++) {
 			double rel = top > 0 ? v[j]->fused / top : 0;
+			v[j]->rrf_score = v[j]->fused / max_fused;
+			v[j]->learned_p = ff->p;
 			if (ff->rank)
 				v[j]->fused = max_fused * (0.001 + 0.999 * ff->p) * rel;
 			else
@@ -3549,6 +3554,7 @@ int main(int argc, char **argv)
 	o.depth = 1;
 	o.max_coupled = 3;
 	o.threshold = 0.3;
+	o.learned = -1;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_INDEX: o.index = optarg; break;
@@ -3816,6 +3822,8 @@ int main(int argc, char **argv)
 		if (!impl_hits && !o.scope)
 			scope_tests = scope_docs = 1;
 	}
+	if (o.learned < 0)	/* the model was fitted on hybrid's signals */
+		o.learned = !strcmp(o.mode, "hybrid");
 	if ((o.learned || o.features) &&
 	    learned_fusion(q.buf, intent, max_fused, scope_tests, scope_impl, scope_docs)) {
 		free_all();
@@ -3891,6 +3899,12 @@ int main(int argc, char **argv)
 			nd_key(&out, "file_evidence");
 			buf_addf(&out, "{\"chunks\":%d,\"contribution\":%.3g}", x->file_chunks,
 				 max_fused > 0 ? round3(x->file_bonus / max_fused) : 0.0);
+			/* the learned fusion: the contributions above made the score it replaced */
+			if (o.learned) {
+				nd_key(&out, "learned");
+				buf_addf(&out, "{\"probability\":%.3g,\"rrf_score\":%.3g}", round3(x->learned_p),
+					 round3(x->rrf_score));
+			}
 		}
 		if (o.full) {
 			char *t = chunk_text(x->chunk);

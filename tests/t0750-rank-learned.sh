@@ -111,6 +111,23 @@ test_expect_success '--fusion learned: the compiled-in model answers, the same w
 	test_grep "\"_type\":\"summary\"" l1
 '
 
+test_expect_success 'hybrid uses the learned fusion by default, keyword the hand-set one' '
+	(cd repo && ci-rank total price with tax >../d &&
+	 ci-rank --fusion learned total price with tax >../l &&
+	 ci-rank --mode keyword total price with tax >../k &&
+	 ci-rank --mode keyword --fusion rrf total price with tax >../kr) &&
+	test_cmp l d && test_cmp kr k
+'
+
+test_expect_success '--explain: the learned probability is the score of the file'"'"'s best chunk' '
+	(cd repo && ci-rank --explain total price with tax >../e) &&
+	"$JQ" -s -e "[.[] | select(._type == \"hit\")] | length > 0 and
+		(map((.learned.probability - .score) | fabs < 0.002) | all) and
+		(map(.learned.rrf_score > 0) | all)" e &&
+	(cd repo && ci-rank --fusion rrf --explain total price with tax >../r) &&
+	! grep -q "\"learned\"" r
+'
+
 test_expect_code 3 'a model that is not one' '
 	echo "{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"nope\",\"mean\":0,\"scale\":1,\"weight\":1}]}" >bad.json &&
 	(cd repo && ci-rank --model ../bad.json total price) 2>err
