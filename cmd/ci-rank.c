@@ -20,6 +20,12 @@
  *
  * A signal that is missing (no vectors, no history) has its weight given to the
  * others, and the answer says which signals it used and how sure it is.
+ *
+ * In hybrid mode the first 100 files in scope are then ordered by a learned
+ * model (libcommon/rank, share/rank/model.json compiled in) over each file's
+ * features: the signals and their ranks, the fused score, path priors and the
+ * query's mentions of the file; trained on examples mined from git history
+ * (scripts/mine-history, scripts/train-rank), chosen on held-out repositories.
  */
 #include "common.h"
 #include "human.h"
@@ -76,7 +82,8 @@ static const char usage_text[] =
 	"      --explain           each hit's signals, ranks and their contributions\n"
 	"      --fusion <how>      learned (default in hybrid mode: the model of\n"
 	"                          share/rank/model.json, compiled in) or rrf (weighted\n"
-	"                          reciprocal rank, the default of the other modes)\n"
+	"                          reciprocal rank, the default of the other modes; also:\n"
+	"                          CI_RANK_FUSION)\n"
 	"      --model <file>      the learned fusion with this model instead\n"
 	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
@@ -3822,8 +3829,20 @@ int main(int argc, char **argv)
 		if (!impl_hits && !o.scope)
 			scope_tests = scope_docs = 1;
 	}
-	if (o.learned < 0)	/* the model was fitted on hybrid's signals */
-		o.learned = !strcmp(o.mode, "hybrid");
+	if (o.learned < 0) {
+		const char *f = getenv("CI_RANK_FUSION");
+		if (f && *f && strcmp(f, "rrf") && strcmp(f, "learned")) {
+			error("CI_RANK_FUSION: expected rrf or learned, got '%s'", f);
+			free_all();
+			buf_release(&q);
+			index_close(ix);
+			return EXIT_USAGE;
+		}
+		if (f && *f)
+			o.learned = !strcmp(f, "learned");
+		else	/* the model was fitted on hybrid's signals */
+			o.learned = !strcmp(o.mode, "hybrid");
+	}
 	if ((o.learned || o.features) &&
 	    learned_fusion(q.buf, intent, max_fused, scope_tests, scope_impl, scope_docs)) {
 		free_all();

@@ -128,6 +128,15 @@ test_expect_success '--explain: the learned probability is the score of the file
 	! grep -q "\"learned\"" r
 '
 
+test_expect_success 'CI_RANK_FUSION=rrf is --fusion rrf; an option wins' '
+	(cd repo && CI_RANK_FUSION=rrf ci-rank total price with tax >../e1 &&
+	 ci-rank --fusion rrf total price with tax >../e2 &&
+	 CI_RANK_FUSION=rrf ci-rank --fusion learned total price with tax >../e3) &&
+	test_cmp e2 e1 && test_cmp l e3
+'
+test_expect_code 2 'CI_RANK_FUSION takes rrf or learned' '(cd repo && CI_RANK_FUSION=best ci-rank total price) 2>err'
+test_expect_success '... says so' 'test_grep "CI_RANK_FUSION: expected rrf or learned" err'
+
 test_expect_code 3 'a model that is not one' '
 	echo "{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"nope\",\"mean\":0,\"scale\":1,\"weight\":1}]}" >bad.json &&
 	(cd repo && ci-rank --model ../bad.json total price) 2>err

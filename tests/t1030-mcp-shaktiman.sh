@@ -95,6 +95,7 @@ test_expect_success 'scope: test is tests only, all is both' '
 '
 
 test_expect_success 'path: a prefix filter after a 3x over-fetch, then max_results' '
+	CI_RANK_FUSION=rrf && export CI_RANK_FUSION &&	# the ranking these expectations were made with
 	cd repo &&
 	search "{\"query\":\"parse header\",\"scope\":\"all\",\"min_score\":0,\"max_results\":1}" &&
 	res_is "[.structuredContent.results[].path] == [\"tests/test_reader.py\"]" &&
@@ -103,7 +104,8 @@ test_expect_success 'path: a prefix filter after a 3x over-fetch, then max_resul
 	search "{\"query\":\"parse header\",\"scope\":\"all\",\"min_score\":0,\"path\":\"src/reader\"}" &&
 	res_is ".structuredContent.count >= 1 and ([.structuredContent.results[].path == \"src/reader.py\"] | all)" &&
 	search "{\"query\":\"parse header\",\"path\":\"nowhere/\"}" &&
-	res_is ".structuredContent == {results: [], count: 0, mode: \"locate\"} and .content[0].text == \"0 results.\n\""
+	res_is ".structuredContent == {results: [], count: 0, mode: \"locate\"} and .content[0].text == \"0 results.\n\"" &&
+	unset CI_RANK_FUSION
 '
 
 test_expect_success 'min_score: hits below it are left out; max_results takes a number' '
@@ -133,6 +135,7 @@ open='{"query":"read","scope":"all","min_score":0,"path":"src/reader.py","max_re
 other='{"query":"zzzz"}'
 
 test_expect_success 'session: what a session already saw ranks higher, less with each query since' '
+	CI_RANK_FUSION=rrf && export CI_RANK_FUSION &&	# the session boost against the hand-set scores
 	cd repo && session "$q" "$open" "$q" &&
 	jq -se ".[0].results | map(.signals.session == 0) | all" ../session &&
 	jq -se ".[1].results | map([.path, .start_line]) == [[\"src/reader.py\", 6]]" ../session &&
@@ -145,7 +148,8 @@ test_expect_success 'session: what a session already saw ranks higher, less with
 	jq -se "[.[2].results[] | select(.path == \"src/reader.py\" and .start_line == 6) | .signals.session][0]" ../session >../recent &&
 	session "$q" "$open" "$other" "$other" "$other" "$other" "$q" &&
 	jq -se "[.[6].results[] | select(.path == \"src/reader.py\" and .start_line == 6) | .signals.session][0]" ../session >../later &&
-	jq -ne "\$recent > \$later and \$later > 0" --argjson recent "$(cat ../recent)" --argjson later "$(cat ../later)"
+	jq -ne "\$recent > \$later and \$later > 0" --argjson recent "$(cat ../recent)" --argjson later "$(cat ../later)" &&
+	unset CI_RANK_FUSION
 '
 
 # search_error <arguments> <message>: an MCP tool error with this message
