@@ -26,6 +26,7 @@
 #include "chunk.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -1676,8 +1677,7 @@ static int build_lock = -1;
 static int lock_dir(const char *db_path)
 {
 	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
-	const char *e = getenv("CI_INDEX_LOCK_WAIT");
-	long wait_ms = (e && *e ? atol(e) : 600) * 1000;
+	long wait_ms = env_long("CI_INDEX_LOCK_WAIT", 0, 1000000, 600, ENV_DIE) * 1000;
 	char *lock;
 	int fd, got;
 
@@ -3051,13 +3051,12 @@ static char *damage_of(sqlite3 *db)
 
 static int check_whole(const char *path)
 {
-	const char *env = getenv("CI_INDEX_CHECK");
+	static const char *const words[] = { "auto", "always", "never", NULL };
+	int how = env_choice("CI_INDEX_CHECK", words, 0, ENV_DIE);
 	struct stat st;
 
-	if (env && !strcmp(env, "always"))
-		return 1;
-	if (env && !strcmp(env, "never"))
-		return 0;
+	if (how)
+		return how == 1;
 	return stat(path, &st) == 0 && st.st_size <= CHECK_WHOLE_MAX;
 }
 
@@ -3420,7 +3419,7 @@ static void server_status(struct buf *b, const char *path)
 	if (sock && fork_server_query(sock, "pid", &ans) == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
 		nd_key(b, "server");
 		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld}", pid,
-			 fork_server_idle("CI_INDEX_SERVER_IDLE"));
+			 fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
 	} else {
 		nd_null(b, "server");
 	}
@@ -3862,7 +3861,7 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 		} else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
-	return fork_server_command("index", o->index, stop, idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE"),
+	return fork_server_command("index", o->index, stop, idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE),
 				   &ops);
 }
 
@@ -3877,11 +3876,10 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
  */
 static char *server_index(const struct options *o, char **sock)
 {
-	const char *e = getenv("CI_INDEX_SERVER");
 	char *path;
 
 	*sock = NULL;
-	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
+	if (srv_child || o->no_server || server_env("CI_INDEX_SERVER") == SERVER_OFF)
 		return NULL;
 	path = o->index ? xstrdup(o->index) : index_find(".");
 	if (!path || access(path, F_OK) < 0) {
@@ -3902,22 +3900,22 @@ static void server_notice(void)
 		return;
 	fprintf(stderr, "%s: the index's server runs in the background (it keeps searches "
 		"fast and exits after %ld s idle; 'ci-index serve --stop' stops it, "
-		"CI_INDEX_SERVER=0 starts none)\n", progname, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		"CI_INDEX_SERVER=0 starts none)\n", progname, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
 }
 
 static int update_in_server(const struct options *o)
 {
-	const char *e = getenv("CI_INDEX_SERVER");
+	int always = server_env("CI_INDEX_SERVER") == SERVER_ALWAYS;
 	char *sock, *path = server_index(o, &sock);
 	int rc = -1;
 
 	if (sock) {
 		rc = fork_server_call(sock, argc0, argv0);
 		if (rc < 0) {
-			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
 			server_notice();
 			/* always: wait for it (its start takes a second or two), up to a minute */
-			for (int i = 0; rc < 0 && e && !strcmp(e, "always") && i < 3000; i++) {
+			for (int i = 0; rc < 0 && always && i < 3000; i++) {
 				struct timespec ts = { 0, 20000000 };
 				nanosleep(&ts, NULL);
 				rc = fork_server_call(sock, argc0, argv0);
@@ -3953,7 +3951,7 @@ static void server_after_build(const struct options *o)
 		}
 		/* until it holds its lock: a `serve --stop` right after the build
 		 * then waits for it and stops it, instead of finding none */
-		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE")) == 0)
+		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE)) == 0)
 			server_notice();
 	}
 	free(sock);
@@ -3963,7 +3961,6 @@ static void server_after_build(const struct options *o)
 int main(int argc, char **argv)
 {
 	struct options o;
-	const char *env;
 	int c, ret;
 
 	util_init(argv[0]);
@@ -4009,10 +4006,12 @@ int main(int argc, char **argv)
 	if (o.progress < 0)
 		o.progress = isatty(2);
 	/* anew in a server's worker: the server's own environment is not the caller's */
-	crash_after = (env = getenv("CI_INDEX_CRASH_AFTER")) && *env ? atol(env) : -1;
-	env = getenv("CI_INDEX_CRASH_SIGNAL");
-	crash_signal = !env || !*env ? SIGKILL : !strcmp(env, "TERM") ? SIGTERM : !strcmp(env, "INT") ? SIGINT
-		     : SIGKILL;
+	crash_after = env_long("CI_INDEX_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
+	{
+		static const char *const sigs[] = { "KILL", "TERM", "INT", NULL };
+		static const int signo[] = { SIGKILL, SIGTERM, SIGINT };
+		crash_signal = signo[env_choice("CI_INDEX_CRASH_SIGNAL", sigs, 0, ENV_DIE)];
+	}
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	/* these repair a damaged index, and check what they read themselves */

@@ -3285,7 +3285,7 @@ static int serve(void)
 		.watch_fd = meta_watch_fd, .on_watch = meta_on_watch,
 	};
 
-	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : fork_server_idle("CI_RANK_SERVER_IDLE"), &ops);
+	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : fork_server_idle("CI_RANK_SERVER_IDLE", ENV_DIE), &ops);
 }
 
 /*
@@ -3295,11 +3295,10 @@ static int serve(void)
  */
 static int call_server(const char *path)
 {
-	const char *e = getenv("CI_RANK_SERVER");
 	char *sock, *vec;
 	int rc;
 
-	if (o.no_server || (e && !strcmp(e, "0")))
+	if (o.no_server || server_env("CI_RANK_SERVER") == SERVER_OFF)
 		return -1;
 	sock = fork_server_socket("rank", path);
 	if (!sock)
@@ -3308,7 +3307,7 @@ static int call_server(const char *path)
 	if (rc < 0) {
 		vec = vecsnap_path(path);
 		if (access(vec, R_OK) == 0)
-			fork_server_spawn(path, fork_server_idle("CI_RANK_SERVER_IDLE"));
+			fork_server_spawn(path, fork_server_idle("CI_RANK_SERVER_IDLE", ENV_WARN));
 		free(vec);
 	}
 	free(sock);

@@ -3265,8 +3265,7 @@ static int has_table(sqlite3 *db, const char *name)
 /* Now, UTC, as 2026-05-01T12:00:00Z ($SOURCE_DATE_EPOCH when set, for reproducible output). */
 static void now_iso(char out[21])
 {
-	const char *env = getenv("SOURCE_DATE_EPOCH");
-	time_t t = env && *env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
+	time_t t = (time_t)env_long("SOURCE_DATE_EPOCH", 0, LONG_MAX, (long)time(NULL), ENV_DIE);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);

@@ -222,12 +222,16 @@ int fork_server_call(const char *sock, int argc, char **argv)
 	return status;
 }
 
-long fork_server_idle(const char *env_name)
+long fork_server_idle(const char *env_name, int flags)
 {
-	const char *e = getenv(env_name);
-	long v = e ? atol(e) : 0;
+	return env_long(env_name, 1, FORK_SERVER_IDLE_MAX, 600, flags);
+}
 
-	return v > 0 ? v : 600;
+int server_env(const char *env_name)
+{
+	static const char *const words[] = { "0", "1", "always", NULL };
+
+	return env_choice(env_name, words, SERVER_ON, ENV_DIE);
 }
 
 /*

@@ -77,10 +77,24 @@ void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
  */
 int fork_server_spawn_wait(const char *index_path, long idle_s);
 
-/* The seconds a server waits for a request before it exits: the environment
- * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE) if positive,
- * else 600. */
-long fork_server_idle(const char *env_name);
+/*
+ * The seconds a server waits for a request before it exits: the environment
+ * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE), an integer
+ * from 1 to FORK_SERVER_IDLE_MAX, else 600.  Another value: env_long()'s
+ * message, and exit 2 (flags ENV_DIE) or the default (ENV_WARN: a search that
+ * only starts a server for the searches after it).
+ */
+#define FORK_SERVER_IDLE_MAX 31536000L	/* a year */
+long fork_server_idle(const char *env_name, int flags);
+
+/*
+ * Whether commands use the index's server: the environment variable env_name
+ * (CI_INDEX_SERVER, CI_RANK_SERVER) is "0" (SERVER_OFF), "1" or unset
+ * (SERVER_ON), or "always" (SERVER_ALWAYS: wait for one to start); anything
+ * else exits 2 with env_choice()'s message.
+ */
+enum { SERVER_OFF, SERVER_ON, SERVER_ALWAYS };
+int server_env(const char *env_name);
 
 /*
  * Serve at sock until idle_s seconds pass without a request or a stop request

@@ -19,6 +19,17 @@ const char *progname = "ci";
 int verbosity;
 int exit_error = EXIT_IO;
 
+/*
+ * The name before main() runs: a constructor that reads the environment
+ * (lang.c's test hook) reports a bad value under the command's name.
+ */
+__attribute__((constructor(101))) static void progname_early(void)
+{
+	progname = program_invocation_short_name;
+	if (!strncmp(progname, "lt-", 3))
+		progname += 3;
+}
+
 void util_init(const char *argv0)
 {
 	const char *slash;
@@ -188,6 +199,46 @@ long parse_long_arg(const char *usage, const char *opt, const char *s, long min,
 	if (errno || end == s || *end || v < min || v > max)
 		usage_error(usage, "%s: expected an integer from %ld to %ld, got '%s'", opt, min, max, s);
 	return v;
+}
+
+long env_long(const char *name, long min, long max, long def, int flags)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!errno && end != s && !*end && v >= min && v <= max)
+		return v;
+	if (flags & ENV_WARN) {
+		warning("$%s: expected an integer from %ld to %ld, got '%s': using %ld", name, min, max, s, def);
+		return def;
+	}
+	die_code(EXIT_USAGE, "$%s: expected an integer from %ld to %ld, got '%s'", name, min, max, s);
+}
+
+int env_choice(const char *name, const char *const *words, int def, int flags)
+{
+	const char *s = getenv(name);
+	struct buf b = BUF_INIT;
+	int i;
+
+	if (!s || !*s)
+		return def;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(s, words[i]))
+			return i;
+	for (i = 0; words[i]; i++)
+		buf_addf(&b, "%s'%s'", i ? ", " : "", words[i]);
+	if (flags & ENV_WARN) {
+		warning("$%s: expected one of %s, got '%s': ignored", name, b.buf, s);
+		buf_release(&b);
+		return def;
+	}
+	die_code(EXIT_USAGE, "$%s: expected one of %s, got '%s'", name, b.buf, s);
 }
 
 int online_cpus(void)

@@ -90,6 +90,26 @@ void list_options(int argc, char **argv, const struct option *opts);
 long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
 
 /*
+ * Numbers and enumerated values from the environment, read one way everywhere.
+ * A variable unset or empty gives def.  Junk (not a whole decimal integer, or
+ * not one of the words), or a number outside [min, max], is the user's
+ * mistake and is said so, naming the variable:
+ *   "<prog>: $NAME: expected an integer from MIN to MAX, got 'x'"
+ *   "<prog>: $NAME: expected one of 'a', 'b', got 'x'"
+ * and the command exits 2 (EXIT_USAGE) before doing anything, as for a bad
+ * option; with ENV_WARN the same words are a warning and def is used, for
+ * a value that only tunes something in the background of a command that must
+ * not fail for it (the idle time of a server a search starts for later ones).
+ */
+enum {
+	ENV_DIE = 0,		/* exit 2 on a bad value */
+	ENV_WARN = 1,		/* warn, use the default */
+};
+long env_long(const char *name, long min, long max, long def, int flags);
+/* words: NULL-ended; returns the index of the value among them, or def. */
+int env_choice(const char *name, const char *const *words, int def, int flags);
+
+/*
  * After getopt_long() returned c, '?' or ':' (with opterr = 0 and an option string
  * starting with ':'): what was wrong, as "unknown option '--x'" or "option '-j'
  * needs a value".  Returns a static string.
