@@ -2510,6 +2510,7 @@ static int server_ask(struct ci_index *ix, const char *q, char **ans, char **bod
 	static int looked;
 	const char *updated = index_meta(ix, "updated");
 	char *nl;
+	int rc;
 
 	*ans = NULL;
 	if (server_env("CI_INDEX_SERVER") == SERVER_OFF || !index_path_g || !updated || !*updated)
@@ -2521,8 +2522,11 @@ static int server_ask(struct ci_index *ix, const char *q, char **ans, char **bod
 	}
 	if (!sock)
 		return 1;
-	if (fork_server_query(sock, q, ans) < 0) {
-		if (!access(index_path_g, W_OK))
+	rc = fork_server_query(sock, q, ans, FORK_SERVER_SEARCH_MS);
+	if (rc < 0) {
+		/* none answered: one for the searches after this one (a server
+		 * that is there but hung keeps its lock: another would not start) */
+		if (rc != FORK_SERVER_HUNG && !access(index_path_g, W_OK))
 			fork_server_spawn_of(exe, index_path_g, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_WARN));
 		free(sock);
 		sock = NULL;	/* asked once */

@@ -3409,17 +3409,33 @@ static void count_map(struct buf *b, sqlite3 *db, const char *key, const char *s
 
 /*
  * The "server" key of a status record: the index's server when one answers
- * (its pid, and the idle seconds after which it exits), else null.
+ * (its pid, the idle seconds after which it exits, "answering":true); one
+ * that took the question but gave no answer within FORK_SERVER_STATUS_MS (a
+ * server stopped by SIGSTOP, or hung) with "answering":false and the pid of
+ * the process holding its lock (null if not known), and a warning; else null.
+ * status never waits longer than that for a server.
  */
 static void server_status(struct buf *b, const char *path)
 {
 	char *sock = fork_server_socket("index", path), *ans = NULL;
-	long pid = 0;
+	long pid = 0, idle = fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE);
+	int rc = sock ? fork_server_query(sock, "pid", &ans, FORK_SERVER_STATUS_MS) : -1;
 
-	if (sock && fork_server_query(sock, "pid", &ans) == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
+	if (rc == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
 		nd_key(b, "server");
-		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld}", pid,
-			 fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
+		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld,\"answering\":true}", pid, idle);
+	} else if (rc == FORK_SERVER_HUNG) {
+		pid = fork_server_lock_pid(sock);
+		nd_key(b, "server");
+		if (pid > 0) {
+			buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld,\"answering\":false}", pid, idle);
+			warning("the index's server (pid %ld) does not answer (%d ms): stopped or hung",
+				pid, FORK_SERVER_STATUS_MS);
+		} else {
+			buf_addf(b, "{\"pid\":null,\"idle_exit_s\":%ld,\"answering\":false}", idle);
+			warning("the index's server does not answer (%d ms): stopped or hung",
+				FORK_SERVER_STATUS_MS);
+		}
 	} else {
 		nd_null(b, "server");
 	}

@@ -52,10 +52,21 @@ char *fork_server_socket_of(const char *kind, const char *index_path, const char
 
 /*
  * Ask the server at sock a question that it answers itself (ops->query), the
- * NUL-terminated q: 0 with the answer in *out (malloc'd, NUL-terminated), or
- * -1 when no server answered.
+ * NUL-terminated q: 0 with the answer in *out (malloc'd, NUL-terminated), -1
+ * when no server answered (none listens, or it hung up), or
+ * FORK_SERVER_HUNG when one took the question but gave no whole answer within
+ * timeout_ms milliseconds (a server stopped by SIGSTOP, or hung): connecting,
+ * sending and receiving all count against it.  timeout_ms < 0: no bound.
  */
-int fork_server_query(const char *sock, const char *q, char **out);
+#define FORK_SERVER_HUNG (-2)
+#define FORK_SERVER_STATUS_MS 2000	/* ci-index status: is a server there, which */
+#define FORK_SERVER_SEARCH_MS 5000	/* ci-grep's questions (then it searches alone) */
+/*
+ * The pid of the process that holds the lock of the server at sock (a server
+ * running or starting, answering or not; from /proc/locks), or 0.
+ */
+long fork_server_lock_pid(const char *sock);
+int fork_server_query(const char *sock, const char *q, char **out, int timeout_ms);
 
 /*
  * Have the server at sock run argv (argc of them) with this process's
