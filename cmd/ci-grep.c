@@ -3315,8 +3315,7 @@ int main(int argc, char **argv)
 	size_t patterns_nr = 0, patterns_alloc = 0;
 	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
-	util_init(argv[0]);
-	exit_error = EXIT_ERROR;	/* die(), a write error: 2, not 3 */
+	util_init_code(argv[0], EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
@@ -3478,7 +3477,7 @@ int main(int argc, char **argv)
 	if (!o.no_index) {
 		ipath = o.index ? xstrdup(o.index) : index_default_path(w.root);
 		index_path_g = ipath;
-		rc = index_open(&ix, ipath, 1);
+		rc = index_open(&ix, ipath, INDEX_READONLY);
 		if (rc == 1 && o.index) {
 			error("no index at '%s' (ci-index build makes one)", ipath);
 			ret = EXIT_ERROR;

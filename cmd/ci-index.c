@@ -105,6 +105,8 @@ struct options {
 	const char *model;	/* --model, or NULL */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
 	int no_server;		/* --no-server */
+	int damage;		/* index_open's damage flag: INDEX_NOTE_DAMAGE for the
+				   commands that repair an index (build, update, serve) */
 };
 
 /* ---- helpers ---- */
@@ -1842,7 +1844,7 @@ static int refresh_snapshot(const char *path)
 	struct ci_index *ix;
 	int ret = EXIT_OK;
 
-	if (index_open(&ix, path, 0) != 0)
+	if (index_open(&ix, path, INDEX_NOTE_DAMAGE) != 0)
 		return EXIT_IO;
 	if (vecsnap_refresh(index_db(ix), path) < 0)
 		ret = EXIT_IO;
@@ -1856,7 +1858,7 @@ static int install_db(const char *tmp, const char *path)
 	int rc;
 
 	maybe_pause_before_install();
-	rc = index_open(&live, path, 0);
+	rc = index_open(&live, path, INDEX_NOTE_DAMAGE);
 	if (rc == 0 && keep_late_feedback(tmp, path) < 0) {
 		index_close(live);
 		return -1;
@@ -2490,7 +2492,7 @@ static void srv_preload(const char *path)
 	srv_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (srv_ifd < 0)
 		warning("cannot watch the tree (inotify: %s): every update looks at every file", strerror(errno));
-	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, 1) != 0) {
+	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, INDEX_READONLY | INDEX_NOTE_DAMAGE) != 0) {
 		srv_broken = 1;
 		return;
 	}
@@ -3102,7 +3104,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		free(path);
 		return EXIT_IO;
 	}
-	rc = index_open(&ix, path, 0);
+	rc = index_open(&ix, path, o->damage);
 	if (rc != 0) {
 		/* none, another version, or corrupt: build anew */
 		close(lock);
@@ -3465,7 +3467,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	if (walker_open(&w, ".", &wo) < 0)
 		return EXIT_IO;
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc) {
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build'", path);
@@ -3618,7 +3620,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		free(path);
 		return EXIT_IO;
 	}
-	rc = index_open(&ix, path, 0);
+	rc = index_open(&ix, path, o->damage);
 	if (rc > 0) {
 		/* a new, empty index */
 		db = create_db(path, w.root);
@@ -3630,7 +3632,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		}
 		stamp(db, w.root, "created", NULL);
 		sqlite3_close(db);
-		rc = index_open(&ix, path, 0);
+		rc = index_open(&ix, path, o->damage);
 	}
 	if (rc) {
 		ret = EXIT_IO;
@@ -3789,7 +3791,7 @@ static int cmd_check(const struct options *o, int argc, char **argv)
 		free(path);
 		return EXIT_NOTHING;
 	}
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc != 0) {
 		/* index_open said what is wrong (another version, damage) */
 		free(path);
@@ -4032,7 +4034,7 @@ int main(int argc, char **argv)
 		usage_error(usage_text, "no command given");
 	/* these repair a damaged index, and check what they read themselves */
 	if (!strcmp(argv[optind], "build") || !strcmp(argv[optind], "update") || !strcmp(argv[optind], "serve"))
-		index_on_damage(INDEX_DAMAGE_NOTE);
+		o.damage = INDEX_NOTE_DAMAGE;
 	/* libgit2 is loaded and started when first needed (cmd/git-lazy.c, walk_git_start) */
 	if (!strcmp(argv[optind], "build")) {
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);

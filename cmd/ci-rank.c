@@ -3146,7 +3146,7 @@ static int meta_read_index(const char *path, struct buf *out)
 	struct ci_index *ix;
 	int rc;
 
-	if (index_open(&ix, path, 1) != 0)
+	if (index_open(&ix, path, INDEX_READONLY) != 0)
 		return -1;
 	rc = rank_meta_read(index_db(ix), out);
 	index_close(ix);
@@ -3483,7 +3483,7 @@ int main(int argc, char **argv)
 	 */
 	index_huge_page_cache(4 << 20);
 	trace("open");
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc) {
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build' first", path);

@@ -512,7 +512,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 		return rc;	/* ci-grep said why */
 	}
 	path = index_default_path(json_string_value(json_object_get(status, "root")));
-	if (index_open(&ix, path, 1) ||
+	if (index_open(&ix, path, INDEX_READONLY) ||
 	    sqlite3_prepare_v2(index_db(ix), "SELECT c.id, c.start_line, c.end_line, c.kind, c.name, b.lang, "
 			       "ci_inflate(c.text) FROM files f JOIN chunks c ON c.blob_id = f.blob_id "
 			       "JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1 AND c.start_line <= ?2 "
@@ -1248,7 +1248,7 @@ static json_t *index_imports(const char *sub)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (index_open(&ix, path, 1))
+	if (index_open(&ix, path, INDEX_READONLY))
 		fail("%s: cannot open the index '%s'", sub, path);
 	if (sqlite3_prepare_v2(index_db(ix), "SELECT DISTINCT path, target FROM imports "
 			       "WHERE resolved IS NULL ORDER BY path, target", -1, &st, NULL) != SQLITE_OK)
@@ -3248,7 +3248,7 @@ static struct ci_index *feedback_open(const char *sub, int write)
 	struct ci_index *ix = NULL;
 	char *err = NULL;
 
-	if (index_open(&ix, path, !write))
+	if (index_open(&ix, path, write ? 0 : INDEX_READONLY))
 		fail("%s: cannot open the index '%s'", sub, path);
 	if (write && sqlite3_exec(index_db(ix), CI_FEEDBACK_TABLES, NULL, NULL, &err) != SQLITE_OK)
 		fail("%s: cannot write the index '%s': %s", sub, path, err ? err : "");

@@ -17,7 +17,7 @@
 
 const char *progname = "ci";
 int verbosity;
-int exit_error = EXIT_IO;
+static int error_code = EXIT_IO;	/* written by util_init_code() only, before any work */
 
 /*
  * The name before main() runs: a constructor that reads the environment
@@ -32,8 +32,19 @@ __attribute__((constructor(101))) static void progname_early(void)
 
 void util_init(const char *argv0)
 {
+	util_init_code(argv0, EXIT_IO);
+}
+
+int util_error_code(void)
+{
+	return error_code;
+}
+
+void util_init_code(const char *argv0, int code)
+{
 	const char *slash;
 
+	error_code = code;
 	if (argv0 && *argv0) {
 		slash = strrchr(argv0, '/');
 		progname = slash ? slash + 1 : argv0;
@@ -106,7 +117,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
-	exit(exit_error);
+	exit(error_code);
 }
 
 void usage_error(const char *usage, const char *fmt, ...)
@@ -123,7 +134,7 @@ void usage_error(const char *usage, const char *fmt, ...)
 static void *oom(size_t n)
 {
 	fprintf(stderr, "%s: out of memory allocating %zu bytes\n", progname, n);
-	exit(exit_error);
+	exit(error_code);
 }
 
 void *xmalloc(size_t n)
@@ -184,7 +195,7 @@ int close_stdout(int ret)
 		if (errno == EPIPE)
 			return ret;
 		error_errno("write error on standard output");
-		return exit_error;
+		return error_code;
 	}
 	return ret;
 }
