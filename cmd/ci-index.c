@@ -1200,12 +1200,52 @@ static sqlite3_int64 *select_ids(sqlite3 *db, const char *sql, size_t *nr)
 #define EMBED_ROUND 512		/* texts embedded between two progress reports */
 
 /*
+ * An embedding run of update or build commits its vectors in batches, so that
+ * an interrupted run (SIGINT, a kill, a crash) keeps what it embedded and the
+ * next update embeds only the rest.  The batches' commits never make the
+ * index claim more than it holds: while vectors are missing, meta
+ * embed_pending says so (ci-index status: "embedding_incomplete") and
+ * "updated" keeps the value of the last run that finished (older than the
+ * files: every reader that compares the tree with it looks again, and the
+ * index's server does not vouch for the index, whose "updated" is not the one
+ * its last update reported); the last batch is committed with the stamp, by
+ * the caller.
+ */
+struct embed_batches {
+	int commit;		/* commit between batches (else one transaction) */
+	size_t batch;		/* texts a batch: $CI_INDEX_EMBED_BATCH, else EMBED_ROUND */
+	size_t total;		/* texts to embed in this run */
+	size_t done;		/* of them embedded */
+	long crash_after;	/* test hook: $CI_INDEX_EMBED_CRASH_AFTER, else -1 */
+};
+
+/*
+ * A batch of eb is embedded (not yet committed): commit it and begin the next
+ * transaction, unless it was the run's last.  The test hook
+ * CI_INDEX_EMBED_CRASH_AFTER raises crash_signal (CI_INDEX_CRASH_SIGNAL, else
+ * SIGKILL) once that many texts are embedded, before their batch's commit.
+ * 0, or -1 after a message.
+ */
+static int embed_batch_done(sqlite3 *db, struct embed_batches *eb)
+{
+	if (eb->crash_after >= 0 && eb->done >= (size_t)eb->crash_after) {
+		fflush(NULL);
+		raise(crash_signal);
+		eb->crash_after = -1;
+	}
+	if (!eb->commit || eb->done >= eb->total)
+		return 0;
+	return index_exec(db, "COMMIT") < 0 || index_exec(db, "BEGIN IMMEDIATE") < 0 ? -1 : 0;
+}
+
+/*
  * Embed the texts of the rows ids[0..nr) (chunks, or commits by rowid) and store
- * their vectors through ld.  what is "chunks" or "commits".  0, or -1 after a
+ * their vectors through ld, a batch of eb at a time.  0, or -1 after a
  * message.
  */
 static int embed_rows(const struct options *o, struct loader *ld, struct embed_model *m,
-		      const sqlite3_int64 *ids, size_t nr, int commits, struct progress *pg)
+		      const sqlite3_int64 *ids, size_t nr, int commits, struct progress *pg,
+		      struct embed_batches *eb)
 {
 	const struct embed_fields *fields;
 	static struct embed_fields def;
@@ -1215,18 +1255,22 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 		     "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
 	const char *name = embed_model_name(m, 0);
 	struct buf texts = BUF_INIT;
-	size_t *off = xcalloc(EMBED_ROUND, sizeof(*off)), *len = xcalloc(EMBED_ROUND, sizeof(*len));
-	const char **tp = xcalloc(EMBED_ROUND, sizeof(*tp));
-	char **keys = xcalloc(EMBED_ROUND, sizeof(*keys));
-	float *vec = xmalloc((size_t)EMBED_ROUND * embed_dim(m) * sizeof(float));
-	size_t i, k, n;
+	size_t round = eb->batch < EMBED_ROUND ? eb->batch : EMBED_ROUND;
+	size_t *off = xcalloc(round, sizeof(*off)), *len = xcalloc(round, sizeof(*len));
+	const char **tp = xcalloc(round, sizeof(*tp));
+	char **keys = xcalloc(round, sizeof(*keys));
+	float *vec = xmalloc(round * embed_dim(m) * sizeof(float));
+	size_t i, k, n, in_batch = 0;
 	int rc = 0;
 
 	if (!def.nr)
 		embed_fields_parse(&def, EMBED_DEFAULT_FIELDS);
 	fields = &def;
 	for (i = 0; i < nr && !rc; i += n) {
-		n = nr - i < EMBED_ROUND ? nr - i : EMBED_ROUND;
+		/* a round ends where a batch does */
+		n = nr - i < round ? nr - i : round;
+		if (n > eb->batch - in_batch)
+			n = eb->batch - in_batch;
 		buf_reset(&texts);
 		for (k = 0; k < n; k++) {
 			keys[k] = NULL;
@@ -1275,7 +1319,15 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 			free(keys[k]);
 		pg->done += n;
 		progress_tick(pg, 0);
+		eb->done += n;
+		in_batch += n;
+		if (!rc && in_batch == eb->batch) {
+			in_batch = 0;
+			rc = embed_batch_done(ld->db, eb);
+		}
 	}
+	if (!rc && in_batch && i >= nr && eb->done >= eb->total)
+		rc = embed_batch_done(ld->db, eb);	/* the run's end: the hook only */
 	sqlite3_finalize(get);
 	buf_release(&texts);
 	free(off);
@@ -1300,14 +1352,18 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
  * so its vectors, so it is never embedded twice.  Vectors of another model
  * (ci-embed --static, another --model) do not compare with the new ones: when
  * asked (--embed) they are dropped and embedded anew, else nothing is embedded
- * and a warning says so.  Records the model and the format in meta.  0, or -1
- * after a message.
+ * and a warning says so.  Records the model and the format in meta.  With
+ * batches (update, build), the vectors are committed a batch at a time (see
+ * struct embed_batches) and meta embed_pending is set until the last batch,
+ * which the caller commits; else everything is in the caller's transaction.
+ * 0, or -1 after a message.
  */
-static int embed_missing(const struct options *o, struct loader *ld, int asked)
+static int embed_missing(const struct options *o, struct loader *ld, int asked, int batches)
 {
 	sqlite3 *db = ld->db;
 	struct embed_model *m = NULL;
 	struct progress pg;
+	struct embed_batches eb;
 	sqlite3_int64 *chunk_ids = NULL, *commit_ids = NULL;
 	size_t chunks_nr = 0, commits_nr = 0;
 	char *old;
@@ -1360,16 +1416,25 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked)
 	}
 	chunk_ids = select_ids(db, MISSING_CHUNKS_SQL(""), &chunks_nr);
 	commit_ids = select_ids(db, MISSING_COMMITS_SQL(""), &commits_nr);
+	eb.commit = batches;
+	eb.batch = (size_t)env_long("CI_INDEX_EMBED_BATCH", 1, 1000000, EMBED_ROUND, ENV_DIE);
+	eb.total = chunks_nr + commits_nr;
+	eb.done = 0;
+	eb.crash_after = env_long("CI_INDEX_EMBED_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
+	if (batches && eb.total)
+		set_meta(db, "embed_pending", "1");	/* committed with the first batch */
 	memset(&pg, 0, sizeof(pg));
 	pg.on = o->progress && chunks_nr + commits_nr > 0;
 	pg.total = chunks_nr + commits_nr;
 	pg.start = pg.last = now();
 	pg.what = "embedding";
 	pg.unit = "texts";
-	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg) < 0 ||
-	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg) < 0)
+	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg, &eb) < 0 ||
+	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg, &eb) < 0)
 		goto done;
 	progress_tick(&pg, 1);
+	if (index_exec(db, "DELETE FROM meta WHERE key = 'embed_pending'") < 0)
+		goto done;
 	set_meta(db, "model", name);
 	set_meta(db, "vector_format", vec_format_name(ld->vfmt));
 	if (verbosity)
@@ -2016,6 +2081,39 @@ static int snapshot_read(const struct import_ctx *ctx, const char *rel, char **d
 static const char *build_dir = ".";
 static int build_rev;			/* the build was of a commit (--rev), not a work tree */
 
+/*
+ * After a build --embed installed the index at path (of the tree at root, or
+ * of commit snapshot), with embed_pending set and no "updated": embed what
+ * has no vector, a batch a transaction, and stamp "updated" with the last.
+ * The caller holds the index's lock.  An exit status.
+ */
+static int embed_installed(const struct options *o, const char *path, const char *root,
+			   const char *snapshot)
+{
+	struct ci_index *ix;
+	struct loader ld;
+	sqlite3 *db;
+	int ret = EXIT_OK;
+
+	if (index_open(&ix, path, o->damage) != 0)
+		return EXIT_IO;
+	db = index_db(ix);
+	loader_init(&ld, db, root, vector_format(o, db));
+	if (index_exec(db, "BEGIN IMMEDIATE") < 0 || embed_missing(o, &ld, 1, 1) < 0) {
+		ret = EXIT_IO;
+		index_exec(db, "ROLLBACK");
+	} else {
+		if (ld.vectors)
+			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
+		stamp(db, root, "updated", snapshot);
+		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
+			ret = EXIT_IO;
+	}
+	loader_release(&ld);
+	index_close(ix);
+	return ret;
+}
+
 static int cmd_build(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -2033,7 +2131,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	char *path, *tmp;
 	sqlite3 *db;
 	int64_t walked = 0;
-	int i, lock, prev = 0, ret = EXIT_OK;
+	int i, lock, prev = 0, ret = EXIT_OK, embed_later = 0;
 
 	memset(&sn, 0, sizeof(sn));
 	for (i = 0; i < argc; i++) {
@@ -2147,8 +2245,22 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			vec_format_parse(&ld.vfmt, v);
 		free(v);
 	}
-	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
-		ret = EXIT_IO;
+	/*
+	 * --embed: the chunks are embedded once the index is installed, in
+	 * batches committed one by one (embed_installed), so that an interrupted
+	 * build keeps what it embedded.  Until then the index says that vectors
+	 * are missing (embed_pending) and has no "updated": no reader takes it
+	 * for complete, and the next update embeds the rest.
+	 */
+	if (ret == EXIT_OK && o->embed) {
+		sqlite3_stmt *q = prep(db, MISSING_CHUNKS_SQL(" LIMIT 1"));
+		sqlite3_stmt *q2 = prep(db, MISSING_COMMITS_SQL(" LIMIT 1"));
+		embed_later = sqlite3_step(q) == SQLITE_ROW || sqlite3_step(q2) == SQLITE_ROW;
+		sqlite3_finalize(q);
+		sqlite3_finalize(q2);
+		if (!embed_later && embed_missing(o, &ld, 1, 0) < 0)	/* the model, the format */
+			ret = EXIT_IO;
+	}
 	if (ret == EXIT_OK) {
 		if (ld.vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
@@ -2158,7 +2270,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			set_meta(db, "rev", rev);
 		}
 		stamp(db, w.root, "created", rev ? sn.sha : NULL);
-		stamp(db, w.root, "updated", rev ? sn.sha : NULL);
+		if (embed_later)
+			set_meta(db, "embed_pending", "1");
+		else
+			stamp(db, w.root, "updated", rev ? sn.sha : NULL);
 		/*
 		 * One segment per full-text index: a term then costs a reader one
 		 * b-tree seek, not one per segment the build flushed (the trigram
@@ -2187,6 +2302,9 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		unlink(tmp);
 	else
 		ret = refresh_snapshot(path);
+	tmp_done();	/* installed: a signal from now on leaves it */
+	if (ret == EXIT_OK && embed_later)
+		ret = embed_installed(o, path, w.root, rev ? sn.sha : NULL);
 	if (ret == EXIT_OK && verbosity)
 		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references%s%s into '%s'\n",
 			progname, ld.files, ld.chunks, ld.defs, ld.refs, rev ? " of commit " : "",
@@ -3310,8 +3428,14 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		sqlite3_finalize(u);
 	}
 	progress_tick(&pg, 1);
-	if (ret == EXIT_OK && (o->embed || has_vectors(db)) && embed_missing(o, &ld, o->embed) < 0)
-		ret = EXIT_IO;
+	{
+		/* an embedding run that was cut short goes on where it stopped */
+		const char *pending = index_meta(ix, "embed_pending");
+		int resume = pending && *pending;
+		if (ret == EXIT_OK && (o->embed || resume || has_vectors(db)) &&
+		    embed_missing(o, &ld, o->embed || resume, 1) < 0)
+			ret = EXIT_IO;
+	}
 	reread = ld.files;
 	loader_release(&ld);
 	feed_release(&fd);
@@ -3547,6 +3671,10 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_int(&b, "commits_without_vectors",
 	       count(db, "SELECT count(*) FROM commits c WHERE c.message IS NOT NULL "
 		     "AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha)"));
+	/* an embedding run (build or update --embed) was cut short: the next
+	 * update embeds what is missing */
+	v = index_meta(ix, "embed_pending");
+	nd_bool(&b, "embedding_incomplete", v && *v);
 	nd_int(&b, "couplings", count(db, "SELECT count(*) FROM coupling"));
 	nd_int(&b, "blobs", count(db, "SELECT count(*) FROM blobs"));
 	/* the model and format most vectors have (a load may mix them) */
@@ -3661,7 +3789,8 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && (loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0))
 		ret = EXIT_IO;
-	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
+	/* a load is one transaction: its records and their vectors together */
+	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1, 0) < 0)
 		ret = EXIT_IO;
 	if (ret == EXIT_OK) {
 		if (ld.vectors || ld.commit_vectors)
