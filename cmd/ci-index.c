@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
@@ -257,14 +258,35 @@ static void maybe_pause_before_install(void)
 
 /* ---- progress ---- */
 
+/*
+ * Progress on stderr (a terminal, or --progress) for one phase of the work:
+ * "walking the tree", "indexing 120/812 files, 300 files/s, ETA 2s",
+ * "embedding 512/6120 texts, ...".  It shows within a second of the phase's
+ * start however long one unit of work takes (a huge file, a batch of 512
+ * texts to embed, a VACUUM): a thread of its own writes the line
+ * PROGRESS_FIRST seconds after the start and every PROGRESS_EVERY seconds
+ * after, from the counter the work advances (progress_add).  A phase that
+ * ends before its first line shows nothing, unless it is one whose end is
+ * always reported (a build's indexing, an embedding: their last line stays,
+ * with "\n").
+ */
+#define PROGRESS_FIRST 0.5
+#define PROGRESS_EVERY 0.25
+
 struct progress {
 	int on;			/* report at all */
-	size_t total;		/* files to do */
-	size_t done;		/* files done */
+	int always;		/* write the last line even if none was shown */
+	size_t total;		/* units to do; 0: not known (no counts shown) */
+	size_t done;		/* units done (atomic: the ticker reads it) */
 	double start;		/* seconds */
-	double last;		/* last report */
 	const char *what;	/* "indexing" */
-	const char *unit;	/* "files" */
+	const char *unit;	/* "files", or NULL */
+	int shown;		/* a line was written */
+	int ticking;		/* the ticker thread runs */
+	int stop;		/* the ticker is to end (under mu) */
+	pthread_t ticker;
+	pthread_mutex_t mu;	/* stop, and the writing of a line */
+	pthread_cond_t cond;	/* signalled by progress_stop */
 };
 
 static double now(void)
@@ -275,17 +297,109 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress_tick(struct progress *p, int final)
+/* Write p's line (final: with its newline).  Under p->mu, or once the ticker ended. */
+static void progress_line(struct progress *p, int final)
 {
-	double t = now(), rate, eta;
+	double t = now(), el = t - p->start > 1e-3 ? t - p->start : 1e-3, rate, eta;
+	size_t done = __atomic_load_n(&p->done, __ATOMIC_RELAXED);
 
-	if (!p->on || (!final && t - p->last < 0.25))
+	p->shown = 1;
+	if (!p->unit) {
+		fprintf(stderr, "\r%s: %s, %.0fs   %s", progname, p->what, el, final ? "\n" : "");
 		return;
-	p->last = t;
-	rate = p->done / (t - p->start > 1e-3 ? t - p->start : 1e-3);
-	eta = rate > 0 ? (p->total - p->done) / rate : 0;
+	}
+	rate = done / el;
+	eta = rate > 0 && p->total > done ? (p->total - done) / rate : 0;
 	fprintf(stderr, "\r%s: %s %zu/%zu %s, %.0f %s/s, ETA %.0fs   %s", progname, p->what,
-		p->done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
+		done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
+}
+
+static void *progress_ticker(void *arg)
+{
+	struct progress *p = arg;
+	double next = p->start + PROGRESS_FIRST;
+	struct timespec ts;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		double t = now();
+		if (t >= next) {
+			progress_line(p, 0);
+			next = t + PROGRESS_EVERY;
+			continue;
+		}
+		ts.tv_sec = (time_t)next;
+		ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Begin a phase: what, counted in unit (NULL: not counted) up to total. */
+static void progress_start(struct progress *p, int on, const char *what, const char *unit, size_t total,
+			   int always)
+{
+	pthread_condattr_t ca;
+
+	memset(p, 0, sizeof(*p));
+	p->on = on;
+	p->always = always;
+	p->what = what;
+	p->unit = unit;
+	p->total = total;
+	p->start = now();
+	if (!on)
+		return;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* no thread (none can be made): the last line only */
+	p->ticking = pthread_create(&p->ticker, NULL, progress_ticker, p) == 0;
+}
+
+/* n more units done.  Cannot fail. */
+static void progress_add(struct progress *p, size_t n)
+{
+	__atomic_fetch_add(&p->done, n, __ATOMIC_RELAXED);
+}
+
+/* End the phase: its last line, when one was shown or it is always reported. */
+static void progress_stop(struct progress *p)
+{
+	if (!p->on)
+		return;
+	if (p->ticking) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_signal(&p->cond);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->ticker, NULL);
+		p->ticking = 0;
+	}
+	if (p->shown || p->always)
+		progress_line(p, 1);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->mu);
+	p->on = 0;
+}
+
+/*
+ * Test hook: CI_INDEX_SLOW_MS milliseconds of sleep before each file a build
+ * or an update stores, as if each were huge (t0570: progress shows while the
+ * first file is still being read).
+ */
+static long slow_ms;
+
+static void maybe_slow(void)
+{
+	if (slow_ms > 0) {
+		struct timespec ts = { slow_ms / 1000, (slow_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 }
 
 /* ---- what ci-rank reads of chunks_fts cheaply: term_df, chunk_sizes ---- */
@@ -1317,8 +1431,7 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 		}
 		for (k = 0; k < n; k++)
 			free(keys[k]);
-		pg->done += n;
-		progress_tick(pg, 0);
+		progress_add(pg, n);
 		eb->done += n;
 		in_batch += n;
 		if (!rc && in_batch == eb->batch) {
@@ -1380,8 +1493,12 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked, 
 		if (none)
 			return 0;
 	}
-	if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+	progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
+	rc = embed_model_open(&m, embed_model_dir(o->model));
+	progress_stop(&pg);
+	if (rc < 0)
 		return -1;
+	rc = -1;
 	name = embed_model_name(m, 0);
 	{
 		sqlite3_stmt *st = prep(db, "SELECT model FROM vectors WHERE model <> ?1 UNION ALL "
@@ -1423,16 +1540,14 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked, 
 	eb.crash_after = env_long("CI_INDEX_EMBED_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
 	if (batches && eb.total)
 		set_meta(db, "embed_pending", "1");	/* committed with the first batch */
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress && chunks_nr + commits_nr > 0;
-	pg.total = chunks_nr + commits_nr;
-	pg.start = pg.last = now();
-	pg.what = "embedding";
-	pg.unit = "texts";
+	progress_start(&pg, o->progress && chunks_nr + commits_nr > 0, "embedding", "texts",
+		       chunks_nr + commits_nr, 1);
 	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg, &eb) < 0 ||
-	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg, &eb) < 0)
+	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg, &eb) < 0) {
+		progress_stop(&pg);
 		goto done;
-	progress_tick(&pg, 1);
+	}
+	progress_stop(&pg);
 	if (index_exec(db, "DELETE FROM meta WHERE key = 'embed_pending'") < 0)
 		goto done;
 	set_meta(db, "model", name);
@@ -1700,9 +1815,9 @@ static int feed_result(size_t i, const struct chunk_result *r, void *data)
 		if (step_done(fd->ld->db, fd->unfile) < 0 || step_done(fd->ld->db, fd->unimp) < 0)
 			return -1;
 	}
-	fd->pg->done++;
-	progress_tick(fd->pg, 0);
-	maybe_crash((long)fd->pg->done);
+	maybe_slow();
+	progress_add(fd->pg, 1);
+	maybe_crash((long)__atomic_load_n(&fd->pg->done, __ATOMIC_RELAXED));
 	return 0;
 }
 
@@ -2131,7 +2246,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	char *path, *tmp;
 	sqlite3 *db;
 	int64_t walked = 0;
-	int i, lock, prev = 0, ret = EXIT_OK, embed_later = 0;
+	int i, lock, rc, prev = 0, ret = EXIT_OK, embed_later = 0;
 
 	memset(&sn, 0, sizeof(sn));
 	for (i = 0; i < argc; i++) {
@@ -2158,7 +2273,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	if (o->embed) {
 		/* a model that cannot be loaded fails the build before the work, not after */
 		struct embed_model *m;
-		if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+		progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
+		rc = embed_model_open(&m, embed_model_dir(o->model));
+		progress_stop(&pg);
+		if (rc < 0)
 			return EXIT_IO;
 		embed_model_close(m);
 	}
@@ -2199,8 +2317,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 		goto out;
 	}
+	progress_start(&pg, o->progress, "walking the tree", NULL, 0, 0);
 	if (rev) {
 		if (walker_walk_tree(&w, sn.repo, sn.tree, &list, &sn.oids) < 0) {
+			progress_stop(&pg);
 			sqlite3_close(db);
 			unlink(tmp);
 			ret = EXIT_IO;
@@ -2213,18 +2333,14 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		walker_walk(&w, "", 0, &list);
 		walk_list_finish(&list);
 	}
+	progress_stop(&pg);
 	paths = walk_list_paths(&list);
 	fs.paths = paths;
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
 	ictx.files = &fs;
 
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress;
-	pg.total = list.files_nr;
-	pg.start = pg.last = now();
-	pg.what = "indexing";
-	pg.unit = "files";
+	progress_start(&pg, o->progress, "indexing", "files", list.files_nr, 1);
 	loader_init(&ld, db, w.root, vector_format(o, NULL));
 	ld.snapshot = rev != NULL;
 	ld.df.full = 1;		/* term_df is filled once, at the end */
@@ -2237,7 +2353,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	    (!rev && record_walk(db, &w, &list, walked) < 0) ||
 	    (prev > 0 && keep_vectors(db) < 0))
 		ret = EXIT_IO;
-	progress_tick(&pg, 1);
+	progress_stop(&pg);
 	if (ret == EXIT_OK && prev > 0 && !o->vectors) {
 		/* new vectors in the format of those kept */
 		char *v = get_meta(db, "vector_format");
@@ -2261,6 +2377,8 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		if (!embed_later && embed_missing(o, &ld, 1, 0) < 0)	/* the model, the format */
 			ret = EXIT_IO;
 	}
+	/* optimize, VACUUM, install: seconds on a large tree */
+	progress_start(&pg, o->progress, "writing the index", NULL, 0, 0);
 	if (ret == EXIT_OK) {
 		if (ld.vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
@@ -2302,6 +2420,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		unlink(tmp);
 	else
 		ret = refresh_snapshot(path);
+	progress_stop(&pg);
 	tmp_done();	/* installed: a signal from now on leaves it */
 	if (ret == EXIT_OK && embed_later)
 		ret = embed_installed(o, path, w.root, rev ? sn.sha : NULL);
@@ -3247,9 +3366,12 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
+	progress_start(&pg, o->progress, "looking for changes", NULL, 0, 0);
 	/* damage where no update reads (a definition's page) fails readers later */
-	if (check_whole(path) && (damage = damage_of(db)))
+	if (check_whole(path) && (damage = damage_of(db))) {
+		progress_stop(&pg);
 		goto rebuild;
+	}
 
 	/* blob ids, not the blobs: a join and 10,000 copies of 40 digits were a
 	 * tenth of an update; a changed file's blob is looked up by its digits */
@@ -3270,8 +3392,10 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	corrupt = sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB;
 	sqlite3_finalize(st);
-	if (corrupt)
+	if (corrupt) {
+		progress_stop(&pg);
 		goto rebuild;
+	}
 	qsort_unsorted(known, known_nr, sizeof(*known), cmp_known);
 	walked = wall_ns();
 	if (quick_walk(ix, &w, known, known_nr, path, &list))
@@ -3285,6 +3409,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 
 	if (index_exec(db, "BEGIN IMMEDIATE") < 0) {
+		progress_stop(&pg);
 		ret = EXIT_IO;
 		goto out;
 	}
@@ -3384,12 +3509,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
 	ictx.files = &fs;
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress && todo.files_nr > 100;
-	pg.total = todo.files_nr;
-	pg.start = pg.last = now();
-	pg.what = "updating";
-	pg.unit = "files";
+	progress_stop(&pg);
+	progress_start(&pg, o->progress, "updating", "files", todo.files_nr, 0);
 	loader_init(&ld, db, w.root, vector_format(o, db));
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
@@ -3427,7 +3548,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		sqlite3_finalize(q);
 		sqlite3_finalize(u);
 	}
-	progress_tick(&pg, 1);
+	progress_stop(&pg);
 	{
 		/* an embedding run that was cut short goes on where it stopped */
 		const char *pending = index_meta(ix, "embed_pending");
@@ -4154,6 +4275,7 @@ int main(int argc, char **argv)
 		o.progress = isatty(2);
 	/* anew in a server's worker: the server's own environment is not the caller's */
 	crash_after = env_long("CI_INDEX_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
+	slow_ms = env_long("CI_INDEX_SLOW_MS", 0, 60000, 0, ENV_DIE);
 	{
 		static const char *const sigs[] = { "KILL", "TERM", "INT", NULL };
 		static const int signo[] = { SIGKILL, SIGTERM, SIGINT };
