@@ -839,7 +839,7 @@ static struct ci_index *open_index(const struct options *o, const struct repo *r
 	if (o->no_index)
 		return NULL;
 	path = o->index ? xstrdup(o->index) : index_default_path(r->w.root);
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc < 0 && verbosity)
 		warning("cannot read the index '%s': reading git", path);
 	else if (rc == 1 && o->index)

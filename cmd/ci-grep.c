@@ -27,6 +27,7 @@
  */
 #include "common.h"
 #include "fork-server.h"
+#include "human.h"
 #include "walk.h"
 #include "lang.h"
 #include "index.h"
@@ -2507,11 +2508,12 @@ static int server_ask(struct ci_index *ix, const char *q, char **ans, char **bod
 {
 	static char *exe, *sock;
 	static int looked;
-	const char *e = getenv("CI_INDEX_SERVER"), *updated = index_meta(ix, "updated");
+	const char *updated = index_meta(ix, "updated");
 	char *nl;
+	int rc;
 
 	*ans = NULL;
-	if ((e && !strcmp(e, "0")) || !index_path_g || !updated || !*updated)
+	if (server_env("CI_INDEX_SERVER") == SERVER_OFF || !index_path_g || !updated || !*updated)
 		return 1;
 	if (!looked) {
 		looked = 1;
@@ -2520,9 +2522,12 @@ static int server_ask(struct ci_index *ix, const char *q, char **ans, char **bod
 	}
 	if (!sock)
 		return 1;
-	if (fork_server_query(sock, q, ans) < 0) {
-		if (!access(index_path_g, W_OK))
-			fork_server_spawn_of(exe, index_path_g, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+	rc = fork_server_query(sock, q, ans, FORK_SERVER_SEARCH_MS);
+	if (rc < 0) {
+		/* none answered: one for the searches after this one (a server
+		 * that is there but hung keeps its lock: another would not start) */
+		if (rc != FORK_SERVER_HUNG && !access(index_path_g, W_OK))
+			fork_server_spawn_of(exe, index_path_g, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_WARN));
 		free(sock);
 		sock = NULL;	/* asked once */
 		return 1;
@@ -3289,22 +3294,6 @@ static int has_uppercase(const char *p)
 	return 0;
 }
 
-/* $name as an integer from min to max, def when unset or empty; else exit 2. */
-static long env_long(const char *name, long min, long max, long def)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		die_code(EXIT_USAGE, "$%s: expected an integer from %ld to %ld, got '%s'", name, min, max, s);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -3326,8 +3315,7 @@ int main(int argc, char **argv)
 	size_t patterns_nr = 0, patterns_alloc = 0;
 	static struct buf alt = BUF_INIT;	/* the -e patterns as one regex; lives as long as o */
 
-	util_init(argv[0]);
-	exit_error = EXIT_ERROR;	/* die(), a write error: 2, not 3 */
+	util_init_code(argv[0], EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
@@ -3439,13 +3427,13 @@ int main(int argc, char **argv)
 		o.icase = 1;
 	o.all_files = o.invert || o.files_without || o.list_files;
 	/* the regex's bounds (tests set tiny ones) */
-	levels_init((uint32_t)env_long("CI_GREP_MATCH_LIMIT", 1, UINT32_MAX, MATCH_LIMIT));
-	file_budget_ns = env_long("CI_GREP_FILE_TIME_MS", 0, 86400000L, FILE_BUDGET_MS) * 1000000LL;
+	levels_init((uint32_t)env_long("CI_GREP_MATCH_LIMIT", 1, UINT32_MAX, MATCH_LIMIT, ENV_DIE));
+	file_budget_ns = env_long("CI_GREP_FILE_TIME_MS", 0, 86400000L, FILE_BUDGET_MS, ENV_DIE) * 1000000LL;
 	if (o.index && o.no_index)
 		usage_error(usage_text, "--index and --no-index cannot be used together");
 	o.trust_index = o.check == CHECK_NONE;
-	if (json < 0 && getenv("CI_FORMAT"))	/* text or json: the format wherever output goes */
-		json = !strcmp(getenv("CI_FORMAT"), "json") ? 1 : !strcmp(getenv("CI_FORMAT"), "text") ? 0 : -1;
+	if (json < 0)	/* text or json: the format wherever output goes */
+		json = human_env_format();
 	o.json = json >= 0 ? json : !isatty(STDOUT_FILENO);
 	/* -a: binary files, which an index leaves out, are walked to */
 	o.walk_default = o.walk.max_filesize == WALK_DEFAULT_MAX_FILESIZE && !o.walk.include_vendored &&
@@ -3489,7 +3477,7 @@ int main(int argc, char **argv)
 	if (!o.no_index) {
 		ipath = o.index ? xstrdup(o.index) : index_default_path(w.root);
 		index_path_g = ipath;
-		rc = index_open(&ix, ipath, 1);
+		rc = index_open(&ix, ipath, INDEX_READONLY);
 		if (rc == 1 && o.index) {
 			error("no index at '%s' (ci-index build makes one)", ipath);
 			ret = EXIT_ERROR;

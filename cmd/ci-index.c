@@ -26,8 +26,10 @@
 #include "chunk.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
@@ -104,6 +106,8 @@ struct options {
 	const char *model;	/* --model, or NULL */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
 	int no_server;		/* --no-server */
+	int damage;		/* index_open's damage flag: INDEX_NOTE_DAMAGE for the
+				   commands that repair an index (build, update, serve) */
 };
 
 /* ---- helpers ---- */
@@ -254,14 +258,35 @@ static void maybe_pause_before_install(void)
 
 /* ---- progress ---- */
 
+/*
+ * Progress on stderr (a terminal, or --progress) for one phase of the work:
+ * "walking the tree", "indexing 120/812 files, 300 files/s, ETA 2s",
+ * "embedding 512/6120 texts, ...".  It shows within a second of the phase's
+ * start however long one unit of work takes (a huge file, a batch of 512
+ * texts to embed, a VACUUM): a thread of its own writes the line
+ * PROGRESS_FIRST seconds after the start and every PROGRESS_EVERY seconds
+ * after, from the counter the work advances (progress_add).  A phase that
+ * ends before its first line shows nothing, unless it is one whose end is
+ * always reported (a build's indexing, an embedding: their last line stays,
+ * with "\n").
+ */
+#define PROGRESS_FIRST 0.5
+#define PROGRESS_EVERY 0.25
+
 struct progress {
 	int on;			/* report at all */
-	size_t total;		/* files to do */
-	size_t done;		/* files done */
+	int always;		/* write the last line even if none was shown */
+	size_t total;		/* units to do; 0: not known (no counts shown) */
+	size_t done;		/* units done (atomic: the ticker reads it) */
 	double start;		/* seconds */
-	double last;		/* last report */
 	const char *what;	/* "indexing" */
-	const char *unit;	/* "files" */
+	const char *unit;	/* "files", or NULL */
+	int shown;		/* a line was written */
+	int ticking;		/* the ticker thread runs */
+	int stop;		/* the ticker is to end (under mu) */
+	pthread_t ticker;
+	pthread_mutex_t mu;	/* stop, and the writing of a line */
+	pthread_cond_t cond;	/* signalled by progress_stop */
 };
 
 static double now(void)
@@ -272,17 +297,109 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress_tick(struct progress *p, int final)
+/* Write p's line (final: with its newline).  Under p->mu, or once the ticker ended. */
+static void progress_line(struct progress *p, int final)
 {
-	double t = now(), rate, eta;
+	double t = now(), el = t - p->start > 1e-3 ? t - p->start : 1e-3, rate, eta;
+	size_t done = __atomic_load_n(&p->done, __ATOMIC_RELAXED);
 
-	if (!p->on || (!final && t - p->last < 0.25))
+	p->shown = 1;
+	if (!p->unit) {
+		fprintf(stderr, "\r%s: %s, %.0fs   %s", progname, p->what, el, final ? "\n" : "");
 		return;
-	p->last = t;
-	rate = p->done / (t - p->start > 1e-3 ? t - p->start : 1e-3);
-	eta = rate > 0 ? (p->total - p->done) / rate : 0;
+	}
+	rate = done / el;
+	eta = rate > 0 && p->total > done ? (p->total - done) / rate : 0;
 	fprintf(stderr, "\r%s: %s %zu/%zu %s, %.0f %s/s, ETA %.0fs   %s", progname, p->what,
-		p->done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
+		done, p->total, p->unit, rate, p->unit, eta, final ? "\n" : "");
+}
+
+static void *progress_ticker(void *arg)
+{
+	struct progress *p = arg;
+	double next = p->start + PROGRESS_FIRST;
+	struct timespec ts;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		double t = now();
+		if (t >= next) {
+			progress_line(p, 0);
+			next = t + PROGRESS_EVERY;
+			continue;
+		}
+		ts.tv_sec = (time_t)next;
+		ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+		pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Begin a phase: what, counted in unit (NULL: not counted) up to total. */
+static void progress_start(struct progress *p, int on, const char *what, const char *unit, size_t total,
+			   int always)
+{
+	pthread_condattr_t ca;
+
+	memset(p, 0, sizeof(*p));
+	p->on = on;
+	p->always = always;
+	p->what = what;
+	p->unit = unit;
+	p->total = total;
+	p->start = now();
+	if (!on)
+		return;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* no thread (none can be made): the last line only */
+	p->ticking = pthread_create(&p->ticker, NULL, progress_ticker, p) == 0;
+}
+
+/* n more units done.  Cannot fail. */
+static void progress_add(struct progress *p, size_t n)
+{
+	__atomic_fetch_add(&p->done, n, __ATOMIC_RELAXED);
+}
+
+/* End the phase: its last line, when one was shown or it is always reported. */
+static void progress_stop(struct progress *p)
+{
+	if (!p->on)
+		return;
+	if (p->ticking) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_signal(&p->cond);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->ticker, NULL);
+		p->ticking = 0;
+	}
+	if (p->shown || p->always)
+		progress_line(p, 1);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->mu);
+	p->on = 0;
+}
+
+/*
+ * Test hook: CI_INDEX_SLOW_MS milliseconds of sleep before each file a build
+ * or an update stores, as if each were huge (t0570: progress shows while the
+ * first file is still being read).
+ */
+static long slow_ms;
+
+static void maybe_slow(void)
+{
+	if (slow_ms > 0) {
+		struct timespec ts = { slow_ms / 1000, (slow_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 }
 
 /* ---- what ci-rank reads of chunks_fts cheaply: term_df, chunk_sizes ---- */
@@ -1197,12 +1314,52 @@ static sqlite3_int64 *select_ids(sqlite3 *db, const char *sql, size_t *nr)
 #define EMBED_ROUND 512		/* texts embedded between two progress reports */
 
 /*
+ * An embedding run of update or build commits its vectors in batches, so that
+ * an interrupted run (SIGINT, a kill, a crash) keeps what it embedded and the
+ * next update embeds only the rest.  The batches' commits never make the
+ * index claim more than it holds: while vectors are missing, meta
+ * embed_pending says so (ci-index status: "embedding_incomplete") and
+ * "updated" keeps the value of the last run that finished (older than the
+ * files: every reader that compares the tree with it looks again, and the
+ * index's server does not vouch for the index, whose "updated" is not the one
+ * its last update reported); the last batch is committed with the stamp, by
+ * the caller.
+ */
+struct embed_batches {
+	int commit;		/* commit between batches (else one transaction) */
+	size_t batch;		/* texts a batch: $CI_INDEX_EMBED_BATCH, else EMBED_ROUND */
+	size_t total;		/* texts to embed in this run */
+	size_t done;		/* of them embedded */
+	long crash_after;	/* test hook: $CI_INDEX_EMBED_CRASH_AFTER, else -1 */
+};
+
+/*
+ * A batch of eb is embedded (not yet committed): commit it and begin the next
+ * transaction, unless it was the run's last.  The test hook
+ * CI_INDEX_EMBED_CRASH_AFTER raises crash_signal (CI_INDEX_CRASH_SIGNAL, else
+ * SIGKILL) once that many texts are embedded, before their batch's commit.
+ * 0, or -1 after a message.
+ */
+static int embed_batch_done(sqlite3 *db, struct embed_batches *eb)
+{
+	if (eb->crash_after >= 0 && eb->done >= (size_t)eb->crash_after) {
+		fflush(NULL);
+		raise(crash_signal);
+		eb->crash_after = -1;
+	}
+	if (!eb->commit || eb->done >= eb->total)
+		return 0;
+	return index_exec(db, "COMMIT") < 0 || index_exec(db, "BEGIN IMMEDIATE") < 0 ? -1 : 0;
+}
+
+/*
  * Embed the texts of the rows ids[0..nr) (chunks, or commits by rowid) and store
- * their vectors through ld.  what is "chunks" or "commits".  0, or -1 after a
+ * their vectors through ld, a batch of eb at a time.  0, or -1 after a
  * message.
  */
 static int embed_rows(const struct options *o, struct loader *ld, struct embed_model *m,
-		      const sqlite3_int64 *ids, size_t nr, int commits, struct progress *pg)
+		      const sqlite3_int64 *ids, size_t nr, int commits, struct progress *pg,
+		      struct embed_batches *eb)
 {
 	const struct embed_fields *fields;
 	static struct embed_fields def;
@@ -1212,18 +1369,22 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 		     "JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
 	const char *name = embed_model_name(m, 0);
 	struct buf texts = BUF_INIT;
-	size_t *off = xcalloc(EMBED_ROUND, sizeof(*off)), *len = xcalloc(EMBED_ROUND, sizeof(*len));
-	const char **tp = xcalloc(EMBED_ROUND, sizeof(*tp));
-	char **keys = xcalloc(EMBED_ROUND, sizeof(*keys));
-	float *vec = xmalloc((size_t)EMBED_ROUND * embed_dim(m) * sizeof(float));
-	size_t i, k, n;
+	size_t round = eb->batch < EMBED_ROUND ? eb->batch : EMBED_ROUND;
+	size_t *off = xcalloc(round, sizeof(*off)), *len = xcalloc(round, sizeof(*len));
+	const char **tp = xcalloc(round, sizeof(*tp));
+	char **keys = xcalloc(round, sizeof(*keys));
+	float *vec = xmalloc(round * embed_dim(m) * sizeof(float));
+	size_t i, k, n, in_batch = 0;
 	int rc = 0;
 
 	if (!def.nr)
 		embed_fields_parse(&def, EMBED_DEFAULT_FIELDS);
 	fields = &def;
 	for (i = 0; i < nr && !rc; i += n) {
-		n = nr - i < EMBED_ROUND ? nr - i : EMBED_ROUND;
+		/* a round ends where a batch does */
+		n = nr - i < round ? nr - i : round;
+		if (n > eb->batch - in_batch)
+			n = eb->batch - in_batch;
 		buf_reset(&texts);
 		for (k = 0; k < n; k++) {
 			keys[k] = NULL;
@@ -1270,9 +1431,16 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 		}
 		for (k = 0; k < n; k++)
 			free(keys[k]);
-		pg->done += n;
-		progress_tick(pg, 0);
+		progress_add(pg, n);
+		eb->done += n;
+		in_batch += n;
+		if (!rc && in_batch == eb->batch) {
+			in_batch = 0;
+			rc = embed_batch_done(ld->db, eb);
+		}
 	}
+	if (!rc && in_batch && i >= nr && eb->done >= eb->total)
+		rc = embed_batch_done(ld->db, eb);	/* the run's end: the hook only */
 	sqlite3_finalize(get);
 	buf_release(&texts);
 	free(off);
@@ -1297,14 +1465,18 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
  * so its vectors, so it is never embedded twice.  Vectors of another model
  * (ci-embed --static, another --model) do not compare with the new ones: when
  * asked (--embed) they are dropped and embedded anew, else nothing is embedded
- * and a warning says so.  Records the model and the format in meta.  0, or -1
- * after a message.
+ * and a warning says so.  Records the model and the format in meta.  With
+ * batches (update, build), the vectors are committed a batch at a time (see
+ * struct embed_batches) and meta embed_pending is set until the last batch,
+ * which the caller commits; else everything is in the caller's transaction.
+ * 0, or -1 after a message.
  */
-static int embed_missing(const struct options *o, struct loader *ld, int asked)
+static int embed_missing(const struct options *o, struct loader *ld, int asked, int batches)
 {
 	sqlite3 *db = ld->db;
 	struct embed_model *m = NULL;
 	struct progress pg;
+	struct embed_batches eb;
 	sqlite3_int64 *chunk_ids = NULL, *commit_ids = NULL;
 	size_t chunks_nr = 0, commits_nr = 0;
 	char *old;
@@ -1321,8 +1493,12 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked)
 		if (none)
 			return 0;
 	}
-	if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+	progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
+	rc = embed_model_open(&m, embed_model_dir(o->model));
+	progress_stop(&pg);
+	if (rc < 0)
 		return -1;
+	rc = -1;
 	name = embed_model_name(m, 0);
 	{
 		sqlite3_stmt *st = prep(db, "SELECT model FROM vectors WHERE model <> ?1 UNION ALL "
@@ -1357,16 +1533,23 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked)
 	}
 	chunk_ids = select_ids(db, MISSING_CHUNKS_SQL(""), &chunks_nr);
 	commit_ids = select_ids(db, MISSING_COMMITS_SQL(""), &commits_nr);
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress && chunks_nr + commits_nr > 0;
-	pg.total = chunks_nr + commits_nr;
-	pg.start = pg.last = now();
-	pg.what = "embedding";
-	pg.unit = "texts";
-	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg) < 0 ||
-	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg) < 0)
+	eb.commit = batches;
+	eb.batch = (size_t)env_long("CI_INDEX_EMBED_BATCH", 1, 1000000, EMBED_ROUND, ENV_DIE);
+	eb.total = chunks_nr + commits_nr;
+	eb.done = 0;
+	eb.crash_after = env_long("CI_INDEX_EMBED_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
+	if (batches && eb.total)
+		set_meta(db, "embed_pending", "1");	/* committed with the first batch */
+	progress_start(&pg, o->progress && chunks_nr + commits_nr > 0, "embedding", "texts",
+		       chunks_nr + commits_nr, 1);
+	if (embed_rows(o, ld, m, chunk_ids, chunks_nr, 0, &pg, &eb) < 0 ||
+	    embed_rows(o, ld, m, commit_ids, commits_nr, 1, &pg, &eb) < 0) {
+		progress_stop(&pg);
 		goto done;
-	progress_tick(&pg, 1);
+	}
+	progress_stop(&pg);
+	if (index_exec(db, "DELETE FROM meta WHERE key = 'embed_pending'") < 0)
+		goto done;
 	set_meta(db, "model", name);
 	set_meta(db, "vector_format", vec_format_name(ld->vfmt));
 	if (verbosity)
@@ -1632,9 +1815,9 @@ static int feed_result(size_t i, const struct chunk_result *r, void *data)
 		if (step_done(fd->ld->db, fd->unfile) < 0 || step_done(fd->ld->db, fd->unimp) < 0)
 			return -1;
 	}
-	fd->pg->done++;
-	progress_tick(fd->pg, 0);
-	maybe_crash((long)fd->pg->done);
+	maybe_slow();
+	progress_add(fd->pg, 1);
+	maybe_crash((long)__atomic_load_n(&fd->pg->done, __ATOMIC_RELAXED));
 	return 0;
 }
 
@@ -1676,8 +1859,7 @@ static int build_lock = -1;
 static int lock_dir(const char *db_path)
 {
 	char *dir = xstrdup(db_path), *slash = strrchr(dir, '/');
-	const char *e = getenv("CI_INDEX_LOCK_WAIT");
-	long wait_ms = (e && *e ? atol(e) : 600) * 1000;
+	long wait_ms = env_long("CI_INDEX_LOCK_WAIT", 0, 1000000, 600, ENV_DIE) * 1000;
 	char *lock;
 	int fd, got;
 
@@ -1842,7 +2024,7 @@ static int refresh_snapshot(const char *path)
 	struct ci_index *ix;
 	int ret = EXIT_OK;
 
-	if (index_open(&ix, path, 0) != 0)
+	if (index_open(&ix, path, INDEX_NOTE_DAMAGE) != 0)
 		return EXIT_IO;
 	if (vecsnap_refresh(index_db(ix), path) < 0)
 		ret = EXIT_IO;
@@ -1856,7 +2038,7 @@ static int install_db(const char *tmp, const char *path)
 	int rc;
 
 	maybe_pause_before_install();
-	rc = index_open(&live, path, 0);
+	rc = index_open(&live, path, INDEX_NOTE_DAMAGE);
 	if (rc == 0 && keep_late_feedback(tmp, path) < 0) {
 		index_close(live);
 		return -1;
@@ -2014,6 +2196,39 @@ static int snapshot_read(const struct import_ctx *ctx, const char *rel, char **d
 static const char *build_dir = ".";
 static int build_rev;			/* the build was of a commit (--rev), not a work tree */
 
+/*
+ * After a build --embed installed the index at path (of the tree at root, or
+ * of commit snapshot), with embed_pending set and no "updated": embed what
+ * has no vector, a batch a transaction, and stamp "updated" with the last.
+ * The caller holds the index's lock.  An exit status.
+ */
+static int embed_installed(const struct options *o, const char *path, const char *root,
+			   const char *snapshot)
+{
+	struct ci_index *ix;
+	struct loader ld;
+	sqlite3 *db;
+	int ret = EXIT_OK;
+
+	if (index_open(&ix, path, o->damage) != 0)
+		return EXIT_IO;
+	db = index_db(ix);
+	loader_init(&ld, db, root, vector_format(o, db));
+	if (index_exec(db, "BEGIN IMMEDIATE") < 0 || embed_missing(o, &ld, 1, 1) < 0) {
+		ret = EXIT_IO;
+		index_exec(db, "ROLLBACK");
+	} else {
+		if (ld.vectors)
+			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
+		stamp(db, root, "updated", snapshot);
+		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, path) < 0)
+			ret = EXIT_IO;
+	}
+	loader_release(&ld);
+	index_close(ix);
+	return ret;
+}
+
 static int cmd_build(const struct options *o, int argc, char **argv)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -2031,7 +2246,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	char *path, *tmp;
 	sqlite3 *db;
 	int64_t walked = 0;
-	int i, lock, prev = 0, ret = EXIT_OK;
+	int i, lock, rc, prev = 0, ret = EXIT_OK, embed_later = 0;
 
 	memset(&sn, 0, sizeof(sn));
 	for (i = 0; i < argc; i++) {
@@ -2058,7 +2273,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	if (o->embed) {
 		/* a model that cannot be loaded fails the build before the work, not after */
 		struct embed_model *m;
-		if (embed_model_open(&m, embed_model_dir(o->model)) < 0)
+		progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
+		rc = embed_model_open(&m, embed_model_dir(o->model));
+		progress_stop(&pg);
+		if (rc < 0)
 			return EXIT_IO;
 		embed_model_close(m);
 	}
@@ -2099,8 +2317,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		ret = EXIT_IO;
 		goto out;
 	}
+	progress_start(&pg, o->progress, "walking the tree", NULL, 0, 0);
 	if (rev) {
 		if (walker_walk_tree(&w, sn.repo, sn.tree, &list, &sn.oids) < 0) {
+			progress_stop(&pg);
 			sqlite3_close(db);
 			unlink(tmp);
 			ret = EXIT_IO;
@@ -2113,18 +2333,14 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		walker_walk(&w, "", 0, &list);
 		walk_list_finish(&list);
 	}
+	progress_stop(&pg);
 	paths = walk_list_paths(&list);
 	fs.paths = paths;
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
 	ictx.files = &fs;
 
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress;
-	pg.total = list.files_nr;
-	pg.start = pg.last = now();
-	pg.what = "indexing";
-	pg.unit = "files";
+	progress_start(&pg, o->progress, "indexing", "files", list.files_nr, 1);
 	loader_init(&ld, db, w.root, vector_format(o, NULL));
 	ld.snapshot = rev != NULL;
 	ld.df.full = 1;		/* term_df is filled once, at the end */
@@ -2137,7 +2353,7 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 	    (!rev && record_walk(db, &w, &list, walked) < 0) ||
 	    (prev > 0 && keep_vectors(db) < 0))
 		ret = EXIT_IO;
-	progress_tick(&pg, 1);
+	progress_stop(&pg);
 	if (ret == EXIT_OK && prev > 0 && !o->vectors) {
 		/* new vectors in the format of those kept */
 		char *v = get_meta(db, "vector_format");
@@ -2145,8 +2361,24 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			vec_format_parse(&ld.vfmt, v);
 		free(v);
 	}
-	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
-		ret = EXIT_IO;
+	/*
+	 * --embed: the chunks are embedded once the index is installed, in
+	 * batches committed one by one (embed_installed), so that an interrupted
+	 * build keeps what it embedded.  Until then the index says that vectors
+	 * are missing (embed_pending) and has no "updated": no reader takes it
+	 * for complete, and the next update embeds the rest.
+	 */
+	if (ret == EXIT_OK && o->embed) {
+		sqlite3_stmt *q = prep(db, MISSING_CHUNKS_SQL(" LIMIT 1"));
+		sqlite3_stmt *q2 = prep(db, MISSING_COMMITS_SQL(" LIMIT 1"));
+		embed_later = sqlite3_step(q) == SQLITE_ROW || sqlite3_step(q2) == SQLITE_ROW;
+		sqlite3_finalize(q);
+		sqlite3_finalize(q2);
+		if (!embed_later && embed_missing(o, &ld, 1, 0) < 0)	/* the model, the format */
+			ret = EXIT_IO;
+	}
+	/* optimize, VACUUM, install: seconds on a large tree */
+	progress_start(&pg, o->progress, "writing the index", NULL, 0, 0);
 	if (ret == EXIT_OK) {
 		if (ld.vectors)
 			set_meta(db, "vector_format", vec_format_name(ld.vfmt));
@@ -2156,7 +2388,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 			set_meta(db, "rev", rev);
 		}
 		stamp(db, w.root, "created", rev ? sn.sha : NULL);
-		stamp(db, w.root, "updated", rev ? sn.sha : NULL);
+		if (embed_later)
+			set_meta(db, "embed_pending", "1");
+		else
+			stamp(db, w.root, "updated", rev ? sn.sha : NULL);
 		/*
 		 * One segment per full-text index: a term then costs a reader one
 		 * b-tree seek, not one per segment the build flushed (the trigram
@@ -2185,6 +2420,10 @@ static int cmd_build(const struct options *o, int argc, char **argv)
 		unlink(tmp);
 	else
 		ret = refresh_snapshot(path);
+	progress_stop(&pg);
+	tmp_done();	/* installed: a signal from now on leaves it */
+	if (ret == EXIT_OK && embed_later)
+		ret = embed_installed(o, path, w.root, rev ? sn.sha : NULL);
 	if (ret == EXIT_OK && verbosity)
 		fprintf(stderr, "%s: indexed %ld files, %ld chunks, %ld definitions, %ld references%s%s into '%s'\n",
 			progname, ld.files, ld.chunks, ld.defs, ld.refs, rev ? " of commit " : "",
@@ -2490,7 +2729,7 @@ static void srv_preload(const char *path)
 	srv_ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (srv_ifd < 0)
 		warning("cannot watch the tree (inotify: %s): every update looks at every file", strerror(errno));
-	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, 1) != 0) {
+	if (!srv_index || srv_ifd < 0 || index_open(&ix, path, INDEX_READONLY | INDEX_NOTE_DAMAGE) != 0) {
 		srv_broken = 1;
 		return;
 	}
@@ -3051,13 +3290,12 @@ static char *damage_of(sqlite3 *db)
 
 static int check_whole(const char *path)
 {
-	const char *env = getenv("CI_INDEX_CHECK");
+	static const char *const words[] = { "auto", "always", "never", NULL };
+	int how = env_choice("CI_INDEX_CHECK", words, 0, ENV_DIE);
 	struct stat st;
 
-	if (env && !strcmp(env, "always"))
-		return 1;
-	if (env && !strcmp(env, "never"))
-		return 0;
+	if (how)
+		return how == 1;
 	return stat(path, &st) == 0 && st.st_size <= CHECK_WHOLE_MAX;
 }
 
@@ -3103,7 +3341,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		free(path);
 		return EXIT_IO;
 	}
-	rc = index_open(&ix, path, 0);
+	rc = index_open(&ix, path, o->damage);
 	if (rc != 0) {
 		/* none, another version, or corrupt: build anew */
 		close(lock);
@@ -3128,9 +3366,12 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	if (strcmp(index_root(ix), w.root))
 		warning("the index was built for '%s', updating it for '%s'", index_root(ix), w.root);
+	progress_start(&pg, o->progress, "looking for changes", NULL, 0, 0);
 	/* damage where no update reads (a definition's page) fails readers later */
-	if (check_whole(path) && (damage = damage_of(db)))
+	if (check_whole(path) && (damage = damage_of(db))) {
+		progress_stop(&pg);
 		goto rebuild;
+	}
 
 	/* blob ids, not the blobs: a join and 10,000 copies of 40 digits were a
 	 * tenth of an update; a changed file's blob is looked up by its digits */
@@ -3151,8 +3392,10 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 	corrupt = sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB;
 	sqlite3_finalize(st);
-	if (corrupt)
+	if (corrupt) {
+		progress_stop(&pg);
 		goto rebuild;
+	}
 	qsort_unsorted(known, known_nr, sizeof(*known), cmp_known);
 	walked = wall_ns();
 	if (quick_walk(ix, &w, known, known_nr, path, &list))
@@ -3166,6 +3409,7 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	}
 
 	if (index_exec(db, "BEGIN IMMEDIATE") < 0) {
+		progress_stop(&pg);
 		ret = EXIT_IO;
 		goto out;
 	}
@@ -3265,12 +3509,8 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 	fs.nr = list.files_nr;
 	ictx.root = w.root;
 	ictx.files = &fs;
-	memset(&pg, 0, sizeof(pg));
-	pg.on = o->progress && todo.files_nr > 100;
-	pg.total = todo.files_nr;
-	pg.start = pg.last = now();
-	pg.what = "updating";
-	pg.unit = "files";
+	progress_stop(&pg);
+	progress_start(&pg, o->progress, "updating", "files", todo.files_nr, 0);
 	loader_init(&ld, db, w.root, vector_format(o, db));
 	feed_init(&fd, &ld, &pg);
 	if (ret == EXIT_OK &&
@@ -3308,9 +3548,15 @@ static int cmd_update(const struct options *o, int argc, char **argv)
 		sqlite3_finalize(q);
 		sqlite3_finalize(u);
 	}
-	progress_tick(&pg, 1);
-	if (ret == EXIT_OK && (o->embed || has_vectors(db)) && embed_missing(o, &ld, o->embed) < 0)
-		ret = EXIT_IO;
+	progress_stop(&pg);
+	{
+		/* an embedding run that was cut short goes on where it stopped */
+		const char *pending = index_meta(ix, "embed_pending");
+		int resume = pending && *pending;
+		if (ret == EXIT_OK && (o->embed || resume || has_vectors(db)) &&
+		    embed_missing(o, &ld, o->embed || resume, 1) < 0)
+			ret = EXIT_IO;
+	}
 	reread = ld.files;
 	loader_release(&ld);
 	feed_release(&fd);
@@ -3410,17 +3656,33 @@ static void count_map(struct buf *b, sqlite3 *db, const char *key, const char *s
 
 /*
  * The "server" key of a status record: the index's server when one answers
- * (its pid, and the idle seconds after which it exits), else null.
+ * (its pid, the idle seconds after which it exits, "answering":true); one
+ * that took the question but gave no answer within FORK_SERVER_STATUS_MS (a
+ * server stopped by SIGSTOP, or hung) with "answering":false and the pid of
+ * the process holding its lock (null if not known), and a warning; else null.
+ * status never waits longer than that for a server.
  */
 static void server_status(struct buf *b, const char *path)
 {
 	char *sock = fork_server_socket("index", path), *ans = NULL;
-	long pid = 0;
+	long pid = 0, idle = fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE);
+	int rc = sock ? fork_server_query(sock, "pid", &ans, FORK_SERVER_STATUS_MS) : -1;
 
-	if (sock && fork_server_query(sock, "pid", &ans) == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
+	if (rc == 0 && sscanf(ans, "PID %ld", &pid) == 1) {
 		nd_key(b, "server");
-		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld}", pid,
-			 fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld,\"answering\":true}", pid, idle);
+	} else if (rc == FORK_SERVER_HUNG) {
+		pid = fork_server_lock_pid(sock);
+		nd_key(b, "server");
+		if (pid > 0) {
+			buf_addf(b, "{\"pid\":%ld,\"idle_exit_s\":%ld,\"answering\":false}", pid, idle);
+			warning("the index's server (pid %ld) does not answer (%d ms): stopped or hung",
+				pid, FORK_SERVER_STATUS_MS);
+		} else {
+			buf_addf(b, "{\"pid\":null,\"idle_exit_s\":%ld,\"answering\":false}", idle);
+			warning("the index's server does not answer (%d ms): stopped or hung",
+				FORK_SERVER_STATUS_MS);
+		}
 	} else {
 		nd_null(b, "server");
 	}
@@ -3450,7 +3712,7 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	if (walker_open(&w, ".", &wo) < 0)
 		return EXIT_IO;
 	path = o->index ? xstrdup(o->index) : index_default_path(w.root);
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc) {
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build'", path);
@@ -3530,6 +3792,10 @@ static int cmd_status(const struct options *o, int argc, char **argv)
 	nd_int(&b, "commits_without_vectors",
 	       count(db, "SELECT count(*) FROM commits c WHERE c.message IS NOT NULL "
 		     "AND NOT EXISTS (SELECT 1 FROM commit_vectors v WHERE v.sha = c.sha)"));
+	/* an embedding run (build or update --embed) was cut short: the next
+	 * update embeds what is missing */
+	v = index_meta(ix, "embed_pending");
+	nd_bool(&b, "embedding_incomplete", v && *v);
 	nd_int(&b, "couplings", count(db, "SELECT count(*) FROM coupling"));
 	nd_int(&b, "blobs", count(db, "SELECT count(*) FROM blobs"));
 	/* the model and format most vectors have (a load may mix them) */
@@ -3603,7 +3869,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		free(path);
 		return EXIT_IO;
 	}
-	rc = index_open(&ix, path, 0);
+	rc = index_open(&ix, path, o->damage);
 	if (rc > 0) {
 		/* a new, empty index */
 		db = create_db(path, w.root);
@@ -3615,7 +3881,7 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		}
 		stamp(db, w.root, "created", NULL);
 		sqlite3_close(db);
-		rc = index_open(&ix, path, 0);
+		rc = index_open(&ix, path, o->damage);
 	}
 	if (rc) {
 		ret = EXIT_IO;
@@ -3644,7 +3910,8 @@ static int load_stream(const struct options *o, const char *dir, FILE *in, const
 		ret = EXIT_IO;
 	if (ret == EXIT_OK && (loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0))
 		ret = EXIT_IO;
-	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1) < 0)
+	/* a load is one transaction: its records and their vectors together */
+	if (ret == EXIT_OK && o->embed && embed_missing(o, &ld, 1, 0) < 0)
 		ret = EXIT_IO;
 	if (ret == EXIT_OK) {
 		if (ld.vectors || ld.commit_vectors)
@@ -3774,7 +4041,7 @@ static int cmd_check(const struct options *o, int argc, char **argv)
 		free(path);
 		return EXIT_NOTHING;
 	}
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc != 0) {
 		/* index_open said what is wrong (another version, damage) */
 		free(path);
@@ -3862,7 +4129,7 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
 		} else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
-	return fork_server_command("index", o->index, stop, idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE"),
+	return fork_server_command("index", o->index, stop, idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE),
 				   &ops);
 }
 
@@ -3877,11 +4144,10 @@ static int cmd_serve(const struct options *o, int argc, char **argv)
  */
 static char *server_index(const struct options *o, char **sock)
 {
-	const char *e = getenv("CI_INDEX_SERVER");
 	char *path;
 
 	*sock = NULL;
-	if (srv_child || o->no_server || (e && !strcmp(e, "0")))
+	if (srv_child || o->no_server || server_env("CI_INDEX_SERVER") == SERVER_OFF)
 		return NULL;
 	path = o->index ? xstrdup(o->index) : index_find(".");
 	if (!path || access(path, F_OK) < 0) {
@@ -3902,22 +4168,22 @@ static void server_notice(void)
 		return;
 	fprintf(stderr, "%s: the index's server runs in the background (it keeps searches "
 		"fast and exits after %ld s idle; 'ci-index serve --stop' stops it, "
-		"CI_INDEX_SERVER=0 starts none)\n", progname, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+		"CI_INDEX_SERVER=0 starts none)\n", progname, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
 }
 
 static int update_in_server(const struct options *o)
 {
-	const char *e = getenv("CI_INDEX_SERVER");
+	int always = server_env("CI_INDEX_SERVER") == SERVER_ALWAYS;
 	char *sock, *path = server_index(o, &sock);
 	int rc = -1;
 
 	if (sock) {
 		rc = fork_server_call(sock, argc0, argv0);
 		if (rc < 0) {
-			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE"));
+			fork_server_spawn(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE));
 			server_notice();
 			/* always: wait for it (its start takes a second or two), up to a minute */
-			for (int i = 0; rc < 0 && e && !strcmp(e, "always") && i < 3000; i++) {
+			for (int i = 0; rc < 0 && always && i < 3000; i++) {
 				struct timespec ts = { 0, 20000000 };
 				nanosleep(&ts, NULL);
 				rc = fork_server_call(sock, argc0, argv0);
@@ -3953,7 +4219,7 @@ static void server_after_build(const struct options *o)
 		}
 		/* until it holds its lock: a `serve --stop` right after the build
 		 * then waits for it and stops it, instead of finding none */
-		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE")) == 0)
+		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE)) == 0)
 			server_notice();
 	}
 	free(sock);
@@ -3963,7 +4229,6 @@ static void server_after_build(const struct options *o)
 int main(int argc, char **argv)
 {
 	struct options o;
-	const char *env;
 	int c, ret;
 
 	util_init(argv[0]);
@@ -4009,15 +4274,18 @@ int main(int argc, char **argv)
 	if (o.progress < 0)
 		o.progress = isatty(2);
 	/* anew in a server's worker: the server's own environment is not the caller's */
-	crash_after = (env = getenv("CI_INDEX_CRASH_AFTER")) && *env ? atol(env) : -1;
-	env = getenv("CI_INDEX_CRASH_SIGNAL");
-	crash_signal = !env || !*env ? SIGKILL : !strcmp(env, "TERM") ? SIGTERM : !strcmp(env, "INT") ? SIGINT
-		     : SIGKILL;
+	crash_after = env_long("CI_INDEX_CRASH_AFTER", 0, LONG_MAX, -1, ENV_DIE);
+	slow_ms = env_long("CI_INDEX_SLOW_MS", 0, 60000, 0, ENV_DIE);
+	{
+		static const char *const sigs[] = { "KILL", "TERM", "INT", NULL };
+		static const int signo[] = { SIGKILL, SIGTERM, SIGINT };
+		crash_signal = signo[env_choice("CI_INDEX_CRASH_SIGNAL", sigs, 0, ENV_DIE)];
+	}
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	/* these repair a damaged index, and check what they read themselves */
 	if (!strcmp(argv[optind], "build") || !strcmp(argv[optind], "update") || !strcmp(argv[optind], "serve"))
-		index_on_damage(INDEX_DAMAGE_NOTE);
+		o.damage = INDEX_NOTE_DAMAGE;
 	/* libgit2 is loaded and started when first needed (cmd/git-lazy.c, walk_git_start) */
 	if (!strcmp(argv[optind], "build")) {
 		ret = cmd_build(&o, argc - optind - 1, argv + optind + 1);

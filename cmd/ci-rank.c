@@ -3350,7 +3350,7 @@ static int meta_read_index(const char *path, struct buf *out)
 	struct ci_index *ix;
 	int rc;
 
-	if (index_open(&ix, path, 1) != 0)
+	if (index_open(&ix, path, INDEX_READONLY) != 0)
 		return -1;
 	rc = rank_meta_read(index_db(ix), out);
 	index_close(ix);
@@ -3489,7 +3489,7 @@ static int serve(void)
 		.watch_fd = meta_watch_fd, .on_watch = meta_on_watch,
 	};
 
-	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : fork_server_idle("CI_RANK_SERVER_IDLE"), &ops);
+	return fork_server_command("rank", o.index, o.stop, o.idle ? o.idle : fork_server_idle("CI_RANK_SERVER_IDLE", ENV_DIE), &ops);
 }
 
 /*
@@ -3499,11 +3499,10 @@ static int serve(void)
  */
 static int call_server(const char *path)
 {
-	const char *e = getenv("CI_RANK_SERVER");
 	char *sock, *vec;
 	int rc;
 
-	if (o.no_server || (e && !strcmp(e, "0")))
+	if (o.no_server || server_env("CI_RANK_SERVER") == SERVER_OFF)
 		return -1;
 	sock = fork_server_socket("rank", path);
 	if (!sock)
@@ -3512,7 +3511,7 @@ static int call_server(const char *path)
 	if (rc < 0) {
 		vec = vecsnap_path(path);
 		if (access(vec, R_OK) == 0)
-			fork_server_spawn(path, fork_server_idle("CI_RANK_SERVER_IDLE"));
+			fork_server_spawn(path, fork_server_idle("CI_RANK_SERVER_IDLE", ENV_WARN));
 		free(vec);
 	}
 	free(sock);
@@ -3696,7 +3695,7 @@ int main(int argc, char **argv)
 	 */
 	index_huge_page_cache(4 << 20);
 	trace("open");
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc) {
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build' first", path);

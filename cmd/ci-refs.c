@@ -1300,7 +1300,7 @@ int main(int argc, char **argv)
 		path = index_default_path(w.root);
 		walker_close(&w);
 	}
-	rc = index_open(&ix, path, 1);
+	rc = index_open(&ix, path, INDEX_READONLY);
 	if (rc) {
 		if (rc > 0)
 			error("no index at '%s': run 'ci-index build' first", path);

@@ -512,7 +512,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 		return rc;	/* ci-grep said why */
 	}
 	path = index_default_path(json_string_value(json_object_get(status, "root")));
-	if (index_open(&ix, path, 1) ||
+	if (index_open(&ix, path, INDEX_READONLY) ||
 	    sqlite3_prepare_v2(index_db(ix), "SELECT c.id, c.start_line, c.end_line, c.kind, c.name, b.lang, "
 			       "ci_inflate(c.text) FROM files f JOIN chunks c ON c.blob_id = f.blob_id "
 			       "JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1 AND c.start_line <= ?2 "
@@ -1248,7 +1248,7 @@ static json_t *index_imports(const char *sub)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (index_open(&ix, path, 1))
+	if (index_open(&ix, path, INDEX_READONLY))
 		fail("%s: cannot open the index '%s'", sub, path);
 	if (sqlite3_prepare_v2(index_db(ix), "SELECT DISTINCT path, target FROM imports "
 			       "WHERE resolved IS NULL ORDER BY path, target", -1, &st, NULL) != SQLITE_OK)
@@ -1874,25 +1874,27 @@ static void style_ini(json_t *rules, const char *file, int (*want)(const char *s
 	fclose(fp);
 }
 
-/* The line of file where key is set ("key =" or "key:" at a line's start), or 0. */
-static int key_line(const char *file, const char *key)
+/*
+ * The line of a file, whose text (NUL-terminated) the caller read once, where
+ * key is set ("key =" or "key:" at a line's start), or 0.
+ */
+static int key_line(const char *text, const char *key)
 {
-	FILE *fp = fopen(file, "r");
-	char *line = NULL;
-	size_t cap = 0, kl = strlen(key);
-	int lineno = 0, found = 0;
+	size_t kl = strlen(key);
+	const char *line = text;
+	int lineno = 0;
 
-	if (!fp)
-		return 0;
-	while (!found && getline(&line, &cap, fp) > 0) {
-		const char *s = line + strspn(line, " \t\"");
+	while (*line) {
+		const char *s = line + strspn(line, " \t\""), *nl = strchr(line, '\n');
 		lineno++;
-		if (!strncmp(s, key, kl) && strchr(" \t=:\"", s[kl]))
-			found = lineno;
+		/* a key at the end of the text, with no newline after it, counts */
+		if (!strncmp(s, key, kl) && (s[kl] == '\0' || strchr(" \t=:\"", s[kl])))
+			return lineno;
+		if (!nl)
+			break;
+		line = nl + 1;
 	}
-	free(line);
-	fclose(fp);
-	return found;
+	return 0;
 }
 
 /* The sections of setup.cfg and tox.ini that configure a linter or formatter. */
@@ -1942,8 +1944,8 @@ static void style_yaml(json_t *rules, const char *file)
 }
 
 /* Flatten a JSON configuration object into "a.b = value" rules. */
-static void style_json_obj(json_t *rules, const char *file, const char *section, const char *prefix,
-			   json_t *obj, int depth)
+static void style_json_obj(json_t *rules, const char *file, const char *text, const char *section,
+			   const char *prefix, json_t *obj, int depth)
 {
 	const char *k;
 	json_t *v;
@@ -1951,11 +1953,11 @@ static void style_json_obj(json_t *rules, const char *file, const char *section,
 	json_object_foreach(obj, k, v) {
 		char *key = *prefix ? xasprintf("%s.%s", prefix, k) : xstrdup(k);
 		if (json_is_object(v) && depth < 4) {
-			style_json_obj(rules, file, section, key, v, depth + 1);
+			style_json_obj(rules, file, text, section, key, v, depth + 1);
 		} else {
 			char *val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 			char *r = xasprintf("%s = %s", key, val ? val : "");
-			add_rule(rules, file, key_line(file, k), section, r);
+			add_rule(rules, file, key_line(text, k), section, r);
 			free(r);
 			free(val);
 		}
@@ -1963,37 +1965,45 @@ static void style_json_obj(json_t *rules, const char *file, const char *section,
 	}
 }
 
-/* pyproject.toml's [tool.<linter>] tables, and .eslintrc.json's rules. */
+/*
+ * pyproject.toml's [tool.<linter>] tables, and .eslintrc.json's rules.  The
+ * file is read once: the parser and the line of each key (key_line) read the
+ * same text.
+ */
 static void style_config_json(json_t *rules, const char *file)
 {
 	static const char *const tools[] = { "ruff", "black", "isort", "flake8", "pylint", "yapf",
 					     "pydocstyle", "autopep8", NULL };
-	char *err = NULL, *text = NULL;
+	char *err = NULL, *json = NULL, *text = NULL;
+	size_t len;
 	json_t *root;
 
-	if (strstr(file, ".toml"))
-		text = toml_file_json(file, &err);
-	else {
+	if (read_file(file, &text, &len) < 0)
+		return;
+	if (!strstr(file, ".toml")) {
 		json_error_t jerr;
-		root = json_load_file(file, 0, &jerr);
+		root = json_loadb(text, len, 0, &jerr);
 		if (root) {
-			style_json_obj(rules, file, "", "", root, 0);
+			style_json_obj(rules, file, text, "", "", root, 0);
 			json_decref(root);
 		}
+		free(text);
 		return;
 	}
-	root = text ? json_loads(text, 0, NULL) : NULL;
-	free(text);
+	json = toml_text_json(text, len, file, &err);
+	root = json ? json_loads(json, 0, NULL) : NULL;
+	free(json);
 	free(err);
 	for (int i = 0; root && tools[i]; i++) {
 		json_t *t = json_object_get(json_object_get(root, "tool"), tools[i]);
 		if (json_is_object(t)) {
 			char *sec = xasprintf("[tool.%s]", tools[i]);
-			style_json_obj(rules, file, sec, "", t, 0);
+			style_json_obj(rules, file, text, sec, "", t, 0);
 			free(sec);
 		}
 	}
 	json_decref(root);
+	free(text);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -3238,7 +3248,7 @@ static struct ci_index *feedback_open(const char *sub, int write)
 	struct ci_index *ix = NULL;
 	char *err = NULL;
 
-	if (index_open(&ix, path, !write))
+	if (index_open(&ix, path, write ? 0 : INDEX_READONLY))
 		fail("%s: cannot open the index '%s'", sub, path);
 	if (write && sqlite3_exec(index_db(ix), CI_FEEDBACK_TABLES, NULL, NULL, &err) != SQLITE_OK)
 		fail("%s: cannot write the index '%s': %s", sub, path, err ? err : "");
@@ -3265,8 +3275,7 @@ static int has_table(sqlite3 *db, const char *name)
 /* Now, UTC, as 2026-05-01T12:00:00Z ($SOURCE_DATE_EPOCH when set, for reproducible output). */
 static void now_iso(char out[21])
 {
-	const char *env = getenv("SOURCE_DATE_EPOCH");
-	time_t t = env && *env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
+	time_t t = (time_t)env_long("SOURCE_DATE_EPOCH", 0, LONG_MAX, (long)time(NULL), ENV_DIE);
 	struct tm tm;
 
 	gmtime_r(&t, &tm);

@@ -26,6 +26,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -222,12 +223,16 @@ int fork_server_call(const char *sock, int argc, char **argv)
 	return status;
 }
 
-long fork_server_idle(const char *env_name)
+long fork_server_idle(const char *env_name, int flags)
 {
-	const char *e = getenv(env_name);
-	long v = e ? atol(e) : 0;
+	return env_long(env_name, 1, FORK_SERVER_IDLE_MAX, 600, flags);
+}
 
-	return v > 0 ? v : 600;
+int server_env(const char *env_name)
+{
+	static const char *const words[] = { "0", "1", "always", NULL };
+
+	return env_choice(env_name, words, SERVER_ON, ENV_DIE);
 }
 
 /*
@@ -333,26 +338,84 @@ int fork_server_spawn_wait(const char *index_path, long idle_s)
 	return r;
 }
 
-int fork_server_query(const char *sock, const char *q, char **out)
+/* Milliseconds on the monotonic clock. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wait until fd is readable, up to the deadline (ms of mono_ms(); < 0: none):
+ * 1, or 0 when the deadline passed.
+ */
+static int wait_readable(int fd, int64_t deadline)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	int64_t left;
+	int rc;
+
+	if (deadline < 0)
+		return 1;
+	for (;;) {
+		left = deadline - mono_ms();
+		if (left <= 0)
+			return 0;
+		rc = poll(&pf, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (rc > 0)
+			return 1;
+		if (rc < 0 && errno != EINTR)
+			return 1;	/* recv says what is wrong */
+	}
+}
+
+int fork_server_query(const char *sock, const char *q, char **out, int timeout_ms)
 {
 	struct buf b = BUF_INIT, m = BUF_INIT;
-	int fd = connect_to(sock);
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
+	int fd;
 	char part[ANSWER_PART + 1];
 	ssize_t r;
 
 	*out = NULL;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	if (timeout_ms >= 0) {
+		/* a server that does not accept (a full backlog) blocks connect and
+		 * send: they give up at the bound too */
+		struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	{
+		struct sockaddr_un sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sun_family = AF_UNIX;
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			int hung = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINPROGRESS;
+			close(fd);
+			return hung ? FORK_SERVER_HUNG : -1;
+		}
+	}
 	buf_add(&m, QUERY_MAGIC, sizeof(QUERY_MAGIC));
 	buf_add(&m, q, strlen(q) + 1);
 	if (send(fd, m.buf, m.len, MSG_NOSIGNAL) != (ssize_t)m.len) {
+		int hung = errno == EAGAIN || errno == EWOULDBLOCK;
 		buf_release(&m);
 		close(fd);
-		return -1;
+		return hung ? FORK_SERVER_HUNG : -1;
 	}
 	buf_release(&m);
 	/* the answer in parts: a first byte 'M' (more follow) or 'E' (the last) */
 	for (;;) {
+		if (!wait_readable(fd, deadline)) {
+			buf_release(&b);
+			close(fd);
+			return FORK_SERVER_HUNG;
+		}
 		do
 			r = recv(fd, part, sizeof(part), 0);
 		while (r < 0 && errno == EINTR);
@@ -389,6 +452,36 @@ static int server_lock_held(const char *sock)
 		held = errno == EWOULDBLOCK;
 	close(fd);
 	return held;
+}
+
+long fork_server_lock_pid(const char *sock)
+{
+	char *lock_path = xasprintf("%s.lock", sock), line[256];
+	struct stat st;
+	long pid = 0;
+	FILE *fp;
+
+	if (stat(lock_path, &st) < 0 || !(fp = fopen("/proc/locks", "re"))) {
+		free(lock_path);
+		return 0;
+	}
+	free(lock_path);
+	/* "1: FLOCK  ADVISORY  WRITE 4242 fd:01:123456 0 EOF" (a waiter's line has "->") */
+	while (!pid && fgets(line, sizeof(line), fp)) {
+		unsigned maj, min;
+		unsigned long ino;
+		long p;
+		char type[16];
+
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*[^:]: %15s %*s %*s %ld %x:%x:%lu", type, &p, &maj, &min, &ino) != 5)
+			continue;
+		if (!strcmp(type, "FLOCK") && ino == (unsigned long)st.st_ino &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev))
+			pid = p;
+	}
+	fclose(fp);
+	return pid;
 }
 
 int fork_server_stop(const char *sock)

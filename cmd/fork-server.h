@@ -52,10 +52,21 @@ char *fork_server_socket_of(const char *kind, const char *index_path, const char
 
 /*
  * Ask the server at sock a question that it answers itself (ops->query), the
- * NUL-terminated q: 0 with the answer in *out (malloc'd, NUL-terminated), or
- * -1 when no server answered.
+ * NUL-terminated q: 0 with the answer in *out (malloc'd, NUL-terminated), -1
+ * when no server answered (none listens, or it hung up), or
+ * FORK_SERVER_HUNG when one took the question but gave no whole answer within
+ * timeout_ms milliseconds (a server stopped by SIGSTOP, or hung): connecting,
+ * sending and receiving all count against it.  timeout_ms < 0: no bound.
  */
-int fork_server_query(const char *sock, const char *q, char **out);
+#define FORK_SERVER_HUNG (-2)
+#define FORK_SERVER_STATUS_MS 2000	/* ci-index status: is a server there, which */
+#define FORK_SERVER_SEARCH_MS 5000	/* ci-grep's questions (then it searches alone) */
+/*
+ * The pid of the process that holds the lock of the server at sock (a server
+ * running or starting, answering or not; from /proc/locks), or 0.
+ */
+long fork_server_lock_pid(const char *sock);
+int fork_server_query(const char *sock, const char *q, char **out, int timeout_ms);
 
 /*
  * Have the server at sock run argv (argc of them) with this process's
@@ -77,10 +88,24 @@ void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
  */
 int fork_server_spawn_wait(const char *index_path, long idle_s);
 
-/* The seconds a server waits for a request before it exits: the environment
- * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE) if positive,
- * else 600. */
-long fork_server_idle(const char *env_name);
+/*
+ * The seconds a server waits for a request before it exits: the environment
+ * variable env_name (CI_INDEX_SERVER_IDLE, CI_RANK_SERVER_IDLE), an integer
+ * from 1 to FORK_SERVER_IDLE_MAX, else 600.  Another value: env_long()'s
+ * message, and exit 2 (flags ENV_DIE) or the default (ENV_WARN: a search that
+ * only starts a server for the searches after it).
+ */
+#define FORK_SERVER_IDLE_MAX 31536000L	/* a year */
+long fork_server_idle(const char *env_name, int flags);
+
+/*
+ * Whether commands use the index's server: the environment variable env_name
+ * (CI_INDEX_SERVER, CI_RANK_SERVER) is "0" (SERVER_OFF), "1" or unset
+ * (SERVER_ON), or "always" (SERVER_ALWAYS: wait for one to start); anything
+ * else exits 2 with env_choice()'s message.
+ */
+enum { SERVER_OFF, SERVER_ON, SERVER_ALWAYS };
+int server_env(const char *env_name);
 
 /*
  * Serve at sock until idle_s seconds pass without a request or a stop request

@@ -19,11 +19,12 @@ static char *dup_string(const std::string &s)
 	return p;
 }
 
-char *toml_file_json(const char *path, char **err)
+static char *table_json(bool file, const char *text, size_t len, const char *path, char **err)
 {
 	*err = nullptr;
 	try {
-		toml::table t = toml::parse_file(path);
+		toml::table t = file ? toml::parse_file(path)
+				     : toml::parse(std::string_view(text, len), std::string_view(path));
 		std::ostringstream out;
 		out << toml::json_formatter{ t };
 		return dup_string(out.str());
@@ -35,4 +36,14 @@ char *toml_file_json(const char *path, char **err)
 		*err = dup_string(e.what());
 	}
 	return nullptr;
+}
+
+char *toml_file_json(const char *path, char **err)
+{
+	return table_json(true, nullptr, 0, path, err);
+}
+
+char *toml_text_json(const char *text, size_t len, const char *path, char **err)
+{
+	return table_json(false, text, len, path, err);
 }

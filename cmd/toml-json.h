@@ -5,6 +5,8 @@
 #ifndef TOML_JSON_H
 #define TOML_JSON_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,6 +17,8 @@ extern "C" {
  * or the reason the file could not be read.
  */
 char *toml_file_json(const char *path, char **err);
+/* The same for TOML text[0..len) already read from path (named in messages). */
+char *toml_text_json(const char *text, size_t len, const char *path, char **err);
 
 #ifdef __cplusplus
 }

@@ -23,11 +23,16 @@
 #define C_DIM "\033[2m"
 #define C_OFF "\033[0m"
 
+int human_env_format(void)
+{
+	static const char *const words[] = { "text", "json", NULL };
+
+	return env_choice("CI_FORMAT", words, -1, ENV_DIE);
+}
+
 int human_wanted(int json)
 {
-	const char *f = getenv("CI_FORMAT");
-
-	if (json || (f && !strcmp(f, "json")))
+	if (json || human_env_format() == 1)
 		return 0;
 	return isatty(STDOUT_FILENO);
 }

@@ -18,6 +18,12 @@
 int human_wanted(int json);
 
 /*
+ * $CI_FORMAT: 1 for "json", 0 for "text", -1 unset or empty; any other value
+ * exits 2 naming the variable (env_choice).
+ */
+int human_env_format(void);
+
+/*
  * Start the formatter: a child process reading this process's records from a
  * pipe that becomes its standard output, writing to the terminal.  Returns the
  * child's pid, or 0 when it could not be started (records are then written as

@@ -25,6 +25,8 @@ struct ci_index {
 	char *root;		/* repository root recorded at build time */
 	char *meta_val;		/* last index_meta() answer */
 	int writer;		/* opened read-write */
+	int note_damage;	/* INDEX_NOTE_DAMAGE: damage is noted, not fatal */
+	int damage_seen;	/* damage was reported while it was open (atomic) */
 };
 
 /* ---- the ci_code tokenizer ---- */
@@ -336,11 +338,13 @@ int index_huge_page_cache(size_t bytes)
  * SQLite's error log (SQLITE_CONFIG_LOG), which it calls with the code of
  * every error a statement ends with and of every corruption it detects,
  * before the caller sees the error.  It must be installed before SQLite
- * starts (SQLite 3.40 refuses it after), hence a constructor.
+ * starts (SQLite 3.40 refuses it after), hence a constructor.  The log is one
+ * for the process and says nothing of the connection, so it is given to the
+ * index opened last: what it does (die, or note) is that handle's
+ * (INDEX_NOTE_DAMAGE); the two variables below are the only state outside a
+ * handle, and they exist because SQLite's log is process-wide.
  */
-static enum index_damage damage_mode = INDEX_DAMAGE_DIE;
 static struct ci_index *damage_ix;	/* the index index_open opened last, while open */
-static int damage_seen;			/* damage was reported (atomic) */
 static int damage_dying;		/* a thread is dying of it (atomic) */
 
 static void damage_log(void *arg, int code, const char *msg)
@@ -351,8 +355,10 @@ static void damage_log(void *arg, int code, const char *msg)
 	(void)msg;
 	if ((code & 0xff) != SQLITE_CORRUPT && (code & 0xff) != SQLITE_NOTADB)
 		return;
-	__atomic_store_n(&damage_seen, 1, __ATOMIC_RELEASE);
-	if (damage_mode != INDEX_DAMAGE_DIE || !ix)
+	if (!ix)
+		return;
+	__atomic_store_n(&ix->damage_seen, 1, __ATOMIC_RELEASE);
+	if (ix->note_damage)
 		return;
 	if (__atomic_exchange_n(&damage_dying, 1, __ATOMIC_ACQ_REL)) {
 		/* another thread is dying of it: answer nothing more */
@@ -367,14 +373,9 @@ __attribute__((constructor)) static void damage_setup(void)
 	sqlite3_config(SQLITE_CONFIG_LOG, damage_log, NULL);
 }
 
-void index_on_damage(enum index_damage mode)
+int index_damage_seen(struct ci_index *ix)
 {
-	damage_mode = mode;
-}
-
-int index_damage_seen(void)
-{
-	return __atomic_load_n(&damage_seen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&ix->damage_seen, __ATOMIC_ACQUIRE);
 }
 
 /* ---- opening ---- */
@@ -446,11 +447,12 @@ const char *index_meta(struct ci_index *ix, const char *key)
 	return ix->meta_val;
 }
 
-int index_open(struct ci_index **out, const char *path, int readonly)
+int index_open(struct ci_index **out, const char *path, int how)
 {
 	struct ci_index *ix;
 	struct stat stb;
 	const char *v;
+	int readonly = how & INDEX_READONLY;
 	int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 
 	*out = NULL;
@@ -461,6 +463,7 @@ int index_open(struct ci_index **out, const char *path, int readonly)
 	}
 	ix = xcalloc(1, sizeof(*ix));
 	ix->path = xstrdup(path);
+	ix->note_damage = (how & INDEX_NOTE_DAMAGE) != 0;
 	if (sqlite3_open_v2(path, &ix->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		db_error(ix->db, path);
 		goto fail;

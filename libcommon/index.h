@@ -109,32 +109,36 @@ char *index_find(const char *start);
 char *index_default_path(const char *root);
 
 /*
- * Open an existing index.  Returns 0; 1 when there is no index at path (nothing
- * reported); -1 after reporting an error: not a database, corrupt, or built with
- * another schema version (the message says to run `ci-index build`).
+ * How index_open opens an index (flags, or'ed).
+ *
+ * What SQLite's report of a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB,
+ * from any statement of any connection of the process) does while the index
+ * is open is the handle's: by default the command dies with "index '<path>'
+ * is damaged (...): run 'ci-index build'" and exit 3, before the statement
+ * returns: a reader never answers from a damaged index, whichever of its
+ * statements met the damage, nor goes on with what it read until then.
+ * INDEX_NOTE_DAMAGE: only note it (index_damage_seen), for a command that
+ * repairs an index (ci-index build, update, serve) and checks its errors
+ * itself.  Damage index_open itself meets makes it fail with its own message.
+ * (SQLite's error log, where damage is reported, is one for the process: it
+ * is given to the index that index_open opened last, while it is open.)
  */
-int index_open(struct ci_index **out, const char *path, int readonly);
-void index_close(struct ci_index *ix);
+enum {
+	INDEX_READONLY = 1,	/* open read-only (else read-write) */
+	INDEX_NOTE_DAMAGE = 2,	/* note damage, go on (else report it and exit 3) */
+};
 
 /*
- * What SQLite's report of a damaged database (SQLITE_CORRUPT, SQLITE_NOTADB,
- * from any statement of any connection of the process) does while an index
- * that index_open opened is open.  INDEX_DAMAGE_DIE, the default: the
- * command dies with "index '<path>' is damaged (...): run 'ci-index build'"
- * and exit 3, before the statement returns: a reader never answers from a
- * damaged index, whichever of its statements met the damage, nor goes on
- * with what it read until then.  INDEX_DAMAGE_NOTE: only note it
- * (index_damage_seen), for a command that repairs an index (ci-index build,
- * update) and checks its errors itself.  Damage index_open itself meets
- * makes it fail with its own message.
+ * Open an existing index (flags: INDEX_READONLY, INDEX_NOTE_DAMAGE).  Returns
+ * 0; 1 when there is no index at path (nothing reported); -1 after reporting
+ * an error: not a database, corrupt, or built with another schema version (the
+ * message says to run `ci-index build`).
  */
-enum index_damage {
-	INDEX_DAMAGE_DIE,	/* report and exit 3 */
-	INDEX_DAMAGE_NOTE,	/* note it, go on */
-};
-void index_on_damage(enum index_damage mode);
-/* Whether SQLite reported damage in this process (any connection, any mode). */
-int index_damage_seen(void);
+int index_open(struct ci_index **out, const char *path, int flags);
+void index_close(struct ci_index *ix);
+
+/* Whether SQLite reported damage while ix was the open index (any connection). */
+int index_damage_seen(struct ci_index *ix);
 
 sqlite3 *index_db(struct ci_index *ix);
 /* Run the statements of sql on db: 0, or -1 after reporting SQLite's message. */

@@ -12,6 +12,7 @@
 #include "lang.h"
 
 #include <ctype.h>
+#include <limits.h>
 
 /*
  * tree-sitter's own allocator, out of memory, writes "tree-sitter failed to
@@ -54,9 +55,7 @@ __attribute__((constructor)) static void ts_allocator_setup(void)
 	 * For tests: tree-sitter's allocations past this many bytes fail, as
 	 * out of memory (ulimit -v cannot do it under AddressSanitizer).
 	 */
-	const char *e = getenv("CI_TEST_TS_ALLOC_LIMIT");
-
-	ts_alloc_limit = e ? strtoull(e, NULL, 10) : 0;
+	ts_alloc_limit = (size_t)env_long("CI_TEST_TS_ALLOC_LIMIT", 0, LONG_MAX, 0, ENV_DIE);
 	ts_set_allocator(ts_xmalloc, ts_xcalloc, ts_xrealloc, free);
 }
 

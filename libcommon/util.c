@@ -17,12 +17,34 @@
 
 const char *progname = "ci";
 int verbosity;
-int exit_error = EXIT_IO;
+static int error_code = EXIT_IO;	/* written by util_init_code() only, before any work */
+
+/*
+ * The name before main() runs: a constructor that reads the environment
+ * (lang.c's test hook) reports a bad value under the command's name.
+ */
+__attribute__((constructor(101))) static void progname_early(void)
+{
+	progname = program_invocation_short_name;
+	if (!strncmp(progname, "lt-", 3))
+		progname += 3;
+}
 
 void util_init(const char *argv0)
 {
+	util_init_code(argv0, EXIT_IO);
+}
+
+int util_error_code(void)
+{
+	return error_code;
+}
+
+void util_init_code(const char *argv0, int code)
+{
 	const char *slash;
 
+	error_code = code;
 	if (argv0 && *argv0) {
 		slash = strrchr(argv0, '/');
 		progname = slash ? slash + 1 : argv0;
@@ -95,7 +117,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
-	exit(exit_error);
+	exit(error_code);
 }
 
 void usage_error(const char *usage, const char *fmt, ...)
@@ -112,7 +134,7 @@ void usage_error(const char *usage, const char *fmt, ...)
 static void *oom(size_t n)
 {
 	fprintf(stderr, "%s: out of memory allocating %zu bytes\n", progname, n);
-	exit(exit_error);
+	exit(error_code);
 }
 
 void *xmalloc(size_t n)
@@ -173,7 +195,7 @@ int close_stdout(int ret)
 		if (errno == EPIPE)
 			return ret;
 		error_errno("write error on standard output");
-		return exit_error;
+		return error_code;
 	}
 	return ret;
 }
@@ -188,6 +210,46 @@ long parse_long_arg(const char *usage, const char *opt, const char *s, long min,
 	if (errno || end == s || *end || v < min || v > max)
 		usage_error(usage, "%s: expected an integer from %ld to %ld, got '%s'", opt, min, max, s);
 	return v;
+}
+
+long env_long(const char *name, long min, long max, long def, int flags)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!errno && end != s && !*end && v >= min && v <= max)
+		return v;
+	if (flags & ENV_WARN) {
+		warning("$%s: expected an integer from %ld to %ld, got '%s': using %ld", name, min, max, s, def);
+		return def;
+	}
+	die_code(EXIT_USAGE, "$%s: expected an integer from %ld to %ld, got '%s'", name, min, max, s);
+}
+
+int env_choice(const char *name, const char *const *words, int def, int flags)
+{
+	const char *s = getenv(name);
+	struct buf b = BUF_INIT;
+	int i;
+
+	if (!s || !*s)
+		return def;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(s, words[i]))
+			return i;
+	for (i = 0; words[i]; i++)
+		buf_addf(&b, "%s'%s'", i ? ", " : "", words[i]);
+	if (flags & ENV_WARN) {
+		warning("$%s: expected one of %s, got '%s': ignored", name, b.buf, s);
+		buf_release(&b);
+		return def;
+	}
+	die_code(EXIT_USAGE, "$%s: expected one of %s, got '%s'", name, b.buf, s);
 }
 
 int online_cpus(void)

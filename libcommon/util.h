@@ -22,15 +22,21 @@ enum {
 
 extern const char *progname;	/* "ci-chunk"; set by util_init() */
 extern int verbosity;		/* 0 quiet, 1 -v, 2 -vv */
-/*
- * The status of an error that ends the command: die(), an allocation failure,
- * close_stdout()'s write error.  EXIT_IO, unless the command sets another
- * (ci-grep: 2, as rg has it).
- */
-extern int exit_error;
 
-/* Set progname from argv[0] and restore default SIGPIPE (die quietly). */
+/*
+ * Set progname from argv[0] and restore default SIGPIPE (die quietly).  An
+ * error that ends the command (die(), an allocation failure, close_stdout()'s
+ * write error) exits with EXIT_IO.
+ */
 void util_init(const char *argv0);
+/*
+ * The same, with the status such an error exits with given: error_code
+ * (ci-grep: 2, as rg has it).  It is the process's, fixed at its start: no
+ * library changes it (util_error_code() reads it).
+ */
+void util_init_code(const char *argv0, int error_code);
+/* The status of an error that ends the command: EXIT_IO, or util_init_code's. */
+int util_error_code(void);
 
 #define CI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
@@ -42,7 +48,7 @@ int error_errno(const char *fmt, ...) CI_PRINTF(1, 2);
 void warning(const char *fmt, ...) CI_PRINTF(1, 2);
 /* Print "<prog>: <msg>" and exit with code. */
 void die_code(int code, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
-/* die_code(exit_error, ...) */
+/* die_code(util_error_code(), ...) */
 void die(const char *fmt, ...) CI_PRINTF(1, 2) __attribute__((noreturn));
 /* Usage error: "<prog>: <msg>", then the usage text, on stderr; exit 2. */
 void usage_error(const char *usage, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
@@ -67,7 +73,7 @@ char *xasprintf(const char *fmt, ...) CI_PRINTF(1, 2);
 
 /*
  * Flush and close stdout; a write error (a full disk, a closed pipe) becomes a
- * message and exit_error.  main() ends with `return close_stdout(ret);`.
+ * message and util_error_code().  main() ends with `return close_stdout(ret);`.
  */
 int close_stdout(int ret);
 
@@ -88,6 +94,26 @@ void list_options(int argc, char **argv, const struct option *opts);
 
 /* Parse a non-negative integer option value; usage_error() on junk or out of range. */
 long parse_long_arg(const char *usage, const char *opt, const char *s, long min, long max);
+
+/*
+ * Numbers and enumerated values from the environment, read one way everywhere.
+ * A variable unset or empty gives def.  Junk (not a whole decimal integer, or
+ * not one of the words), or a number outside [min, max], is the user's
+ * mistake and is said so, naming the variable:
+ *   "<prog>: $NAME: expected an integer from MIN to MAX, got 'x'"
+ *   "<prog>: $NAME: expected one of 'a', 'b', got 'x'"
+ * and the command exits 2 (EXIT_USAGE) before doing anything, as for a bad
+ * option; with ENV_WARN the same words are a warning and def is used, for
+ * a value that only tunes something in the background of a command that must
+ * not fail for it (the idle time of a server a search starts for later ones).
+ */
+enum {
+	ENV_DIE = 0,		/* exit 2 on a bad value */
+	ENV_WARN = 1,		/* warn, use the default */
+};
+long env_long(const char *name, long min, long max, long def, int flags);
+/* words: NULL-ended; returns the index of the value among them, or def. */
+int env_choice(const char *name, const char *const *words, int def, int flags);
 
 /*
  * After getopt_long() returned c, '?' or ':' (with opterr = 0 and an option string
