@@ -504,6 +504,12 @@ static int cmd_grep_chunks(int argc, char **argv)
 	av[n++] = (char *)f.values[0];
 	av[n] = NULL;
 	status = index_status("grep-chunks");
+	{
+		/* the whole repository, its paths root-relative as the index has them */
+		const char *root = json_string_value(json_object_get(status, "root"));
+		if (root && chdir(root) < 0)
+			fail("grep-chunks: cannot enter '%s': %s", root, strerror(errno));
+	}
 	matches = records_of("ci-grep", av, &rc);
 	if (rc > 1) {
 		json_decref(matches);
