@@ -346,6 +346,13 @@ struct ign_dir {
 struct walk_ignores {
 	pthread_mutex_t lock;		/* guards the table; an entry never changes once in */
 	struct ign_dir *tab[IGN_BUCKETS];
+	/* walker_path_excluded's last directory (paths come sorted: a directory's
+	 * files one after another) */
+	struct buf last_dir;		/* root-relative */
+	size_t last_from;		/* the from it was asked with */
+	int last_valid;			/* last_* hold an answer */
+	int last_excluded;		/* the directory is left out */
+	int last_rules;			/* some ignore file on its way has rules */
 };
 
 static const char *const ign_names[2] = { ".rgignore", ".ignore" };
@@ -421,20 +428,28 @@ static unsigned ign_hash(const char *s)
 }
 
 /* The ignore files of dir (root-relative), read on first use. */
-static const struct ign_dir *ign_get(struct walker *w, const char *dir)
+static struct walk_ignores *ign_state(struct walker *w)
 {
 	static pthread_mutex_t create = PTHREAD_MUTEX_INITIALIZER;
 	struct walk_ignores *ig;
-	struct ign_dir *d;
-	unsigned h = ign_hash(dir);
 
 	pthread_mutex_lock(&create);
 	if (!w->ign) {
 		w->ign = xcalloc(1, sizeof(*w->ign));
 		pthread_mutex_init(&w->ign->lock, NULL);
+		buf_init(&w->ign->last_dir, 0);
 	}
 	ig = w->ign;
 	pthread_mutex_unlock(&create);
+	return ig;
+}
+
+static const struct ign_dir *ign_get(struct walker *w, const char *dir)
+{
+	struct walk_ignores *ig = ign_state(w);
+	struct ign_dir *d;
+	unsigned h = ign_hash(dir);
+
 	pthread_mutex_lock(&ig->lock);
 	for (d = ig->tab[h]; d; d = d->next)
 		if (!strcmp(d->dir, dir))
@@ -469,6 +484,7 @@ static void ign_free(struct walk_ignores *ig)
 		}
 	}
 	pthread_mutex_destroy(&ig->lock);
+	buf_release(&ig->last_dir);
 	free(ig);
 }
 
@@ -518,31 +534,70 @@ int walker_ignore_files_say(struct walker *w, const char *rel, int is_dir)
 	return say;
 }
 
+/* Is one component rel[c..e) (a directory when rel[e] is '/') left out? */
+static int component_excluded(struct walker *w, const char *rel, size_t c, size_t e, int rules)
+{
+	char *prefix;
+	int say;
+
+	if (w->opts.skip_hidden && rel[c] == '.')
+		return 1;
+	if (!rules)
+		return 0;
+	prefix = xstrndup(rel, e);
+	say = walker_ignore_files_say(w, prefix, rel[e] == '/');
+	free(prefix);
+	return say > 0;
+}
+
 int walker_path_excluded(struct walker *w, const char *rel, size_t from)
 {
 	int files = w->opts.ignore_files && !w->opts.no_ignore;
-	size_t c, e;
+	struct walk_ignores *ig;
+	const char *slash = strrchr(rel, '/');
+	size_t dl = slash ? (size_t)(slash - rel) : 0, c, e;
 
 	if (!w->opts.skip_hidden && !files)
 		return 0;
-	for (c = from; rel[c]; c = rel[e] ? e + 1 : e) {
-		char *prefix;
-		int say;
+	ig = ign_state(w);
+	if (!ig->last_valid || ig->last_from != from || ig->last_dir.len != dl ||
+	    memcmp(ig->last_dir.buf, rel, dl)) {
+		/* a new directory: its way from the root, then its components below from */
+		buf_reset(&ig->last_dir);
+		buf_add(&ig->last_dir, rel, dl);
+		ig->last_from = from;
+		ig->last_rules = 0;
+		ig->last_excluded = 0;
+		for (c = 0; files;) {
+			/* the root, then each directory down to rel's own */
+			char *prefix = xstrndup(rel, c);
+			const struct ign_dir *d = ign_get(w, prefix);
 
-		e = c;
-		while (rel[e] && rel[e] != '/')
-			e++;
-		if (w->opts.skip_hidden && rel[c] == '.')
-			return 1;
-		if (!files)
-			continue;
-		prefix = xstrndup(rel, e);
-		say = walker_ignore_files_say(w, prefix, rel[e] == '/');
-		free(prefix);
-		if (say > 0)
-			return 1;
+			free(prefix);
+			if (d->f[0].nr || d->f[1].nr) {
+				ig->last_rules = 1;
+				break;
+			}
+			if (c >= dl)
+				break;
+			c = c ? c + 1 : 0;
+			while (c < dl && rel[c] != '/')
+				c++;
+		}
+		for (c = from; c < dl && !ig->last_excluded; c = e + 1) {
+			e = c;
+			while (e < dl && rel[e] != '/')
+				e++;
+			ig->last_excluded = component_excluded(w, rel, c, e, ig->last_rules);
+		}
+		ig->last_valid = 1;
 	}
-	return 0;
+	if (ig->last_excluded)
+		return 1;
+	c = slash ? dl + 1 : 0;
+	if (c < from)
+		return 0;	/* the file named itself */
+	return component_excluded(w, rel, c, strlen(rel), ig->last_rules);
 }
 
 /*

@@ -449,7 +449,7 @@ test_expect_success '-o: each match with its column, as rg -o --column' '
 	test_cmp expect out &&
 	# with context, the context lines and the matches of each line (rg)
 	(cd rgc && ours -o -C 2 x a.txt) >out &&
-	(cd rgc && theirs -o -C 2 x a.txt) >expect &&
+	(cd rgc && theirs --with-filename -o -C 2 x a.txt) >expect &&
 	test_cmp expect out &&
 	(cd rgc && ours -o -A 1 "fo+" a.txt d.txt) >out &&
 	(cd rgc && theirs -o -A 1 "fo+" a.txt d.txt) >expect &&
@@ -487,7 +487,7 @@ test_expect_success '-L: the files without a match, as rg --files-without-match;
 	printf "c.sh\nd.txt\ne.md\nsub/g.ts\n" >expect &&
 	(cd rgc && ours -L -w foo) >out &&
 	test_cmp expect out &&
-	(cd rgc && rg --sort path -L -w foo) >expect &&
+	(cd rgc && rg --sort path --files-without-match -w foo) >expect &&
 	test_cmp expect out &&
 	(cd rgc && ci-grep -L -w foo) >out &&
 	cat >expect <<-\EOF &&
