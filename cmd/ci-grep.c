@@ -58,15 +58,21 @@ static const char usage_text[] =
 	"   or: ci-grep --files [options] [<path>...]\n"
 	"   or: ci-grep --type-list\n"
 	"\n"
-	"Write the lines of the repository's files (or of the paths given) that match\n"
-	"<pattern>, a PCRE2 regular expression.  With an index (ci-index build), only the\n"
-	"files that can match are read.  NDJSON match records unless stdout is a terminal.\n"
+	"Write the lines of the files under the current directory (or the paths given,\n"
+	"in a repository or not) that match <pattern>, a PCRE2 regular expression, with\n"
+	"paths relative to the current directory (or as given), as rg does.  With an\n"
+	"index (ci-index build), only the files that can match are read.  As rg, hidden\n"
+	"files and what .gitignore, .ignore and .rgignore list are left out; so are\n"
+	"vendored trees, generated files and lock files.  NDJSON match records unless\n"
+	"stdout is a terminal.\n"
 	"\n"
 	"  -e, --regexp <pattern>      the pattern (for one starting with '-')\n"
 	"  -F, --fixed-strings         <pattern> is a literal string\n"
 	"  -i, --ignore-case           match case-insensitively\n"
 	"  -S, --smart-case            match case-insensitively unless <pattern> has an\n"
 	"                              uppercase letter\n"
+	"  -s, --case-sensitive        match case-sensitively (the default; the last of\n"
+	"                              -i, -S and -s wins)\n"
 	"  -w, --word-regexp           match whole words only\n"
 	"  -x, --line-regexp           match whole lines only\n"
 	"  -v, --invert-match          write the lines that do not match\n"
@@ -79,7 +85,10 @@ static const char usage_text[] =
 	"  -t, --type <lang>           search only files in <lang>: c, python, py, ... (repeatable;\n"
 	"                              --type-list lists them)\n"
 	"  -m, --max-count <n>         stop reading a file after <n> matching lines\n"
-	"  -o, --only-matching         write each match, not its line\n"
+	"  -o, --only-matching         write each match, not its line (context lines too,\n"
+	"                              with -A, -B or -C, as rg)\n"
+	"  -r, --replace <text>        write each match replaced by <text>: $1, ${name} are\n"
+	"                              the pattern's groups, $0 the match, $$ a '$'\n"
 	"  -q, --quiet                 write nothing; exit 0 at the first match\n"
 	"  -l, --files-with-matches    write only the paths of files with a match\n"
 	"  -L, --files-without-match   write only the paths of files without a match\n"
@@ -87,6 +96,8 @@ static const char usage_text[] =
 	"      --type-list             list the names -t accepts and exit\n"
 	"  -c, --count                 write the number of matching lines of each file\n"
 	"      --json                  write NDJSON records (the default unless on a terminal)\n"
+	"      --color <when>          colour paths, line numbers and matches as rg: never,\n"
+	"                              auto (on a terminal, the default) or always (--colour)\n"
 	"      --no-json               write path:line:col:text lines (the default on a terminal;\n"
 	"                              CI_FORMAT=text makes it the default everywhere, as\n"
 	"                              `ci-grep -l --no-json x | xargs ...` wants)\n"
@@ -101,7 +112,12 @@ static const char usage_text[] =
 	"      --max-filesize <bytes>  skip files larger than this (default 1048576; 0: no limit)\n"
 	"  -a, --text                  search binary files as text\n"
 	"      --include-vendored      also search vendored and generated files\n"
-	"      --no-ignore             do not honour .gitignore, .git/info/exclude\n"
+	"      --hidden                also search hidden files and directories (names\n"
+	"                              starting with '.'; .git is never searched)\n"
+	"      --no-ignore             do not honour .gitignore, .git/info/exclude, .ignore\n"
+	"                              and .rgignore\n"
+	"  -u, --unrestricted          -u: --no-ignore; -uu: and --hidden; -uuu: and binary\n"
+	"                              files found by the walk are searched too\n"
 	"      --stats                 report on stderr what was read and how long it took\n"
 	"  -j, --threads <n>           search with <n> threads (default: the number of CPUs)\n"
 	"  -h, --help                  show this help and exit\n"
@@ -110,6 +126,7 @@ static const char usage_text[] =
 enum {
 	OPT_JSON = 256, OPT_NO_JSON, OPT_INDEX, OPT_NO_INDEX, OPT_MAX_SIZE, OPT_VENDORED,
 	OPT_NO_IGNORE, OPT_STATS, OPT_TRUST_INDEX, OPT_CHECK, OPT_FILES, OPT_TYPE_LIST,
+	OPT_HIDDEN, OPT_COLOR,
 };
 
 /* What an indexed search checks of the tree (--check). */
@@ -127,6 +144,12 @@ static const struct option long_options[] = {
 	{ "word-regexp", no_argument, NULL, 'w' },
 	{ "line-regexp", no_argument, NULL, 'x' },
 	{ "smart-case", no_argument, NULL, 'S' },
+	{ "case-sensitive", no_argument, NULL, 's' },
+	{ "replace", required_argument, NULL, 'r' },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "colour", required_argument, NULL, OPT_COLOR },
+	{ "hidden", no_argument, NULL, OPT_HIDDEN },
+	{ "unrestricted", no_argument, NULL, 'u' },
 	{ "invert-match", no_argument, NULL, 'v' },
 	{ "only-matching", no_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -174,6 +197,14 @@ struct options {
 	int files_without;		/* -L */
 	int list_files;			/* --files: the files, no pattern */
 	int text;			/* -a: binary files are searched as text */
+	int binary;			/* -uuu: binary files found by the walk are searched,
+					   as named ones are ("binary file matches") */
+	const char *replace;		/* -r: each match is written as this, or NULL */
+	int color;			/* --color: escape sequences as rg's */
+	const struct scope *scope;	/* the paths searched in this tree: what output
+					   paths are relative to */
+	struct walker *filter;		/* the index's files are checked against this
+					   walker's hidden and .ignore rules, or NULL */
 	int all_files;			/* -v, -L, --files: every file is read, not
 					   the index's trigram candidates alone */
 	long before, after;		/* -B, -A (-C sets both) */
@@ -503,6 +534,7 @@ struct searcher {
 	PCRE2_SIZE offset_limit;	/* ... and the offset limit (PCRE2_UNSET: none) */
 	char *rbuf;			/* the file read */
 	size_t rbuf_alloc;		/* its size */
+	struct buf disp;		/* the path of the file searched, as written */
 };
 
 /* The PCRE2 error message for code rc. */
@@ -565,7 +597,8 @@ static void matcher_init(struct matcher *m, const struct options *o)
 	m->pattern = o->pattern;
 
 	/* a literal without -i, -w or -x never needs the regex engine */
-	literal_only = !o->icase && !o->word && !o->line_regexp && m->info.literal && m->info.literal_len;
+	literal_only = !o->icase && !o->word && !o->line_regexp && m->info.literal && m->info.literal_len &&
+		       !o->replace;	/* -r: the groups of 'f(o)' are wanted */
 	/*
 	 * Every line a search reports holds its match (the regex is matched
 	 * within the line, the subject ending at its end); a lookbehind (or a
@@ -674,6 +707,7 @@ static void matcher_release(struct matcher *m)
 static void searcher_init(struct searcher *sr, const struct matcher *m)
 {
 	memset(sr, 0, sizeof(*sr));
+	buf_init(&sr->disp, 0);
 	if (!m->re)
 		return;
 	sr->md = pcre2_match_data_create_from_pattern(m->re, NULL);
@@ -699,6 +733,7 @@ static void searcher_release(struct searcher *sr)
 	if (sr->jit_stack)
 		pcre2_jit_stack_free(sr->jit_stack);
 	free(sr->rbuf);
+	buf_release(&sr->disp);
 }
 
 /* ---- searching one file ---- */
@@ -964,16 +999,160 @@ static size_t text_len(const char *buf, size_t bol, size_t eol)
 	return eol > bol && buf[eol - 1] == '\r' ? eol - bol - 1 : eol - bol;
 }
 
-/* path<sep>line<sep>[col:]text\n */
+/* rg's colours (--color): what it writes before a path, a line number, a match. */
+#define COLOR_PATH "\033[0m\033[35m"
+#define COLOR_LINE "\033[0m\033[32m"
+#define COLOR_COL "\033[0m"
+#define COLOR_MATCH "\033[0m\033[1m\033[31m"
+#define COLOR_END "\033[0m"
+
+/* A path for people, coloured with --color. */
+static void add_path(struct buf *b, const struct options *o, const char *path)
+{
+	if (o->color)
+		buf_addf(b, COLOR_PATH "%s" COLOR_END, path);
+	else
+		buf_addstr(b, path);
+}
+
+/*
+ * The next match in the line [p, eol): 1 with its bounds (and, with a regex,
+ * its groups in the searcher's match data), 0 when there is none.
+ */
+static int next_span(struct fsearch *fs, size_t p, size_t eol, size_t *s, size_t *e)
+{
+	const char *hit;
+
+	if (fs->m->re)
+		return bounded_match(fs, eol, p, s, e) > 0;
+	hit = finder_find(&fs->m->finder, fs->buf + p, eol - p);
+	if (!hit)
+		return 0;
+	*s = (size_t)(hit - fs->buf);
+	*e = *s + fs->m->finder.n;
+	return 1;
+}
+
+/*
+ * -r: the replacement for the match [s, e) just found, as rg expands it: $$ is
+ * a '$', $name or ${name} a group by number or name (the longest run of
+ * letters, digits and '_' after a '$'), empty when it did not take part or
+ * does not exist; a '$' followed by nothing of that is itself.
+ */
+static void add_replacement(struct fsearch *fs, size_t s, size_t e)
+{
+	const char *r = fs->o->replace, *name, *end;
+	struct buf *b = fs->out;
+	PCRE2_SIZE *ov = fs->m->re ? pcre2_get_ovector_pointer(fs->sr->md) : NULL;
+	uint32_t ovn = fs->m->re ? pcre2_get_ovector_count(fs->sr->md) : 0;
+
+	for (; *r; r++) {
+		long g = -1;
+		char *nm;
+
+		if (*r != '$') {
+			buf_addch(b, *r);
+			continue;
+		}
+		if (r[1] == '$') {
+			buf_addch(b, '$');
+			r++;
+			continue;
+		}
+		if (r[1] == '{') {
+			name = r + 2;
+			end = strchr(name, '}');
+		} else {
+			name = end = r + 1;
+			while ((*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z') ||
+			       (*end >= '0' && *end <= '9') || *end == '_')
+				end++;
+		}
+		if (!end || end == name) {
+			buf_addch(b, '$');	/* not a reference */
+			continue;
+		}
+		nm = xstrndup(name, (size_t)(end - name));
+		if (strspn(nm, "0123456789") == strlen(nm))
+			g = strlen(nm) < 6 ? atol(nm) : -1;
+		else if (fs->m->re)
+			g = pcre2_substring_number_from_name(fs->m->re, (PCRE2_SPTR)nm);
+		free(nm);
+		if (g == 0 && !ov)
+			buf_add(b, fs->buf + s, e - s);
+		else if (g >= 0 && ov && (uint32_t)g < ovn && ov[2 * g] != PCRE2_UNSET && ov[2 * g + 1] >= ov[2 * g])
+			buf_add(b, fs->buf + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
+		r = *end == '}' ? end : end - 1;
+	}
+}
+
+/* The match [s, e) for people: replaced (-r), coloured (--color), or as it is. */
+static void add_span(struct fsearch *fs, size_t s, size_t e)
+{
+	if (fs->o->color && (e > s || fs->o->replace))
+		buf_addstr(fs->out, COLOR_MATCH);
+	if (fs->o->replace)
+		add_replacement(fs, s, e);
+	else
+		buf_add(fs->out, fs->buf + s, e - s);
+	if (fs->o->color && (e > s || fs->o->replace))
+		buf_addstr(fs->out, COLOR_END);
+}
+
+/*
+ * The text of the matching line [bol, eol) without its line end, each match in
+ * it replaced (-r: empty ones too, as rg) or coloured (--color).
+ */
+static void match_text(struct fsearch *fs, size_t bol, size_t eol)
+{
+	struct buf *b = fs->out;
+	size_t end = bol + text_len(fs->buf, bol, eol), p = bol, copied = bol, s, e, n;
+
+	if (!fs->o->replace && !fs->o->color) {
+		buf_add(b, fs->buf + bol, end - bol);
+		return;
+	}
+	while (p <= end && next_span(fs, p, end, &s, &e)) {
+		buf_add(b, fs->buf + copied, s - copied);
+		add_span(fs, s, e);
+		if (e > s) {
+			p = copied = e;
+			continue;
+		}
+		if (s >= end) {
+			copied = end;
+			break;
+		}
+		n = char_start(fs->buf, end, s + 1);	/* an empty match: the next character */
+		buf_add(b, fs->buf + s, n - s);
+		p = copied = n;
+	}
+	if (copied < end)
+		buf_add(b, fs->buf + copied, end - copied);
+}
+
+/*
+ * path<sep>line<sep>[col:]text\n; a matching line (col set, and not -v) has
+ * its matches replaced or coloured.
+ */
 static void human_line(struct fsearch *fs, char sep, long line, size_t col, size_t bol, size_t eol)
 {
 	struct buf *b = fs->out;
+	const struct options *o = fs->o;
 
-	buf_addstr(b, fs->path);
-	buf_addf(b, "%c%ld%c", sep, line, sep);
-	if (col)
+	add_path(b, o, fs->path);
+	if (o->color)
+		buf_addf(b, "%c" COLOR_LINE "%ld" COLOR_END "%c", sep, line, sep);
+	else
+		buf_addf(b, "%c%ld%c", sep, line, sep);
+	if (col && o->color)
+		buf_addf(b, COLOR_COL "%zu" COLOR_END ":", col);
+	else if (col)
 		buf_addf(b, "%zu:", col);
-	buf_add(b, fs->buf + bol, text_len(fs->buf, bol, eol));
+	if (col && !o->invert)
+		match_text(fs, bol, eol);
+	else
+		buf_add(b, fs->buf + bol, text_len(fs->buf, bol, eol));
 	buf_addch(b, '\n');
 }
 
@@ -1027,33 +1206,38 @@ static void json_lines(struct buf *b, const char *key, const char *buf, const si
  */
 static void only_matching(struct fsearch *fs, long line, size_t bol, size_t eol)
 {
-	const struct matcher *m = fs->m;
 	size_t p = bol, s, e;
-	const char *hit;
 
 	while (p <= eol) {
-		if (m->re) {
-			if (bounded_match(fs, eol, p, &s, &e) <= 0)
-				break;
-		} else {
-			hit = finder_find(&m->finder, fs->buf + p, eol - p);
-			if (!hit)
-				break;
-			s = (size_t)(hit - fs->buf);
-			e = s + m->finder.n;
-		}
+		if (!next_span(fs, p, eol, &s, &e))
+			break;
 		if (e > s) {
 			if (fs->o->json) {
-				nd_begin(fs->out, "match");
-				nd_str(fs->out, "path", fs->path);
-				nd_int(fs->out, "line", line);
-				nd_int(fs->out, "col", (long long)(s - bol + 1));
-				nd_strn(fs->out, "text", fs->buf + s, e - s);
-				nd_end(fs->out);
+				struct buf r = BUF_INIT, *out = fs->out;
+
+				if (fs->o->replace) {
+					fs->out = &r;
+					add_replacement(fs, s, e);
+					fs->out = out;
+				}
+				nd_begin(out, "match");
+				nd_str(out, "path", fs->path);
+				nd_int(out, "line", line);
+				nd_int(out, "col", (long long)(s - bol + 1));
+				if (fs->o->replace)
+					nd_strn(out, "text", r.buf, r.len);
+				else
+					nd_strn(out, "text", fs->buf + s, e - s);
+				nd_end(out);
+				buf_release(&r);
 			} else {
-				buf_addstr(fs->out, fs->path);
-				buf_addf(fs->out, ":%ld:%zu:", line, s - bol + 1);
-				buf_add(fs->out, fs->buf + s, e - s);
+				add_path(fs->out, fs->o, fs->path);
+				if (fs->o->color)
+					buf_addf(fs->out, ":" COLOR_LINE "%ld" COLOR_END ":" COLOR_COL "%zu" COLOR_END ":",
+						 line, s - bol + 1);
+				else
+					buf_addf(fs->out, ":%ld:%zu:", line, s - bol + 1);
+				add_span(fs, s, e);
 				buf_addch(fs->out, '\n');
 			}
 			p = e;
@@ -1075,7 +1259,7 @@ static void on_match(struct fsearch *fs, size_t bol, size_t eol, size_t col)
 	if (o->count || o->files_only || o->files_without || o->quiet)
 		return;
 	line = line_number(fs, bol);
-	if (o->only && !o->invert) {
+	if (o->only && !o->invert && (o->json || (!o->before && !o->after))) {
 		only_matching(fs, line, bol, eol);
 		return;
 	}
@@ -1091,7 +1275,18 @@ static void on_match(struct fsearch *fs, size_t bol, size_t eol, size_t col)
 		nd_str(b, "path", fs->path);
 		nd_int(b, "line", line);
 		nd_int(b, "col", (long long)col);
-		nd_strn(b, "text", fs->buf + bol, text_len(fs->buf, bol, eol));
+		if (o->replace && !o->invert) {
+			/* -r: the line with its matches replaced, as rg writes it */
+			struct buf r = BUF_INIT;
+
+			fs->out = &r;
+			match_text(fs, bol, eol);
+			fs->out = b;
+			nd_strn(b, "text", r.buf, r.len);
+			buf_release(&r);
+		} else {
+			nd_strn(b, "text", fs->buf + bol, text_len(fs->buf, bol, eol));
+		}
 		if (o->before) {
 			nb = lines_before(fs->buf, bol, o->before, bs);
 			json_lines(b, "before", fs->buf, bs, nb, 1, fs->len);
@@ -1128,7 +1323,10 @@ static void on_match(struct fsearch *fs, size_t bol, size_t eol, size_t col)
 					   line_end(fs->buf, starts[k], fs->len));
 			free(starts);
 		}
-		human_line(fs, ':', line, col, bol, eol);
+		if (o->only && !o->invert)
+			only_matching(fs, line, bol, eol);	/* rg -o -C: the matches, with context */
+		else
+			human_line(fs, ':', line, col, bol, eol);
 		fs->last_printed = line;
 		fs->after_pos = eol + 1;
 		fs->after_line = line + 1;
@@ -1215,7 +1413,8 @@ static void file_line(struct buf *out, const struct options *o, const char *path
 		nd_str(out, "path", path);
 		nd_end(out);
 	} else {
-		buf_addf(out, "%s\n", path);
+		add_path(out, o, path);
+		buf_addch(out, '\n');
 	}
 }
 
@@ -1238,7 +1437,8 @@ static long fsearch_end(struct fsearch *fs, int *limited)
 			nd_int(out, "count", fs->nmatch);
 			nd_end(out);
 		} else {
-			buf_addf(out, "%s:%ld\n", fs->path, fs->nmatch);
+			add_path(out, o, fs->path);
+			buf_addf(out, ":%ld\n", fs->nmatch);
 		}
 	} else if (fs->nmatch && o->files_only) {
 		file_line(out, o, fs->path);
@@ -1303,6 +1503,8 @@ static struct plan *plan_of(const struct index_file *f)
 
 struct target {
 	char *path;		/* root-relative */
+	const char *disp;	/* as written: relative to the current directory, or as
+				   given (display_path; set by the worker that takes it) */
 	struct plan *plan;	/* an indexed candidate as indexed: the parts to read, or NULL */
 	uint64_t size;		/* as listed (walk) or indexed */
 	int64_t mtime;		/* likewise */
@@ -1310,6 +1512,9 @@ struct target {
 	unsigned char explicit_;	/* named on the command line */
 	unsigned char need_lang;	/* -t: the language depends on the content */
 };
+
+static const char *display_path(const struct scope *sc, const char *path, struct buf *b);
+static int filtered_out(const struct options *o, const char *path);
 
 /* One file's result, handed from a worker to the writer. */
 struct slot {
@@ -1345,6 +1550,7 @@ struct job {
 	pthread_cond_t work_cond;	/* room in the window */
 	pthread_cond_t done_cond;	/* the writer's file is done */
 	int parts;			/* the pattern allows reading files by their plans */
+	int *wrote;			/* something was written (of this tree or one before) */
 	/* counters (atomic) */
 	unsigned long n_read;		/* files read */
 	unsigned long n_parts;		/* of which read by their plans' parts */
@@ -1369,7 +1575,7 @@ static int load_file(struct job *jb, struct searcher *sr, struct target *t, stru
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ELOOP)
 			return 1;	/* gone, or now a symbolic link, since it was listed */
-		buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->path, strerror(errno));
+		buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->disp, strerror(errno));
 		return -1;
 	}
 	want = t->size;
@@ -1423,7 +1629,7 @@ static int load_file(struct job *jb, struct searcher *sr, struct target *t, stru
 	*len = have;
 	return 0;
 fail:
-	buf_addf(&s->warn, "%s: %s: cannot read: %s\n", progname, t->path, strerror(errno));
+	buf_addf(&s->warn, "%s: %s: cannot read: %s\n", progname, t->disp, strerror(errno));
 	close(fd);
 	return -1;
 }
@@ -1476,7 +1682,7 @@ static int search_parts(struct job *jb, struct searcher *sr, struct target *t, s
 	fd = openat(jb->rootfd, t->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno != ENOENT && errno != ELOOP) {
-			buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->path, strerror(errno));
+			buf_addf(&s->warn, "%s: %s: cannot open: %s\n", progname, t->disp, strerror(errno));
 			ret = -1;
 		}
 		goto out;	/* gone, or now a symbolic link */
@@ -1500,7 +1706,7 @@ static int search_parts(struct job *jb, struct searcher *sr, struct target *t, s
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0) {
-				buf_addf(&s->warn, "%s: %s: cannot read: %s\n", progname, t->path, strerror(errno));
+				buf_addf(&s->warn, "%s: %s: cannot read: %s\n", progname, t->disp, strerror(errno));
 				ret = -1;
 				break;
 			}
@@ -1525,12 +1731,12 @@ static int search_parts(struct job *jb, struct searcher *sr, struct target *t, s
 		goto out;
 	__atomic_add_fetch(&jb->n_read, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&jb->n_parts, 1, __ATOMIC_RELAXED);
-	fsearch_begin(&fs, jb->o, jb->m, sr, t->path, &s->out);
+	fsearch_begin(&fs, jb->o, jb->m, sr, t->disp, &s->out);
 	for (i = 0; i < pl->nr; i++)
 		if (fsearch_part(&fs, sr->rbuf + start[i], len[i], pl->part[i].line))
 			break;
 	s->matched = fsearch_end(&fs, &limited) > 0;
-	warn_limited(s, t->path, limited);
+	warn_limited(s, t->disp, limited);
 out:
 	free(start);
 	free(len);
@@ -1546,6 +1752,7 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 	long n;
 	enum walk_skip why;
 
+	t->disp = display_path(o->scope, t->path, &sr->disp);
 	if (t->plan && jb->parts && !t->need_lang && !t->explicit_) {
 		/* indexed, so not skipped by the walker's rules, unless too large */
 		if (o->walk.max_filesize && t->size > o->walk.max_filesize)
@@ -1568,32 +1775,32 @@ static void search_one(struct job *jb, struct searcher *sr, struct target *t, st
 		goto done;	/* grew past the limit since it was listed or indexed */
 	why = walk_classify(jb->w, t->path, data, len);
 	/* a binary file is searched with -a, and when named (as rg: its lines are not written) */
-	binary = why == WALK_BINARY && (o->text || t->explicit_);
+	binary = why == WALK_BINARY && (o->text || o->binary || t->explicit_);
 	if (binary)
 		why = WALK_OK;
 	if (why != WALK_OK && !(why == WALK_GENERATED && t->explicit_)) {
 		if (t->explicit_ || verbosity)
 			buf_addf(&s->warn, "%s: %s%s: skipped: %s\n", progname,
-				 t->explicit_ ? "warning: " : "", t->path, walk_skip_name(why));
+				 t->explicit_ ? "warning: " : "", t->disp, walk_skip_name(why));
 		goto done;
 	}
 	if (t->need_lang && !lang_wanted(o, lang_detect(t->path, data, len < 256 ? len : 256)))
 		goto done;
 	if (o->list_files) {
-		file_line(&s->out, o, t->path);	/* --files: a file that would be searched */
+		file_line(&s->out, o, t->disp);	/* --files: a file that would be searched */
 		s->matched = 1;
 		goto done;
 	}
-	n = search_buffer(o, jb->m, sr, t->path, data, len, &s->out, &limited);
+	n = search_buffer(o, jb->m, sr, t->disp, data, len, &s->out, &limited);
 	if (binary && !o->text && n > 0 && !o->json && !o->count && !o->files_only && !o->files_without) {
 		/* its lines, for people: what rg writes instead */
 		buf_reset(&s->out);
 		buf_addf(&s->out, "%s: binary file matches (found \"\\0\" byte around offset %zu)\n",
-			 t->path, (size_t)((const char *)memchr(data, '\0', len) - data));
+			 t->disp, (size_t)((const char *)memchr(data, '\0', len) - data));
 	}
 	/* -L: a file is selected when it has no match (and was searched to its end) */
 	s->matched = o->files_without ? s->out.len > 0 : n > 0;
-	warn_limited(s, t->path, limited);
+	warn_limited(s, t->disp, limited);
 done:
 	if (mapped)
 		munmap((void *)data, len);
@@ -1663,7 +1870,7 @@ static void *lister(void *arg);
 static int run(struct job *jb, int nthreads, int context_sep, int stream)
 {
 	pthread_t *tids = xcalloc((size_t)nthreads, sizeof(*tids)), ltid;
-	int i, matched = 0, failed = 0, limited = 0, wrote = 0;
+	int i, matched = 0, failed = 0, limited = 0;
 	size_t f;
 
 	jb->slots = xcalloc(WINDOW, sizeof(*jb->slots));
@@ -1706,10 +1913,10 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 				fwrite(s->warn.buf, 1, s->warn.len, stderr);
 			}
 			if (s->out.len && !jb->o->quiet) {
-				if (context_sep && wrote)
+				if (context_sep && *jb->wrote)
 					fputs("--\n", stdout);
 				fwrite(s->out.buf, 1, s->out.len, stdout);
-				wrote = 1;
+				*jb->wrote = 1;
 			}
 			matched |= s->matched;
 			failed |= s->failed;
@@ -1748,86 +1955,7 @@ static int run(struct job *jb, int nthreads, int context_sep, int stream)
 
 /* ---- choosing the files: globs, languages, paths ---- */
 
-/*
- * Glob matching: '*' and '?' do not cross '/', '**' does ("**\/" also matches
- * nothing), [...] is a class ('!' or '^' negates), '\' quotes.
- */
-static int glob_match(const char *g, const char *s)
-{
-	for (; *g; g++, s++) {
-		switch (*g) {
-		case '*':
-			if (g[1] == '*') {
-				const char *rest = g + 2;
-				if (*rest == '/') {
-					/* zero or more whole directories */
-					if (glob_match(rest + 1, s))
-						return 1;
-					for (; *s; s++)
-						if (*s == '/' && glob_match(rest + 1, s + 1))
-							return 1;
-					return 0;
-				}
-				for (;; s++) {
-					if (glob_match(rest, s))
-						return 1;
-					if (!*s)
-						return 0;
-				}
-			}
-			for (;; s++) {
-				if (glob_match(g + 1, s))
-					return 1;
-				if (!*s || *s == '/')
-					return 0;
-			}
-		case '?':
-			if (!*s || *s == '/')
-				return 0;
-			break;
-		case '[': {
-			const char *c = g + 1;
-			int neg = 0, hit = 0;
-
-			if (!*s || *s == '/')
-				return 0;
-			if (*c == '!' || *c == '^') {
-				neg = 1;
-				c++;
-			}
-			do {
-				unsigned char lo = (unsigned char)*c, hi;
-				if (!*c)
-					return 0;	/* unterminated: no match */
-				if (lo == '\\' && c[1])
-					lo = (unsigned char)*++c;
-				hi = lo;
-				if (c[1] == '-' && c[2] && c[2] != ']') {
-					c += 2;
-					hi = (unsigned char)*c;
-					if (hi == '\\' && c[1])
-						hi = (unsigned char)*++c;
-				}
-				if ((unsigned char)*s >= lo && (unsigned char)*s <= hi)
-					hit = 1;
-				c++;
-			} while (*c != ']');
-			if (hit == neg)
-				return 0;
-			g = c;
-			break;
-		}
-		case '\\':
-			if (g[1])
-				g++;
-			/* fall through */
-		default:
-			if (*g != *s)
-				return 0;
-		}
-	}
-	return !*s;
-}
+#define glob_match walk_glob_match	/* gitignore's globs (walk.h) */
 
 /*
  * Does glob g select path?  A glob without '/' is matched against the file's
@@ -1907,7 +2035,7 @@ static struct target *add_target_own(struct targets *ts, const struct options *o
 	int lp;
 	struct target *t;
 
-	if (!explicit_ && !globs_pass(o, path)) {
+	if (!explicit_ && (!globs_pass(o, path) || (o->filter && filtered_out(o, path)))) {
 		free(path);
 		return NULL;
 	}
@@ -1947,13 +2075,86 @@ static void targets_release(struct targets *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
-/* The root-relative paths named on the command line (or "" for the whole tree). */
+/*
+ * The root-relative paths named on the command line in one tree, or the
+ * current directory when none is named: none at all (nr 0) when that is the
+ * root, where paths are written root-relative as they are.
+ */
 struct scope {
 	char **rel;		/* the paths that exist */
 	int *is_dir;		/* each is a directory */
+	const char **disp;	/* each as the user wrote it: what the paths of the files
+				   under it start with; "" for the current directory */
 	size_t nr;
 	int given;		/* paths were given (nr may be 0 if none exists) */
 };
+
+/* The entry of sc that path is under (the longest, the first of equals), or -1. */
+static long scope_find(const struct scope *sc, const char *path)
+{
+	size_t i, l, best_len = 0;
+	long best = -1;
+
+	for (i = 0; i < sc->nr; i++) {
+		l = strlen(sc->rel[i]);
+		if (best >= 0 && l <= best_len)
+			continue;
+		if (!l || (!strncmp(path, sc->rel[i], l) && (path[l] == '/' || (!path[l] && !sc->is_dir[i])))) {
+			best = (long)i;
+			best_len = l;
+		}
+	}
+	return best;
+}
+
+/*
+ * The path of a file as rg writes it: relative to the current directory when
+ * no path was given, else joined to the path given that holds it.  Returns
+ * path itself or b's text.
+ */
+static const char *display_path(const struct scope *sc, const char *path, struct buf *b)
+{
+	long i;
+	size_t l;
+	const char *rest, *d;
+
+	if (!sc || !sc->nr || (i = scope_find(sc, path)) < 0)
+		return path;
+	l = strlen(sc->rel[i]);
+	rest = !l ? path : path[l] ? path + l + 1 : "";
+	d = sc->disp[i];
+	if (!*d)
+		return rest;
+	buf_reset(b);
+	buf_addstr(b, d);
+	if (*rest) {
+		if (d[strlen(d) - 1] != '/')
+			buf_addch(b, '/');
+		buf_addstr(b, rest);
+	}
+	return b->buf;
+}
+
+/*
+ * Is path one a walk from the path given that holds it would not reach?  The
+ * index holds hidden files and follows git's rules only: its files are checked
+ * against the walker's hidden and .ignore rules, below the path given.
+ * NEEDSWORK: a '!' rule of a .ignore or .rgignore brings back a file that git's
+ * rules leave out; the index does not hold it, so an indexed search misses it
+ * (a scan, --no-index, finds it).
+ */
+static int filtered_out(const struct options *o, const char *path)
+{
+	const struct scope *sc = o->scope;
+	long i = sc && sc->nr ? scope_find(sc, path) : -1;
+	size_t from = 0;
+
+	if (i >= 0 && *sc->rel[i])
+		from = strlen(sc->rel[i]) + 1;
+	if (from > strlen(path))
+		return 0;	/* the file named */
+	return walker_path_excluded(o->filter, path, from);
+}
 
 static int in_scope(const struct scope *sc, const char *path)
 {
@@ -2035,7 +2236,7 @@ static size_t top_units(struct walker *w, int rootfd, struct unit **out)
 		const char *name = de->d_name;
 		int is_dir, skip = 0;
 
-		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]) || w->opts.skip_hidden))
 			continue;
 		if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
@@ -2506,8 +2707,7 @@ static const char *index_path_g;
  */
 static int server_ask(struct ci_index *ix, const char *q, char **ans, char **body)
 {
-	static char *exe, *sock;
-	static int looked;
+	static char *exe, *sock, *looked;	/* looked: the index whose socket sock is */
 	const char *updated = index_meta(ix, "updated");
 	char *nl;
 	int rc;
@@ -2515,9 +2715,14 @@ static int server_ask(struct ci_index *ix, const char *q, char **ans, char **bod
 	*ans = NULL;
 	if (server_env("CI_INDEX_SERVER") == SERVER_OFF || !index_path_g || !updated || !*updated)
 		return 1;
-	if (!looked) {
-		looked = 1;
-		exe = find_prog("ci-index");
+	if (!looked || strcmp(looked, index_path_g)) {
+		/* another tree's index (paths of several trees given) */
+		free(looked);
+		free(sock);
+		sock = NULL;
+		looked = xstrdup(index_path_g);
+		if (!exe)
+			exe = find_prog("ci-index");
 		sock = strchr(exe, '/') ? fork_server_socket_of("index", index_path_g, exe) : NULL;
 	}
 	if (!sock)
@@ -2763,22 +2968,27 @@ static void relist(struct walker *w, const struct idirs *d, const struct scope *
 	walk_list_finish(list);
 }
 
-/* Does list hold a .gitignore the index's rules do not list (a new one)? */
-static int new_rules(struct ci_index *ix, const struct walk_list *list)
+/*
+ * Does a directory of list hold a .gitignore the index's rules do not list (a
+ * new one)?  Looked for by name: a walk that leaves hidden files out does not
+ * list it.
+ */
+static int new_rules(struct ci_index *ix, int rootfd, const struct walk_list *list)
 {
 	const char *rules = index_meta(ix, "rules");
 	size_t i;
 	int found = 0;
 
-	for (i = 0; i < list->files_nr && !found; i++) {
-		const char *p = list->files[i].path, *base = strrchr(p, '/');
-		char *line;
+	for (i = 0; i < list->dirs_nr && !found; i++) {
+		const char *d = list->dirs[i].path;
+		char *p = *d ? xasprintf("%s/.gitignore", d) : xstrdup(".gitignore"), *line;
 
-		if (strcmp(base ? base + 1 : p, ".gitignore"))
-			continue;
-		line = xasprintf(" %s\n", p);
-		found = !rules || !strstr(rules, line);
-		free(line);
+		if (list->dirs[i].entered && !faccessat(rootfd, p, F_OK, 0)) {
+			line = xasprintf(" %s\n", p);
+			found = !rules || !strstr(rules, line);
+			free(line);
+		}
+		free(p);
 	}
 	return found;
 }
@@ -2861,7 +3071,7 @@ static int dir_targets(struct ci_index *ix, struct walker *w, int rootfd, const 
 
 	relist(w, &d, sc, &list);
 	ps->relisted = list.files_nr;
-	if (w->repo && !o->walk.no_ignore && new_rules(ix, &list)) {
+	if (w->repo && !o->walk.no_ignore && new_rules(ix, rootfd, &list)) {
 		rc = 1;		/* a new .gitignore: its rules reach below */
 		goto done;
 	}
@@ -3167,6 +3377,235 @@ static int index_targets(struct ci_index *ix, struct walker *w, int rootfd, cons
 	return 0;
 }
 
+/*
+ * Search one tree: the repository (or the directory outside any) that holds
+ * start, at the paths args[0..nr) as the user wrote them, or with none, the
+ * current directory.  own_index: the tree of the current directory, where
+ * --index and $CI_INDEX apply (another tree's index is its own).  *wrote says
+ * whether something was written before (the "--" between files' context).
+ * Returns run()'s exit status, or EXIT_ERROR.
+ */
+static int search_tree(struct options *o, const struct matcher *m, const char *start, char **args, size_t nr,
+		       int own_index, int *wrote)
+{
+	struct walker w;
+	struct targets ts = { 0 };
+	struct walk_list list = { 0 };
+	struct scope sc = { 0 };
+	struct plan_stats ps;
+	struct ci_index *ix = NULL;
+	struct job jb;
+	int ret = EXIT_OK, errors = 0, rootfd, rc, threads, stream = 0;
+	size_t i;
+	int64_t t0 = now_ns(), t1, t2;
+	char *ipath = NULL, *here = NULL;
+
+	memset(&ps, 0, sizeof(ps));
+	if (walker_open(&w, start, &o->walk) < 0)
+		return EXIT_ERROR;
+	rootfd = open(w.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		error_errno("cannot open '%s'", w.root);
+		walker_close(&w);
+		return EXIT_ERROR;
+	}
+	sc.given = nr > 0;
+	sc.rel = xcalloc(nr + 1, sizeof(*sc.rel));
+	sc.is_dir = xcalloc(nr + 1, sizeof(*sc.is_dir));
+	sc.disp = xcalloc(nr + 1, sizeof(*sc.disp));
+	for (i = 0; i < nr; i++) {
+		struct stat st;
+
+		if (walker_relpath(&w, args[i], &sc.rel[sc.nr]) < 0) {
+			errors++;
+			continue;
+		}
+		sc.is_dir[sc.nr] = !*sc.rel[sc.nr] ||
+			(fstatat(rootfd, sc.rel[sc.nr], &st, 0) == 0 && S_ISDIR(st.st_mode));
+		sc.disp[sc.nr] = args[i];
+		sc.nr++;
+	}
+	if (!nr && walker_relpath(&w, ".", &here) == 0 && *here) {
+		/* below the root: the current directory, paths written relative to it */
+		sc.rel[0] = here;
+		here = NULL;
+		sc.is_dir[0] = 1;
+		sc.disp[0] = "";
+		sc.nr = 1;
+	}
+	free(here);
+	o->scope = &sc;
+	if (sc.given && !sc.nr) {
+		ret = EXIT_ERROR;	/* no path given exists: nothing to search */
+		goto out;
+	}
+
+	/* the index, unless told not to */
+	ps.mode = "scan";
+	if (!o->no_index) {
+		/* another tree's index is its own: --index and $CI_INDEX are this tree's */
+		ipath = !own_index ? xasprintf("%s/.ci-index/index.db", w.root) :
+			o->index ? xstrdup(o->index) : index_default_path(w.root);
+		index_path_g = ipath;
+		rc = index_open(&ix, ipath, INDEX_READONLY);
+		if (rc == 1 && o->index && own_index) {
+			error("no index at '%s' (ci-index build makes one)", ipath);
+			ret = EXIT_ERROR;
+			goto out;
+		}
+		if (rc < 0)
+			warning("searching without the index");
+		if (rc == 0 && strcmp(index_root(ix), w.root)) {
+			warning("the index '%s' is for '%s', not '%s': searching without it", ipath,
+				index_root(ix), w.root);
+			index_close(ix);
+			ix = NULL;
+		}
+		if (ix && index_meta(ix, "snapshot") && *index_meta(ix, "snapshot")) {
+			/* a commit's files, not the work tree's: its answers would be another tree's */
+			warning("the index '%s' is a snapshot of %s: searching the working tree without it",
+				ipath, index_meta(ix, "snapshot"));
+			index_close(ix);
+			ix = NULL;
+		}
+	}
+	/* the index holds hidden files, and follows no .ignore file */
+	o->filter = ix && (o->walk.skip_hidden || o->walk.ignore_files) ? &w : NULL;
+	if (ix && index_targets(ix, &w, rootfd, o, m, &sc, &ts, &ps) == 0) {
+		ps.mode = "index";
+	} else {
+		o->filter = NULL;
+		if (ix)
+			warning("searching without the index");
+		targets_release(&ts);
+		ps.walked = 1;
+		/* the whole tree is listed while it is searched; paths named, first */
+		if (sc.nr)
+			errors += walk_targets(&w, o, &sc, &ts, &list);
+		else
+			stream = 1;	/* only files from directories matter: no stat for what readdir types */
+		w.opts.lazy_stat = stream;
+	}
+	t1 = now_ns();
+
+	memset(&jb, 0, sizeof(jb));
+	jb.o = o;
+	jb.m = m;
+	jb.w = &w;
+	jb.rootfd = rootfd;
+	jb.ts = &ts;
+	/* context lines may lie outside the parts: files are read whole for them */
+	jb.parts = m->line_local && !o->before && !o->after && !o->all_files;
+	jb.avail = ts.nr;
+	jb.listed = !stream;
+	pthread_mutex_init(&jb.lock, NULL);
+	pthread_cond_init(&jb.work_cond, NULL);
+	pthread_cond_init(&jb.done_cond, NULL);
+	threads = o->threads;
+	if (!stream && threads > (int)ts.nr)
+		threads = ts.nr ? (int)ts.nr : 1;
+	jb.wrote = wrote;
+	ret = run(&jb, threads, !o->json && !o->count && !o->files_only && (o->before || o->after), stream);
+	pthread_mutex_destroy(&jb.lock);
+	pthread_cond_destroy(&jb.work_cond);
+	pthread_cond_destroy(&jb.done_cond);
+	t2 = now_ns();
+	if (errors && ret != EXIT_ERROR)
+		ret = EXIT_ERROR;
+
+	if (o->stats) {
+		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
+			ps.walked ? " (walked)" : "");
+		if (ix)
+			fprintf(stderr, ", %zu indexed, %zu trigram candidates%s, %lu stat'ed (%lu unchanged)",
+				ps.indexed, ps.candidates, ps.served ? " (the server's)" : "", ps.checked, ps.unchanged);
+		fprintf(stderr, ", %lu read (%.1f MB, %lu by parts); %s search%s%s%s; list %.3f s, search %.3f s,"
+			" total %.3f s\n", jb.n_read, (double)jb.bytes / 1e6, jb.n_parts, kinds[m->kind],
+			m->literal ? " for '" : "", m->literal ? m->literal : "", m->literal ? "'" : "",
+			secs(t0, t1), secs(t1, t2), secs(t0, t2));
+		if (ix)
+			fprintf(stderr, "%s: index: file list %.3f s, trigram query %.3f s, directories %.3f s,"
+				" files checked %.3f s\n", progname, ps.t_files, ps.t_query, ps.t_tree, ps.t_check);
+		if (ix && ps.dirs)
+			fprintf(stderr, "%s: directories: %zu recorded, %zu changed, %zu files in them\n",
+				progname, ps.dirs, ps.dirs_changed, ps.relisted);
+		else if (ix && ps.all_clean)
+			fprintf(stderr, "%s: directories: none changed (the index's server saw nothing happen)\n",
+				progname);
+		if (ps.query)
+			fprintf(stderr, "%s: trigram query: %s\n", progname, ps.query);
+	}
+out:
+	free(ps.query);
+	if (ix)
+		index_close(ix);
+	index_path_g = NULL;
+	free(ipath);
+	for (i = 0; i < sc.nr; i++)
+		free(sc.rel[i]);
+	free(sc.rel);
+	free(sc.is_dir);
+	free(sc.disp);
+	o->scope = NULL;
+	o->filter = NULL;
+	targets_release(&ts);
+	walk_list_release(&list);
+	close(rootfd);
+	walker_close(&w);
+	return ret;
+}
+
+/* The paths given that lie in one tree. */
+struct tree {
+	char *root;		/* its root, absolute */
+	char **args;		/* the paths as given */
+	size_t nr, alloc;
+};
+
+/*
+ * The root of the tree that holds the path p as given (a repository's work
+ * tree, or the directory itself outside any), malloc'd; here is the current
+ * directory's tree, taken for the paths inside it without asking libgit2.
+ * NULL after reporting when p does not exist (*errors counts it).
+ */
+static char *tree_root_of(const char *p, const char *here, int *errors)
+{
+	char *real = realpath(p, NULL), *dir, *slash, *root = NULL;
+	struct stat st;
+	struct walker tw;
+	struct walk_opts wo = WALK_OPTS_INIT;
+	size_t hl = here ? strlen(here) : 0;
+
+	if (!real || stat(real, &st) < 0) {
+		error_errno("cannot open '%s'", p);
+		free(real);
+		(*errors)++;
+		return NULL;
+	}
+	if (here && (!strcmp(real, here) || (!strncmp(real, here, hl) && (real[hl] == '/' || !strcmp(here, "/"))))) {
+		free(real);
+		return xstrdup(here);
+	}
+	dir = real;
+	if (!S_ISDIR(st.st_mode)) {
+		slash = strrchr(real, '/');
+		if (slash == real)
+			slash[1] = '\0';	/* "/passwd": the root directory */
+		else
+			*slash = '\0';
+	}
+	if (walker_open(&tw, dir, &wo) == 0) {
+		root = xstrdup(tw.root);
+		walker_close(&tw);
+	} else {
+		(*errors)++;
+	}
+	free(real);
+	return root;
+}
+
 /* ---- main ---- */
 
 static void add_glob(struct options *o, const char *arg)
@@ -3297,19 +3736,10 @@ static int has_uppercase(const char *p)
 int main(int argc, char **argv)
 {
 	struct options o;
-	struct walker w;
 	struct matcher m;
-	struct targets ts = { 0 };
-	struct walk_list list = { 0 };
-	struct scope sc = { 0 };
-	struct plan_stats ps;
-	struct ci_index *ix = NULL;
-	struct job jb;
-	int c, ret = EXIT_OK, json = -1, errors = 0, rootfd, rc, threads, stream = 0;
-	int smart = 0, type_list = 0;
+	int c, ret = EXIT_OK, json = -1, errors = 0, rc, wrote;
+	int smart = 0, type_list = 0, unrestricted = 0, hidden = 0, color = -1;
 	size_t i;
-	int64_t t0 = now_ns(), t1, t2;
-	char *ipath = NULL;
 	static char outbuf[1 << 16];
 	const char **patterns = NULL;
 	size_t patterns_nr = 0, patterns_alloc = 0;
@@ -3318,23 +3748,36 @@ int main(int argc, char **argv)
 	util_init_code(argv[0], EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	memset(&o, 0, sizeof(o));
-	memset(&ps, 0, sizeof(ps));
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;
 	o.threads = online_cpus();
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxSa", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxSasr:u", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			ALLOC_GROW(patterns, patterns_nr + 1, patterns_alloc);
 			patterns[patterns_nr++] = optarg;
 			break;
 		case 'F': o.fixed = 1; break;
-		case 'i': o.icase = 1; break;
+		case 'i': o.icase = 1; smart = 0; break;	/* the last of -i, -S, -s wins (rg) */
+		case 's': o.icase = 0; smart = 0; break;
+		case 'r': o.replace = optarg; break;
+		case 'u': unrestricted++; break;
+		case OPT_HIDDEN: hidden = 1; break;
+		case OPT_COLOR:
+			if (!strcmp(optarg, "never"))
+				color = 0;
+			else if (!strcmp(optarg, "always") || !strcmp(optarg, "ansi"))
+				color = 1;
+			else if (!strcmp(optarg, "auto"))
+				color = -1;
+			else
+				usage_error(usage_text, "--color: '%s' is not never, auto or always", optarg);
+			break;
 		case 'n': break;	/* line numbers are always written (rg's -n) */
 		case 'w': o.word = 1; o.line_regexp = 0; break;	/* the last of -w and -x wins, as in rg */
 		case 'x': o.line_regexp = 1; o.word = 0; break;
-		case 'S': smart = 1; break;
+		case 'S': smart = 1; o.icase = 0; break;
 		case 'v': o.invert = 1; break;
 		case 'o': o.only = 1; break;
 		case 'q': o.quiet = 1; break;
@@ -3423,8 +3866,19 @@ int main(int argc, char **argv)
 	}
 	if (o.files_only + o.count + o.files_without > 1)
 		usage_error(usage_text, "-l, -L and -c cannot be used together");
-	if (smart && !o.icase && !has_uppercase(o.pattern))
+	if (smart && !has_uppercase(o.pattern))
 		o.icase = 1;
+	/* -u: --no-ignore; -uu: and --hidden; -uuu: and binary files (rg) */
+	if (unrestricted >= 1)
+		o.walk.no_ignore = 1;
+	if (unrestricted >= 2)
+		hidden = 1;
+	if (unrestricted >= 3)
+		o.binary = 1;
+	o.walk.skip_hidden = !hidden;
+	o.walk.ignore_files = 1;
+	if (o.replace && (o.list_files || o.invert))
+		o.replace = NULL;	/* nothing to replace (rg ignores it too) */
 	o.all_files = o.invert || o.files_without || o.list_files;
 	/* the regex's bounds (tests set tiny ones) */
 	levels_init((uint32_t)env_long("CI_GREP_MATCH_LIMIT", 1, UINT32_MAX, MATCH_LIMIT, ENV_DIE));
@@ -3437,145 +3891,70 @@ int main(int argc, char **argv)
 	o.json = json >= 0 ? json : !isatty(STDOUT_FILENO);
 	/* -a: binary files, which an index leaves out, are walked to */
 	o.walk_default = o.walk.max_filesize == WALK_DEFAULT_MAX_FILESIZE && !o.walk.include_vendored &&
-			 !o.walk.no_ignore && !o.text;
+			 !o.walk.no_ignore && !o.text && !o.binary;
+	/* rg's colours on a terminal (not with NO_COLOR or TERM=dumb), never in records */
+	if (color < 0)
+		color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+			!(getenv("TERM") && !strcmp(getenv("TERM"), "dumb"));
+	o.color = color && !o.json;
 	if ((o.json && (o.count || o.files_only)) || o.files_without || o.quiet || o.list_files ||
-	    (o.only && !o.invert))
+	    (o.only && !o.invert && o.json))
 		o.before = o.after = 0;	/* no lines are written, or (-o) only matches */
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	matcher_init(&m, &o);	/* exits 2 on a bad pattern */
 
-	if (walker_open(&w, ".", &o.walk) < 0)
-		return EXIT_ERROR;
-	rootfd = open(w.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		error_errno("cannot open '%s'", w.root);
-		walker_close(&w);
-		return EXIT_ERROR;
-	}
-	sc.given = optind < argc;
-	sc.rel = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.rel));
-	sc.is_dir = xcalloc((size_t)(argc - optind) + 1, sizeof(*sc.is_dir));
-	for (c = optind; c < argc; c++) {
-		struct stat st;
-
-		if (walker_relpath(&w, argv[c], &sc.rel[sc.nr]) < 0) {
-			errors++;
-			continue;
-		}
-		sc.is_dir[sc.nr] = !*sc.rel[sc.nr] ||
-			(fstatat(rootfd, sc.rel[sc.nr], &st, 0) == 0 && S_ISDIR(st.st_mode));
-		sc.nr++;
-	}
-	if (sc.given && !sc.nr) {
-		ret = EXIT_ERROR;	/* no path given exists: nothing to search */
-		goto out;
-	}
-
-	/* the index, unless told not to */
-	ps.mode = "scan";
-	if (!o.no_index) {
-		ipath = o.index ? xstrdup(o.index) : index_default_path(w.root);
-		index_path_g = ipath;
-		rc = index_open(&ix, ipath, INDEX_READONLY);
-		if (rc == 1 && o.index) {
-			error("no index at '%s' (ci-index build makes one)", ipath);
-			ret = EXIT_ERROR;
-			goto out;
-		}
-		if (rc < 0)
-			warning("searching without the index");
-		if (rc == 0 && strcmp(index_root(ix), w.root)) {
-			warning("the index '%s' is for '%s', not '%s': searching without it", ipath,
-				index_root(ix), w.root);
-			index_close(ix);
-			ix = NULL;
-		}
-		if (ix && index_meta(ix, "snapshot") && *index_meta(ix, "snapshot")) {
-			/* a commit's files, not the work tree's: its answers would be another tree's */
-			warning("the index '%s' is a snapshot of %s: searching the working tree without it",
-				ipath, index_meta(ix, "snapshot"));
-			index_close(ix);
-			ix = NULL;
-		}
-	}
-	if (ix && index_targets(ix, &w, rootfd, &o, &m, &sc, &ts, &ps) == 0) {
-		ps.mode = "index";
+	/*
+	 * The trees to search: the current directory's, or the paths given,
+	 * each in the tree (repository, or directory outside any) that holds it.
+	 */
+	wrote = 0;
+	if (optind >= argc) {
+		ret = search_tree(&o, &m, ".", NULL, 0, 1, &wrote);
 	} else {
-		if (ix)
-			warning("searching without the index");
-		targets_release(&ts);
-		ps.walked = 1;
-		/* the whole tree is listed while it is searched; paths named, first */
-		if (sc.nr)
-			errors += walk_targets(&w, &o, &sc, &ts, &list);
-		else
-			stream = 1;	/* only files from directories matter: no stat for what readdir types */
-		w.opts.lazy_stat = stream;
-	}
-	t1 = now_ns();
+		struct tree *trees = NULL;
+		size_t trees_nr = 0, trees_alloc = 0, k;
+		char *here = NULL;
+		int any_ok = 0, any_error = 0, here_repo = 0;
 
-	memset(&jb, 0, sizeof(jb));
-	jb.o = &o;
-	jb.m = &m;
-	jb.w = &w;
-	jb.rootfd = rootfd;
-	jb.ts = &ts;
-	/* context lines may lie outside the parts: files are read whole for them */
-	jb.parts = m.line_local && !o.before && !o.after && !o.all_files;
-	jb.avail = ts.nr;
-	jb.listed = !stream;
-	pthread_mutex_init(&jb.lock, NULL);
-	pthread_cond_init(&jb.work_cond, NULL);
-	pthread_cond_init(&jb.done_cond, NULL);
-	threads = o.threads;
-	if (!stream && threads > (int)ts.nr)
-		threads = ts.nr ? (int)ts.nr : 1;
-	ret = run(&jb, threads, !o.json && !o.count && !o.files_only && (o.before || o.after), stream);
-	pthread_mutex_destroy(&jb.lock);
-	pthread_cond_destroy(&jb.work_cond);
-	pthread_cond_destroy(&jb.done_cond);
-	t2 = now_ns();
-	if (errors && ret != EXIT_ERROR)
-		ret = EXIT_ERROR;
-
-	if (o.stats) {
-		static const char *const kinds[] = { "literal", "prefilter", "regex", "regex by line", "no" };
-		fflush(stdout);
-		fprintf(stderr, "%s: %s: %zu files to read%s", progname, ps.mode, ts.nr,
-			ps.walked ? " (walked)" : "");
-		if (ix)
-			fprintf(stderr, ", %zu indexed, %zu trigram candidates%s, %lu stat'ed (%lu unchanged)",
-				ps.indexed, ps.candidates, ps.served ? " (the server's)" : "", ps.checked, ps.unchanged);
-		fprintf(stderr, ", %lu read (%.1f MB, %lu by parts); %s search%s%s%s; list %.3f s, search %.3f s,"
-			" total %.3f s\n", jb.n_read, (double)jb.bytes / 1e6, jb.n_parts, kinds[m.kind],
-			m.literal ? " for '" : "", m.literal ? m.literal : "", m.literal ? "'" : "",
-			secs(t0, t1), secs(t1, t2), secs(t0, t2));
-		if (ix)
-			fprintf(stderr, "%s: index: file list %.3f s, trigram query %.3f s, directories %.3f s,"
-				" files checked %.3f s\n", progname, ps.t_files, ps.t_query, ps.t_tree, ps.t_check);
-		if (ix && ps.dirs)
-			fprintf(stderr, "%s: directories: %zu recorded, %zu changed, %zu files in them\n",
-				progname, ps.dirs, ps.dirs_changed, ps.relisted);
-		else if (ix && ps.all_clean)
-			fprintf(stderr, "%s: directories: none changed (the index's server saw nothing happen)\n",
-				progname);
-		if (ps.query)
-			fprintf(stderr, "%s: trigram query: %s\n", progname, ps.query);
+		{
+			struct walker hw;
+			if (walker_open(&hw, ".", &o.walk) == 0) {
+				here = xstrdup(hw.root);
+				here_repo = hw.repo != NULL;
+				walker_close(&hw);
+			}
+		}
+		for (c = optind; c < argc; c++) {
+			/* outside a repository, a path below may be in one: ask for each */
+			char *root = tree_root_of(argv[c], here_repo ? here : NULL, &errors);
+			if (!root)
+				continue;
+			for (k = 0; k < trees_nr && strcmp(trees[k].root, root); k++)
+				;
+			if (k == trees_nr) {
+				ALLOC_GROW(trees, trees_nr + 1, trees_alloc);
+				memset(&trees[k], 0, sizeof(trees[k]));
+				trees[k].root = root;
+				trees_nr++;
+			} else {
+				free(root);
+			}
+			ALLOC_GROW(trees[k].args, trees[k].nr + 1, trees[k].alloc);
+			trees[k].args[trees[k].nr++] = argv[c];
+		}
+		for (k = 0; k < trees_nr; k++) {
+			int own = here && !strcmp(trees[k].root, here);
+			rc = search_tree(&o, &m, own ? "." : trees[k].root, trees[k].args, trees[k].nr, own, &wrote);
+			any_ok |= rc == EXIT_OK;
+			any_error |= rc == EXIT_ERROR;
+			free(trees[k].root);
+			free(trees[k].args);
+		}
+		free(trees);
+		free(here);
+		ret = any_error || errors ? EXIT_ERROR : any_ok ? EXIT_OK : EXIT_NOTHING;
 	}
-out:
-	free(ps.query);
-	if (ix)
-		index_close(ix);
-	free(ipath);
-	for (i = 0; i < sc.nr; i++)
-		free(sc.rel[i]);
-	free(sc.rel);
-	free(sc.is_dir);
-	targets_release(&ts);
-	walk_list_release(&list);
-	close(rootfd);
-	walker_close(&w);
 	matcher_release(&m);
 	free(o.globs);
 	free(o.langs);

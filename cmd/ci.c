@@ -482,7 +482,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 	static const char *const names[] = { "pattern", "type", "limit", NULL };
 	static const char *const bools[] = { "json", "ignore-case", "regex", NULL };
 	struct flags f = { .sub = "grep-chunks", .names = names, .bools = bools };
-	char *av[8];
+	char *av[10];
 	int n = 1, rc;
 	long limit, max = 0;
 	size_t i, j;
@@ -496,6 +496,7 @@ static int cmd_grep_chunks(int argc, char **argv)
 		usage_fail("grep-chunks: --pattern is required");
 	limit = atol(check_limit("grep-chunks", f.values[2] ? f.values[2] : "10", 10000));
 	av[n++] = "--json";
+	av[n++] = "--hidden";	/* what the index holds: its chunks' files */
 	if (f.set[1])
 		av[n++] = "-i";
 	if (!f.set[2])
@@ -504,6 +505,12 @@ static int cmd_grep_chunks(int argc, char **argv)
 	av[n++] = (char *)f.values[0];
 	av[n] = NULL;
 	status = index_status("grep-chunks");
+	{
+		/* the whole repository, its paths root-relative as the index has them */
+		const char *root = json_string_value(json_object_get(status, "root"));
+		if (root && chdir(root) < 0)
+			fail("grep-chunks: cannot enter '%s': %s", root, strerror(errno));
+	}
 	matches = records_of("ci-grep", av, &rc);
 	if (rc > 1) {
 		json_decref(matches);

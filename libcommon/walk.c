@@ -281,8 +281,11 @@ int walker_open(struct walker *w, const char *start, const struct walk_opts *opt
 	return 0;
 }
 
+static void ign_free(struct walk_ignores *ig);
+
 void walker_close(struct walker *w)
 {
+	ign_free(w->ign);
 	if (w->gindex)
 		git_index_free(w->gindex);
 	if (w->repo)
@@ -314,6 +317,289 @@ int walker_relpath(struct walker *w, const char *user_path, char **out)
 	return 0;
 }
 
+
+/* ---- .ignore and .rgignore files (ignore_files), as rg reads them ---- */
+
+/* One line of an ignore file, in gitignore's syntax. */
+struct ign_rule {
+	char *pat;		/* the glob, without '!', a leading '/' or a trailing '/' */
+	int negate;		/* '!': whitelist what matches */
+	int dir_only;		/* a trailing '/': directories only */
+	int anchored;		/* a '/' in it: matched against the path from the file's
+				 * directory, else against the name alone */
+};
+
+struct ign_file {
+	struct ign_rule *v;	/* in the file's order: the last rule that matches wins */
+	size_t nr, alloc;
+};
+
+/* The ignore files of one directory, read once. */
+struct ign_dir {
+	char *dir;		/* root-relative, "" for the root */
+	struct ign_file f[2];	/* [0] .rgignore, [1] .ignore: rg's precedence */
+	struct ign_dir *next;	/* the hash chain */
+};
+
+#define IGN_BUCKETS 1024
+
+struct walk_ignores {
+	pthread_mutex_t lock;		/* guards the table; an entry never changes once in */
+	struct ign_dir *tab[IGN_BUCKETS];
+	/* walker_path_excluded's last directory (paths come sorted: a directory's
+	 * files one after another) */
+	struct buf last_dir;		/* root-relative */
+	size_t last_from;		/* the from it was asked with */
+	int last_valid;			/* last_* hold an answer */
+	int last_excluded;		/* the directory is left out */
+	int last_rules;			/* some ignore file on its way has rules */
+};
+
+static const char *const ign_names[2] = { ".rgignore", ".ignore" };
+
+/* Parse one line of an ignore file into f (comments and blank lines add nothing). */
+static void ign_add_line(struct ign_file *f, char *line)
+{
+	size_t n = strlen(line);
+	struct ign_rule r = { 0 };
+
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	/* trailing spaces go, unless quoted with a backslash */
+	while (n && line[n - 1] == ' ' && !(n > 1 && line[n - 2] == '\\'))
+		line[--n] = '\0';
+	if (!n || line[0] == '#')
+		return;
+	if (line[0] == '!') {
+		r.negate = 1;
+		line++;
+		n--;
+	} else if (line[0] == '\\' && (line[1] == '!' || line[1] == '#')) {
+		line++;
+		n--;
+	}
+	if (n && line[n - 1] == '/') {
+		r.dir_only = 1;
+		line[--n] = '\0';
+	}
+	if (!n)
+		return;
+	r.anchored = strchr(line, '/') != NULL;
+	while (*line == '/')
+		line++;
+	if (!*line)
+		return;
+	r.pat = xstrdup(line);
+	ALLOC_GROW(f->v, f->nr + 1, f->alloc);
+	f->v[f->nr++] = r;
+}
+
+static struct ign_dir *ign_read(const struct walker *w, const char *dir)
+{
+	struct ign_dir *d = xcalloc(1, sizeof(*d));
+	char *line = NULL;
+	size_t cap = 0;
+	int k;
+
+	d->dir = xstrdup(dir);
+	for (k = 0; k < 2; k++) {
+		char *p = *dir ? xasprintf("%s/%s/%s", w->root, dir, ign_names[k])
+			       : xasprintf("%s/%s", w->root, ign_names[k]);
+		FILE *fp = fopen(p, "r");
+
+		free(p);
+		if (!fp)
+			continue;
+		while (getline(&line, &cap, fp) > 0)
+			ign_add_line(&d->f[k], line);
+		fclose(fp);
+	}
+	free(line);
+	return d;
+}
+
+static unsigned ign_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h % IGN_BUCKETS;
+}
+
+/* The ignore files of dir (root-relative), read on first use. */
+static struct walk_ignores *ign_state(struct walker *w)
+{
+	static pthread_mutex_t create = PTHREAD_MUTEX_INITIALIZER;
+	struct walk_ignores *ig;
+
+	pthread_mutex_lock(&create);
+	if (!w->ign) {
+		w->ign = xcalloc(1, sizeof(*w->ign));
+		pthread_mutex_init(&w->ign->lock, NULL);
+		buf_init(&w->ign->last_dir, 0);
+	}
+	ig = w->ign;
+	pthread_mutex_unlock(&create);
+	return ig;
+}
+
+static const struct ign_dir *ign_get(struct walker *w, const char *dir)
+{
+	struct walk_ignores *ig = ign_state(w);
+	struct ign_dir *d;
+	unsigned h = ign_hash(dir);
+
+	pthread_mutex_lock(&ig->lock);
+	for (d = ig->tab[h]; d; d = d->next)
+		if (!strcmp(d->dir, dir))
+			break;
+	if (!d) {
+		d = ign_read(w, dir);
+		d->next = ig->tab[h];
+		ig->tab[h] = d;
+	}
+	pthread_mutex_unlock(&ig->lock);
+	return d;
+}
+
+static void ign_free(struct walk_ignores *ig)
+{
+	size_t i, j;
+	int k;
+
+	if (!ig)
+		return;
+	for (i = 0; i < IGN_BUCKETS; i++) {
+		struct ign_dir *d = ig->tab[i], *next;
+		for (; d; d = next) {
+			next = d->next;
+			for (k = 0; k < 2; k++) {
+				for (j = 0; j < d->f[k].nr; j++)
+					free(d->f[k].v[j].pat);
+				free(d->f[k].v);
+			}
+			free(d->dir);
+			free(d);
+		}
+	}
+	pthread_mutex_destroy(&ig->lock);
+	buf_release(&ig->last_dir);
+	free(ig);
+}
+
+/* The last rule of f matching sub (relative to f's directory): 1 ignore, -1 whitelist, 0 none. */
+static int ign_file_says(const struct ign_file *f, const char *sub, int is_dir)
+{
+	const char *base = strrchr(sub, '/');
+	size_t i;
+
+	base = base ? base + 1 : sub;
+	for (i = f->nr; i-- > 0;) {
+		const struct ign_rule *r = &f->v[i];
+		if (r->dir_only && !is_dir)
+			continue;
+		if (walk_glob_match(r->pat, r->anchored ? sub : base))
+			return r->negate ? -1 : 1;
+	}
+	return 0;
+}
+
+int walker_ignore_files_say(struct walker *w, const char *rel, int is_dir)
+{
+	struct buf parent = BUF_INIT;
+	int k, say = 0;
+
+	if (!w->opts.ignore_files || w->opts.no_ignore || !*rel)
+		return 0;
+	/* .rgignore files first, nearest first; then .ignore files likewise */
+	for (k = 0; k < 2 && !say; k++) {
+		const char *slash = strrchr(rel, '/');
+
+		buf_reset(&parent);
+		buf_add(&parent, rel, slash ? (size_t)(slash - rel) : 0);
+		for (;;) {
+			const struct ign_dir *d = ign_get(w, parent.buf);
+			const char *sub = rel + (parent.len ? parent.len + 1 : 0);
+			char *up;
+
+			say = ign_file_says(&d->f[k], sub, is_dir);
+			if (say || !parent.len)
+				break;
+			up = strrchr(parent.buf, '/');
+			buf_setlen(&parent, up ? (size_t)(up - parent.buf) : 0);
+		}
+	}
+	buf_release(&parent);
+	return say;
+}
+
+/* Is one component rel[c..e) (a directory when rel[e] is '/') left out? */
+static int component_excluded(struct walker *w, const char *rel, size_t c, size_t e, int rules)
+{
+	char *prefix;
+	int say;
+
+	if (w->opts.skip_hidden && rel[c] == '.')
+		return 1;
+	if (!rules)
+		return 0;
+	prefix = xstrndup(rel, e);
+	say = walker_ignore_files_say(w, prefix, rel[e] == '/');
+	free(prefix);
+	return say > 0;
+}
+
+int walker_path_excluded(struct walker *w, const char *rel, size_t from)
+{
+	int files = w->opts.ignore_files && !w->opts.no_ignore;
+	struct walk_ignores *ig;
+	const char *slash = strrchr(rel, '/');
+	size_t dl = slash ? (size_t)(slash - rel) : 0, c, e;
+
+	if (!w->opts.skip_hidden && !files)
+		return 0;
+	ig = ign_state(w);
+	if (!ig->last_valid || ig->last_from != from || ig->last_dir.len != dl ||
+	    memcmp(ig->last_dir.buf, rel, dl)) {
+		/* a new directory: its way from the root, then its components below from */
+		buf_reset(&ig->last_dir);
+		buf_add(&ig->last_dir, rel, dl);
+		ig->last_from = from;
+		ig->last_rules = 0;
+		ig->last_excluded = 0;
+		for (c = 0; files;) {
+			/* the root, then each directory down to rel's own */
+			char *prefix = xstrndup(rel, c);
+			const struct ign_dir *d = ign_get(w, prefix);
+
+			free(prefix);
+			if (d->f[0].nr || d->f[1].nr) {
+				ig->last_rules = 1;
+				break;
+			}
+			if (c >= dl)
+				break;
+			c = c ? c + 1 : 0;
+			while (c < dl && rel[c] != '/')
+				c++;
+		}
+		for (c = from; c < dl && !ig->last_excluded; c = e + 1) {
+			e = c;
+			while (e < dl && rel[e] != '/')
+				e++;
+			ig->last_excluded = component_excluded(w, rel, c, e, ig->last_rules);
+		}
+		ig->last_valid = 1;
+	}
+	if (ig->last_excluded)
+		return 1;
+	c = slash ? dl + 1 : 0;
+	if (c < from)
+		return 0;	/* the file named itself */
+	return component_excluded(w, rel, c, strlen(rel), ig->last_rules);
+}
+
 /*
  * Tracked files are never ignored (git's own rule: an ignore rule only keeps
  * untracked files out), so libgit2's rules are asked only about what git's index
@@ -324,11 +610,16 @@ int walker_relpath(struct walker *w, const char *user_path, char **out)
  */
 int walker_is_ignored(struct walker *w, const char *rel, int is_dir)
 {
-	int ignored = 0;
+	int ignored = 0, say;
 	size_t pos;
 	char *p;
 
-	if (!w->repo || w->opts.no_ignore || !*rel)
+	if (w->opts.no_ignore || !*rel)
+		return 0;
+	/* rg's precedence: a .rgignore or .ignore rule wins over git's */
+	if (w->opts.ignore_files && (say = walker_ignore_files_say(w, rel, is_dir)))
+		return say > 0;
+	if (!w->repo)
 		return 0;
 	if (!__atomic_load_n(&w->gindex_read, __ATOMIC_ACQUIRE)) {
 		/* read git's index now (14 ms for 10,000 files): an update that
@@ -432,8 +723,8 @@ static int walk_dir(struct walker *w, struct buf *rel, struct walk_list *list, i
 	while ((errno = 0, de = readdir(d))) {
 		const char *name = de->d_name;
 
-		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
-			continue;
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]) || w->opts.skip_hidden))
+			continue;	/* . and .., and hidden entries with skip_hidden */
 		buf_setlen(rel, base_len);
 		if (base_len)
 			buf_addch(rel, '/');
@@ -936,3 +1227,81 @@ int walker_walk_tree(struct walker *w, struct git_repository *repo, struct git_t
 	}
 	return rc;
 }
+
+int walk_glob_match(const char *g, const char *s)
+{
+	for (; *g; g++, s++) {
+		switch (*g) {
+		case '*':
+			if (g[1] == '*') {
+				const char *rest = g + 2;
+				if (*rest == '/') {
+					/* zero or more whole directories */
+					if (walk_glob_match(rest + 1, s))
+						return 1;
+					for (; *s; s++)
+						if (*s == '/' && walk_glob_match(rest + 1, s + 1))
+							return 1;
+					return 0;
+				}
+				for (;; s++) {
+					if (walk_glob_match(rest, s))
+						return 1;
+					if (!*s)
+						return 0;
+				}
+			}
+			for (;; s++) {
+				if (walk_glob_match(g + 1, s))
+					return 1;
+				if (!*s || *s == '/')
+					return 0;
+			}
+		case '?':
+			if (!*s || *s == '/')
+				return 0;
+			break;
+		case '[': {
+			const char *c = g + 1;
+			int neg = 0, hit = 0;
+
+			if (!*s || *s == '/')
+				return 0;
+			if (*c == '!' || *c == '^') {
+				neg = 1;
+				c++;
+			}
+			do {
+				unsigned char lo = (unsigned char)*c, hi;
+				if (!*c)
+					return 0;	/* unterminated: no match */
+				if (lo == '\\' && c[1])
+					lo = (unsigned char)*++c;
+				hi = lo;
+				if (c[1] == '-' && c[2] && c[2] != ']') {
+					c += 2;
+					hi = (unsigned char)*c;
+					if (hi == '\\' && c[1])
+						hi = (unsigned char)*++c;
+				}
+				if ((unsigned char)*s >= lo && (unsigned char)*s <= hi)
+					hit = 1;
+				c++;
+			} while (*c != ']');
+			if (hit == neg)
+				return 0;
+			g = c;
+			break;
+		}
+		case '\\':
+			if (g[1])
+				g++;
+			/* fall through */
+		default:
+			if (*g != *s)
+				return 0;
+		}
+	}
+	return !*s;
+}
+

@@ -32,10 +32,15 @@ struct walk_opts {
 	int lazy_stat;		/* trust readdir's d_type: files and directories it types are
 				 * not stat'd (their size and mtime are 0: the caller checks
 				 * the size limit when it reads) */
+	int skip_hidden;	/* leave out entries whose name starts with '.' (rg's
+				 * default; ci-index keeps them) */
+	int ignore_files;	/* also honour .ignore and .rgignore files, as rg does:
+				 * .rgignore rules win over .ignore's, which win over
+				 * git's (not with no_ignore) */
 };
 
 #define WALK_DEFAULT_MAX_FILESIZE (1024 * 1024)
-#define WALK_OPTS_INIT { WALK_DEFAULT_MAX_FILESIZE, 0, 0, 0 }
+#define WALK_OPTS_INIT { WALK_DEFAULT_MAX_FILESIZE, 0, 0, 0, 0, 0 }
 
 /* Why a file was left out (indices into walk_stats.skipped). */
 enum walk_skip {
@@ -80,6 +85,8 @@ struct walker {
 					 * when an ignore rule is first asked about */
 	int gindex_read;		/* gindex was looked for */
 	struct walk_opts opts;		/* copy of the options */
+	struct walk_ignores *ign;	/* .ignore and .rgignore files read so far
+					 * (ignore_files), or NULL */
 };
 
 /*
@@ -133,6 +140,29 @@ int walker_walk_tree(struct walker *w, struct git_repository *repo, struct git_t
  * as libgit2 says.  0 outside a repository or with no_ignore.
  */
 int walker_is_ignored(struct walker *w, const char *rel, int is_dir);
+
+/*
+ * 1 if a walk started at the directory rel[0..from) (from 0: the root; else
+ * rel[from - 1] is its '/') would not reach the file rel because of the rules
+ * the index does not follow: a hidden name (skip_hidden) or a .ignore or
+ * .rgignore rule (ignore_files) on rel or a directory on the way.  How a
+ * reader of the index (which holds hidden files and follows git's rules only)
+ * leaves out what a walk would.  Thread-safe.
+ */
+int walker_path_excluded(struct walker *w, const char *rel, size_t from);
+
+/*
+ * The decision of the .rgignore and .ignore files between the root and rel
+ * (root-relative, a directory when is_dir): 1 ignored, -1 whitelisted ('!'),
+ * 0 none of their rules says.  0 unless ignore_files (and not no_ignore).
+ */
+int walker_ignore_files_say(struct walker *w, const char *rel, int is_dir);
+
+/*
+ * Gitignore-style glob: '*' and '?' do not cross '/', '**' does ("**\/"
+ * also matches nothing), [...] is a class ('!' or '^' negates), '\' quotes.
+ */
+int walk_glob_match(const char *glob, const char *s);
 
 /*
  * List the one directory rel (root-relative, "" for the root) as walker_walk()

@@ -84,10 +84,16 @@ test_expect_success 'the same as records, by default into a pipe' '
 	test_cmp out out2
 '
 
-test_expect_success 'paths are relative to the root wherever it runs' '
+test_expect_success 'below the root: the current directory is searched, paths relative to it (rg)' '
 	(cd repo/src && ci-grep --no-json -l foo) >out &&
-	(cd repo && ci-grep --no-json -l foo) >expect &&
-	test_cmp expect out
+	(cd repo/src && rg -l --sort path foo) >expect &&
+	test_cmp expect out &&
+	test_line_count -gt 0 out &&
+	(cd repo/src && ls $(ci-grep --no-json -l foo)) >listed &&
+	test_cmp out listed &&
+	(cd repo/src && ci-grep -l foo) >out &&
+	sed "s/^/{\"_type\":\"match_file\",\"path\":\"/; s/\$/\"}/" expect >expect.json &&
+	test_cmp expect.json out
 '
 
 test_expect_success '-c and -l, for people and as records' '
@@ -441,8 +447,12 @@ test_expect_success '-o: each match with its column, as rg -o --column' '
 	{"_type":"match","path":"a.txt","line":5,"col":10,"text":"foo"}
 	EOF
 	test_cmp expect out &&
+	# with context, the context lines and the matches of each line (rg)
 	(cd rgc && ours -o -C 2 x a.txt) >out &&
-	echo "a.txt:5:8:x" >expect &&
+	(cd rgc && theirs --with-filename -o -C 2 x a.txt) >expect &&
+	test_cmp expect out &&
+	(cd rgc && ours -o -A 1 "fo+" a.txt d.txt) >out &&
+	(cd rgc && theirs -o -A 1 "fo+" a.txt d.txt) >expect &&
 	test_cmp expect out &&
 	# empty matches are not written (rg writes them, grep -o does not)
 	(cd rgc && ours -o "o*" a.txt) >out &&
@@ -474,12 +484,13 @@ test_expect_success '-L: the files without a match, as rg --files-without-match;
 	(cd rgc && rg --sort path --files-without-match foo $rgc_files >../expect) &&
 	test_cmp expect out &&
 	echo 0 >expect && test_cmp expect rc &&
-	printf ".gitignore\nc.sh\nd.txt\ne.md\nsub/g.ts\n" >expect &&
+	printf "c.sh\nd.txt\ne.md\nsub/g.ts\n" >expect &&
 	(cd rgc && ours -L -w foo) >out &&
+	test_cmp expect out &&
+	(cd rgc && rg --sort path --files-without-match -w foo) >expect &&
 	test_cmp expect out &&
 	(cd rgc && ci-grep -L -w foo) >out &&
 	cat >expect <<-\EOF &&
-	{"_type":"match_file","path":".gitignore"}
 	{"_type":"match_file","path":"c.sh"}
 	{"_type":"match_file","path":"d.txt"}
 	{"_type":"match_file","path":"e.md"}
@@ -490,8 +501,11 @@ test_expect_success '-L: the files without a match, as rg --files-without-match;
 	test_must_be_empty out
 '
 
-test_expect_success '--files: the files a search reads, as rg --files --hidden; records as -l' '
+test_expect_success '--files: the files a search reads, as rg --files; records as -l' '
 	(cd rgc && ours --files >../out) &&
+	(cd rgc && rg --files --sort path >../expect) &&
+	test_cmp expect out &&
+	(cd rgc && ours --files --hidden >../out) &&
 	(cd rgc && rg --files --hidden -g "!.git" --sort path >../expect) &&
 	test_cmp expect out &&
 	! grep ign.txt out &&
