@@ -664,6 +664,8 @@ int fleet_main(enum fleet_kind kind, int argc, char **argv)
 			continue;
 		}
 		i = at;
+		if (!rest && (!strcmp(argv[i], "--index") || !strncmp(argv[i], "--index=", 8)))
+			die_code(EXIT_USAGE, "--shards and --index cannot be used together");
 		if (!rest && kind == FLEET_RANK && (v = opt_value(argc, argv, &i, "--limit"))) {
 			char *e;
 			long l = strtol(v, &e, 10);
