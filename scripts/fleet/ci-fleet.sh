@@ -30,8 +30,8 @@ repository a line, TSV "<name><TAB><url or path>[<TAB><revision>]" or NDJSON
 `job` is what each job runs: index one repository at one commit and publish it.
 
   -o, --out <dir>          where the shards go (default: shards)
-  -e, --engine <engine>    parallel (GNU parallel, the default), slurm (sbatch
-                           --array) or local (one after another, here)
+  -e, --engine <engine>    parallel (GNU parallel, the default), slurm (a Slurm
+                           job array) or local (one after another, here)
   -j, --jobs <n>           jobs at a time (parallel: job slots per machine; slurm:
                            the array'"'"'s %<n>; default: the number of CPUs)
   -S, --sshlogin <login>   parallel: also run jobs on <login> (repeatable; ":" is
@@ -40,6 +40,7 @@ repository a line, TSV "<name><TAB><url or path>[<TAB><revision>]" or NDJSON
   -r, --retries <n>        run a failed job again up to <n> times (default 2)
       --force              index every repository, changed or not
   -h, --help               show this help and exit
+      --version            show the version and exit
 '
 
 say() { printf '%s: %s\n' "$prog" "$*" >&2; }
@@ -105,8 +106,12 @@ fi
 out=shards engine=parallel jobs= retries=2 force= partition= sshlogins=
 while [ $# -gt 0 ]; do
 	case $1 in
-	-h|--help) printf '%s' "$usage"; exit 0 ;;
-	--list-options) printf '%s\n' --out --engine --jobs --sshlogin --partition --retries --force --help; exit 0 ;;
+	-h|--help) printf '%s' "$usage" 2>/dev/null || die "write error"; exit 0 ;;
+	--version) echo "ci-fleet (ci) %%VERSION%%" 2>/dev/null || die "write error"; exit 0 ;;
+	--list-options)
+		[ $# = 1 ] || usage_error "unknown option '$1'"
+		printf '%s\n' --out= --engine= --jobs= --sshlogin= --partition= --retries= --force --help --version
+		exit 0 ;;
 	-o|--out|-e|--engine|-j|--jobs|-S|--sshlogin|-p|--partition|-r|--retries)
 		[ $# -ge 2 ] || usage_error "option '$1' requires an argument"
 		case $1 in
@@ -242,14 +247,25 @@ run_round() {
 		exec '$self' job '$out' "\$name" "\$url" "\$commit"
 		EOF
 		chmod +x "$work/array.sh"
-		set -- --wait --parsable --job-name=ci-fleet --array="1-$n%$jobs" --chdir="$out" \
+		mkdir -p "$out/.fleet/logs"
+		set -- --parsable --job-name=ci-fleet --array="1-$n%$jobs" --chdir="$out" \
 			--output="$out/.fleet/logs/slurm-%A_%a.out"
 		[ -z "$partition" ] || set -- "$@" --partition="$partition"
 		sbatch "$@" "$work/array.sh" >"$work/sbatch.out" 2>&1 </dev/null
 		rc=$?
-		if ! grep -q '^[0-9]' "$work/sbatch.out"; then
+		id=$(sed -n 's/^\([0-9][0-9]*\).*/\1/p' "$work/sbatch.out" | head -1)
+		if [ -z "$id" ]; then
 			say "sbatch failed (exit $rc): $(head -3 "$work/sbatch.out" | tr '\n' ' ')"
-		fi ;;
+			return 0
+		fi
+		# until no task of the array is pending or running (sbatch --wait polls
+		# every few seconds; a job of small repositories takes less than one)
+		while :; do
+			left=$(squeue -h -j "$id" -o %i 2>"$work/squeue.err") ||
+				{ say "squeue failed: $(head -1 "$work/squeue.err")"; break; }
+			[ -n "$left" ] || break
+			sleep 0.2
+		done ;;
 	esac
 }
 
