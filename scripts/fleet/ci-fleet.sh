@@ -55,11 +55,6 @@ else
 	ci_index=ci-index
 fi
 
-# json_str <s>: s as a JSON string literal
-json_str() {
-	printf '%s' "$1" | jq -Rs .
-}
-
 # ---- one job: index <name> at <commit> from <url> into <out> ------------------------
 job() {
 	out=$1 name=$2 url=$3 commit=$4
@@ -185,37 +180,51 @@ dup=$(cut -f1 "$work/repos" | uniq -d | head -1)
 [ -z "$dup" ] || die "$manifest: repository '$dup' is named twice"
 
 # ---- what changed: each revision's commit, against the state ------------------------
+# A record is a TSV line of records.tsv (repo, url, rev, commit, status, attempts,
+# index, message), made JSON by one jq at the end: a process a repository, not five.
 state=$out/.fleet/state.tsv
 touch "$state"
-: >"$work/todo"
-: >"$work/records"
+: >"$work/resolved"
+: >"$work/records.tsv"
+# one line of text: no tabs or newlines in a message
+oneline() { printf '%s' "$1" | tr '\t\n' '  '; }
 while IFS='	' read -r name url rev; do
-	case $rev in
-	[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*)
-		commit=$(git -C "$url" rev-parse --verify -q "$rev^{commit}" 2>/dev/null) || commit=$rev ;;
-	*)
+	commit=
+	if [ -d "$url" ]; then
+		# a local repository: rev-parse, one process
+		commit=$(git -C "$url" rev-parse --verify -q "$rev^{commit}" 2>"$work/err") || commit=
+	else
+		case $rev in
+		[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]*) commit=$rev ;;
+		esac
+		[ -n "$commit" ] ||
 		commit=$(git ls-remote "$url" "$rev" 2>"$work/err" | awk -v r="$rev" '
 			$2 == r || $2 == "refs/heads/" r || $2 == "refs/tags/" r "^{}" { best = $1 }
 			NR == 1 { first = $1 }
-			END { print best != "" ? best : first }') ;;
-	esac
+			END { print best != "" ? best : first }')
+	fi
 	if [ -z "$commit" ]; then
-		msg=$(head -1 "$work/err" 2>/dev/null)
+		msg=
+		[ -s "$work/err" ] && read -r msg <"$work/err"
 		say "$name: cannot resolve '$rev' in $url${msg:+: $msg}"
-		printf '{"_type":"fleet_job","repo":%s,"url":%s,"rev":%s,"commit":null,"status":"failed","attempts":0,"engine":"%s","message":%s}\n' \
-			"$(json_str "$name")" "$(json_str "$url")" "$(json_str "$rev")" "$engine" \
-			"$(json_str "cannot resolve revision '$rev'${msg:+: $msg}")" >>"$work/records"
+		printf '%s\t%s\t%s\t\tfailed\t0\t\t%s\n' "$name" "$url" "$rev" \
+			"$(oneline "cannot resolve revision '$rev'${msg:+: $msg}")" >>"$work/records.tsv"
 		continue
 	fi
-	old=$(awk -F '\t' -v n="$name" '$1 == n { print $2 }' "$state")
-	if [ -z "$force" ] && [ "$old" = "$commit" ] && [ -f "$out/$name.db" ]; then
-		printf '{"_type":"fleet_job","repo":%s,"url":%s,"rev":%s,"commit":"%s","status":"unchanged","attempts":0,"engine":"%s","index":%s}\n' \
-			"$(json_str "$name")" "$(json_str "$url")" "$(json_str "$rev")" "$commit" "$engine" \
-			"$(json_str "$out/$name.db")" >>"$work/records"
-		continue
-	fi
-	printf '%s\t%s\t%s\t%s\n' "$name" "$url" "$commit" "$rev" >>"$work/todo"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$url" "$rev" "$commit" >>"$work/resolved"
 done <"$work/repos"
+# unchanged: the state has this commit and the shard is there (one awk for all)
+awk -F '\t' -v out="$out" -v force="$force" -v todo="$work/todo" '
+	FILENAME == ARGV[1] { old[$1] = $2; next }
+	{
+		db = out "/" $1 ".db"
+		if (force == "" && old[$1] == $4 && (getline x < db) >= 0) {
+			close(db)
+			print $1 "\t" $2 "\t" $3 "\t" $4 "\tunchanged\t0\t" db "\t"
+		} else
+			print $1 "\t" $2 "\t" $4 "\t" $3 > todo
+	}' "$state" "$work/resolved" >>"$work/records.tsv"
+touch "$work/todo"
 
 # ---- the rounds: the engine runs the jobs; the failed ones go again -----------------
 # run_round <list>: every job of <list> (name, url, commit), on the engine
@@ -278,10 +287,11 @@ while [ -s "$work/left" ] && [ "$attempt" -le "$retries" ]; do
 	: >"$work/next"
 	while IFS='	' read -r name url commit rev; do
 		res=$out/.fleet/results/$name
-		if [ -f "$res" ] && [ "$(cat "$res")" = "ok $commit" ]; then
-			printf '{"_type":"fleet_job","repo":%s,"url":%s,"rev":%s,"commit":"%s","status":"built","attempts":%d,"engine":"%s","index":%s}\n' \
-				"$(json_str "$name")" "$(json_str "$url")" "$(json_str "$rev")" "$commit" "$attempt" "$engine" \
-				"$(json_str "$out/$name.db")" >>"$work/records"
+		r=
+		[ -f "$res" ] && read -r r <"$res"
+		if [ "$r" = "ok $commit" ]; then
+			printf '%s\t%s\t%s\t%s\tbuilt\t%d\t%s\t\n' "$name" "$url" "$rev" "$commit" "$attempt" \
+				"$out/$name.db" >>"$work/records.tsv"
 			printf '%s\t%s\n' "$name" "$commit" >>"$work/built"
 		else
 			printf '%s\t%s\t%s\t%s\n' "$name" "$url" "$commit" "$rev" >>"$work/next"
@@ -302,9 +312,8 @@ while IFS='	' read -r name url commit rev; do
 	fi
 	msg="$msg; log: $out/.fleet/logs/$name.log"
 	say "$name: $msg"
-	printf '{"_type":"fleet_job","repo":%s,"url":%s,"rev":%s,"commit":"%s","status":"failed","attempts":%d,"engine":"%s","message":%s}\n' \
-		"$(json_str "$name")" "$(json_str "$url")" "$(json_str "$rev")" "$commit" "$attempt" "$engine" \
-		"$(json_str "$msg")" >>"$work/records"
+	printf '%s\t%s\t%s\t%s\tfailed\t%d\t\t%s\n' "$name" "$url" "$rev" "$commit" "$attempt" \
+		"$(oneline "$msg")" >>"$work/records.tsv"
 done <"$work/left"
 
 # ---- the state, rewritten whole and renamed; old checkouts removed ------------------
@@ -324,7 +333,15 @@ if [ -s "$work/built" ]; then
 	done <"$work/built"
 fi
 
-jq -c . "$work/records" 2>/dev/null | jq -sc 'sort_by(.repo)[]' || die "cannot write the records"
-failed=$(jq -s '[.[] | select(.status == "failed")] | length' "$work/records")
-[ "$failed" = 0 ] || exit 3
+sort -t '	' -k1,1 "$work/records.tsv" |
+	jq -R -c --arg engine "$engine" 'split("\t") as $f |
+		{_type: "fleet_job", repo: $f[0], url: $f[1], rev: $f[2],
+		 commit: (if $f[3] == "" then null else $f[3] end), status: $f[4],
+		 attempts: ($f[5] | tonumber), engine: $engine}
+		+ (if $f[6] != "" then {index: $f[6]} else {} end)
+		+ (if ($f[7] // "") != "" then {message: $f[7]} else {} end)' ||
+	die "cannot write the records"
+if cut -f5 "$work/records.tsv" | grep -qx failed; then
+	exit 3
+fi
 exit 0
