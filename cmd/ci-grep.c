@@ -3333,7 +3333,7 @@ int main(int argc, char **argv)
 	exit_error = EXIT_ERROR;	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_GREP, argc, argv));
+		return close_stdout(fleet_main(FLEET_GREP, main, argc, argv));
 	memset(&o, 0, sizeof(o));
 	memset(&ps, 0, sizeof(ps));
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;

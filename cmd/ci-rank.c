@@ -3344,7 +3344,7 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 
 	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_RANK, argc, argv));
+		return close_stdout(fleet_main(FLEET_RANK, main, argc, argv));
 
 	/* the command line as given, for the server (getopt permutes argv) */
 	free(argv_given);

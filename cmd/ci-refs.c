@@ -1235,7 +1235,7 @@ int main(int argc, char **argv)
 	opterr = 0;
 	o.limit = 100;
 	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_REFS, argc, argv));
+		return close_stdout(fleet_main(FLEET_REFS, main, argc, argv));
 	o.depth = 2;
 	o.mode = M_ALL;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {

@@ -4,8 +4,8 @@
  * A shard set is many indexes, one per repository, each a self-contained
  * SQLite file (what `ci fleet build` publishes, or any indexes at hand).
  * ci-grep, ci-rank and ci-refs hand a command line with --shards over to
- * fleet_main(), which runs the same command once per shard (the command's
- * own binary with --index <shard>), up to a number of shards at a time,
+ * fleet_main(), which runs the same command once per shard (its main() in a
+ * forked child, with --index <shard>), up to a number of shards at a time,
  * reads each shard's records, names the repository in each (`"repo"`, right
  * after `"_type"`) and merges them:
  *
@@ -88,7 +88,13 @@ const char *fleet_wanted(int argc, char **argv);
  * $CI_SHARDS_JOBS shards at a time (default: twice the CPUs).  Returns the
  * exit status: 0 something found, 1 nothing, 2 a usage error every shard
  * reported (written once), 3 a shard failed or the set cannot be read.
+ *
+ * run_main is the command's own main(): each shard's command is then a fork of
+ * this process that calls it (no exec: a process start is most of what a
+ * small shard's query costs), which is sound because fleet_main() is called
+ * first thing in main, before any thread or state of the command exists.
+ * NULL: each shard's command is the binary run anew (posix_spawn).
  */
-int fleet_main(enum fleet_kind kind, int argc, char **argv);
+int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, char **argv);
 
 #endif
