@@ -28,6 +28,15 @@
 
 extern char **environ;
 
+/*
+ * libgit2's init, if the binary has it (ci-grep's is cmd/git-lazy.c, which
+ * loads libgit2 on this first call; a command without libgit2 has none):
+ * called once before the forks, so that each shard's ci-grep does not load
+ * the library and parse the system's CA certificates again (10 ms of CPU a
+ * shard, bench/fleet.sh).
+ */
+extern int git_libgit2_init(void) __attribute__((weak));
+
 /* ---- the shard set ---------------------------------------------------------------- */
 
 /* Add a shard; its index as an absolute path (a shard's command may run elsewhere). */
@@ -749,8 +758,11 @@ int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, ch
 		buf_init(&fr.run[k].o, 0);
 		buf_init(&fr.run[k].e, 0);
 	}
-	if (kind == FLEET_GREP)
+	if (kind == FLEET_GREP) {
 		grep_roots(&fr);
+		if (run_main && git_libgit2_init)
+			git_libgit2_init();
+	}
 	run_all(&fr);
 	ret = merge(&fr, &out);
 	if (out.len && nd_flush(&out, stdout) < 0)
