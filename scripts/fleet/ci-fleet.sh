@@ -246,31 +246,42 @@ run_round() {
 		cut -f1-3 "$list" | parallel -q "$@" "$self" job "$out" '{1}' '{2}' '{3}' >"$work/parallel.out" 2>&1 ||
 			true ;;
 	slurm)
-		cut -f1-3 "$list" >"$work/array.tsv"
-		cat >"$work/array.sh" <<-EOF
-		#!/bin/sh
-		line=\$(sed -n "\${SLURM_ARRAY_TASK_ID}p" '$work/array.tsv')
-		name=\$(printf '%s' "\$line" | cut -f1)
-		url=\$(printf '%s' "\$line" | cut -f2)
-		commit=\$(printf '%s' "\$line" | cut -f3)
-		exec '$self' job '$out' "\$name" "\$url" "\$commit"
-		EOF
-		chmod +x "$work/array.sh"
+		# arrays of at most $CI_FLEET_ARRAY_MAX tasks (default 1000: Slurm's
+		# MaxArraySize is 1001 unless the cluster raised it), submitted together
 		mkdir -p "$out/.fleet/logs"
-		set -- --parsable --job-name=ci-fleet --array="1-$n%$jobs" --chdir="$out" \
-			--output="$out/.fleet/logs/slurm-%A_%a.out"
-		[ -z "$partition" ] || set -- "$@" --partition="$partition"
-		sbatch "$@" "$work/array.sh" >"$work/sbatch.out" 2>&1 </dev/null
-		rc=$?
-		id=$(sed -n 's/^\([0-9][0-9]*\).*/\1/p' "$work/sbatch.out" | head -1)
-		if [ -z "$id" ]; then
-			say "sbatch failed (exit $rc): $(head -3 "$work/sbatch.out" | tr '\n' ' ')"
-			return 0
-		fi
-		# until no task of the array is pending or running (sbatch --wait polls
+		rm -f "$work"/array-*.tsv
+		cut -f1-3 "$list" | split -l "${CI_FLEET_ARRAY_MAX:-1000}" -a 4 -d - "$work/array-" || return 0
+		ids=
+		for part in "$work"/array-[0-9]*; do
+			mv "$part" "$part.tsv"
+			part=$part.tsv
+			pn=$(wc -l <"$part")
+			cat >"${part%.tsv}.sh" <<-EOF
+			#!/bin/sh
+			line=\$(sed -n "\${SLURM_ARRAY_TASK_ID}p" '$part')
+			name=\$(printf '%s' "\$line" | cut -f1)
+			url=\$(printf '%s' "\$line" | cut -f2)
+			commit=\$(printf '%s' "\$line" | cut -f3)
+			exec '$self' job '$out' "\$name" "\$url" "\$commit"
+			EOF
+			chmod +x "${part%.tsv}.sh"
+			set -- --parsable --job-name=ci-fleet --array="1-$pn%$jobs" --chdir="$out" \
+				--output="$out/.fleet/logs/slurm-%A_%a.out"
+			[ -z "$partition" ] || set -- "$@" --partition="$partition"
+			sbatch "$@" "${part%.tsv}.sh" >"$work/sbatch.out" 2>&1 </dev/null
+			rc=$?
+			id=$(sed -n 's/^\([0-9][0-9]*\).*/\1/p' "$work/sbatch.out" | head -1)
+			if [ -z "$id" ]; then
+				say "sbatch failed (exit $rc): $(head -3 "$work/sbatch.out" | tr '\n' ' ')"
+				continue
+			fi
+			ids=${ids:+$ids,}$id
+		done
+		[ -n "$ids" ] || return 0
+		# until no task of the arrays is pending or running (sbatch --wait polls
 		# every few seconds; a job of small repositories takes less than one)
 		while :; do
-			left=$(squeue -h -j "$id" -o %i 2>"$work/squeue.err") ||
+			left=$(squeue -h -j "$ids" -o %i 2>"$work/squeue.err") ||
 				{ say "squeue failed: $(head -1 "$work/squeue.err")"; break; }
 			[ -n "$left" ] || break
 			sleep 0.2
