@@ -26,6 +26,7 @@
  * (results may be incomplete), never a hang.
  */
 #include "common.h"
+#include "fleet/fleet.h"
 #include "fork-server.h"
 #include "human.h"
 #include "walk.h"
@@ -103,6 +104,8 @@ static const char usage_text[] =
 	"                              `ci-grep -l --no-json x | xargs ...` wants)\n"
 	"      --index <db>            use the index <db> (default: $CI_INDEX, else\n"
 	"                              <root>/.ci-index/index.db when it exists)\n"
+	"      --shards <set>          every index of a shard set (a directory or a\n"
+	"                              manifest), merged by repository\n"
 	"      --no-index              scan the files even if there is an index\n"
 	"      --check <what>          what an indexed search checks for changes since the\n"
 	"                              index: files (every directory and file: the results of\n"
@@ -3747,6 +3750,8 @@ int main(int argc, char **argv)
 
 	util_init_code(argv[0], EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
+	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
+		return close_stdout(fleet_main(FLEET_GREP, main, argc, argv));
 	memset(&o, 0, sizeof(o));
 	o.walk.max_filesize = WALK_DEFAULT_MAX_FILESIZE;
 	o.threads = online_cpus();

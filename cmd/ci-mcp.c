@@ -44,6 +44,7 @@
 #include "walk.h"
 #include "mcp-map.h"
 #include "toml-json.h"
+#include "fleet/fleet.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -85,12 +86,14 @@ static const char usage_text[] =
 	"      --max-output <n>    cap on one result's bytes (1024-67108864; default 1048576)\n"
 	"      --repo <name>=<dir> serve the repository at <dir> as <name>, chosen by a call's\n"
 	"                          \"repo\" argument (repeatable; default: the current one)\n"
+	"      --shards <set>      serve a shard set (a directory or a manifest of indexes):\n"
+	"                          searches run over every shard, or those of a call's \"repo\"\n"
 	"  -v, --verbose           log requests on stderr\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n";
 
 enum { OPT_LIST = 256, OPT_PROFILE, OPT_TABLE, OPT_HTTP, OPT_ALLOW_REMOTE, OPT_ALLOW_ORIGIN,
-       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO };
+       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO, OPT_SHARDS };
 
 static const struct option long_options[] = {
 	{ "list-tools", no_argument, NULL, OPT_LIST },
@@ -104,6 +107,7 @@ static const struct option long_options[] = {
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "repo", required_argument, NULL, OPT_REPO },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
@@ -129,6 +133,7 @@ static const char *const log_levels[] = {
 enum { LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING, LOG_ERROR };
 
 static json_t *table;		/* the tool table being served */
+static char *shards;		/* --shards: the shard set served (absolute), or NULL */
 static char *root;		/* repository root (of the call at hand with --repo) */
 /* --repo: the repositories served, by name; a call's "repo" argument picks one */
 static struct repo { char *name, *root; } *repos;
@@ -780,6 +785,56 @@ static void free_argv(char **argv)
 	free(argv);
 }
 
+/*
+ * --shards: the "repo" parameter each tool gets (unless its table has one), and
+ * the commands that search a shard set.  The set itself reaches them as
+ * $CI_SHARDS (libcommon/fleet).
+ */
+static const char shards_repo_key[] = "x-ci-shards-repo";	/* marks a tool's added "repo" */
+
+static void shards_tools(json_t *tbl)
+{
+	json_t *tool;
+	size_t i;
+
+	json_array_foreach(json_object_get(tbl, "tools"), i, tool) {
+		json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+
+		if (!json_is_object(props) || json_object_get(props, "repo"))
+			continue;
+		json_object_set_new(props, "repo", json_pack("{s:s, s:s}", "type", "string", "description",
+			"Only this repository of the shard set (names separated by commas); "
+			"without it, every repository."));
+		json_object_set_new(tool, shards_repo_key, json_true());
+	}
+}
+
+/* argv with `--shards-repo <repo>` after argv[0] when the call names a repository
+ * and its command searches a shard set; the old argv is freed or returned. */
+static char **shards_argv(json_t *tool, json_t *args, char **argv)
+{
+	const char *repo = json_string_value(json_object_get(args, "repo"));
+	static const char *const fanned[] = { "ci-grep", "ci-rank", "ci-refs" };
+	size_t n = 0, i;
+	char **nv;
+
+	if (!repo || !*repo || !json_is_true(json_object_get(tool, shards_repo_key)) || !argv[0])
+		return argv;
+	for (i = 0; i < ARRAY_SIZE(fanned) && strcmp(argv[0], fanned[i]); i++)
+		;
+	if (i == ARRAY_SIZE(fanned))
+		return argv;
+	while (argv[n])
+		n++;
+	nv = xcalloc(n + 3, sizeof(*nv));
+	nv[0] = argv[0];
+	nv[1] = xstrdup("--shards-repo");
+	nv[2] = xstrdup(repo);
+	memcpy(nv + 3, argv + 1, n * sizeof(*nv));
+	free(argv);
+	return nv;
+}
+
 /* Which argv groups serve these arguments ("when": "param" or "param=value"). */
 static json_t *pick_argv(json_t *tool, json_t *args)
 {
@@ -1379,6 +1434,8 @@ static int call_start(struct call *c, int fallback)
 	free(c->label);
 	c->label = xstrdup(argv[0] ? argv[0] : "?");
 	root = c->root;
+	if (shards)
+		argv = shards_argv(c->tool, c->args, argv);
 	if (!argv[0]) {
 		free_argv(argv);
 		call_answer(c, tool_error("this tool's argv is empty"));
@@ -1827,7 +1884,9 @@ static void tools_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 		json_decref(args);
 		return;
 	}
-	if ((why = pick_repo(schema, args))) {
+	if (json_is_true(json_object_get(tool, shards_repo_key))) {
+		root = home;	/* --shards: "repo" names shards (shards_argv), not a --repo */
+	} else if ((why = pick_repo(schema, args))) {
 		reply_invalid(st, id, tool, args, why);
 		free(why);
 		json_decref(args);
@@ -1916,7 +1975,8 @@ static void queue_call(struct stream *st, json_t *id, json_t *tool, json_t *args
 	c->args = args;
 	c->token = json_incref(token);
 	c->state = CALL_QUEUED;
-	c->wants_index = json_is_true(json_object_get(tool, "index"));
+	/* a shard set's indexes are built by ci fleet, not here */
+	c->wants_index = !shards && json_is_true(json_object_get(tool, "index"));
 	c->root = root;
 	rp = json_string_value(json_object_get(tool, "refresh"));
 	c->force_index = rp && json_is_true(json_object_get(args, rp));
@@ -3305,6 +3365,7 @@ int main(int argc, char **argv)
 		case OPT_MAX_OUTPUT:
 			max_output = (size_t)parse_long_arg(usage_text, "--max-output", optarg, 1024, 64L << 20);
 			break;
+		case OPT_SHARDS: shards = optarg; break;
 		case OPT_REPO: {
 			const char *eq = strchr(optarg, '=');
 			if (!eq || eq == optarg || !eq[1])
@@ -3334,6 +3395,18 @@ int main(int argc, char **argv)
 		check_table(table, table_file);
 	} else {
 		table = load_profile(profile, list);
+	}
+	if (shards) {
+		struct fleet_set set = { 0 };
+		char *abs = realpath(shards, NULL);
+
+		if (!abs || fleet_set_load(&set, abs) < 0)
+			die_code(EXIT_IO, "--shards: cannot serve '%s'%s%s", shards, abs ? "" : ": ",
+				 abs ? "" : strerror(errno));
+		fleet_set_release(&set);
+		shards = abs;
+		setenv("CI_SHARDS", shards, 1);
+		shards_tools(table);
 	}
 	if (list) {
 		char *s = json_dumps(table, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -28,6 +28,7 @@
  * (scripts/mine-history, scripts/train-rank), chosen on held-out repositories.
  */
 #include "common.h"
+#include "fleet/fleet.h"
 #include "human.h"
 #include "index.h"
 #include "walk.h"
@@ -69,6 +70,8 @@ static const char usage_text[] =
 	"itself for an index with vectors and uses it while it runs.\n"
 	"\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
+	"      --shards <set>      every index of a shard set (a directory or a manifest);\n"
+	"                          hits merged by score\n"
 	"      --mode <mode>       hybrid (default), keyword or semantic\n"
 	"      --type <kind>       only chunks of this kind (function, class, method, ...)\n"
 	"      --lang <lang>       only files in this language\n"
@@ -3542,6 +3545,9 @@ int main(int argc, char **argv)
 
 	util_init(argv[0]);
 	list_options(argc, argv, long_options);
+
+	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
+		return close_stdout(fleet_main(FLEET_RANK, main, argc, argv));
 
 	/* the command line as given, for the server (getopt permutes argv) */
 	free(argv_given);

@@ -14,6 +14,7 @@
  * "unsupported" record rather than an empty list.
  */
 #include "common.h"
+#include "fleet/fleet.h"
 #include "human.h"
 #include "index.h"
 #include "lang.h"
@@ -39,6 +40,7 @@ static const char usage_text[] =
 	"\n"
 	"Options:\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
+	"      --shards <set>      every index of a shard set (a directory or a manifest), merged\n"
 	"      --kind <kind>       only this kind (function, method, class, interface, type,\n"
 	"                          variable, ... or call, type for references)\n"
 	"      --path <prefix>     only files under this path\n"
@@ -1232,6 +1234,8 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 	opterr = 0;
 	o.limit = 100;
+	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
+		return close_stdout(fleet_main(FLEET_REFS, main, argc, argv));
 	o.depth = 2;
 	o.mode = M_ALL;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {

@@ -10,7 +10,7 @@
  *   ci memory list|add|remove                       .codebase-context/memory.json
  *   ci style-guide [--query <q>] [--category <c>]   rules from the documentation
  *   ci patterns [--category <c>]            the index's imports + git history
- *   ci grep|index|rank|refs-raw|mcp <args>...       ci-grep, ci-index, ci-rank, ci-refs, ci-mcp
+ *   ci grep|index|rank|refs-raw|mcp|fleet <args>... ci-grep, ci-index, ci-rank, ci-refs, ci-mcp, ci-fleet
  *
  * The subcommands and their flags are those of the codebase-context CLI, so that
  * a script written against it works against ci: errors on stderr with exit code 1,
@@ -83,8 +83,8 @@ static const char usage_text[] =
 	"  context                  a Markdown overview: languages, dependencies, patterns, memory\n"
 	"  patterns [--category all|di|state|testing|libraries]\n"
 	"                           import patterns: frequencies, trends from git history\n"
-	"  grep|index|rank|refs-raw|mcp <args>...\n"
-	"                           run ci-grep, ci-index, ci-rank, ci-refs or ci-mcp\n"
+	"  grep|index|rank|refs-raw|mcp|fleet <args>...\n"
+	"                           run ci-grep, ci-index, ci-rank, ci-refs, ci-mcp or ci-fleet\n"
 	"  help                     show this help\n"
 	"\n"
 	"  -h, --help               show this help and exit\n"
@@ -102,6 +102,7 @@ static const struct {
 	{ "rank", "ci-rank" },
 	{ "refs-raw", "ci-refs" },
 	{ "mcp", "ci-mcp" },
+	{ "fleet", "ci-fleet" },
 };
 
 /* "ci: <message>" on stderr, then exit with code. */

@@ -321,11 +321,11 @@ need_model() {
 	export CI_MODEL
 }
 
-# ci_commands: the programs of bin_PROGRAMS in Makefile.am, a line each
+# ci_commands: the programs of bin_PROGRAMS and bin_SCRIPTS in Makefile.am, a line each
 # (continuation lines, += and $(NULL) understood)
 ci_commands() {
 	awk '
-	/^bin_PROGRAMS[ \t]*\+?=/ { on = 1; sub(/^[^=]*=/, "") }
+	/^bin_(PROGRAMS|SCRIPTS)[ \t]*\+?=/ { on = 1; sub(/^[^=]*=/, "") }
 	on {
 		cont = sub(/\\[ \t]*$/, "")
 		gsub(/\$\(NULL\)/, "")

@@ -127,6 +127,10 @@ ci-style-guide	ci style-guide --json --query tabs
 ci-context	ci context --json
 ci-patterns	ci patterns --json
 ci-reindex	ci reindex --json --incremental
+fleet-grep	ci-grep --shards .ci-index parse
+fleet-rank	ci-rank --shards .ci-index "parse a number"
+fleet-refs	printf "a\t%s\nb\tnone.db\n" "$PWD/.ci-index/index.db" >../shards.tsv && ci-refs --shards ../shards.tsv defs parse; test $? = 3
+fleet-job	printf "me\t%s\nbad\t%s\tno-such-rev\n" "$PWD" "$PWD" >../fleet.tsv && ci fleet --engine local --out ../fleet-out ../fleet.tsv; test $? = 3
 EOF
 if test -n "$embed"; then
 	cat >>cases <<\EOF

@@ -1,0 +1,166 @@
+#!/bin/sh
+# bench/fleet.sh: fleet indexing and one query over many shards, measured.
+#
+#   bench/fleet.sh [--bin <dir>] [--work <dir>] [--counts "10 100 1000"] [--queries <n>] [--jobs <n>]
+#
+# 1. generates max(counts) small git repositories (5 files, ~120 lines each: three C
+#    files, two Python modules; names and contents differ per repository) and
+#    indexes them all with `ci fleet --engine parallel` (the indexing rate);
+# 2. for each count N, a manifest of the first N shards; each query (ci-grep,
+#    ci-rank, ci-refs; --queries of each, different words) runs once to warm the
+#    page cache, then again timed: p50 and p95 of the wall time per command;
+# 3. what a query costs, taken apart: one shard's command alone (process start,
+#    opening the index, the query), a process that does nothing (`ci-grep
+#    --version`: exec, dynamic linking, ASan if built with it), and the fan-out
+#    with one shard at a time against the default (twice the CPUs).
+#
+# Use a build without --enable-asan (--bin): ASan makes each process start several
+# times slower, and a process per shard is what a query over shards pays.
+# Not part of make check.  Prints a report on stdout; the work directory is kept
+# (--work; default a new directory under /var/tmp).
+set -eu
+
+bin= work= counts="10 100 1000" queries=10 jobs=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--bin) bin=$2; shift 2 ;;
+	--work) work=$2; shift 2 ;;
+	--counts) counts=$2; shift 2 ;;
+	--queries) queries=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
+	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench/fleet.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+top=$(cd "$(dirname "$0")/.." && pwd)
+: "${bin:=$top}"
+bin=$(cd "$bin" && pwd)
+PATH=$bin:$PATH
+export PATH
+: "${work:=$(mktemp -d /var/tmp/ci-fleet-bench.XXXXXX)}"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+: "${jobs:=$(nproc)}"
+max=0
+for n in $counts; do [ "$n" -gt "$max" ] && max=$n; done
+export LC_ALL=C GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@b GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@b \
+	GIT_AUTHOR_DATE='1700000000 +0000' GIT_COMMITTER_DATE='1700000000 +0000' CI_RANK_SERVER=0 CI_INDEX_SERVER=0
+
+now_ms() { date +%s%3N; }
+
+# pct <p> <file of numbers>: the p-th percentile (nearest rank)
+pct() {
+	sort -n "$2" | awk -v p="$1" '{ v[NR] = $1 } END { i = int((p / 100) * NR + 0.999999); if (i < 1) i = 1; print v[i] }'
+}
+
+echo "# bench/fleet.sh on $(nproc) CPUs, $(uname -r), binaries in $bin"
+if nm "$bin/ci-grep" 2>/dev/null | grep -q __asan_init; then
+	echo "# WARNING: $bin/ci-grep is built with ASan: process starts are several times slower"
+fi
+
+# ---- 1. repositories and their shards ---------------------------------------------
+if [ ! -f "$work/repos/manifest.tsv" ] || [ "$(wc -l <"$work/repos/manifest.tsv")" -lt "$max" ]; then
+	rm -rf "$work/repos" && mkdir -p "$work/repos"
+	t0=$(now_ms)
+	i=1
+	while [ "$i" -le "$max" ]; do
+		name=$(printf 'r%04d' "$i")
+		d=$work/repos/$name
+		mkdir -p "$d/src" "$d/lib"
+		for f in alpha beta gamma; do
+			{
+				printf '#include "%s.h"\n\n' "$f"
+				for k in 1 2 3 4 5 6 7 8; do
+					printf '/* %s %s: step %d of the %s pipeline */\n' "$name" "$f" "$k" "$f"
+					printf 'int %s_%s_step%d(int x)\n{\n\tif (x < %d)\n\t\treturn retry_backoff_%d(x);\n\treturn x * %d + %d;\n}\n\n' \
+						"$f" "$name" "$k" "$k" "$((i % 7))" "$k" "$i"
+				done
+			} >"$d/src/$f.c"
+		done
+		for m in parse store; do
+			{
+				printf '"""%s module of %s."""\n\n' "$m" "$name"
+				for k in 1 2 3 4 5 6; do
+					printf 'def %s_record_%d(text, limit=%d):\n    """%s a record of %s"""\n    fields = text.split(",")\n    return fields[:limit]\n\n\n' \
+						"$m" "$k" "$((i % 5 + k))" "$m" "$name"
+				done
+			} >"$d/lib/$m.py"
+		done
+		(cd "$d" && git init -q && git add . && git commit -q -m "$name")
+		printf '%s\t%s\tHEAD\n' "$name" "$name" >>"$work/repos/manifest.tsv"
+		i=$((i + 1))
+	done
+	t1=$(now_ms)
+	echo "generated $max repositories in $(( (t1 - t0) / 1000 )) s"
+fi
+t0=$(now_ms)
+ci fleet --engine parallel --jobs "$jobs" --out "$work/shards" "$work/repos/manifest.tsv" >"$work/jobs.ndjson" ||
+	{ echo "ci fleet failed: $(jq -c 'select(.status == "failed")' "$work/jobs.ndjson" | head -3)"; exit 1; }
+t1=$(now_ms)
+built=$(jq -r 'select(.status == "built") | .repo' "$work/jobs.ndjson" | wc -l)
+echo "ci fleet --engine parallel --jobs $jobs: $built of $max repositories built in $(( t1 - t0 )) ms" \
+	"($(awk -v n="$built" -v ms="$((t1 - t0))" 'BEGIN { if (n) printf "%.1f ms", ms / n; else printf "-" }') a repository, wall)"
+t0=$(now_ms)
+ci fleet --engine parallel --jobs "$jobs" --out "$work/shards" "$work/repos/manifest.tsv" >/dev/null
+t1=$(now_ms)
+echo "ci fleet again, nothing changed: $(( t1 - t0 )) ms (resolving $max revisions, comparing the state)"
+du -sk "$work/shards" | awk -v n="$max" '{ printf "shards: %d KiB in all with their checkouts, %.0f KiB a repository\n", $1, $1 / n }'
+ls -l "$work/shards"/*.db | awk -v n="$max" '{ s += $5 } END { printf "indexes: %.0f KiB a repository\n", s / n / 1024 }'
+
+# ---- 2. latency of one query over N shards ------------------------------------------
+words="retry_backoff parse_record store_record pipeline alpha_ gamma_ step3 fields limit split"
+echo
+echo "| shards | command | p50 ms | p95 ms | per shard ms (p50 / N) |"
+echo "|---:|---|---:|---:|---:|"
+for n in $counts; do
+	head -n "$n" "$work/repos/manifest.tsv" | awk -F '\t' -v d="$work/shards" '{ print $1 "\t" d "/" $1 ".db" }' >"$work/set-$n.tsv"
+	for cmd in grep rank refs; do
+		: >"$work/lat"
+		q=0
+		for w in $words; do
+			[ "$q" -lt "$queries" ] || break
+			q=$((q + 1))
+			case $cmd in
+			grep) set -- ci-grep --shards "$work/set-$n.tsv" "$w" ;;
+			rank) set -- ci-rank --shards "$work/set-$n.tsv" --limit 10 "where is the $w" ;;
+			refs) set -- ci-refs --shards "$work/set-$n.tsv" --limit 20 search "$w" ;;
+			esac
+			"$@" >/dev/null 2>&1 || true	# warm
+			t0=$(now_ms)
+			"$@" >/dev/null 2>&1 || true
+			t1=$(now_ms)
+			echo $((t1 - t0)) >>"$work/lat"
+		done
+		p50=$(pct 50 "$work/lat") p95=$(pct 95 "$work/lat")
+		echo "| $n | ci-$cmd | $p50 | $p95 | $(awk -v a="$p50" -v n="$n" 'BEGIN { printf "%.2f", a / n }') |"
+	done
+done
+
+# ---- 3. where the time goes -----------------------------------------------------------
+echo
+one=$(head -n 1 "$work/repos/manifest.tsv" | cut -f1)
+: >"$work/lat"; : >"$work/lat2"; : >"$work/lat3"
+for k in 1 2 3 4 5 6 7 8 9 10; do
+	t0=$(now_ms); ci-grep --version >/dev/null; t1=$(now_ms); echo $((t1 - t0)) >>"$work/lat"
+	t0=$(now_ms); (cd "$work/shards/trees/$one@"* && ci-grep --index "$work/shards/$one.db" --trust-index retry_backoff >/dev/null); t1=$(now_ms)
+	echo $((t1 - t0)) >>"$work/lat2"
+	t0=$(now_ms); ci-rank --index "$work/shards/$one.db" "where is the retry_backoff" >/dev/null; t1=$(now_ms)
+	echo $((t1 - t0)) >>"$work/lat3"
+done
+echo "one process that does nothing (ci-grep --version): p50 $(pct 50 "$work/lat") ms"
+echo "one shard's ci-grep alone (process, index, query): p50 $(pct 50 "$work/lat2") ms"
+echo "one shard's ci-rank alone: p50 $(pct 50 "$work/lat3") ms"
+for n in $counts; do
+	[ "$n" = "$max" ] || continue
+	for j in 1 "$(( $(nproc) * 2 ))" "$(( $(nproc) * 4 ))"; do
+		: >"$work/lat"
+		for k in 1 2 3; do
+			t0=$(now_ms)
+			CI_SHARDS_JOBS=$j ci-grep --shards "$work/set-$n.tsv" retry_backoff >/dev/null 2>&1 || true
+			t1=$(now_ms)
+			echo $((t1 - t0)) >>"$work/lat"
+		done
+		echo "ci-grep over $n shards, CI_SHARDS_JOBS=$j: p50 $(pct 50 "$work/lat") ms"
+	done
+done
+echo "work directory: $work"

@@ -1,0 +1,781 @@
+/*
+ * libcommon/fleet/fleet.c: one query over many shards: load a shard set, run
+ * the command once per shard, up to a number at a time, merge the records
+ * (the contract is fleet.h).
+ *
+ * Each shard's command is a child process with its standard output and error
+ * on pipes; one poll() loop reads all of them, so a shard that writes much
+ * never blocks on a full pipe while another is read.  Its records are kept
+ * whole as text: a record gets its repository by inserting `"repo":<name>`
+ * after its `"_type"` (every ci command writes `{"_type":"...",` first), and
+ * only ci-rank's hits are parsed (Jansson) for their score, path and line.
+ */
+#include "common.h"
+#include "fleet/fleet.h"
+#include "index.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/*
+ * libgit2's init, if the binary has it (ci-grep's is cmd/git-lazy.c, which
+ * loads libgit2 on this first call; a command without libgit2 has none):
+ * called once before the forks, so that each shard's ci-grep does not load
+ * the library and parse the system's CA certificates again (10 ms of CPU a
+ * shard, bench/fleet.sh).
+ */
+extern int git_libgit2_init(void) __attribute__((weak));
+
+/* ---- the shard set ---------------------------------------------------------------- */
+
+/* Add a shard; its index as an absolute path (a shard's command may run elsewhere). */
+static void set_add(struct fleet_set *set, const char *name, const char *index)
+{
+	char cwd[4096];
+
+	ALLOC_GROW(set->shard, set->shard_nr + 1, set->shard_alloc);
+	set->shard[set->shard_nr].name = xstrdup(name);
+	if (index[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		set->shard[set->shard_nr].index = xasprintf("%s/%s", cwd, index);
+	else
+		set->shard[set->shard_nr].index = xstrdup(index);
+	set->shard_nr++;
+}
+
+static int shard_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fleet_shard *)a)->name, ((const struct fleet_shard *)b)->name);
+}
+
+/* A repository's name: not empty, no control characters, no "/" or ",". */
+static int name_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == '/' || *s == ',')
+			return 0;
+	return 1;
+}
+
+static int load_dir(struct fleet_set *set, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	if (!d)
+		return error_errno("cannot read shard set '%s'", dir);
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (n > 3 && !strcmp(e->d_name + n - 3, ".db")) {
+			char *name = xstrndup(e->d_name, n - 3);
+
+			p = xasprintf("%s/%s", dir, e->d_name);
+			if (!stat(p, &st) && S_ISREG(st.st_mode) && name_ok(name))
+				set_add(set, name, p);
+			free(name);
+			free(p);
+			continue;
+		}
+		p = xasprintf("%s/%s/.ci-index/index.db", dir, e->d_name);
+		if (!stat(p, &st) && S_ISREG(st.st_mode) && name_ok(e->d_name))
+			set_add(set, e->d_name, p);
+		free(p);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* One manifest line (NUL-terminated, no newline): a shard added, or -1. */
+static int load_line(struct fleet_set *set, const char *spec, long lineno, char *line,
+		     const char *base)
+{
+	char *name = NULL, *index = NULL, *path;
+	json_t *j = NULL;
+	int ret = -1;
+
+	if (line[0] == '{') {
+		json_error_t je;
+
+		j = json_loads(line, 0, &je);
+		if (!j || !json_is_string(json_object_get(j, "name")) ||
+		    !json_is_string(json_object_get(j, "index"))) {
+			error("%s:%ld: expected {\"name\":...,\"index\":...}", spec, lineno);
+			goto done;
+		}
+		name = xstrdup(json_string_value(json_object_get(j, "name")));
+		index = xstrdup(json_string_value(json_object_get(j, "index")));
+	} else {
+		char *tab = strchr(line, '\t');
+
+		if (!tab || !tab[1] || strchr(tab + 1, '\t')) {
+			error("%s:%ld: expected <name><TAB><index>", spec, lineno);
+			goto done;
+		}
+		name = xstrndup(line, tab - line);
+		index = xstrdup(tab + 1);
+	}
+	if (!name_ok(name)) {
+		error("%s:%ld: bad repository name '%s'", spec, lineno, name);
+		goto done;
+	}
+	path = index[0] == '/' ? xstrdup(index) : xasprintf("%s/%s", base, index);
+	set_add(set, name, path);
+	free(path);
+	ret = 0;
+done:
+	json_decref(j);
+	free(name);
+	free(index);
+	return ret;
+}
+
+static int load_manifest(struct fleet_set *set, const char *spec)
+{
+	FILE *f = fopen(spec, "r");
+	char *line = NULL, *base, *slash;
+	size_t cap = 0;
+	ssize_t n;
+	long lineno = 0;
+	int ret = 0;
+
+	if (!f)
+		return error_errno("cannot read shard set '%s'", spec);
+	base = xstrdup(spec);
+	slash = strrchr(base, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(base, ".");
+	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (!n || line[0] == '#')
+			continue;
+		ret = load_line(set, spec, lineno, line, base);
+	}
+	if (!ret && ferror(f))
+		ret = error_errno("cannot read shard set '%s'", spec);
+	fclose(f);
+	free(line);
+	free(base);
+	return ret;
+}
+
+int fleet_set_load(struct fleet_set *set, const char *spec)
+{
+	struct stat st;
+	size_t i;
+
+	if (stat(spec, &st))
+		return error_errno("cannot read shard set '%s'", spec);
+	if ((S_ISDIR(st.st_mode) ? load_dir(set, spec) : load_manifest(set, spec)) < 0)
+		return -1;
+	if (!set->shard_nr)
+		return error("shard set '%s' has no shards", spec);
+	qsort(set->shard, set->shard_nr, sizeof(*set->shard), shard_cmp);
+	for (i = 1; i < set->shard_nr; i++)
+		if (!strcmp(set->shard[i - 1].name, set->shard[i].name))
+			return error("shard set '%s' names repository '%s' twice", spec, set->shard[i].name);
+	return 0;
+}
+
+int fleet_set_filter(struct fleet_set *set, const char *names)
+{
+	char *copy = xstrdup(names), *tok, *save = NULL;
+	unsigned char *keep = xcalloc(set->shard_nr ? set->shard_nr : 1, 1);
+	size_t i, n = 0;
+	int ret = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < set->shard_nr; i++)
+			if (!strcmp(set->shard[i].name, tok))
+				break;
+		if (i == set->shard_nr) {
+			ret = error("no repository '%s' in the shard set", tok);
+			goto done;
+		}
+		keep[i] = 1;
+	}
+	for (i = 0; i < set->shard_nr; i++) {
+		if (keep[i]) {
+			set->shard[n++] = set->shard[i];
+			continue;
+		}
+		free(set->shard[i].name);
+		free(set->shard[i].index);
+	}
+	set->shard_nr = n;
+	if (!n)
+		ret = error("no repository named in '%s'", names);
+done:
+	free(copy);
+	free(keep);
+	return ret;
+}
+
+void fleet_set_release(struct fleet_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->shard_nr; i++) {
+		free(set->shard[i].name);
+		free(set->shard[i].index);
+	}
+	free(set->shard);
+	memset(set, 0, sizeof(*set));
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+/* The value of option opt ("--shards") at argv[*i], advancing *i past it; NULL if none. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+
+	if (strncmp(a, opt, n))
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] || *i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+const char *fleet_wanted(int argc, char **argv)
+{
+	const char *env = getenv("CI_FLEET_CHILD"), *v;
+	int i;
+
+	if (env && *env)
+		return NULL;
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		int at = i;
+
+		if ((v = opt_value(argc, argv, &i, "--shards")))
+			return v;
+		i = at;
+	}
+	env = getenv("CI_SHARDS");
+	return env && *env ? env : NULL;
+}
+
+/* ---- running the shards ----------------------------------------------------------- */
+
+struct shard_run {
+	pid_t pid;		/* the child, 0 before it starts and after it is reaped */
+	int out, err;		/* its pipes, -1 once closed */
+	struct buf o, e;	/* what it wrote on stdout and stderr */
+	int status;		/* its exit status; 128 + signal; 127 it could not start */
+	char *root;		/* grep: the repository root its index names (owned), where it runs */
+};
+
+struct fleet_run {
+	enum fleet_kind kind;	/* which command's records */
+	struct fleet_set set;	/* the shards */
+	char **argv;		/* the shards' command line: [0] the binary, [2] the index */
+	int argc;		/* its length */
+	int (*run_main)(int, char **);	/* the command's main, run in a forked child; or NULL */
+	struct shard_run *run;	/* one a shard, in the set's order */
+	int jobs;		/* shards at a time */
+	long limit;		/* rank: at most this many hits */
+};
+
+static const char *const kind_name[] = { "grep", "rank", "refs" };
+
+/* Start shard i's command; 0, or -1 (errno set) with nothing left open. */
+static int start(struct fleet_run *fr, size_t i)
+{
+	struct shard_run *r = &fr->run[i];
+	posix_spawn_file_actions_t fa;
+	int po[2], pe[2], rc;
+
+	if (pipe2(po, O_CLOEXEC))
+		return -1;
+	if (pipe2(pe, O_CLOEXEC)) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	fr->argv[2] = fr->set.shard[i].index;
+	if (fr->run_main) {
+		/*
+		 * fork without exec: the child is this process before its command
+		 * started (fleet_main runs first thing in main, with no thread yet),
+		 * so it runs main on the shard's command line as a process of its
+		 * own would, without paying for exec and dynamic linking again.
+		 */
+		fflush(NULL);
+		r->pid = fork();
+		if (r->pid == 0) {
+			int nul = open("/dev/null", O_RDONLY);
+
+			if (nul < 0 || dup2(nul, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0 ||
+			    (r->root && chdir(r->root) < 0)) {
+				dprintf(pe[1], "cannot start: %s\n", strerror(errno));
+				_exit(127);
+			}
+			close(nul);
+			optind = 0;	/* getopt anew, from argv[1] */
+			exit(fr->run_main(fr->argc, fr->argv));
+		}
+		close(po[1]);
+		close(pe[1]);
+		if (r->pid < 0) {
+			r->pid = 0;
+			close(po[0]);
+			close(pe[0]);
+			return -1;
+		}
+		r->out = po[0];
+		r->err = pe[0];
+		return 0;
+	}
+	posix_spawn_file_actions_init(&fa);
+	if (r->root)
+		posix_spawn_file_actions_addchdir_np(&fa, r->root);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	rc = posix_spawn(&r->pid, fr->argv[0], &fa, NULL, fr->argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(po[1]);
+	close(pe[1]);
+	if (rc) {
+		close(po[0]);
+		close(pe[0]);
+		r->pid = 0;
+		errno = rc;
+		return -1;
+	}
+	r->out = po[0];
+	r->err = pe[0];
+	return 0;
+}
+
+/* Read what is there on fd into b; at the end of it, close fd and set it to -1. */
+static void drain(int *fd, struct buf *b)
+{
+	char tmp[65536];
+	ssize_t n = read(*fd, tmp, sizeof(tmp));
+
+	if (n > 0) {
+		buf_add(b, tmp, n);
+		return;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	close(*fd);
+	*fd = -1;
+}
+
+/*
+ * ci-grep reads the files of the repository its index names (the index holds
+ * their trigrams, not their text), and runs in that repository: each shard's
+ * root, from its index; NULL for a shard whose index cannot be opened.
+ */
+static void grep_roots(struct fleet_run *fr)
+{
+	size_t i;
+
+	for (i = 0; i < fr->set.shard_nr; i++) {
+		struct ci_index *ix = NULL;
+
+		if (index_open(&ix, fr->set.shard[i].index, 1) == 0) {
+			fr->run[i].root = xstrdup(index_root(ix));
+			index_close(ix);
+		}
+	}
+}
+
+/* Run every shard's command, at most fr->jobs at a time; each one's output in fr->run. */
+static void run_all(struct fleet_run *fr)
+{
+	size_t n = fr->set.shard_nr, next = 0, done = 0, i, k;
+	size_t *active = xcalloc(n, sizeof(*active));
+	struct pollfd *pfd = xcalloc(2 * n, sizeof(*pfd));
+	size_t active_nr = 0;
+
+	while (done < n) {
+		while (next < n && active_nr < (size_t)fr->jobs) {
+			struct shard_run *r = &fr->run[next];
+
+			if (fr->kind == FLEET_GREP && !r->root) {
+				buf_addf(&r->e, "cannot open the index '%s'\n", fr->set.shard[next].index);
+				r->status = EXIT_IO;
+				done++;
+			} else if (start(fr, next)) {
+				buf_addf(&r->e, "cannot run %s: %s\n", fr->argv[0], strerror(errno));
+				r->status = 127;
+				done++;
+			} else {
+				active[active_nr++] = next;
+			}
+			next++;
+		}
+		if (!active_nr)
+			continue;
+		for (k = 0, i = 0; i < active_nr; i++) {
+			struct shard_run *r = &fr->run[active[i]];
+
+			pfd[k].fd = r->out;
+			pfd[k++].events = POLLIN;
+			pfd[k].fd = r->err;
+			pfd[k++].events = POLLIN;
+		}
+		if (poll(pfd, k, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die_code(EXIT_IO, "poll: %s", strerror(errno));
+		}
+		for (k = 0, i = 0; i < active_nr; i++, k += 2) {
+			struct shard_run *r = &fr->run[active[i]];
+
+			if (r->out >= 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				drain(&r->out, &r->o);
+			if (r->err >= 0 && (pfd[k + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				drain(&r->err, &r->e);
+		}
+		/* reap the children whose pipes are both closed */
+		for (i = 0; i < active_nr;) {
+			struct shard_run *r = &fr->run[active[i]];
+			int st;
+
+			if (r->out >= 0 || r->err >= 0) {
+				i++;
+				continue;
+			}
+			while (waitpid(r->pid, &st, 0) < 0)
+				if (errno != EINTR)
+					die_code(EXIT_IO, "waitpid: %s", strerror(errno));
+			r->pid = 0;
+			r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			active[i] = active[--active_nr];
+			done++;
+		}
+	}
+	free(active);
+	free(pfd);
+}
+
+/* ---- merging ---------------------------------------------------------------------- */
+
+struct rec {
+	size_t shard;		/* whose */
+	const char *repo;	/* its name (the set's) */
+	size_t seq;		/* its place in the shard's output */
+	const char *line;	/* the record, in the shard's buffer (NUL-terminated) */
+	size_t type_end;	/* offset just after the _type's closing quote */
+	int hit;		/* a ci-rank hit */
+	double score;		/* a hit's score */
+	char *path;		/* a hit's path (owned) */
+	long line_no;		/* a hit's start_line */
+};
+
+static int hit_cmp(const void *pa, const void *pb)
+{
+	const struct rec *a = pa, *b = pb;
+	int c;
+
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if ((c = strcmp(a->repo, b->repo)))
+		return c;
+	if ((c = strcmp(a->path ? a->path : "", b->path ? b->path : "")))
+		return c;
+	if (a->line_no != b->line_no)
+		return a->line_no < b->line_no ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Append rec's record with its repository to out. */
+static void emit(struct buf *out, const struct fleet_set *set, const struct rec *r)
+{
+	const char *name = set->shard[r->shard].name;
+
+	buf_add(out, r->line, r->type_end);
+	buf_addstr(out, ",\"repo\":");
+	nd_json_string(out, name, strlen(name));
+	if (r->line[r->type_end] == '}')
+		buf_addch(out, '}');
+	else
+		buf_addstr(out, r->line + r->type_end);
+	buf_addch(out, '\n');
+}
+
+/* Split shard i's output into records (appended to *recs); -1 on a line that is no record. */
+static int split(struct fleet_run *fr, size_t i, struct rec **recs, size_t *nr, size_t *alloc)
+{
+	struct buf *o = &fr->run[i].o;
+	char *p = o->buf, *end = o->buf + o->len;
+	size_t seq = 0;
+	static const char pre[] = "{\"_type\":\"";
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', end - p), *q;
+		struct rec *r;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		if (p == nl) {
+			p = nl + 1;
+			continue;
+		}
+		if (strncmp(p, pre, sizeof(pre) - 1) || !(q = strchr(p + sizeof(pre) - 1, '"')) ||
+		    (q[1] != ',' && q[1] != '}'))
+			return -1;
+		ALLOC_GROW(*recs, *nr + 1, *alloc);
+		r = &(*recs)[(*nr)++];
+		memset(r, 0, sizeof(*r));
+		r->shard = i;
+		r->repo = fr->set.shard[i].name;
+		r->seq = seq++;
+		r->line = p;
+		r->type_end = q + 1 - p;
+		if (fr->kind == FLEET_RANK && !strncmp(p + sizeof(pre) - 1, "hit\"", 4)) {
+			json_t *j = json_loads(p, 0, NULL);
+
+			if (!j)
+				return -1;
+			r->hit = 1;
+			r->score = json_number_value(json_object_get(j, "score"));
+			if (json_is_string(json_object_get(j, "path")))
+				r->path = xstrdup(json_string_value(json_object_get(j, "path")));
+			r->line_no = json_integer_value(json_object_get(j, "start_line"));
+			json_decref(j);
+		}
+		p = nl + 1;
+	}
+	return 0;
+}
+
+/* The first line of s (at most 300 bytes), malloc'd. */
+static char *first_line(const char *s)
+{
+	size_t n = strcspn(s, "\n");
+
+	return xstrndup(s, n > 300 ? 300 : n);
+}
+
+static int merge(struct fleet_run *fr, struct buf *out)
+{
+	struct fleet_set *set = &fr->set;
+	struct rec *recs = NULL;
+	struct buf errs = BUF_INIT;	/* the fleet_error records, written last but one */
+	size_t nr = 0, alloc = 0, i, shown = 0;
+	size_t answered = 0, failed = 0, usage = 0, found = 0;
+	int ret;
+
+	for (i = 0; i < set->shard_nr; i++) {
+		struct shard_run *r = &fr->run[i];
+		size_t before = nr;
+		char *msg;
+
+		if (r->status == 2)
+			usage++;
+		if ((r->status == 0 || r->status == 1) && !split(fr, i, &recs, &nr, &alloc)) {
+			answered++;
+			found += r->status == 0;
+			if (r->e.len) {
+				/* warnings of a shard that answered: passed on, named */
+				char *p = r->e.buf, *end = r->e.buf + r->e.len;
+
+				while (p < end) {
+					char *nl = memchr(p, '\n', end - p);
+					size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+					fprintf(stderr, "%s: %s: %.*s\n", progname, set->shard[i].name, (int)n, p);
+					p += n + 1;
+				}
+			}
+			continue;
+		}
+		for (size_t k = before; k < nr; k++)
+			free(recs[k].path);
+		nr = before;
+		failed++;
+		msg = first_line(r->status == 0 || r->status == 1 ? "its output is not records"
+				 : r->e.len ? r->e.buf : "failed");
+		nd_begin(&errs, "fleet_error");
+		nd_str(&errs, "repo", set->shard[i].name);
+		nd_str(&errs, "index", set->shard[i].index);
+		nd_int(&errs, "exit", r->status);
+		nd_str(&errs, "message", msg);
+		nd_end(&errs);
+		free(msg);
+	}
+	if (usage == set->shard_nr) {
+		/* the command line itself is wrong: say so once, as the command would */
+		fwrite(fr->run[0].e.buf, 1, fr->run[0].e.len, stderr);
+		ret = EXIT_USAGE;
+		buf_reset(out);
+		goto done;
+	}
+	for (i = 0; i < set->shard_nr; i++) {
+		struct shard_run *r = &fr->run[i];
+
+		if (r->status != 0 && r->status != 1)
+			fprintf(stderr, "%s: shard '%s' (%s): exit %d: %.*s\n", progname, set->shard[i].name,
+				set->shard[i].index, r->status, (int)strcspn(r->e.buf, "\n"), r->e.buf);
+	}
+	if (fr->kind == FLEET_RANK) {
+		/* hits by score across the shards, then the other records by shard */
+		struct rec *hits = xcalloc(nr ? nr : 1, sizeof(*hits));
+		size_t hn = 0;
+
+		for (i = 0; i < nr; i++)
+			if (recs[i].hit)
+				hits[hn++] = recs[i];
+		qsort(hits, hn, sizeof(*hits), hit_cmp);
+		for (i = 0; i < hn && (long)i < fr->limit; i++)
+			emit(out, set, &hits[i]);
+		shown = i;
+		free(hits);
+		for (i = 0; i < nr; i++)
+			if (!recs[i].hit)
+				emit(out, set, &recs[i]);
+	} else {
+		for (i = 0; i < nr; i++)
+			emit(out, set, &recs[i]);
+		shown = nr;
+	}
+	buf_add(out, errs.buf, errs.len);
+	nd_begin(out, "fleet");
+	nd_str(out, "command", kind_name[fr->kind]);
+	nd_int(out, "shards", set->shard_nr);
+	nd_int(out, "answered", answered);
+	nd_int(out, "failed", failed);
+	nd_str(out, "merge", fr->kind == FLEET_RANK ? "score" : "repository");
+	if (fr->kind == FLEET_RANK)
+		nd_int(out, "hits", shown);
+	nd_end(out);
+	ret = failed ? EXIT_IO : found ? EXIT_OK : EXIT_NOTHING;
+done:
+	for (i = 0; i < nr; i++)
+		free(recs[i].path);
+	free(recs);
+	buf_release(&errs);
+	return ret;
+}
+
+/* ---- the entry point -------------------------------------------------------------- */
+
+int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, char **argv)
+{
+	struct fleet_run fr;
+	struct buf out = BUF_INIT;
+	const char *spec = NULL, *repos = getenv("CI_SHARDS_REPO"), *v, *jobs = getenv("CI_SHARDS_JOBS");
+	char exe[4096];
+	ssize_t n;
+	int i, an = 3, rest = 0, ret;
+	size_t k;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.kind = kind;
+	fr.run_main = run_main;
+	fr.limit = 10;
+	fr.argv = xcalloc(argc + 4, sizeof(*fr.argv));
+	for (i = 1; i < argc; i++) {
+		int at = i;
+
+		if (!rest && !strcmp(argv[i], "--"))
+			rest = 1;
+		if (!rest && (v = opt_value(argc, argv, &i, "--shards"))) {
+			spec = v;
+			continue;
+		}
+		i = at;
+		if (!rest && (v = opt_value(argc, argv, &i, "--shards-repo"))) {
+			repos = v;
+			continue;
+		}
+		i = at;
+		if (!rest && (!strcmp(argv[i], "--index") || !strncmp(argv[i], "--index=", 8)))
+			die_code(EXIT_USAGE, "--shards and --index cannot be used together");
+		if (!rest && kind == FLEET_RANK && (v = opt_value(argc, argv, &i, "--limit"))) {
+			char *e;
+			long l = strtol(v, &e, 10);
+
+			if (!*e && l > 0)
+				fr.limit = l;
+			fr.argv[an++] = argv[at];
+			if (i != at)
+				fr.argv[an++] = argv[i];
+			continue;
+		}
+		i = at;
+		fr.argv[an++] = argv[i];
+	}
+	fr.argc = an;
+	if (!spec)
+		spec = getenv("CI_SHARDS");
+	if (!spec || !*spec)
+		die_code(EXIT_USAGE, "--shards: no shard set named");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		die_code(EXIT_IO, "cannot find my own binary: %s", strerror(errno));
+	exe[n] = '\0';
+	fr.argv[0] = exe;
+	fr.argv[1] = "--index";
+	if (kind == FLEET_GREP) {
+		/* published shards do not change under a query; a --check given later wins */
+		memmove(fr.argv + 4, fr.argv + 3, (an - 3) * sizeof(*fr.argv));
+		fr.argv[3] = "--trust-index";
+		fr.argc = ++an;
+	}
+	if (fleet_set_load(&fr.set, spec) < 0 || (repos && *repos && fleet_set_filter(&fr.set, repos) < 0)) {
+		ret = EXIT_IO;
+		goto done;
+	}
+	fr.jobs = 2 * online_cpus();
+	if (jobs && *jobs)
+		fr.jobs = (int)parse_long_arg("", "CI_SHARDS_JOBS", jobs, 1, 1024);
+	/* the shards write NDJSON and do not hand the query to a shard set again */
+	setenv("CI_FLEET_CHILD", "1", 1);
+	unsetenv("CI_FORMAT");
+	fr.run = xcalloc(fr.set.shard_nr, sizeof(*fr.run));
+	for (k = 0; k < fr.set.shard_nr; k++) {
+		fr.run[k].out = fr.run[k].err = -1;
+		buf_init(&fr.run[k].o, 0);
+		buf_init(&fr.run[k].e, 0);
+	}
+	if (kind == FLEET_GREP) {
+		grep_roots(&fr);
+		if (run_main && git_libgit2_init)
+			git_libgit2_init();
+	}
+	run_all(&fr);
+	ret = merge(&fr, &out);
+	if (out.len && nd_flush(&out, stdout) < 0)
+		die_code(EXIT_IO, "write error: %s", strerror(errno));
+	for (k = 0; k < fr.set.shard_nr; k++) {
+		buf_release(&fr.run[k].o);
+		buf_release(&fr.run[k].e);
+		free(fr.run[k].root);
+	}
+	free(fr.run);
+done:
+	buf_release(&out);
+	fleet_set_release(&fr.set);
+	free(fr.argv);
+	return ret;
+}
