@@ -47,6 +47,7 @@ static const char usage_text[] =
 	"      --reverse           deps: the files that import <file>\n"
 	"      --both              deps: both directions\n"
 	"      --scope <path>      cycles: only files under this path\n"
+	"      --type-imports      cycles: count Python imports under `if TYPE_CHECKING:`\n"
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
@@ -55,7 +56,7 @@ static const char usage_text[] =
 	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
-	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON };
+	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON, OPT_TYPE_IMPORTS };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -67,6 +68,7 @@ static const struct option long_options[] = {
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "both", no_argument, NULL, OPT_BOTH },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "type-imports", no_argument, NULL, OPT_TYPE_IMPORTS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -82,6 +84,7 @@ struct options {
 	long limit;		/* --limit */
 	int reverse, both;	/* deps direction */
 	const char *scope;	/* cycles --scope */
+	int type_imports;	/* cycles --type-imports */
 	long depth;		/* impact --depth */
 	unsigned mode;		/* impact --mode: the signals, M_* */
 };
@@ -652,7 +655,8 @@ static int cmd_deps(const char *arg)
 		return EXIT_NOTHING;
 	}
 	if (!o.reverse || o.both) {
-		st = prep("SELECT target, resolved, line FROM imports WHERE path = ?1 ORDER BY line, target");
+		st = prep("SELECT target, resolved, line, type_only FROM imports WHERE path = ?1 "
+			  "ORDER BY line, target");
 		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
 			nd_begin(&out, "dep");
@@ -661,6 +665,8 @@ static int cmd_deps(const char *arg)
 			nd_str(&out, "target", col(st, 0));
 			nd_str(&out, "resolved", col(st, 1));
 			nd_int(&out, "line", sqlite3_column_int64(st, 2));
+			if (sqlite3_column_int(st, 3))
+				nd_bool(&out, "type_only", 1);
 			nd_end(&out);
 			flush_out();
 			emitted++;
@@ -669,7 +675,8 @@ static int cmd_deps(const char *arg)
 		sqlite3_finalize(st);
 	}
 	if (o.reverse || o.both) {
-		st = prep("SELECT path, target, line FROM imports WHERE resolved = ?1 ORDER BY path, line");
+		st = prep("SELECT path, target, line, type_only FROM imports WHERE resolved = ?1 "
+			  "ORDER BY path, line");
 		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
 			nd_begin(&out, "dep");
@@ -678,6 +685,8 @@ static int cmd_deps(const char *arg)
 			nd_str(&out, "target", col(st, 1));
 			nd_str(&out, "resolved", path);
 			nd_int(&out, "line", sqlite3_column_int64(st, 2));
+			if (sqlite3_column_int(st, 3))
+				nd_bool(&out, "type_only", 1);
 			nd_end(&out);
 			flush_out();
 			emitted++;
@@ -721,8 +730,11 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The graph of resolved imports between files of the index (under scope, if given). */
-static void load_graph(struct graph *g, const char *scope)
+/*
+ * The graph of resolved imports between files of the index (under scope, if
+ * given); with type_only, the imports under Python's `if TYPE_CHECKING:` too.
+ */
+static void load_graph(struct graph *g, const char *scope, int type_only)
 {
 	sqlite3_stmt *st = prep("SELECT path FROM files ORDER BY path");
 	size_t alloc = 0, i, sl = scope ? strlen(scope) : 0;
@@ -736,7 +748,8 @@ static void load_graph(struct graph *g, const char *scope)
 	g->adj = xcalloc(g->n + 1, sizeof(*g->adj));
 	g->adj_nr = xcalloc(g->n + 1, sizeof(*g->adj_nr));
 	g->adj_alloc = xcalloc(g->n + 1, sizeof(*g->adj_alloc));
-	st = prep("SELECT path, resolved FROM imports WHERE resolved IS NOT NULL");
+	st = prep(type_only ? "SELECT path, resolved FROM imports WHERE resolved IS NOT NULL"
+		  : "SELECT path, resolved FROM imports WHERE resolved IS NOT NULL AND NOT type_only");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *a = col(st, 0), *b = col(st, 1);
 		int x, y;
@@ -828,7 +841,7 @@ static int cmd_cycles(void)
 	int counter = 0;
 	int *cs, *path;
 
-	load_graph(&g, o.scope);
+	load_graph(&g, o.scope, o.type_imports);
 	index_of = xmalloc((g.n + 1) * sizeof(int));
 	low = xmalloc((g.n + 1) * sizeof(int));
 	stack = xmalloc((g.n + 1) * sizeof(int));
@@ -1040,7 +1053,7 @@ static int cmd_impact(const char *arg)
 		sym = colon + 1;
 	}
 	path = file_arg(copy);
-	load_graph(&g, NULL);
+	load_graph(&g, NULL, 1);
 	start = node_of(&g, path);
 	if (start < 0) {
 		error("'%s' is not in the index (run 'ci-index update'?)", path);
@@ -1244,6 +1257,7 @@ int main(int argc, char **argv)
 		case OPT_REVERSE: o.reverse = 1; break;
 		case OPT_BOTH: o.both = 1; break;
 		case OPT_SCOPE: o.scope = optarg; break;
+		case OPT_TYPE_IMPORTS: o.type_imports = 1; break;
 		case OPT_DEPTH: o.depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
 		case OPT_JSON: json = 1; break;
 		case OPT_MODE:

@@ -29,7 +29,7 @@ struct pred {
 	pcre2_code *re;		/* compiled #match? pattern */
 };
 
-enum cap_role { CAP_OTHER, CAP_NAME, CAP_DEF, CAP_REF, CAP_IMPORT, CAP_TARGET };
+enum cap_role { CAP_OTHER, CAP_NAME, CAP_DEF, CAP_REF, CAP_IMPORT, CAP_TARGET, CAP_MEMBER };
 
 struct cquery {
 	TSQuery *q;		/* NULL when the language has no such query */
@@ -134,6 +134,8 @@ static void cquery_compile(struct cquery *cq, const TSLanguage *ts, const char *
 			cq->role[i] = CAP_IMPORT;
 		else if (!strcmp(s, "target"))
 			cq->role[i] = CAP_TARGET;
+		else if (!strcmp(s, "member"))
+			cq->role[i] = CAP_MEMBER;
 		free(s);
 	}
 	n = ts_query_pattern_count(cq->q);
@@ -351,6 +353,10 @@ struct imp {
 	char *target;		/* without quotes */
 	uint32_t line;		/* of the import statement */
 	char *resolved;		/* root-relative, or NULL */
+	char *member;		/* `from target import member` (Python), or NULL */
+	uint32_t stmt;		/* start byte of the statement */
+	int type_only;		/* under `if TYPE_CHECKING:` */
+	int drop;		/* scratch of finish_imports() */
 };
 
 struct chunker {
@@ -413,6 +419,7 @@ static void reset_file(struct chunker *c)
 	for (i = 0; i < c->imps_nr; i++) {
 		free(c->imps[i].target);
 		free(c->imps[i].resolved);
+		free(c->imps[i].member);
 	}
 	c->units_nr = c->pieces_nr = c->tags_nr = c->imps_nr = 0;
 	c->pending_from = 0;
@@ -1314,6 +1321,37 @@ static int preds_hold(struct chunker *c, const struct cquery *cq, const TSQueryM
 
 static void strip_target(char *s);
 
+/* 1 if the text of n is s. */
+static int node_is(const struct chunker *c, TSNode n, const char *s)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+
+	return b - a == strlen(s) && !memcmp(c->data + a, s, b - a);
+}
+
+/*
+ * 1 if the Python import statement n is under `if TYPE_CHECKING:` (or `if
+ * typing.TYPE_CHECKING:`), in the branch taken by a type checker only: an
+ * import a program never runs, so no cycle at run time.
+ */
+static int type_checking_only(const struct chunker *c, TSNode n)
+{
+	if (strcmp(c->rt->lang->name, "python"))
+		return 0;
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); n = p, p = ts_node_parent(p)) {
+		TSNode cond, body;
+
+		if (strcmp(ts_node_type(p), "if_statement"))
+			continue;
+		cond = ts_node_child_by_field_name(p, "condition", 9);
+		body = ts_node_child_by_field_name(p, "consequence", 11);
+		if (!ts_node_is_null(cond) && !ts_node_is_null(body) && ts_node_eq(body, n) &&
+		    (node_is(c, cond, "TYPE_CHECKING") || node_is(c, cond, "typing.TYPE_CHECKING")))
+			return 1;
+	}
+	return 0;
+}
+
 /* One pass of the tags+imports query: definitions, references, imports. */
 /*
  * A C or C++ type specifier (enum_specifier, struct_specifier, ...) without a
@@ -1339,8 +1377,9 @@ static void run_queries(struct chunker *c, TSNode root)
 	ts_query_cursor_exec(c->qc, cq->q, root);
 	while (ts_query_cursor_next_match(c->qc, &m)) {
 		TSNode name = { { 0, 0, 0, 0 }, NULL, NULL }, what = name, stmt = name, target = name;
+		TSNode member = name;
 		const char *kind = NULL;
-		int is_def = 0, have_name = 0, have_what = 0, hs = 0, ht = 0;
+		int is_def = 0, have_name = 0, have_what = 0, hs = 0, ht = 0, hm = 0;
 		uint16_t k;
 
 		for (k = 0; k < m.capture_count; k++) {
@@ -1367,6 +1406,10 @@ static void run_queries(struct chunker *c, TSNode root)
 				if (!ht)
 					target = m.captures[k].node, ht = 1;
 				break;
+			case CAP_MEMBER:
+				if (!hm)
+					member = m.captures[k].node, hm = 1;
+				break;
 			default:
 				break;
 			}
@@ -1382,6 +1425,10 @@ static void run_queries(struct chunker *c, TSNode root)
 			c->imps[c->imps_nr].target = t;
 			c->imps[c->imps_nr].line = ts_node_start_point(hs ? stmt : target).row + 1;
 			c->imps[c->imps_nr].resolved = NULL;
+			c->imps[c->imps_nr].member = hm ? node_text(c, member) : NULL;
+			c->imps[c->imps_nr].stmt = ts_node_start_byte(hs ? stmt : target);
+			c->imps[c->imps_nr].type_only = type_checking_only(c, hs ? stmt : target);
+			c->imps[c->imps_nr].drop = 0;
 			c->imps_nr++;
 			continue;
 		}
@@ -1538,6 +1585,57 @@ static int cmp_imp(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
+/*
+ * `from m import a, b` (Python) came as one import of m and one per name: a
+ * name that is a module of m (import_resolve_member()) becomes an import of
+ * that module ("from . import sessions" imports sessions.py); the others are
+ * dropped, and so is the import of m itself when every name was a module.
+ */
+static void bind_members(struct chunker *c, const char *path, const struct import_ctx *ictx)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->imps_nr; i++) {
+		struct imp *m = &c->imps[i];
+		char *t = NULL;
+
+		if (!m->member)
+			continue;
+		m->resolved = ictx ? import_resolve_member(ictx, c->rt->lang->name, path, m->target,
+							    m->member, &t) : NULL;
+		if (m->resolved) {
+			free(m->target);
+			m->target = t;
+		} else {
+			m->drop = 1;
+		}
+	}
+	for (i = 0; i < c->imps_nr; i++) {
+		struct imp *s = &c->imps[i];
+		int members = 0, all = 1;
+
+		if (s->member)
+			continue;
+		for (j = 0; j < c->imps_nr; j++)
+			if (c->imps[j].member && c->imps[j].stmt == s->stmt) {
+				members++;
+				all &= !c->imps[j].drop;
+			}
+		if (members && all)
+			s->drop = 1;
+	}
+	for (i = j = 0; i < c->imps_nr; i++) {
+		if (c->imps[i].drop) {
+			free(c->imps[i].target);
+			free(c->imps[i].resolved);
+			free(c->imps[i].member);
+			continue;
+		}
+		c->imps[j++] = c->imps[i];
+	}
+	c->imps_nr = j;
+}
+
 /* Sort and deduplicate the imports, and resolve them. */
 static void finish_imports(struct chunker *c, const char *path, const struct import_ctx *ictx)
 {
@@ -1545,11 +1643,15 @@ static void finish_imports(struct chunker *c, const char *path, const struct imp
 
 	if (!c->imps_nr)
 		return;
+	bind_members(c, path, ictx);
 	qsort(c->imps, c->imps_nr, sizeof(*c->imps), cmp_imp);
 	for (i = j = 0; i < c->imps_nr; i++) {
 		if (j && c->imps[j - 1].line == c->imps[i].line &&
 		    !strcmp(c->imps[j - 1].target, c->imps[i].target)) {
+			c->imps[j - 1].type_only &= c->imps[i].type_only;
 			free(c->imps[i].target);
+			free(c->imps[i].resolved);
+			free(c->imps[i].member);
 			continue;
 		}
 		c->imps[j++] = c->imps[i];
@@ -1557,8 +1659,9 @@ static void finish_imports(struct chunker *c, const char *path, const struct imp
 	c->imps_nr = j;
 	if (ictx)
 		for (i = 0; i < c->imps_nr; i++)
-			c->imps[i].resolved = import_resolve(ictx, c->rt->lang->name, path,
-							     c->imps[i].target);
+			if (!c->imps[i].member)
+				c->imps[i].resolved = import_resolve(ictx, c->rt->lang->name, path,
+								     c->imps[i].target);
 }
 
 /* ---- output ---- */
@@ -1626,6 +1729,8 @@ static void write_records(struct chunker *c, const char *path, const char *lang,
 			nd_str(out, "target", c->imps[i].target);
 			nd_str(out, "resolved", c->imps[i].resolved);
 			nd_int(out, "line", c->imps[i].line);
+			if (c->imps[i].type_only)
+				nd_bool(out, "type_only", 1);
 			nd_end(out);
 		}
 	}
