@@ -1607,7 +1607,8 @@ static void bind_members(struct chunker *c, const char *path, const struct impor
 			free(m->target);
 			m->target = t;
 		} else {
-			m->drop = 1;
+			m->drop = t ? 2 : 1;	/* 2: a module, the file itself */
+			free(t);
 		}
 	}
 	for (i = 0; i < c->imps_nr; i++) {
@@ -1619,7 +1620,7 @@ static void bind_members(struct chunker *c, const char *path, const struct impor
 		for (j = 0; j < c->imps_nr; j++)
 			if (c->imps[j].member && c->imps[j].stmt == s->stmt) {
 				members++;
-				all &= !c->imps[j].drop;
+				all &= c->imps[j].drop != 1;
 			}
 		if (members && all)
 			s->drop = 1;

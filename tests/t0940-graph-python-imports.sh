@@ -40,7 +40,7 @@ test_expect_success 'setup: a requests-like package, a src layout, a namespace p
 	write req/utils.py "from typing import TYPE_CHECKING" "from . import compat" "" \
 		"if TYPE_CHECKING:" "    from .models import Request" "else:" "    from . import adapters" \
 		"" "def helper(u):" "    return u" &&
-	write req/compat.py "from .models import Request" "import json" &&
+	write req/compat.py "from .models import Request" "import json" "from req import compat" &&
 	write req/hooks.py "import typing" "if typing.TYPE_CHECKING:" "    from .sessions import Session" \
 		"" "def default_hooks():" "    return {}" &&
 	write req/_internal/__init__.py "" &&
@@ -90,6 +90,15 @@ test_expect_success 'TYPE_CHECKING imports are marked; the else branch is not' '
 	cat >expect <<-\EOF &&
 	{"target":"typing","resolved":null,"line":1}
 	{"target":".sessions","resolved":"req/sessions.py","line":3,"type_only":true}
+	EOF
+	test_cmp_json expect actual
+'
+
+test_expect_success 'from pkg import me, in pkg/me.py: no edge, not even to the package' '
+	imports req/compat.py >actual &&
+	cat >expect <<-\EOF &&
+	{"target":".models","resolved":"req/models.py","line":1}
+	{"target":"json","resolved":null,"line":2}
 	EOF
 	test_cmp_json expect actual
 '

@@ -303,7 +303,7 @@ static const struct {
 	{ "req/api.py", ".", "models", "req/models.py", ".models" },
 	{ "req/api.py", ".", "request", NULL, NULL },	/* a name in __init__.py */
 	{ "req/api.py", ".sessions", "Session", NULL, NULL },
-	{ "req/api.py", ".", "api", NULL, NULL },	/* itself */
+	{ "req/api.py", ".", "api", NULL, ".api" },	/* itself: a module, no edge */
 	{ "req/api.py", ".", "*", NULL, NULL },
 	{ "pkg/sub/leaf.py", "..", "mod", "pkg/mod.py", "..mod" },
 	{ "pkg/sub/leaf.py", "..", "sub", "pkg/sub/__init__.py", "..sub" },

@@ -989,8 +989,10 @@ char *import_resolve_member(const struct import_ctx *ctx, const char *lang, cons
 					      : xasprintf("%s.%s", module, name);
 	ret = resolve_python_mode(ctx, from, t, 1);
 	if (ret && !strcmp(ret, from)) {
+		/* `from pkg import me` in pkg/me.py: a module, but no edge */
 		free(ret);
-		ret = NULL;
+		*target = t;
+		return NULL;
 	}
 	if (ret)
 		*target = t;

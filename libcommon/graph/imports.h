@@ -56,8 +56,9 @@ char *import_resolve(const struct import_ctx *ctx, const char *lang, const char 
  * with *target set to the module's full name as import_resolve() takes it
  * (".sessions", "pkg.mod"; malloc'd).  NULL (and *target NULL) when name is not
  * a module of the repository (a function, a class, a variable of module: the
- * edge is then to module itself), for "*", and for other languages.  Cannot
- * fail; thread-safe.
+ * edge is then to module itself), for "*", and for other languages.  When
+ * name is the importing file itself, NULL with *target set: a module, but no
+ * edge.  Cannot fail; thread-safe.
  */
 char *import_resolve_member(const struct import_ctx *ctx, const char *lang, const char *from,
 			    const char *module, const char *name, char **target);

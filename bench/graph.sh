@@ -1,0 +1,57 @@
+#!/bin/sh
+# bench/graph.sh: ci's Python import graph against an independent AST check.
+#
+#   bench/graph.sh <python-repo>
+#
+# Builds the index of the repository (ci-index build), asks ci-refs for the
+# imports of every tracked .py file (`ci-refs deps`) and for the import cycles
+# (`ci-refs cycles`), and compares them with bench/graph-ast.py, which reads
+# the same files with Python's ast module and resolves imports by the import
+# system's rules.  Prints the edge precision and recall of ci against the AST
+# graph, the type-only (if TYPE_CHECKING:) marks that disagree, and both sets of
+# cycles.  Needs /usr/bin/python3, jq, git.  The binaries are taken from $PATH,
+# or from the build directory with CI_BIN=<dir>.
+set -eu
+repo=${1:?usage: bench/graph.sh <python-repo>}
+here=$(cd "$(dirname "$0")" && pwd)
+test -n "${CI_BIN:-}" && PATH=$CI_BIN:$PATH
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$repo"
+echo "# ci-index build ($(pwd))"
+ci-index build 2>/dev/null
+git ls-files '*.py' >"$tmp/files"
+while read -r f; do
+	ci-refs --json --limit 10000 deps "$f" 2>/dev/null || :
+done <"$tmp/files" |
+	jq -c 'select(.resolved != null) | {path, resolved, type_only: (.type_only // false)}' |
+	jq -sc 'group_by([.path, .resolved])[] | {path: .[0].path, resolved: .[0].resolved, type_only: (map(.type_only) | all)}' |
+	sort >"$tmp/ci"
+/usr/bin/python3 "$here/graph-ast.py" . >"$tmp/ast.all"
+jq -c 'select(._type == "edge") | {path, resolved, type_only}' "$tmp/ast.all" | sort >"$tmp/ast"
+
+jq -c '{path, resolved}' "$tmp/ci" | sort >"$tmp/ci.e"
+jq -c '{path, resolved}' "$tmp/ast" | sort >"$tmp/ast.e"
+both=$(comm -12 "$tmp/ci.e" "$tmp/ast.e" | wc -l)
+nci=$(wc -l <"$tmp/ci.e")
+nast=$(wc -l <"$tmp/ast.e")
+echo "# import edges between files of the repository"
+printf '%-28s %6s %6s %6s %10s %8s\n' tool edges agree "" precision recall
+awk -v b="$both" -v c="$nci" -v a="$nast" 'BEGIN {
+	printf "%-28s %6d %6d %6s %9.1f%% %7.1f%%\n", "ci-refs deps", c, b, "", c ? 100 * b / c : 0, a ? 100 * b / a : 0
+	printf "%-28s %6d %6s %6s %10s %8s\n", "ast (reference)", a, "", "", "", "" }'
+echo "# only ci:"
+comm -23 "$tmp/ci.e" "$tmp/ast.e" | head -20
+echo "# only ast:"
+comm -13 "$tmp/ci.e" "$tmp/ast.e" | head -20
+echo "# type-only marks that disagree (on edges both have):"
+comm -12 "$tmp/ci.e" "$tmp/ast.e" >"$tmp/common"
+jq -c 'select(.type_only)' "$tmp/ci" | jq -c '{path, resolved}' | sort >"$tmp/ci.t"
+jq -c 'select(.type_only)' "$tmp/ast" | jq -c '{path, resolved}' | sort >"$tmp/ast.t"
+comm -3 "$tmp/ci.t" "$tmp/ast.t" | sort | comm -12 - "$tmp/common" | head -20
+echo "# cycles (type-only imports left out)"
+echo "ci-refs cycles:"
+ci-refs --json cycles 2>/dev/null | jq -c .files | sort || :
+echo "ast:"
+jq -c 'select(._type == "cycle") | .files' "$tmp/ast.all" | sort
