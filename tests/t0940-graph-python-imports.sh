@@ -10,7 +10,7 @@
 # pathlib.py is the standard library, and a src layout and a namespace
 # package resolve.  Checked: ci-chunk's import records, ci-refs deps, cycles
 # and impact, `ci cycles`, and the MCP tools dependencies (bobbin) and
-# detect_circular_dependencies (codebase-context).
+# detect_circular_dependencies (codebase-context), and importedByCount (ci search).
 . "$(dirname "$0")/lib.sh"
 
 if ! test_have_lang python; then
@@ -181,7 +181,10 @@ test_expect_success 'ci cycles and the MCP tools agree' '
 	"$JQ" -e ".result.structuredContent | .count == 1 and .cycles[0].files == [\"req/compat.py\",\"req/models.py\",\"req/utils.py\"]" out >/dev/null &&
 	(cd repo && printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"dependencies\",\"arguments\":{\"file\":\"req/api.py\"}}}" |
 		ci-mcp --profile bobbin) >out &&
-	"$JQ" -e ".result.structuredContent.imports == [{path: \"req/sessions.py\", dep_type: \"import\", resolved: true}]" out >/dev/null
+	"$JQ" -e ".result.structuredContent.imports == [{path: \"req/sessions.py\", dep_type: \"import\", resolved: true}]" out >/dev/null &&
+	(cd repo && ci search --query "class Session get" --json) >out &&
+	"$JQ" -s -e "map(select(._type == \"hit\" and .path == \"req/sessions.py\"))[0] |
+		.importedByCount == 3 and .callers == [\"req/__init__.py\", \"req/api.py\", \"req/hooks.py\"]" out >/dev/null
 '
 
 test_done
