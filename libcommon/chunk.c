@@ -11,6 +11,7 @@
 #include "common.h"
 #include "chunk.h"
 #include "blob.h"
+#include "graph/cscan.h"
 
 #include <pthread.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -465,6 +466,83 @@ static void index_lines(struct chunker *c)
 	}
 	c->nlines = nl;
 	c->line_off[nl] = (uint32_t)c->n;
+}
+
+/* The 0-based line of byte b.  Cannot fail. */
+static uint32_t line_of_byte(const struct chunker *c, uint32_t b)
+{
+	uint32_t lo = 0, hi = c->nlines;
+
+	/* the last line start <= b */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->line_off[mid] <= b)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static TSPoint point_of_byte(const struct chunker *c, uint32_t b)
+{
+	uint32_t row = c->nlines ? line_of_byte(c, b) : 0;
+	TSPoint p = { row, b - (c->nlines ? c->line_off[row] : 0) };
+
+	return p;
+}
+
+/*
+ * C and C++: leave attribute macros (`__alloc_size(1)` before a declaration's
+ * type, cscan_attr_macros()) out of the parse, which otherwise takes them for
+ * a function declarator.  Returns 1 when included ranges were set (the caller
+ * resets them after the parse).
+ */
+static int exclude_attr_macros(struct chunker *c)
+{
+	struct cscan_range *ex = NULL;
+	size_t nex, k = 0;
+	TSRange *inc;
+	uint32_t at = 0;
+	int ret;
+
+	if (strcmp(c->rt->lang->name, "c") && strcmp(c->rt->lang->name, "cpp"))
+		return 0;
+	nex = cscan_attr_macros(&ex, c->data, c->n);
+	if (!nex)
+		return 0;
+	inc = xcalloc(nex + 1, sizeof(*inc));
+	for (size_t i = 0; i < nex; i++) {
+		if (ex[i].start > at) {
+			inc[k].start_byte = at;
+			inc[k].end_byte = ex[i].start;
+			inc[k].start_point = point_of_byte(c, at);
+			inc[k].end_point = point_of_byte(c, ex[i].start);
+			k++;
+		}
+		at = ex[i].end;
+	}
+	inc[k].start_byte = at;
+	inc[k].end_byte = UINT32_MAX;
+	inc[k].start_point = point_of_byte(c, at);
+	inc[k].end_point = (TSPoint){ UINT32_MAX, UINT32_MAX };
+	k++;
+	ret = ts_parser_set_included_ranges(c->parser, inc, (uint32_t)k);
+	free(inc);
+	free(ex);
+	return ret;
+}
+
+/* Parse the file (its language set in the parser), or NULL. */
+static TSTree *parse_file(struct chunker *c)
+{
+	int ranged = exclude_attr_macros(c);
+	TSTree *tree = ts_parser_parse_string(c->parser, NULL, c->data, (uint32_t)c->n);
+
+	if (ranged)
+		ts_parser_set_included_ranges(c->parser, NULL, 0);
+	return tree;
 }
 
 /* Does line l (1-based) hold nothing but blanks, punctuation or a block closer? */
@@ -1459,6 +1537,76 @@ static void run_queries(struct chunker *c, TSNode root)
 	}
 }
 
+struct macro_scan {
+	struct chunker *c;	/* the chunker */
+	uint32_t base;		/* byte offset of the scanned text in the file */
+};
+
+/* cscan_macro_calls() callback: one "call" reference tag. */
+static void add_macro_call(size_t off, size_t len, void *payload)
+{
+	struct macro_scan *ms = payload;
+	struct chunker *c = ms->c;
+	uint32_t b = ms->base + (uint32_t)off, row = line_of_byte(c, b);
+	struct tag *t;
+
+	if (len > 512)
+		return;
+	ALLOC_GROW(c->tags, c->tags_nr + 1, c->tags_alloc);
+	t = &c->tags[c->tags_nr++];
+	t->name = xstrndup(c->data + b, len);
+	t->kind = "call";
+	t->byte = b;
+	t->line = t->end_line = row + 1;
+	t->col = b - c->line_off[row] + 1;
+	t->is_def = 0;
+	t->scope = NULL;
+}
+
+/*
+ * C and C++: the calls in #define bodies (one opaque preproc_arg to the
+ * grammar, continuation lines and all) as references, scanned by
+ * cscan_macro_calls().  Looks at the top level and inside #if/#ifdef
+ * blocks, extern "C" and namespaces: a #define elsewhere is rare.
+ */
+static void macro_refs(struct chunker *c, TSNode n, int depth)
+{
+	TSTreeCursor cur;
+
+	if (depth > 64 || !ts_node_child_count(n))
+		return;
+	cur = ts_tree_cursor_new(n);
+	if (ts_tree_cursor_goto_first_child(&cur)) {
+		do {
+			TSNode ch = ts_tree_cursor_current_node(&cur);
+			const char *type = ts_node_type(ch);
+
+			if (!strcmp(type, "preproc_def") || !strcmp(type, "preproc_function_def")) {
+				TSNode v = ts_node_child_by_field_name(ch, "value", 5);
+				TSNode p = ts_node_child_by_field_name(ch, "parameters", 10);
+				struct macro_scan ms = { c, 0 };
+				uint32_t pb = 0, pe = 0;
+
+				if (ts_node_is_null(v))
+					continue;
+				if (!ts_node_is_null(p)) {
+					pb = ts_node_start_byte(p);
+					pe = ts_node_end_byte(p);
+				}
+				ms.base = ts_node_start_byte(v);
+				cscan_macro_calls(c->data + ms.base, ts_node_end_byte(v) - ms.base,
+						  pe > pb ? c->data + pb : NULL, pe - pb, add_macro_call, &ms);
+			} else if (!strncmp(type, "preproc_if", 10) || !strncmp(type, "preproc_el", 10) ||
+				   !strcmp(type, "linkage_specification") ||
+				   !strcmp(type, "declaration_list") ||
+				   !strcmp(type, "namespace_definition")) {
+				macro_refs(c, ch, depth + 1);
+			}
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	}
+	ts_tree_cursor_delete(&cur);
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
 	const struct tag *x = a, *y = b;
@@ -1475,12 +1623,17 @@ static int cmp_tag(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The kind of a C "definition" that finish_tags() found to be a call. */
+static const char demoted_call[] = "call";
+
 /* Sort, drop duplicates, and give each tag the qualified name of its enclosing unit. */
 static void finish_tags(struct chunker *c)
 {
 	size_t i, j = 0, ndefs = 0;
 	int *stack = NULL;
 	size_t sp = 0, st_alloc = 0, ui = 0;
+	int c_like = !strcmp(c->rt->lang->name, "c") || !strcmp(c->rt->lang->name, "cpp");
+	int demoted = 0;
 
 	if (!c->tags_nr)
 		return;
@@ -1554,6 +1707,18 @@ static void finish_tags(struct chunker *c)
 				continue;
 			}
 			t->scope = top ? c->units[stack[top - 1]].qual : NULL;
+			if (c_like && top && t->is_def && !strcmp(t->kind, "function") &&
+			    !strcmp(c->units[stack[top - 1]].kind, "function")) {
+				/*
+				 * A "function declaration" in a C function's body is a call
+				 * the grammar misread after a macro: `for_each_node(n)
+				 * free_info(m, n);`, `return kmalloc(...)` after an
+				 * attribute macro.  A reference, not a definition.
+				 */
+				t->kind = demoted_call;	/* a reference after the sweeps */
+				demoted = 1;
+				continue;
+			}
 			if (top && t->is_def && !strcmp(t->kind, "function") &&
 			    kind_is_class_like(c->units[stack[top - 1]].kind))
 				t->kind = "method";
@@ -1563,6 +1728,12 @@ static void finish_tags(struct chunker *c)
 		}
 	}
 	free(stack);
+	if (demoted) {
+		for (i = 0; i < c->tags_nr; i++)
+			if (c->tags[i].kind == demoted_call)
+				c->tags[i].is_def = 0;
+		qsort(c->tags, c->tags_nr, sizeof(*c->tags), cmp_tag);
+	}
 }
 
 static void strip_target(char *s)
@@ -1773,7 +1944,7 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 				why = "nested too deeply for tree-sitter (over 4,096 levels)";
 			else if (!ts_parser_set_language(c->parser, c->rt->ts))
 				why = "grammar version not supported by libtree-sitter";
-			else if (!(tree = ts_parser_parse_string(c->parser, NULL, data, (uint32_t)n)))
+			else if (!(tree = parse_file(c)))
 				why = "parse failed or timed out";
 			else if (lang_tree_broken(tree, data, n)) {
 				lang_tree_abandon(tree);
@@ -1793,6 +1964,9 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 			tile(c, 1, c->nlines, c->units_nr ? 0 : -1, root, "block", NULL, NULL);
 		if (c->opts.want & (CHUNK_WANT_DEFS | CHUNK_WANT_REFS | CHUNK_WANT_IMPORTS)) {
 			run_queries(c, root);
+			if ((c->opts.want & CHUNK_WANT_REFS) &&
+			    (!strcmp(lang->name, "c") || !strcmp(lang->name, "cpp")))
+				macro_refs(c, root, 0);
 			finish_tags(c);
 			finish_imports(c, path, ictx);
 		}
