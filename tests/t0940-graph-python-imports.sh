@@ -43,6 +43,8 @@ test_expect_success 'setup: a requests-like package, a src layout, a namespace p
 	write req/compat.py "from .models import Request" "import json" "from req import compat" &&
 	write req/hooks.py "import typing" "if typing.TYPE_CHECKING:" "    from .sessions import Session" \
 		"" "def default_hooks():" "    return {}" &&
+	write req/legacy.py "class Request:" "    pass" &&
+	write req/cli.py "from .legacy import Request" "" "def main():" "    return Request()" &&
 	write req/_internal/__init__.py "" &&
 	write req/_internal/pathlib.py "def bestrelpath(a, b):" "    return a" &&
 	write req/_internal/core.py "from pathlib import Path" "import pathlib" \
@@ -171,6 +173,26 @@ test_expect_success 'ci-refs impact: api.py is a direct importer of sessions.py'
 	{"path":"req/models.py","depth":2}
 	EOF
 	test_cmp expect actual
+'
+
+test_expect_success 'impact path:symbol: the files that can reach the definition, users first' '
+	(cd repo && ci-refs --json impact req/models.py:Request --mode deps) >out &&
+	"$JQ" -c "{path, depth, references}" out >actual &&
+	cat >expect <<-\EOF &&
+	{"path":"req/sessions.py","depth":1,"references":1}
+	{"path":"req/__init__.py","depth":1,"references":null}
+	{"path":"req/compat.py","depth":1,"references":null}
+	{"path":"req/utils.py","depth":1,"references":null}
+	{"path":"req/api.py","depth":2,"references":null}
+	{"path":"req/hooks.py","depth":2,"references":null}
+	EOF
+	test_cmp expect actual &&
+	(cd repo && ci-refs --json impact req/legacy.py:Request --mode deps) >out &&
+	"$JQ" -c "{path, depth, references}" out >actual &&
+	echo "{\"path\":\"req/cli.py\",\"depth\":1,\"references\":1}" >expect &&
+	test_cmp expect actual &&
+	(cd repo && test_status 1 ci-refs impact req/models.py:nosuchsym 2>../err) &&
+	test_grep "no definition of .nosuchsym. in .req/models.py." err
 '
 
 test_expect_success 'ci cycles and the MCP tools agree' '
