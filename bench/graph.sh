@@ -55,3 +55,48 @@ echo "ci-refs cycles:"
 ci-refs --json cycles 2>/dev/null | jq -c .files | sort || :
 echo "ast:"
 jq -c 'select(._type == "cycle") | .files' "$tmp/ast.all" | sort
+
+# ---- call edges: ci-refs callers against jedi (when python3-jedi is installed) ----
+if ! /usr/bin/python3 -c 'import jedi' 2>/dev/null; then
+	echo "# call edges: skipped (apt-get install python3-jedi)"
+	exit 0
+fi
+echo "# call edges (call file:line -> definition file:line) against jedi"
+while read -r f; do
+	ci-refs --json --limit 10000 symbols "$f" 2>/dev/null || :
+done <"$tmp/files" |
+	jq -r 'select(.kind == "function" or .kind == "method" or .kind == "class") | .name' |
+	sort -u >"$tmp/names"
+while read -r n; do
+	ci-refs --json --limit 10000 callers "$n" 2>/dev/null || :
+done <"$tmp/names" |
+	jq -c 'select(.definition) | {path, line, def_path: .definition.path, def_line: .definition.line}' |
+	sort -u >"$tmp/ci.calls"
+# the same calls matched by name only (what ci-refs refs gives): every definition of the name
+while read -r n; do
+	ci-refs --json --limit 10000 refs "$n" 2>/dev/null | jq -c 'select(.kind == "call") | {name, path, line}' || :
+done <"$tmp/names" | sort -u >"$tmp/refs.calls"
+while read -r f; do
+	ci-refs --json --limit 10000 symbols "$f" 2>/dev/null || :
+done <"$tmp/files" |
+	jq -c 'select(.kind == "function" or .kind == "method" or .kind == "class") | {name, def_path: .path, def_line: .line}' |
+	jq -sc 'group_by(.name)[] | {name: .[0].name, defs: map({def_path, def_line})}' >"$tmp/defs.by.name"
+jq -c --slurpfile d "$tmp/defs.by.name" \
+	'. as $r | ($d | map(select(.name == $r.name)) | .[0].defs // [])[] | {path: $r.path, line: $r.line} + .' \
+	"$tmp/refs.calls" | sort -u >"$tmp/name.calls"
+/usr/bin/python3 "$here/graph-jedi.py" . | jq -c "{path, line, def_path, def_line}" | sort -u >"$tmp/jedi.calls"
+nj=$(wc -l <"$tmp/jedi.calls")
+printf '%-28s %6s %6s %10s %8s\n' tool edges agree precision recall
+for t in ci name; do
+	n=$(wc -l <"$tmp/$t.calls")
+	b=$(comm -12 "$tmp/$t.calls" "$tmp/jedi.calls" | wc -l)
+	label="ci-refs callers (bound)"
+	test "$t" = name && label="by name (ci-refs refs)"
+	awk -v l="$label" -v n="$n" -v b="$b" -v j="$nj" 'BEGIN {
+		printf "%-28s %6d %6d %9.1f%% %7.1f%%\n", l, n, b, n ? 100 * b / n : 0, j ? 100 * b / j : 0 }'
+done
+printf '%-28s %6d\n' "jedi goto (reference)" "$nj"
+echo "# a sample of ci's edges jedi does not have:"
+comm -23 "$tmp/ci.calls" "$tmp/jedi.calls" | head -5
+echo "# a sample of jedi's edges ci does not have:"
+comm -13 "$tmp/ci.calls" "$tmp/jedi.calls" | head -5
