@@ -21,7 +21,11 @@ root = os.path.abspath(sys.argv[1])
 files = subprocess.run(["git", "-C", root, "ls-files", "*.py"], capture_output=True,
                        text=True, check=True).stdout.split()
 fileset = set(files)
-project = jedi.Project(root, added_sys_path=[os.path.join(root, "src")])
+# the repository first, then the standard library only: an installed copy of
+# the same package (dist-packages) must not stand in for the repository's files
+std = [p for p in sys.path if p and "-packages" not in p and os.path.isdir(p)]
+project = jedi.Project(root, sys_path=[os.path.join(root, "src"), root] + std,
+                       smart_sys_path=False)
 edges = set()
 for f in files:
     path = os.path.join(root, f)

@@ -706,6 +706,42 @@ static int cmd_deps(const char *arg)
 
 /* ---- callers and callees: references bound to definitions ---- */
 
+/* The text of line (1-based) of the blob, as stored in its chunks, or NULL. */
+static char *line_text(sqlite3_int64 blob_id, long line)
+{
+	static sqlite3_stmt *st;
+	const char *t, *p, *e;
+	long l;
+	char *s = NULL;
+
+	if (!st)
+		st = prep("SELECT start_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 AND start_line <= ?2 "
+			  "AND end_line >= ?2 LIMIT 1");
+	sqlite3_bind_int64(st, 1, blob_id);
+	sqlite3_bind_int64(st, 2, line);
+	if (sqlite3_step(st) == SQLITE_ROW && (t = col(st, 1))) {
+		l = sqlite3_column_int64(st, 0);
+		for (p = t; l < line && (p = strchr(p, '\n')); l++)
+			p++;
+		if (p) {
+			e = strchrnul(p, '\n');
+			s = xstrndup(p, (size_t)(e - p));
+		}
+	}
+	sqlite3_reset(st);
+	return s;
+}
+
+/* What the call at (blob, line, col) is made on (bind_receiver()). */
+static enum bind_recv receiver_of(sqlite3_int64 blob_id, long line, long col_)
+{
+	char *t = line_text(blob_id, line);
+	enum bind_recv r = col_ >= 1 ? bind_receiver(t, (size_t)col_ - 1) : RECV_UNKNOWN;
+
+	free(t);
+	return r;
+}
+
 /* The definitions of one name, as candidates of bind_ref() for one file. */
 struct cands {
 	struct bind_def *d;	/* candidates */
@@ -834,7 +870,8 @@ static int cmd_calls(const char *q, int callees)
 
 			cands_for_file(&c, path, imp);
 			def = bind_ref(&how, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
-				       c.d, c.nr);
+				       receiver_of(sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
+						   sqlite3_column_int64(st, 3)), c.d, c.nr);
 			if (def < 0 || !target[def])
 				continue;	/* a namesake's call, or one that reaches nothing known */
 			emit_bound(name, col(st, 0), path, sqlite3_column_int64(st, 2),
@@ -864,7 +901,9 @@ static int cmd_calls(const char *q, int callees)
 
 				cands_load(&cc, callee);
 				cands_for_file(&cc, col(st, 2), imp);
-				def = bind_ref(&how, col(st, 2), sc, cc.d, cc.nr);
+				def = bind_ref(&how, col(st, 2), sc,
+					       receiver_of(sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 3),
+							   sqlite3_column_int64(st, 4)), cc.d, cc.nr);
 				emit_bound(callee, col(st, 1), col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);

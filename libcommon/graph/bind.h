@@ -21,6 +21,21 @@ enum bind_how {
 	BIND_NAME,		/* the only definition of that name in the index */
 };
 
+/* What a call is made on, read from the text before its name. */
+enum bind_recv {
+	RECV_UNKNOWN = 0,	/* not known (no text): every candidate may fit */
+	RECV_BARE,		/* f(): a function or class, not a method */
+	RECV_SELF,		/* self.f(), cls.f(), this.f(): the enclosing class's */
+	RECV_SUPER,		/* super().f(): a base class's, not the enclosing one's */
+	RECV_OTHER,		/* x.f(): a method of some class, or a module's function */
+};
+
+/*
+ * The receiver of the call whose name starts at byte col0 (0-based) of the
+ * source line text.  Cannot fail.
+ */
+enum bind_recv bind_receiver(const char *text, size_t col0);
+
 /* A candidate definition of the reference's name. */
 struct bind_def {
 	const char *path;	/* its file */
@@ -34,14 +49,16 @@ const char *bind_how_name(enum bind_how how);
 /*
  * The definition among defs[0..nr) that a reference in file path, enclosed by
  * scope (the qualified name of its enclosing unit, "Flask.dispatch" or NULL),
- * binds to: a definition of the same file whose class encloses the reference
- * (member), else one of the same file at module level (local), else one in a
- * file the reference's file imports (import), else the only candidate (name).
- * A method of another class of the same file is not reached by a bare name.
- * Ties keep the first candidate.  Returns its index and sets *how, or returns
- * -1 with *how = BIND_NONE.  Cannot fail.
+ * made on recv, binds to: a definition of the same file whose class encloses
+ * the reference (member), else one of the same file at module level (local),
+ * else one in a file the reference's file imports (import), else the only
+ * candidate (name).  The receiver narrows the candidates first: a bare call
+ * reaches no method, self.f() only the enclosing class's, super().f() never
+ * the enclosing class's own, x.f() no function of its own file.  Ties keep
+ * the first candidate.  Returns its index and sets *how, or returns -1 with
+ * *how = BIND_NONE.  Cannot fail.
  */
-long bind_ref(enum bind_how *how, const char *path, const char *scope,
+long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr);
 
 #endif
