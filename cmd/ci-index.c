@@ -683,7 +683,8 @@ static void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum v
 			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
 	ld->ref_add = prep(db, "INSERT INTO refs(blob_id, name, kind, line, col, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->imp_del = prep(db, "DELETE FROM imports WHERE path = ?1");
-	ld->imp_add = prep(db, "INSERT INTO imports(path, target, resolved, line) VALUES (?1, ?2, ?3, ?4)");
+	ld->imp_add = prep(db, "INSERT INTO imports(path, target, resolved, line, type_only) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5)");
 	ld->vec_add = prep(db, "INSERT OR REPLACE INTO vectors(chunk_id, model, dim, fmt, scale, vec) "
 			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->cvec_add = prep(db, "INSERT OR REPLACE INTO commit_vectors(sha, model, dim, fmt, scale, vec) "
@@ -997,6 +998,7 @@ static int load_import(struct loader *ld, json_t *rec)
 	bind_str_or_null(ld->imp_add, 2, json_object_get(rec, "target"));
 	bind_str_or_null(ld->imp_add, 3, json_object_get(rec, "resolved"));
 	sqlite3_bind_int64(ld->imp_add, 4, jint(rec, "line"));
+	sqlite3_bind_int(ld->imp_add, 5, json_is_true(json_object_get(rec, "type_only")));
 	ld->imports++;
 	return step_done(ld->db, ld->imp_add);
 }

@@ -15,6 +15,7 @@
  */
 #include "common.h"
 #include "fleet/fleet.h"
+#include "graph/bind.h"
 #include "human.h"
 #include "index.h"
 #include "lang.h"
@@ -37,6 +38,8 @@ static const char usage_text[] =
 	"  deps <file>             the files <file> imports (--reverse: that import it)\n"
 	"  cycles                  import cycles (strongly connected components)\n"
 	"  impact <file>[:<symbol>]  files a change may affect, with the signals\n"
+	"  callers <name>          the calls that reach <name>, each with how it binds\n"
+	"  callees <name>          the calls inside <name>, each with the definition it reaches\n"
 	"\n"
 	"Options:\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
@@ -49,6 +52,7 @@ static const char usage_text[] =
 	"      --reverse           deps: the files that import <file>\n"
 	"      --both              deps: both directions\n"
 	"      --scope <path>      cycles: only files under this path\n"
+	"      --type-imports      cycles: count Python imports under `if TYPE_CHECKING:`\n"
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
@@ -57,7 +61,7 @@ static const char usage_text[] =
 	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
-	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON };
+	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON, OPT_TYPE_IMPORTS };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -69,6 +73,7 @@ static const struct option long_options[] = {
 	{ "reverse", no_argument, NULL, OPT_REVERSE },
 	{ "both", no_argument, NULL, OPT_BOTH },
 	{ "scope", required_argument, NULL, OPT_SCOPE },
+	{ "type-imports", no_argument, NULL, OPT_TYPE_IMPORTS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -84,6 +89,7 @@ struct options {
 	long limit;		/* --limit */
 	int reverse, both;	/* deps direction */
 	const char *scope;	/* cycles --scope */
+	int type_imports;	/* cycles --type-imports */
 	long depth;		/* impact --depth */
 	unsigned mode;		/* impact --mode: the signals, M_* */
 };
@@ -654,7 +660,8 @@ static int cmd_deps(const char *arg)
 		return EXIT_NOTHING;
 	}
 	if (!o.reverse || o.both) {
-		st = prep("SELECT target, resolved, line FROM imports WHERE path = ?1 ORDER BY line, target");
+		st = prep("SELECT target, resolved, line, type_only FROM imports WHERE path = ?1 "
+			  "ORDER BY line, target");
 		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
 			nd_begin(&out, "dep");
@@ -663,6 +670,8 @@ static int cmd_deps(const char *arg)
 			nd_str(&out, "target", col(st, 0));
 			nd_str(&out, "resolved", col(st, 1));
 			nd_int(&out, "line", sqlite3_column_int64(st, 2));
+			if (sqlite3_column_int(st, 3))
+				nd_bool(&out, "type_only", 1);
 			nd_end(&out);
 			flush_out();
 			emitted++;
@@ -671,7 +680,8 @@ static int cmd_deps(const char *arg)
 		sqlite3_finalize(st);
 	}
 	if (o.reverse || o.both) {
-		st = prep("SELECT path, target, line FROM imports WHERE resolved = ?1 ORDER BY path, line");
+		st = prep("SELECT path, target, line, type_only FROM imports WHERE resolved = ?1 "
+			  "ORDER BY path, line");
 		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
 			nd_begin(&out, "dep");
@@ -680,6 +690,8 @@ static int cmd_deps(const char *arg)
 			nd_str(&out, "target", col(st, 1));
 			nd_str(&out, "resolved", path);
 			nd_int(&out, "line", sqlite3_column_int64(st, 2));
+			if (sqlite3_column_int(st, 3))
+				nd_bool(&out, "type_only", 1);
 			nd_end(&out);
 			flush_out();
 			emitted++;
@@ -691,6 +703,227 @@ static int cmd_deps(const char *arg)
 		error("'%s' %s", path, o.reverse && !o.both ? "is imported by no file of the index" :
 		      "imports nothing the index knows");
 	free(path);
+	return found ? EXIT_OK : EXIT_NOTHING;
+}
+
+/* ---- callers and callees: references bound to definitions ---- */
+
+/* The text of line (1-based) of the blob, as stored in its chunks, or NULL. */
+static char *line_text(sqlite3_int64 blob_id, long line)
+{
+	static sqlite3_stmt *st;
+	const char *t, *p, *e;
+	long l;
+	char *s = NULL;
+
+	if (!st)
+		st = prep("SELECT start_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 AND start_line <= ?2 "
+			  "AND end_line >= ?2 LIMIT 1");
+	sqlite3_bind_int64(st, 1, blob_id);
+	sqlite3_bind_int64(st, 2, line);
+	if (sqlite3_step(st) == SQLITE_ROW && (t = col(st, 1))) {
+		l = sqlite3_column_int64(st, 0);
+		for (p = t; l < line && (p = strchr(p, '\n')); l++)
+			p++;
+		if (p) {
+			e = strchrnul(p, '\n');
+			s = xstrndup(p, (size_t)(e - p));
+		}
+	}
+	sqlite3_reset(st);
+	return s;
+}
+
+/* What the call at (blob, line, col) is made on (bind_receiver()). */
+static enum bind_recv receiver_of(sqlite3_int64 blob_id, long line, long col_)
+{
+	char *t = line_text(blob_id, line);
+	enum bind_recv r = col_ >= 1 ? bind_receiver(t, (size_t)col_ - 1) : RECV_UNKNOWN;
+
+	free(t);
+	return r;
+}
+
+/* The definitions of one name, as candidates of bind_ref() for one file. */
+struct cands {
+	struct bind_def *d;	/* candidates */
+	char **paths, **scopes;	/* owned strings behind d */
+	long *lines, *ends;	/* their lines and end lines */
+	size_t nr, alloc;	/* number of candidates */
+};
+
+static void cands_release(struct cands *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		free(c->paths[i]);
+		free(c->scopes[i]);
+	}
+	free(c->d);
+	free(c->paths);
+	free(c->scopes);
+	free(c->lines);
+	free(c->ends);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Load every definition named name. */
+static void cands_load(struct cands *c, const char *name)
+{
+	sqlite3_stmt *st = prep("SELECT f.path, d.scope, d.line, d.end_line FROM defs d "
+				"JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
+				"ORDER BY f.path, d.line");
+	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+
+	memset(c, 0, sizeof(*c));
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(c->d, c->nr + 1, c->alloc);
+		ALLOC_GROW(c->paths, c->nr + 1, a1);
+		ALLOC_GROW(c->scopes, c->nr + 1, a2);
+		ALLOC_GROW(c->lines, c->nr + 1, a3);
+		ALLOC_GROW(c->ends, c->nr + 1, a4);
+		c->paths[c->nr] = xstrdup(col(st, 0));
+		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(col(st, 1));
+		c->lines[c->nr] = sqlite3_column_int64(st, 2);
+		c->ends[c->nr] = sqlite3_column_int64(st, 3);
+		c->nr++;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < c->nr; i++) {
+		c->d[i].path = c->paths[i];
+		c->d[i].scope = c->scopes[i];
+	}
+}
+
+/* Mark the candidates whose files the file path imports. */
+static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		sqlite3_reset(imp);
+		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
+		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
+	}
+}
+
+/* One occurrence record of a bound reference. */
+static void emit_bound(const char *name, const char *kind, const char *path, long line, long col_,
+		       const char *scope, const char *lang, sqlite3_int64 blob, enum bind_how how,
+		       const struct cands *c, long def)
+{
+	char *snip = snippet(blob, line);
+
+	nd_begin(&out, "occurrence");
+	nd_str(&out, "name", name);
+	nd_str(&out, "type", "reference");
+	nd_str(&out, "kind", kind);
+	nd_str(&out, "path", path);
+	nd_int(&out, "line", line);
+	nd_int(&out, "col", col_);
+	nd_str(&out, "scope", scope);
+	nd_str(&out, "lang", lang);
+	nd_str(&out, "snippet", snip);
+	nd_str(&out, "confidence", "syntactic");
+	nd_str(&out, "binding", bind_how_name(how));
+	if (def >= 0) {
+		nd_key(&out, "definition");
+		buf_addch(&out, '{');
+		buf_addstr(&out, "\"path\":");
+		nd_json_string(&out, c->paths[def], strlen(c->paths[def]));
+		buf_addf(&out, ",\"line\":%ld}", c->lines[def]);
+	}
+	nd_end(&out);
+	flush_out();
+	free(snip);
+	emitted++;
+}
+
+/*
+ * callers <name>: the calls that bind (bind_ref()) to a definition of name
+ * (Class.method, module.func narrow it as for defs).  callees <name>: the calls
+ * inside those definitions, each with the definition it binds to, if any.
+ */
+static int cmd_calls(const char *q, int callees)
+{
+	char *scope, *name;
+	struct cands c;
+	sqlite3_stmt *st, *imp;
+	int *target, any = 0, found = 0;
+
+	split_qualified(q, &scope, &name);
+	cands_load(&c, name);
+	target = xcalloc(c.nr + 1, sizeof(*target));
+	for (size_t i = 0; i < c.nr; i++)
+		any |= target[i] = qualifier_matches(scope, c.scopes[i], c.paths[i]) && path_ok(c.paths[i]);
+	if (!any) {
+		error("no definition of '%s' in the index", q);
+		goto done;
+	}
+	imp = prep("SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
+	if (!callees) {
+		st = prep("SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
+			const char *path = col(st, 1), *sc = col(st, 4);
+			enum bind_how how;
+			long def;
+
+			cands_for_file(&c, path, imp);
+			def = bind_ref(&how, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+				       receiver_of(sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
+						   sqlite3_column_int64(st, 3)), c.d, c.nr);
+			if (def < 0 || !target[def])
+				continue;	/* a namesake's call, or one that reaches nothing known */
+			emit_bound(name, col(st, 0), path, sqlite3_column_int64(st, 2),
+				   sqlite3_column_int64(st, 3), sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+				   col(st, 5), sqlite3_column_int64(st, 6), how, &c, def);
+			found++;
+		}
+		sqlite3_finalize(st);
+	} else {
+		st = prep("SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
+			  "ORDER BY r.line, r.col");
+		for (size_t i = 0; i < c.nr && emitted < o.limit; i++) {
+			if (!target[i])
+				continue;
+			sqlite3_reset(st);
+			sqlite3_bind_text(st, 1, c.paths[i], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 2, c.lines[i]);
+			sqlite3_bind_int64(st, 3, c.ends[i]);
+			while (sqlite3_step(st) == SQLITE_ROW && emitted < o.limit) {
+				const char *sc = sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : col(st, 5);
+				char *callee = xstrdup(col(st, 0));
+				struct cands cc;
+				enum bind_how how;
+				long def;
+
+				cands_load(&cc, callee);
+				cands_for_file(&cc, col(st, 2), imp);
+				def = bind_ref(&how, col(st, 2), sc,
+					       receiver_of(sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 3),
+							   sqlite3_column_int64(st, 4)), cc.d, cc.nr);
+				emit_bound(callee, col(st, 1), col(st, 2), sqlite3_column_int64(st, 3),
+					   sqlite3_column_int64(st, 4), sc, col(st, 6),
+					   sqlite3_column_int64(st, 7), how, &cc, def);
+				cands_release(&cc);
+				free(callee);
+				found++;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_finalize(imp);
+	if (!found)
+		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
+done:
+	free(target);
+	cands_release(&c);
+	free(scope);
+	free(name);
 	return found ? EXIT_OK : EXIT_NOTHING;
 }
 
@@ -723,8 +956,11 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The graph of resolved imports between files of the index (under scope, if given). */
-static void load_graph(struct graph *g, const char *scope)
+/*
+ * The graph of resolved imports between files of the index (under scope, if
+ * given); with type_only, the imports under Python's `if TYPE_CHECKING:` too.
+ */
+static void load_graph(struct graph *g, const char *scope, int type_only)
 {
 	sqlite3_stmt *st = prep("SELECT path FROM files ORDER BY path");
 	size_t alloc = 0, i, sl = scope ? strlen(scope) : 0;
@@ -738,7 +974,8 @@ static void load_graph(struct graph *g, const char *scope)
 	g->adj = xcalloc(g->n + 1, sizeof(*g->adj));
 	g->adj_nr = xcalloc(g->n + 1, sizeof(*g->adj_nr));
 	g->adj_alloc = xcalloc(g->n + 1, sizeof(*g->adj_alloc));
-	st = prep("SELECT path, resolved FROM imports WHERE resolved IS NOT NULL");
+	st = prep(type_only ? "SELECT path, resolved FROM imports WHERE resolved IS NOT NULL"
+		  : "SELECT path, resolved FROM imports WHERE resolved IS NOT NULL AND NOT type_only");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *a = col(st, 0), *b = col(st, 1);
 		int x, y;
@@ -830,7 +1067,7 @@ static int cmd_cycles(void)
 	int counter = 0;
 	int *cs, *path;
 
-	load_graph(&g, o.scope);
+	load_graph(&g, o.scope, o.type_imports);
 	index_of = xmalloc((g.n + 1) * sizeof(int));
 	low = xmalloc((g.n + 1) * sizeof(int));
 	stack = xmalloc((g.n + 1) * sizeof(int));
@@ -1042,7 +1279,7 @@ static int cmd_impact(const char *arg)
 		sym = colon + 1;
 	}
 	path = file_arg(copy);
-	load_graph(&g, NULL);
+	load_graph(&g, NULL, 1);
 	start = node_of(&g, path);
 	if (start < 0) {
 		error("'%s' is not in the index (run 'ci-index update'?)", path);
@@ -1099,10 +1336,23 @@ static int cmd_impact(const char *arg)
 			queue[qt++] = w;
 		}
 	}
-	/* references to the symbol, or to every symbol the file defines */
+	/*
+	 * references to the symbol, or to every symbol the file defines.  A
+	 * reference to the symbol counts where it can reach this definition: its
+	 * file imports the file (or, in C and C++, a file declaring the name, a
+	 * header), or no other file defines the name.  A namesake's callers are
+	 * not the symbol's.
+	 */
 	if (sym)
 		st = prep("SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
-			  "WHERE r.name = ?2 AND f.path != ?1 GROUP BY f.path");
+			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
+			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+			  "  WHERE d.name = ?2 AND g.path != ?1)"
+			  " OR EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved = ?1)"
+			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
+			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i JOIN files g ON g.path = i.resolved "
+			  "  JOIN defs d ON d.blob_id = g.blob_id WHERE i.path = f.path AND d.name = ?2))"
+			  ") GROUP BY f.path");
 	else
 		st = prep("SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE f.path != ?1 AND r.name IN (SELECT d.name FROM defs d JOIN files g "
@@ -1162,11 +1412,18 @@ static int cmd_impact(const char *arg)
 			r[nr].s = s;
 			nr++;
 		}
-		/* by score, then path (insertion sort keeps it simple for a few hundred) */
+		/*
+		 * by score, then path (insertion sort keeps it simple for a few
+		 * hundred); for a symbol, the files that reference it first: an
+		 * importer that never uses it never outranks one that does
+		 */
 		for (i = 1; i < nr; i++) {
 			size_t j = i;
-			while (j && (r[j - 1].s < r[j].s ||
-				     (r[j - 1].s == r[j].s && strcmp(g.names[r[j - 1].v], g.names[r[j].v]) > 0))) {
+			while (j && ((sym && !h[r[j - 1].v].refs && h[r[j].v].refs) ||
+				     (!(sym && !h[r[j].v].refs != !h[r[j - 1].v].refs) &&
+				      (r[j - 1].s < r[j].s ||
+				       (r[j - 1].s == r[j].s &&
+					strcmp(g.names[r[j - 1].v], g.names[r[j].v]) > 0))))) {
 				__typeof__(*r) t = r[j];
 				r[j] = r[j - 1];
 				r[j - 1] = t;
@@ -1248,6 +1505,7 @@ int main(int argc, char **argv)
 		case OPT_REVERSE: o.reverse = 1; break;
 		case OPT_BOTH: o.both = 1; break;
 		case OPT_SCOPE: o.scope = optarg; break;
+		case OPT_TYPE_IMPORTS: o.type_imports = 1; break;
 		case OPT_DEPTH: o.depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
 		case OPT_JSON: json = 1; break;
 		case OPT_MODE:
@@ -1280,7 +1538,7 @@ int main(int argc, char **argv)
 			usage_error(usage_text, "cycles takes no argument (use --scope)");
 	} else if (!strcmp(cmd, "defs") || !strcmp(cmd, "refs") || !strcmp(cmd, "occurrences") ||
 		   !strcmp(cmd, "symbols") || !strcmp(cmd, "search") || !strcmp(cmd, "deps") ||
-		   !strcmp(cmd, "impact")) {
+		   !strcmp(cmd, "impact") || !strcmp(cmd, "callers") || !strcmp(cmd, "callees")) {
 		if (optind + 1 != argc)
 			usage_error(usage_text, "%s takes one argument", cmd);
 		arg = argv[optind];
@@ -1328,6 +1586,8 @@ int main(int argc, char **argv)
 		ret = cmd_deps(arg);
 	else if (!strcmp(cmd, "impact"))
 		ret = cmd_impact(arg);
+	else if (!strcmp(cmd, "callers") || !strcmp(cmd, "callees"))
+		ret = cmd_calls(arg, !strcmp(cmd, "callees"));
 	else
 		ret = cmd_cycles();
 	flush_out();

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "chunk.h"
 #include "blob.h"
+#include "graph/cscan.h"
 
 #include <pthread.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -29,7 +30,7 @@ struct pred {
 	pcre2_code *re;		/* compiled #match? pattern */
 };
 
-enum cap_role { CAP_OTHER, CAP_NAME, CAP_DEF, CAP_REF, CAP_IMPORT, CAP_TARGET };
+enum cap_role { CAP_OTHER, CAP_NAME, CAP_DEF, CAP_REF, CAP_IMPORT, CAP_TARGET, CAP_MEMBER };
 
 struct cquery {
 	TSQuery *q;		/* NULL when the language has no such query */
@@ -134,6 +135,8 @@ static void cquery_compile(struct cquery *cq, const TSLanguage *ts, const char *
 			cq->role[i] = CAP_IMPORT;
 		else if (!strcmp(s, "target"))
 			cq->role[i] = CAP_TARGET;
+		else if (!strcmp(s, "member"))
+			cq->role[i] = CAP_MEMBER;
 		free(s);
 	}
 	n = ts_query_pattern_count(cq->q);
@@ -351,6 +354,10 @@ struct imp {
 	char *target;		/* without quotes */
 	uint32_t line;		/* of the import statement */
 	char *resolved;		/* root-relative, or NULL */
+	char *member;		/* `from target import member` (Python), or NULL */
+	uint32_t stmt;		/* start byte of the statement */
+	int type_only;		/* under `if TYPE_CHECKING:` */
+	int drop;		/* scratch of finish_imports() */
 };
 
 struct chunker {
@@ -413,6 +420,7 @@ static void reset_file(struct chunker *c)
 	for (i = 0; i < c->imps_nr; i++) {
 		free(c->imps[i].target);
 		free(c->imps[i].resolved);
+		free(c->imps[i].member);
 	}
 	c->units_nr = c->pieces_nr = c->tags_nr = c->imps_nr = 0;
 	c->pending_from = 0;
@@ -458,6 +466,83 @@ static void index_lines(struct chunker *c)
 	}
 	c->nlines = nl;
 	c->line_off[nl] = (uint32_t)c->n;
+}
+
+/* The 0-based line of byte b.  Cannot fail. */
+static uint32_t line_of_byte(const struct chunker *c, uint32_t b)
+{
+	uint32_t lo = 0, hi = c->nlines;
+
+	/* the last line start <= b */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->line_off[mid] <= b)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static TSPoint point_of_byte(const struct chunker *c, uint32_t b)
+{
+	uint32_t row = c->nlines ? line_of_byte(c, b) : 0;
+	TSPoint p = { row, b - (c->nlines ? c->line_off[row] : 0) };
+
+	return p;
+}
+
+/*
+ * C and C++: leave attribute macros (`__alloc_size(1)` before a declaration's
+ * type, cscan_attr_macros()) out of the parse, which otherwise takes them for
+ * a function declarator.  Returns 1 when included ranges were set (the caller
+ * resets them after the parse).
+ */
+static int exclude_attr_macros(struct chunker *c)
+{
+	struct cscan_range *ex = NULL;
+	size_t nex, k = 0;
+	TSRange *inc;
+	uint32_t at = 0;
+	int ret;
+
+	if (strcmp(c->rt->lang->name, "c") && strcmp(c->rt->lang->name, "cpp"))
+		return 0;
+	nex = cscan_attr_macros(&ex, c->data, c->n);
+	if (!nex)
+		return 0;
+	inc = xcalloc(nex + 1, sizeof(*inc));
+	for (size_t i = 0; i < nex; i++) {
+		if (ex[i].start > at) {
+			inc[k].start_byte = at;
+			inc[k].end_byte = ex[i].start;
+			inc[k].start_point = point_of_byte(c, at);
+			inc[k].end_point = point_of_byte(c, ex[i].start);
+			k++;
+		}
+		at = ex[i].end;
+	}
+	inc[k].start_byte = at;
+	inc[k].end_byte = UINT32_MAX;
+	inc[k].start_point = point_of_byte(c, at);
+	inc[k].end_point = (TSPoint){ UINT32_MAX, UINT32_MAX };
+	k++;
+	ret = ts_parser_set_included_ranges(c->parser, inc, (uint32_t)k);
+	free(inc);
+	free(ex);
+	return ret;
+}
+
+/* Parse the file (its language set in the parser), or NULL. */
+static TSTree *parse_file(struct chunker *c)
+{
+	int ranged = exclude_attr_macros(c);
+	TSTree *tree = ts_parser_parse_string(c->parser, NULL, c->data, (uint32_t)c->n);
+
+	if (ranged)
+		ts_parser_set_included_ranges(c->parser, NULL, 0);
+	return tree;
 }
 
 /* Does line l (1-based) hold nothing but blanks, punctuation or a block closer? */
@@ -1314,6 +1399,37 @@ static int preds_hold(struct chunker *c, const struct cquery *cq, const TSQueryM
 
 static void strip_target(char *s);
 
+/* 1 if the text of n is s. */
+static int node_is(const struct chunker *c, TSNode n, const char *s)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+
+	return b - a == strlen(s) && !memcmp(c->data + a, s, b - a);
+}
+
+/*
+ * 1 if the Python import statement n is under `if TYPE_CHECKING:` (or `if
+ * typing.TYPE_CHECKING:`), in the branch taken by a type checker only: an
+ * import a program never runs, so no cycle at run time.
+ */
+static int type_checking_only(const struct chunker *c, TSNode n)
+{
+	if (strcmp(c->rt->lang->name, "python"))
+		return 0;
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); n = p, p = ts_node_parent(p)) {
+		TSNode cond, body;
+
+		if (strcmp(ts_node_type(p), "if_statement"))
+			continue;
+		cond = ts_node_child_by_field_name(p, "condition", 9);
+		body = ts_node_child_by_field_name(p, "consequence", 11);
+		if (!ts_node_is_null(cond) && !ts_node_is_null(body) && ts_node_eq(body, n) &&
+		    (node_is(c, cond, "TYPE_CHECKING") || node_is(c, cond, "typing.TYPE_CHECKING")))
+			return 1;
+	}
+	return 0;
+}
+
 /* One pass of the tags+imports query: definitions, references, imports. */
 /*
  * A C or C++ type specifier (enum_specifier, struct_specifier, ...) without a
@@ -1339,8 +1455,9 @@ static void run_queries(struct chunker *c, TSNode root)
 	ts_query_cursor_exec(c->qc, cq->q, root);
 	while (ts_query_cursor_next_match(c->qc, &m)) {
 		TSNode name = { { 0, 0, 0, 0 }, NULL, NULL }, what = name, stmt = name, target = name;
+		TSNode member = name;
 		const char *kind = NULL;
-		int is_def = 0, have_name = 0, have_what = 0, hs = 0, ht = 0;
+		int is_def = 0, have_name = 0, have_what = 0, hs = 0, ht = 0, hm = 0;
 		uint16_t k;
 
 		for (k = 0; k < m.capture_count; k++) {
@@ -1367,6 +1484,10 @@ static void run_queries(struct chunker *c, TSNode root)
 				if (!ht)
 					target = m.captures[k].node, ht = 1;
 				break;
+			case CAP_MEMBER:
+				if (!hm)
+					member = m.captures[k].node, hm = 1;
+				break;
 			default:
 				break;
 			}
@@ -1382,6 +1503,10 @@ static void run_queries(struct chunker *c, TSNode root)
 			c->imps[c->imps_nr].target = t;
 			c->imps[c->imps_nr].line = ts_node_start_point(hs ? stmt : target).row + 1;
 			c->imps[c->imps_nr].resolved = NULL;
+			c->imps[c->imps_nr].member = hm ? node_text(c, member) : NULL;
+			c->imps[c->imps_nr].stmt = ts_node_start_byte(hs ? stmt : target);
+			c->imps[c->imps_nr].type_only = type_checking_only(c, hs ? stmt : target);
+			c->imps[c->imps_nr].drop = 0;
 			c->imps_nr++;
 			continue;
 		}
@@ -1412,6 +1537,76 @@ static void run_queries(struct chunker *c, TSNode root)
 	}
 }
 
+struct macro_scan {
+	struct chunker *c;	/* the chunker */
+	uint32_t base;		/* byte offset of the scanned text in the file */
+};
+
+/* cscan_macro_calls() callback: one "call" reference tag. */
+static void add_macro_call(size_t off, size_t len, void *payload)
+{
+	struct macro_scan *ms = payload;
+	struct chunker *c = ms->c;
+	uint32_t b = ms->base + (uint32_t)off, row = line_of_byte(c, b);
+	struct tag *t;
+
+	if (len > 512)
+		return;
+	ALLOC_GROW(c->tags, c->tags_nr + 1, c->tags_alloc);
+	t = &c->tags[c->tags_nr++];
+	t->name = xstrndup(c->data + b, len);
+	t->kind = "call";
+	t->byte = b;
+	t->line = t->end_line = row + 1;
+	t->col = b - c->line_off[row] + 1;
+	t->is_def = 0;
+	t->scope = NULL;
+}
+
+/*
+ * C and C++: the calls in #define bodies (one opaque preproc_arg to the
+ * grammar, continuation lines and all) as references, scanned by
+ * cscan_macro_calls().  Looks at the top level and inside #if/#ifdef
+ * blocks, extern "C" and namespaces: a #define elsewhere is rare.
+ */
+static void macro_refs(struct chunker *c, TSNode n, int depth)
+{
+	TSTreeCursor cur;
+
+	if (depth > 64 || !ts_node_child_count(n))
+		return;
+	cur = ts_tree_cursor_new(n);
+	if (ts_tree_cursor_goto_first_child(&cur)) {
+		do {
+			TSNode ch = ts_tree_cursor_current_node(&cur);
+			const char *type = ts_node_type(ch);
+
+			if (!strcmp(type, "preproc_def") || !strcmp(type, "preproc_function_def")) {
+				TSNode v = ts_node_child_by_field_name(ch, "value", 5);
+				TSNode p = ts_node_child_by_field_name(ch, "parameters", 10);
+				struct macro_scan ms = { c, 0 };
+				uint32_t pb = 0, pe = 0;
+
+				if (ts_node_is_null(v))
+					continue;
+				if (!ts_node_is_null(p)) {
+					pb = ts_node_start_byte(p);
+					pe = ts_node_end_byte(p);
+				}
+				ms.base = ts_node_start_byte(v);
+				cscan_macro_calls(c->data + ms.base, ts_node_end_byte(v) - ms.base,
+						  pe > pb ? c->data + pb : NULL, pe - pb, add_macro_call, &ms);
+			} else if (!strncmp(type, "preproc_if", 10) || !strncmp(type, "preproc_el", 10) ||
+				   !strcmp(type, "linkage_specification") ||
+				   !strcmp(type, "declaration_list") ||
+				   !strcmp(type, "namespace_definition")) {
+				macro_refs(c, ch, depth + 1);
+			}
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	}
+	ts_tree_cursor_delete(&cur);
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
 	const struct tag *x = a, *y = b;
@@ -1428,12 +1623,17 @@ static int cmp_tag(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The kind of a C "definition" that finish_tags() found to be a call. */
+static const char demoted_call[] = "call";
+
 /* Sort, drop duplicates, and give each tag the qualified name of its enclosing unit. */
 static void finish_tags(struct chunker *c)
 {
 	size_t i, j = 0, ndefs = 0;
 	int *stack = NULL;
 	size_t sp = 0, st_alloc = 0, ui = 0;
+	int c_like = !strcmp(c->rt->lang->name, "c") || !strcmp(c->rt->lang->name, "cpp");
+	int demoted = 0;
 
 	if (!c->tags_nr)
 		return;
@@ -1507,6 +1707,18 @@ static void finish_tags(struct chunker *c)
 				continue;
 			}
 			t->scope = top ? c->units[stack[top - 1]].qual : NULL;
+			if (c_like && top && t->is_def && !strcmp(t->kind, "function") &&
+			    !strcmp(c->units[stack[top - 1]].kind, "function")) {
+				/*
+				 * A "function declaration" in a C function's body is a call
+				 * the grammar misread after a macro: `for_each_node(n)
+				 * free_info(m, n);`, `return kmalloc(...)` after an
+				 * attribute macro.  A reference, not a definition.
+				 */
+				t->kind = demoted_call;	/* a reference after the sweeps */
+				demoted = 1;
+				continue;
+			}
 			if (top && t->is_def && !strcmp(t->kind, "function") &&
 			    kind_is_class_like(c->units[stack[top - 1]].kind))
 				t->kind = "method";
@@ -1516,6 +1728,12 @@ static void finish_tags(struct chunker *c)
 		}
 	}
 	free(stack);
+	if (demoted) {
+		for (i = 0; i < c->tags_nr; i++)
+			if (c->tags[i].kind == demoted_call)
+				c->tags[i].is_def = 0;
+		qsort(c->tags, c->tags_nr, sizeof(*c->tags), cmp_tag);
+	}
 }
 
 static void strip_target(char *s)
@@ -1538,6 +1756,58 @@ static int cmp_imp(const void *a, const void *b)
 	return strcmp(x->target, y->target);
 }
 
+/*
+ * `from m import a, b` (Python) came as one import of m and one per name: a
+ * name that is a module of m (import_resolve_member()) becomes an import of
+ * that module ("from . import sessions" imports sessions.py); the others are
+ * dropped, and so is the import of m itself when every name was a module.
+ */
+static void bind_members(struct chunker *c, const char *path, const struct import_ctx *ictx)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->imps_nr; i++) {
+		struct imp *m = &c->imps[i];
+		char *t = NULL;
+
+		if (!m->member)
+			continue;
+		m->resolved = ictx ? import_resolve_member(ictx, c->rt->lang->name, path, m->target,
+							    m->member, &t) : NULL;
+		if (m->resolved) {
+			free(m->target);
+			m->target = t;
+		} else {
+			m->drop = t ? 2 : 1;	/* 2: a module, the file itself */
+			free(t);
+		}
+	}
+	for (i = 0; i < c->imps_nr; i++) {
+		struct imp *s = &c->imps[i];
+		int members = 0, all = 1;
+
+		if (s->member)
+			continue;
+		for (j = 0; j < c->imps_nr; j++)
+			if (c->imps[j].member && c->imps[j].stmt == s->stmt) {
+				members++;
+				all &= c->imps[j].drop != 1;
+			}
+		if (members && all)
+			s->drop = 1;
+	}
+	for (i = j = 0; i < c->imps_nr; i++) {
+		if (c->imps[i].drop) {
+			free(c->imps[i].target);
+			free(c->imps[i].resolved);
+			free(c->imps[i].member);
+			continue;
+		}
+		c->imps[j++] = c->imps[i];
+	}
+	c->imps_nr = j;
+}
+
 /* Sort and deduplicate the imports, and resolve them. */
 static void finish_imports(struct chunker *c, const char *path, const struct import_ctx *ictx)
 {
@@ -1545,11 +1815,15 @@ static void finish_imports(struct chunker *c, const char *path, const struct imp
 
 	if (!c->imps_nr)
 		return;
+	bind_members(c, path, ictx);
 	qsort(c->imps, c->imps_nr, sizeof(*c->imps), cmp_imp);
 	for (i = j = 0; i < c->imps_nr; i++) {
 		if (j && c->imps[j - 1].line == c->imps[i].line &&
 		    !strcmp(c->imps[j - 1].target, c->imps[i].target)) {
+			c->imps[j - 1].type_only &= c->imps[i].type_only;
 			free(c->imps[i].target);
+			free(c->imps[i].resolved);
+			free(c->imps[i].member);
 			continue;
 		}
 		c->imps[j++] = c->imps[i];
@@ -1557,8 +1831,9 @@ static void finish_imports(struct chunker *c, const char *path, const struct imp
 	c->imps_nr = j;
 	if (ictx)
 		for (i = 0; i < c->imps_nr; i++)
-			c->imps[i].resolved = import_resolve(ictx, c->rt->lang->name, path,
-							     c->imps[i].target);
+			if (!c->imps[i].member)
+				c->imps[i].resolved = import_resolve(ictx, c->rt->lang->name, path,
+								     c->imps[i].target);
 }
 
 /* ---- output ---- */
@@ -1626,6 +1901,8 @@ static void write_records(struct chunker *c, const char *path, const char *lang,
 			nd_str(out, "target", c->imps[i].target);
 			nd_str(out, "resolved", c->imps[i].resolved);
 			nd_int(out, "line", c->imps[i].line);
+			if (c->imps[i].type_only)
+				nd_bool(out, "type_only", 1);
 			nd_end(out);
 		}
 	}
@@ -1667,7 +1944,7 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 				why = "nested too deeply for tree-sitter (over 4,096 levels)";
 			else if (!ts_parser_set_language(c->parser, c->rt->ts))
 				why = "grammar version not supported by libtree-sitter";
-			else if (!(tree = ts_parser_parse_string(c->parser, NULL, data, (uint32_t)n)))
+			else if (!(tree = parse_file(c)))
 				why = "parse failed or timed out";
 			else if (lang_tree_broken(tree, data, n)) {
 				lang_tree_abandon(tree);
@@ -1687,6 +1964,9 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 			tile(c, 1, c->nlines, c->units_nr ? 0 : -1, root, "block", NULL, NULL);
 		if (c->opts.want & (CHUNK_WANT_DEFS | CHUNK_WANT_REFS | CHUNK_WANT_IMPORTS)) {
 			run_queries(c, root);
+			if ((c->opts.want & CHUNK_WANT_REFS) &&
+			    (!strcmp(lang->name, "c") || !strcmp(lang->name, "cpp")))
+				macro_refs(c, root, 0);
 			finish_tags(c);
 			finish_imports(c, path, ictx);
 		}

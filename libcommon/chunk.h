@@ -18,7 +18,7 @@
 
 #include "buf.h"
 #include "lang.h"
-#include "imports.h"
+#include "graph/imports.h"
 
 enum chunk_want {
 	CHUNK_WANT_FILES = 1,

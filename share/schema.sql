@@ -168,7 +168,8 @@ CREATE TABLE IF NOT EXISTS imports(
 	path TEXT NOT NULL,		-- the importing file
 	target TEXT NOT NULL,		-- as written
 	resolved TEXT,			-- a file of the repository, or NULL
-	line INTEGER NOT NULL
+	line INTEGER NOT NULL,
+	type_only INTEGER NOT NULL DEFAULT 0	-- 1: under Python's `if TYPE_CHECKING:`
 );
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE INDEX IF NOT EXISTS imports_resolved ON imports(resolved);

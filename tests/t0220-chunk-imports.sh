@@ -116,7 +116,7 @@ if test_have_lang python; then
 		{"path":"app.py","target":"os","resolved":null,"line":1}
 		{"path":"app.py","target":"pkg.mod","resolved":"pkg/mod.py","line":2}
 		{"path":"app.py","target":"pkg.util","resolved":"pkg/util.py","line":3}
-		{"path":"pkg/mod.py","target":".","resolved":"pkg/__init__.py","line":1}
+		{"path":"pkg/mod.py","target":".util","resolved":"pkg/util.py","line":1}
 		{"path":"pkg/mod.py","target":".util","resolved":"pkg/util.py","line":2}
 		{"path":"pkg/mod.py","target":"..","resolved":null,"line":3}
 		EOF

@@ -7,7 +7,7 @@
  * nothing outside the root is ever returned.
  */
 #include "common.h"
-#include "imports.h"
+#include "graph/imports.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -54,6 +54,10 @@ static const char *repo_files[] = {
 	"app.py", "pkg/__init__.py", "pkg/mod.py", "pkg/sub/__init__.py", "pkg/sub/leaf.py",
 	"src/srcpkg/__init__.py", "src/srcpkg/m.py", "lib/libmod.py",
 	"scripts/run.py", "scripts/helper.py", "deep/nest/uniq_py.py",
+	"req/__init__.py", "req/api.py", "req/sessions.py", "req/models.py",
+	"src/_pt/__init__.py", "src/_pt/pathlib.py", "src/_pt/main.py", "src/_pt/sub/__init__.py",
+	"ns/sub/nsmod.py", "deep/pk/__init__.py", "deep/pk/m2.py",
+	"proj/pyproject.toml", "proj/toppkg/__init__.py",
 	/* JavaScript, TypeScript */
 	"web/app.ts", "web/util.ts", "web/comp.tsx", "web/lib/index.ts", "web/data.json",
 	"web/legacy.js", "web/esm.mjs", "web/types.d.ts", "web/exact.css", "web/m.ts",
@@ -104,8 +108,25 @@ static const struct tcase mem_cases[] = {
 	{ "python", "app.py", "srcpkg.m", "src/srcpkg/m.py" },
 	{ "python", "app.py", "libmod", "lib/libmod.py" },
 	{ "python", "scripts/run.py", "helper", "scripts/helper.py" },
-	{ "python", "app.py", "nest.uniq_py", "deep/nest/uniq_py.py" },
-	{ "python", "app.py", "nest.uniq_py.func", "deep/nest/uniq_py.py" },
+	/* deep/nest is no package (no __init__.py) nor on the path */
+	{ "python", "app.py", "nest.uniq_py", NULL },
+	{ "python", "app.py", "nest.uniq_py.func", NULL },
+	{ "python", "app.py", "pk.m2", "deep/pk/m2.py" },	/* a package, by suffix */
+	{ "python", "app.py", "pk.m2.f", "deep/pk/m2.py" },
+	{ "python", "app.py", "m2", NULL },	/* one level: never by suffix */
+	{ "python", "app.py", "toppkg", "proj/toppkg/__init__.py" },	/* under a project root */
+	/* the standard library is not a package's own module of that name */
+	{ "python", "src/_pt/main.py", "pathlib", NULL },
+	{ "python", "src/_pt/sub/__init__.py", "pathlib", NULL },
+	{ "python", "app.py", "pathlib", NULL },
+	{ "python", "src/_pt/main.py", "_pt.pathlib", "src/_pt/pathlib.py" },
+	{ "python", "src/_pt/main.py", ".pathlib", "src/_pt/pathlib.py" },
+	{ "python", "src/_pt/sub/__init__.py", "..pathlib", "src/_pt/pathlib.py" },
+	{ "python", "pkg/mod.py", "sub", NULL },	/* no implicit relative imports */
+	/* namespace packages (no __init__.py) */
+	{ "python", "app.py", "ns.sub.nsmod", "ns/sub/nsmod.py" },
+	{ "python", "app.py", "ns.sub.nsmod.name", "ns/sub/nsmod.py" },
+	{ "python", "app.py", "ns.sub", NULL },
 	{ "python", "app.py", "os", NULL },
 	{ "python", "app.py", "os.path", NULL },
 	{ "python", "pkg/sub/leaf.py", ".", "pkg/sub/__init__.py" },
@@ -273,6 +294,47 @@ static const struct tcase disk_cases[] = {
 	{ "typescript", "web/app.ts", "../../outside.h", NULL },
 };
 
+/* `from module import name` (import_resolve_member()) */
+static const struct {
+	const char *from, *module, *name;	/* the import */
+	const char *want, *want_target;		/* expected, or NULLs */
+} member_cases[] = {
+	{ "req/api.py", ".", "sessions", "req/sessions.py", ".sessions" },
+	{ "req/api.py", ".", "models", "req/models.py", ".models" },
+	{ "req/api.py", ".", "request", NULL, NULL },	/* a name in __init__.py */
+	{ "req/api.py", ".sessions", "Session", NULL, NULL },
+	{ "req/api.py", ".", "api", NULL, ".api" },	/* itself: a module, no edge */
+	{ "req/api.py", ".", "*", NULL, NULL },
+	{ "pkg/sub/leaf.py", "..", "mod", "pkg/mod.py", "..mod" },
+	{ "pkg/sub/leaf.py", "..", "sub", "pkg/sub/__init__.py", "..sub" },
+	{ "pkg/sub/leaf.py", "...", "x", NULL, NULL },	/* above the root */
+	{ "app.py", "pkg", "mod", "pkg/mod.py", "pkg.mod" },
+	{ "app.py", "pkg.sub", "leaf", "pkg/sub/leaf.py", "pkg.sub.leaf" },
+	{ "app.py", "pkg", "func", NULL, NULL },
+	{ "app.py", "ns.sub", "nsmod", "ns/sub/nsmod.py", "ns.sub.nsmod" },
+	{ "app.py", "srcpkg", "m", "src/srcpkg/m.py", "srcpkg.m" },
+	{ "src/_pt/main.py", "pathlib", "Path", NULL, NULL },
+	{ "src/_pt/main.py", "os", "path", NULL, NULL },
+};
+
+static void run_member_cases(const struct import_ctx *ctx)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(member_cases); i++) {
+		char *target = NULL, *desc;
+		char *got = import_resolve_member(ctx, "python", member_cases[i].from,
+						  member_cases[i].module, member_cases[i].name, &target);
+
+		desc = xasprintf("python: %s: from %s import %s", member_cases[i].from,
+				 member_cases[i].module, member_cases[i].name);
+		is_path(got, member_cases[i].want, desc);
+		free(desc);
+		desc = xasprintf("python: %s: from %s import %s: target", member_cases[i].from,
+				 member_cases[i].module, member_cases[i].name);
+		is_path(target, member_cases[i].want_target, desc);
+		free(desc);
+	}
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -346,9 +408,17 @@ int main(int argc, char **argv)
 	disk_set.nr = n;
 
 	printf("1..%zu\n", ARRAY_SIZE(mem_cases) + 2 * ARRAY_SIZE(go_cases) +
-	       ARRAY_SIZE(disk_cases) + 10);
+	       ARRAY_SIZE(disk_cases) + 2 * ARRAY_SIZE(member_cases) + 12);
 
 	run_cases(&ctx, mem_cases, ARRAY_SIZE(mem_cases), "");
+	run_member_cases(&ctx);
+	{
+		char *t = (char *)"x";
+
+		is_path(import_resolve_member(&ctx, "c", "src/b.c", "a", "b", &t), NULL,
+			"member: not for C");
+		is_int(t == NULL, 1, "member: target NULL when not found");
+	}
 
 	is_int(import_file_exists(&ctx, "src/a.h"), 1, "exists: src/a.h");
 	is_int(import_file_exists(&ctx, "src/./util/../a.h"), 1, "exists: src/./util/../a.h");

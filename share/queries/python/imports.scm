@@ -26,3 +26,10 @@
    arguments: (argument_list . (string (string_content) @target) .)) @import
  (#eq? @_mod "importlib")
  (#eq? @_fn "import_module"))
+
+; `from m import a, b as c`: one more match per name (@member), so that a name
+; that is a module of m ("from . import sessions") imports that module.
+(import_from_statement
+  module_name: [(dotted_name) (relative_import)] @target
+  name: [(dotted_name) @member
+         (aliased_import name: (dotted_name) @member)]) @import

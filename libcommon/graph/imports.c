@@ -16,7 +16,7 @@
  * shared state is the cache of go.mod files, behind a mutex.
  */
 #include "common.h"
-#include "imports.h"
+#include "graph/imports.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -305,20 +305,71 @@ static char *probe_py(const struct import_ctx *ctx, struct buf *tmp, const char 
 	return ret;
 }
 
+/* 1 if the root-relative directory dir holds the file name. */
+static int dir_has(const struct import_ctx *ctx, struct buf *tmp, const char *dir, const char *name)
+{
+	return !make_path(tmp, dir, name, NULL) && exists(ctx, tmp->buf);
+}
+
 /*
- * Absolute "a.b.c": a/b/c.py or a/b/c/__init__.py at the root, under src/ and
- * lib/, next to the importing file (a script's own directory is on sys.path);
- * then the same for "a.b" (c may be a name in a.b); then a/b/c as a unique
- * suffix, then a/b.  Relative ".x", "..p.x", ".": from the importing file's package
- * directory, one level up per extra dot.
+ * A file found by its suffix suf (the module a/b/c as "a/b/c.py" or
+ * "a/b/c/__init__.py") is importable only when its top-level package a is a
+ * regular package (a/__init__.py) of a multi-level name, or, for a one-level
+ * name, a package directly under a project root (a directory with
+ * pyproject.toml, setup.py or setup.cfg).  A lone "pathlib.py" deep in a
+ * package (pytest's src/_pytest/pathlib.py) is not the standard library's
+ * pathlib: a package's directory is not on sys.path.
  */
-static char *resolve_python(const struct import_ctx *ctx, const char *from, const char *target)
+static int py_suffix_ok(const struct import_ctx *ctx, struct buf *tmp, const char *path,
+			const char *suf)
+{
+	static const char *const markers[] = { "pyproject.toml", "setup.py", "setup.cfg" };
+	size_t n = strlen(path), m = strlen(suf);
+	const char *slash = strchr(suf, '/');
+	char *base, *top;
+	int ok = 0;
+
+	if (n < m || strcmp(path + n - m, suf))
+		return 0;
+	base = xstrndup(path, n > m ? n - m - 1 : 0);	/* the directory on sys.path */
+	if (slash && strcmp(slash, "/__init__.py")) {
+		top = xstrndup(suf, (size_t)(slash - suf));
+		char *init = xasprintf("%s/__init__.py", top);
+
+		ok = dir_has(ctx, tmp, base, init);
+		free(init);
+		free(top);
+	} else if (slash) {
+		for (size_t i = 0; !ok && i < ARRAY_SIZE(markers); i++)
+			ok = dir_has(ctx, tmp, base, markers[i]);
+	}
+	free(base);
+	return ok;
+}
+
+/*
+ * Absolute "a.b.c": a/b/c.py or a/b/c/__init__.py on the search path: the
+ * root, src/ and lib/ (src layout), and the importing file's own directory when
+ * that is not a package (a script's directory is on sys.path; a package's is
+ * not, so `import pathlib` in pkg/x.py is the standard library even beside a
+ * pkg/pathlib.py).  Namespace packages (directories without __init__.py) are
+ * found the same way.  Then, unless strict, "a.b" (c may be a name in a.b);
+ * then a/b/c (unless strict, then a/b) as a unique suffix accepted by
+ * py_suffix_ok().  Relative ".x", "..p.x", ".": from the importing file's
+ * package directory, one level up per extra dot; unless strict, "..p.x" may
+ * name x in p.  A module found nowhere is outside the repository (the standard
+ * library, a third-party package): NULL.
+ */
+static char *resolve_python_mode(const struct import_ctx *ctx, const char *from,
+				 const char *target, int strict)
 {
 	static const char *const roots[] = { "", "src", "lib" };
 	static const int groups[] = { 0, 0, 1, 1 };
 	struct buf dir = BUF_INIT, mod = BUF_INIT, tmp = BUF_INIT;
 	size_t dots = strspn(target, ".");
 	char *sufs[4] = { NULL, NULL, NULL, NULL };
+	size_t nsufs = 0;
+	int script_dir;
 	char *ret = NULL;
 
 	buf_addstr(&mod, target + dots);
@@ -333,31 +384,43 @@ static char *resolve_python(const struct import_ctx *ctx, const char *from, cons
 			dir_up(&dir);
 		}
 		ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
-		if (!ret && strchr(mod.buf, '/')) {
+		if (!ret && !strict && strchr(mod.buf, '/')) {
 			/* `from .a.b import c` where b is a name in a */
 			dir_up(&mod);
 			ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
 		}
 		goto done;
 	}
+	if (!mod.len)
+		goto done;
+	script_dir = dir.len && !dir_has(ctx, &tmp, dir.buf, "__init__.py");
 	for (int drop = 0; !ret && drop < 2; drop++) {
 		for (size_t i = 0; !ret && i < ARRAY_SIZE(roots); i++)
 			ret = probe_py(ctx, &tmp, roots[i], mod.buf);
-		if (!ret && dir.len)
+		if (!ret && script_dir)
 			ret = probe_py(ctx, &tmp, dir.buf, mod.buf);
 		if (ret || drop)
 			break;
-		sufs[0] = xasprintf("%s.py", mod.buf);
-		sufs[1] = xasprintf("%s/__init__.py", mod.buf);
-		if (!strchr(mod.buf, '/'))
+		sufs[nsufs++] = xasprintf("%s.py", mod.buf);
+		sufs[nsufs++] = xasprintf("%s/__init__.py", mod.buf);
+		if (strict || !strchr(mod.buf, '/'))
 			break;
 		/* `import a.b.c` where c is a name in a.b */
 		dir_up(&mod);
-		sufs[2] = xasprintf("%s.py", mod.buf);
-		sufs[3] = xasprintf("%s/__init__.py", mod.buf);
+		sufs[nsufs++] = xasprintf("%s.py", mod.buf);
+		sufs[nsufs++] = xasprintf("%s/__init__.py", mod.buf);
 	}
-	if (!ret)
-		ret = suffix_match(ctx, (const char *const *)sufs, groups, sufs[2] ? 4 : 2);
+	if (!ret) {
+		ret = suffix_match(ctx, (const char *const *)sufs, groups, nsufs);
+		if (ret) {
+			int ok = 0;
+
+			for (size_t j = 0; !ok && j < nsufs; j++)
+				ok = py_suffix_ok(ctx, &tmp, ret, sufs[j]);
+			if (!ok)
+				free(ret), ret = NULL;
+		}
+	}
 done:
 	for (size_t i = 0; i < ARRAY_SIZE(sufs); i++)
 		free(sufs[i]);
@@ -365,6 +428,11 @@ done:
 	buf_release(&mod);
 	buf_release(&tmp);
 	return ret;
+}
+
+static char *resolve_python(const struct import_ctx *ctx, const char *from, const char *target)
+{
+	return resolve_python_mode(ctx, from, target, 0);
 }
 
 /* ---- JavaScript, TypeScript --------------------------------------------------- */
@@ -906,4 +974,29 @@ char *import_resolve(const struct import_ctx *ctx, const char *lang, const char 
 		return ret;
 	}
 	return NULL;
+}
+
+char *import_resolve_member(const struct import_ctx *ctx, const char *lang, const char *from,
+			    const char *module, const char *name, char **target)
+{
+	char *t, *ret;
+
+	*target = NULL;
+	if (!ctx || !lang || !from || !module || !name || !*module || !*name || *from == '/' ||
+	    strcmp(lang, "python") || strchr(name, '.') || !strcmp(name, "*"))
+		return NULL;
+	t = module[strlen(module) - 1] == '.' ? xasprintf("%s%s", module, name)
+					      : xasprintf("%s.%s", module, name);
+	ret = resolve_python_mode(ctx, from, t, 1);
+	if (ret && !strcmp(ret, from)) {
+		/* `from pkg import me` in pkg/me.py: a module, but no edge */
+		free(ret);
+		*target = t;
+		return NULL;
+	}
+	if (ret)
+		*target = t;
+	else
+		free(t);
+	return ret;
 }

@@ -49,6 +49,20 @@ struct import_ctx {
 char *import_resolve(const struct import_ctx *ctx, const char *lang, const char *from,
 		     const char *target);
 
+/*
+ * `from module import name` (Python): when name is itself a module of the
+ * package module ("from . import sessions" -> sessions.py, "from pkg import
+ * mod" -> pkg/mod.py, or mod/__init__.py), its root-relative path (malloc'd),
+ * with *target set to the module's full name as import_resolve() takes it
+ * (".sessions", "pkg.mod"; malloc'd).  NULL (and *target NULL) when name is not
+ * a module of the repository (a function, a class, a variable of module: the
+ * edge is then to module itself), for "*", and for other languages.  When
+ * name is the importing file itself, NULL with *target set: a module, but no
+ * edge.  Cannot fail; thread-safe.
+ */
+char *import_resolve_member(const struct import_ctx *ctx, const char *lang, const char *from,
+			    const char *module, const char *name, char **target);
+
 /* 1 if path is in ctx->files (or, without a file set, is a regular file under root). */
 int import_file_exists(const struct import_ctx *ctx, const char *path);
 

@@ -1,0 +1,115 @@
+/*
+ * bind.c: rank the definitions a reference may reach (see bind.h).  Called
+ * once per reference of a callers/callees question, over the few definitions
+ * of one name: a linear pass, no allocation.
+ */
+#include "common.h"
+#include "graph/bind.h"
+
+#include <ctype.h>
+
+const char *bind_how_name(enum bind_how how)
+{
+	switch (how) {
+	case BIND_MEMBER: return "member";
+	case BIND_LOCAL: return "local";
+	case BIND_IMPORT: return "import";
+	case BIND_NAME: return "name";
+	default: return NULL;
+	}
+}
+
+/* 1 if the class cls encloses the scope s ("A" encloses "A" and "A.f", not "AB"). */
+static int encloses(const char *cls, const char *s)
+{
+	size_t n = strlen(cls);
+
+	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
+}
+
+enum bind_recv bind_receiver(const char *text, size_t col0)
+{
+	size_t i = col0, e;
+
+	if (!text || strlen(text) < col0)
+		return RECV_UNKNOWN;
+	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		i--;
+	if (!i || text[i - 1] != '.')
+		return RECV_BARE;
+	i--;
+	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		i--;
+	e = i;
+	if (i >= 2 && text[i - 1] == ')' && text[i - 2] == '(') {
+		i -= 2;
+		if (i >= 5 && !strncmp(text + i - 5, "super", 5) &&
+		    (i == 5 || !(isalnum((unsigned char)text[i - 6]) || text[i - 6] == '_')))
+			return RECV_SUPER;
+		return RECV_OTHER;
+	}
+	while (i && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
+		i--;
+	if (i && (text[i - 1] == '.' || text[i - 1] == ')' || text[i - 1] == ']'))
+		return RECV_OTHER;	/* a.b.f(), g().f(), x[0].f() */
+	if ((e - i == 4 && (!strncmp(text + i, "self", 4) || !strncmp(text + i, "this", 4))) ||
+	    (e - i == 3 && !strncmp(text + i, "cls", 3)))
+		return RECV_SELF;
+	return RECV_OTHER;
+}
+
+/* 1 if a call made on recv, in scope, can reach the definition d at all. */
+static int recv_fits(enum bind_recv recv, const char *path, const char *scope,
+		     const struct bind_def *d)
+{
+	switch (recv) {
+	case RECV_BARE:
+		return !d->scope;
+	case RECV_SELF:
+		return d->scope && !strcmp(d->path, path) && encloses(d->scope, scope);
+	case RECV_SUPER:
+		return d->scope && !(!strcmp(d->path, path) && encloses(d->scope, scope));
+	case RECV_OTHER:
+		return d->scope || strcmp(d->path, path);
+	default:
+		return 1;
+	}
+}
+
+long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
+	      const struct bind_def *defs, size_t nr)
+{
+	long best = -1, only = -1;
+	size_t fit = 0;
+	enum bind_how bh = BIND_NONE;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct bind_def *d = &defs[i];
+		enum bind_how h = BIND_NONE;
+
+		if (!recv_fits(recv, path, scope, d))
+			continue;
+		fit++;
+		only = (long)i;
+		if (recv == RECV_SUPER) {
+			/* the base class is not known: only a single fit binds (by name) */
+		} else if (!strcmp(d->path, path)) {
+			if (d->scope && encloses(d->scope, scope))
+				h = BIND_MEMBER;
+			else if (!d->scope)
+				h = BIND_LOCAL;
+		} else if (d->imported) {
+			h = BIND_IMPORT;
+		}
+		if (h != BIND_NONE && (bh == BIND_NONE || h < bh)) {
+			bh = h;
+			best = (long)i;
+		}
+	}
+	if (bh == BIND_NONE && fit == 1) {
+		bh = BIND_NAME;
+		best = only;
+	}
+	*how = bh;
+	return best;
+}

@@ -1,0 +1,344 @@
+/*
+ * cscan.c: attribute macros and macro-body calls of C and C++ text (see
+ * cscan.h).  A single forward scan per file, run before the parse of every C
+ * and C++ file (the Linux tree: 60,000 of them), so it looks at each byte
+ * once and allocates only for what it finds.
+ */
+#include "common.h"
+#include "graph/cscan.h"
+
+static int is_ident_start(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static int is_ident(int ch)
+{
+	return is_ident_start(ch) || (ch >= '0' && ch <= '9');
+}
+
+static int is_blank(int ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+/* 1 if s (len bytes) is one of the NULL-terminated words. */
+static int one_of(const char *s, size_t len, const char *const *words)
+{
+	for (; *words; words++)
+		if (strlen(*words) == len && !memcmp(s, *words, len))
+			return 1;
+	return 0;
+}
+
+/* Double-underscore words the grammar parses itself. */
+static const char *const grammar_words[] = {
+	"__attribute__", "__attribute", "__declspec", "__typeof__", "__typeof", "__asm__",
+	"__asm", "__volatile__", "__extension__", "__alignof__", "__alignof", "__restrict",
+	"__restrict__", "__inline", "__inline__", "__thread", "__cdecl", "__stdcall",
+	"__fastcall", "__based", "__unaligned", "__forceinline", "__int64", "__int128",
+	"__label__", "__auto_type", "__signed__", "__const", "__const__", NULL,
+};
+
+/*
+ * Skip a comment, string or character literal starting at i, or return i.
+ * Used by both scans.
+ */
+static size_t skip_lexical(const char *d, size_t n, size_t i)
+{
+	if (d[i] == '/' && i + 1 < n && d[i + 1] == '/') {
+		while (i < n && d[i] != '\n')
+			i++;
+		return i;
+	}
+	if (d[i] == '/' && i + 1 < n && d[i + 1] == '*') {
+		i += 2;
+		while (i + 1 < n && !(d[i] == '*' && d[i + 1] == '/'))
+			i++;
+		return i + 2 < n ? i + 2 : n;
+	}
+	if (d[i] == '"' || d[i] == '\'') {
+		char q = d[i++];
+
+		while (i < n && d[i] != q && d[i] != '\n') {
+			if (d[i] == '\\' && i + 1 < n)
+				i++;
+			i++;
+		}
+		return i < n ? i + 1 : n;
+	}
+	return i;
+}
+
+/* Words before a parenthesis that make it no parameter list. */
+static const char *const control_words[] = {
+	"if", "while", "for", "switch", "sizeof", "return", "typeof", "__typeof__", "defined",
+	"_Generic", "alignof", "_Alignof", NULL,
+};
+
+/*
+ * 1 if the text before i (an attribute macro followed by ';', '{', ',' or
+ * '=') ends a declarator: a parameter list "name(...)" or another
+ * double-underscore word (`__assume_kmalloc_alignment __alloc_size(1);`).
+ * A cast "(void) __f(x);" or a condition "if (x) __f(y);" does not.
+ */
+static int ends_declarator(const char *d, size_t i)
+{
+	size_t k = i, lim = i > 4096 ? i - 4096 : 0;
+	int depth = 0;
+
+	while (k > lim && is_blank(d[k - 1]))
+		k--;
+	if (k > lim && is_ident(d[k - 1])) {
+		size_t e = k;
+
+		while (k > lim && is_ident(d[k - 1]))
+			k--;
+		return e - k > 2 && d[k] == '_' && d[k + 1] == '_';
+	}
+	if (k <= lim || d[k - 1] != ')')
+		return 0;
+	/* back to the matching '(' */
+	while (k > lim) {
+		k--;
+		if (d[k] == ')')
+			depth++;
+		else if (d[k] == '(' && !--depth)
+			break;
+	}
+	if (depth)
+		return 0;
+	while (k > lim && is_blank(d[k - 1]))
+		k--;
+	{
+		size_t e = k;
+
+		while (k > lim && is_ident(d[k - 1]))
+			k--;
+		return e > k && !(d[k] >= '0' && d[k] <= '9') &&
+		       !one_of(d + k, e - k, control_words);
+	}
+}
+
+/*
+ * 1 if the parenthesised text d[a..b) (without the parentheses) reads as a
+ * parameter list, not as an attribute's arguments: empty, "void", "...", or
+ * two identifiers in a row ("size_t size") or around a '*' ("char *s").
+ * `void *__kmalloc(size_t size) __malloc;` declares __kmalloc.
+ */
+static int looks_like_params(const char *d, size_t a, size_t b)
+{
+	size_t i = a, prev_end = 0;
+	int prev_ident = 0, star = 0;
+
+	while (a < b && is_blank(d[a]))
+		a++;
+	while (b > a && is_blank(d[b - 1]))
+		b--;
+	if (a == b || (b - a == 4 && !memcmp(d + a, "void", 4)))
+		return 1;
+	for (i = a; i < b; ) {
+		if (is_blank(d[i])) {
+			i++;
+			continue;
+		}
+		if (d[i] == '.' && i + 2 < b && d[i + 1] == '.' && d[i + 2] == '.')
+			return 1;
+		if (is_ident_start(d[i])) {
+			size_t j = i;
+
+			while (j < b && is_ident(d[j]))
+				j++;
+			if (prev_ident && (star || prev_end < i))
+				return 1;
+			prev_ident = 1;
+			prev_end = j;
+			star = 0;
+			i = j;
+			continue;
+		}
+		if (d[i] == '*' && prev_ident) {
+			star = 1;
+			i++;
+			continue;
+		}
+		prev_ident = star = 0;
+		i++;
+	}
+	return 0;
+}
+
+size_t cscan_attr_macros(struct cscan_range **out, const char *d, size_t n)
+{
+	struct cscan_range *r = NULL;
+	size_t nr = 0, alloc = 0, i = 0;
+	int line_start = 1, in_directive = 0;
+
+	while (i < n) {
+		size_t j = skip_lexical(d, n, i);
+
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (d[i] == '\n') {
+			/* a directive goes on past a backslash-newline */
+			in_directive = in_directive && i && (d[i - 1] == '\\' ||
+							     (d[i - 1] == '\r' && i > 1 && d[i - 2] == '\\'));
+			line_start = 1;
+			i++;
+			continue;
+		}
+		if (is_blank(d[i])) {
+			i++;
+			continue;
+		}
+		if (line_start && d[i] == '#')
+			in_directive = 1;
+		line_start = 0;
+		if (!is_ident_start(d[i])) {
+			i++;
+			continue;
+		}
+		/* an identifier */
+		j = i;
+		while (j < n && is_ident(d[j]))
+			j++;
+		if (in_directive || j - i < 3 || d[i] != '_' || d[i + 1] != '_' ||
+		    (i && (is_ident(d[i - 1]) || d[i - 1] == '.' || d[i - 1] == '>')) ||
+		    one_of(d + i, j - i, grammar_words)) {
+			i = j;
+			continue;
+		}
+		{
+			size_t k = j, lines = 0, open;
+			int depth = 0;
+
+			while (k < n && (d[k] == ' ' || d[k] == '\t'))
+				k++;
+			if (k >= n || d[k] != '(') {
+				i = j;
+				continue;
+			}
+			open = k;
+			for (; k < n; k++) {
+				size_t s = skip_lexical(d, n, k);
+
+				if (s != k) {
+					k = s - 1;
+					continue;
+				}
+				if (d[k] == '(')
+					depth++;
+				else if (d[k] == ')' && !--depth)
+					break;
+				else if (d[k] == ';' || d[k] == '{' || d[k] == '}' ||
+					 (d[k] == '\n' && ++lines > 8))
+					break;
+			}
+			if (k >= n || d[k] != ')' || looks_like_params(d, open + 1, k)) {
+				i = j;
+				continue;
+			}
+			{
+				size_t p = i;
+
+				while (p && is_blank(d[p - 1]))
+					p--;
+				if (p && d[p - 1] == '*') {
+					i = j;	/* `void *__f(x)`: a declarator */
+					continue;
+				}
+			}
+			k++;	/* past ')' */
+			{
+				size_t e = k;
+
+				while (e < n && is_blank(d[e]))
+					e++;
+				if (e < n && (is_ident_start(d[e]) || d[e] == '*' ||
+					      ((d[e] == ';' || d[e] == '{' || d[e] == ',' || d[e] == '=') &&
+					       ends_declarator(d, i)))) {
+					ALLOC_GROW(r, nr + 1, alloc);
+					r[nr].start = (uint32_t)i;
+					r[nr].end = (uint32_t)k;
+					nr++;
+				}
+			}
+			i = k;
+		}
+	}
+	*out = r;
+	return nr;
+}
+
+static const char *const c_keywords[] = {
+	"if", "while", "for", "switch", "return", "sizeof", "typeof", "__typeof__", "defined",
+	"__attribute__", "do", "case", "else", "alignof", "_Alignof", "_Generic", "__builtin_expect",
+	"_Static_assert", "static_assert", "asm", "__asm__", "__asm", NULL,
+};
+
+/* 1 if the identifier s (len bytes) is a parameter in the list params. */
+static int is_param(const char *params, size_t pn, const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < pn) {
+		size_t j;
+
+		if (!is_ident_start(params[i])) {
+			i++;
+			continue;
+		}
+		for (j = i; j < pn && is_ident(params[j]); j++)
+			;
+		if (j - i == len && !memcmp(params + i, s, len))
+			return 1;
+		i = j;
+	}
+	return 0;
+}
+
+void cscan_macro_calls(const char *d, size_t n, const char *params, size_t pn,
+		       void (*fn)(size_t off, size_t len, void *payload), void *payload)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t j = skip_lexical(d, n, i), k;
+
+		if (j != i) {
+			i = j;
+			continue;
+		}
+		if (!is_ident_start(d[i]) || (i && is_ident(d[i - 1]))) {
+			/* a number such as 0x1f is no identifier either */
+			if (d[i] >= '0' && d[i] <= '9')
+				while (i < n && is_ident(d[i]))
+					i++;
+			else
+				i++;
+			continue;
+		}
+		for (j = i; j < n && is_ident(d[j]); j++)
+			;
+		for (k = j; k < n && (d[k] == ' ' || d[k] == '\t'); k++)
+			;
+		{
+			size_t p = i;
+
+			while (p && (d[p - 1] == ' ' || d[p - 1] == '\t'))
+				p--;
+			if (p && d[p - 1] == '#') {
+				i = j;	/* #x, a ## b: stringified or pasted, no call */
+				continue;
+			}
+		}
+		if (k < n && d[k] == '(' && !one_of(d + i, j - i, c_keywords) &&
+		    !(i && d[i - 1] == '.') && !(i > 1 && d[i - 1] == '>' && d[i - 2] == '-') &&
+		    !(i && d[i - 1] == '#') &&
+		    !(params && is_param(params, pn, d + i, j - i)))
+			fn(i, j - i, payload);
+		i = j;
+	}
+}

@@ -1,0 +1,50 @@
+/*
+ * cscan.h: what tree-sitter's C grammar cannot see, found by scanning the text.
+ *
+ * tree-sitter parses C without its preprocessor, so two things go wrong on
+ * kernel-style code: an attribute macro in a declaration
+ * (`static inline __alloc_size(1) void *kmalloc(...)`) reads as a function
+ * declarator, which makes the macro the function's name or scope and the calls
+ * in its body definitions; and the body of a #define is one opaque token, so the
+ * calls in it are no references.  The chunker leaves the first out of the parse
+ * (ts_parser_set_included_ranges) and scans the second with these functions.
+ */
+#ifndef CI_GRAPH_CSCAN_H
+#define CI_GRAPH_CSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A byte range [start, end) of a text. */
+struct cscan_range {
+	uint32_t start, end;	/* bytes, end exclusive */
+};
+
+/*
+ * The attribute-macro invocations of the C or C++ text data (n bytes): an
+ * identifier that starts with "__" (not a keyword such as __attribute__,
+ * __typeof__, __asm__ or __declspec, which the grammar knows), its
+ * parenthesised arguments (balanced, on at most 8 lines), and then, after
+ * blanks, another identifier or a '*' (a call is never followed by those, an
+ * attribute before a declaration's type or name always is), or ';', '{', ','
+ * or '=' right after a declarator: a parameter list "f(...)" (not a cast nor
+ * a condition) or another double-underscore word, as in
+ * `void *__kmalloc(size_t size) __alloc_size(1);`.  Comments, strings,
+ * character literals and preprocessor lines are skipped.  Sets *out to a
+ * malloc'd array of the ranges in text order (NULL when there are none) and
+ * returns their number.  Cannot fail.
+ */
+size_t cscan_attr_macros(struct cscan_range **out, const char *data, size_t n);
+
+/*
+ * The calls in a macro body (the text of a #define after its name and
+ * parameters, n bytes, continuation lines included): each identifier followed
+ * by blanks and '(' that is not a C keyword, a parameter of the macro (params:
+ * the text of its parameter list "(a, b)", or NULL) or preceded by '.' or
+ * "->".  Calls fn(offset, length, payload) for each, offsets into text, in
+ * order; comments and strings are skipped.  Cannot fail.
+ */
+void cscan_macro_calls(const char *text, size_t n, const char *params, size_t params_n,
+		       void (*fn)(size_t off, size_t len, void *payload), void *payload);
+
+#endif

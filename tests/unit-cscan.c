@@ -1,0 +1,118 @@
+/*
+ * unit-cscan.c: TAP tests of cscan_attr_macros() and cscan_macro_calls() on
+ * small C texts in memory: which double-underscore invocations are attribute
+ * macros (left out of the parse) and which are calls or declarators, and which
+ * identifiers of a #define body are calls.
+ */
+#include "common.h"
+#include "graph/cscan.h"
+
+static int test_nr;	/* tests run so far */
+static int failures;	/* of which failed */
+
+static void is_str(const char *got, const char *want, const char *desc)
+{
+	int ok = !strcmp(got, want);
+
+	printf("%sok %d - %s\n", ok ? "" : "not ", ++test_nr, desc);
+	if (!ok) {
+		printf("#   got:      '%s'\n", got);
+		printf("#   expected: '%s'\n", want);
+		failures++;
+	}
+}
+
+/* The attribute macros of text, as their texts joined by '|'. */
+static void attrs(const char *text, const char *want)
+{
+	struct cscan_range *r;
+	size_t nr = cscan_attr_macros(&r, text, strlen(text));
+	struct buf b = BUF_INIT;
+	char *desc;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (i)
+			buf_addch(&b, '|');
+		buf_add(&b, text + r[i].start, r[i].end - r[i].start);
+	}
+	desc = xasprintf("attribute macros of: %s", text);
+	for (char *p = desc; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	is_str(b.buf, want, desc);
+	free(desc);
+	free(r);
+	buf_release(&b);
+}
+
+struct calls {
+	struct buf out;		/* "name@off|..." */
+	const char *text;	/* the body scanned */
+};
+
+static void add_named_call(size_t off, size_t len, void *payload)
+{
+	struct calls *c = payload;
+
+	if (c->out.len)
+		buf_addch(&c->out, '|');
+	buf_addf(&c->out, "%.*s@%zu", (int)len, c->text + off, off);
+}
+
+static void calls(const char *body, const char *params, const char *want)
+{
+	struct calls c = { BUF_INIT, body };
+	char *desc = xasprintf("calls in the macro body: %s", body);
+
+	for (char *p = desc; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	cscan_macro_calls(body, strlen(body), params, params ? strlen(params) : 0,
+			  add_named_call, &c);
+	is_str(c.out.buf, want, desc);
+	free(desc);
+	buf_release(&c.out);
+}
+
+int main(int argc, char **argv)
+{
+	util_init(argv[0]);
+	printf("1..22\n");
+
+	/* attribute macros before a declaration's type or name */
+	attrs("static inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
+	      "\treturn __kmalloc(size, flags);\n}\n", "__alloc_size(1)");
+	attrs("static __always_inline __alloc_size(1, 2) void *f(size_t n, size_t s);",
+	      "__alloc_size(1, 2)");
+	attrs("int __printf(2, 3) __cold log_it(int lvl, const char *fmt, ...);", "__printf(2, 3)");
+	/* after a declarator, before ';' */
+	attrs("void *krealloc(const void *p, size_t n, gfp_t flags) __realloc_size(2);",
+	      "__realloc_size(2)");
+	attrs("void *__kmalloc(size_t size, gfp_t flags) __assume_kmalloc_alignment __alloc_size(1);",
+	      "__alloc_size(1)");
+	attrs("void *__kmalloc_node(size_t size, int node) __attribute__((x))\n\t__alloc_size(1);",
+	      "__alloc_size(1)");
+	/* calls, declarators, keywords: not attribute macros */
+	attrs("void *__kmalloc(size_t size, gfp_t flags) __malloc;", "");
+	attrs("int __init __foo(void) __cold;", "");
+	attrs("x = __foo(a) + b; return __bar(c);", "");
+	attrs("(void) __foo(x); if (x) __bar(y);", "");
+	attrs("int y = __typeof__(x) z;", "");
+	attrs("p->__f(a) b; s.__g(a) c;", "");
+	attrs("/* __alloc_size(1) void */ \"__alloc_size(1) void\" int x;", "");
+	attrs("#define __alloc_size(x, ...) __attribute__((alloc_size(x)))\n"
+	      "#define A \\\n\t__b(1) int\nint z;", "");
+	attrs("static int __init_or_module __must_hold(&lock) void f(void);", "__must_hold(&lock)");
+
+	/* calls in macro bodies */
+	calls(" kmalloc(sizeof(x), GFP_KERNEL)", NULL, "kmalloc@1");
+	calls(" \\\n\t__kmalloc_node_track_caller(size, flags, node, \\\n\t\t_RET_IP_)", "(size, flags, node)",
+	      "__kmalloc_node_track_caller@4");
+	calls(" do { if (x) f(x); while (0) g (1); } while (0)", "(x)", "f@13|g@29");
+	calls(" (p)->op(a) + s.m(b) + x(c)", "(p, x)", "");
+	calls(" /* f(x) */ \"g(y)\" h(z)", NULL, "h@19");
+	calls(" #x ## y(1) 0x1f(2)", NULL, "");
+	calls(" sizeof(int) + typeof(a) + defined(X) + __builtin_expect(a, 1) + likely(b)", NULL,
+	      "likely@65");
+	return failures ? 1 : 0;
+}
