@@ -3,8 +3,8 @@
 # chunk of a tree against queries whose answer is known, once per --fields recipe,
 # and prints MRR and recall@1/5/10 for each.
 #
-#   bench/embed-eval.sh [--static] [--recipes "<fields>[@<max>] ..."] [<tree> [<queries>]]
-#   bench/embed-eval.sh --kernel-doc [--static] [--recipes ...] [<tree>]
+#   bench/embed-eval.sh [--model <model>] [--static] [--recipes "<fields>[@<max>] ..."] [<tree> [<queries>]]
+#   bench/embed-eval.sh --kernel-doc [--model <model>] [--static] [--recipes ...] [<tree>]
 #
 # The first form: hand-written questions about a tree, one JSON object a line,
 # {"text":"<question>","want":"<path>:<name>"}; the default is this repository
@@ -16,6 +16,7 @@
 # the question word for word): this measures what the code itself says.
 #
 # A recipe is a --fields list, with @<n> for --max-tokens <n> (default 128).
+# --model: ci-embed's --model (default: $CI_MODEL, else use-lite), e.g. ci-code.
 # Needs jq, and tests/vec-tool (built by `make check`, or `make tests/vec-tool`).
 # Not part of `make check`.
 set -eu
@@ -26,11 +27,13 @@ CI_EMBED=${CI_EMBED:-$top/ci-embed}
 CI_CHUNK=${CI_CHUNK:-$top/ci-chunk}
 VEC_TOOL=${VEC_TOOL:-$top/tests/vec-tool}
 static=
+model=
 kdoc=
 recipes=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--static) static=--static; shift ;;
+	--model) model="--model $2"; shift 2 ;;
 	--kernel-doc) kdoc=1; shift ;;
 	--recipes) recipes=$2; shift 2 ;;
 	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
+[ -n "$model" ] || model="--model ${CI_MODEL:-use-lite}"
 tree=${1:-$top}
 queries=${2:-$here/embed-queries.jsonl}
 [ -x "$VEC_TOOL" ] || (cd "$top" && make tests/vec-tool >/dev/null) ||
@@ -63,18 +67,18 @@ else
 fi
 
 jq -c '{_type: "chunk", text, want}' "$tmp/queries" |
-	"$CI_EMBED" $static --fields text --no-progress >"$tmp/qvec"
+	"$CI_EMBED" $model $static --fields text --no-progress >"$tmp/qvec"
 what=$(basename "$queries")
 [ -z "$kdoc" ] || what="kernel-doc of $tree"
 printf '%s chunks, %s queries (%s)%s\n' "$(wc -l <"$tmp/chunks")" "$(wc -l <"$tmp/queries")" \
-	"$what" "${static:+, static}"
+	"$what" "${static:+, static}${model:+, $model}"
 printf '%-48s %6s %6s %6s %6s %8s\n' fields mrr 'r@1' 'r@5' 'r@10' seconds
 for r in $recipes; do
 	fields=${r%@*}
 	max=128
 	case $r in *@*) max=${r#*@} ;; esac
 	t0=$(date +%s.%N)
-	"$CI_EMBED" $static --fields "$fields" --max-tokens "$max" --no-progress <"$tmp/chunks" >"$tmp/cvec"
+	"$CI_EMBED" $model $static --fields "$fields" --max-tokens "$max" --no-progress <"$tmp/chunks" >"$tmp/cvec"
 	t1=$(date +%s.%N)
 	"$VEC_TOOL" rank "$tmp/qvec" "$tmp/cvec" >"$tmp/rank"
 	tail -n 1 "$tmp/rank" | awk -v r="$r" -v t0="$t0" -v t1="$t1" \

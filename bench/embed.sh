@@ -36,6 +36,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 CI_EMBED=${CI_EMBED:-$top/ci-embed}
+# the transformer's figures: USE-lite unless CI_MODEL names another (ci-code:
+# bench/embed-code.sh)
+CI_MODEL=${CI_MODEL:-use-lite}
+export CI_MODEL
 CI_CHUNK=${CI_CHUNK:-$top/ci-chunk}
 GEMM=${EMBED_GEMM:-$top/bench/embed-gemm}
 threads="1 2"

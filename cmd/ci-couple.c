@@ -2104,7 +2104,7 @@ static int commit_similarity(const struct options *o, const struct repo *r, cons
 	dim = (size_t)sqlite3_column_int64(st, 1);
 	sqlite3_finalize(st);
 	st = NULL;
-	if (embed_model_open(&m, embed_model_dir(NULL)) < 0) {
+	if (embed_model_open(&m, embed_model_dir_for(NULL, model)) < 0) {
 		*why = xstrdup("the embedding model cannot be loaded");
 		goto done;
 	}

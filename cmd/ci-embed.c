@@ -27,17 +27,17 @@
 #define DEFAULT_FIELDS EMBED_DEFAULT_FIELDS
 
 static const char usage_text[] =
-	"usage: ci-embed [--model <dir>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
-	"   or: ci-embed [--model <dir>] [--static] --query <text>\n"
+	"usage: ci-embed [--model <model>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
+	"   or: ci-embed [--model <model>] [--static] --query <text>\n"
 	"\n"
 	"Read records (NDJSON) on standard input and write them back, each chunk record\n"
 	"(and each commit record, from its message) with \"vec\" (base64 of little-endian\n"
 	"float32) and \"model\" added; or print the vector of one query text.\n"
 	"\n"
-	"      --model <dir>       the model directory (default: $CI_MODEL, else the one\n"
-	"                          scripts/setup fetched, else the installed one): USE-lite\n"
-	"                          (model.json) or a HuggingFace BERT model (config.json,\n"
-	"                          vocab.txt, model.safetensors)\n"
+	"      --model <model>     the model: use-lite, ci-code (static, trained for code\n"
+	"                          search), or a directory: USE-lite (model.json) or a\n"
+	"                          HuggingFace BERT model (config.json, vocab.txt,\n"
+	"                          model.safetensors); default: $CI_MODEL, else ci-code\n"
 	"      --static            use the static table distilled from the model: about\n"
 	"                          100 times faster; its vectors compare with its own only\n"
 	"                          (USE-lite only)\n"
@@ -629,7 +629,7 @@ int main(int argc, char **argv)
 		return EXIT_IO;
 	if (o.static_mode && !embed_has_static(m)) {
 		embed_model_close(m);
-		usage_error(usage_text, "--static: the model in '%s' has no static mode (USE-lite has)",
+		usage_error(usage_text, "--static: the model '%s' has no static mode (USE-lite has)",
 			    dir);
 	}
 	if (!o.max_tokens || (size_t)o.max_tokens > embed_max_tokens(m))

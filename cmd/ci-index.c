@@ -69,7 +69,8 @@ static const char usage_text[] =
 	"                          anyway when the index holds vectors\n"
 	"      --history           build, update: also store the git history (commits and\n"
 	"                          co-change coupling): ci-couple history | ci-index load\n"
-	"      --model <dir>       the embedding model (default: as ci-embed's)\n"
+	"      --model <model>     the embedding model, a name (use-lite, ci-code) or a\n"
+	"                          directory (default: the index's, else as ci-embed's)\n"
 	"      --vectors <format>  store vectors as f32 or int8 (a byte per value and a\n"
 	"                          scale per vector; default: the index's, else f32)\n"
 	"  -j, --threads <n>       parse and embed with <n> threads (default: the number of CPUs)\n"
@@ -1396,7 +1397,7 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 				if (commits) {
 					keys[k] = xstrdup((const char *)sqlite3_column_text(get, 0));
 					embed_commit_text(&texts, (const char *)sqlite3_column_text(get, 1),
-							  embed_text_limit(0));
+							  embed_text_limit((int)embed_max_tokens(m)));
 				} else {
 					/* the chunk as ci-chunk writes it, for the same text as ci-embed's */
 					json_t *rec = json_object();
@@ -1406,7 +1407,9 @@ static int embed_rows(const struct options *o, struct loader *ld, struct embed_m
 							json_object_set_new(rec, cols[c], json_stringn(
 								(const char *)sqlite3_column_text(get, c),
 								(size_t)sqlite3_column_bytes(get, c)));
-					embed_chunk_text(&texts, rec, fields, embed_text_limit(0));
+					/* as much text as ci-embed reads for this model */
+					embed_chunk_text(&texts, rec, fields,
+							 embed_text_limit((int)embed_max_tokens(m)));
 					json_decref(rec);
 				}
 			}
@@ -1495,12 +1498,21 @@ static int embed_missing(const struct options *o, struct loader *ld, int asked, 
 		if (none)
 			return 0;
 	}
-	progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
-	rc = embed_model_open(&m, embed_model_dir(o->model));
-	progress_stop(&pg);
-	if (rc < 0)
-		return -1;
-	rc = -1;
+	{
+		/* no --model: the model of the vectors the index holds, when known by name */
+		sqlite3_stmt *st = prep(db, "SELECT model FROM vectors UNION ALL "
+					"SELECT model FROM commit_vectors LIMIT 1");
+		char *im = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) ?
+			xstrdup((const char *)sqlite3_column_text(st, 0)) : NULL;
+		sqlite3_finalize(st);
+		progress_start(&pg, o->progress, "loading the model", NULL, 0, 0);
+		rc = embed_model_open(&m, embed_model_dir_for(o->model, im));
+		progress_stop(&pg);
+		free(im);
+		if (rc < 0)
+			return -1;
+		rc = -1;
+	}
 	name = embed_model_name(m, 0);
 	{
 		sqlite3_stmt *st = prep(db, "SELECT model FROM vectors WHERE model <> ?1 UNION ALL "

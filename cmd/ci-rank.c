@@ -1321,6 +1321,7 @@ struct qvec_job {
 	float *vec;		/* its result: dim values of model */
 	size_t dim;
 	char *model;
+	char *dir;		/* the model to embed it with (the index's, by name) */
 	/* the snapshot of the vectors, mapped on a thread meanwhile */
 	int mapping;		/* 1: the thread was started */
 	pthread_t mapper;
@@ -1341,7 +1342,7 @@ static char *real_dir(const char *dir)
 static void *embedder(void *arg)
 {
 	struct qvec_job *j = arg;
-	const char *dir = embed_model_dir(NULL);
+	const char *dir = j->dir;
 	struct embed_model *m = NULL;
 	struct embed_work *w;
 	const int32_t *ids;
@@ -1375,8 +1376,26 @@ static void *embedder(void *arg)
 	return NULL;
 }
 
+/*
+ * The model of the index's vectors (one row's: an index holds one model's), or
+ * NULL; owned by the caller.
+ */
+static char *index_model(void)
+{
+	sqlite3_stmt *st = prep("SELECT model FROM vectors LIMIT 1");
+	char *m = sqlite3_step(st) == SQLITE_ROW && col(st, 0) ? xstrdup(col(st, 0)) : NULL;
+
+	sqlite3_finalize(st);
+	return m;
+}
+
 static void query_vector_start(struct qvec_job *j, const char *q)
 {
+	char *im = index_model();
+
+	/* the query in the space of the index's vectors: its model, when known by name */
+	j->dir = xstrdup(embed_model_dir_for(NULL, im));
+	free(im);
 	j->text = xstrdup(q);
 	j->vec = NULL;
 	j->dim = 0;
@@ -1394,6 +1413,8 @@ static size_t query_vector_finish(struct qvec_job *j, float **vec, char **model)
 	j->started = 0;
 	free(j->text);
 	j->text = NULL;
+	free(j->dir);
+	j->dir = NULL;
 	*vec = j->vec;
 	*model = j->model;
 	j->vec = NULL;
@@ -3305,7 +3326,7 @@ static void server_refresh(const char *path)
 	vecsnap_close(&pre_snap);
 	if (vecsnap_load(&pre_snap, path) != 0 || pre_model)
 		return;		/* no vectors: the workers save the start of a process only */
-	dir = embed_model_dir(NULL);
+	dir = embed_model_dir_for(NULL, pre_snap.model);
 	embed_weights_in_memory();
 	if (embed_model_open(&pre_model, dir) == 0)
 		pre_model_dir = real_dir(dir);

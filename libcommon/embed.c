@@ -11,6 +11,7 @@
 #include "common.h"
 #include "embed.h"
 #include "bert.h"
+#include "embed/static.h"
 
 #include "blis-quiet.h"
 #include <errno.h>
@@ -65,11 +66,13 @@ struct embed_model {
 	float *weight;			/* static mode: [emb_rows], each piece's weight */
 	uint64_t key;			/* identifies the model's files (embed_model_key) */
 	struct bert_model *bert;	/* a BERT-family model instead (bert.c), or NULL */
+	struct static_model *stat;	/* a static model instead (embed/static.c): ci-code */
 };
 
 struct embed_work {
 	const struct embed_model *m;
 	struct bert_work *bw;		/* the BERT model's scratch, or NULL */
+	struct static_work *stw;	/* the static model's, or NULL */
 	struct spm_work sw;		/* tokenizer scratch */
 	rntm_t rntm;			/* BLIS: one thread per call */
 	float *x;			/* [MAX_ROWS][256]: layer 0 input */
@@ -528,6 +531,17 @@ int embed_model_open(struct embed_model **out, const char *dir)
 	int ret = -1, l, heads, depth[2], rc;
 
 	*out = NULL;
+	if (access(model_json, F_OK) < 0 && static_model_probe(dir)) {
+		/* ci-code: <dir>.safetensors and <dir>.vocab */
+		if (static_model_open(&m->stat, dir) < 0)
+			goto done;
+		m->key = key_file(key_file(FNV1A_BASIS, static_model_weights_path(m->stat)),
+				  static_model_vocab_path(m->stat));
+		*out = m;
+		m = NULL;
+		ret = 0;
+		goto done;
+	}
 	if (access(model_json, F_OK) < 0 && bert_is_model_dir(dir)) {
 		/* the other family: a HuggingFace BERT directory */
 		static const char *const files[] = { "config.json", "vocab.txt", "model.safetensors" };
@@ -645,6 +659,7 @@ void embed_model_close(struct embed_model *m)
 	if (!m)
 		return;
 	bert_model_close(m->bert);
+	static_model_close(m->stat);
 	spm_free(m->vocab);
 	for (i = 0; i < m->region_nr; i++)
 		region_release(&m->region[i]);
@@ -659,22 +674,28 @@ const char *embed_model_name(const struct embed_model *m, int static_mode)
 {
 	if (m->bert)
 		return bert_model_name(m->bert);
+	if (m->stat)
+		return static_model_name(m->stat);
 	return static_mode ? "use-lite-static" : "use-lite";
 }
 
 size_t embed_max_tokens(const struct embed_model *m)
 {
+	if (m->stat)
+		return static_model_max_words(m->stat);
 	return m->bert ? bert_max_tokens(m->bert) : m->max_tokens;
 }
 
 size_t embed_dim(const struct embed_model *m)
 {
+	if (m->stat)
+		return static_model_dim(m->stat);
 	return m->bert ? bert_dim(m->bert) : D1;
 }
 
 int embed_has_static(const struct embed_model *m)
 {
-	return !m->bert;
+	return !m->bert && !m->stat;
 }
 
 const struct spm *embed_model_vocab(const struct embed_model *m)
@@ -688,11 +709,16 @@ struct embed_work *embed_work_new(const struct embed_model *m)
 {
 	struct embed_work *w = xcalloc(1, sizeof(*w));
 
+	w->m = m;
+	if (m->stat) {
+		/* no matrix work: no BLIS */
+		w->stw = static_work_new(m->stat);
+		return w;
+	}
 	/* BLIS starts with the first work area, not with the model: a process
 	 * that forks workers (ci-rank serve) opens the model, and each worker
 	 * picks its kernels for its own query (embed_for_queries) */
 	blis_setup();
-	w->m = m;
 	if (m->bert) {
 		w->bw = bert_work_new(m->bert);
 		return w;
@@ -714,6 +740,7 @@ void embed_work_free(struct embed_work *w)
 	if (!w)
 		return;
 	bert_work_free(w->bw);
+	static_work_free(w->stw);
 	spm_work_release(&w->sw);
 	free(w->x);
 	free(w->qkv);
@@ -732,6 +759,8 @@ const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len
 {
 	if (w->bw)
 		return bert_tokenize(w->bw, text, len, max, nr);
+	if (w->stw)
+		return static_tokenize(w->stw, text, len, max, nr);
 	*nr = spm_encode(w->m->vocab, &w->sw, text, len, max ? max : w->m->max_tokens);
 	return w->sw.ids;
 }
@@ -976,6 +1005,10 @@ void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t
 		bert_forward(w->bw, ids, len, n, out);
 		return;
 	}
+	if (w->stw) {
+		static_forward(w->m->stat, ids, len, n, out);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		assert(len[i] <= w->m->max_tokens);
 	forward_pool(w, ids, len, n);
@@ -992,6 +1025,8 @@ double embed_flops(const struct embed_model *m, const size_t *len, size_t n)
 
 	if (m->bert)
 		return bert_flops(m->bert, len, n);
+	if (m->stat)
+		return 0;	/* no products: sums of rows */
 	for (i = 0; i < n; i++) {
 		double t = (double)len[i];
 		f += t * per_token + 4.0 * t * t * (D0 + D1) + 2.0 * D1 * D1;
@@ -1040,7 +1075,7 @@ int embed_static_build(struct embed_model *m, int threads)
 
 	if (m->table)
 		return 0;
-	assert(!m->bert);
+	assert(!m->bert && !m->stat);
 	if (threads < 1)
 		threads = 1;
 	m->table = xmalloc(rows * D1 * sizeof(float));
@@ -1140,7 +1175,7 @@ int embed_static_load(struct embed_model *m, const char *path)
 	FILE *f;
 	int ret = -1;
 
-	if (m->bert || !(f = fopen(path, "rb")))
+	if (m->bert || m->stat || !(f = fopen(path, "rb")))
 		return -1;
 	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, "CISTATIC", 8) || h.version != 1 ||
 	    h.rows != rows || h.dim != D1 || h.key != m->key)
@@ -1170,7 +1205,7 @@ int embed_static_save(const struct embed_model *m, const char *path)
 	FILE *f;
 	int ok;
 
-	if (!m->table || m->bert) {
+	if (!m->table || m->bert || m->stat) {
 		free(tmp);
 		return -1;
 	}
@@ -1209,6 +1244,8 @@ double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, dou
 
 	if (m->bert)
 		return bert_gemm_rate(m->bert, rows, seq, seconds);
+	if (m->stat)
+		return 0;
 	w = embed_work_new(m);
 	if (rows > MAX_ROWS)
 		rows = MAX_ROWS;

@@ -8,6 +8,7 @@
  */
 #include "common.h"
 #include "embedtext.h"
+#include "embed/static.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
@@ -421,25 +422,70 @@ size_t embed_text_limit(int max_tokens)
 	return (size_t)(max_tokens > 0 ? max_tokens : 128) * 64;
 }
 
-const char *embed_model_dir(const char *opt)
+/* USE-lite's directory: the build tree's (scripts/setup), else the installed one. */
+static const char *use_lite_dir(void)
 {
-	const char *env = getenv("CI_MODEL");
 	struct stat st;
 
-	if (opt)
-		return opt;
-	if (env && *env)
-		return env;
 #ifdef CI_MODEL_BUILD_DIR
 	if (stat(CI_MODEL_BUILD_DIR "/model.json", &st) == 0)
 		return CI_MODEL_BUILD_DIR;
 #endif
 #ifdef CI_MODEL_INSTALL_DIR
+	(void)st;
 	return CI_MODEL_INSTALL_DIR;
 #else
 	(void)st;
 	return "model";
 #endif
+}
+
+/* ci-code's files: the source tree's share/models, else the installed ones. */
+static const char *ci_code_path(void)
+{
+#ifdef CI_MODELS_SRC_DIR
+	if (static_model_probe(CI_MODELS_SRC_DIR "/ci-code"))
+		return CI_MODELS_SRC_DIR "/ci-code";
+#endif
+#ifdef CI_MODELS_INSTALL_DIR
+	return CI_MODELS_INSTALL_DIR "/ci-code";
+#else
+	return "ci-code";
+#endif
+}
+
+const char *embed_model_resolve(const char *name)
+{
+	if (!strcmp(name, "use-lite"))
+		return use_lite_dir();
+	if (!strcmp(name, "ci-code"))
+		return ci_code_path();
+	return name;
+}
+
+int embed_model_known(const char *name)
+{
+	return name && (!strcmp(name, "use-lite") || !strcmp(name, "ci-code"));
+}
+
+const char *embed_model_dir(const char *opt)
+{
+	const char *env = getenv("CI_MODEL");
+
+	if (opt)
+		return embed_model_resolve(opt);
+	if (env && *env)
+		return embed_model_resolve(env);
+	return embed_model_resolve(EMBED_DEFAULT_MODEL);
+}
+
+const char *embed_model_dir_for(const char *opt, const char *index_model)
+{
+	const char *env = getenv("CI_MODEL");
+
+	if (!opt && !(env && *env) && embed_model_known(index_model))
+		return embed_model_resolve(index_model);
+	return embed_model_dir(opt);
 }
 
 /* ---- embedding a list of texts on threads ---- */

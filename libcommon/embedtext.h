@@ -44,9 +44,32 @@ void embed_commit_text(struct buf *out, const char *message, size_t limit);
 /* How many bytes of text can matter for max_tokens tokens (0: the model's 128). */
 size_t embed_text_limit(int max_tokens);
 
-/* The model directory: opt (--model), else $CI_MODEL, else the build tree's
- * (scripts/setup), else the installed one.  Cannot fail. */
+/* The model used when none is named (--model, $CI_MODEL): ci-code, which finds
+ * the function a description means about twice as often as USE-lite
+ * (share/models/ci-code.md, bench/embed-code.sh). */
+#define EMBED_DEFAULT_MODEL "ci-code"
+
+/*
+ * The path embed_model_open() takes for a model's name: "use-lite" (the build
+ * tree's copy, scripts/setup, else the installed one), "ci-code" (the source
+ * tree's share/models/ci-code, else the installed one); anything else is a
+ * path already.  Cannot fail.
+ */
+const char *embed_model_resolve(const char *name);
+/* Is name one of the models embed_model_resolve() knows by name? */
+int embed_model_known(const char *name);
+
+/* The model: opt (--model), else $CI_MODEL, else EMBED_DEFAULT_MODEL, each a
+ * name or a path (embed_model_resolve()).  Cannot fail. */
 const char *embed_model_dir(const char *opt);
+
+/*
+ * The same for a command that reads an index whose vectors are of model
+ * index_model (NULL: none): the index's model when it is one known by name
+ * and neither opt nor $CI_MODEL names another, so that queries and updates
+ * use the model the index was built with.  Cannot fail.
+ */
+const char *embed_model_dir_for(const char *opt, const char *index_model);
 
 /*
  * Embed texts[i][0..lens[i]) for i < n into out[i * embed_dim(m) ...], each cut at

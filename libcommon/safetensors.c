@@ -291,3 +291,47 @@ int safetensors_f32(const float **out, struct safetensors *st, const char *name,
 	*out = t->conv;
 	return 0;
 }
+
+int safetensors_shape(const struct safetensors *st, const char *name, long *dims, int max)
+{
+	const struct st_tensor *t = find(st, name);
+	int k;
+
+	if (!t)
+		return -1;
+	for (k = 0; k < t->ndim && k < max; k++)
+		dims[k] = t->dims[k];
+	return t->ndim;
+}
+
+int safetensors_i8(const int8_t **out, struct safetensors *st, const char *name,
+		   int ndim, const long *dims)
+{
+	struct st_tensor *t = find(st, name);
+	int k, same;
+
+	*out = NULL;
+	if (!t)
+		return error("%s: no tensor '%s'", st->path, name);
+	if (strcmp(t->dtype, "I8"))
+		return error("%s: tensor '%s' has dtype %s, expected I8", st->path, name, t->dtype);
+	same = t->ndim == ndim;
+	for (k = 0; same && k < ndim; k++)
+		same = t->dims[k] == dims[k];
+	if (!same) {
+		struct buf a = BUF_INIT, b = BUF_INIT;
+		shape_str(&a, t->ndim, t->dims);
+		shape_str(&b, ndim, dims);
+		error("%s: tensor '%s' is %s, expected %s", st->path, name, a.buf, b.buf);
+		buf_release(&a);
+		buf_release(&b);
+		return -1;
+	}
+	*out = (const int8_t *)(const void *)(st->data + t->begin);
+	return 0;
+}
+
+const char *safetensors_meta(const struct safetensors *st, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(st->header, "__metadata__"), key));
+}

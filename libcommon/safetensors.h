@@ -16,6 +16,7 @@
 #define CI_SAFETENSORS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct safetensors;
 
@@ -41,5 +42,21 @@ int safetensors_has(const struct safetensors *st, const char *name);
  */
 int safetensors_f32(const float **out, struct safetensors *st, const char *name,
 		    int ndim, const long *dims);
+
+/*
+ * The shape of tensor name: its number of dimensions, the first max of them in
+ * dims.  -1 (no message) when there is no such tensor.
+ */
+int safetensors_shape(const struct safetensors *st, const char *name, long *dims, int max);
+
+/*
+ * The tensor name as int8 values, in place (ci-code's quantized embeddings),
+ * after checking its dtype (I8) and shape.  0, or -1 after a message.
+ */
+int safetensors_i8(const int8_t **out, struct safetensors *st, const char *name,
+		   int ndim, const long *dims);
+
+/* A string of the header's "__metadata__", or NULL (owned by st). */
+const char *safetensors_meta(const struct safetensors *st, const char *key);
 
 #endif

@@ -4,6 +4,7 @@
  *
  *   vec-tool cos <a> <b>          cosine of line i of <a> with line i of <b>, one a line
  *   vec-tool norm <a>             the L2 norm of each line's vector
+ *   vec-tool maxdiff <a> <b>      the largest |a[k] - b[k]| of line i of <a> and of <b>
  *   vec-tool rank <queries> <chunks>
  *                                 for each query (a record with "vec" and "want":
  *                                 "<path>" or "<path>:<name>"), the rank of the
@@ -200,6 +201,22 @@ int main(int argc, char **argv)
 		}
 		free_vecs(a, an);
 		free_vecs(b, bn);
+	} else if (argc == 4 && !strcmp(argv[1], "maxdiff")) {
+		a = load(argv[2], &an, 1);
+		b = load(argv[3], &bn, 1);
+		if (an != bn)
+			die("'%s' has %zu vectors, '%s' %zu", argv[2], an, argv[3], bn);
+		for (i = 0; i < an; i++) {
+			double mx = 0;
+			if (a[i].n != b[i].n)
+				die("line %zu: %zu and %zu dimensions", i + 1, a[i].n, b[i].n);
+			for (j = 0; j < a[i].n; j++)
+				if (fabs((double)a[i].v[j] - b[i].v[j]) > mx)
+					mx = fabs((double)a[i].v[j] - b[i].v[j]);
+			printf("%.9f\n", mx);
+		}
+		free_vecs(a, an);
+		free_vecs(b, bn);
 	} else if (argc == 3 && !strcmp(argv[1], "norm")) {
 		a = load(argv[2], &an, 0);
 		for (i = 0; i < an; i++)
@@ -253,7 +270,7 @@ int main(int argc, char **argv)
 		free_vecs(a, an);
 		free_vecs(b, bn);
 	} else {
-		fprintf(stderr, "usage: vec-tool cos <a> <b> | norm <a> | rank <queries> <chunks>\n");
+		fprintf(stderr, "usage: vec-tool cos <a> <b> | maxdiff <a> <b> | norm <a> | rank <queries> <chunks>\n");
 		return EXIT_USAGE;
 	}
 	return close_stdout(EXIT_OK);

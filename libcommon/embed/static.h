@@ -1,0 +1,76 @@
+/*
+ * embed/static.h: ci-code, a static code-search embedding model trained here
+ * (scripts/train-embed): a vector per word, no transformer.
+ *
+ * The words of a text: the runs of ASCII letters and digits, each cut before an
+ * upper-case letter that follows a lower-case letter or a digit, and before the
+ * last capital of a run of capitals that a lower-case letter follows (so
+ * parseLongArg, parse_long_arg, PARSE_LONG_ARG give parse, long, arg, and
+ * HTTPServer gives http, server), lowercased; words of 2 to 48 characters that
+ * start with a letter, and are in the vocabulary, count; each once, the first
+ * max of them.  A text's vector is the sum of its words' vectors, L2-normalised
+ * (a text without a known word gets a vector of zeros).  scripts/train-embed
+ * cuts words the same way, byte for byte (tests/t0620-embed-ci-code.sh checks
+ * golden vectors it wrote).
+ *
+ * The files: <path>.safetensors ("embeddings" I8 [V][dim], "scales" F32 [V]: a
+ * row's vector is its int8 values times its scale; "__metadata__" with
+ * "format": "ci-static-1", "name") and <path>.vocab (V lines, a word each: the
+ * row of line i is i).  The weights stay in the file's mapping.
+ *
+ * Threads: the model is read-only once loaded; each thread brings its own
+ * struct static_work.
+ */
+#ifndef CI_EMBED_STATIC_H
+#define CI_EMBED_STATIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct static_model;
+struct static_work;
+
+/*
+ * Does path name a static model: <path>.safetensors exists, or path is a
+ * .safetensors file with a .vocab beside it?  Cannot fail.
+ */
+int static_model_probe(const char *path);
+
+/*
+ * Load the model at path (as static_model_probe() takes it): check the tensors'
+ * dtypes and shapes, the vocabulary (one word a line, as many as rows, each a
+ * word the tokenizer can cut, none twice).  0 and the model in *out, or -1
+ * after a message naming the file.
+ */
+int static_model_open(struct static_model **out, const char *path);
+void static_model_close(struct static_model *m);
+
+/* The model's name for "model" fields (its metadata's "name": "ci-code"). */
+const char *static_model_name(const struct static_model *m);
+/* The dimension of its vectors. */
+size_t static_model_dim(const struct static_model *m);
+/* The most distinct words of a text that count (512). */
+size_t static_model_max_words(const struct static_model *m);
+/* The files it was read from, for a cache key: <path>.safetensors, <path>.vocab. */
+const char *static_model_weights_path(const struct static_model *m);
+const char *static_model_vocab_path(const struct static_model *m);
+
+struct static_work *static_work_new(const struct static_model *m);
+void static_work_free(struct static_work *w);
+
+/*
+ * The rows of the distinct known words of text[0..len), in order of first
+ * appearance, at most max (0: static_model_max_words()).  Valid until the next
+ * call with w; their count in *nr.  Cannot fail.
+ */
+const int32_t *static_tokenize(struct static_work *w, const char *text, size_t len, size_t max,
+			       size_t *nr);
+
+/*
+ * out[i * dim ...] = the L2-normalised sum of the rows ids[i][0..len[i]), for
+ * i < n.  Cannot fail.
+ */
+void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,
+		    size_t n, float *out);
+
+#endif
