@@ -2704,13 +2704,18 @@ static void srv_first_update(void)
 {
 	char *argv[] = { "ci-index", "--no-progress", "--index", srv_index, "update", NULL };
 	pid_t pid;
+	int ready;
 
 	if (srv_broken || !srv_root)
 		return;
 	srv_refresh(srv_index);
+	/* the build that started this server waits for this update
+	 * (server_after_build): what changes in the tree after the build is
+	 * then the next update's, never taken in silently behind its back */
+	ready = fork_server_ready_take();
 	pid = fork();
 	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
 		fork_server_child_init();
 		if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(srv_root) < 0)
 			_exit(EXIT_IO);
@@ -2718,8 +2723,21 @@ static void srv_first_update(void)
 			close(srv_ifd);
 		unsetenv("CI_INDEX_CRASH_AFTER");
 		unsetenv("CI_INDEX_PAUSE_BEFORE_INSTALL");
-		exit(server_run(5, argv));
+		{
+			/* test hook: a first update that starts late (t0517) */
+			long ms = env_long("CI_INDEX_TEST_FIRST_UPDATE_MS", 0, 60000, 0, ENV_WARN);
+			struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+			if (ms > 0)
+				nanosleep(&ts, NULL);
+		}
+		rc = server_run(5, argv);
+		fork_server_ready_say(ready);
+		exit(rc);
 	}
+	if (ready >= 0 && pid > 0)
+		close(ready);	/* the update's to tell */
+	else
+		fork_server_ready_say(ready);
 	if (pid > 0) {
 		srv_forked(pid);
 	} else {
@@ -4233,8 +4251,17 @@ static void server_after_build(const struct options *o)
 		}
 		/* until it holds its lock: a `serve --stop` right after the build
 		 * then waits for it and stops it, instead of finding none */
-		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE)) == 0)
+		int done = -1;
+		if (fork_server_spawn_wait(path, fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE), &done) == 0)
 			server_notice();
+		/* the server holds its lock: the build's may go, and its first
+		 * update (which takes the index's lock) is waited for, so that what
+		 * changes in the tree after the build is the next update's */
+		if (build_lock >= 0) {
+			close(build_lock);
+			build_lock = -1;
+		}
+		fork_server_wait_done(done, 60000);
 	}
 	free(sock);
 	free(path);

@@ -307,7 +307,7 @@ void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s)
 	spawn(exe, index_path, idle_s, -1);
 }
 
-int fork_server_spawn_wait(const char *index_path, long idle_s)
+int fork_server_spawn_wait(const char *index_path, long idle_s, int *done_fd)
 {
 	char exe[4096], c;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -326,16 +326,33 @@ int fork_server_spawn_wait(const char *index_path, long idle_s)
 	}
 	spawn(exe, index_path, idle_s, w);
 	close(w);
-	/* a byte: it holds its lock; the end of the pipe: it ended (another
-	 * server holds the lock, or it failed) */
+	/* a byte: it holds its lock; the end of the pipe first: it ended
+	 * (another server holds the lock, or it failed) */
 	pf.fd = p[0];
 	pf.events = POLLIN;
 	do
 		r = poll(&pf, 1, 60000);
 	while (r < 0 && errno == EINTR);
 	r = r == 1 && read(p[0], &c, 1) == 1 ? 0 : -1;
-	close(p[0]);
+	if (done_fd && r == 0)
+		*done_fd = p[0];
+	else
+		close(p[0]);
 	return r;
+}
+
+void fork_server_wait_done(int fd, int timeout_ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	char c;
+	int r;
+
+	if (fd < 0)
+		return;
+	do
+		r = poll(&pf, 1, timeout_ms);
+	while ((r < 0 && errno == EINTR) || (r == 1 && read(fd, &c, 1) == 1));
+	close(fd);
 }
 
 /* Milliseconds on the monotonic clock. */
@@ -631,6 +648,20 @@ static void stop_on(int sig)
 	stopping = 1;
 }
 
+int fork_server_ready_take(void)
+{
+	int fd = ready_fd;
+
+	ready_fd = -1;
+	return fd;
+}
+
+void fork_server_ready_say(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 void fork_server_child_init(void)
 {
 	if (lock_fd >= 0)
@@ -675,16 +706,14 @@ int fork_server_serve(const char *sock, const char *index_path, long idle_s,
 		return 1;	/* another serves there */
 	}
 	lock_fd = lock;
-	if (ready_fd >= 0) {
-		/* the spawner may go on: a stop now waits for this server */
-		if (write(ready_fd, "L", 1) != 1) {
-			/* it stopped waiting: nothing to tell */
-		}
-		close(ready_fd);
-		ready_fd = -1;
+	if (ready_fd >= 0 && write(ready_fd, "L", 1) != 1) {
+		/* it stopped waiting: nothing to tell */
 	}
-	/* what the workers share, before anyone can connect */
+	/* the spawner may go on: a stop now waits for this server; the end of
+	 * the pipe says the preload is done (or, taken by the preload, what it
+	 * started: fork_server_ready_take) */
 	ops->preload(index_path);
+	fork_server_ready_say(fork_server_ready_take());
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -900,6 +929,7 @@ int fork_server_command(const char *kind, const char *index_opt, int stop, long 
 		const char *e = getenv(READY_ENV);
 		if (e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0) {
 			ready_fd = 3;
+			fcntl(3, F_SETFD, FD_CLOEXEC);	/* nothing it runs keeps the spawner waiting */
 			closefrom(4);
 		} else {
 			closefrom(3);

@@ -43,6 +43,16 @@ struct fork_server_ops {
 	void (*query)(const char *q, struct buf *out);
 };
 
+/*
+ * The pipe on which fork_server_spawn_wait's caller waits for this server's
+ * preload (-1: none, or taken already), taken by a preload that starts more
+ * the caller should wait for (ci-index's first update, in a child);
+ * fork_server_ready_say(fd) then tells it (closes it; -1: nothing).  A pipe
+ * nobody took is closed once the preload returns.
+ */
+int fork_server_ready_take(void);
+void fork_server_ready_say(int fd);
+
 /* The socket of the kind's server ("rank", "index") for the index at
  * index_path (malloc'd), or NULL when there is no private place for one
  * (nothing reported). */
@@ -84,9 +94,14 @@ void fork_server_spawn_of(const char *exe, const char *index_path, long idle_s);
  * fork_server_spawn, then wait (up to a minute) until the server holds its
  * lock, so that a stop right after (fork_server_stop) finds it starting and
  * waits for it: 0, or -1 when it ended first (another server runs there) or
- * could not be started.
+ * could not be started.  done_fd (may be NULL): on 0, a descriptor for
+ * fork_server_wait_done, which waits until the server's preload is done
+ * (ci-index's: its first update is in).
  */
-int fork_server_spawn_wait(const char *index_path, long idle_s);
+int fork_server_spawn_wait(const char *index_path, long idle_s, int *done_fd);
+/* Wait up to timeout_ms (< 0: no bound) for the end of fork_server_spawn_wait's
+ * done_fd, then close it; fd < 0: nothing. */
+void fork_server_wait_done(int fd, int timeout_ms);
 
 /*
  * The seconds a server waits for a request before it exits: the environment
