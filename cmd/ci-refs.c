@@ -165,37 +165,25 @@ static int path_ok(const char *path)
 	return !path[l] || path[l] == '/' || o.path[l - 1] == '/';
 }
 
-/* The text of line `line` of the file whose blob is blob_id, from the chunks. */
+static char *line_text(sqlite3_int64 blob_id, long line);
+
+/* The text of line `line` of the file whose blob is blob_id, from the chunks:
+ * trimmed, at most 240 bytes. */
 static char *snippet(sqlite3_int64 blob_id, long line)
 {
-	static sqlite3_stmt *st;
-	const char *t, *p, *e;
-	long l;
-	char *s = NULL;
+	char *s = line_text(blob_id, line), *p, *e;
 
-	if (!st)
-		st = prep("SELECT start_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 AND start_line <= ?2 "
-			  "AND end_line >= ?2 LIMIT 1");
-	sqlite3_bind_int64(st, 1, blob_id);
-	sqlite3_bind_int64(st, 2, line);
-	if (sqlite3_step(st) == SQLITE_ROW && (t = col(st, 1))) {
-		l = sqlite3_column_int64(st, 0);
-		for (p = t; l < line && (p = strchr(p, '\n')); l++)
-			p++;
-		if (p) {
-			e = strchr(p, '\n');
-			if (!e)
-				e = p + strlen(p);
-			while (p < e && (*p == ' ' || *p == '\t'))
-				p++;
-			while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-				e--;
-			if (e - p > 240)
-				e = p + 240;
-			s = xstrndup(p, (size_t)(e - p));
-		}
-	}
-	sqlite3_reset(st);
+	if (!s)
+		return NULL;
+	for (p = s; *p == ' ' || *p == '\t'; p++)
+		;
+	e = p + strlen(p);
+	while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e - p > 240)
+		e = p + 240;
+	memmove(s, p, (size_t)(e - p));
+	s[e - p] = '\0';
 	return s;
 }
 

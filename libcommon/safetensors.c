@@ -232,29 +232,39 @@ static void shape_str(struct buf *b, int ndim, const long *dims)
 	buf_addch(b, ']');
 }
 
-int safetensors_f32(const float **out, struct safetensors *st, const char *name,
-		    int ndim, const long *dims)
+/* 0 when tensor t (name) has the shape ndim x dims, else -1 with an error
+ * naming both shapes ("<t's> <said> <wanted>"). */
+static int check_shape(const struct safetensors *st, const struct st_tensor *t, const char *name,
+		       int ndim, const long *dims, const char *said)
 {
-	struct st_tensor *t = find(st, name);
-	const unsigned char *p;
-	size_t i, n;
-	int k, same;
+	int k, same = t->ndim == ndim;
 
-	*out = NULL;
-	if (!t)
-		return error("%s: no tensor '%s'", st->path, name);
-	same = t->ndim == ndim;
 	for (k = 0; same && k < ndim; k++)
 		same = t->dims[k] == dims[k];
 	if (!same) {
 		struct buf a = BUF_INIT, b = BUF_INIT;
 		shape_str(&a, t->ndim, t->dims);
 		shape_str(&b, ndim, dims);
-		error("%s: tensor '%s' is %s, config.json says %s", st->path, name, a.buf, b.buf);
+		error("%s: tensor '%s' is %s, %s %s", st->path, name, a.buf, said, b.buf);
 		buf_release(&a);
 		buf_release(&b);
 		return -1;
 	}
+	return 0;
+}
+
+int safetensors_f32(const float **out, struct safetensors *st, const char *name,
+		    int ndim, const long *dims)
+{
+	struct st_tensor *t = find(st, name);
+	const unsigned char *p;
+	size_t i, n;
+
+	*out = NULL;
+	if (!t)
+		return error("%s: no tensor '%s'", st->path, name);
+	if (check_shape(st, t, name, ndim, dims, "config.json says") < 0)
+		return -1;
 	p = st->data + t->begin;
 	switch (t->type) {
 	case ST_F32:
@@ -308,25 +318,14 @@ int safetensors_i8(const int8_t **out, struct safetensors *st, const char *name,
 		   int ndim, const long *dims)
 {
 	struct st_tensor *t = find(st, name);
-	int k, same;
 
 	*out = NULL;
 	if (!t)
 		return error("%s: no tensor '%s'", st->path, name);
 	if (strcmp(t->dtype, "I8"))
 		return error("%s: tensor '%s' has dtype %s, expected I8", st->path, name, t->dtype);
-	same = t->ndim == ndim;
-	for (k = 0; same && k < ndim; k++)
-		same = t->dims[k] == dims[k];
-	if (!same) {
-		struct buf a = BUF_INIT, b = BUF_INIT;
-		shape_str(&a, t->ndim, t->dims);
-		shape_str(&b, ndim, dims);
-		error("%s: tensor '%s' is %s, expected %s", st->path, name, a.buf, b.buf);
-		buf_release(&a);
-		buf_release(&b);
+	if (check_shape(st, t, name, ndim, dims, "expected") < 0)
 		return -1;
-	}
 	*out = (const int8_t *)(const void *)(st->data + t->begin);
 	return 0;
 }
