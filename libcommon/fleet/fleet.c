@@ -668,7 +668,7 @@ static int merge(struct fleet_run *fr, struct buf *out)
 	if (fr->kind == FLEET_RANK)
 		nd_int(out, "hits", shown);
 	nd_end(out);
-	ret = failed ? EXIT_IO : found ? EXIT_OK : EXIT_NOTHING;
+	ret = failed ? util_error_code() : found ? EXIT_OK : EXIT_NOTHING;
 done:
 	for (i = 0; i < nr; i++)
 		free(recs[i].path);
@@ -743,7 +743,7 @@ int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, ch
 		fr.argc = ++an;
 	}
 	if (fleet_set_load(&fr.set, spec) < 0 || (repos && *repos && fleet_set_filter(&fr.set, repos) < 0)) {
-		ret = EXIT_IO;
+		ret = util_error_code();
 		goto done;
 	}
 	fr.jobs = 2 * online_cpus();
