@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"test\","
 		   "\"mean\":0,\"scale\":1,\"weight\":\"x\"}]}"), "a weight that is no number is refused");
 	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"features\":[]}"), "no bias is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[\"keyword\"]}"),
+	   "a feature that is not an object with a name is refused");
 
 	memset(x, 0, sizeof(x));
 	rank_path_features("tests/unit/test_cart.py", x);

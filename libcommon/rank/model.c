@@ -67,8 +67,12 @@ int rank_model_parse(struct rank_model *m, const char *json, size_t len, const c
 		for (k = 0; name && k < RF_NR; k++)
 			if (!strcmp(rank_feat_name[k], name))
 				break;
-		if (!name || k == RF_NR) {
-			error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name ? name : "(none)");
+		if (!name) {
+			error("%s: feature %zu: expected an object with a \"name\" string", origin, i + 1);
+			goto done;
+		}
+		if (k == RF_NR) {
+			error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name);
 			goto done;
 		}
 		if (finite_number(json_object_get(f, "mean"), &m->mean[k]) ||
