@@ -337,6 +337,7 @@ struct ign_file {
 /* The ignore files of one directory, read once. */
 struct ign_dir {
 	char *dir;		/* root-relative, "" for the root */
+	size_t len;		/* strlen(dir) */
 	struct ign_file f[2];	/* [0] .rgignore, [1] .ignore: rg's precedence */
 	struct ign_dir *next;	/* the hash chain */
 };
@@ -394,22 +395,29 @@ static void ign_add_line(struct ign_file *f, char *line)
 	f->v[f->nr++] = r;
 }
 
-static struct ign_dir *ign_read(const struct walker *w, const char *dir)
+static struct ign_dir *ign_read(const struct walker *w, const char *dir, size_t len)
 {
 	struct ign_dir *d = xcalloc(1, sizeof(*d));
 	char *line = NULL;
 	size_t cap = 0;
 	int k;
 
-	d->dir = xstrdup(dir);
+	d->dir = xstrndup(dir, len);
+	d->len = len;
 	for (k = 0; k < 2; k++) {
-		char *p = *dir ? xasprintf("%s/%s/%s", w->root, dir, ign_names[k])
-			       : xasprintf("%s/%s", w->root, ign_names[k]);
+		char *p = len ? xasprintf("%s/%s/%s", w->root, d->dir, ign_names[k])
+			      : xasprintf("%s/%s", w->root, ign_names[k]);
 		FILE *fp = fopen(p, "r");
 
-		free(p);
-		if (!fp)
+		if (!fp) {
+			/* none is the rule; one that cannot be read would
+			 * change the answer without a word */
+			if (errno != ENOENT && errno != ENOTDIR)
+				warning("cannot read '%s': %s (its rules are not applied)", p, strerror(errno));
+			free(p);
 			continue;
+		}
+		free(p);
 		while (getline(&line, &cap, fp) > 0)
 			ign_add_line(&d->f[k], line);
 		fclose(fp);
@@ -418,12 +426,12 @@ static struct ign_dir *ign_read(const struct walker *w, const char *dir)
 	return d;
 }
 
-static unsigned ign_hash(const char *s)
+static unsigned ign_hash(const char *s, size_t n)
 {
 	unsigned h = 2166136261u;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h % IGN_BUCKETS;
 }
 
@@ -431,31 +439,35 @@ static unsigned ign_hash(const char *s)
 static struct walk_ignores *ign_state(struct walker *w)
 {
 	static pthread_mutex_t create = PTHREAD_MUTEX_INITIALIZER;
-	struct walk_ignores *ig;
+	struct walk_ignores *ig = __atomic_load_n(&w->ign, __ATOMIC_ACQUIRE);
 
+	if (ig)
+		return ig;	/* asked for every entry of a scan: no lock once made */
 	pthread_mutex_lock(&create);
 	if (!w->ign) {
-		w->ign = xcalloc(1, sizeof(*w->ign));
-		pthread_mutex_init(&w->ign->lock, NULL);
-		buf_init(&w->ign->last_dir, 0);
+		ig = xcalloc(1, sizeof(*ig));
+		pthread_mutex_init(&ig->lock, NULL);
+		buf_init(&ig->last_dir, 0);
+		__atomic_store_n(&w->ign, ig, __ATOMIC_RELEASE);
 	}
 	ig = w->ign;
 	pthread_mutex_unlock(&create);
 	return ig;
 }
 
-static const struct ign_dir *ign_get(struct walker *w, const char *dir)
+/* The same for the first len bytes of dir. */
+static const struct ign_dir *ign_get(struct walker *w, const char *dir, size_t len)
 {
 	struct walk_ignores *ig = ign_state(w);
 	struct ign_dir *d;
-	unsigned h = ign_hash(dir);
+	unsigned h = ign_hash(dir, len);
 
 	pthread_mutex_lock(&ig->lock);
 	for (d = ig->tab[h]; d; d = d->next)
-		if (!strcmp(d->dir, dir))
+		if (d->len == len && !memcmp(d->dir, dir, len))
 			break;
 	if (!d) {
-		d = ign_read(w, dir);
+		d = ign_read(w, dir, len);
 		d->next = ig->tab[h];
 		ig->tab[h] = d;
 	}
@@ -507,30 +519,41 @@ static int ign_file_says(const struct ign_file *f, const char *sub, int is_dir)
 
 int walker_ignore_files_say(struct walker *w, const char *rel, int is_dir)
 {
-	struct buf parent = BUF_INIT;
-	int k, say = 0;
+	const struct ign_dir *stack[64], **way = stack;
+	size_t nr = 0, alloc = 0, len, i;
+	const char *slash;
+	int k, say = 0, rules = 0;
 
 	if (!w->opts.ignore_files || w->opts.no_ignore || !*rel)
 		return 0;
-	/* .rgignore files first, nearest first; then .ignore files likewise */
-	for (k = 0; k < 2 && !say; k++) {
-		const char *slash = strrchr(rel, '/');
+	/* the directories from rel's own up to the root, each looked up once */
+	slash = strrchr(rel, '/');
+	len = slash ? (size_t)(slash - rel) : 0;
+	for (;;) {
+		const struct ign_dir *d = ign_get(w, rel, len);
 
-		buf_reset(&parent);
-		buf_add(&parent, rel, slash ? (size_t)(slash - rel) : 0);
-		for (;;) {
-			const struct ign_dir *d = ign_get(w, parent.buf);
-			const char *sub = rel + (parent.len ? parent.len + 1 : 0);
-			char *up;
-
-			say = ign_file_says(&d->f[k], sub, is_dir);
-			if (say || !parent.len)
-				break;
-			up = strrchr(parent.buf, '/');
-			buf_setlen(&parent, up ? (size_t)(up - parent.buf) : 0);
+		if (nr == sizeof(stack) / sizeof(*stack) && way == stack) {
+			alloc = 2 * nr;
+			way = xmalloc(alloc * sizeof(*way));
+			memcpy(way, stack, sizeof(stack));
+		} else if (way != stack) {
+			ALLOC_GROW(way, nr + 1, alloc);
 		}
+		way[nr++] = d;
+		rules |= d->f[0].nr || d->f[1].nr;
+		if (!len)
+			break;
+		while (len && rel[len - 1] != '/')
+			len--;
+		if (len)
+			len--;
 	}
-	buf_release(&parent);
+	/* .rgignore files first, nearest first; then .ignore files likewise */
+	for (k = 0; rules && k < 2 && !say; k++)
+		for (i = 0; i < nr && !say; i++)
+			say = ign_file_says(&way[i]->f[k], rel + (way[i]->len ? way[i]->len + 1 : 0), is_dir);
+	if (way != stack)
+		free(way);
 	return say;
 }
 
@@ -570,10 +593,8 @@ int walker_path_excluded(struct walker *w, const char *rel, size_t from)
 		ig->last_excluded = 0;
 		for (c = 0; files;) {
 			/* the root, then each directory down to rel's own */
-			char *prefix = xstrndup(rel, c);
-			const struct ign_dir *d = ign_get(w, prefix);
+			const struct ign_dir *d = ign_get(w, rel, c);
 
-			free(prefix);
 			if (d->f[0].nr || d->f[1].nr) {
 				ig->last_rules = 1;
 				break;

@@ -184,4 +184,13 @@ test_expect_success '-s overrides -i and -S, the last one wins (rg)' '
 	test_cmp expect out
 '
 
+test_expect_success 'an ignore file that cannot be read: a warning naming it, the search goes on' '
+	git init -q loopy &&
+	printf "needle\n" >loopy/a.txt &&
+	ln -s .ignore loopy/.ignore &&
+	(cd loopy && ci-grep --no-json -l needle) >out 2>err &&
+	test_grep "cannot read .*\.ignore" err &&
+	test "$(cat out)" = a.txt
+'
+
 test_done
