@@ -10,8 +10,8 @@
  * GFLOP per CPU second (what a shared machine does not skew).
  * Built on demand (make bench/embed-gemm), not installed.
  */
-#include "common.h"
-#include "embed.h"
+#include "core/common.h"
+#include "embed/embed.h"
 
 #include <pthread.h>
 #include <sys/resource.h>

@@ -8,8 +8,8 @@
  * records in list order; workers never run more than a window ahead of the writer,
  * so memory stays bounded whatever the tree.
  */
-#include "common.h"
-#include "chunkrun.h"
+#include "core/common.h"
+#include "parse/chunkrun.h"
 
 #include <getopt.h>
 

@@ -17,17 +17,17 @@
  * "recent" measured from the newest commit read, never from the clock, so a
  * repository gives the same output today and next year.
  */
-#include "common.h"
-#include "human.h"
-#include "githist.h"
-#include "complexity.h"
-#include "chunk.h"
-#include "index.h"
-#include "walk.h"
-#include "lang.h"
-#include "vec.h"
-#include "embed.h"
-#include "embedtext.h"
+#include "core/common.h"
+#include "core/human.h"
+#include "history/githist.h"
+#include "parse/complexity.h"
+#include "parse/chunk.h"
+#include "index/index.h"
+#include "parse/walk.h"
+#include "parse/lang.h"
+#include "embed/vec.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,16 +6,16 @@
  * Shaped by whole repositories, tens of thousands of chunks on a few cores: the main
  * thread reads records into batches and writes finished batches in input order,
  * while -j workers tokenize and embed whole batches at once, so each matrix product
- * of the transformer is one large BLIS sgemm (see libcommon/embed.c).  Records
+ * of the transformer is one large BLIS sgemm (see libcommon/embed/embed.c).  Records
  * other than chunks ride along in their batch and come out untouched, in place.
  *
  * What of a chunk is embedded (--fields) was chosen by measurement on this
  * repository and on the Linux kernel: bench/embed-eval.sh, man/ci-embed.1.
  */
-#include "common.h"
-#include "embed.h"
-#include "embedtext.h"
-#include "vec.h"
+#include "core/common.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
+#include "embed/vec.h"
 
 #include <errno.h>
 #include <getopt.h>

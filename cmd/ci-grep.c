@@ -7,7 +7,7 @@
  *   - without an index, the walker's list (git's ignore rules, no binary, vendored,
  *     generated or huge files), read by N threads;
  *   - with an index (ci-index build), the files whose trigrams can hold a match
- *     (libcommon/trigram.c turns the pattern into an FTS5 query), plus every file
+ *     (libcommon/index/trigram.c turns the pattern into an FTS5 query), plus every file
  *     that changed on disk since it was indexed, plus any file the index does not
  *     know when the tree's directories changed since.
  *
@@ -25,14 +25,14 @@
  * file, and any of them becomes a warning naming the file and exit status 2
  * (results may be incomplete), never a hang.
  */
-#include "common.h"
+#include "core/common.h"
 #include "fleet/fleet.h"
 #include "fork-server.h"
-#include "human.h"
-#include "walk.h"
-#include "lang.h"
-#include "index.h"
-#include "trigram.h"
+#include "core/human.h"
+#include "parse/walk.h"
+#include "parse/lang.h"
+#include "index/index.h"
+#include "index/trigram.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

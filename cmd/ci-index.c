@@ -13,17 +13,17 @@
  * after one changed file stats the tree, re-reads that file, and commits one
  * transaction, in tens of milliseconds).
  */
-#include "common.h"
-#include "chunkrun.h"
-#include "index.h"
-#include "blob.h"
-#include "vec.h"
-#include "vecsnap.h"
-#include "embed.h"
-#include "embedtext.h"
+#include "core/common.h"
+#include "parse/chunkrun.h"
+#include "index/index.h"
+#include "index/blob.h"
+#include "embed/vec.h"
+#include "embed/vecsnap.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
 #include "fork-server.h"
-#include "walk.h"
-#include "chunk.h"
+#include "parse/walk.h"
+#include "parse/chunk.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -2030,7 +2030,7 @@ done:
  * (SQLite's backup API), or renamed into place when there is no usable live one.
  */
 /*
- * After a build: the snapshot of its vectors (libcommon/vecsnap.h), or none
+ * After a build: the snapshot of its vectors (libcommon/embed/vecsnap.h), or none
  * when it has none (the old index's is not the new one's).
  */
 static int refresh_snapshot(const char *path)

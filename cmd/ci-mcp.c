@@ -37,11 +37,11 @@
  * cannot be resumed (no event ids, Last-Event-ID is ignored); tools/list has no
  * pagination.
  */
-#include "common.h"
+#include "core/common.h"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
-#include "lang.h"
-#include "walk.h"
+#include "parse/lang.h"
+#include "parse/walk.h"
 #include "mcp-map.h"
 #include "toml-json.h"
 #include "fleet/fleet.h"

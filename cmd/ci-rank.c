@@ -27,15 +27,15 @@
  * query's mentions of the file; trained on examples mined from git history
  * (scripts/mine-history, scripts/train-rank), chosen on held-out repositories.
  */
-#include "common.h"
+#include "core/common.h"
 #include "fleet/fleet.h"
-#include "human.h"
-#include "index.h"
-#include "walk.h"
-#include "vec.h"
-#include "vecsnap.h"
-#include "embed.h"
-#include "embedtext.h"
+#include "core/human.h"
+#include "index/index.h"
+#include "parse/walk.h"
+#include "embed/vec.h"
+#include "embed/vecsnap.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
 #include "fork-server.h"
 #include "rank-meta.h"
 #include "rank/model.h"
@@ -53,7 +53,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "blis-quiet.h"
+#include "embed/blis-quiet.h"
 
 static const char usage_text[] =
 	"usage: ci-rank [options] [context] <query>\n"
@@ -1644,7 +1644,7 @@ static void *sem_worker(void *arg)
 }
 
 /*
- * The scan of the snapshot (libcommon/vecsnap.h): rows [from, to) of the
+ * The scan of the snapshot (libcommon/embed/vecsnap.h): rows [from, to) of the
  * matrix, less the chunks changed since it was written, into a heap of
  * their own.
  */

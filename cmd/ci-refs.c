@@ -13,13 +13,13 @@
  * and a question about a language without a grammar gets an explicit
  * "unsupported" record rather than an empty list.
  */
-#include "common.h"
+#include "core/common.h"
 #include "fleet/fleet.h"
 #include "graph/bind.h"
-#include "human.h"
-#include "index.h"
-#include "lang.h"
-#include "walk.h"
+#include "core/human.h"
+#include "index/index.h"
+#include "parse/lang.h"
+#include "parse/walk.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -19,8 +19,8 @@
  * PATH, never through a shell); only on a terminal without --json does ci stay
  * and turn the records into lines of text.
  */
-#include "common.h"
-#include "human.h"
+#include "core/common.h"
+#include "core/human.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -35,9 +35,9 @@
 #include <fcntl.h>
 #include <math.h>
 
-#include "index.h"
+#include "index/index.h"
 #include "toml-json.h"
-#include "vec.h"
+#include "embed/vec.h"
 
 static const char usage_text[] =
 	"usage: ci [-h] <subcommand> [<args>]\n"

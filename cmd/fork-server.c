@@ -13,9 +13,9 @@
  *             worker died
  */
 #include "config.h"
-#include "common.h"
+#include "core/common.h"
 #include "fork-server.h"
-#include "index.h"
+#include "index/index.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
  * Jansson and jq as JSON text, which costs little at that size and keeps one
  * representation per side.
  */
-#include "common.h"
+#include "core/common.h"
 #include "mcp-map.h"
 
 #include <jq.h>

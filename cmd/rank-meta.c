@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "common.h"
-#include "util.h"
+#include "core/buf.h"
+#include "core/common.h"
+#include "core/util.h"
 
 #include "rank-meta.h"
 

@@ -29,7 +29,7 @@
  * golden vectors of tests/golden/ci-embed-bert come from scripts/bert-golden.py
  * run on these directories.
  */
-#include "common.h"
+#include "core/common.h"
 
 #include <errno.h>
 #include <sys/stat.h>

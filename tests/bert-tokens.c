@@ -9,8 +9,8 @@
  * through the same embed_tokenize() as ci-embed --query.  Exit 0, or 3 with a
  * message.
  */
-#include "common.h"
-#include "embed.h"
+#include "core/common.h"
+#include "embed/embed.h"
 
 int main(int argc, char **argv)
 {

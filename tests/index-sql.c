@@ -13,8 +13,8 @@
  *
  * Exit 0, or 3 with SQLite's message.
  */
-#include "common.h"
-#include "index.h"
+#include "core/common.h"
+#include "index/index.h"
 
 #include <sqlite3.h>
 

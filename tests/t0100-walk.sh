@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0100-walk: which files ci-chunk reads (libcommon/walk.c), seen through its file
+# t0100-walk: which files ci-chunk reads (libcommon/parse/walk.c), seen through its file
 # records: git's ignore rules, vendored, generated, binary, huge and special files,
 # symbolic links, paths named on the command line or in --files-from, the order
 # of the output and its independence from -j.

@@ -226,7 +226,7 @@ test_expect_success 'setup: a copy of the source tree' '
 		(cd tree && tar -xf -) &&
 	if test -f "$CI_SRC_DIR/.gitignore"; then cp "$CI_SRC_DIR/.gitignore" tree/; fi &&
 	(cd tree && git init -q) &&
-	test -f tree/libcommon/chunk.c
+	test -f tree/libcommon/parse/chunk.c
 '
 
 test_expect_success 'source tree: ci-chunk runs' '

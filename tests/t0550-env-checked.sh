@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0550-env-checked: numbers and words from the environment are checked the
-# same way in every command (env_long, env_choice in libcommon/util.c).
+# same way in every command (env_long, env_choice in libcommon/core/util.c).
 #
 # A bad value is an error that names the variable, exit 2, before any work
 # (no index is written); an unset or empty variable is the default.  The one

@@ -3,7 +3,7 @@
  * table (trigram case_sensitive 1) would: a term matches where it is a substring,
  * case kept.  The oracle of unit-trigram and of the trigram fuzz target.
  */
-#include "common.h"
+#include "core/common.h"
 #include "trigram-eval.h"
 
 struct qeval {

@@ -3,7 +3,7 @@
  * memory: the receiver read from a call's line, and the definition each kind
  * of call reaches (member, local, import, name, none).
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/bind.h"
 
 static int test_nr;	/* tests run so far */

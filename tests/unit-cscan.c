@@ -4,7 +4,7 @@
  * macros (left out of the parse) and which are calls or declarators, and which
  * identifiers of a #define body are calls.
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/cscan.h"
 
 static int test_nr;	/* tests run so far */

@@ -6,7 +6,7 @@
  * temporary directory, which also holds a file outside the root to check that
  * nothing outside the root is ever returned.
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/imports.h"
 
 #include <errno.h>

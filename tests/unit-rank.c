@@ -3,7 +3,7 @@
  * what is not one), the logit and probability it gives a feature vector
  * (worked out by hand), the path priors, and the query's mentions of a path.
  */
-#include "common.h"
+#include "core/common.h"
 #include "rank/model.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * unit-spm.c: TAP tests of ci-embed's tokenizer (libcommon/spm.c, unorm.c).
+ * unit-spm.c: TAP tests of ci-embed's tokenizer (libcommon/embed/spm.c, unorm.c).
  *
  * The expected ids are the reference tokenizer's (@energetic-ai/embeddings, run
  * by scripts/golden-embeddings.sh) for the texts of tests/golden/ci-embed/
@@ -12,8 +12,8 @@
  * The vocabulary is the model's vocab.json: $CI_MODEL, else the build tree's
  * deps/model/use-lite; without one every test is skipped.
  */
-#include "common.h"
-#include "spm.h"
+#include "core/common.h"
+#include "embed/spm.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 /*
- * unit-trigram.c: TAP tests of trigram_analyze() (libcommon/trigram.c).
+ * unit-trigram.c: TAP tests of trigram_analyze() (libcommon/index/trigram.c).
  *
  * Two kinds of checks:
  *   - golden cases: the FTS5 query, literal and required string of patterns
@@ -11,8 +11,8 @@
  *     literal, the lines that contain it are exactly the lines that match.
  *     A failure prints the pattern and the line.
  */
-#include "common.h"
-#include "trigram.h"
+#include "core/common.h"
+#include "index/trigram.h"
 #include "trigram-eval.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8

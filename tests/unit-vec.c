@@ -3,8 +3,8 @@
  * vec_cosine(), on vectors of several lengths (around the 16 lanes it works
  * in) stored as f32 and as int8, and on what it must refuse.
  */
-#include "common.h"
-#include "vec.h"
+#include "core/common.h"
+#include "embed/vec.h"
 
 #include <math.h>
 

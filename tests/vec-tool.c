@@ -15,7 +15,7 @@
  * numbers (the golden files).  Lines without one are skipped by norm and rank and
  * are an error for cos.  Exit 0, or 3 with a message.
  */
-#include "common.h"
+#include "core/common.h"
 
 #include <math.h>
 

@@ -6,9 +6,9 @@
  * int8 rows, tens of thousands of chunks a second; nothing is computed at load
  * but the vocabulary's hash table, so a query (ci-rank) starts at once.
  */
-#include "common.h"
+#include "core/common.h"
 #include "embed/static.h"
-#include "safetensors.h"
+#include "embed/safetensors.h"
 
 #include <math.h>
 #include <sys/stat.h>

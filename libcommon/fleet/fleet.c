@@ -10,9 +10,9 @@
  * after its `"_type"` (every ci command writes `{"_type":"...",` first), and
  * only ci-rank's hits are parsed (Jansson) for their score, path and line.
  */
-#include "common.h"
+#include "core/common.h"
 #include "fleet/fleet.h"
-#include "index.h"
+#include "index/index.h"
 
 #include <dirent.h>
 #include <errno.h>

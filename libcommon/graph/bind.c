@@ -3,7 +3,7 @@
  * once per reference of a callers/callees question, over the few definitions
  * of one name: a linear pass, no allocation.
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/bind.h"
 
 #include <ctype.h>

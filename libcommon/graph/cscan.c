@@ -4,7 +4,7 @@
  * and C++ file (the Linux tree: 60,000 of them), so it looks at each byte
  * once and allocates only for what it finds.
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/cscan.h"
 
 static int is_ident_start(int ch)

@@ -15,7 +15,7 @@
  * would leave the root, so nothing outside the root is ever returned.  The only
  * shared state is the cache of go.mod files, behind a mutex.
  */
-#include "common.h"
+#include "core/common.h"
 #include "graph/imports.h"
 
 #include <ctype.h>

@@ -3,7 +3,7 @@
  * (see model.h).  A model is a few hundred bytes of JSON read once a query;
  * scoring is a dot product a file, on the few hundred files a query ranks.
  */
-#include "common.h"
+#include "core/common.h"
 #include "rank/model.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz-chunk.c: the chunker (libcommon/chunk.c) and the complexity counter on
+ * fuzz-chunk.c: the chunker (libcommon/parse/chunk.c) and the complexity counter on
  * any bytes, in every language with a grammar.
  *
  * Input: "<language>\n<file>", where <language> is a name ci knows ("c",
@@ -7,9 +7,9 @@
  * language picked by its first byte.  Properties: no crash, and what comes out
  * is NDJSON (every line a JSON object) whose chunks tile the file's lines.
  */
-#include "common.h"
-#include "chunk.h"
-#include "complexity.h"
+#include "core/common.h"
+#include "parse/chunk.h"
+#include "parse/complexity.h"
 #include "fuzz.h"
 
 #include <jansson.h>

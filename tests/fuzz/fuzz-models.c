@@ -1,15 +1,15 @@
 /*
- * fuzz-models.c: the loaders of model files (libcommon/safetensors.c,
+ * fuzz-models.c: the loaders of model files (libcommon/embed/safetensors.c,
  * wordpiece.c, spm.c), which read what a user's --model directory holds.
  *
  * Input: a selector byte (0 safetensors, 1 vocab.txt, 2 tokenizer.json,
  * 3 SentencePiece vocab.json), then the file.  Properties: no crash; a file a
  * loader accepts can be used (tensors listed are readable, text is encoded).
  */
-#include "common.h"
-#include "safetensors.h"
-#include "wordpiece.h"
-#include "spm.h"
+#include "core/common.h"
+#include "embed/safetensors.h"
+#include "embed/wordpiece.h"
+#include "embed/spm.h"
 #include "fuzz.h"
 
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz-ndjson.c: the NDJSON record reader (libcommon/nd.c) that ci-index load,
+ * fuzz-ndjson.c: the NDJSON record reader (libcommon/core/nd.c) that ci-index load,
  * ci-embed and ci-refs read their input with, and the writer's string escaping.
  *
  * Input: the bytes of a stream.  Properties: no crash; a record read is a JSON
@@ -7,7 +7,7 @@
  * valid JSON.
  */
 #define _GNU_SOURCE
-#include "common.h"
+#include "core/common.h"
 #include "fuzz.h"
 
 #include <jansson.h>

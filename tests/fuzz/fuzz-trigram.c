@@ -1,5 +1,5 @@
 /*
- * fuzz-trigram.c: the regex -> trigram planner (libcommon/trigram.c) with PCRE2
+ * fuzz-trigram.c: the regex -> trigram planner (libcommon/index/trigram.c) with PCRE2
  * as the oracle: an indexed search must find what a scan finds.
  *
  * Input: a flags byte (bit 0 -F, bit 1 -i, bit 2 phrases), the pattern up to
@@ -8,8 +8,8 @@
  * it holds the required string, and a literal pattern's lines are exactly the
  * lines holding the literal.
  */
-#include "common.h"
-#include "trigram.h"
+#include "core/common.h"
+#include "index/trigram.h"
 #include "fuzz.h"
 #include "../trigram-eval.h"
 

