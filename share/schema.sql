@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index.h), schema version 7.
+-- share/schema.sql: the ci index (see libcommon/index/index.h), schema version 7.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -121,7 +121,7 @@ CREATE TABLE IF NOT EXISTS chunk_sizes(
 );
 
 -- Trigrams of each blob's text by segments of whole lines of about 4 KiB (rowid =
--- blobs.id << 8 | segment number; see index_segments() in libcommon/index.h),
+-- blobs.id << 8 | segment number; see index_segments() in libcommon/index/index.h),
 -- for the candidate parts of files in substring and regex search: a match within
 -- a line has all its trigrams in one segment, which is all a search reads of an
 -- unchanged file.  Contentless: the text is in chunks.  Case kept: a search is
@@ -175,7 +175,7 @@ CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
 CREATE INDEX IF NOT EXISTS imports_resolved ON imports(resolved);
 
 -- Embeddings (ci-embed, ci-index build --embed).  Each row says its format, so
--- readers decode either through vec_decode() (libcommon/vec.h):
+-- readers decode either through vec_decode() (libcommon/embed/vec.h):
 --   f32   little-endian float32 x dim, scale NULL
 --   int8  int8 x dim, value = byte * scale (scale = max |x| / 127)
 CREATE TABLE IF NOT EXISTS vectors(
@@ -189,7 +189,7 @@ CREATE TABLE IF NOT EXISTS vectors(
 
 -- The chunks whose vector was added, replaced or removed since the snapshot
 -- of the vectors that meta's vec_snapshot names was written (<index>.vec,
--- libcommon/vecsnap.h): a reader of the snapshot reads these from vectors.
+-- libcommon/embed/vecsnap.h): a reader of the snapshot reads these from vectors.
 CREATE TABLE IF NOT EXISTS vec_changed(
 	chunk_id INTEGER PRIMARY KEY
 );
