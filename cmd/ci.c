@@ -36,7 +36,7 @@
 #include <math.h>
 
 #include "index/index.h"
-#include "toml-json.h"
+#include "core/toml-json.h"
 #include "embed/vec.h"
 
 static const char usage_text[] =

@@ -44,11 +44,11 @@ for t in "$@"; do
 	extra= extra_obj= link=$FUZZ_CC
 	case $t in
 	trigram) extra="$FUZZ_SRCDIR/tests/trigram-eval.c" ;;
-	mcp)	# ci-mcp.c itself is in the target; its helpers and its one C++ unit
+	mcp)	# the server's library (libcommon/mcp) is in the target, and libcommon's one C++ unit
 		"${FUZZ_CXX:-clang++}" $flags -fsanitize=fuzzer-no-link -std=c++17 $FUZZ_CPPFLAGS \
-			-c "$FUZZ_SRCDIR/cmd/toml-json.cc" -o fuzz/obj/toml-json.o ||
-			{ echo "fuzz: cannot compile cmd/toml-json.cc" >&2; status=2; continue; }
-		extra="$FUZZ_SRCDIR/cmd/mcp-map.c mcp-profiles.c" extra_obj=fuzz/obj/toml-json.o
+			-c "$FUZZ_SRCDIR/libcommon/core/toml-json.cc" -o fuzz/obj/toml-json.o ||
+			{ echo "fuzz: cannot compile libcommon/core/toml-json.cc" >&2; status=2; continue; }
+		extra="$(echo "$FUZZ_SRCDIR"/libcommon/mcp/*.c) mcp-profiles.c" extra_obj=fuzz/obj/toml-json.o
 		link=${FUZZ_CXX:-clang++} ;;
 	esac
 	bin=fuzz/fuzz-$t

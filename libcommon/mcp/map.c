@@ -1,5 +1,5 @@
 /*
- * mcp-map.c: the jq programs of ci-mcp's tool tables, run with libjq.
+ * map.c: the jq programs of ci-mcp's tool tables, run with libjq.
  *
  * A profile serves another system's tools under that system's names and
  * response fields, while the commands answer in ci's records.  The mapping
@@ -19,57 +19,50 @@
  * representation per side.
  */
 #include "core/common.h"
-#include "mcp-map.h"
+#include "mcp/map.h"
 
 #include <jq.h>
 
 /* A compiled program of a tool. */
-struct prog {
+struct mcp_prog {
 	json_t *tool;		/* the tool's table entry (borrowed) */
 	const char *key;	/* one of prog_keys (static) */
 	jq_state *jq;		/* compiled; NULL until first run, when lazy */
 	char *text;		/* the program, until compiled */
 };
 
-static struct prog *progs;
-static size_t progs_nr, progs_alloc;
-
-static const char *const prog_keys[] = { "input", "output", "text", "session", "defaults" };
-static int lazy;	/* compile each program when first run */
-
-void mcp_map_lazy(int on)
-{
-	lazy = on;
-}
-
 /* What a tool remembers of one client's session (its "session" program's output). */
-struct memo {
+struct mcp_memo {
 	const void *sess;	/* the client's session (an address that lives as long as the server) */
 	json_t *tool;		/* the tool (borrowed) */
 	json_t *state;		/* owned */
 };
 
-static struct memo *memos;
-static size_t memos_nr, memos_alloc;
+static const char *const prog_keys[] = { "input", "output", "text", "session", "defaults" };
 
-json_t *mcp_map_session_get(const void *sess, json_t *tool)
+void mcp_map_lazy(struct mcp_map *m, int on)
 {
-	for (size_t i = 0; i < memos_nr; i++)
-		if (memos[i].sess == sess && memos[i].tool == tool)
-			return memos[i].state;
+	m->lazy = on;
+}
+
+json_t *mcp_map_session_get(struct mcp_map *m, const void *sess, json_t *tool)
+{
+	for (size_t i = 0; i < m->memos_nr; i++)
+		if (m->memos[i].sess == sess && m->memos[i].tool == tool)
+			return m->memos[i].state;
 	return NULL;
 }
 
-void mcp_map_session_set(const void *sess, json_t *tool, json_t *state)
+void mcp_map_session_set(struct mcp_map *m, const void *sess, json_t *tool, json_t *state)
 {
-	for (size_t i = 0; i < memos_nr; i++)
-		if (memos[i].sess == sess && memos[i].tool == tool) {
-			json_decref(memos[i].state);
-			memos[i].state = state;
+	for (size_t i = 0; i < m->memos_nr; i++)
+		if (m->memos[i].sess == sess && m->memos[i].tool == tool) {
+			json_decref(m->memos[i].state);
+			m->memos[i].state = state;
 			return;
 		}
-	ALLOC_GROW(memos, memos_nr + 1, memos_alloc);
-	memos[memos_nr++] = (struct memo){ sess, tool, state };
+	ALLOC_GROW(m->memos, m->memos_nr + 1, m->memos_alloc);
+	m->memos[m->memos_nr++] = (struct mcp_memo){ sess, tool, state };
 }
 
 /* Collects compile errors (jq reports them through a callback). */
@@ -127,7 +120,7 @@ static jq_state *compile_prog(const char *key, const char *text, char **err)
 	return jq;
 }
 
-int mcp_map_compile(json_t *tool, char **err)
+int mcp_map_compile(struct mcp_map *m, json_t *tool, char **err)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(prog_keys); k++) {
 		json_t *v = json_object_get(tool, prog_keys[k]);
@@ -142,35 +135,38 @@ int mcp_map_compile(json_t *tool, char **err)
 					 prog_keys[k]);
 			return -1;
 		}
-		if (!lazy && !(jq = compile_prog(prog_keys[k], text.buf, err))) {
+		if (!m->lazy && !(jq = compile_prog(prog_keys[k], text.buf, err))) {
 			buf_release(&text);
 			return -1;
 		}
-		ALLOC_GROW(progs, progs_nr + 1, progs_alloc);
-		progs[progs_nr++] = (struct prog){ tool, prog_keys[k], jq, jq ? NULL : buf_detach(&text, NULL) };
+		ALLOC_GROW(m->progs, m->progs_nr + 1, m->progs_alloc);
+		m->progs[m->progs_nr++] = (struct mcp_prog){ tool, prog_keys[k], jq, jq ? NULL : buf_detach(&text, NULL) };
 		buf_release(&text);
 	}
 	return 0;
 }
 
 /* The tool's program key, compiled now if it was not; NULL (with *err when it does not compile). */
-static jq_state *tool_prog(json_t *tool, const char *key, char **err)
+static jq_state *tool_prog(struct mcp_map *m, json_t *tool, const char *key, char **err)
 {
-	for (size_t i = 0; i < progs_nr; i++)
-		if (progs[i].tool == tool && !strcmp(progs[i].key, key)) {
-			if (!progs[i].jq && progs[i].text) {
-				progs[i].jq = compile_prog(key, progs[i].text, err);
-				if (!progs[i].jq)
+	for (size_t i = 0; i < m->progs_nr; i++) {
+		struct mcp_prog *p = &m->progs[i];
+
+		if (p->tool == tool && !strcmp(p->key, key)) {
+			if (!p->jq && p->text) {
+				p->jq = compile_prog(key, p->text, err);
+				if (!p->jq)
 					return NULL;
-				free(progs[i].text);
-				progs[i].text = NULL;
+				free(p->text);
+				p->text = NULL;
 			}
-			return progs[i].jq;
+			return p->jq;
 		}
+	}
 	return NULL;
 }
 
-json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
+json_t *mcp_map_run(struct mcp_map *m, json_t *tool, const char *key, json_t *input, char **err)
 {
 	char *s;
 	jv in, r;
@@ -178,7 +174,7 @@ json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 	jq_state *jq;
 
 	*err = NULL;
-	if (!(jq = tool_prog(tool, key, err)))
+	if (!(jq = tool_prog(m, tool, key, err)))
 		return NULL;
 	s = json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 	if (!s)
@@ -199,12 +195,12 @@ json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 		if (!out)
 			*err = xasprintf("the %s program gave a value Jansson cannot read", key);
 	} else if (jv_invalid_has_msg(jv_copy(r))) {
-		jv m = jv_invalid_get_msg(r);
-		if (jv_get_kind(m) == JV_KIND_STRING) {
-			*err = xstrdup(jv_string_value(m));
-			jv_free(m);
+		jv msg = jv_invalid_get_msg(r);
+		if (jv_get_kind(msg) == JV_KIND_STRING) {
+			*err = xstrdup(jv_string_value(msg));
+			jv_free(msg);
 		} else {
-			jv d = jv_dump_string(m, 0);
+			jv d = jv_dump_string(msg, 0);
 			*err = xstrdup(jv_string_value(d));
 			jv_free(d);
 		}
@@ -217,7 +213,7 @@ json_t *mcp_map_run(json_t *tool, const char *key, json_t *input, char **err)
 	return out;
 }
 
-json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why)
+json_t *mcp_map_prepare(struct mcp_map *m, json_t *tool, json_t *args, char **why)
 {
 	json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
 	json_t *in = json_copy(args), *p, *out;
@@ -233,7 +229,7 @@ json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why)
 			json_object_set(in, k, json_object_get(p, "default"));
 	if (!json_object_get(tool, "input"))
 		return in;
-	out = mcp_map_run(tool, "input", in, why);
+	out = mcp_map_run(m, tool, "input", in, why);
 	json_decref(in);
 	if (out && !json_is_object(out)) {
 		json_decref(out);
@@ -244,18 +240,18 @@ json_t *mcp_map_prepare(json_t *tool, json_t *args, char **why)
 	return out;
 }
 
-char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text)
+char *mcp_map_answer(struct mcp_map *m, json_t *tool, json_t *in, json_t **sc, json_t **text)
 {
 	char *err = NULL;
 
 	*sc = *text = NULL;
-	*sc = mcp_map_run(tool, "output", in, &err);
+	*sc = mcp_map_run(m, tool, "output", in, &err);
 	if (!*sc || !json_is_object(*sc)) {
 		json_decref(*sc);
 		*sc = NULL;
 		return err ? err : xstrdup("the output program of this tool gave no object");
 	}
-	*text = mcp_map_run(tool, "text", *sc, &err);
+	*text = mcp_map_run(m, tool, "text", *sc, &err);
 	if (!err && *text && !json_is_string(*text))
 		err = xstrdup("the text program of this tool gave no string");
 	if (err) {
@@ -266,19 +262,19 @@ char *mcp_map_answer(json_t *tool, json_t *in, json_t **sc, json_t **text)
 	return err;
 }
 
-void mcp_map_release(void)
+void mcp_map_release(struct mcp_map *m)
 {
-	for (size_t i = 0; i < progs_nr; i++) {
-		if (progs[i].jq)
-			jq_teardown(&progs[i].jq);
-		free(progs[i].text);
+	for (size_t i = 0; i < m->progs_nr; i++) {
+		if (m->progs[i].jq)
+			jq_teardown(&m->progs[i].jq);
+		free(m->progs[i].text);
 	}
-	free(progs);
-	progs = NULL;
-	progs_nr = progs_alloc = 0;
-	for (size_t i = 0; i < memos_nr; i++)
-		json_decref(memos[i].state);
-	free(memos);
-	memos = NULL;
-	memos_nr = memos_alloc = 0;
+	free(m->progs);
+	m->progs = NULL;
+	m->progs_nr = m->progs_alloc = 0;
+	for (size_t i = 0; i < m->memos_nr; i++)
+		json_decref(m->memos[i].state);
+	free(m->memos);
+	m->memos = NULL;
+	m->memos_nr = m->memos_alloc = 0;
 }

@@ -2,7 +2,7 @@
  * toml-json.cc: a TOML file as JSON text, through toml++'s parser and its JSON
  * formatter.  No exception leaves this unit: C calls it.
  */
-#include "toml-json.h"
+#include "core/toml-json.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,6 +1,8 @@
 /*
  * toml-json.h: a TOML file as JSON text, through toml++ (the one C++ unit of
- * ci-mcp; TOML has no well-kept C parser in Debian).
+ * libcommon, used by ci-mcp's profile configurations and ci's manifests; TOML
+ * has no well-kept C parser in Debian).  A program that calls it links with
+ * the C++ compiler and $(TOMLPP_LIBS).
  */
 #ifndef TOML_JSON_H
 #define TOML_JSON_H
