@@ -41,7 +41,7 @@ pcre2_code *mcp_pattern_compile(const char *re, char *why, size_t n)
 static int pattern_matches(const char *re, const char *s)
 {
 	char why[300];
-	pcre2_code *code = mcp_pattern_compile(re, why, sizeof(why));	/* check_table compiled it once */
+	pcre2_code *code = mcp_pattern_compile(re, why, sizeof(why));	/* mcp_table_check compiled it once */
 	pcre2_match_data *md;
 	int rc;
 

@@ -11,6 +11,7 @@
 void mcp_call_free(struct mcp_call *c)
 {
 	struct mcp_server *srv = c->srv;
+
 	mcp_proc_release(&c->p);
 	if (c->state == CALL_RUNNING)
 		srv->running_jobs--;
@@ -45,7 +46,6 @@ void mcp_call_progress(struct mcp_call *c, const char *msg)
 				   "message", msg), 0);
 }
 
-/* Answer c with result r and forget it. */
 /*
  * The answer of a resources/read from the result its command gave (consumed):
  * the "text" of its first record as the resource's contents, a tool error as a
@@ -78,6 +78,7 @@ static void resource_answer(struct mcp_call *c, json_t *r)
 	json_decref(r);
 }
 
+/* Answer c with result r (consumed) and forget it. */
 void mcp_call_answer(struct mcp_call *c, json_t *r)
 {
 	mcp_call_unlink(c);
@@ -89,7 +90,7 @@ void mcp_call_answer(struct mcp_call *c, json_t *r)
 }
 
 /*
- * The answer of a tool with an "output" program (mcp_map_answer(&srv->map, ); in is
+ * The answer of a tool with an "output" program (mcp_map_answer(); in is
  * consumed); an error in its programs is a tool error.
  */
 static json_t *mapped_result(struct mcp_server *srv, json_t *tool, json_t *in)
@@ -271,6 +272,7 @@ static int call_start(struct mcp_call *c, int fallback)
 static void call_run(struct mcp_call *c, int fallback)
 {
 	struct mcp_server *srv = c->srv;
+
 	if (call_start(c, fallback) < 0)
 		return;
 	c->state = CALL_RUNNING;
@@ -291,6 +293,7 @@ static char *fallback_note(struct mcp_server *srv)
 static void call_after_index(struct mcp_call *c, int index_ready)
 {
 	struct mcp_server *srv = c->srv;
+
 	if (index_ready) {
 		call_run(c, 0);
 		return;
@@ -419,6 +422,7 @@ int mcp_call_uses_id(struct mcp_server *srv, struct mcp_session *sess, json_t *i
 static void reply_invalid(struct mcp_stream *st, json_t *id, json_t *tool, json_t *args, const char *why)
 {
 	struct mcp_server *srv = st->srv;
+
 	if (json_object_get(tool, "output") && json_is_true(json_object_get(tool, "map_errors")))
 		mcp_reply(st, id, mapped_result(srv, tool, json_pack("{s:O, s:[], s:i, s:s, s:s}", "args", args,
 							    "records", "exit", 2, "message", why, "error", why)));

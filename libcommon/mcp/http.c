@@ -244,7 +244,7 @@ static int peer_gone(int fd)
  * The client of st hung up: nothing more goes to st, and a session's GET
  * stream frees its slot at once, so that the client can open another (it
  * would wait for the next keep-alive's failed write otherwise).  Call with
- * http_lock held.
+ * the server's lock held.
  */
 static void stream_hung_up_locked(struct mcp_stream *st)
 {

@@ -50,6 +50,15 @@
  *   http.c      the Streamable HTTP transport and its Origin/Host/token checks
  *   serve.c     the poll loop, the server's life (init, shutdown, release)
  *
+ * A call's flow: mcp_serve (serve.c) reads a line, mcp_handle_line and
+ * mcp_handle (protocol.c) parse it, mcp_tools_call (call.c) checks the
+ * arguments (mcp_validate, mcp_confine: args.c), runs the tool's input program
+ * (mcp_map_prepare: map.c) and queues a call; mcp_advance_calls starts it
+ * (mcp_build_argv, then mcp_proc_start: proc.c) when a job slot and the index
+ * allow; the loop reads its pipes, and mcp_command_result turns its records
+ * into the answer (through the output and text programs when the tool has
+ * them), which mcp_reply sends on the call's stream.
+ *
  * NEEDSWORK: the bobbin profile is a table file still to write (ci, kit,
  * shaktiman, abstract and codebase-context exist); server-sent event streams
  * cannot be resumed (no event ids, Last-Event-ID is ignored); tools/list has no
@@ -151,6 +160,7 @@ struct mcp_repo {
 
 struct mcp_call;
 struct mcp_inmsg;
+struct MHD_Daemon;
 
 /*
  * The server: options (set by the caller before mcp_serve, after
@@ -294,10 +304,5 @@ void mcp_handle_line(struct mcp_server *srv, const char *s, size_t n);
  * usage error); dies when it cannot listen.
  */
 int mcp_http_start(struct mcp_server *srv, const char *addr, int allow_remote, char **why);
-
-/* ---- call.c: the calls ---- */
-
-/* Drop a call without answering it (tests, the fuzz target). */
-void mcp_call_drop(struct mcp_server *srv, struct mcp_call *c);
 
 #endif
