@@ -4,7 +4,8 @@
  * ids, confidence decay, memories from conventional commits), the style
  * guide's parsers (a Markdown document, an .editorconfig), the manifests'
  * requirements.txt, import patterns (package names, categories, adoption,
- * conflicts, golden files) and the keyword ranking of records.
+ * conflicts, golden files), the keyword ranking of records, and the feedback
+ * store on a temporary index (submit, list, stats, lineage, injections).
  */
 #include "core/common.h"
 #include "context/context.h"
@@ -13,6 +14,8 @@
 #include "context/manifest.h"
 #include "context/patterns.h"
 #include "context/docs.h"
+#include "context/feedback.h"
+#include "index/index.h"
 
 #include <math.h>
 #include <time.h>
@@ -272,6 +275,92 @@ static void test_docs(void)
 	doc_set_release(&ds);
 }
 
+extern const char ci_schema_sql[];
+
+/* An empty index at path, as ci-index creates one (the schema and its version). */
+static void make_index(const char *path)
+{
+	sqlite3 *db;
+	char *sql = xasprintf("INSERT INTO meta(key, value) VALUES ('schema_version', '%d'), ('root', '/')",
+			      CI_SCHEMA_VERSION);
+
+	if (sqlite3_open(path, &db) != SQLITE_OK || index_register_functions(db) < 0 ||
+	    index_exec(db, ci_schema_sql) < 0 || index_exec(db, sql) < 0 || sqlite3_close(db) != SQLITE_OK)
+		die("cannot make an index at '%s'", path);
+	free(sql);
+}
+
+static void test_feedback(const char *dir)
+{
+	char *path = xasprintf("%s/index.db", dir), *id = NULL, *id2 = NULL;
+	struct ci_index *ix;
+	struct feedback fb = { "inj-1", "tester", "useful", "it helped", "2026-01-01T00:00:00Z" };
+	struct lineage ln = { .action_type = "code_fix", .description = "fixed the ranker", .agent = "tester",
+			      .timestamp = "2026-01-02T00:00:00Z", .bead = "b-1" };
+	json_t *recs = NULL, *r;
+
+	make_index(path);
+	ok(feedback_open(&ix, "test", path, 0) == 0 && feedback_list(&recs, ix, "test", NULL, NULL, 20) == 0 &&
+	   json_array_size(recs) == 0, "feedback: an index nothing was written to has no feedback");
+	json_decref(recs);
+	index_close(ix);
+
+	ok(feedback_open(&ix, "test", path, 1) == 0, "feedback: opened to write (the tables made)");
+	ok(injection_begin(&id, ix, "parse header", "tester", "[\"src/a.c\"]", "2026-01-01T00:00:00Z") == 0 &&
+	   !strcmp(id, "inj-1") && injection_end(ix, id, 1) == 0, "feedback: the first injection is inj-1");
+	ok(injection_begin(&id2, ix, "rolled back", "tester", "[]", "2026-01-01T00:00:00Z") == 0 &&
+	   !strcmp(id2, "inj-2") && injection_end(ix, id2, 0) == 0, "feedback: an injection rolled back...");
+	free(id2);
+	ok(injection_begin(&id2, ix, "again", "tester", "[]", "2026-01-01T00:00:00Z") == 0 &&
+	   !strcmp(id2, "inj-2") && injection_end(ix, id2, 1) == 0, "... leaves its number free");
+	free(id2);
+	ok(feedback_submit(&recs, ix, "test", &fb) == 0 && json_array_size(recs) == 1, "feedback: submitted");
+	r = json_array_get(recs, 0);
+	ok(!strcmp(ctx_str(r, "_type"), "feedback") && json_integer_value(json_object_get(r, "id")) == 1 &&
+	   !strcmp(ctx_str(r, "injection_id"), "inj-1") && !strcmp(ctx_str(r, "rating"), "useful") &&
+	   !strcmp(ctx_str(r, "reason"), "it helped"), "feedback: the record as stored");
+	json_decref(recs);
+	fb.rating = "noise";
+	fb.agent = "other";
+	feedback_submit(&recs, ix, "test", &fb);
+	json_decref(recs);
+	ok(feedback_list(&recs, ix, "test", "noise", NULL, 20) == 0 && json_array_size(recs) == 1 &&
+	   json_integer_value(json_object_get(json_array_get(recs, 0), "id")) == 2, "feedback: listed by rating");
+	json_decref(recs);
+	ok(feedback_list(&recs, ix, "test", NULL, NULL, 1) == 0 && json_array_size(recs) == 1 &&
+	   json_integer_value(json_object_get(json_array_get(recs, 0), "id")) == 2, "feedback: newest first, limited");
+	json_decref(recs);
+
+	ln.feedback_ids = json_pack("[i]", 7);
+	fputs("# the error below is expected\n", stdout);
+	fflush(stdout);
+	ok(lineage_store(&recs, ix, "test", &ln) < 0 && !recs, "feedback: lineage of a record that is not there fails");
+	json_decref(ln.feedback_ids);
+	ln.feedback_ids = json_pack("[i,i]", 1, 2);
+	ok(lineage_store(&recs, ix, "test", &ln) == 0 && json_array_size(recs) == 1 &&
+	   json_array_size(json_object_get(json_array_get(recs, 0), "feedback_ids")) == 2 &&
+	   !strcmp(ctx_str(json_array_get(recs, 0), "bead"), "b-1"), "feedback: lineage stored, its ids as JSON");
+	json_decref(recs);
+	json_decref(ln.feedback_ids);
+	ok(lineage_list(&recs, ix, "test", 2, NULL, NULL, 20) == 0 && json_array_size(recs) == 1 &&
+	   lineage_list(&r, ix, "test", 3, NULL, NULL, 20) == 0 && json_array_size(r) == 0,
+	   "feedback: lineage listed by feedback id");
+	json_decref(recs);
+	json_decref(r);
+	ok(feedback_stats(&r, ix, "test") == 0 &&
+	   json_integer_value(json_object_get(r, "total_injections")) == 2 &&
+	   json_integer_value(json_object_get(r, "total_feedback")) == 2 &&
+	   json_real_value(json_object_get(r, "coverage")) == 0.5 &&
+	   json_integer_value(json_object_get(r, "useful")) == 1 &&
+	   json_integer_value(json_object_get(r, "actioned")) == 2 &&
+	   json_integer_value(json_object_get(r, "unactioned")) == 0, "feedback: stats count and cover");
+	json_decref(r);
+	index_close(ix);
+	free(id);
+	unlink(path);
+	free(path);
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/unit-context-XXXXXX";
@@ -289,6 +378,7 @@ int main(int argc, char **argv)
 	test_manifest();
 	test_patterns();
 	test_docs();
+	test_feedback(dir);
 	sub = xasprintf("%s/" MEMORY_DIR, dir);
 	rmdir(sub);
 	free(sub);
