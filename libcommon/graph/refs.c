@@ -37,6 +37,11 @@ void refs_release(struct refs *r)
 	r->line_st = NULL;
 }
 
+/*
+ * Write the record built in r->out.  NEEDSWORK: a write error dies here, and a
+ * statement that cannot be prepared dies in refs_prep(), as they did when this
+ * was ci-refs' own code; a server reusing the library would want them returned.
+ */
 void refs_flush(struct refs *r)
 {
 	if (r->out.len && fwrite(r->out.buf, 1, r->out.len, r->fp) != r->out.len)
