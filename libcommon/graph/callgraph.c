@@ -1,0 +1,204 @@
+/*
+ * callgraph.c: callers and callees (refs.h), references bound to definitions.
+ *
+ * The index knows each call's name, file, line and enclosing scope; bind.h
+ * picks which definition of that name it reaches (same class, same file,
+ * an imported file, the only one), so that a namesake's callers are not
+ * reported as the symbol's.
+ */
+#include "core/common.h"
+#include "graph/bind.h"
+#include "graph/refs.h"
+
+/* What the call at (blob, line, col) is made on (bind_receiver()). */
+static enum bind_recv receiver_of(struct refs *r, sqlite3_int64 blob_id, long line, long col_)
+{
+	char *t = refs_line_text(r, blob_id, line);
+	enum bind_recv recv = col_ >= 1 ? bind_receiver(t, (size_t)col_ - 1) : RECV_UNKNOWN;
+
+	free(t);
+	return recv;
+}
+
+/* The definitions of one name, as candidates of bind_ref() for one file. */
+struct cands {
+	struct bind_def *d;	/* candidates */
+	char **paths, **scopes;	/* owned strings behind d */
+	long *lines, *ends;	/* their lines and end lines */
+	size_t nr, alloc;	/* number of candidates */
+};
+
+static void cands_release(struct cands *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		free(c->paths[i]);
+		free(c->scopes[i]);
+	}
+	free(c->d);
+	free(c->paths);
+	free(c->scopes);
+	free(c->lines);
+	free(c->ends);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Load every definition named name. */
+static void cands_load(struct refs *r, struct cands *c, const char *name)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line FROM defs d "
+				"JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
+				"ORDER BY f.path, d.line");
+	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+
+	memset(c, 0, sizeof(*c));
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(c->d, c->nr + 1, c->alloc);
+		ALLOC_GROW(c->paths, c->nr + 1, a1);
+		ALLOC_GROW(c->scopes, c->nr + 1, a2);
+		ALLOC_GROW(c->lines, c->nr + 1, a3);
+		ALLOC_GROW(c->ends, c->nr + 1, a4);
+		c->paths[c->nr] = xstrdup(refs_col(st, 0));
+		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
+		c->lines[c->nr] = sqlite3_column_int64(st, 2);
+		c->ends[c->nr] = sqlite3_column_int64(st, 3);
+		c->nr++;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < c->nr; i++) {
+		c->d[i].path = c->paths[i];
+		c->d[i].scope = c->scopes[i];
+	}
+}
+
+/* Mark the candidates whose files the file path imports. */
+static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		sqlite3_reset(imp);
+		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
+		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
+	}
+}
+
+/* One occurrence record of a bound reference. */
+static void emit_bound(struct refs *r, const char *name, const char *kind, const char *path,
+		       long line, long col_, const char *scope, const char *lang, sqlite3_int64 blob,
+		       enum bind_how how, const struct cands *c, long def)
+{
+	char *snip = refs_snippet(r, blob, line);
+
+	nd_begin(&r->out, "occurrence");
+	nd_str(&r->out, "name", name);
+	nd_str(&r->out, "type", "reference");
+	nd_str(&r->out, "kind", kind);
+	nd_str(&r->out, "path", path);
+	nd_int(&r->out, "line", line);
+	nd_int(&r->out, "col", col_);
+	nd_str(&r->out, "scope", scope);
+	nd_str(&r->out, "lang", lang);
+	nd_str(&r->out, "snippet", snip);
+	nd_str(&r->out, "confidence", "syntactic");
+	nd_str(&r->out, "binding", bind_how_name(how));
+	if (def >= 0) {
+		nd_key(&r->out, "definition");
+		buf_addch(&r->out, '{');
+		buf_addstr(&r->out, "\"path\":");
+		nd_json_string(&r->out, c->paths[def], strlen(c->paths[def]));
+		buf_addf(&r->out, ",\"line\":%ld}", c->lines[def]);
+	}
+	nd_end(&r->out);
+	refs_flush(r);
+	free(snip);
+	r->emitted++;
+}
+
+/*
+ * callers <name>: the calls that bind (bind_ref()) to a definition of name
+ * (Class.method, module.func narrow it as for defs).  callees <name>: the calls
+ * inside those definitions, each with the definition it binds to, if any.
+ */
+int refs_calls(struct refs *r, const char *q, int callees)
+{
+	char *scope, *name;
+	struct cands c;
+	sqlite3_stmt *st, *imp;
+	int *target, any = 0, found = 0;
+
+	refs_split_qualified(q, &scope, &name);
+	cands_load(r, &c, name);
+	target = xcalloc(c.nr + 1, sizeof(*target));
+	for (size_t i = 0; i < c.nr; i++)
+		any |= target[i] = refs_qualifier_matches(scope, c.scopes[i], c.paths[i]) && refs_path_ok(r, c.paths[i]);
+	if (!any) {
+		error("no definition of '%s' in the index", q);
+		goto done;
+	}
+	imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
+	if (!callees) {
+		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
+			const char *path = refs_col(st, 1), *sc = refs_col(st, 4);
+			enum bind_how how;
+			long def;
+
+			cands_for_file(&c, path, imp);
+			def = bind_ref(&how, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+				       receiver_of(r, sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
+						   sqlite3_column_int64(st, 3)), c.d, c.nr);
+			if (def < 0 || !target[def])
+				continue;	/* a namesake's call, or one that reaches nothing known */
+			emit_bound(r, name, refs_col(st, 0), path, sqlite3_column_int64(st, 2),
+				   sqlite3_column_int64(st, 3), sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+				   refs_col(st, 5), sqlite3_column_int64(st, 6), how, &c, def);
+			found++;
+		}
+		sqlite3_finalize(st);
+	} else {
+		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
+			  "ORDER BY r.line, r.col");
+		for (size_t i = 0; i < c.nr && r->emitted < r->o.limit; i++) {
+			if (!target[i])
+				continue;
+			sqlite3_reset(st);
+			sqlite3_bind_text(st, 1, c.paths[i], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 2, c.lines[i]);
+			sqlite3_bind_int64(st, 3, c.ends[i]);
+			while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
+				const char *sc = sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : refs_col(st, 5);
+				char *callee = xstrdup(refs_col(st, 0));
+				struct cands cc;
+				enum bind_how how;
+				long def;
+
+				cands_load(r, &cc, callee);
+				cands_for_file(&cc, refs_col(st, 2), imp);
+				def = bind_ref(&how, refs_col(st, 2), sc,
+					       receiver_of(r, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 3),
+							   sqlite3_column_int64(st, 4)), cc.d, cc.nr);
+				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
+					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
+					   sqlite3_column_int64(st, 7), how, &cc, def);
+				cands_release(&cc);
+				free(callee);
+				found++;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_finalize(imp);
+	if (!found)
+		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
+done:
+	free(target);
+	cands_release(&c);
+	free(scope);
+	free(name);
+	return found ? EXIT_OK : EXIT_NOTHING;
+}

@@ -1,0 +1,303 @@
+/*
+ * impact.c: what a change to a file (or one of its symbols) may affect
+ * (refs.h): the files that import it (to --depth levels), that reference its
+ * symbols, that change with it in history (ci-couple's coupling records),
+ * and whose chunk vectors are close to its own; each a signal in 0-1,
+ * combined as the chance that at least one of them is right.
+ */
+#include "core/common.h"
+#include "graph/refs.h"
+#include "index/index.h"
+
+#include <math.h>
+
+/*
+ * The semantic signal: how much closer each file's mean chunk vector is to the
+ * target file's than files' are on average, (cos - mean) / (3 sd), in 0-1.
+ * Returns the number of files with vectors, 0 when the index has none.
+ */
+static size_t semantic_signal(struct refs *r, const struct digraph *g, int target, struct impact_hit *h)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, v.dim, v.fmt, v.scale, v.vec FROM vectors v "
+				"JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.blob_id = c.blob_id "
+				"ORDER BY f.path, c.id");
+	float *sum = NULL, *v = NULL;
+	double *cosv, mean = 0, var = 0, tn = 0;
+	size_t dim = 0, i, k, nfiles = 0;
+	char *have = xcalloc(g->n, 1);
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int node = digraph_node(g, refs_col(st, 0));
+		double n = 0;
+		if (!dim) {
+			dim = (size_t)sqlite3_column_int64(st, 1);
+			if (!dim || dim > 65536)
+				break;
+			sum = xcalloc(g->n * dim, sizeof(float));
+			v = xmalloc(dim * sizeof(float));
+		}
+		if (node < 0 || index_vec_decode(v, dim, st, 2) < 0)
+			continue;
+		for (k = 0; k < dim; k++)
+			n += (double)v[k] * v[k];
+		if (n <= 0)
+			continue;
+		n = 1 / sqrt(n);
+		for (k = 0; k < dim; k++)
+			sum[(size_t)node * dim + k] += (float)(v[k] * n);
+		have[node] = 1;
+	}
+	sqlite3_finalize(st);
+	if (!dim || !sum || !have[target]) {
+		free(sum);
+		free(v);
+		free(have);
+		return 0;
+	}
+	cosv = xcalloc(g->n, sizeof(double));
+	for (k = 0; k < dim; k++)
+		tn += (double)sum[(size_t)target * dim + k] * sum[(size_t)target * dim + k];
+	for (i = 0; i < g->n; i++) {
+		double dot = 0, n = 0;
+		if (!have[i] || (int)i == target)
+			continue;
+		for (k = 0; k < dim; k++) {
+			dot += (double)sum[i * dim + k] * sum[(size_t)target * dim + k];
+			n += (double)sum[i * dim + k] * sum[i * dim + k];
+		}
+		cosv[i] = n > 0 && tn > 0 ? dot / sqrt(n * tn) : 0;
+		mean += cosv[i];
+		nfiles++;
+	}
+	if (nfiles) {
+		mean /= (double)nfiles;
+		for (i = 0; i < g->n; i++)
+			if (have[i] && (int)i != target)
+				var += (cosv[i] - mean) * (cosv[i] - mean);
+		var /= (double)nfiles;
+		for (i = 0; i < g->n; i++) {
+			double z;
+			if (!have[i] || (int)i == target)
+				continue;
+			/* one file alone, or all alike: the cosine itself decides */
+			z = var > 1e-12 ? (cosv[i] - mean) / (3 * sqrt(var)) : cosv[i] - 0.5;
+			h[i].sem = z < 0 ? 0 : z > 1 ? 1 : z;
+		}
+	}
+	free(cosv);
+	free(sum);
+	free(v);
+	free(have);
+	return nfiles + 1;
+}
+
+double impact_score(const struct impact_hit *h, unsigned mode)
+{
+	if (mode == REFS_M_SEMANTIC)
+		return h->sem;
+	if (mode == REFS_M_COUPLING)
+		return h->cpl;
+	return 1.0 - (1.0 - 0.9 * h->imp) * (1.0 - 0.8 * h->ref) * (1.0 - 0.7 * h->cpl) *
+		(1.0 - 0.6 * h->sem);
+}
+
+/* insertion sort: simple for the few hundred files a change reaches */
+void impact_order(struct impact_rank *r, size_t nr, const struct impact_hit *h,
+		  char *const *names, int sym)
+{
+	for (size_t i = 1; i < nr; i++) {
+		size_t j = i;
+		while (j && ((sym && !h[r[j - 1].v].refs && h[r[j].v].refs) ||
+			     (!(sym && !h[r[j].v].refs != !h[r[j - 1].v].refs) &&
+			      (r[j - 1].s < r[j].s ||
+			       (r[j - 1].s == r[j].s && strcmp(names[r[j - 1].v], names[r[j].v]) > 0))))) {
+			struct impact_rank t = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = t;
+			j--;
+		}
+	}
+}
+
+/* Does path define sym?  (A symbol it does not define is an error, not the file's list.) */
+static int defines(struct refs *r, const char *path, const char *sym)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id "
+				     "WHERE f.path = ?1 AND d.name = ?2 LIMIT 1");
+	int defined;
+
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
+	defined = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return defined;
+}
+
+/* The import signal: 1 / distance over reverse imports, to o.depth levels. */
+static void import_signal(struct refs *r, const struct digraph *g, int start, struct impact_hit *h)
+{
+	int *dist = xmalloc((g->n + 1) * sizeof(int));
+
+	digraph_reverse_distance(g, start, r->o.depth, dist);
+	for (size_t i = 0; i < g->n; i++)
+		if (dist[i] > 0) {
+			h[i].depth = dist[i];
+			h[i].imp = 1.0 / dist[i];
+		}
+	free(dist);
+}
+
+/*
+ * The reference signal: references to the symbol, or to every symbol the
+ * file defines.  A reference to the symbol counts where it can reach this
+ * definition: its file imports the file (or, in C and C++, a file declaring
+ * the name, a header), or no other file defines the name.  A namesake's
+ * callers are not the symbol's.
+ */
+static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
+			     struct impact_hit *h)
+{
+	sqlite3_stmt *st;
+
+	if (sym)
+		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
+			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
+			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+			  "  WHERE d.name = ?2 AND g.path != ?1)"
+			  " OR EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved = ?1)"
+			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
+			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i JOIN files g ON g.path = i.resolved "
+			  "  JOIN defs d ON d.blob_id = g.blob_id WHERE i.path = f.path AND d.name = ?2))"
+			  ") GROUP BY f.path");
+	else
+		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
+			  "WHERE f.path != ?1 AND r.name IN (SELECT d.name FROM defs d JOIN files g "
+			  "ON g.blob_id = d.blob_id WHERE g.path = ?1 AND length(d.name) > 2) GROUP BY f.path");
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sym)
+		sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int v = digraph_node(g, refs_col(st, 0));
+		if (v < 0)
+			continue;
+		h[v].refs = sqlite3_column_int64(st, 1);
+		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
+	}
+	sqlite3_finalize(st);
+}
+
+/* The coupling signal, when ci-couple's records are in the index. */
+static void coupling_signal(struct refs *r, const struct digraph *g, const char *path, struct impact_hit *h)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT CASE WHEN a = ?1 THEN b ELSE a END, score, co_changes "
+				     "FROM coupling WHERE a = ?1 OR b = ?1");
+
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int v = digraph_node(g, refs_col(st, 0));
+		if (v < 0)
+			continue;
+		h[v].cpl = sqlite3_column_double(st, 1);
+		h[v].co_changes = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+}
+
+static void emit_impact(struct refs *r, const char *path, double s, const struct impact_hit *x)
+{
+	nd_begin(&r->out, "impact");
+	nd_str(&r->out, "path", path);
+	nd_num(&r->out, "score", (double)(long)(s * 1000 + 0.5) / 1000);
+	nd_key(&r->out, "signals");
+	buf_addch(&r->out, '{');
+	buf_addf(&r->out, "\"import\":%.3g,\"reference\":%.3g,\"coupling\":%.3g,\"semantic\":%.3g",
+		 x->imp, x->ref, x->cpl, round(x->sem * 1000) / 1000);
+	buf_addch(&r->out, '}');
+	if (x->depth)
+		nd_int(&r->out, "depth", x->depth);
+	if (x->refs)
+		nd_int(&r->out, "references", x->refs);
+	if (x->co_changes)
+		nd_int(&r->out, "co_changes", x->co_changes);
+	nd_str(&r->out, "confidence", "syntactic");
+	nd_end(&r->out);
+	refs_flush(r);
+}
+
+/* Rank the files with a signal (but start) and write them; returns how many. */
+static size_t rank_and_emit(struct refs *r, const struct digraph *g, int start, int sym,
+			    struct impact_hit *h)
+{
+	struct impact_rank *rk = xmalloc((g->n + 1) * sizeof(*rk));
+	size_t nr = 0, i, found = 0;
+
+	/* the signals not asked for count for nothing */
+	for (i = 0; i < g->n; i++) {
+		if (!(r->o.mode & REFS_M_DEPS))
+			h[i].imp = h[i].ref = 0, h[i].depth = 0, h[i].refs = 0;
+		if (!(r->o.mode & REFS_M_COUPLING))
+			h[i].cpl = 0, h[i].co_changes = 0;
+	}
+	for (i = 0; i < g->n; i++) {
+		if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl && !h[i].sem))
+			continue;
+		rk[nr].v = (int)i;
+		rk[nr].s = impact_score(&h[i], r->o.mode);
+		nr++;
+	}
+	impact_order(rk, nr, h, g->names, sym);
+	for (i = 0; i < nr && r->emitted < r->o.limit; i++) {
+		if (!refs_path_ok(r, g->names[rk[i].v]))
+			continue;
+		emit_impact(r, g->names[rk[i].v], rk[i].s, &h[rk[i].v]);
+		r->emitted++;
+		found++;
+	}
+	free(rk);
+	return found;
+}
+
+int refs_impact(struct refs *r, const char *arg)
+{
+	char *copy = xstrdup(arg), *colon = strrchr(copy, ':'), *sym = NULL, *path;
+	struct digraph g;
+	struct impact_hit *h = NULL;
+	int start, no_vectors = 0, ret = EXIT_NOTHING;
+	size_t found = 0;
+
+	if (colon && colon != copy && colon[1] && !strchr(colon + 1, '/')) {
+		*colon = '\0';
+		sym = colon + 1;
+	}
+	path = refs_file_arg(r, copy);
+	refs_load_graph(r, &g, NULL, 1);
+	start = digraph_node(&g, path);
+	if (start < 0) {
+		error("'%s' is not in the index (run 'ci-index update'?)", path);
+		goto done;
+	}
+	if (sym && !defines(r, path, sym)) {
+		error("no definition of '%s' in '%s'", sym, path);
+		goto done;
+	}
+	h = xcalloc(g.n + 1, sizeof(*h));
+	import_signal(r, &g, start, h);
+	reference_signal(r, &g, path, sym, h);
+	coupling_signal(r, &g, path, h);
+	if ((r->o.mode & REFS_M_SEMANTIC) && !semantic_signal(r, &g, start, h) && r->o.mode == REFS_M_SEMANTIC) {
+		error("impact --mode semantic needs chunk vectors of '%s' in the index: "
+		      "run 'ci-index --embed update'", path);
+		no_vectors = 1;
+	}
+	if (!no_vectors)
+		found = rank_and_emit(r, &g, start, sym != NULL, h);
+	if (!found && !no_vectors)
+		error("nothing in the index depends on '%s%s%s'", path, sym ? ":" : "", sym ? sym : "");
+	ret = no_vectors ? EXIT_USAGE : found ? EXIT_OK : EXIT_NOTHING;
+done:
+	free(h);
+	digraph_release(&g);
+	free(path);
+	free(copy);
+	return ret;
+}

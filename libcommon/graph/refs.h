@@ -1,0 +1,118 @@
+/*
+ * refs.h: symbol and reference queries on the index, and the import graph's
+ * questions (deps, cycles, impact, callers and callees): the engine of ci-refs.
+ *
+ * A query is a struct refs: the index, the filters, and the stream records go
+ * to; one process may run several, one after another or side by side.  Each
+ * refs_*() query writes its NDJSON records (one fwrite per record, stopping at
+ * the limit), says on stderr why nothing was found, and returns EXIT_OK,
+ * EXIT_NOTHING, or EXIT_USAGE (impact --mode semantic without vectors).
+ *
+ * Files: refs.c (the context, defs/refs/symbols/search/deps), callgraph.c
+ * (callers, callees: references bound by bind.h), cycles.c (the import graph
+ * from the index, its cycles), impact.c (the signals of impact and their
+ * ranking), over digraph.h (the graph algorithms, without the index).
+ */
+#ifndef CI_GRAPH_REFS_H
+#define CI_GRAPH_REFS_H
+
+#include "core/buf.h"
+#include "graph/digraph.h"
+
+#include <stdio.h>
+#include <sqlite3.h>
+
+struct ci_index;
+
+/* The signals of impact, as bits of refs_opts.mode. */
+enum { REFS_M_DEPS = 1, REFS_M_COUPLING = 2, REFS_M_SEMANTIC = 4, REFS_M_ALL = 7 };
+
+/* The filters and knobs of a query. */
+struct refs_opts {
+	const char *kind;	/* --kind, or NULL */
+	const char *path;	/* --path prefix, or NULL */
+	const char *lang;	/* --lang, or NULL */
+	long limit;		/* at most this many records */
+	int reverse, both;	/* deps direction */
+	const char *scope;	/* cycles: only files under this path, or NULL */
+	int type_imports;	/* cycles: count imports under TYPE_CHECKING too */
+	long depth;		/* impact: reverse import levels */
+	unsigned mode;		/* impact: REFS_M_* */
+};
+
+/* A query on one index. */
+struct refs {
+	struct ci_index *ix;	/* the index, not owned */
+	sqlite3 *db;		/* its database */
+	struct refs_opts o;	/* filters */
+	FILE *fp;		/* where records go */
+	struct buf out;		/* the record being written */
+	long emitted;		/* records written so far */
+	sqlite3_stmt *line_st;	/* line_text()'s statement, prepared on first use */
+};
+
+/* Start a query on ix (not owned) writing to fp.  Cannot fail. */
+void refs_init(struct refs *r, struct ci_index *ix, const struct refs_opts *o, FILE *fp);
+void refs_release(struct refs *r);
+
+/* defs / refs / occurrences of a name ("Class.method", "module.func" narrow it). */
+int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs, int want_imports);
+/* What a file (named as the user did) defines. */
+int refs_symbols(struct refs *r, const char *arg);
+/* Symbols by name: exact, then prefix, then fuzzy. */
+int refs_search(struct refs *r, const char *q);
+/* The files a file imports, or that import it (o.reverse, o.both). */
+int refs_deps(struct refs *r, const char *arg);
+/* callers (callees == 0) or callees of a name, each with how it binds. */
+int refs_calls(struct refs *r, const char *q, int callees);
+/* Import cycles (strongly connected components), in order of their first file. */
+int refs_cycles(struct refs *r);
+/* What a change to file[:symbol] may affect, by the signals of o.mode. */
+int refs_impact(struct refs *r, const char *arg);
+
+/* Fuzzy score of name against q (case-insensitive): 0 when q is not a
+ * subsequence of name; higher for contiguous, early matches.  Cannot fail. */
+double refs_fuzzy_score(const char *q, const char *name);
+
+/* Split "A.B.name" or "A::B::name" into scope "A.B" (NULL if none) and name,
+ * both malloc'ed; "list.h" is a file, not a scope and a name. */
+void refs_split_qualified(const char *q, char **scope, char **name);
+
+/* The impact signals of one file, and its combined score (impact.c). */
+struct impact_hit {
+	double imp, ref, cpl, sem;	/* signals, 0-1 */
+	int depth;		/* import distance, 0 if none */
+	long refs;		/* references counted */
+	long co_changes;	/* from coupling */
+};
+
+/* One ranked file of impact. */
+struct impact_rank {
+	int v;			/* node */
+	double s;		/* score */
+};
+
+/* The combined score of a hit under mode (REFS_M_*): one signal asked for,
+ * its value; else the chance that at least one of them is right. */
+double impact_score(const struct impact_hit *h, unsigned mode);
+
+/*
+ * Order r[0..nr) by score, then name; for a symbol (sym_first), the files
+ * that reference it first: an importer that never uses it never outranks
+ * one that does.  Stable and deterministic.
+ */
+void impact_order(struct impact_rank *r, size_t nr, const struct impact_hit *h,
+		  char *const *names, int sym_first);
+
+/* Internal to refs.c, callgraph.c, cycles.c, impact.c. */
+sqlite3_stmt *refs_prep(struct refs *r, const char *sql);
+void refs_flush(struct refs *r);
+int refs_path_ok(const struct refs *r, const char *path);
+char *refs_file_arg(struct refs *r, const char *arg);
+char *refs_line_text(struct refs *r, sqlite3_int64 blob_id, long line);
+char *refs_snippet(struct refs *r, sqlite3_int64 blob_id, long line);
+int refs_qualifier_matches(const char *want, const char *scope, const char *path);
+void refs_load_graph(struct refs *r, struct digraph *g, const char *scope, int type_only);
+#define refs_col(st, i) ((const char *)sqlite3_column_text((st), (i)))
+
+#endif
