@@ -394,7 +394,7 @@ done:
 }
 
 /* Open the index at path and answer: an exit status. */
-static int run(struct options *o, char *path, const char *q, struct rank_trace *trace)
+static int run(struct options *o, const char *path, const char *q, struct rank_trace *trace)
 {
 	struct ci_index *ix;
 	struct ranker r;

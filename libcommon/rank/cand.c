@@ -314,7 +314,6 @@ void rank_lookup_cands(struct rank_query *rq, struct scored *v, size_t n, void (
 	sqlite3_finalize(st);
 }
 
-
 void rank_query_release(struct rank_query *rq)
 {
 	size_t i;
@@ -380,18 +379,6 @@ char *rank_chunk_lang(struct rank_query *rq, sqlite3_int64 id)
 {
 	return rank_chunk_column(rq, id,
 				 "SELECT b.lang FROM chunks c JOIN blobs b ON b.id = c.blob_id WHERE c.id = ?1");
-}
-
-int rank_frame_names(const struct rank_query *rq, const char *path)
-{
-	size_t pl = strlen(path);
-
-	for (size_t i = 0; i < rq->frames_nr; i++) {
-		size_t fl = strlen(rq->frames[i]);
-		if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) && (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
-			return 1;
-	}
-	return 0;
 }
 
 void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const struct rank_preload *pre,

@@ -102,11 +102,10 @@ static void aggregate_files(struct rank_query *rq, double w, int next, double ma
 	free(v);
 }
 
-/* ---- learned fusion (libcommon/rank) ---- */
-
-/* share/rank/model.json, compiled in (rank-model.c, by scripts/embed-text) */
-extern const char ci_rank_model_json[];
-
+/*
+ * The hand-set fusion: each signal's ranks weighed by the query's intent,
+ * each file's next chunks as evidence, the candidates best first.
+ */
 void rank_query_fuse(struct rank_query *rq)
 {
 	double wsum = 0;

@@ -131,7 +131,6 @@ static void set_keyword(struct rank_cand *c, double s)
 		c->sig[SIG_KEYWORD] = -s > 0 ? -s : 1e-9;
 }
 
-
 #define KEYWORD_TOP 400
 
 /* The best KEYWORD_TOP chunks for an FTS5 expression, with a weight per phrase. */

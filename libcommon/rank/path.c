@@ -12,8 +12,9 @@ void rank_signal_path(struct rank_query *rq)
 {
 	/* every file, from the server's memory or the table, in path order */
 	sqlite3_stmt *files = rq->meta ? NULL : rank_prep(rq->db, "SELECT f.path FROM files f");
-	sqlite3_stmt *first = rank_prep(rq->db, "SELECT " CHUNK_COLS " FROM chunks c JOIN files f ON f.blob_id = c.blob_id "
-				   "JOIN blobs b ON b.id = c.blob_id WHERE f.path = ?1 ORDER BY c.start_line");
+	sqlite3_stmt *first = rank_prep(rq->db, "SELECT " CHUNK_COLS " FROM chunks c "
+					"JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id "
+					"WHERE f.path = ?1 ORDER BY c.start_line");
 	size_t i, fi = 0;
 
 	while (rq->meta ? fi < rq->meta->head->nfiles : sqlite3_step(files) == SQLITE_ROW) {
@@ -68,3 +69,15 @@ void rank_signal_path(struct rank_query *rq)
 	sqlite3_finalize(first);
 }
 
+/* A traceback frame's path ("/x/y/src/pkg/mod.py") ends with the file's, at a '/'. */
+int rank_frame_names(const struct rank_query *rq, const char *path)
+{
+	size_t pl = strlen(path);
+
+	for (size_t i = 0; i < rq->frames_nr; i++) {
+		size_t fl = strlen(rq->frames[i]);
+		if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) && (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}

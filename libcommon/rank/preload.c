@@ -193,7 +193,6 @@ void rank_preload_on_watch(struct rank_preload *p)
 	p->meta_child = 0;		/* reaped by the kernel (SIGCHLD ignored) */
 }
 
-
 const struct rank_meta *rank_preload_meta_for(const struct rank_preload *p, sqlite3 *db)
 {
 	char key[sizeof(p->meta.head->key)];

@@ -210,7 +210,6 @@ void rank_weigh_terms(struct rank_query *rq, long total_chunks)
 	}
 }
 
-
 const char *const rank_intent_name[INTENT_MAX] = { "name", "concept", "issue", "config", "wiring", "flow" };
 /*
  * keyword, symbol, path, structure, change, semantic.  An issue text weighs

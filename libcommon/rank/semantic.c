@@ -10,7 +10,6 @@
 #include "embed/embed.h"
 #include "embed/embedtext.h"
 
-
 static void *embedder(void *arg)
 {
 	struct qvec_job *j = arg;

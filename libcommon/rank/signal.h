@@ -46,8 +46,6 @@ void rank_by_sig(struct rank_cand **v, size_t n, int s);
 /* The text of a chunk, its language (NULL if none); malloc'd. */
 char *rank_chunk_text(struct rank_query *rq, sqlite3_int64 id);
 char *rank_chunk_lang(struct rank_query *rq, sqlite3_int64 id);
-/* Does a traceback frame of the query name path? */
-int rank_frame_names(const struct rank_query *rq, const char *path);
 
 struct scored {
 	sqlite3_int64 id;
@@ -157,6 +155,8 @@ int rank_wants_tests(const char *q);
 void rank_signal_keyword(struct rank_query *rq, long total_chunks);
 void rank_signal_symbol(struct rank_query *rq);
 void rank_signal_path(struct rank_query *rq);
+/* Does a traceback frame of the query name path? */
+int rank_frame_names(const struct rank_query *rq, const char *path);
 int rank_signal_structure(struct rank_query *rq);
 int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */

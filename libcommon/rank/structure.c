@@ -147,4 +147,3 @@ out:
 	return seed_sum > 0 && g.e_nr > 0;
 }
 
-

@@ -32,4 +32,3 @@ void rank_signal_symbol(struct rank_query *rq)
 	sqlite3_finalize(st);
 }
 
-

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <pthread.h>
 
-
 int rank_cmp_sem(const void *a, const void *b)
 {
 	const struct sem *x = a, *y = b;
@@ -52,9 +51,6 @@ void rank_sem_keep(struct sem *h, size_t *n, size_t cap, struct sem x)
 	}
 	h[i] = x;
 }
-
-
-
 
 /* The cosine of the query and a stored vector, or -2 when it is no vector of dim values. */
 static double row_cosine(const struct sem_scan *sc, enum vec_format f, const void *blob, size_t bytes)
@@ -121,7 +117,6 @@ void *rank_sem_worker(void *arg)
 		k ^= 1;
 	}
 }
-
 
 static void *sem_part_scan(void *arg)
 {
@@ -210,15 +205,6 @@ static void keep_in_top(struct sem x, void *arg)
 }
 
 /*
- * Every vector through the snapshot vs: its rows on two threads, and the
- * chunks changed since it was written from the vectors table, into sc->top.
- * Returns 0, or -1 when vec_changed cannot be read (nothing taken).
- */
-/*
- * The snapshot's rows less the skipped chunks, in parts on two threads (this
- * one and another) when there are many: part[0..*parts) filled.
- */
-/*
  * The rows whose signs differ least from the query's, SEM_PREFILTER times as
  * many as the part keeps or a sixteenth of all (whichever is more), by their
  * cosines: the signs are an eighth of the int8 rows' bytes and a popcount a
@@ -300,6 +286,11 @@ static void scan_by_signs(struct sem_part *p, size_t want)
 	free(q);
 }
 
+/*
+ * The snapshot's rows less the skipped chunks, in parts on two threads (this
+ * one and another) when there are many, or by signs first: part[0..*parts)
+ * filled.
+ */
 static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, const unsigned char *skip,
 		       sqlite3_int64 max, struct sem_part part[2], size_t *parts)
 {
@@ -332,7 +323,6 @@ static void scan_parts(const struct sem_scan *sc, const struct vecsnap *vs, cons
 	if (threaded)
 		pthread_join(worker, NULL);
 }
-
 
 struct early_scan *rank_early_scan_new(struct rank_query *rq)
 {
@@ -434,5 +424,4 @@ int rank_semantic_snapshot(struct rank_query *rq, struct sem_scan *sc, const str
 	free(skip);
 	return 0;
 }
-
 
