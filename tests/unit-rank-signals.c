@@ -1,8 +1,9 @@
 /*
  * unit-rank-signals.c: TAP tests of libcommon/rank's ranker without a
  * command: the keyword signal (BM25 per field) on a tiny index made in memory
- * with the project's schema, through the public calls a command makes; and
- * the fusion, given signal values: the weighted reciprocal rank's order and
+ * with the project's schema, through the public calls a command makes; the
+ * hybrid signals there (a definition, an import, a traceback frame); and the
+ * fusion, given signal values: the weighted reciprocal rank's order and
  * scores worked out by hand, and the learned fusion's order under a model
  * that prefers other files.
  */
@@ -123,6 +124,42 @@ static void test_keyword(void)
 	sqlite3_close(db);
 }
 
+/* The hybrid signals on the same index: a definition, an import, a traceback frame. */
+static void test_hybrid(void)
+{
+	sqlite3 *db = tiny_index();
+	struct ranker r;
+	struct rank_opts o;
+	struct rank_query rq;
+	const struct rank_cand *retry, *log;
+
+	exec(db, "INSERT INTO defs(blob_id, name, kind, line, col, end_line) VALUES (2, 'retry_backoff', 'function', 1, 0, 3);"
+		 "INSERT INTO imports(path, target, resolved, line) VALUES ('src/log.c', 'retry.h', 'src/retry.c', 1)");
+	ranker_init(&r, db, ":memory:", NULL, NULL);
+	rank_opts_init(&o);
+	rank_query_init(&rq, &r, &o, "retry_backoff gives up too soon\n"
+			"  File \"/home/me/proj/src/log.c\", line 2, in log_retry");
+	ok(rank_query_signals(&rq) == 0 && rq.intent == INTENT_ISSUE, "hybrid: a text with a traceback is an issue");
+	ok(rq.used[SIG_KEYWORD] && rq.used[SIG_SYMBOL] && rq.used[SIG_PATH] && rq.used[SIG_STRUCTURE] &&
+	   !rq.used[SIG_CHANGE] && !rq.used[SIG_SEMANTIC],
+	   "hybrid: no history, no vectors: keyword, symbol, path and structure");
+	ok(rq.frames_nr == 1 && rank_frame_names(&rq, "src/log.c") && rank_frame_names(&rq, "log.c") && !rank_frame_names(&rq, "og.c") &&
+	   !rank_frame_names(&rq, "src/net.c"), "the traceback frame names src/log.c, at a '/'");
+	retry = cand_of(&rq, "src/retry.c");
+	log = cand_of(&rq, "src/log.c");
+	ok(retry && retry->sig[SIG_SYMBOL] > 0.5 && retry->rank[SIG_SYMBOL] == 0 && log && log->sig[SIG_SYMBOL] == 0,
+	   "symbol: the chunk that defines retry_backoff, named so (ranked at the fusion)");
+	ok(log && log->sig[SIG_PATH] == 1.0 && retry && retry->sig[SIG_PATH] == 0.8,
+	   "path: the file of the traceback frame 1, a file whose name is a term 0.8");
+	ok(retry && log && retry->sig[SIG_STRUCTURE] == 1.0 && log->sig[SIG_STRUCTURE] > 0 &&
+	   log->sig[SIG_STRUCTURE] < 1.0, "structure: the file the other imports is the centre");
+	rank_query_fuse(&rq);
+	ok(!strcmp(rq.cands[0].path, "src/retry.c") && !strcmp(rq.cands[1].path, "src/log.c"),
+	   "fused: the definition first, the frame's file next");
+	rank_query_release(&rq);
+	sqlite3_close(db);
+}
+
 /* A candidate of file path, the only one of its file. */
 static struct rank_cand *cand(struct rank_query *rq, sqlite3_int64 id, const char *path)
 {
@@ -204,6 +241,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	util_init(argv[0]);
 	test_keyword();
+	test_hybrid();
 	test_fusion();
 	printf("1..%d\n", test_nr);
 	return failures ? 1 : 0;

@@ -23,7 +23,14 @@
  * (features.c, also dumped by --features).  context.c makes context bundles,
  * similar.c the nearest chunks by vector and near-duplicate clusters, hits.c
  * the hit and summary records; meta.h is the candidates' metadata a server
- * keeps in memory, preload.c what a server loads before it forks.
+ * keeps in memory, preload.c what a server loads before it forks.  ranker.c
+ * sets up a ranker and its queries, cand.c keeps the candidates, and
+ * signal.h is what these files share (not part of the contract).
+ *
+ * A query's flow: ranker_init() over the open index, rank_query_init(),
+ * rank_query_signals() (the query's vector started on a thread, the terms,
+ * the intent, each signal), rank_query_fuse(), rank_learned_fusion(), then
+ * rank_write_hits() or rank_context_bundle(), rank_query_release().
  *
  * Two structs carry the state: a ranker (the open index and what a server
  * preloaded: shared, read-only) and a rank_query (one query's terms,
