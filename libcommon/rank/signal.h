@@ -47,10 +47,18 @@ void rank_by_sig(struct rank_cand **v, size_t n, int s);
 char *rank_chunk_text(struct rank_query *rq, sqlite3_int64 id);
 char *rank_chunk_lang(struct rank_query *rq, sqlite3_int64 id);
 
+/* A chunk a signal scored. */
 struct scored {
-	sqlite3_int64 id;
-	double s;		/* ci_bm25: lower is better */
+	sqlite3_int64 id;	/* chunk */
+	double s;		/* ci_bm25: lower is better; a cosine: higher */
 };
+/* by s, then by id */
+int rank_cmp_scored(const void *a, const void *b);
+/* The candidates of the n chunks of v (reordered), each given its value by set(). */
+void rank_lookup_cands(struct rank_query *rq, struct scored *v, size_t n, void (*set)(struct rank_cand *, double));
+
+/* ---- semantic.c, vecscan.c ---- */
+struct early_scan;
 
 /*
  * The query's vector, embedded here as `ci-embed --query <q>` would (the same
@@ -58,22 +66,20 @@ struct scored {
  * signals are computed and joined after them: loading the model is most of
  * its cost, and it runs meanwhile.
  */
-struct early_scan;
-
 struct qvec_job {
 	const struct ranker *r;	/* the index, and what a server preloaded */
 	int started;		/* the embedder thread runs */
-	pthread_t embedder;
-	char *text;
+	pthread_t embedder;	/* that thread */
+	char *text;		/* the query */
 	float *vec;		/* its result: dim values of model */
-	size_t dim;
-	char *model;
+	size_t dim;		/* of vec */
+	char *model;		/* the model's name */
 	char *dir;		/* the model to embed it with (the index's, by name) */
 	/* the snapshot of the vectors, mapped on a thread meanwhile */
 	int mapping;		/* 1: the thread was started */
-	pthread_t mapper;
+	pthread_t mapper;	/* that thread */
 	char token[64];		/* the snapshot the index names */
-	struct vecsnap snap;
+	struct vecsnap snap;	/* mapped, or map NULL */
 	int snap_rc;		/* vecsnap_map()'s */
 	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
 };
@@ -83,30 +89,38 @@ struct sem {
 	double s;		/* cosine */
 };
 
-#define SEM_TOP 200
+#define SEM_TOP 200		/* the semantic signal's candidates */
 
+/*
+ * The scan of every vector of the table in two stages on two threads: one
+ * steps SQLite and copies each batch of vectors out (reading 137k rows is
+ * half of the scan), a second one takes the cosines of the batch before (the
+ * other half), two batches in turn.  Without the second thread, the cosines
+ * are taken by the first.
+ */
 #define SEM_BATCH 1024
 #define VEC_BAD 0xff		/* a row that is no vector of dim values */
 
 struct sem_batch {
-	size_t n;
+	size_t n;			/* rows in it */
 	sqlite3_int64 id[SEM_BATCH];
 	unsigned char fmt[SEM_BATCH];	/* enum vec_format, or VEC_BAD */
 	uint32_t bytes[SEM_BATCH];
 	unsigned char *data;		/* SEM_BATCH slots of dim * 4 bytes */
 };
 
+/* A scan of vectors for the query vector q: the best SEM_TOP cosines. */
 struct sem_scan {
-	const float *q;
-	double qnorm;
+	const float *q;			/* the query's vector (borrowed) */
+	double qnorm;			/* its norm */
 	struct vec_q16 q16;		/* q for int8 rows */
-	size_t dim;
-	struct sem top[SEM_TOP];
-	size_t top_nr, seen;
-	struct sem_batch b[2];
+	size_t dim;			/* of q */
+	struct sem top[SEM_TOP];	/* a heap: the worst kept at the root */
+	size_t top_nr, seen;		/* in it; vectors seen */
+	struct sem_batch b[2];		/* the table's rows, in turn */
 	int full[2];			/* handed to the worker */
 	int done;			/* no more batches */
-	pthread_mutex_t mu;
+	pthread_mutex_t mu;		/* over full[] and done */
 	pthread_cond_t cv;
 };
 
@@ -139,10 +153,6 @@ struct early_scan {
 	struct sem_part part[2];
 	size_t parts;
 };
-
-int rank_cmp_scored(const void *a, const void *b);
-/* The candidates of the n chunks of v (reordered), each given its value by set(). */
-void rank_lookup_cands(struct rank_query *rq, struct scored *v, size_t n, void (*set)(struct rank_cand *, double));
 
 /* ---- query.c ---- */
 void rank_parse_query(struct rank_query *rq, const char *q);
