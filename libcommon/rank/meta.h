@@ -1,5 +1,5 @@
 /*
- * cmd/rank-meta.h: what ci-rank looks up for each candidate chunk, in memory.
+ * rank/meta.h: what ci-rank looks up for each candidate chunk, in memory.
  *
  * A query's candidates (a few hundred chunks from the keyword and semantic
  * signals) each need their file, lines, kind, name and scope, and the path

@@ -1,5 +1,5 @@
 /*
- * cmd/rank-meta.c: ci-rank's candidates' metadata in memory (see rank-meta.h).
+ * rank/meta.c: ci-rank's candidates' metadata in memory (see meta.h).
  */
 #include "config.h"
 
@@ -10,7 +10,7 @@
 #include "core/common.h"
 #include "core/util.h"
 
-#include "rank-meta.h"
+#include "rank/meta.h"
 
 #define MAGIC "cimeta1"
 

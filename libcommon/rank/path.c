@@ -1,0 +1,83 @@
+/*
+ * rank/path.c: the path signal: traceback frames of the query that name a
+ * file, and query terms that are a file's stem or part of its path.
+ */
+#include "core/common.h"
+#include "rank/signal.h"
+
+#include <ctype.h>
+
+/* Files named by the query: traceback frames, and terms that are a file's stem. */
+void rank_signal_path(struct rank_query *rq)
+{
+	/* every file, from the server's memory or the table, in path order */
+	sqlite3_stmt *files = rq->meta ? NULL : rank_prep(rq->db, "SELECT f.path FROM files f");
+	sqlite3_stmt *first = rank_prep(rq->db, "SELECT " CHUNK_COLS " FROM chunks c "
+					"JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id "
+					"WHERE f.path = ?1 ORDER BY c.start_line");
+	size_t i, fi = 0;
+
+	while (rq->meta ? fi < rq->meta->head->nfiles : sqlite3_step(files) == SQLITE_ROW) {
+		const char *path = rq->meta ? rank_meta_str(rq->meta, rq->meta->files[fi++]) : rank_col(files, 0);
+		const char *base = strrchr(path, '/');
+		double s = 0;
+		char stem[256];
+		size_t sl;
+
+		base = base ? base + 1 : path;
+		sl = strcspn(base, ".");
+		if (sl >= sizeof(stem))
+			continue;
+		for (i = 0; i < sl; i++)
+			stem[i] = (char)tolower((unsigned char)base[i]);
+		stem[sl] = '\0';
+		for (i = 0; i < rq->frames_nr; i++) {
+			size_t fl = strlen(rq->frames[i]), pl = strlen(path);
+			if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) &&
+			    (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
+				s = 1.0;
+		}
+		for (i = 0; i < rq->terms_nr && s < 1.0; i++) {
+			if (sl >= 3 && !strcmp(rq->terms[i].text, stem))
+				s = s < 0.8 ? 0.8 : s;
+			else if (strlen(rq->terms[i].text) >= 4 && strstr(path, rq->terms[i].text))
+				s = s < 0.3 ? 0.3 : s;
+		}
+		if (s <= 0)
+			continue;
+		/* give the signal to the file's chunks already found, or its first chunk */
+		{
+			int any = 0;
+			for (i = 0; i < rq->cands_nr; i++)
+				if (!strcmp(rq->cands[i].path, path)) {
+					rq->cands[i].sig[SIG_PATH] = s;
+					any = 1;
+				}
+			if (!any && s >= 0.8) {
+				sqlite3_bind_text(first, 1, path, -1, SQLITE_STATIC);
+				if (sqlite3_step(first) == SQLITE_ROW) {
+					struct rank_cand *c = rank_add_cand(rq, first, 0);
+					if (c)
+						c->sig[SIG_PATH] = s;
+				}
+				sqlite3_reset(first);
+			}
+		}
+	}
+	if (files)
+		sqlite3_finalize(files);
+	sqlite3_finalize(first);
+}
+
+/* A traceback frame's path ("/x/y/src/pkg/mod.py") ends with the file's, at a '/'. */
+int rank_frame_names(const struct rank_query *rq, const char *path)
+{
+	size_t pl = strlen(path);
+
+	for (size_t i = 0; i < rq->frames_nr; i++) {
+		size_t fl = strlen(rq->frames[i]);
+		if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) && (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,246 @@
+/*
+ * rank/rank.h: the ranker of ci-rank: which chunks, and so which files,
+ * answer a question (hybrid ranked search over the index).
+ *
+ * Shaped by two kinds of query: an agent's short one ("where is the retry
+ * backoff computed", "parseHeader") and a whole issue text pasted in (a bug
+ * report with a traceback, thousands of characters).  Each signal ranks the
+ * candidates on its own, one file each:
+ *
+ *   keyword.c    BM25 (FTS5, ci's code tokenizer) over chunk name, scope,
+ *                signature and text; identifiers of the query count more
+ *   symbol.c     query identifiers that name a definition (the definition first)
+ *   path.c       query terms and traceback frames that name the file's path
+ *   structure.c  personalised PageRank over the import graph (import
+ *                centrality), seeded by the files of the best keyword hits
+ *   change.c     recency and churn from ci-couple's commit records
+ *   semantic.c   cosine between the query's vector and the chunk vectors
+ *                (vecscan.c: the scans of the vectors' snapshot and table)
+ *
+ * and fusion.c fuses them: weighted reciprocal rank (k = 60, weights by the
+ * query's intent, query.c), each file's next best chunks as evidence, then in
+ * hybrid mode the learned model (model.h) over each file's features
+ * (features.c, also dumped by --features).  context.c makes context bundles,
+ * similar.c the nearest chunks by vector and near-duplicate clusters, hits.c
+ * the hit and summary records; meta.h is the candidates' metadata a server
+ * keeps in memory, preload.c what a server loads before it forks.  ranker.c
+ * sets up a ranker and its queries, cand.c keeps the candidates, and
+ * signal.h is what these files share (not part of the contract).
+ *
+ * A query's flow: ranker_init() over the open index, rank_query_init(),
+ * rank_query_signals() (the query's vector started on a thread, the terms,
+ * the intent, each signal), rank_query_fuse(), rank_learned_fusion(), then
+ * rank_write_hits() or rank_context_bundle(), rank_query_release().
+ *
+ * Two structs carry the state: a ranker (the open index and what a server
+ * preloaded: shared, read-only) and a rank_query (one query's terms,
+ * candidates and signals).  Nothing here is global: one process may run
+ * several queries, one after the other or at once on different queries.
+ *
+ * Errors: an SQLite statement that cannot be prepared dies (NEEDSWORK: return
+ * it); the other failures are reported once and returned as -1.
+ */
+#ifndef CI_RANK_RANK_H
+#define CI_RANK_RANK_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "embed/vecsnap.h"
+#include "rank/meta.h"
+
+struct buf;
+struct embed_model;
+
+/* The signals, in the order of the records and of the model's features. */
+enum rank_sig { SIG_KEYWORD, SIG_SYMBOL, SIG_PATH, SIG_STRUCTURE, SIG_CHANGE, SIG_SEMANTIC, SIG_MAX };
+extern const char *const rank_sig_name[SIG_MAX];
+
+/* What the query asks for, by its words: it chooses the fusion's weights. */
+enum rank_intent { INTENT_NAME, INTENT_CONCEPT, INTENT_ISSUE, INTENT_CONFIG, INTENT_WIRING, INTENT_FLOW,
+	INTENT_MAX };
+extern const char *const rank_intent_name[INTENT_MAX];
+/* The fusion's weight of each signal for each intent. */
+extern const double rank_weights[INTENT_MAX][SIG_MAX];
+
+/* The options of a query (ci-rank's, parsed). */
+struct rank_opts {
+	const char *mode;	/* hybrid, keyword, semantic */
+	const char *type;	/* --type */
+	const char *lang;	/* --lang */
+	const char *path;	/* --path */
+	const char *scope;	/* impl, test, all, or NULL for automatic */
+	long limit;		/* --limit */
+	long per_file;		/* --per-file */
+	double min_score;	/* --min-score */
+	int full;		/* --format full */
+	int explain;		/* --explain */
+	long budget;		/* context: --budget lines */
+	long depth;		/* context: --depth */
+	long max_coupled;	/* context: --max-coupled */
+	double threshold;	/* context, similar --scan: --threshold */
+	int learned;		/* 1: --fusion learned or --model; 0: --fusion rrf; -1: not said */
+	const char *model;	/* --model file, or NULL: the compiled-in model */
+	const char *features;	/* --features file */
+	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
+};
+
+/* ci-rank's defaults. */
+void rank_opts_init(struct rank_opts *o);
+
+/* With CI_RANK_TRACE in the environment: each phase's milliseconds on stderr. */
+struct rank_trace {
+	int on;			/* -1: not looked up yet */
+	double t0;		/* the first phase's time */
+};
+#define RANK_TRACE_INIT { -1, 0 }
+void rank_trace(struct rank_trace *t, const char *what);
+
+/*
+ * What a server (ci-rank serve) loaded before forking its workers: the model,
+ * the snapshot of the vectors and the candidates' metadata.  preload.c.
+ */
+struct rank_preload {
+	struct embed_model *model;	/* the model, or NULL */
+	char *model_dir;		/* the directory it came from (real path) */
+	struct vecsnap snap;		/* the vectors' snapshot (map NULL: none) */
+	struct rank_meta meta;		/* the metadata (head NULL: none) */
+	void *meta_mem;			/* huge_alloc'd block of meta.len bytes */
+	struct stat meta_seen[2];	/* the database and its log when last read */
+	pid_t meta_child;		/* reading it again, or 0 */
+	int meta_pipe;			/* its 'k' when done (read end), or -1 */
+	int meta_fd;			/* the memfd it writes the block to, or -1 */
+};
+void rank_preload_init(struct rank_preload *p);
+/* The snapshot read again when the file is another, the model once there are vectors. */
+void rank_preload_refresh(struct rank_preload *p, const char *path);
+/* The metadata read now. */
+void rank_preload_meta_now(struct rank_preload *p, const char *path);
+/*
+ * Before a fork: start a child reading the metadata again if the index was
+ * written since; child_init is called first in the child.
+ */
+void rank_preload_meta_check(struct rank_preload *p, const char *path, void (*child_init)(void));
+/* The child's descriptor to wait on (-1: none), and what to do when it is readable. */
+int rank_preload_watch_fd(const struct rank_preload *p);
+void rank_preload_on_watch(struct rank_preload *p);
+/* The metadata if it is of the index db's read transaction, else NULL. */
+const struct rank_meta *rank_preload_meta_for(const struct rank_preload *p, sqlite3 *db);
+
+/* The open index: shared by queries, read-only while they run. */
+struct ranker {
+	sqlite3 *db;			/* the index, in one read transaction */
+	const char *index_path;		/* its file (the vectors' snapshot is beside it) */
+	long total_chunks;		/* chunks in the full-text index, for idf */
+	const struct rank_meta *meta;	/* the server's metadata for this transaction, or NULL */
+	const struct rank_preload *pre;	/* what a server loaded, or NULL */
+	struct rank_trace *trace;	/* where phases are timed, or NULL */
+};
+
+/*
+ * Set up r over db (an open index, index_path its file), and begin the read
+ * transaction every signal reads in.  Cannot fail.
+ */
+void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const struct rank_preload *pre,
+		 struct rank_trace *trace);
+
+/* A query term. */
+struct rank_term {
+	char *text;		/* lower case, as the tokenizer indexes it */
+	char *orig;		/* as written (for symbol matching) */
+	double weight;		/* code-looking terms count more */
+	long df;		/* chunks containing it */
+	int code;		/* looks like an identifier (camelCase, snake_case, dotted, `quoted`) */
+};
+
+/* A candidate chunk. */
+struct rank_cand {
+	sqlite3_int64 chunk;	/* chunks.id */
+	sqlite3_int64 blob;	/* blobs.id */
+	char *path;		/* file */
+	long start, end;	/* lines */
+	char *kind, *name, *scope, *lang;	/* chunk metadata */
+	double sig[SIG_MAX];	/* raw signal values, 0-1 */
+	int rank[SIG_MAX];	/* 1-based rank per signal, 0 if unranked */
+	double fused;		/* fused score */
+	double file_bonus;	/* of it, from the file's next best chunks */
+	int file_chunks;	/* those chunks */
+	int is_test;		/* under a test directory or named like a test */
+	int is_doc;		/* documentation, changelog, prose (1), configuration (2) */
+	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
+	double learned_p;	/* learned fusion: the file's probability */
+};
+
+struct rank_cand_slot;
+
+/* One query. */
+struct rank_query {
+	const struct ranker *r;		/* the index */
+	sqlite3 *db;			/* r->db */
+	const struct rank_meta *meta;	/* r->meta */
+	const struct rank_opts *o;	/* the options */
+	const char *text;		/* the query */
+	struct rank_term *terms;	/* the telling terms, by weight x idf */
+	size_t terms_nr, terms_alloc;
+	char **frames;			/* files named by traceback frames */
+	size_t frames_nr, frames_alloc;
+	struct rank_cand *cands;	/* the candidates */
+	size_t cands_nr, cands_alloc;
+	struct rank_cand_slot *cand_tab;	/* cands by chunk id (cand.c) */
+	size_t cand_tab_cap, cand_tab_nr;
+	sqlite3_stmt *sizes_st;		/* chunk sizes (keyword.c) */
+	unsigned char *sizes;		/* the blocks read, block b at 4 * CI_SIZES_BLOCK * b */
+	unsigned char *sizes_state;	/* per block: 0 not read, 1 read, 2 none */
+	size_t sizes_blocks;		/* blocks there are room for */
+	enum rank_intent intent;	/* the query's */
+	const double *w;		/* the signals' weights: rank_weights[intent] */
+	int used[SIG_MAX];		/* the signals computed */
+	int scope_tests, scope_impl, scope_docs;	/* what the answer may hold */
+	double max_fused;		/* the best fused score there can be */
+	long sem_snapshot_nr, sem_table_nr;	/* vectors read from the snapshot, the table */
+};
+
+/* A query of text over r with options o (both borrowed).  Cannot fail. */
+void rank_query_init(struct rank_query *rq, const struct ranker *r, const struct rank_opts *o,
+		     const char *text);
+void rank_query_release(struct rank_query *rq);
+
+/*
+ * Compute the signals o->mode asks for (query.c): 0, or -1 after a message
+ * when the semantic mode has no vectors or no model.
+ */
+int rank_query_signals(struct rank_query *rq);
+
+/* Fuse them by weighted reciprocal rank: rq->cands best first (fusion.c). */
+void rank_query_fuse(struct rank_query *rq);
+
+/*
+ * The features of the best files in scope (written to o->features) and with
+ * o->learned the files ordered by the learned model instead: 0, or -1 after
+ * a message (the model or the dump).  features.c, fusion.c.
+ */
+int rank_learned_fusion(struct rank_query *rq);
+
+/* Is candidate x in the query's scope (tests, docs, configuration)? */
+int rank_in_scope(const struct rank_query *rq, const struct rank_cand *x);
+
+/* The hit records and the summary into out: EXIT_OK, or EXIT_NOTHING (hits.c). */
+int rank_write_hits(struct rank_query *rq, struct buf *out);
+
+/* The context bundle into out: EXIT_OK, or EXIT_NOTHING (context.c). */
+int rank_context_bundle(struct rank_query *rq, struct buf *out);
+
+/*
+ * similar.c: the chunks nearest a target ("path:symbol", "path:line" or a
+ * text), and near-duplicate clusters (--scan), into out: an exit status
+ * (EXIT_OK, EXIT_NOTHING, EXIT_USAGE or EXIT_IO after a message).
+ */
+int rank_similar_nearest(struct rank_query *rq, struct buf *out, const char *target);
+int rank_similar_scan(struct rank_query *rq, struct buf *out);
+
+/* x rounded to 3 decimals, as the records show scores. */
+double rank_round3(double x);
+
+#endif

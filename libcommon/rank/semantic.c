@@ -1,0 +1,299 @@
+/*
+ * rank/semantic.c: the semantic signal: the query's vector (made on a
+ * thread while the other signals run, with the model a server preloaded when
+ * it is the index's), its cosines with the chunk vectors (vecscan.c).
+ */
+#include "core/common.h"
+#include "rank/signal.h"
+
+#include <pthread.h>
+#include "embed/embed.h"
+#include "embed/embedtext.h"
+
+static void *embedder(void *arg)
+{
+	struct qvec_job *j = arg;
+	const struct rank_preload *pre = j->r->pre;
+	const char *dir = j->dir;
+	struct embed_model *m = NULL;
+	struct embed_work *w;
+	const int32_t *ids;
+	size_t n;
+
+	if (pre && pre->model) {
+		char *r = realpath(dir, NULL);
+		if (!strcmp(r ? r : dir, pre->model_dir))
+			m = pre->model;
+		free(r);
+	}
+	/* as ci-embed --query: kernels for products of a few rows for a short text */
+	if (strlen(j->text) <= 160)
+		embed_for_queries();
+	if (!m && embed_model_open(&m, dir) < 0) {
+		rank_early_scan_run(j);	/* only waits for the mapper */
+		return NULL;
+	}
+	w = embed_work_new(m);
+	ids = embed_tokenize(w, j->text, strlen(j->text), embed_max_tokens(m), &n);
+	j->dim = embed_dim(m);
+	j->vec = xmalloc(j->dim * sizeof(float));
+	embed_forward(w, &ids, &n, 1, j->vec);
+	rank_rtr(j->r, "embedder: the query's vector");
+	j->model = xstrdup(embed_model_name(m, 0));
+	embed_work_free(w);
+	if (!pre || m != pre->model)
+		embed_model_close(m);
+	rank_early_scan_run(j);
+	rank_rtr(j->r, "embedder: the scan");
+	return NULL;
+}
+
+/*
+ * The model of the index's vectors (one row's: an index holds one model's), or
+ * NULL; owned by the caller.
+ */
+static char *index_model(struct rank_query *rq)
+{
+	sqlite3_stmt *st = rank_prep(rq->db, "SELECT model FROM vectors LIMIT 1");
+	char *m = sqlite3_step(st) == SQLITE_ROW && rank_col(st, 0) ? xstrdup(rank_col(st, 0)) : NULL;
+
+	sqlite3_finalize(st);
+	return m;
+}
+
+static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+{
+	char *im = index_model(rq);
+
+	/* the query in the space of the index's vectors: its model, when known by name */
+	j->dir = xstrdup(embed_model_dir_for(NULL, im));
+	free(im);
+	j->r = rq->r;
+	j->text = xstrdup(q);
+	j->vec = NULL;
+	j->dim = 0;
+	j->model = NULL;
+	j->started = pthread_create(&j->embedder, NULL, embedder, j) == 0;
+	if (!j->started)
+		embedder(j);
+}
+
+/* The vector of a job started: returns its dimension, or 0 when unavailable. */
+static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **model)
+{
+	if (j->started)
+		pthread_join(j->embedder, NULL);
+	j->started = 0;
+	free(j->text);
+	j->text = NULL;
+	free(j->dir);
+	j->dir = NULL;
+	*vec = j->vec;
+	*model = j->model;
+	j->vec = NULL;
+	j->model = NULL;
+	return *vec ? j->dim : 0;
+}
+
+/* The query's vector, now. */
+size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char **model)
+{
+	struct qvec_job j;
+
+	memset(&j, 0, sizeof(j));
+	rank_query_vector_start(rq, &j, q);
+	return rank_query_vector_finish(&j, vec, model);
+}
+
+/*
+ * The snapshot the index names (token), from the server's memory when it
+ * read that one, else mapped: 0, or 1 when there is none.
+ */
+int rank_snapshot_get(const struct ranker *r, struct vecsnap *s, const char *token)
+{
+	if (r->pre && r->pre->snap.map && !strcmp(r->pre->snap.head->token, token)) {
+		*s = r->pre->snap;
+		s->borrowed = 1;
+		return 0;
+	}
+	return vecsnap_map(s, r->index_path, token);
+}
+
+static void set_semantic(struct rank_cand *c, double s)
+{
+	if (s > c->sig[SIG_SEMANTIC])
+		c->sig[SIG_SEMANTIC] = s > 0 ? s : 0;
+}
+
+static void *snap_mapper(void *arg)
+{
+	struct qvec_job *j = arg;
+
+	j->snap_rc = rank_snapshot_get(j->r, &j->snap, j->token);
+	return NULL;
+}
+
+/*
+ * Start the query's vector if the index has vectors (no vectors, no model to
+ * start), and the mapping of the snapshot of the vectors: its pages take
+ * about 10 ms to map on a VM, which the other signals and ci-embed hide.
+ */
+void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+{
+	sqlite3_stmt *st = rank_prep(rq->db, "SELECT EXISTS (SELECT 1 FROM vectors)");
+	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+
+	sqlite3_finalize(st);
+	if (!have)
+		return;
+	j->r = rq->r;
+	j->snap_rc = 1;
+	if (vecsnap_token(rq->db, j->token, sizeof(j->token)) == 0) {
+		/* the chunks to skip in the snapshot, read here: the scan is the embedder's */
+		j->early = rank_early_scan_new(rq);
+		const struct rank_preload *pre = rq->r->pre;
+		if (pre && pre->snap.map && !strcmp(pre->snap.head->token, j->token))
+			j->snap_rc = rank_snapshot_get(rq->r, &j->snap, j->token);	/* in place: nothing to wait for */
+		else
+			j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
+	}
+	rank_query_vector_start(rq, j, q);
+}
+
+/* The snapshot started by rank_semantic_start(), if it could be mapped: 0, else 1. */
+static int semantic_snapshot_ready(struct qvec_job *j)
+{
+	if (!j->mapping)
+		return j->snap_rc;
+	pthread_join(j->mapper, NULL);
+	j->mapping = 0;
+	return j->snap_rc;
+}
+
+/*
+ * Every vector of dim values (and of model, unless NULL) read from the
+ * vectors table, where SQLite holds it (the cosine without decoding), into
+ * sc->top: in two stages on two threads (struct sem_batch), else here.
+ */
+static void semantic_table(struct rank_query *rq, struct sem_scan *sc, size_t dim, const char *model)
+{
+	sqlite3_stmt *st;
+	pthread_t worker;
+	int threaded, k;
+
+	for (k = 0; k < 2; k++)
+		sc->b[k].data = xmalloc(SEM_BATCH * dim * 4);
+	pthread_mutex_init(&sc->mu, NULL);
+	pthread_cond_init(&sc->cv, NULL);
+	threaded = online_cpus() > 1 && pthread_create(&worker, NULL, rank_sem_worker, sc) == 0;
+
+	st = rank_prep(rq->db, "SELECT v.chunk_id, v.fmt, v.vec FROM vectors v "
+		       "WHERE v.dim = ?1 AND (?2 IS NULL OR v.model = ?2)");
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)dim);
+	if (model)
+		sqlite3_bind_text(st, 2, model, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	k = 0;
+	for (;;) {
+		struct sem_batch *b = &sc->b[k];
+		int more = 1;
+
+		if (threaded) {
+			pthread_mutex_lock(&sc->mu);
+			while (sc->full[k])
+				pthread_cond_wait(&sc->cv, &sc->mu);
+			pthread_mutex_unlock(&sc->mu);
+		}
+		b->n = 0;
+		while (b->n < SEM_BATCH && (more = sqlite3_step(st) == SQLITE_ROW)) {
+			const char *f = (const char *)sqlite3_column_text(st, 1);
+			size_t n = (size_t)sqlite3_column_bytes(st, 2);
+			enum vec_format vf = VEC_F32;	/* no fmt: an index older than the column */
+			b->id[b->n] = sqlite3_column_int64(st, 0);
+			b->fmt[b->n] = f && vec_format_parse(&vf, f) < 0 ? VEC_BAD : (unsigned char)vf;
+			if (n > dim * 4)
+				b->fmt[b->n] = VEC_BAD, n = 0;	/* too long for any format */
+			b->bytes[b->n] = (uint32_t)n;
+			if (n)
+				memcpy(b->data + b->n * dim * 4, sqlite3_column_blob(st, 2), n);
+			b->n++;
+		}
+		if (b->n) {
+			if (threaded) {
+				pthread_mutex_lock(&sc->mu);
+				sc->full[k] = 1;
+				pthread_cond_broadcast(&sc->cv);
+				pthread_mutex_unlock(&sc->mu);
+				k ^= 1;
+			} else {
+				rank_sem_cosines(sc, b);
+			}
+		}
+		if (!more)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (threaded) {
+		pthread_mutex_lock(&sc->mu);
+		sc->done = 1;
+		pthread_cond_broadcast(&sc->cv);
+		pthread_mutex_unlock(&sc->mu);
+		pthread_join(worker, NULL);
+	}
+	rq->sem_table_nr = (long)sc->seen;
+	free(sc->b[0].data);
+	free(sc->b[1].data);
+	pthread_mutex_destroy(&sc->mu);
+	pthread_cond_destroy(&sc->cv);
+}
+
+int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j)
+{
+	struct vecsnap vs;
+	float *qv;
+	char *model;
+	size_t dim, i, top_nr;
+	struct sem_scan *sc;
+	struct sem *top;
+	struct scored *v;
+	int seen, from_snapshot;
+
+	dim = rank_query_vector_finish(j, &qv, &model);
+	if (semantic_snapshot_ready(j) == 0)
+		vs = j->snap;
+	else
+		memset(&vs, 0, sizeof(vs));
+	if (!dim) {
+		rank_early_scan_free(j->early);
+		j->early = NULL;
+		vecsnap_close(&vs);
+		return 0;
+	}
+	rank_tr(rq, "semantic: the query's vector");
+	sc = rank_sem_scan_new(qv, dim);
+	from_snapshot = vs.map && vs.dim == dim && (!model || !strcmp(model, vs.model)) &&
+			rank_semantic_snapshot(rq, sc, &vs, model, j->early) == 0;
+	if (from_snapshot)
+		rank_tr(rq, "semantic: the snapshot's best");
+	rank_early_scan_free(j->early);
+	j->early = NULL;
+	vecsnap_close(&vs);
+	if (!from_snapshot)
+		semantic_table(rq, sc, dim, model);
+	top = sc->top;
+	top_nr = sc->top_nr;
+	seen = sc->seen > 0;
+	qsort(top, top_nr, sizeof(*top), rank_cmp_sem);
+	v = xmalloc((top_nr + 1) * sizeof(*v));
+	for (i = 0; i < top_nr; i++) {
+		v[i].id = top[i].id;
+		v[i].s = top[i].s;
+	}
+	rank_lookup_cands(rq, v, top_nr, set_semantic);
+	free(v);
+	rank_sem_scan_free(sc);
+	free(qv);
+	free(model);
+	return seen;
+}

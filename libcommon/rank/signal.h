@@ -1,0 +1,226 @@
+/*
+ * rank/signal.h: what the files of libcommon/rank share, inside the library
+ * only: statements, the candidates' table, the vector scans.  The contract
+ * with the commands is rank.h.
+ */
+#ifndef CI_RANK_SIGNAL_H
+#define CI_RANK_SIGNAL_H
+
+#include <pthread.h>
+
+#include "embed/vec.h"
+#include "embed/vecsnap.h"
+#include "rank/rank.h"
+
+/* The columns rank_add_cand() reads, from base. */
+#define CHUNK_COLS "c.id, c.blob_id, f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, b.lang"
+
+/* sql prepared on db; dies when it cannot be (a damaged or older index). */
+sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql);
+static inline const char *rank_col(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+/* rank_trace() of the ranker's trace, or of the query's. */
+void rank_rtr(const struct ranker *r, const char *what);
+void rank_tr(const struct rank_query *rq, const char *what);
+
+/* ---- cand.c: the candidates ---- */
+int rank_is_test_path(const char *p);
+int rank_is_doc_file(const char *p, const char *lang);
+struct rank_cand *rank_find_cand(struct rank_query *rq, sqlite3_int64 chunk);
+/* A candidate for chunk id, unless the options filter it out (NULL). */
+struct rank_cand *rank_add_cand_vals(struct rank_query *rq, sqlite3_int64 id, sqlite3_int64 blob, const char *path,
+				     const char *lang, long start, long end, const char *kind, const char *name,
+				     const char *scope);
+struct rank_cand *rank_add_cand_at(struct rank_query *rq, sqlite3_int64 id, sqlite3_int64 blob, const char *path,
+				   const char *lang, sqlite3_stmt *st, int base);
+/* st's columns from base: CHUNK_COLS */
+struct rank_cand *rank_add_cand(struct rank_query *rq, sqlite3_stmt *st, int base);
+/* qsort_r: candidate pointers by signal *(int *)arg, best first, then by chunk id */
+int rank_cmp_by_sig(const void *a, const void *b, void *arg);
+/* candidate pointers by path, then chunk id */
+int rank_cmp_cand_path(const void *a, const void *b);
+/* Rank signal s of the n candidates v (reordered): rank[s] 1..n. */
+void rank_by_sig(struct rank_cand **v, size_t n, int s);
+/* The text of a chunk, its language (NULL if none); malloc'd. */
+char *rank_chunk_text(struct rank_query *rq, sqlite3_int64 id);
+char *rank_chunk_lang(struct rank_query *rq, sqlite3_int64 id);
+
+/* A chunk a signal scored. */
+struct scored {
+	sqlite3_int64 id;	/* chunk */
+	double s;		/* ci_bm25: lower is better; a cosine: higher */
+};
+/* by s, then by id */
+int rank_cmp_scored(const void *a, const void *b);
+/* The candidates of the n chunks of v (reordered), each given its value by set(). */
+void rank_lookup_cands(struct rank_query *rq, struct scored *v, size_t n, void (*set)(struct rank_cand *, double));
+
+/* ---- semantic.c, vecscan.c ---- */
+struct early_scan;
+
+/*
+ * The query's vector, embedded here as `ci-embed --query <q>` would (the same
+ * library calls, so the same values) on a thread started before the other
+ * signals are computed and joined after them: loading the model is most of
+ * its cost, and it runs meanwhile.
+ */
+struct qvec_job {
+	const struct ranker *r;	/* the index, and what a server preloaded */
+	int started;		/* the embedder thread runs */
+	pthread_t embedder;	/* that thread */
+	char *text;		/* the query */
+	float *vec;		/* its result: dim values of model */
+	size_t dim;		/* of vec */
+	char *model;		/* the model's name */
+	char *dir;		/* the model to embed it with (the index's, by name) */
+	/* the snapshot of the vectors, mapped on a thread meanwhile */
+	int mapping;		/* 1: the thread was started */
+	pthread_t mapper;	/* that thread */
+	char token[64];		/* the snapshot the index names */
+	struct vecsnap snap;	/* mapped, or map NULL */
+	int snap_rc;		/* vecsnap_map()'s */
+	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
+};
+
+struct sem {
+	sqlite3_int64 id;	/* chunk */
+	double s;		/* cosine */
+};
+
+#define SEM_TOP 200		/* the semantic signal's candidates */
+
+/*
+ * The scan of every vector of the table in two stages on two threads: one
+ * steps SQLite and copies each batch of vectors out (reading 137k rows is
+ * half of the scan), a second one takes the cosines of the batch before (the
+ * other half), two batches in turn.  Without the second thread, the cosines
+ * are taken by the first.
+ */
+#define SEM_BATCH 1024
+#define VEC_BAD 0xff		/* a row that is no vector of dim values */
+
+struct sem_batch {
+	size_t n;			/* rows in it */
+	sqlite3_int64 id[SEM_BATCH];
+	unsigned char fmt[SEM_BATCH];	/* enum vec_format, or VEC_BAD */
+	uint32_t bytes[SEM_BATCH];
+	unsigned char *data;		/* SEM_BATCH slots of dim * 4 bytes */
+};
+
+/* A scan of vectors for the query vector q: the best SEM_TOP cosines. */
+struct sem_scan {
+	const float *q;			/* the query's vector (borrowed) */
+	double qnorm;			/* its norm */
+	struct vec_q16 q16;		/* q for int8 rows */
+	size_t dim;			/* of q */
+	struct sem top[SEM_TOP];	/* a heap: the worst kept at the root */
+	size_t top_nr, seen;		/* in it; vectors seen */
+	struct sem_batch b[2];		/* the table's rows, in turn */
+	int full[2];			/* handed to the worker */
+	int done;			/* no more batches */
+	pthread_mutex_t mu;		/* over full[] and done */
+	pthread_cond_t cv;
+};
+
+/*
+ * The scan of the snapshot (libcommon/embed/vecsnap.h): rows [from, to) of the
+ * matrix, less the chunks changed since it was written, into a heap of
+ * their own.
+ */
+struct sem_part {
+	const struct sem_scan *sc;
+	const struct vecsnap *vs;
+	const unsigned char *skip;	/* bit per chunk id changed since */
+	sqlite3_int64 skip_max;		/* ids above are not in skip */
+	size_t from, to;
+	struct sem *top;		/* cap best: by chunk id, or by row when
+					   the float32 rows are to be read again */
+	size_t cap, top_nr, seen;
+};
+
+/*
+ * The scan of the snapshot started as soon as the query's vector is there, by
+ * the thread that embedded it, while this one computes the other signals
+ * (they took 8-18 ms, the scan 6-8 ms after them): what it needs of SQLite,
+ * the chunks changed since the snapshot, is read before.
+ */
+struct early_scan {
+	unsigned char *skip;	/* rank_changed_bitmap() */
+	sqlite3_int64 skip_max;
+	struct sem_scan *sc;	/* the scan done: its query */
+	struct sem_part part[2];
+	size_t parts;
+};
+
+/* ---- query.c ---- */
+void rank_parse_query(struct rank_query *rq, const char *q);
+void rank_weigh_terms(struct rank_query *rq, long total_chunks);
+enum rank_intent rank_classify(const char *q);
+int rank_has_word(const char *q, const char *const *words);
+int rank_wants_tests(const char *q);
+
+/* ---- the signals: 1 when the signal has something to say, else 0 ---- */
+void rank_signal_keyword(struct rank_query *rq, long total_chunks);
+void rank_signal_symbol(struct rank_query *rq);
+void rank_signal_path(struct rank_query *rq);
+/* Does a traceback frame of the query name path? */
+int rank_frame_names(const struct rank_query *rq, const char *path);
+int rank_signal_structure(struct rank_query *rq);
+int rank_signal_change(struct rank_query *rq);
+/* semantic.c: started first, so that the query's vector is made meanwhile */
+void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
+int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j);
+/* The query's vector now: its dimension (0: none), *vec and *model malloc'd. */
+size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char **model);
+/* The snapshot the index names: 0, or 1 when there is none. */
+int rank_snapshot_get(const struct ranker *r, struct vecsnap *s, const char *token);
+
+/* ---- vecscan.c ---- */
+int rank_cmp_sem(const void *a, const void *b);
+void rank_sem_keep(struct sem *h, size_t *n, size_t cap, struct sem x);
+struct sem_scan *rank_sem_scan_new(const float *q, size_t dim);
+void rank_sem_scan_free(struct sem_scan *sc);
+void rank_sem_cosines(struct sem_scan *sc, const struct sem_batch *b);
+void *rank_sem_worker(void *arg);
+unsigned char *rank_changed_bitmap(struct rank_query *rq, sqlite3_int64 *max);
+void rank_changed_cosines(struct rank_query *rq, const struct sem_scan *sc, const char *model,
+			  void (*fn)(struct sem, void *), void *arg);
+/* Chunk id's vector changed since the snapshot (skip: rank_changed_bitmap()'s, up to max). */
+static inline int rank_changed_since(const unsigned char *skip, sqlite3_int64 max, sqlite3_int64 id)
+{
+	return id < 0 || (id <= max && (skip[id >> 3] >> (id & 7) & 1));
+}
+struct early_scan *rank_early_scan_new(struct rank_query *rq);
+void rank_early_scan_free(struct early_scan *es);
+void rank_early_scan_run(struct qvec_job *j);
+int rank_semantic_snapshot(struct rank_query *rq, struct sem_scan *sc, const struct vecsnap *vs, const char *model,
+			   struct early_scan *es);
+
+/* ---- fusion.c, features.c ---- */
+#include "rank/model.h"
+
+/* the files the learned fusion orders and the feature dump describes */
+#define RANK_FEAT_FILES 100
+
+/* A candidate file's features. */
+struct rank_file_feat {
+	size_t from, to;	/* the file's chunks: v[from .. to) of the by-path order */
+	struct rank_cand *best;	/* its best chunk by the hand-set fusion */
+	int rank;		/* 1-based among the files in scope, 0 if out of scope */
+	double x[RF_NR];	/* its features */
+	double p;		/* the model's probability */
+};
+
+/*
+ * The candidate files (*nr of them, malloc'd) and the features of the first
+ * RANK_FEAT_FILES in scope; *v the candidates in the by-path order (malloc'd).
+ */
+struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_cand ***v, size_t *nr);
+/* The features of the files ranked into o->features: 0, or -1 after a message. */
+int rank_write_features(const struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
+int rank_cmp_fused(const void *a, const void *b);
+int rank_cmp_path_fused(const void *a, const void *b);
+
+#endif
