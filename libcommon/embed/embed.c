@@ -50,6 +50,7 @@ struct region {
 };
 
 struct embed_model {
+	unsigned open_flags;		/* EMBED_OPEN_* */
 	struct spm *vocab;		/* the tokenizer */
 	struct region *region;		/* the weight groups */
 	size_t region_nr;
@@ -90,13 +91,11 @@ struct embed_work {
 
 /* ---- BLIS ------------------------------------------------------------------ */
 
+/*
+ * Process-wide by nature: BLIS picks its kernels once, from the environment, at
+ * its first call (blis_pick_arch), whatever model or thread asks.
+ */
 static int small_products;	/* embed_for_queries() */
-static int weights_in_memory;	/* embed_weights_in_memory() */
-
-void embed_weights_in_memory(void)
-{
-	weights_in_memory = 1;
-}
 
 void embed_for_queries(void)
 {
@@ -250,7 +249,7 @@ static void shape_str(struct buf *b, int ndim, const long *dims)
  * into memory), after checking that they hold exactly need bytes.
  */
 static int map_group(struct region *r, const char *dir, const char *model_json,
-		     json_t *paths, size_t need)
+		     json_t *paths, size_t need, int weights_in_memory)
 {
 	size_t i, n = json_array_size(paths), total = 0, first = 0;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -412,7 +411,8 @@ static int load_manifest(struct embed_model *m, const char *dir, const char *mod
 			off += count * 4;
 			t_nr++;
 		}
-		if (map_group(&m->region[gi], dir, model_json, json_object_get(g, "paths"), off) < 0)
+		if (map_group(&m->region[gi], dir, model_json, json_object_get(g, "paths"), off,
+			      !!(m->open_flags & EMBED_OPEN_IN_MEMORY)) < 0)
 			goto fail;
 		m->region_nr = gi + 1;
 		for (wi = first; wi < t_nr; wi++)
@@ -520,7 +520,14 @@ static json_t *load_model_json(const char *model_json, json_error_t *jerr)
 
 int embed_model_open(struct embed_model **out, const char *dir)
 {
+	return embed_model_open_flags(out, dir, 0);
+}
+
+int embed_model_open_flags(struct embed_model **out, const char *dir, unsigned flags)
+{
 	struct embed_model *m = xcalloc(1, sizeof(*m));
+
+	m->open_flags = flags;
 	char *model_json = xasprintf("%s/model.json", dir);
 	char *vocab_json = xasprintf("%s/vocab.json", dir);
 	const void *ptr[ARRAY_SIZE(wspecs)];

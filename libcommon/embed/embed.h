@@ -48,19 +48,21 @@ struct embed_work;
  */
 int embed_model_open(struct embed_model **out, const char *dir);
 /*
+ * The same, with EMBED_OPEN_* flags.  EMBED_OPEN_IN_MEMORY reads the weights
+ * into anonymous memory on huge pages instead of mapping the shards: for a
+ * process that forks workers (ci-rank serve), whose children then share the
+ * pages already in place (the page tables of a file mapping are not copied by
+ * fork: each child would fault them in again).
+ */
+#define EMBED_OPEN_IN_MEMORY 1u
+int embed_model_open_flags(struct embed_model **out, const char *dir, unsigned flags);
+/*
  * This process embeds short texts one at a time (ci-embed --query): BLIS is set
  * up for products of a few rows.  Call before the first embed_work_new() (BLIS
- * starts there, not in embed_model_open()).
+ * starts there, not in embed_model_open()).  A setting of the process, as BLIS's
+ * choice of kernels is.
  */
 void embed_for_queries(void);
-/*
- * Read the weights into anonymous memory on huge pages instead of mapping the
- * shards: for a process that forks workers (ci-rank serve), whose children
- * then share the pages already in place (the page tables of a file mapping
- * are not copied by fork: each child would fault them in again).  Call before
- * embed_model_open().
- */
-void embed_weights_in_memory(void);
 void embed_model_close(struct embed_model *m);
 
 /*

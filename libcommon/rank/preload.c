@@ -39,8 +39,7 @@ void rank_preload_refresh(struct rank_preload *p, const char *path)
 	if (vecsnap_load(&p->snap, path) != 0 || p->model)
 		return;		/* no vectors: the workers save the start of a process only */
 	dir = embed_model_dir_for(NULL, p->snap.model);
-	embed_weights_in_memory();
-	if (embed_model_open(&p->model, dir) == 0)
+	if (embed_model_open_flags(&p->model, dir, EMBED_OPEN_IN_MEMORY) == 0)
 		p->model_dir = rank_real_dir(dir);
 }
 
