@@ -118,9 +118,6 @@ void searcher_release(struct searcher *sr);
 
 /* scan.c */
 
-/* Start the search of a file; its text is given by fsearch_part. */
-void fsearch_begin(struct fsearch *fs, const struct search_opts *o, const struct matcher *m,
-		   struct searcher *sr, const char *path, struct buf *out);
 /*
  * Search buf[0..len), the file's lines from line number line0 on (all of it, or
  * a part of whole lines: see struct plan), appending the output to the file's.
@@ -181,6 +178,20 @@ static inline size_t char_start(const char *buf, size_t end, size_t p)
 	while (p < end && ((unsigned char)buf[p] & 0xc0) == 0x80)
 		p++;
 	return p;
+}
+
+/* Start the search of a file; its text is given by fsearch_part. */
+static inline void fsearch_begin(struct fsearch *fs, const struct search_opts *o,
+				 const struct matcher *m, struct searcher *sr, const char *path, struct buf *out)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->o = o;
+	fs->m = m;
+	fs->sr = sr;
+	fs->path = path;
+	fs->kind = m->kind;
+	fs->out = out;
+	fs->deadline = now_ns() + m->file_budget_ns;
 }
 
 /* Any byte past ASCII in s[0..n)? (Such a character may fold to an ASCII one.) */

@@ -77,6 +77,24 @@ struct scope {
 	int given;		/* paths were given (nr may be 0 if none exists) */
 };
 
+/* The entry of sc that path is under (the longest, the first of equals), or -1. */
+static inline long scope_find(const struct scope *sc, const char *path)
+{
+	size_t i, l, best_len = 0;
+	long best = -1;
+
+	for (i = 0; i < sc->nr; i++) {
+		l = strlen(sc->rel[i]);
+		if (best >= 0 && l <= best_len)
+			continue;
+		if (!l || (!strncmp(path, sc->rel[i], l) && (path[l] == '/' || (!path[l] && !sc->is_dir[i])))) {
+			best = (long)i;
+			best_len = l;
+		}
+	}
+	return best;
+}
+
 #define WINDOW 1024	/* files read ahead of the one being written, at most */
 
 /* What the reading threads, the lister and the writer share. */
@@ -158,12 +176,6 @@ struct target *add_target(struct targets *ts, const struct search *q, const char
 void targets_release(struct targets *ts);
 /* Sort the targets by path, one per path (T_READ wins). */
 void targets_sort(struct targets *ts);
-/*
- * The path of a file as rg writes it: relative to the current directory when
- * no path was given, else joined to the path given that holds it.  Returns
- * path itself or b's text.
- */
-const char *display_path(const struct scope *sc, const char *path, struct buf *b);
 /* Is path in the scope (under one of its directories, or the scope is the root)? */
 int in_scope(const struct scope *sc, const char *path);
 /* The walker's list for the scope, as targets to read.  Returns the paths that failed. */

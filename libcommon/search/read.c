@@ -20,6 +20,34 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+/*
+ * The path of a file as rg writes it: relative to the current directory when
+ * no path was given, else joined to the path given that holds it.  Returns
+ * path itself or b's text.
+ */
+static const char *display_path(const struct scope *sc, const char *path, struct buf *b)
+{
+	long i;
+	size_t l;
+	const char *rest, *d;
+
+	if (!sc || !sc->nr || (i = scope_find(sc, path)) < 0)
+		return path;
+	l = strlen(sc->rel[i]);
+	rest = !l ? path : path[l] ? path + l + 1 : "";
+	d = sc->disp[i];
+	if (!*d)
+		return rest;
+	buf_reset(b);
+	buf_addstr(b, d);
+	if (*rest) {
+		if (d[strlen(d) - 1] != '/')
+			buf_addch(b, '/');
+		buf_addstr(b, rest);
+	}
+	return b->buf;
+}
+
 #define MMAP_MIN (16u << 20)	/* files this large are mapped, not read */
 
 /*

@@ -225,20 +225,6 @@ static int next_match(struct fsearch *fs, size_t pos, size_t *bol, size_t *eol, 
 	return 0;
 }
 
-/* Start the search of a file; its text is given by fsearch_part. */
-void fsearch_begin(struct fsearch *fs, const struct search_opts *o, const struct matcher *m,
-		   struct searcher *sr, const char *path, struct buf *out)
-{
-	memset(fs, 0, sizeof(*fs));
-	fs->o = o;
-	fs->m = m;
-	fs->sr = sr;
-	fs->path = path;
-	fs->kind = m->kind;
-	fs->out = out;
-	fs->deadline = now_ns() + m->file_budget_ns;
-}
-
 /*
  * -v: the lines of fs->buf that do not match, each given to on_match (column 1).
  * Returns 1 when the search of the file is over.

@@ -149,52 +149,6 @@ void targets_release(struct targets *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
-/* The entry of sc that path is under (the longest, the first of equals), or -1. */
-static long scope_find(const struct scope *sc, const char *path)
-{
-	size_t i, l, best_len = 0;
-	long best = -1;
-
-	for (i = 0; i < sc->nr; i++) {
-		l = strlen(sc->rel[i]);
-		if (best >= 0 && l <= best_len)
-			continue;
-		if (!l || (!strncmp(path, sc->rel[i], l) && (path[l] == '/' || (!path[l] && !sc->is_dir[i])))) {
-			best = (long)i;
-			best_len = l;
-		}
-	}
-	return best;
-}
-
-/*
- * The path of a file as rg writes it: relative to the current directory when
- * no path was given, else joined to the path given that holds it.  Returns
- * path itself or b's text.
- */
-const char *display_path(const struct scope *sc, const char *path, struct buf *b)
-{
-	long i;
-	size_t l;
-	const char *rest, *d;
-
-	if (!sc || !sc->nr || (i = scope_find(sc, path)) < 0)
-		return path;
-	l = strlen(sc->rel[i]);
-	rest = !l ? path : path[l] ? path + l + 1 : "";
-	d = sc->disp[i];
-	if (!*d)
-		return rest;
-	buf_reset(b);
-	buf_addstr(b, d);
-	if (*rest) {
-		if (d[strlen(d) - 1] != '/')
-			buf_addch(b, '/');
-		buf_addstr(b, rest);
-	}
-	return b->buf;
-}
-
 /*
  * Is path one a walk from the path given that holds it would not reach?  The
  * index holds hidden files and follows git's rules only: its files are checked
