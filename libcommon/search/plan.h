@@ -17,6 +17,7 @@ struct search_opts;
 struct lang;
 struct matcher;
 
+/* What is to be done with a file to search. */
 enum target_mode {
 	T_READ,		/* read and search it */
 	T_VERIFY,	/* a candidate: read it if it is still a file to read (stat) */
@@ -30,10 +31,11 @@ enum target_mode {
  * whole lines), neighbours merged, in order.
  */
 struct plan {
-	size_t nr;
-	struct index_seg part[];
+	size_t nr;			/* parts */
+	struct index_seg part[];	/* in file order */
 };
 
+/* A file to search. */
 struct target {
 	char *path;		/* root-relative */
 	const char *disp;	/* as written: relative to the current directory, or as
@@ -46,7 +48,6 @@ struct target {
 	unsigned char need_lang;	/* -t: the language depends on the content */
 };
 
-
 /* One file's result, handed from a worker to the writer. */
 struct slot {
 	struct buf out;		/* records or lines */
@@ -57,11 +58,11 @@ struct slot {
 	int limited;		/* a limit cut its search short: results may be incomplete */
 };
 
+/* The files to search. */
 struct targets {
 	struct target *v;	/* the files */
 	size_t nr, alloc;
 };
-
 
 /*
  * The root-relative paths named on the command line in one tree, or the
@@ -122,6 +123,7 @@ struct job {
 	unsigned long long bytes;	/* bytes read */
 };
 
+/* A file of the index, as its file list or trigram query gives it. */
 struct ifile {
 	char *path;		/* root-relative */
 	struct plan *plan;	/* a candidate's parts to read (plan_of), or NULL */
@@ -135,7 +137,7 @@ struct ifiles {
 	size_t nr, alloc;
 };
 
-
+/* What choosing the files did (--stats). */
 struct plan_stats {
 	const char *mode;		/* "scan" or "index" */
 	int walked;			/* the tree was walked */
