@@ -27,7 +27,7 @@
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "core/human.h"
 #include "parse/walk.h"
 #include "parse/lang.h"

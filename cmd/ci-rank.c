@@ -36,7 +36,7 @@
 #include "embed/vecsnap.h"
 #include "embed/embed.h"
 #include "embed/embedtext.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "rank-meta.h"
 #include "rank/model.h"
 

@@ -1,5 +1,5 @@
 /*
- * cmd/fork-server.c: the fork server of ci-rank and ci-index (see fork-server.h).
+ * libcommon/index/fork-server.c: the fork server of ci-rank and ci-index (see fork-server.h).
  *
  * The protocol, over a SOCK_SEQPACKET Unix socket (one message is one
  * record, and descriptors travel with it):
@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "core/common.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "index/index.h"
 
 #include <errno.h>
