@@ -339,6 +339,7 @@ static void no_args(const char *cmd, int argc, const char *what)
 static int dispatch(struct ix_run *r, int argc, char **argv)
 {
 	const char *cmd = argv[0];
+	int ret;
 
 	/* these repair a damaged index, and check what they read themselves */
 	if (!strcmp(cmd, "build") || !strcmp(cmd, "update") || !strcmp(cmd, "serve"))
@@ -362,7 +363,9 @@ static int dispatch(struct ix_run *r, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "check")) {
 		no_args("check", argc - 1, "takes no arguments");
-		return ix_check(r);
+		if ((ret = ix_check(r)) == EXIT_OK)
+			puts("ok");
+		return ret;
 	}
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(r, argc - 1, argv + 1);

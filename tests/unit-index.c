@@ -211,6 +211,9 @@ static void test_damage(const char *index)
 
 	ok(!why, "damage: none in a sound index");
 	free(why);
+	run_init(&r, index);
+	ok(ix_check(&r) == EXIT_OK, "damage: check reads the sound index whole");
+	ix_run_release(&r);
 	ok(damage(index, "defs_blob") == 0, "damage: a page of an index overwritten");
 	why = damage_at(index);
 	ok(why && *why, "damage: quick_check finds it");

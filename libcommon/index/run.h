@@ -92,7 +92,7 @@ int ix_status(struct ix_run *r, FILE *out);
 int ix_load(struct ix_run *r, const char *dir, FILE *in, const char *name, long *commits);
 /* --history: ci-couple's history of dir (incremental: since the stored head). */
 int ix_load_history(struct ix_run *r, const char *dir, int incremental);
-/* Read the whole index (PRAGMA quick_check): "ok" on stdout, or the damage. */
+/* Read the whole index (PRAGMA quick_check): EXIT_OK, or the damage said and EXIT_IO. */
 int ix_check(struct ix_run *r);
 /* Delete the index and the files beside it. */
 int ix_drop(struct ix_run *r);

@@ -249,8 +249,8 @@ int ix_status(struct ix_run *r, FILE *out)
 
 /*
  * check: the whole index read by PRAGMA quick_check (what update does first on
- * an index of at most CHECK_WHOLE_MAX bytes).  "ok" on stdout and exit 0, or
- * the damage on stderr and exit 3.
+ * an index of at most CHECK_WHOLE_MAX bytes).  EXIT_OK, or the damage said
+ * and EXIT_IO.
  */
 int ix_check(struct ix_run *r)
 {
@@ -284,7 +284,6 @@ int ix_check(struct ix_run *r)
 		return EXIT_IO;
 	}
 	free(path);
-	puts("ok");
 	return EXIT_OK;
 }
 
