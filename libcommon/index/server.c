@@ -299,7 +299,7 @@ static void srv_first_update(struct ix_server *s)
 		return;
 	ix_server_refresh(s, s->index);
 	/* the build that started this server waits for this update
-	 * (server_after_build): what changes in the tree after the build is
+	 * (cmd/ci-index.c, server_after_build): what changes in the tree after the build is
 	 * then the next update's, never taken in silently behind its back */
 	ready = fork_server_ready_take();
 	pid = fork();

@@ -140,7 +140,7 @@ char *ix_damage(sqlite3 *db)
 }
 
 /*
- * Whether an update checks the whole index first (damage_of): when the index is
+ * Whether an update checks the whole index first (ix_damage): when the index is
  * at most CHECK_WHOLE_MAX bytes (a check of some 80 ms at most), or
  * CI_INDEX_CHECK=always; never with CI_INDEX_CHECK=never.  A larger index
  * (Linux's: gigabytes, seconds a check) relies on SQLite reporting the damage
