@@ -5,11 +5,11 @@
  * The command: its options, turned into a query of the grep engine
  * (libcommon/search/search.h), run over the paths given.  What is here and
  * not there: rg's names for -t, the index's server asked through the fork
- * server (cmd/fork-server.c), and a shard set handed to libcommon/fleet.
+ * server (libcommon/index/fork-server.c), and a shard set handed to libcommon/fleet.
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "core/human.h"
 #include "parse/lang.h"
 #include "index/index.h"

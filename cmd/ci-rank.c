@@ -2,7 +2,7 @@
  * ci-rank: hybrid ranked search over the index: which chunks, and so which files,
  * answer a question.
  *
- * The command: its options, the index's server (ci-rank serve, cmd/fork-server.h)
+ * The command: its options, the index's server (ci-rank serve, libcommon/index/fork-server.h)
  * and the records written.  The ranker is libcommon/rank (rank/rank.h): a file
  * per signal (keyword, symbol, path, structure, change, semantic), the fusion
  * (weighted reciprocal rank, then the learned model of share/rank/model.json,
@@ -13,7 +13,7 @@
 #include "core/human.h"
 #include "index/index.h"
 #include "embed/vecsnap.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "rank/rank.h"
 
 #include <errno.h>
@@ -264,7 +264,7 @@ static int parse_words(struct options *o, int argc, char **argv, char **given, s
 	return -1;
 }
 
-/* ---- the server (cmd/fork-server.h) ---- */
+/* ---- the server (libcommon/index/fork-server.h) ---- */
 
 /*
  * In the server, before it serves and before each fork: the snapshot of the

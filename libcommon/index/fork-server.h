@@ -1,5 +1,5 @@
 /*
- * cmd/fork-server.h: the resident servers of ci-rank and ci-index, fork
+ * libcommon/index/fork-server.h: the resident servers of ci-rank and ci-index, fork
  * servers for one index.
  *
  * A command's own work can be a few milliseconds; starting a process to do it

@@ -1,5 +1,5 @@
 /*
- * cmd/fork-server.c: the fork server of ci-rank and ci-index (see fork-server.h).
+ * libcommon/index/fork-server.c: the fork server of ci-rank and ci-index (see fork-server.h).
  *
  * The protocol, over a SOCK_SEQPACKET Unix socket (one message is one
  * record, and descriptors travel with it):
@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "core/common.h"
-#include "fork-server.h"
+#include "index/fork-server.h"
 #include "index/index.h"
 
 #include <errno.h>
@@ -528,7 +528,15 @@ int fork_server_stop(const char *sock)
 
 /* ---- the server ---- */
 
-static int report_fd = -1;
+/*
+ * A process is one server, or one worker of it, at most: these are the
+ * process's, read by signal handlers (stopping, child_ended), on_exit
+ * (report_fd) and the calls of the API that take no server (fork_server_reply,
+ * fork_server_ready_take, fork_server_child_init).  NEEDSWORK: a struct of the
+ * server passed to those calls would need ci-rank's and ci-index's callers
+ * to hold one.
+ */
+static int report_fd = -1;	/* a worker's connection: its exit status goes there */
 static int lock_fd = -1;	/* the server's lock: not a worker's to hold */
 static int ready_fd = -1;	/* fork_server_spawn_wait's pipe, told once the lock is held */
 
@@ -687,210 +695,273 @@ static int is_ours(const char *sock, const struct stat *mine)
 	return lstat(sock, &st) == 0 && st.st_ino == mine->st_ino && st.st_dev == mine->st_dev;
 }
 
-int fork_server_serve(const char *sock, const char *index_path, long idle_s,
-		      const struct fork_server_ops *ops)
-{
-	struct sockaddr_un sa;
-	struct stat mine;
-	sigset_t stop_sigs, wait_mask, orig_mask;
-	struct timespec last;
-	char *lock_path = xasprintf("%s.lock", sock), *req;
-	int lock, lfd;
+/* A server serving: what fork_server_serve's steps share. */
+struct serve {
+	const char *sock;		/* its socket */
+	const char *index_path;		/* the index served */
+	long idle_s;			/* seconds without a request before it exits (<= 0: never) */
+	const struct fork_server_ops *ops;
+	int lock;			/* the server's lock */
+	int lfd;			/* the listening socket */
+	struct stat mine;		/* the socket's identity (is_ours) */
+	sigset_t orig_mask;		/* the signal mask before serving (a worker's) */
+	sigset_t wait_mask;		/* the mask while waiting (ppoll) */
+	struct timespec last;		/* when the last request came */
+	char *req;			/* a request's bytes (REQ_MAX) */
+};
 
-	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+/* Take the server's lock, then preload: 0, 1 when another server holds it, -1 after a message. */
+static int serve_lock(struct serve *sv)
+{
+	char *lock_path = xasprintf("%s.lock", sv->sock);
+
+	sv->lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	free(lock_path);
-	if (lock < 0)
-		return error_errno("cannot open the lock of '%s'", sock);
-	if (flock(lock, LOCK_EX | LOCK_NB) < 0) {
-		close(lock);
+	if (sv->lock < 0)
+		return error_errno("cannot open the lock of '%s'", sv->sock);
+	if (flock(sv->lock, LOCK_EX | LOCK_NB) < 0) {
+		close(sv->lock);
 		return 1;	/* another serves there */
 	}
-	lock_fd = lock;
+	lock_fd = sv->lock;
 	if (ready_fd >= 0 && write(ready_fd, "L", 1) != 1) {
 		/* it stopped waiting: nothing to tell */
 	}
 	/* the spawner may go on: a stop now waits for this server; the end of
 	 * the pipe says the preload is done (or, taken by the preload, what it
 	 * started: fork_server_ready_take) */
-	ops->preload(index_path);
+	sv->ops->preload(sv->index_path);
 	fork_server_ready_say(fork_server_ready_take());
-	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	return 0;
+}
+
+/* Listen at the socket: 0, or -1 after a message (the lock let go). */
+static int serve_listen(struct serve *sv)
+{
+	struct sockaddr_un sa;
+
+	sv->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
-	unlink(sock);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0 ||
-	    lstat(sock, &mine) < 0) {
-		error_errno("cannot listen at '%s'", sock);
-		if (lfd >= 0)
-			close(lfd);
-		close(lock);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sv->sock);
+	unlink(sv->sock);
+	if (sv->lfd < 0 || bind(sv->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(sv->lfd, 64) < 0 ||
+	    lstat(sv->sock, &sv->mine) < 0) {
+		error_errno("cannot listen at '%s'", sv->sock);
+		if (sv->lfd >= 0)
+			close(sv->lfd);
+		close(sv->lock);
 		return -1;
 	}
+	return 0;
+}
+
+/* The signals of a server: killed, it removes its socket; its workers reaped and told about. */
+static void serve_signals(struct serve *sv)
+{
+	struct sigaction sa_stop;
+	sigset_t stop_sigs;
+
 	signal(SIGPIPE, SIG_IGN);
-	{
-		/* killed: the socket goes with the server */
-		struct sigaction sa_stop;
-		memset(&sa_stop, 0, sizeof(sa_stop));
-		sa_stop.sa_handler = stop_on;
-		sigaction(SIGTERM, &sa_stop, NULL);
-		sigaction(SIGINT, &sa_stop, NULL);
-		sigaction(SIGHUP, &sa_stop, NULL);
-		sigemptyset(&stop_sigs);
-		sigaddset(&stop_sigs, SIGTERM);
-		sigaddset(&stop_sigs, SIGINT);
-		sigaddset(&stop_sigs, SIGHUP);
-		if (ops->ended) {
-			/* workers are reaped here, and told about; one that preload
-			 * forked may have ended already */
-			sa_stop.sa_handler = child_on;
-			sa_stop.sa_flags = SA_NOCLDSTOP;
-			sigaction(SIGCHLD, &sa_stop, NULL);
-			sigaddset(&stop_sigs, SIGCHLD);
-			child_ended = 1;
-		} else {
-			signal(SIGCHLD, SIG_IGN);	/* reaped by the kernel */
-		}
-		/* held back but while waiting (ppoll): none is lost between the test and the wait */
-		sigprocmask(SIG_BLOCK, &stop_sigs, &orig_mask);
-		wait_mask = orig_mask;
-		sigdelset(&wait_mask, SIGTERM);
-		sigdelset(&wait_mask, SIGINT);
-		sigdelset(&wait_mask, SIGHUP);
-		sigdelset(&wait_mask, SIGCHLD);
+	/* killed: the socket goes with the server */
+	memset(&sa_stop, 0, sizeof(sa_stop));
+	sa_stop.sa_handler = stop_on;
+	sigaction(SIGTERM, &sa_stop, NULL);
+	sigaction(SIGINT, &sa_stop, NULL);
+	sigaction(SIGHUP, &sa_stop, NULL);
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGHUP);
+	if (sv->ops->ended) {
+		/* workers are reaped here, and told about; one that preload
+		 * forked may have ended already */
+		sa_stop.sa_handler = child_on;
+		sa_stop.sa_flags = SA_NOCLDSTOP;
+		sigaction(SIGCHLD, &sa_stop, NULL);
+		sigaddset(&stop_sigs, SIGCHLD);
+		child_ended = 1;
+	} else {
+		signal(SIGCHLD, SIG_IGN);	/* reaped by the kernel */
 	}
-	req = xmalloc(REQ_MAX);
-	clock_gettime(CLOCK_MONOTONIC, &last);
-	for (;;) {
-		union {
-			struct cmsghdr h;
-			char space[CMSG_SPACE(3 * sizeof(int))];
-		} ctl;
-		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
-		struct msghdr msg;
-		struct cmsghdr *cm;
-		struct request rq = { 0 };
-		struct ucred cred;
-		socklen_t cl = sizeof(cred);
-		struct iovec iov;
-		struct timespec now, ts;
-		int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, r, status, err;
-		ssize_t len;
-		pid_t pid;
+	/* held back but while waiting (ppoll): none is lost between the test and the wait */
+	sigprocmask(SIG_BLOCK, &stop_sigs, &sv->orig_mask);
+	sv->wait_mask = sv->orig_mask;
+	sigdelset(&sv->wait_mask, SIGTERM);
+	sigdelset(&sv->wait_mask, SIGINT);
+	sigdelset(&sv->wait_mask, SIGHUP);
+	sigdelset(&sv->wait_mask, SIGCHLD);
+}
 
-		if (stopping)
-			break;
-		if (ops->watch_fd)
-			p[1].fd = ops->watch_fd();
-		/* idle: since the last request, not the last event watched */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		ts.tv_sec = last.tv_sec + (idle_s > 0 ? idle_s : 0) - now.tv_sec;
-		ts.tv_nsec = last.tv_nsec - now.tv_nsec;
-		if (ts.tv_nsec < 0)
-			ts.tv_sec--, ts.tv_nsec += 1000000000;
-		if (idle_s > 0 && ts.tv_sec < 0)
-			break;
-		r = ppoll(p, 2, idle_s > 0 ? &ts : NULL, &wait_mask);
-		err = errno;	/* before the callbacks */
-		if (child_ended) {
-			child_ended = 0;
-			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-				ops->ended(pid, status);
-		}
-		if (r < 0 && err == EINTR)
-			continue;
-		if (r > 0 && p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
-			ops->on_watch();
-		if (r == 0)
-			continue;	/* the idle time is looked at above */
-		if (r < 0 || !is_ours(sock, &mine))
-			break;	/* another server took the name */
-		if (!(p[0].revents & POLLIN))
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &last);
-		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0)
-			continue;
-		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != geteuid()) {
-			close(conn);
-			continue;
-		}
-		memset(&msg, 0, sizeof(msg));
-		iov.iov_base = req;
-		iov.iov_len = REQ_MAX;
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = ctl.space;
-		msg.msg_controllen = sizeof(ctl.space);
-		do
-			len = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
-		while (len < 0 && errno == EINTR);
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-				nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-				if (nfds > 3)
-					nfds = 3;
-				memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
-			}
-		if (ops->query && len > (ssize_t)sizeof(QUERY_MAGIC) && req[len - 1] == '\0' &&
-		    !memcmp(req, QUERY_MAGIC, sizeof(QUERY_MAGIC))) {
-			struct buf a = BUF_INIT;
-			size_t at = 0, n;
+/*
+ * Wait for a connection (the workers that ended and the watched descriptor
+ * are seen to meanwhile): 1 when one is there, 0 to wait again, -1 when the
+ * server is to end (idle, or another server took the name).
+ */
+static int serve_wait(struct serve *sv)
+{
+	const struct fork_server_ops *ops = sv->ops;
+	struct pollfd p[2] = { { .fd = sv->lfd, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+	struct timespec now, ts;
+	int r, status, err;
+	pid_t pid;
 
-			ops->query(req + sizeof(QUERY_MAGIC), &a);
-			do {
-				char part[ANSWER_PART + 1];
-				n = a.len - at > ANSWER_PART ? ANSWER_PART : a.len - at;
-				part[0] = at + n < a.len ? 'M' : 'E';
-				if (n)
-					memcpy(part + 1, a.buf + at, n);
-				if (send(conn, part, n + 1, MSG_NOSIGNAL) != (ssize_t)(n + 1))
-					break;
-				at += n;
-			} while (at < a.len);
-			buf_release(&a);
-			for (i = 0; i < nfds; i++)
-				close(fds[i]);
-			close(conn);
-			continue;
-		}
-		if (len == (ssize_t)sizeof(STOP_MAGIC) && !memcmp(req, STOP_MAGIC, sizeof(STOP_MAGIC))) {
-			for (i = 0; i < nfds; i++)
-				close(fds[i]);
-			close(conn);
+	if (ops->watch_fd)
+		p[1].fd = ops->watch_fd();
+	/* idle: since the last request, not the last event watched */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ts.tv_sec = sv->last.tv_sec + (sv->idle_s > 0 ? sv->idle_s : 0) - now.tv_sec;
+	ts.tv_nsec = sv->last.tv_nsec - now.tv_nsec;
+	if (ts.tv_nsec < 0)
+		ts.tv_sec--, ts.tv_nsec += 1000000000;
+	if (sv->idle_s > 0 && ts.tv_sec < 0)
+		return -1;
+	r = ppoll(p, 2, sv->idle_s > 0 ? &ts : NULL, &sv->wait_mask);
+	err = errno;	/* before the callbacks */
+	if (child_ended) {
+		child_ended = 0;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			ops->ended(pid, status);
+	}
+	if (r < 0 && err == EINTR)
+		return 0;
+	if (r > 0 && p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
+		ops->on_watch();
+	if (r == 0)
+		return 0;	/* the idle time is looked at above */
+	if (r < 0 || !is_ours(sv->sock, &sv->mine))
+		return -1;	/* another server took the name */
+	return (p[0].revents & POLLIN) ? 1 : 0;
+}
+
+/* Answer the question q on conn (ops->query), in parts of ANSWER_PART bytes. */
+static void serve_answer(int conn, const char *q, const struct fork_server_ops *ops)
+{
+	struct buf a = BUF_INIT;
+	size_t at = 0, n;
+
+	ops->query(q, &a);
+	do {
+		char part[ANSWER_PART + 1];
+		n = a.len - at > ANSWER_PART ? ANSWER_PART : a.len - at;
+		part[0] = at + n < a.len ? 'M' : 'E';
+		if (n)
+			memcpy(part + 1, a.buf + at, n);
+		if (send(conn, part, n + 1, MSG_NOSIGNAL) != (ssize_t)(n + 1))
 			break;
-		}
-		if (len > 0 && nfds == 3 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-		    parse_request(req, (size_t)len, &rq) == 0) {
-			/* the snapshot may have been written again since */
-			ops->refresh(index_path);
-			pid = fork();
-			if (pid == 0) {
-				sigprocmask(SIG_SETMASK, &orig_mask, NULL);
-				worker(conn, lfd, fds, &rq, ops);
-			}
-			if (pid > 0 && ops->forked)
-				ops->forked(pid);
-			free(rq.argv);
-			free(rq.envv);
-		}
-		/* a request refused, or not forked: the caller sees the stream end and runs it itself */
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
+		at += n;
+	} while (at < a.len);
+	buf_release(&a);
+}
+
+/*
+ * Take the connection waiting and serve it: a question answered, a request
+ * run in a worker it forks.  1 when it asked the server to stop, else 0.
+ */
+static int serve_request(struct serve *sv)
+{
+	const struct fork_server_ops *ops = sv->ops;
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(3 * sizeof(int))];
+	} ctl;
+	struct msghdr msg;
+	struct cmsghdr *cm;
+	struct request rq = { 0 };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct iovec iov;
+	int conn, fds[3] = { -1, -1, -1 }, nfds = 0, i, stop = 0;
+	char *req = sv->req;
+	ssize_t len;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &sv->last);
+	conn = accept4(sv->lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (conn < 0)
+		return 0;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != geteuid()) {
 		close(conn);
+		return 0;
 	}
-	free(req);
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = req;
+	iov.iov_len = REQ_MAX;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.space;
+	msg.msg_controllen = sizeof(ctl.space);
+	do
+		len = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+	while (len < 0 && errno == EINTR);
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (nfds > 3)
+				nfds = 3;
+			memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+		}
+	if (ops->query && len > (ssize_t)sizeof(QUERY_MAGIC) && req[len - 1] == '\0' &&
+	    !memcmp(req, QUERY_MAGIC, sizeof(QUERY_MAGIC))) {
+		serve_answer(conn, req + sizeof(QUERY_MAGIC), ops);
+	} else if (len == (ssize_t)sizeof(STOP_MAGIC) && !memcmp(req, STOP_MAGIC, sizeof(STOP_MAGIC))) {
+		stop = 1;
+	} else if (len > 0 && nfds == 3 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+		   parse_request(req, (size_t)len, &rq) == 0) {
+		/* the snapshot may have been written again since */
+		ops->refresh(sv->index_path);
+		pid = fork();
+		if (pid == 0) {
+			sigprocmask(SIG_SETMASK, &sv->orig_mask, NULL);
+			worker(conn, sv->lfd, fds, &rq, ops);
+		}
+		if (pid > 0 && ops->forked)
+			ops->forked(pid);
+		free(rq.argv);
+		free(rq.envv);
+	}
+	/* a request refused, or not forked: the caller sees the stream end and runs it itself */
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	close(conn);
+	return stop;
+}
+
+int fork_server_serve(const char *sock, const char *index_path, long idle_s,
+		      const struct fork_server_ops *ops)
+{
+	struct serve sv;
+	int rc;
+
+	memset(&sv, 0, sizeof(sv));
+	sv.sock = sock;
+	sv.index_path = index_path;
+	sv.idle_s = idle_s;
+	sv.ops = ops;
+	if ((rc = serve_lock(&sv)) != 0)
+		return rc;
+	if (serve_listen(&sv) < 0)
+		return -1;
+	serve_signals(&sv);
+	sv.req = xmalloc(REQ_MAX);
+	clock_gettime(CLOCK_MONOTONIC, &sv.last);
+	while (!stopping) {
+		rc = serve_wait(&sv);
+		if (rc < 0 || (rc > 0 && serve_request(&sv)))
+			break;
+	}
+	free(sv.req);
 	/*
 	 * The lock before the socket: whoever waits for the socket to go (a
 	 * build restarting the server) then starts a server that finds the lock
 	 * free; one that takes it meanwhile makes a socket of its own, which
 	 * is_ours tells from this one.
 	 */
-	close(lock);
+	close(sv.lock);
 	lock_fd = -1;
-	if (is_ours(sock, &mine))
+	if (is_ours(sock, &sv.mine))
 		unlink(sock);
-	close(lfd);
+	close(sv.lfd);
 	return 0;
 }
 

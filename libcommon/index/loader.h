@@ -1,0 +1,107 @@
+/*
+ * libcommon/index/loader.h: the record loader, and the small SQL helpers the
+ * index engine (run.h) shares.
+ *
+ * A loader stores NDJSON records (ci-ndjson(5): file, chunk, def, ref, import,
+ * commit, coupling, and ci-couple's history and couplings headers) in an open
+ * index, inside its caller's transaction.  Records after a file record are
+ * about that file; a blob already in the index is not stored again.  The
+ * chunks inserted are counted per term for term_df and chunk_sizes
+ * (df_finish), what ci-rank reads of chunks_fts cheaply.
+ */
+#ifndef CI_INDEX_LOADER_H
+#define CI_INDEX_LOADER_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+#include <jansson.h>
+#include "core/buf.h"
+#include "embed/vec.h"
+
+/*
+ * The chunks a load inserts, counted per term: each distinct term of a chunk
+ * counts once (a hash table of the terms, keys in one arena).  At the end the
+ * counts are added to term_df's rows (a term not in term_df is left to
+ * fts5vocab), and the chunks' sizes are copied into chunk_sizes.  A build, an
+ * update that deleted chunks, and a load of more than DF_MAX_TERMS distinct
+ * terms fill both tables anew instead.
+ */
+struct df_slot {
+	uint32_t off, len;	/* the term in the arena; len 0: empty slot */
+	uint32_t hash;
+	uint32_t count;		/* chunks holding it */
+	uint64_t last;		/* the last chunk counted (1-based) */
+};
+
+struct df_count {
+	struct df_slot *v;
+	size_t cap, nr;		/* slots (a power of 2), terms */
+	struct buf keys;	/* the terms */
+	uint64_t chunk;		/* the chunk being counted (1-based) */
+	sqlite3_int64 *ids;	/* the chunks inserted */
+	size_t ids_nr, ids_alloc;
+	int full;		/* fill term_df and chunk_sizes anew */
+};
+
+struct loader {
+	sqlite3 *db;			/* the index */
+	const char *root;		/* repository root, to stat files */
+	const char *src;		/* "<stdin>" or a path, for messages */
+	int snapshot;			/* files come from a commit: their mtime is 0, not stat'd */
+	long lineno;			/* current record's line */
+	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *fts_add, *tri_add, *segs_put,
+		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
+		*commit_add, *cfile_add, *coupling_add;
+	enum vec_format vfmt;		/* how vectors are stored */
+	struct buf vbuf;		/* a vector's bytes, as stored */
+	sqlite3_stmt *cvec_add;		/* stores a commit's vector */
+	char *cur_path;			/* file whose records follow */
+	sqlite3_int64 cur_blob;		/* its blobs.id */
+	int64_t cur_size;		/* its size */
+	int cur_new;			/* its content is new: store its chunks, defs, refs */
+	struct buf cur_text;		/* its chunk texts, for the trigram table */
+	struct buf segs;		/* its blobs.segs */
+	struct df_count df;		/* the inserted chunks' terms, for term_df */
+	long files, chunks, defs, refs, imports, vectors, commits, couplings, commit_vectors; /* counts */
+};
+
+/*
+ * A loader of records into db (of the repository at root: files are stat'ed
+ * there for their mtime), storing vectors as vfmt.  Prepares its statements
+ * (dies when one cannot be: the schema is not this version's).
+ */
+void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum vec_format vfmt);
+/* Store one record (an object with "_type"); unknown types are ignored.  0, or -1 after a message. */
+int load_record(struct loader *ld, json_t *rec);
+/* Parse a buffer of NDJSON records and store them.  0, or -1 after a message. */
+int load_buffer(struct loader *ld, const char *p, size_t n);
+/*
+ * Store vector v[0..dim) of model in st (vec_add or cvec_add, whose key is
+ * bound already) in the loader's format.  0, or -1 after a message.
+ */
+int store_vec(struct loader *ld, sqlite3_stmt *st, const char *model, const float *v, size_t dim);
+/* The file whose records came last is complete: store its trigrams.  0, or -1. */
+int loader_finish_file(struct loader *ld);
+void loader_release(struct loader *ld);
+/*
+ * Bring term_df and chunk_sizes up to date with the chunks inserted: add the
+ * counts and copy their sizes, or (dc->full) fill both anew.  0, or -1.
+ */
+int df_finish(sqlite3 *db, struct df_count *dc);
+
+/* A statement of db (dies when sql cannot be prepared: a programming error). */
+sqlite3_stmt *ix_prep(sqlite3 *db, const char *sql);
+/* Step st once and reset it: 0, or -1 after a message. */
+int ix_step_done(sqlite3 *db, sqlite3_stmt *st);
+/* meta's value of key: set (nothing reported), or read (malloc'd, or NULL). */
+void ix_set_meta(sqlite3 *db, const char *key, const char *value);
+char *ix_get_meta(sqlite3 *db, const char *key);
+/* Record the time in meta key, and the commit indexed: snapshot's, else HEAD's of root. */
+void ix_stamp(sqlite3 *db, const char *root, const char *key, const char *snapshot);
+/*
+ * Drop the content of blobs no file points at, once they outnumber the live
+ * ones.  1 when it dropped some, 0 when not, -1 after an error.
+ */
+int ix_collect_garbage(sqlite3 *db);
+
+#endif
