@@ -14,11 +14,11 @@
  *       x HEADER_FACTOR for a class header or a module preamble, when the
  *         file has a candidate function or method
  *
- * (the symbol signal already carries a query's mention of a function's
- * name: a further boost for it did not help, below)
  * and the file's chunks take its fused scores in that order: the file's
  * best score goes to its best chunk by e, the next to the next, so the
- * files' order (and every file-level number) is unchanged.
+ * files' order (and every file-level number) is unchanged.  A query that
+ * names a function is carried by the symbol signal: a further boost for it
+ * did not help (below).
  */
 #include "core/common.h"
 #include "rank/signal.h"
