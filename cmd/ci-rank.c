@@ -53,6 +53,9 @@ static const char usage_text[] =
 	"                          CI_RANK_FUSION)\n"
 	"      --model <file>      the learned fusion with this model instead\n"
 	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
+	"      --chunk-order <how> evidence (default: a file's chunks by their own\n"
+	"                          evidence, so its hit is the function that answers) or\n"
+	"                          fused (by the fused score, as before)\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
@@ -71,7 +74,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES };
+	OPT_FEATURES, OPT_CHUNK_ORDER };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -98,6 +101,7 @@ static const struct option long_options[] = {
 	{ "fusion", required_argument, NULL, OPT_FUSION },
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "features", required_argument, NULL, OPT_FEATURES },
+	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -191,6 +195,11 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 		break;
 	case OPT_MODEL: r->model = optarg; r->learned = 1; break;
 	case OPT_FEATURES: r->features = optarg; break;
+	case OPT_CHUNK_ORDER:
+		if (strcmp(optarg, "evidence") && strcmp(optarg, "fused"))
+			usage_error(usage_text, "--chunk-order: expected evidence or fused, got '%s'", optarg);
+		r->chunk_order = !strcmp(optarg, "evidence");
+		break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;
 		r->threshold = parse_unit("--threshold", optarg);
@@ -386,6 +395,8 @@ static int run_query(struct options *o, const struct ranker *r, const char *q, s
 		ret = EXIT_IO;
 		goto done;
 	}
+	if (o->r.chunk_order)
+		rank_order_chunks(&rq);
 	*failed = 0;
 	ret = o->context ? rank_context_bundle(&rq, out) : rank_write_hits(&rq, out);
 done:

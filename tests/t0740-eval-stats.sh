@@ -2,7 +2,7 @@
 # t0740-eval-stats: bench/eval/stats.py, the statistics of a localisation run,
 # on a tiny synthetic results file whose numbers are worked out by hand: the
 # metrics per mode and repository (file-level Acc@1, R@5, R@10, MRR; the
-# function-level Acc@5 over the instances with spans), latency percentiles,
+# function-level Acc@1 and Acc@5 over the instances with spans), latency percentiles,
 # bootstrap intervals that hold the mean (and collapse when every instance
 # agrees), paired differences between modes and between two files, the same
 # output for the same seed, and errors on bad input.
@@ -18,7 +18,7 @@ fi
 test_expect_success 'setup: a results file of two modes over four instances' '
 	cat >res.jsonl <<-\EOF &&
 	{"id":"a","repo":"r1","mode":"keyword","got":["x","y","z"],"relevant":["x"],"got_chunks":["x:C.f"],"relevant_spans":{"x":["C.f"]},"query_s":0.01,"index_s":2}
-	{"id":"b","repo":"r1","mode":"keyword","got":["y","x"],"relevant":["x"],"got_chunks":["y:g","x:C.h"],"relevant_spans":{"x":["g"]},"query_s":0.02,"index_s":4}
+	{"id":"b","repo":"r1","mode":"keyword","got":["y","x"],"relevant":["x"],"got_chunks":["y:g","x:C.h","x:g"],"relevant_spans":{"x":["g"]},"query_s":0.02,"index_s":4}
 	{"id":"c","repo":"r2","mode":"keyword","got":["p","q"],"relevant":["z"],"query_s":0.03,"index_s":0}
 	{"id":"d","repo":"r2","mode":"keyword","got":["z"],"relevant":["z","w"],"query_s":0.04,"index_s":0}
 	{"id":"a","repo":"r1","mode":"hybrid","got":["x","y"],"relevant":["x"],"query_s":0.01,"index_s":0}
@@ -41,8 +41,10 @@ test_expect_success 'per repository' '
 	echo "[2,0.75,2,0.25]" >want && test_cmp want got
 '
 
-test_expect_success 'function-level Acc@5: over the instances with spans, path and name must match' '
+test_expect_success 'function-level Acc@5 and Acc@1: over the instances with spans, path and name must match' '
 	"$JQ" -c ".modes.keyword.all.fn_acc5 | [.n, .mean]" out.json >got &&
+	echo "[2,1]" >want && test_cmp want got &&
+	"$JQ" -c ".modes.keyword.all.fn_acc1 | [.n, .mean]" out.json >got &&
 	echo "[2,0.5]" >want && test_cmp want got &&
 	"$JQ" -c ".modes.hybrid.all.fn_acc5.n" out.json >got &&
 	echo 0 >want && test_cmp want got

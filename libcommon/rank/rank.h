@@ -20,7 +20,8 @@
  * and fusion.c fuses them: weighted reciprocal rank (k = 60, weights by the
  * query's intent, query.c), each file's next best chunks as evidence, then in
  * hybrid mode the learned model (model.h) over each file's features
- * (features.c, also dumped by --features).  context.c makes context bundles,
+ * (features.c, also dumped by --features); chunks.c orders the chunks
+ * within each file, so a hit names the function that answers.  context.c makes context bundles,
  * similar.c the nearest chunks by vector and near-duplicate clusters, hits.c
  * the hit and summary records; meta.h is the candidates' metadata a server
  * keeps in memory, preload.c what a server loads before it forks.  ranker.c
@@ -29,7 +30,8 @@
  *
  * A query's flow: ranker_init() over the open index, rank_query_init(),
  * rank_query_signals() (the query's vector started on a thread, the terms,
- * the intent, each signal), rank_query_fuse(), rank_learned_fusion(), then
+ * the intent, each signal), rank_query_fuse(), rank_learned_fusion(),
+ * rank_order_chunks(), then
  * rank_write_hits() or rank_context_bundle(), rank_query_release().
  *
  * Two structs carry the state: a ranker (the open index and what a server
@@ -85,6 +87,7 @@ struct rank_opts {
 	const char *model;	/* --model file, or NULL: the compiled-in model */
 	const char *features;	/* --features file */
 	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
+	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
 };
 
 /* ci-rank's defaults. */
@@ -222,6 +225,14 @@ void rank_query_fuse(struct rank_query *rq);
  * a message (the model or the dump).  features.c, fusion.c.
  */
 int rank_learned_fusion(struct rank_query *rq);
+
+/*
+ * Order the chunks within each file by their own evidence (keyword, symbol
+ * and semantic ranks, a function named by the query, a class header or
+ * module preamble below the functions), keeping the files' order: the
+ * file's best score goes to its best chunk (chunks.c).
+ */
+void rank_order_chunks(struct rank_query *rq);
 
 /* Is candidate x in the query's scope (tests, docs, configuration)? */
 int rank_in_scope(const struct rank_query *rq, const struct rank_cand *x);

@@ -110,6 +110,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->max_coupled = 3;
 	o->threshold = 0.3;
 	o->learned = -1;
+	o->chunk_order = 1;
 }
 
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)

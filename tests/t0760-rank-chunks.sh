@@ -1,0 +1,103 @@
+#!/bin/sh
+# t0760-rank-chunks: ci-rank orders the chunks within a file by their own
+# evidence (libcommon/rank/chunks.c): when a class header repeats the words of
+# the query, the method is the file's hit, not the header (--chunk-order fused,
+# the fused score alone, shows the header); the files' order and scores are the
+# same either way; a class with no candidate method stays the hit of its file;
+# the context bundle starts from the method too; a bad value is an error.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_lang python; then
+	test_skip 'ci-rank chunk order' 'the python grammar is not compiled in'
+	test_done
+fi
+
+hits() {	# hits <file>: path kind name of each hit
+	"$JQ" -r 'select(._type == "hit") | "\(.path) \(.kind) \(.name)"' "$1"
+}
+
+test_expect_success 'setup: a class whose docstring repeats the words, its methods, a class alone' '
+	git init -q repo && cd repo &&
+	mkdir -p web &&
+	cat >web/sessions.py <<-\EOF &&
+	class SecureCookieSessionInterface:
+	    """The session cookie interface: the session cookie is signed.
+
+	    A session cookie holds the session; the signed session cookie is read
+	    back when the session cookie comes with a request, and the session
+	    cookie is signed again on the response.  Cookie, session, signed.
+	    """
+
+	    salt = "cookie-session"
+
+	    def get_signing_serializer(self, app):
+	        if not app.secret_key:
+	            return None
+	        return URLSafeTimedSerializer(app.secret_key, salt=self.salt)
+
+	    def save_session(self, app, session, response):
+	        val = self.get_signing_serializer(app).dumps(dict(session))
+	        response.set_cookie(app.cookie_name, val)
+
+	    def open_session(self, app, request):
+	        s = self.get_signing_serializer(app)
+	        return s.loads(request.cookies.get(app.cookie_name))
+	EOF
+	cat >web/models.py <<-\EOF &&
+	class CookieJar:
+	    """A jar of cookies: each cookie signed for the session."""
+
+	    cookies = {}
+	    signed = True
+	EOF
+	printf "def render(template):\n    return template.format()\n" >web/other.py &&
+	git add . && git commit -q -m init &&
+	ci-index build
+'
+
+for mode in keyword hybrid; do
+	test_expect_success "$mode: the fused order shows the class header, the default a method" '
+		(cd repo && ci-rank --mode '$mode' --chunk-order fused where is the session cookie signed >../fused &&
+		 ci-rank --mode '$mode' where is the session cookie signed >../ev) &&
+		hits fused | grep "^web/sessions.py " | head -n 1 >got &&
+		echo "web/sessions.py class SecureCookieSessionInterface" >want && test_cmp want got &&
+		hits ev | grep "^web/sessions.py " | head -n 1 >got &&
+		echo "web/sessions.py method save_session" >want && test_cmp want got
+	'
+done
+
+test_expect_success 'the files, their order and scores do not change, only which chunk shows' '
+	(cd repo && ci-rank --mode keyword --limit 20 --chunk-order fused cookie jar for the session >../f &&
+	 ci-rank --mode keyword --limit 20 cookie jar for the session >../e) &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" f >a &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" e >b &&
+	test "$(wc -l <a)" -ge 2 && test_cmp a b &&
+	"$JQ" -c "select(._type == \"summary\") | del(.query)" f >sa &&
+	"$JQ" -c "select(._type == \"summary\") | del(.query)" e >sb && test_cmp sa sb
+'
+
+test_expect_success 'a class with no candidate method stays its file'"'"'s hit; every chunk of a file still shows' '
+	hits e >got &&
+	test_grep "^web/models.py class CookieJar$" got &&
+	(cd repo && ci-rank --mode keyword --per-file 5 --chunk-order fused where is the session cookie signed >../f5 &&
+	 ci-rank --mode keyword --per-file 5 where is the session cookie signed >../e5) &&
+	hits f5 | sort >a && hits e5 | sort >b && test_cmp a b &&
+	hits e5 | grep "^web/sessions.py" | tail -n 1 >got &&
+	echo "web/sessions.py class SecureCookieSessionInterface" >want && test_cmp want got
+'
+
+test_expect_success 'the context bundle starts from the method' '
+	(cd repo && ci-rank context --mode keyword where is the session cookie signed >../ctx) &&
+	"$JQ" -r "select(._type == \"context_chunk\" and .path == \"web/sessions.py\" and .reason == \"hit\") | .name" ctx >got &&
+	echo save_session >want && test_cmp want got &&
+	(cd repo && ci-rank context --mode keyword --chunk-order fused where is the session cookie signed >../ctxf) &&
+	"$JQ" -r "select(._type == \"context_chunk\" and .path == \"web/sessions.py\" and .reason == \"hit\") | .name" ctxf >got &&
+	echo SecureCookieSessionInterface >want && test_cmp want got
+'
+
+test_expect_code 2 '--chunk-order takes evidence or fused' \
+	'(cd repo && ci-rank --chunk-order best session cookie) 2>err'
+test_expect_success '... says so' 'test_grep "chunk-order: expected evidence or fused" err'
+
+test_done
