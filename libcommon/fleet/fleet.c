@@ -1,7 +1,10 @@
 /*
  * libcommon/fleet/fleet.c: one query over many shards: load a shard set, run
  * the command once per shard, up to a number at a time, merge the records
- * (the contract is fleet.h).
+ * (the contract is fleet.h).  Two ways to run it: on threads of this
+ * process (run_threads: the command's struct fleet_cmd over each shard's
+ * open index, its output and messages kept per shard), or a process a shard
+ * (run_all, below); both fill the same struct shard_run, merged alike.
  *
  * Each shard's command is a child process with its standard output and error
  * on pipes; one poll() loop reads all of them, so a shard that writes much

@@ -4,10 +4,13 @@
  * A shard set is many indexes, one per repository, each a self-contained
  * SQLite file (what `ci fleet build` publishes, or any indexes at hand).
  * ci-grep, ci-rank and ci-refs hand a command line with --shards over to
- * fleet_main(), which runs the same command once per shard (its main() in a
- * forked child, with --index <shard>), up to a number of shards at a time,
- * reads each shard's records, names the repository in each (`"repo"`, right
- * after `"_type"`) and merges them:
+ * fleet_run() (cmd/fleet-serve.c, which first asks the set's resident server),
+ * which answers each shard as the command run with --index <shard> would:
+ * on a thread of this process through the command's library (struct
+ * fleet_cmd, the default), or as a forked child that runs its main()
+ * (fleet_main(), --shards-mode fork), up to a number of shards at a time;
+ * it takes each shard's records, names the repository in each (`"repo"`,
+ * right after `"_type"`) and merges them:
  *
  *   grep, refs  by repository (the set's order: names sorted bytewise), then
  *               as the shard wrote them (by path and line);
@@ -25,8 +28,10 @@
  * status is 3; the answers of the other shards are still written.
  *
  * The workload that shaped it: an organisation's thousands of small
- * repositories, one process per shard (a shard's command is milliseconds of
- * work; starting it is most of the cost: bench/fleet.sh, SCALE.md).
+ * repositories, where a shard's query is well under a millisecond of work
+ * and a process a shard, its SQLite open and schema read, were most of the
+ * cost (bench/fleet.sh, SCALE.md): hence the threads, and a pool of open
+ * indexes for a resident server.
  *
  * No state outside the struct fleet_run the caller passes.
  */
