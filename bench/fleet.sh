@@ -2,17 +2,21 @@
 # bench/fleet.sh: fleet indexing and one query over many shards, measured.
 #
 #   bench/fleet.sh [--bin <dir>] [--work <dir>] [--counts "10 100 1000"] [--queries <n>] [--jobs <n>]
+#                  [--no-parts]
 #
 # 1. generates max(counts) small git repositories (5 files, ~120 lines each: three C
 #    files, two Python modules; names and contents differ per repository) and
 #    indexes them all with `ci fleet --engine parallel` (the indexing rate);
 # 2. for each count N, a manifest of the first N shards; each query (ci-grep,
 #    ci-rank, ci-refs; --queries of each, different words) runs once to warm the
-#    page cache, then again timed: p50 and p95 of the wall time per command;
+#    page cache, then again timed: p50 and p95 of the wall time per command, for
+#    each way of answering: a process a shard (fork), threads in the command's
+#    process (thread), and the set's resident server (server, --shards-serve);
 # 3. what a query costs, taken apart: one shard's command alone (process start,
 #    opening the index, the query), a process that does nothing (`ci-grep
 #    --version`: exec, dynamic linking, ASan if built with it), and the fan-out
-#    with one shard at a time against the default (twice the CPUs).
+#    with one shard at a time against the default (twice the CPUs); --no-parts
+#    leaves this out.
 #
 # Use a build without --enable-asan (--bin): ASan makes each process start several
 # times slower, and a process per shard is what a query over shards pays.
@@ -20,7 +24,7 @@
 # (--work; default a new directory under /var/tmp).
 set -eu
 
-bin= work= counts="10 100 1000" queries=10 jobs=
+bin= work= counts="10 100 1000" queries=10 jobs= parts=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bin) bin=$2; shift 2 ;;
@@ -28,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--counts) counts=$2; shift 2 ;;
 	--queries) queries=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
+	--no-parts) parts=0; shift ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/fleet.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -107,34 +112,62 @@ echo "ci fleet again, nothing changed: $(( t1 - t0 )) ms (resolving $max revisio
 du -sk "$work/shards" | awk -v n="$max" '{ printf "shards: %d KiB in all with their checkouts, %.0f KiB a repository\n", $1, $1 / n }'
 ls -l "$work/shards"/*.db | awk -v n="$max" '{ s += $5 } END { printf "indexes: %.0f KiB a repository\n", s / n / 1024 }'
 
-# ---- 2. latency of one query over N shards ------------------------------------------
+# ---- 2. latency of one query over N shards -------------------------------------------
+# Three ways, side by side: fork (a process a shard: --shards-mode fork), thread
+# (this process, a thread per CPU, each shard's index opened and closed by its
+# query: the default) and server (`--shards-serve`: the set's indexes kept open
+# in a resident server, each query a worker forked from it, answering on threads).
 words="retry_backoff parse_record store_record pipeline alpha_ gamma_ step3 fields limit split"
+XDG_RUNTIME_DIR=$work/run
+export XDG_RUNTIME_DIR
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+
+# lat <how> <n> <cmd>: p50 and p95 in ms of --queries queries of ci-<cmd> over set-<n>
+lat() {
+	: >"$work/lat"
+	q=0
+	for w in $words; do
+		[ "$q" -lt "$queries" ] || break
+		q=$((q + 1))
+		case $3 in
+		grep) set -- ci-grep --shards "$work/set-$2.tsv" "$w" ;;
+		rank) set -- ci-rank --shards "$work/set-$2.tsv" --limit 10 "where is the $w" ;;
+		refs) set -- ci-refs --shards "$work/set-$2.tsv" --limit 20 search "$w" ;;
+		esac
+		"$@" >/dev/null 2>&1 || true	# warm
+		t0=$(now_ms)
+		"$@" >/dev/null 2>&1 || true
+		t1=$(now_ms)
+		echo $((t1 - t0)) >>"$work/lat"
+	done
+	echo "$(pct 50 "$work/lat") $(pct 95 "$work/lat")"
+}
+
 echo
-echo "| shards | command | p50 ms | p95 ms | per shard ms (p50 / N) |"
-echo "|---:|---|---:|---:|---:|"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| shards | command | fork p50 | fork p95 | thread p50 | thread p95 | server p50 | server p95 |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 for n in $counts; do
 	head -n "$n" "$work/repos/manifest.tsv" | awk -F '\t' -v d="$work/shards" '{ print $1 "\t" d "/" $1 ".db" }' >"$work/set-$n.tsv"
 	for cmd in grep rank refs; do
-		: >"$work/lat"
-		q=0
-		for w in $words; do
-			[ "$q" -lt "$queries" ] || break
-			q=$((q + 1))
-			case $cmd in
-			grep) set -- ci-grep --shards "$work/set-$n.tsv" "$w" ;;
-			rank) set -- ci-rank --shards "$work/set-$n.tsv" --limit 10 "where is the $w" ;;
-			refs) set -- ci-refs --shards "$work/set-$n.tsv" --limit 20 search "$w" ;;
-			esac
-			"$@" >/dev/null 2>&1 || true	# warm
-			t0=$(now_ms)
-			"$@" >/dev/null 2>&1 || true
-			t1=$(now_ms)
-			echo $((t1 - t0)) >>"$work/lat"
-		done
-		p50=$(pct 50 "$work/lat") p95=$(pct 95 "$work/lat")
-		echo "| $n | ci-$cmd | $p50 | $p95 | $(awk -v a="$p50" -v n="$n" 'BEGIN { printf "%.2f", a / n }') |"
+		f=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=fork lat fork "$n" "$cmd")
+		t=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=thread lat thread "$n" "$cmd")
+		t0=$(now_ms)
+		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-serve >/dev/null 2>&1 &
+		k=0
+		until ls "$XDG_RUNTIME_DIR/ci/$cmd-shards-"*.sock >/dev/null 2>&1 || [ $k -gt 600 ]; do sleep 0.1; k=$((k + 1)); done
+		t1=$(now_ms)
+		s=$(CI_SHARDS_MODE=thread lat server "$n" "$cmd")
+		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-stop >/dev/null 2>&1 || true
+		wait
+		echo "| $n | ci-$cmd | ${f% *} | ${f#* } | ${t% *} | ${t#* } | ${s% *} | ${s#* } |"
+		echo "ci-$cmd --shards-serve over $n shards: listening after $((t1 - t0)) ms (every index opened)" >>"$work/serve-start"
 	done
 done
+cat "$work/serve-start"
+rm -f "$work/serve-start"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$parts" = 1 ] || { echo "work directory: $work"; exit 0; }
 
 # ---- 3. where the time goes -----------------------------------------------------------
 echo
@@ -156,7 +189,7 @@ for n in $counts; do
 		: >"$work/lat"
 		for k in 1 2 3; do
 			t0=$(now_ms)
-			CI_SHARDS_JOBS=$j ci-grep --shards "$work/set-$n.tsv" retry_backoff >/dev/null 2>&1 || true
+			CI_SHARDS_SERVER=0 CI_SHARDS_MODE=fork CI_SHARDS_JOBS=$j ci-grep --shards "$work/set-$n.tsv" retry_backoff >/dev/null 2>&1 || true
 			t1=$(now_ms)
 			echo $((t1 - t0)) >>"$work/lat"
 		done

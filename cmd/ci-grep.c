@@ -9,12 +9,14 @@
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
+#include "fleet/serve.h"
 #include "index/fork-server.h"
 #include "core/human.h"
 #include "parse/lang.h"
 #include "index/index.h"
 #include "search/search.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 
@@ -474,6 +476,90 @@ static void finish_options(struct cli *cl)
 	o->langs_nr = cl->langs_nr;
 }
 
+/* ---- a shard set: each shard's query on a thread (libcommon/fleet) ---- */
+
+/* The query of every shard: the command line parsed once. */
+struct shards_query {
+	struct cli cl;
+};
+
+/*
+ * The shards' command line (fleet_cmd.prepare): 0 with *state, or 1 for what
+ * only a process of its own answers: paths (relative to each shard's root),
+ * -q (it exits at the first match), --stats, --type-list, --help, --version.
+ */
+static int shards_prepare(int argc, char **argv, void **state)
+{
+	struct shards_query *sq;
+	int c;
+
+	*state = NULL;
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (!strcmp(argv[c], "-h") || !strcmp(argv[c], "--help") || !strcmp(argv[c], "--version"))
+			return 1;
+	sq = xcalloc(1, sizeof(*sq));
+	sq->cl = (struct cli){ .alt = BUF_INIT, .color = 0, .json = 1 };	/* as into a pipe */
+	search_opts_init(&sq->cl.o);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:FiwnA:B:C:g:t:m:lcj:hvoqLxSasr:u", long_options, NULL)) != -1)
+		parse_option(&sq->cl, c, argc, argv);
+	take_pattern(&sq->cl, argc, argv);
+	free(sq->cl.patterns);
+	sq->cl.patterns = NULL;
+	if (sq->cl.type_list || optind < argc || sq->cl.o.quiet || sq->cl.o.stats) {
+		buf_release(&sq->cl.alt);
+		free(sq->cl.globs);
+		free(sq->cl.langs);
+		free(sq);
+		return 1;
+	}
+	finish_options(&sq->cl);
+	sq->cl.o.threads = 1;	/* a thread a shard already */
+	sq->cl.o.whole_tree = 1;
+	*state = sq;
+	return 0;
+}
+
+/* One shard (fleet_cmd.shard): the search of its tree, as `ci-grep --index <it>` run there. */
+static int shards_one(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
+		      struct buf *err)
+{
+	const struct shards_query *sq = state;
+	struct search_opts o = sq->cl.o;
+	struct search *q;
+	char *ob = NULL, *eb = NULL;
+	size_t on = 0, en = 0;
+	int ret;
+
+	o.index = index_path;
+	o.index_handle = ix;
+	if (search_open(&q, &o) < 0)
+		return EXIT_USAGE;
+	q->out = open_memstream(&ob, &on);
+	q->err = open_memstream(&eb, &en);
+	if (!q->out || !q->err)
+		die("cannot open a stream in memory: %s", strerror(errno));
+	ret = search_tree(q, index_root(ix), NULL, 0, 1);
+	fclose(q->out);
+	fclose(q->err);
+	buf_add(out, ob, on);
+	buf_add(err, eb, en);
+	free(ob);
+	free(eb);
+	search_close(q);
+	return ret;
+}
+
+static void shards_release(void *state)
+{
+	struct shards_query *sq = state;
+
+	buf_release(&sq->cl.alt);
+	free(sq->cl.globs);
+	free(sq->cl.langs);
+	free(sq);
+}
+
 int main(int argc, char **argv)
 {
 	static char outbuf[1 << 16];	/* stdout's buffer: flushed by close_stdout, after main's frame */
@@ -484,8 +570,11 @@ int main(int argc, char **argv)
 
 	util_init_code(argv[0], SEARCH_EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
-	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_GREP, main, argc, argv));
+	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, libcommon/fleet/serve.h */
+		const struct fleet_cmd cmd = { FLEET_GREP, main, shards_prepare, shards_one, shards_release };
+
+		return close_stdout(fleet_command(&cmd, argc, argv));
+	}
 	search_opts_init(&cl.o);
 
 	opterr = 0;

@@ -13,6 +13,7 @@
 #include "core/human.h"
 #include "index/index.h"
 #include "embed/vecsnap.h"
+#include "fleet/serve.h"
 #include "index/fork-server.h"
 #include "rank/rank.h"
 
@@ -442,6 +443,77 @@ static int run(struct options *o, const char *path, const char *q, struct rank_t
 	return ret;
 }
 
+/* ---- a shard set: each shard's query on a thread (libcommon/fleet) ---- */
+
+/* The query of every shard: the command line parsed once. */
+struct shards_query {
+	struct options o;
+	struct buf q;		/* the query's words */
+};
+
+/*
+ * The shards' command line (fleet_cmd.prepare): 0 with *state, or 1 for what
+ * only a process of its own answers (--features writes a file, serve,
+ * --help, --version).
+ */
+static int shards_prepare(int argc, char **argv, void **state)
+{
+	struct shards_query *sq;
+	char **given;
+	int c;
+
+	*state = NULL;
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (!strcmp(argv[c], "-h") || !strcmp(argv[c], "--help") || !strcmp(argv[c], "--version"))
+			return 1;
+	sq = xcalloc(1, sizeof(*sq));
+	buf_init(&sq->q, 0);
+	rank_opts_init(&sq->o.r);
+	sq->o.r.model_json = ci_rank_model_json;
+	given = xcalloc((size_t)argc + 1, sizeof(*given));
+	memcpy(given, argv, (size_t)argc * sizeof(*given));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1)
+		parse_option(&sq->o, c, argc, argv);
+	c = parse_words(&sq->o, argc, argv, given, &sq->q);
+	free(given);
+	if (c == 0 || sq->o.r.features) {
+		buf_release(&sq->q);
+		free(sq);
+		return 1;
+	}
+	if (fusion_default(&sq->o.r) < 0)
+		exit(EXIT_USAGE);
+	*state = sq;
+	return 0;
+}
+
+/* One shard (fleet_cmd.shard): the answer over its index, as `ci-rank --index <it>`. */
+static int shards_one(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
+		      struct buf *err)
+{
+	struct shards_query *sq = state;	/* read-only: fusion_default ran in prepare */
+	struct ranker r;
+	int ret, failed = 0;
+	size_t at = out->len;
+
+	(void)err;
+	ranker_init(&r, index_db(ix), index_path, NULL, NULL);
+	ret = run_query(&sq->o, &r, sq->q.buf, out, &failed);
+	if (failed)
+		buf_setlen(out, at);
+	sqlite3_exec(index_db(ix), "ROLLBACK", NULL, NULL, NULL);	/* ranker_init's read transaction */
+	return ret;
+}
+
+static void shards_release(void *state)
+{
+	struct shards_query *sq = state;
+
+	buf_release(&sq->q);
+	free(sq);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -454,8 +526,11 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 	if (server_child)
 		rank_trace(&trace, "worker");
-	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_RANK, main, argc, argv));
+	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
+		const struct fleet_cmd cmd = { FLEET_RANK, main, shards_prepare, shards_one, shards_release };
+
+		return close_stdout(fleet_command(&cmd, argc, argv));
+	}
 
 	/* the command line as given, for the server (getopt permutes argv) */
 	given = xcalloc((size_t)argc + 1, sizeof(*given));

@@ -18,11 +18,13 @@
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
+#include "fleet/serve.h"
 #include "graph/refs.h"
 #include "core/human.h"
 #include "index/index.h"
 #include "parse/walk.h"
 
+#include <errno.h>
 #include <getopt.h>
 
 static const char usage_text[] =
@@ -213,6 +215,61 @@ static void human_at_exit(void)
 	human_finish(human_pid);
 }
 
+/* ---- a shard set: each shard's query on a thread (libcommon/fleet) ---- */
+
+/* The query of every shard: the command line parsed once. */
+struct shards_query {
+	struct refs_opts o;
+	struct invocation inv;
+};
+
+/* The shards' command line (fleet_cmd.prepare): 0 with *state, 1 for --help and --version. */
+static int shards_prepare(int argc, char **argv, void **state)
+{
+	struct shards_query *sq;
+	int c;
+
+	*state = NULL;
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (!strcmp(argv[c], "-h") || !strcmp(argv[c], "--help") || !strcmp(argv[c], "--version"))
+			return 1;
+	sq = xcalloc(1, sizeof(*sq));
+	sq->o = (struct refs_opts){ .limit = 100, .depth = 2, .mode = REFS_M_ALL };
+	opterr = 0;
+	parse_options(&sq->o, &sq->inv, argc, argv);
+	*state = sq;
+	return 0;
+}
+
+/* One shard (fleet_cmd.shard): the query on its index, as `ci-refs --index <it>`. */
+static int shards_one(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
+		      struct buf *err)
+{
+	const struct shards_query *sq = state;
+	struct refs r;
+	char *ob = NULL;
+	size_t on = 0;
+	FILE *fp = open_memstream(&ob, &on);
+	int ret;
+
+	(void)index_path;
+	(void)err;
+	if (!fp)
+		die("cannot open a stream in memory: %s", strerror(errno));
+	refs_init(&r, ix, &sq->o, fp);
+	ret = run(&r, sq->inv.cmd, sq->inv.arg);
+	refs_release(&r);
+	fclose(fp);
+	buf_add(out, ob, on);
+	free(ob);
+	return ret;
+}
+
+static void shards_release(void *state)
+{
+	free(state);
+}
+
 int main(int argc, char **argv)
 {
 	struct refs_opts o = { .limit = 100, .depth = 2, .mode = REFS_M_ALL };
@@ -224,8 +281,11 @@ int main(int argc, char **argv)
 	util_init(argv[0]);
 	list_options(argc, argv, long_options);
 	opterr = 0;
-	if (fleet_wanted(argc, argv))	/* a shard set: libcommon/fleet */
-		return close_stdout(fleet_main(FLEET_REFS, main, argc, argv));
+	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
+		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release };
+
+		return close_stdout(fleet_command(&cmd, argc, argv));
+	}
 	if ((ret = parse_options(&o, &inv, argc, argv)) >= 0)
 		return ret;
 	if (human_wanted(inv.json) && (human_pid = human_start()) > 0)

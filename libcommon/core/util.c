@@ -55,6 +55,14 @@ void util_init_code(const char *argv0, int code)
 	signal(SIGPIPE, SIG_DFL);
 }
 
+/* Where this thread's messages go instead of stderr (util_report_to), or NULL. */
+static __thread struct buf *report_sink;
+
+void util_report_to(struct buf *b)
+{
+	report_sink = b;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	struct buf b = BUF_INIT;
@@ -64,6 +72,11 @@ static void vreport(const char *prefix, const char *fmt, va_list ap, const char 
 	if (suffix)
 		buf_addf(&b, ": %s", suffix);
 	buf_addch(&b, '\n');
+	if (report_sink) {
+		buf_add(report_sink, b.buf, b.len);
+		buf_release(&b);
+		return;
+	}
 	fflush(stdout);
 	fwrite(b.buf, 1, b.len, stderr);
 	buf_release(&b);
@@ -104,6 +117,7 @@ void die_code(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	report_sink = NULL;	/* the end of the process: said where it is seen */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
@@ -114,6 +128,7 @@ void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	report_sink = NULL;	/* the end of the process: said where it is seen */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);
@@ -124,6 +139,7 @@ void usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
+	report_sink = NULL;	/* the end of the process: said where it is seen */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
 	va_end(ap);

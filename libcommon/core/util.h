@@ -46,6 +46,15 @@ int error(const char *fmt, ...) CI_PRINTF(1, 2);
 int error_errno(const char *fmt, ...) CI_PRINTF(1, 2);
 /* "<prog>: warning: <msg>" on stderr. */
 void warning(const char *fmt, ...) CI_PRINTF(1, 2);
+/*
+ * The messages of error(), error_errno() and warning() in the calling thread
+ * appended to b instead of stderr (NULL: stderr again); die() and
+ * usage_error() still write to stderr.  For a library that answers several
+ * queries on threads and reports each one's messages as its own
+ * (libcommon/fleet's shards).
+ */
+struct buf;
+void util_report_to(struct buf *b);
 /* Print "<prog>: <msg>" and exit with code. */
 void die_code(int code, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
 /* die_code(util_error_code(), ...) */

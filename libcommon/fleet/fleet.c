@@ -1,7 +1,10 @@
 /*
  * libcommon/fleet/fleet.c: one query over many shards: load a shard set, run
  * the command once per shard, up to a number at a time, merge the records
- * (the contract is fleet.h).
+ * (the contract is fleet.h).  Two ways to run it: on threads of this
+ * process (run_threads: the command's struct fleet_cmd over each shard's
+ * open index, its output and messages kept per shard), or a process a shard
+ * (run_all, below); both fill the same struct shard_run, merged alike.
  *
  * Each shard's command is a child process with its standard output and error
  * on pipes; one poll() loop reads all of them, so a shard that writes much
@@ -19,9 +22,11 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -677,55 +682,257 @@ done:
 	return ret;
 }
 
+/* ---- in this process: threads ------------------------------------------------------ */
+
+/*
+ * Open the index at path as the shard's command would: 0, or -1 with what
+ * that command would have said in why (ci-grep's fan-out reads each index's
+ * root first and says so; ci-rank and ci-refs name a missing index).
+ */
+static int shard_open(enum fleet_kind kind, const char *path, struct ci_index **ix, struct buf *why)
+{
+	int rc;
+
+	util_report_to(why);
+	/*
+	 * SQLite's log of damage is one for the process, given to the index
+	 * opened last (index.c): on threads that is another shard's, and a
+	 * shard that is not a database would end them all.  Noted instead: such
+	 * a shard fails index_open's own checks, reported as its failure.
+	 */
+	rc = index_open(ix, path, INDEX_READONLY | INDEX_NOTE_DAMAGE);
+	util_report_to(NULL);
+	if (!rc)
+		return 0;
+	*ix = NULL;
+	if (kind == FLEET_GREP) {
+		buf_reset(why);
+		buf_addf(why, "cannot open the index '%s'\n", path);
+	} else if (rc > 0) {
+		buf_addf(why, "%s: no index at '%s': run 'ci-index build' first\n", progname, path);
+	}
+	return -1;
+}
+
+int fleet_pool_open(struct fleet_pool *pool, enum fleet_kind kind, const char *spec)
+{
+	struct rlimit lim;
+	size_t i;
+
+	memset(pool, 0, sizeof(*pool));
+	if (fleet_set_load(&pool->set, spec) < 0)
+		return -1;
+	/* an open index holds a descriptor or three (the database, its WAL and shm) */
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+	pool->ix = xcalloc(pool->set.shard_nr, sizeof(*pool->ix));
+	pool->why = xcalloc(pool->set.shard_nr, sizeof(*pool->why));
+	for (i = 0; i < pool->set.shard_nr; i++) {
+		struct buf why = BUF_INIT;
+
+		if (shard_open(kind, pool->set.shard[i].index, &pool->ix[i], &why) < 0)
+			pool->why[i] = buf_detach(&why, NULL);
+		buf_release(&why);
+	}
+	return 0;
+}
+
+void fleet_pool_release(struct fleet_pool *pool)
+{
+	size_t i;
+
+	for (i = 0; i < pool->set.shard_nr; i++) {
+		if (pool->ix[i])
+			index_close(pool->ix[i]);
+		free(pool->why[i]);
+	}
+	free(pool->ix);
+	free(pool->why);
+	fleet_set_release(&pool->set);
+	memset(pool, 0, sizeof(*pool));
+}
+
+/* What the threads share: the shards to answer, the next one to take. */
+struct threads {
+	struct fleet_run *fr;
+	const struct fleet_cmd *cmd;
+	void *state;			/* the command's query (prepare) */
+	struct fleet_pool *pool;	/* or NULL */
+	size_t *in_pool;		/* fr's shard i is the pool's in_pool[i] */
+	size_t next;			/* taken atomically */
+};
+
+static void *shard_thread(void *arg)
+{
+	struct threads *t = arg;
+	struct fleet_run *fr = t->fr;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) < fr->set.shard_nr) {
+		struct shard_run *r = &fr->run[i];
+		const char *path = fr->set.shard[i].index;
+		struct ci_index *ix;
+
+		if (t->pool) {
+			ix = t->pool->ix[t->in_pool[i]];
+			if (!ix)
+				buf_addstr(&r->e, t->pool->why[t->in_pool[i]]);
+		} else {
+			shard_open(fr->kind, path, &ix, &r->e);
+		}
+		if (!ix) {
+			r->status = EXIT_IO;
+			continue;
+		}
+		util_report_to(&r->e);
+		r->status = t->cmd->shard(t->state, ix, path, &r->o, &r->e);
+		util_report_to(NULL);
+		if (!t->pool)
+			index_close(ix);
+	}
+	return NULL;
+}
+
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct fleet_shard *)elem)->name);
+}
+
+/* Answer every shard of fr on fr->jobs threads (the caller's among them). */
+static void run_threads(struct fleet_run *fr, const struct fleet_cmd *cmd, void *state,
+			struct fleet_pool *pool)
+{
+	struct threads t = { .fr = fr, .cmd = cmd, .state = state, .pool = pool };
+	size_t n = fr->set.shard_nr, i;
+	int nt = fr->jobs < (int)n ? fr->jobs : (int)n, k, started = 0;
+	pthread_t *tid = xcalloc(nt > 0 ? nt : 1, sizeof(*tid));
+
+	if (pool) {
+		t.in_pool = xcalloc(n ? n : 1, sizeof(*t.in_pool));
+		for (i = 0; i < n; i++) {
+			const struct fleet_shard *at = bsearch(fr->set.shard[i].name, pool->set.shard,
+							       pool->set.shard_nr, sizeof(*at), name_cmp);
+			t.in_pool[i] = (size_t)(at - pool->set.shard);
+		}
+	}
+	for (k = 1; k < nt; k++)
+		if (!pthread_create(&tid[started], NULL, shard_thread, &t))
+			started++;
+	shard_thread(&t);
+	for (k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+	free(tid);
+	free(t.in_pool);
+}
+
 /* ---- the entry point -------------------------------------------------------------- */
 
-int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, char **argv)
+/*
+ * The command line taken apart: the shards' command line in fr->argv
+ * ([0] the binary, [1] --index, [2] the shard's index), the set, the
+ * repositories named, the mode.
+ */
+static void take_line(struct fleet_run *fr, int argc, char **argv, const char **spec, const char **repos,
+		      const char **mode)
 {
-	struct fleet_run fr;
-	struct buf out = BUF_INIT;
-	const char *spec = NULL, *repos = getenv("CI_SHARDS_REPO"), *v, *jobs = getenv("CI_SHARDS_JOBS");
-	char exe[4096];
-	ssize_t n;
-	int i, an = 3, rest = 0, ret;
-	size_t k;
+	const char *v;
+	int i, an = 3, rest = 0;
 
-	memset(&fr, 0, sizeof(fr));
-	fr.kind = kind;
-	fr.run_main = run_main;
-	fr.limit = 10;
-	fr.argv = xcalloc(argc + 4, sizeof(*fr.argv));
+	fr->argv = xcalloc(argc + 4, sizeof(*fr->argv));
 	for (i = 1; i < argc; i++) {
 		int at = i;
 
 		if (!rest && !strcmp(argv[i], "--"))
 			rest = 1;
 		if (!rest && (v = opt_value(argc, argv, &i, "--shards"))) {
-			spec = v;
+			*spec = v;
 			continue;
 		}
 		i = at;
 		if (!rest && (v = opt_value(argc, argv, &i, "--shards-repo"))) {
-			repos = v;
+			*repos = v;
+			continue;
+		}
+		i = at;
+		if (!rest && (v = opt_value(argc, argv, &i, "--shards-mode"))) {
+			*mode = v;
 			continue;
 		}
 		i = at;
 		if (!rest && (!strcmp(argv[i], "--index") || !strncmp(argv[i], "--index=", 8)))
 			die_code(EXIT_USAGE, "--shards and --index cannot be used together");
-		if (!rest && kind == FLEET_RANK && (v = opt_value(argc, argv, &i, "--limit"))) {
+		if (!rest && fr->kind == FLEET_RANK && (v = opt_value(argc, argv, &i, "--limit"))) {
 			char *e;
 			long l = strtol(v, &e, 10);
 
 			if (!*e && l > 0)
-				fr.limit = l;
-			fr.argv[an++] = argv[at];
+				fr->limit = l;
+			fr->argv[an++] = argv[at];
 			if (i != at)
-				fr.argv[an++] = argv[i];
+				fr->argv[an++] = argv[i];
 			continue;
 		}
 		i = at;
-		fr.argv[an++] = argv[i];
+		fr->argv[an++] = argv[i];
 	}
-	fr.argc = an;
+	fr->argc = an;
+	fr->argv[1] = "--index";
+	if (fr->kind == FLEET_GREP) {
+		/* published shards do not change under a query; a --check given later wins */
+		memmove(fr->argv + 4, fr->argv + 3, (an - 3) * sizeof(*fr->argv));
+		fr->argv[3] = "--trust-index";
+		fr->argc = ++an;
+	}
+}
+
+int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, char **argv)
+{
+	struct fleet_cmd cmd = { .kind = kind, .run_main = run_main };
+
+	return fleet_run(&cmd, NULL, argc, argv);
+}
+
+/* The threads' query: 0 with *state, or 1 when the forked path answers (the mode, or the command). */
+static int thread_prepare(struct fleet_run *fr, const struct fleet_cmd *cmd, const char *mode, char *argv0,
+			  void **state)
+{
+	char **targv;
+	int rc;
+
+	*state = NULL;
+	if (mode && *mode && strcmp(mode, "thread") && strcmp(mode, "fork"))
+		die_code(EXIT_USAGE, "--shards-mode: expected thread or fork, got '%s'", mode);
+	if (!cmd->prepare || (mode && !strcmp(mode, "fork")))
+		return 1;
+	/* the shards' command line without --index <shard> */
+	targv = xcalloc(fr->argc, sizeof(*targv));
+	targv[0] = argv0;
+	memcpy(targv + 1, fr->argv + 3, (fr->argc - 3) * sizeof(*targv));
+	optind = 0;	/* getopt anew, from argv[1] */
+	rc = cmd->prepare(fr->argc - 2, targv, state);
+	free(targv);
+	return rc;
+}
+
+int fleet_run(const struct fleet_cmd *cmd, struct fleet_pool *pool, int argc, char **argv)
+{
+	struct fleet_run fr;
+	struct buf out = BUF_INIT;
+	const char *spec = NULL, *repos = getenv("CI_SHARDS_REPO"), *jobs = getenv("CI_SHARDS_JOBS");
+	const char *mode = getenv("CI_SHARDS_MODE");
+	char exe[4096];
+	void *state = NULL;
+	ssize_t n;
+	int ret, threads;
+	size_t k;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.kind = cmd->kind;
+	fr.run_main = cmd->run_main;
+	fr.limit = 10;
+	take_line(&fr, argc, argv, &spec, &repos, &mode);
 	if (!spec)
 		spec = getenv("CI_SHARDS");
 	if (!spec || !*spec)
@@ -735,35 +942,47 @@ int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, ch
 		die_code(EXIT_IO, "cannot find my own binary: %s", strerror(errno));
 	exe[n] = '\0';
 	fr.argv[0] = exe;
-	fr.argv[1] = "--index";
-	if (kind == FLEET_GREP) {
-		/* published shards do not change under a query; a --check given later wins */
-		memmove(fr.argv + 4, fr.argv + 3, (an - 3) * sizeof(*fr.argv));
-		fr.argv[3] = "--trust-index";
-		fr.argc = ++an;
-	}
-	if (fleet_set_load(&fr.set, spec) < 0 || (repos && *repos && fleet_set_filter(&fr.set, repos) < 0)) {
-		ret = util_error_code();
-		goto done;
-	}
-	fr.jobs = 2 * online_cpus();
-	if (jobs && *jobs)
-		fr.jobs = (int)parse_long_arg("", "CI_SHARDS_JOBS", jobs, 1, 1024);
 	/* the shards write NDJSON and do not hand the query to a shard set again */
 	setenv("CI_FLEET_CHILD", "1", 1);
 	unsetenv("CI_FORMAT");
+	threads = !thread_prepare(&fr, cmd, mode, argv[0], &state);
+	if (pool) {
+		/* the pool's set: a copy, filtered */
+		for (k = 0; k < pool->set.shard_nr; k++) {
+			ALLOC_GROW(fr.set.shard, fr.set.shard_nr + 1, fr.set.shard_alloc);
+			fr.set.shard[fr.set.shard_nr].name = xstrdup(pool->set.shard[k].name);
+			fr.set.shard[fr.set.shard_nr++].index = xstrdup(pool->set.shard[k].index);
+		}
+		if (repos && *repos && fleet_set_filter(&fr.set, repos) < 0) {
+			ret = util_error_code();
+			goto done;
+		}
+	} else if (fleet_set_load(&fr.set, spec) < 0 ||
+		   (repos && *repos && fleet_set_filter(&fr.set, repos) < 0)) {
+		ret = util_error_code();
+		goto done;
+	}
+	fr.jobs = threads ? online_cpus() : 2 * online_cpus();
+	if (jobs && *jobs)
+		fr.jobs = (int)parse_long_arg("", "CI_SHARDS_JOBS", jobs, 1, 1024);
 	fr.run = xcalloc(fr.set.shard_nr, sizeof(*fr.run));
 	for (k = 0; k < fr.set.shard_nr; k++) {
 		fr.run[k].out = fr.run[k].err = -1;
 		buf_init(&fr.run[k].o, 0);
 		buf_init(&fr.run[k].e, 0);
 	}
-	if (kind == FLEET_GREP) {
-		grep_roots(&fr);
-		if (run_main && git_libgit2_init)
-			git_libgit2_init();
+	if (threads) {
+		if (fr.kind == FLEET_GREP && git_libgit2_init)
+			git_libgit2_init();	/* once, before the threads */
+		run_threads(&fr, cmd, state, pool);
+	} else {
+		if (fr.kind == FLEET_GREP) {
+			grep_roots(&fr);
+			if (fr.run_main && git_libgit2_init)
+				git_libgit2_init();
+		}
+		run_all(&fr);
 	}
-	run_all(&fr);
 	ret = merge(&fr, &out);
 	if (out.len && nd_flush(&out, stdout) < 0)
 		die_code(EXIT_IO, "write error: %s", strerror(errno));
@@ -774,6 +993,8 @@ int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, ch
 	}
 	free(fr.run);
 done:
+	if (state)
+		cmd->release(state);
 	buf_release(&out);
 	fleet_set_release(&fr.set);
 	free(fr.argv);

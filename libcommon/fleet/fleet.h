@@ -4,10 +4,13 @@
  * A shard set is many indexes, one per repository, each a self-contained
  * SQLite file (what `ci fleet build` publishes, or any indexes at hand).
  * ci-grep, ci-rank and ci-refs hand a command line with --shards over to
- * fleet_main(), which runs the same command once per shard (its main() in a
- * forked child, with --index <shard>), up to a number of shards at a time,
- * reads each shard's records, names the repository in each (`"repo"`, right
- * after `"_type"`) and merges them:
+ * fleet_run() (cmd/fleet-serve.c, which first asks the set's resident server),
+ * which answers each shard as the command run with --index <shard> would:
+ * on a thread of this process through the command's library (struct
+ * fleet_cmd, the default), or as a forked child that runs its main()
+ * (fleet_main(), --shards-mode fork), up to a number of shards at a time;
+ * it takes each shard's records, names the repository in each (`"repo"`,
+ * right after `"_type"`) and merges them:
  *
  *   grep, refs  by repository (the set's order: names sorted bytewise), then
  *               as the shard wrote them (by path and line);
@@ -25,8 +28,10 @@
  * status is 3; the answers of the other shards are still written.
  *
  * The workload that shaped it: an organisation's thousands of small
- * repositories, one process per shard (a shard's command is milliseconds of
- * work; starting it is most of the cost: bench/fleet.sh, SCALE.md).
+ * repositories, where a shard's query is well under a millisecond of work
+ * and a process a shard, its SQLite open and schema read, were most of the
+ * cost (bench/fleet.sh, SCALE.md): hence the threads, and a pool of open
+ * indexes for a resident server.
  *
  * No state outside the struct fleet_run the caller passes.
  */
@@ -96,5 +101,75 @@ const char *fleet_wanted(int argc, char **argv);
  * NULL: each shard's command is the binary run anew (posix_spawn).
  */
 int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, char **argv);
+
+/*
+ * ---- in this process: a thread per CPU, a shard at a time each ----
+ *
+ * A command that can answer one shard through its library (search.h,
+ * rank.h, refs.h) without a process of its own says how in a struct
+ * fleet_cmd; fleet_run() then answers each shard on a thread of this
+ * process, with the shard's index opened there (or kept open by a
+ * struct fleet_pool: a shard server's), and merges the records exactly as
+ * the forked path does (the same records, byte for byte: t1240).  What a
+ * shard's query reports with error() or warning() is its own (captured,
+ * util_report_to), as a forked command's stderr is.
+ *
+ * Limits of the threads: die() in a library (an SQLite statement that
+ * cannot be prepared, damage found in an index opened without
+ * INDEX_NOTE_DAMAGE) ends the whole query, not one shard's; index_open's
+ * schema check reports an index of another version as that shard's
+ * failure first.
+ */
+struct ci_index;
+struct buf;
+
+struct fleet_cmd {
+	enum fleet_kind kind;
+	int (*run_main)(int, char **);	/* the command's main: the forked path */
+	/*
+	 * Parse the shards' command line (argv[0] the command's, no --shards
+	 * or --index) once, on the caller's thread: 0 with *state the query,
+	 * or 1 when the forked path must answer it (what the threads do not:
+	 * ci-grep's paths or -q, --help, ...).  A usage error exits 2 with the
+	 * command's message, as every shard's command would have.
+	 */
+	int (*prepare)(int argc, char **argv, void **state);
+	/*
+	 * One shard's query over its open index ix (index_path its file):
+	 * records appended to out, messages other than error()'s to err;
+	 * returns the command's exit status.  Called on several threads at
+	 * once, each with a shard of its own: state is read-only.
+	 */
+	int (*shard)(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
+		     struct buf *err);
+	void (*release)(void *state);
+};
+
+/* A shard set opened: each shard's index kept open between queries. */
+struct fleet_pool {
+	struct fleet_set set;		/* every shard of the set */
+	struct ci_index **ix;		/* one a shard; NULL: it could not be opened ... */
+	char **why;			/* ... and this is why (owned), as the shard's command says it */
+};
+
+/*
+ * Load the set spec and open each shard's index (read-only), on the
+ * caller's thread.  A shard that cannot be opened is kept, with why: each
+ * query reports it as a fleet_error.  Returns 0, or -1 after a message (the
+ * set cannot be read).
+ */
+int fleet_pool_open(struct fleet_pool *pool, enum fleet_kind kind, const char *spec);
+void fleet_pool_release(struct fleet_pool *pool);
+
+/*
+ * Run the command line argv of cmd over the shard set it names and write
+ * the merged records on stdout: fleet_main's contract, its options, and
+ *   --shards-mode <m>  thread (the default where cmd->prepare is set) or
+ *                      fork (fleet_main's process a shard); or $CI_SHARDS_MODE
+ * pool: the set already open (a shard server's; --shards then names it), or
+ * NULL: the set loaded, each index opened and closed by its thread.
+ * $CI_SHARDS_JOBS threads (default: the CPUs).  Returns the exit status.
+ */
+int fleet_run(const struct fleet_cmd *cmd, struct fleet_pool *pool, int argc, char **argv);
 
 #endif

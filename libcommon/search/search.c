@@ -81,7 +81,7 @@ const char *search_literal(const struct search *q)
 }
 
 /* The scope of the paths args[0..nr) in the tree of w: returns the paths that failed. */
-static int scope_open(struct scope *sc, struct walker *w, int rootfd, char **args, size_t nr)
+static int scope_open(struct scope *sc, struct walker *w, int rootfd, char **args, size_t nr, int whole)
 {
 	char *here = NULL;
 	int errors = 0;
@@ -103,7 +103,7 @@ static int scope_open(struct scope *sc, struct walker *w, int rootfd, char **arg
 		sc->disp[sc->nr] = args[i];
 		sc->nr++;
 	}
-	if (!nr && walker_relpath(w, ".", &here) == 0 && *here) {
+	if (!nr && !whole && walker_relpath(w, ".", &here) == 0 && *here) {
 		/* below the root: the current directory, paths written relative to it */
 		sc->rel[0] = here;
 		here = NULL;
@@ -145,7 +145,12 @@ static int index_for(struct search *q, const struct walker *w, int own_index, ch
 	*ipath = !own_index ? xasprintf("%s/.ci-index/index.db", w->root) :
 		o->index ? xstrdup(o->index) : index_default_path(w->root);
 	q->index_path = *ipath;
-	rc = index_open(ix, *ipath, INDEX_READONLY);
+	if (o->index_handle && own_index && o->index) {
+		*ix = o->index_handle;
+		rc = 0;
+	} else {
+		rc = index_open(ix, *ipath, INDEX_READONLY);
+	}
 	if (rc == 1 && o->index && own_index)
 		return error("no index at '%s' (ci-index build makes one)", *ipath);
 	if (rc < 0)
@@ -153,14 +158,16 @@ static int index_for(struct search *q, const struct walker *w, int own_index, ch
 	if (rc == 0 && strcmp(index_root(*ix), w->root)) {
 		warning("the index '%s' is for '%s', not '%s': searching without it", *ipath,
 			index_root(*ix), w->root);
-		index_close(*ix);
+		if (*ix != o->index_handle)
+			index_close(*ix);
 		*ix = NULL;
 	}
 	if (*ix && index_meta(*ix, "snapshot") && *index_meta(*ix, "snapshot")) {
 		/* a commit's files, not the work tree's: its answers would be another tree's */
 		warning("the index '%s' is a snapshot of %s: searching the working tree without it",
 			*ipath, index_meta(*ix, "snapshot"));
-		index_close(*ix);
+		if (*ix != o->index_handle)
+			index_close(*ix);
 		*ix = NULL;
 	}
 	return 0;
@@ -276,7 +283,7 @@ int search_tree(struct search *q, const char *start, char **args, size_t nr, int
 		walker_close(&w);
 		return SEARCH_EXIT_ERROR;
 	}
-	errors = scope_open(&sc, &w, rootfd, args, nr);
+	errors = scope_open(&sc, &w, rootfd, args, nr, q->o.whole_tree);
 	q->scope = &sc;
 	if (sc.given && !sc.nr) {
 		ret = SEARCH_EXIT_ERROR;	/* no path given exists: nothing to search */
@@ -296,7 +303,7 @@ int search_tree(struct search *q, const char *start, char **args, size_t nr, int
 		print_stats(q, &jb, &ps, &ts, ix != NULL, t0, t1, t2);
 out:
 	free(ps.query);
-	if (ix)
+	if (ix && ix != q->o.index_handle)
 		index_close(ix);
 	q->index_path = NULL;
 	free(ipath);

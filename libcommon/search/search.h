@@ -92,6 +92,10 @@ struct search_opts {
 	int files_only, count;		/* -l, -c */
 	int json;			/* NDJSON out, else path:line:col:text */
 	const char *index;		/* --index, or NULL */
+	struct ci_index *index_handle;	/* o.index already open (a shard server's): used, never
+					   closed; NULL: opened by the search */
+	int whole_tree;			/* search_tree with no paths: the whole tree, paths relative
+					   to its root, wherever the current directory is (a shard's) */
 	int no_index;			/* --no-index */
 	int check;			/* --check: enum search_check */
 	struct walk_opts walk;		/* walker rules */

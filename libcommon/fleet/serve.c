@@ -1,0 +1,86 @@
+/*
+ * libcommon/fleet/serve.c: a shard set's query, here or in the set's server
+ * (fleet/serve.h).  The server is a fork server (fork-server.h) whose
+ * preload opens every shard's index (struct fleet_pool); each query is a
+ * worker forked from it that answers the shards on threads over those open
+ * indexes: no process, no SQLite open and no schema read a shard.
+ */
+#include "core/common.h"
+#include "fleet/serve.h"
+#include "index/fork-server.h"
+
+#include <string.h>
+
+/*
+ * The server's shards and command (struct fork_server_ops passes its
+ * callbacks no pointer): set by fleet_command before it serves.
+ */
+static struct fleet_pool served;
+static const struct fleet_cmd *served_cmd;
+
+static const char *const sock_kind[] = { "grep-shards", "rank-shards", "refs-shards" };
+
+/* Before the server serves: every shard opened (libgit2 too, for ci-grep's walks). */
+static void pool_preload(const char *spec)
+{
+	if (fleet_pool_open(&served, served_cmd->kind, spec) < 0)
+		exit(EXIT_IO);
+}
+
+static void pool_refresh(const char *spec)
+{
+	(void)spec;	/* a published shard does not change; a new set is a new server */
+}
+
+static int pool_run(int argc, char **argv)
+{
+	optind = 0;
+	return fleet_run(served_cmd, &served, argc, argv);
+}
+
+/* Is option opt among the options of argv (before "--")? */
+static int has_opt(int argc, char **argv, const char *opt)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], opt))
+			return 1;
+	return 0;
+}
+
+int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
+{
+	static const struct fork_server_ops ops = {
+		.preload = pool_preload, .refresh = pool_refresh, .run = pool_run,
+	};
+	const char *spec = fleet_wanted(argc, argv);
+	int serve = has_opt(argc, argv, "--shards-serve"), stop = has_opt(argc, argv, "--shards-stop");
+	char *sock;
+	int rc;
+
+	if (serve || stop) {
+		int others = 0;
+
+		for (int i = 1; i < argc; i++)
+			if (!strcmp(argv[i], "--shards") && i + 1 < argc)
+				i++;
+			else if (strncmp(argv[i], "--shards=", 9) && strcmp(argv[i], "--shards-serve") &&
+				 strcmp(argv[i], "--shards-stop"))
+				others++;
+		if (others || serve + stop != 1)
+			die_code(EXIT_USAGE, "--shards-%s takes --shards <set> and nothing else",
+				 serve ? "serve" : "stop");
+		served_cmd = cmd;
+		rc = fork_server_command(sock_kind[cmd->kind], spec, stop,
+					 fork_server_idle("CI_SHARDS_SERVER_IDLE", ENV_DIE), &ops);
+		if (serve)
+			fleet_pool_release(&served);
+		return rc;
+	}
+	if (server_env("CI_SHARDS_SERVER") != SERVER_OFF && (sock = fork_server_socket(sock_kind[cmd->kind], spec))) {
+		rc = fork_server_call(sock, argc, argv);
+		free(sock);
+		if (rc >= 0)
+			return rc;
+	}
+	return fleet_run(cmd, NULL, argc, argv);
+}

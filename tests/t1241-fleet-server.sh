@@ -1,0 +1,135 @@
+#!/bin/sh
+# t1241-fleet-server: `<cmd> --shards <set> --shards-serve`, the resident
+# server of a shard set (cmd/fleet-serve.h): every shard's index opened once
+# and kept open, each query a worker forked from it answering the shards on
+# threads.  Its answers are those of a query run alone, byte for byte; a
+# shard it could not open is a fleet_error record in each answer; it keeps
+# the indexes it opened; it goes away when asked.
+
+. "$(dirname "$0")/lib.sh"
+. "$CI_SRC_DIR/tests/index-lib.sh"
+. "$CI_SRC_DIR/tests/fleet-lib.sh"
+
+if ! test_have_lang c || ! test_have_lang python; then
+	test_skip 'fleet servers' 'the c and python grammars are not compiled in'
+	test_done
+fi
+
+XDG_RUNTIME_DIR=$TRASH_DIRECTORY/run
+CI_SHARDS_SERVER_IDLE=120	# a server a failed test leaves goes by itself
+export XDG_RUNTIME_DIR CI_SHARDS_SERVER_IDLE
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+
+# sockets <kind>: the sockets of that kind's shard servers
+sockets() {
+	ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep "^$1-shards-.*\.sock$"
+}
+
+# wait_for <command...>: until it succeeds, at most 20 s
+wait_for() {
+	i=0
+	while ! "$@"; do
+		i=$((i + 1))
+		test $i -le 200 || return 1
+		sleep 0.1
+	done
+}
+have_socket() { test -n "$(sockets "$1")"; }
+no_socket() { test -z "$(sockets "$1")"; }
+
+# start <cmd> <set>: the set's server of ci-<cmd>, listening
+start() {
+	("ci-$1" --shards "$2" --shards-serve >/dev/null 2>"serve-$1.err" &) &&
+	wait_for have_socket "$1"
+}
+
+# stop <cmd> <set>
+stop() {
+	"ci-$1" --shards "$2" --shards-stop &&
+	wait_for no_socket "$1"
+}
+
+# alike <status> <command...>: the server's answer (the socket there) is the
+# answer of the command run here (CI_SHARDS_SERVER=0), status and records
+alike() {
+	want=$1
+	shift
+	test_status "$want" "$@" >served.out 2>served.err &&
+	CI_SHARDS_SERVER=0 test_status "$want" "$@" >here.out 2>here.err &&
+	test_cmp here.out served.out &&
+	test_cmp here.err served.err &&
+	{ test "$want" = 2 || test_grep "\"_type\":\"fleet\"" served.out; }
+}
+
+test_expect_success 'setup: four repositories, an index each' '
+	make_fleet_repos repos 4 &&
+	mkdir set &&
+	for r in r01 r02 r03 r04; do
+		(cd repos/$r && ci-index --index ../../set/$r.db --no-progress build .) || return 1
+	done &&
+	(cd set && for r in r01 r02 r03 r04; do printf "%s\t%s.db\n" $r $r; done) >m.tsv &&
+	sed -i "s,\t,\tset/," m.tsv &&
+	cp m.tsv bad.tsv &&
+	printf "r09\tset/missing.db\n" >>bad.tsv
+'
+
+test_expect_success 'ci-grep --shards-serve: the answers of a query run alone' '
+	start grep set &&
+	alike 0 ci-grep --shards set shared_marker &&
+	test_line_count = 9 served.out &&
+	cp served.out grep.expect &&
+	alike 0 ci-grep --shards set -C 1 -i "RETURN" &&
+	alike 0 ci-grep --shards set --shards-repo r04,r02 parse &&
+	alike 1 ci-grep --shards set zzz_nowhere &&
+	alike 2 ci-grep --shards set --bogus x &&
+	test "$(grep -c "unknown option" served.err)" = 1
+'
+
+test_expect_success 'the server keeps the indexes it opened' '
+	mv set/r03.db r03.away &&
+	CI_SHARDS_SERVER=0 ci-grep --shards set shared_marker | jq -r "select(._type == \"match\") | .repo" | uniq >actual &&
+	printf "r01\nr02\nr04\n" >expect &&
+	test_cmp expect actual &&
+	ci-grep --shards set shared_marker | jq -r "select(._type == \"match\") | .repo" | uniq >actual &&
+	printf "r01\nr02\nr03\nr04\n" >expect &&
+	test_cmp expect actual &&
+	mv r03.away set/r03.db
+'
+
+test_expect_success 'ci-grep --shards-stop: the server goes, queries are answered here' '
+	stop grep set &&
+	test_status 1 ci-grep --shards set --shards-stop 2>err &&
+	test_grep "no server is running" err &&
+	ci-grep --shards set shared_marker >actual &&
+	test_cmp grep.expect actual
+'
+
+test_expect_success 'ci-rank and ci-refs servers: the answers of queries run alone' '
+	start rank m.tsv &&
+	alike 0 ci-rank --shards m.tsv --limit 3 "parse the text" &&
+	test "$(grep -c "\"_type\":\"hit\"" served.out)" = 3 &&
+	alike 0 ci-rank --shards m.tsv context "parse the text" &&
+	stop rank m.tsv &&
+	start refs m.tsv &&
+	alike 0 ci-refs --shards m.tsv defs run &&
+	alike 0 ci-refs --shards m.tsv --shards-repo r01 refs util_r01 &&
+	alike 1 ci-refs --shards m.tsv defs zzz_nowhere &&
+	stop refs m.tsv
+'
+
+test_expect_success 'a shard the server cannot open: a fleet_error record in every answer' '
+	start refs bad.tsv &&
+	alike 3 ci-refs --shards bad.tsv defs run &&
+	jq -r "select(._type == \"fleet_error\") | \"\\(.repo) \\(.exit)\"" served.out >actual &&
+	echo "r09 3" >expect &&
+	test_cmp expect actual &&
+	test_grep "shard .r09." served.err &&
+	stop refs bad.tsv
+'
+
+test_expect_success '--shards-serve takes nothing else' '
+	test_status 2 ci-grep --shards set --shards-serve x 2>err &&
+	test_grep "takes --shards <set> and nothing else" err
+'
+
+test_done
