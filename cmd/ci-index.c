@@ -198,24 +198,30 @@ static struct ix_server *server;
 int main(int argc, char **argv);
 
 /* In a worker: the command line, as a process of its own would run it. */
-static int server_run(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
 	ix_server_worker_init(server);
 	optind = 0;	/* getopt anew */
 	return main(argc, argv);
 }
 
-static void srv_preload(const char *path) { ix_server_preload(server, path); }
-static void srv_refresh(const char *path) { ix_server_refresh(server, path); }
-static int srv_watch_fd(void) { return ix_server_watch_fd(server); }
-static void srv_events(void) { ix_server_events(server); }
-static void srv_forked(pid_t pid) { ix_server_forked(server, pid); }
-static void srv_ended(pid_t pid, int status) { ix_server_ended(server, pid, status); }
-static void srv_query(const char *q, struct buf *out) { ix_server_query(server, q, out); }
+static int server_run(void *data, int argc, char **argv)
+{
+	(void)data;
+	return run_main(argc, argv);
+}
+
+static void srv_preload(void *s, const char *path) { ix_server_preload(s, path); }
+static void srv_refresh(void *s, const char *path) { ix_server_refresh(s, path); }
+static int srv_watch_fd(void *s) { return ix_server_watch_fd(s); }
+static void srv_events(void *s) { ix_server_events(s); }
+static void srv_forked(void *s, pid_t pid) { ix_server_forked(s, pid); }
+static void srv_ended(void *s, pid_t pid, int status) { ix_server_ended(s, pid, status); }
+static void srv_query(void *s, const char *q, struct buf *out) { ix_server_query(s, q, out); }
 
 static int cmd_serve(struct ix_run *r, int argc, char **argv)
 {
-	static const struct fork_server_ops ops = {
+	struct fork_server_ops ops = {
 		.preload = srv_preload, .refresh = srv_refresh, .run = server_run,
 		.watch_fd = srv_watch_fd, .on_watch = srv_events,
 		.forked = srv_forked, .ended = srv_ended, .query = srv_query,
@@ -233,7 +239,8 @@ static int cmd_serve(struct ix_run *r, int argc, char **argv)
 		} else
 			usage_error(usage_text, "serve: unexpected argument '%s'", argv[i]);
 	}
-	server = ix_server_new(server_run);
+	server = ix_server_new(run_main);
+	ops.data = server;
 	ret = fork_server_command("index", r->o.index, stop,
 				  idle ? idle : fork_server_idle("CI_INDEX_SERVER_IDLE", ENV_DIE), &ops);
 	ix_server_free(server);

@@ -280,33 +280,34 @@ static int parse_words(struct options *o, int argc, char **argv, char **given, s
  * In the server, before it serves and before each fork: the snapshot of the
  * vectors and the model, and the candidates' metadata (rank/preload.c).
  */
-static void server_preload(const char *path)
+static void server_preload(void *data, const char *path)
 {
-	rank_preload_refresh(&pre, path);
-	rank_preload_meta_now(&pre, path);
+	rank_preload_refresh(data, path);
+	rank_preload_meta_now(data, path);
 }
 
-static void server_refresh_all(const char *path)
+static void server_refresh_all(void *data, const char *path)
 {
-	rank_preload_refresh(&pre, path);
-	rank_preload_meta_check(&pre, path, fork_server_child_init);
+	rank_preload_refresh(data, path);
+	rank_preload_meta_check(data, path, fork_server_child_init);
 }
 
-static int meta_watch_fd(void)
+static int meta_watch_fd(void *data)
 {
-	return rank_preload_watch_fd(&pre);
+	return rank_preload_watch_fd(data);
 }
 
-static void meta_on_watch(void)
+static void meta_on_watch(void *data)
 {
-	rank_preload_on_watch(&pre);
+	rank_preload_on_watch(data);
 }
 
 int main(int argc, char **argv);
 
 /* In a worker: the command line, as a process of its own would run it. */
-static int server_run(int argc, char **argv)
+static int server_run(void *data, int argc, char **argv)
 {
+	(void)data;
 	server_child = 1;
 	optind = 0;	/* getopt anew */
 	return main(argc, argv);
@@ -315,6 +316,7 @@ static int server_run(int argc, char **argv)
 static int serve(const struct options *o)
 {
 	static const struct fork_server_ops ops = {
+		.data = &pre,
 		.preload = server_preload, .refresh = server_refresh_all, .run = server_run,
 		.watch_fd = meta_watch_fd, .on_watch = meta_on_watch,
 	};

@@ -11,31 +11,35 @@
 
 #include <string.h>
 
-/*
- * The server's shards and command (struct fork_server_ops passes its
- * callbacks no pointer): set by fleet_command before it serves.
- */
-static struct fleet_pool served;
-static const struct fleet_cmd *served_cmd;
+/* The server's shards and command: the data of its fork_server_ops. */
+struct served {
+	struct fleet_pool pool;
+	const struct fleet_cmd *cmd;
+};
 
 static const char *const sock_kind[] = { "grep-shards", "rank-shards", "refs-shards" };
 
 /* Before the server serves: every shard opened (libgit2 too, for ci-grep's walks). */
-static void pool_preload(const char *spec)
+static void pool_preload(void *data, const char *spec)
 {
-	if (fleet_pool_open(&served, served_cmd->kind, spec) < 0)
+	struct served *sv = data;
+
+	if (fleet_pool_open(&sv->pool, sv->cmd->kind, spec) < 0)
 		exit(EXIT_IO);
 }
 
-static void pool_refresh(const char *spec)
+static void pool_refresh(void *data, const char *spec)
 {
+	(void)data;
 	(void)spec;	/* a published shard does not change; a new set is a new server */
 }
 
-static int pool_run(int argc, char **argv)
+static int pool_run(void *data, int argc, char **argv)
 {
+	struct served *sv = data;
+
 	optind = 0;
-	return fleet_run(served_cmd, &served, argc, argv);
+	return fleet_run(sv->cmd, &sv->pool, argc, argv);
 }
 
 /* Is option opt among the options of argv (before "--")? */
@@ -49,7 +53,9 @@ static int has_opt(int argc, char **argv, const char *opt)
 
 int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
 {
-	static const struct fork_server_ops ops = {
+	struct served served = { .cmd = cmd };
+	const struct fork_server_ops ops = {
+		.data = &served,
 		.preload = pool_preload, .refresh = pool_refresh, .run = pool_run,
 	};
 	const char *spec = fleet_wanted(argc, argv);
@@ -69,11 +75,10 @@ int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
 		if (others || serve + stop != 1)
 			die_code(EXIT_USAGE, "--shards-%s takes --shards <set> and nothing else",
 				 serve ? "serve" : "stop");
-		served_cmd = cmd;
 		rc = fork_server_command(sock_kind[cmd->kind], spec, stop,
 					 fork_server_idle("CI_SHARDS_SERVER_IDLE", ENV_DIE), &ops);
 		if (serve)
-			fleet_pool_release(&served);
+			fleet_pool_release(&served.pool);
 		return rc;
 	}
 	if (server_env("CI_SHARDS_SERVER") != SERVER_OFF && (sock = fork_server_socket(sock_kind[cmd->kind], spec))) {

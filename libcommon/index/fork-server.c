@@ -622,8 +622,8 @@ static void worker(int conn, int lfd, const int fds[3], struct request *rq,
 	close(lfd);
 	if (lock_fd >= 0)
 		close(lock_fd);
-	if (ops->watch_fd && ops->watch_fd() >= 0)
-		close(ops->watch_fd());
+	if (ops->watch_fd && ops->watch_fd(ops->data) >= 0)
+		close(ops->watch_fd(ops->data));
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -645,7 +645,7 @@ static void worker(int conn, int lfd, const int fds[3], struct request *rq,
 		error_errno("cannot enter '%s'", rq->cwd);
 		exit(EXIT_IO);
 	}
-	exit(ops->run((int)rq->argc, rq->argv));
+	exit(ops->run(ops->data, (int)rq->argc, rq->argv));
 }
 
 static volatile sig_atomic_t stopping, child_ended;
@@ -730,7 +730,7 @@ static int serve_lock(struct serve *sv)
 	/* the spawner may go on: a stop now waits for this server; the end of
 	 * the pipe says the preload is done (or, taken by the preload, what it
 	 * started: fork_server_ready_take) */
-	sv->ops->preload(sv->index_path);
+	sv->ops->preload(sv->ops->data, sv->index_path);
 	fork_server_ready_say(fork_server_ready_take());
 	return 0;
 }
@@ -807,7 +807,7 @@ static int serve_wait(struct serve *sv)
 	pid_t pid;
 
 	if (ops->watch_fd)
-		p[1].fd = ops->watch_fd();
+		p[1].fd = ops->watch_fd(ops->data);
 	/* idle: since the last request, not the last event watched */
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ts.tv_sec = sv->last.tv_sec + (sv->idle_s > 0 ? sv->idle_s : 0) - now.tv_sec;
@@ -821,12 +821,12 @@ static int serve_wait(struct serve *sv)
 	if (child_ended) {
 		child_ended = 0;
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-			ops->ended(pid, status);
+			ops->ended(ops->data, pid, status);
 	}
 	if (r < 0 && err == EINTR)
 		return 0;
 	if (r > 0 && p[1].fd >= 0 && (p[1].revents & (POLLIN | POLLERR | POLLHUP)))
-		ops->on_watch();
+		ops->on_watch(ops->data);
 	if (r == 0)
 		return 0;	/* the idle time is looked at above */
 	if (r < 0 || !is_ours(sv->sock, &sv->mine))
@@ -840,7 +840,7 @@ static void serve_answer(int conn, const char *q, const struct fork_server_ops *
 	struct buf a = BUF_INIT;
 	size_t at = 0, n;
 
-	ops->query(q, &a);
+	ops->query(ops->data, q, &a);
 	do {
 		char part[ANSWER_PART + 1];
 		n = a.len - at > ANSWER_PART ? ANSWER_PART : a.len - at;
@@ -909,14 +909,14 @@ static int serve_request(struct serve *sv)
 	} else if (len > 0 && nfds == 3 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
 		   parse_request(req, (size_t)len, &rq) == 0) {
 		/* the snapshot may have been written again since */
-		ops->refresh(sv->index_path);
+		ops->refresh(ops->data, sv->index_path);
 		pid = fork();
 		if (pid == 0) {
 			sigprocmask(SIG_SETMASK, &sv->orig_mask, NULL);
 			worker(conn, sv->lfd, fds, &rq, ops);
 		}
 		if (pid > 0 && ops->forked)
-			ops->forked(pid);
+			ops->forked(ops->data, pid);
 		free(rq.argv);
 		free(rq.envv);
 	}

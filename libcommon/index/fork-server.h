@@ -25,22 +25,24 @@
 struct buf;
 
 struct fork_server_ops {
+	/* given to every callback: the caller's server state */
+	void *data;
 	/* in the server, before it serves: read what the workers share */
-	void (*preload)(const char *index_path);
+	void (*preload)(void *data, const char *index_path);
 	/* before each fork: read again what changed since */
-	void (*refresh)(const char *index_path);
+	void (*refresh)(void *data, const char *index_path);
 	/* in a worker: the command line's exit status */
-	int (*run)(int argc, char **argv);
+	int (*run)(void *data, int argc, char **argv);
 	/* optional: a descriptor the server also waits on (-1: none), and what
 	 * to do when it is readable */
-	int (*watch_fd)(void);
-	void (*on_watch)(void);
+	int (*watch_fd)(void *data);
+	void (*on_watch)(void *data);
 	/* optional: a worker started, and ended with this wait status */
-	void (*forked)(pid_t pid);
-	void (*ended)(pid_t pid, int status);
+	void (*forked)(void *data, pid_t pid);
+	void (*ended)(void *data, pid_t pid, int status);
 	/* optional: a question the server answers itself (fork_server_query):
 	 * the answer appended to out */
-	void (*query)(const char *q, struct buf *out);
+	void (*query)(void *data, const char *q, struct buf *out);
 };
 
 /*
