@@ -7,6 +7,10 @@
  *   ci-refs deps <file> [--reverse|--both]  imports, resolved to files
  *   ci-refs cycles [--scope <path>]         import cycles
  *   ci-refs impact <file|file:symbol>       what a change may affect
+ *   ci-refs callers|callees <name>          calls bound to definitions
+ *   ci-refs trace <from> <to>               call paths between two symbols
+ *   ci-refs dead                            definitions nothing reaches
+ *   ci-refs arch                            packages, layering, clusters
  *
  * Every answer is syntactic: definitions and references come from tree-sitter
  * tags queries, not from a compiler, so records say "confidence":"syntactic";
@@ -18,6 +22,7 @@
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
+#include "graph/cgraph.h"
 #include "graph/refs.h"
 #include "core/human.h"
 #include "index/index.h"
@@ -26,7 +31,7 @@
 #include <getopt.h>
 
 static const char usage_text[] =
-	"usage: ci-refs [options] <command> <arg>\n"
+	"usage: ci-refs [options] <command> [<arg>...]\n"
 	"\n"
 	"Commands:\n"
 	"  defs <name>             where <name> is defined (Class.method, module.func narrow)\n"
@@ -39,6 +44,9 @@ static const char usage_text[] =
 	"  impact <file>[:<symbol>]  files a change may affect, with the signals\n"
 	"  callers <name>          the calls that reach <name>, each with how it binds\n"
 	"  callees <name>          the calls inside <name>, each with the definition it reaches\n"
+	"  trace <from> <to>       call paths from <from> to <to>, shortest first\n"
+	"  dead                    definitions nothing reaches (entry points left out)\n"
+	"  arch                    packages, entry points, layering by imports, clusters\n"
 	"\n"
 	"Options:\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
@@ -52,7 +60,8 @@ static const char usage_text[] =
 	"      --both              deps: both directions\n"
 	"      --scope <path>      cycles: only files under this path\n"
 	"      --type-imports      cycles: count Python imports under `if TYPE_CHECKING:`\n"
-	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
+	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2);\n"
+	"                          trace: paths of at most <n> calls (1-30; default 8)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
 	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
@@ -83,7 +92,8 @@ static const struct option long_options[] = {
 /* The command and its argument, from the command line. */
 struct invocation {
 	const char *cmd;	/* defs, refs, ..., cycles */
-	const char *arg;	/* its argument, NULL for cycles */
+	const char *arg;	/* its argument, NULL for cycles, dead, arch */
+	const char *arg2;	/* trace's second argument */
 	const char *index;	/* --index */
 	int json;		/* --json */
 };
@@ -110,9 +120,17 @@ static void parse_command(struct invocation *inv, int argc, char **argv)
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	cmd = inv->cmd = argv[optind++];
-	if (!strcmp(cmd, "cycles")) {
+	if (!strcmp(cmd, "cycles") || !strcmp(cmd, "dead") || !strcmp(cmd, "arch")) {
 		if (optind < argc)
-			usage_error(usage_text, "cycles takes no argument (use --scope)");
+			usage_error(usage_text, "%s takes no argument%s", cmd,
+				    !strcmp(cmd, "cycles") ? " (use --scope)" : " (use --path, --kind)");
+	} else if (!strcmp(cmd, "trace")) {
+		if (optind + 2 != argc)
+			usage_error(usage_text, "trace takes two arguments, <from> and <to>");
+		inv->arg = argv[optind];
+		inv->arg2 = argv[optind + 1];
+		if (!*inv->arg || !*inv->arg2)
+			usage_error(usage_text, "trace: an argument is empty");
 	} else if (!strcmp(cmd, "defs") || !strcmp(cmd, "refs") || !strcmp(cmd, "occurrences") ||
 		   !strcmp(cmd, "symbols") || !strcmp(cmd, "search") || !strcmp(cmd, "deps") ||
 		   !strcmp(cmd, "impact") || !strcmp(cmd, "callers") || !strcmp(cmd, "callees")) {
@@ -142,7 +160,7 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		case OPT_BOTH: o->both = 1; break;
 		case OPT_SCOPE: o->scope = optarg; break;
 		case OPT_TYPE_IMPORTS: o->type_imports = 1; break;
-		case OPT_DEPTH: o->depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
+		case OPT_DEPTH: o->depth = parse_long_arg(usage_text, "--depth", optarg, 0, 30); break;
 		case OPT_JSON: inv->json = 1; break;
 		case OPT_MODE: o->mode = parse_mode(optarg); break;
 		case OPT_VERSION:
@@ -155,6 +173,16 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		}
 	}
 	parse_command(inv, argc, argv);
+	if (!strcmp(inv->cmd, "trace")) {
+		if (o->depth < 0)
+			o->depth = 8;
+		else if (o->depth < 1)
+			usage_error(usage_text, "--depth: trace needs at least 1");
+	} else if (o->depth < 0) {
+		o->depth = 2;
+	} else if (o->depth > 3) {
+		usage_error(usage_text, "--depth must be between 0 and 3 for %s", inv->cmd);
+	}
 	if (o->kind && !*o->kind)
 		usage_error(usage_text, "--kind: empty");
 	return -1;
@@ -184,8 +212,14 @@ static int open_index(struct ci_index **ix, const char *index)
 }
 
 /* Run the query the command names. */
-static int run(struct refs *r, const char *cmd, const char *arg)
+static int run(struct refs *r, const char *cmd, const char *arg, const char *arg2)
 {
+	if (!strcmp(cmd, "trace"))
+		return refs_trace(r, arg, arg2);
+	if (!strcmp(cmd, "dead"))
+		return refs_dead(r);
+	if (!strcmp(cmd, "arch"))
+		return refs_arch(r);
 	if (!strcmp(cmd, "defs"))
 		return refs_occurrences(r, arg, 1, 0, 0);
 	if (!strcmp(cmd, "refs"))
@@ -215,7 +249,7 @@ static void human_at_exit(void)
 
 int main(int argc, char **argv)
 {
-	struct refs_opts o = { .limit = 100, .depth = 2, .mode = REFS_M_ALL };
+	struct refs_opts o = { .limit = 100, .depth = -1, .mode = REFS_M_ALL };
 	struct invocation inv = { 0 };
 	struct ci_index *ix;
 	struct refs r;
@@ -233,7 +267,7 @@ int main(int argc, char **argv)
 	if ((ret = open_index(&ix, inv.index)) != EXIT_OK)
 		return ret;
 	refs_init(&r, ix, &o, stdout);
-	ret = run(&r, inv.cmd, inv.arg);
+	ret = run(&r, inv.cmd, inv.arg, inv.arg2);
 	refs_release(&r);
 	index_close(ix);
 	return close_stdout(ret);

@@ -76,6 +76,11 @@ static int recv_fits(enum bind_recv recv, const char *path, const char *scope,
 	}
 }
 
+int bind_fits(const char *path, const char *scope, enum bind_recv recv, const struct bind_def *d)
+{
+	return recv_fits(recv, path, scope, d);
+}
+
 long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr)
 {
