@@ -26,6 +26,8 @@ struct file_pass {
 	size_t refs_nr, refs_alloc, rl_alloc;
 	struct bind_def *bd;	/* candidates of one reference */
 	size_t bd_alloc;
+	const struct imp *imps;	/* the resolved imports, sorted */
+	size_t imps_nr;
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -275,12 +277,20 @@ static int ref_at(const struct file_pass *fp, long line, long col_)
 	return lo < fp->refs_nr && fp->ref_line[lo] == line && fp->ref_col[lo] == col_;
 }
 
+/* Does the line start an import statement (Python, JavaScript)? */
+static int is_import_line(const char *s)
+{
+	s += strspn(s, " \t");
+	return !strncmp(s, "from ", 5) || !strncmp(s, "import ", 7);
+}
+
 /* One identifier of the file's text: a mention of every definition of that name
  * unless it is a reference (counted as such) or a definition of the name. */
 static void mention(struct cgraph *g, const struct file_pass *fp, const char *path,
 		    const char *tok, long line, long col_)
 {
 	size_t first, n = cgraph_named(g, tok, &first);
+	int narrow = 0;
 
 	if (!n || ref_at(fp, line, col_))
 		return;
@@ -289,9 +299,15 @@ static void mention(struct cgraph *g, const struct file_pass *fp, const char *pa
 		if (d->line == line && !strcmp(d->path, path))
 			return;	/* the definition's own name */
 	}
+	/* an import statement names the module: the definitions of the files it
+	 * imports, when there are some, else (a module outside) every one */
+	if (is_import_line(fp->lines[line - 1]))
+		for (size_t i = 0; i < n; i++)
+			if (imported(fp->imps, fp->imps_nr, path, g->defs[g->by_name[first + i]].path))
+				narrow = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (!inside(d, path, line))
+		if (!inside(d, path, line) && (!narrow || imported(fp->imps, fp->imps_nr, path, d->path)))
 			d->mentions++;
 	}
 }
@@ -397,6 +413,8 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 
 	memset(g, 0, sizeof(*g));
 	load_tables(g, r, &imps, &imps_nr, &blobs);
+	fp.imps = imps;
+	fp.imps_nr = imps_nr;
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
