@@ -141,11 +141,8 @@ static void package_edges(struct arch *a)
 	sqlite3_finalize(st);
 	for (size_t c = 0; c < a->g.calls_nr; c++) {
 		const struct cg_call *k = &a->g.calls[c];
-		int x, y;
-		if (k->from < 0)
-			continue;
-		x = a->pkg_of[k->file];
-		y = pkg_of_path(a, a->g.defs[k->to].path);
+		int x = a->pkg_of[k->file], y = pkg_of_path(a, a->g.defs[k->to].path);
+
 		if (x < 0 || y < 0 || x == y)
 			continue;
 		ALLOC_GROW(a->e, a->e_nr + 1, alloc);

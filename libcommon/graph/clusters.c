@@ -3,7 +3,7 @@
  * change together.
  *
  * An undirected graph over the files of packages, an edge weighing the bound
- * calls between two files (either way) plus their co-changes from the
+ * calls between two files (either way, top-level calls included) plus their co-changes from the
  * coupling table (ci-couple, ci-index --history), when the index has one;
  * label propagation (each file takes the label its neighbours weigh most,
  * ties to the smaller label, files in path order, at most 30 rounds) finds
@@ -55,7 +55,7 @@ static size_t file_edges(struct refs *r, const struct cgraph *g, const int *pkg_
 
 	for (size_t c = 0; c < g->calls_nr; c++) {
 		int x = g->calls[c].file, y = cgraph_file(g, g->defs[g->calls[c].to].path);
-		if (g->calls[c].from >= 0 && y >= 0 && x != y && pkg_of[x] >= 0 && pkg_of[y] >= 0)
+		if (y >= 0 && x != y && pkg_of[x] >= 0 && pkg_of[y] >= 0)
 			add_edge(e, &n, &alloc, x, y, 1, 0);
 	}
 	if (sqlite3_prepare_v2(r->db, "SELECT a, b, co_changes FROM coupling", -1, &st, NULL) == SQLITE_OK) {
