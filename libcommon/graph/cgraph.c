@@ -222,6 +222,27 @@ static int inside(const struct cg_def *d, const char *path, long line)
 	return !strcmp(d->path, path) && d->line <= line && d->end_line >= line;
 }
 
+/* A C or C++ header: its functions may be prototypes of those of a source file. */
+static int is_header(const char *path)
+{
+	const char *e = strrchr(path, '.');
+
+	return e && (!strcmp(e, ".h") || !strcmp(e, ".hh") || !strcmp(e, ".hpp") || !strcmp(e, ".hxx"));
+}
+
+static int c_family(const struct cg_def *d)
+{
+	return d->lang && (!strcmp(d->lang, "c") || !strcmp(d->lang, "cpp"));
+}
+
+/* Are p and d a C prototype in a header and the function it declares (either
+ * way round), of the same scope? */
+static int same_symbol(const struct cg_def *p, const struct cg_def *d)
+{
+	return c_family(p) && c_family(d) && is_header(p->path) != is_header(d->path) &&
+	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
+}
+
 /* Bind one call reference and count it on the definitions it may reach. */
 static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *imps, size_t imps_nr,
 		      int file, int from, const char *name, const char *scope, long line, long col_)
@@ -247,7 +268,14 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
 
-		if (def >= 0 && (size_t)def != i) {
+		if (def >= 0 && (size_t)def != i && !inside(d, path, line) &&
+		    ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
+		     same_symbol(&g->defs[g->by_name[first + def]], d))) {
+			/* a tie (#ifdef variants), or a C prototype and its function */
+			d->calls_in++;
+			ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
+			g->calls[g->calls_nr++] = (struct cg_call){ from, di, file, line, col_, how };
+		} else if (def >= 0 && (size_t)def != i) {
 			d->namesake_calls++;
 		} else if (def < 0) {
 			if (bind_fits(path, scope, recv, &fp->bd[i]) && !inside(d, path, line))
@@ -363,6 +391,12 @@ static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, si
 		if (l >= 1 && l <= fp->lines_nr && fp->lines[l - 1] &&
 		    fp->lines[l - 1][strspn(fp->lines[l - 1], " \t")] == '@')
 			g->defs[i].decorated = 1;
+		/* C: a constructor or destructor runs without a call */
+		for (l = g->defs[i].line; l >= g->defs[i].line - 1 && l >= 1; l--)
+			if (l <= fp->lines_nr && fp->lines[l - 1] &&
+			    (strstr(fp->lines[l - 1], "__attribute__((constructor") ||
+			     strstr(fp->lines[l - 1], "__attribute__((destructor")))
+				g->defs[i].decorated = 1;
 	}
 	for (long l = 0; l < fp->lines_nr && !g->files[file].main_guard; l++)
 		if (fp->lines[l] && !strncmp(fp->lines[l], "if __name__", 11) && strstr(fp->lines[l], "__main__"))

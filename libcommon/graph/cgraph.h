@@ -7,7 +7,10 @@
  * the definition it reaches by bind.h's rules (the same as callers/callees),
  * from the innermost definition that encloses it.  A call that fits several
  * definitions and binds to none is an "ambiguous" use of each one it fits,
- * so dead never reports what such a call may reach.  With CG_MENTIONS, each
+ * so dead never reports what such a call may reach; a call that binds as
+ * well to several (#ifdef variants of one function) reaches each.  A C or
+ * C++ prototype in a header and the functions of that name and scope in
+ * source files are one symbol: a call bound to one reaches the others.  With CG_MENTIONS, each
  * file's text is scanned for the names of definitions outside calls and
  * definitions (a callback passed by name, a name in __all__, an import of it,
  * a C prototype): a mention is a use of every definition of that name.
@@ -22,7 +25,8 @@
 struct cg_def {
 	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL */
 	long line, end_line;	/* its lines */
-	unsigned decorated:1;	/* a line starting with '@' right above it */
+	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
+				   __attribute__((constructor)) */
 	long calls_in;		/* bound calls from outside its own body */
 	long ambiguous_in;	/* unbound calls that fit it among others */
 	long self_calls;	/* bound calls from inside its own body */
