@@ -7,9 +7,27 @@
 # "from app.core import run" is a use of app/core.py's run, not of Job.run.
 . "$(dirname "$0")/lib.sh"
 
-if ! test_have_lang python; then
-	test_skip 'dead' 'the python grammar is not compiled in'
-	test_done
+if ! test_have_lang python || ! test_have_lang c; then
+	test_skip 'dead' 'the python and c grammars are not compiled in'
+	test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
+	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
+	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
+		"int api_unused(void)" "{" "\treturn 0;" "}" "" \
+		"__attribute__((constructor)) static void setup(void)" "{" "}" "" \
+		"#ifdef A" "static int pick(void) { return 1; }" "#else" "static int pick(void) { return 2; }" "#endif" \
+		"int use_pick(void) { return pick(); }" &&
+	write lib/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
+	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null && ci-refs --json --path lib dead) >out &&
+	"$JQ" -r "[.path, .line, .name, .reason] | @tsv" out >actual &&
+	cat >expect <<-\EOF &&
+	lib/api.c	7	api_unused	unreferenced
+	lib/api.c	21	use_pick	unreferenced
+	lib/api.h	2	api_unused	unreferenced
+	EOF
+	test_cmp expect actual
+'
+
+test_done
 fi
 
 # write <path> <line>...: a file of the fixture, one argument per line
@@ -89,6 +107,24 @@ test_expect_success 'nothing dead under a path: exit 1 and a message' '
 test_expect_success 'dead takes no argument' '
 	(cd repo && test_status 2 ci-refs dead x 2>../err) &&
 	test_grep "dead takes no argument" err
+'
+
+test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
+	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
+	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
+		"int api_unused(void)" "{" "\treturn 0;" "}" "" \
+		"__attribute__((constructor)) static void setup(void)" "{" "}" "" \
+		"#ifdef A" "static int pick(void) { return 1; }" "#else" "static int pick(void) { return 2; }" "#endif" \
+		"int use_pick(void) { return pick(); }" &&
+	write lib/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
+	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null && ci-refs --json --path lib dead) >out &&
+	"$JQ" -r "[.path, .line, .name, .reason] | @tsv" out >actual &&
+	cat >expect <<-\EOF &&
+	lib/api.c	7	api_unused	unreferenced
+	lib/api.c	21	use_pick	unreferenced
+	lib/api.h	2	api_unused	unreferenced
+	EOF
+	test_cmp expect actual
 '
 
 test_done
