@@ -9,7 +9,18 @@
 
 if ! test_have_lang python || ! test_have_lang c; then
 	test_skip 'dead' 'the python and c grammars are not compiled in'
-	test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
+	test_expect_success 'kept: an override, an inherited method called through self, a nested function, a base class' '
+	write app/nested.py "class Base:" "    def render(self):" "        return self.body()" "" \
+		"    def body(self):" "        return 1" "" "    def shared(self):" "        return 2" "" \
+		"class Page(Base):" "    def body(self):" "        return self.shared()" "" \
+		"def outer():" "    def inner():" "        return 1" "    return inner()" &&
+	(cd repo && git add . && git commit -qm nested && ci-index update 2>/dev/null && ci-refs --json --path app/nested.py dead) >out &&
+	"$JQ" -r "[.line, .name, .reason] | @tsv" out >actual &&
+	printf "2\trender\tunreferenced\n11\tPage\tunreferenced\n15\touter\tunreferenced\n" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
 	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
 	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
 		"int api_unused(void)" "{" "\treturn 0;" "}" "" \
@@ -107,6 +118,17 @@ test_expect_success 'nothing dead under a path: exit 1 and a message' '
 test_expect_success 'dead takes no argument' '
 	(cd repo && test_status 2 ci-refs dead x 2>../err) &&
 	test_grep "dead takes no argument" err
+'
+
+test_expect_success 'kept: an override, an inherited method called through self, a nested function, a base class' '
+	write app/nested.py "class Base:" "    def render(self):" "        return self.body()" "" \
+		"    def body(self):" "        return 1" "" "    def shared(self):" "        return 2" "" \
+		"class Page(Base):" "    def body(self):" "        return self.shared()" "" \
+		"def outer():" "    def inner():" "        return 1" "    return inner()" &&
+	(cd repo && git add . && git commit -qm nested && ci-index update 2>/dev/null && ci-refs --json --path app/nested.py dead) >out &&
+	"$JQ" -r "[.line, .name, .reason] | @tsv" out >actual &&
+	printf "2\trender\tunreferenced\n11\tPage\tunreferenced\n15\touter\tunreferenced\n" >expect &&
+	test_cmp expect actual
 '
 
 test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '

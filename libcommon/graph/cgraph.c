@@ -243,7 +243,28 @@ static int same_symbol(const struct cg_def *p, const struct cg_def *d)
 	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
 }
 
-/* Bind one call reference and count it on the definitions it may reach. */
+/* Does the scope cls enclose s ("A.f" encloses "A.f" and "A.f.g", not "A.fg")? */
+static int scope_encloses(const char *cls, const char *s)
+{
+	size_t n = strlen(cls);
+
+	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
+}
+
+static void add_call(struct cgraph *g, int from, int to, int file, long line, long col_, enum bind_how how)
+{
+	g->defs[to].calls_in++;
+	ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
+	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, line, col_, how };
+}
+
+/*
+ * Bind one call reference and count it on the definitions it may reach:
+ * bind_ref()'s choice, and the ties of as good a binding; a function nested
+ * in the one that calls it; for a method call, the other methods of that
+ * name (overrides reached by dispatch, or an inherited method self.f()
+ * reaches when the class has none) as possible uses.
+ */
 static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *imps, size_t imps_nr,
 		      int file, int from, const char *name, const char *scope, long line, long col_)
 {
@@ -253,6 +274,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 	enum bind_how how;
 	size_t first, n = cgraph_named(g, name, &first);
 	long def;
+	int method_call;
 
 	if (!n)
 		return;
@@ -264,28 +286,36 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		fp->bd[i].imported = strcmp(d->path, path) && imported(imps, imps_nr, path, d->path);
 	}
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
+	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		if (d->scope && !strcmp(d->kind, "function") && !strcmp(d->path, path) &&
+		    scope_encloses(d->scope, scope)) {
+			def = (long)i;	/* a nested function, in the function that defines it */
+			how = BIND_LOCAL;
+			break;
+		}
+	}
+	method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
+		int own = di == from || inside(d, path, line);
 
-		if (def >= 0 && (size_t)def != i && !inside(d, path, line) &&
-		    ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
-		     same_symbol(&g->defs[g->by_name[first + def]], d))) {
-			/* a tie (#ifdef variants), or a C prototype and its function */
-			d->calls_in++;
-			ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
-			g->calls[g->calls_nr++] = (struct cg_call){ from, di, file, line, col_, how };
-		} else if (def >= 0 && (size_t)def != i) {
+		if (def >= 0 && (size_t)def == i) {
+			if (own)
+				d->self_calls++;
+			else
+				add_call(g, from, di, file, line, col_, how);
+		} else if (def >= 0 && !own &&
+			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
+			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
+			add_call(g, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
+		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
+			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+		} else if (def >= 0) {
 			d->namesake_calls++;
-		} else if (def < 0) {
-			if (bind_fits(path, scope, recv, &fp->bd[i]) && !inside(d, path, line))
-				d->ambiguous_in++;
-		} else if (di == from || inside(d, path, line)) {
-			d->self_calls++;
-		} else {
-			d->calls_in++;
-			ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
-			g->calls[g->calls_nr++] = (struct cg_call){ from, di, file, line, col_, how };
+		} else if (!own && bind_fits(path, scope, recv, &fp->bd[i])) {
+			d->ambiguous_in++;
 		}
 	}
 }
