@@ -20,6 +20,18 @@ if ! test_have_lang python || ! test_have_lang c; then
 	test_cmp expect actual
 '
 
+test_expect_success 'kept: names looked up by a string prefix, overrides of a library class' '
+	write app/dyn.py "import argparse" "" "class Shell:" "    def run(self, cmd):" \
+		"        return getattr(self, \"cmd_\" + cmd)()" "" "    def cmd_quit(self):" "        return 0" "" \
+		"    def on_play(self):" "        return handler(f\"on_{self}\")" "" \
+		"class Fmt(argparse.HelpFormatter):" "    def format_help(self):" "        return \"\"" "" \
+		"    def spare(self):" "        return 1" "" "class Local(Shell):" "    def spare(self):" "        return 2" &&
+	(cd repo && git add . && git commit -qm dyn && ci-index update 2>/dev/null && ci-refs --json --path app/dyn.py dead) >out &&
+	"$JQ" -r "[.line, .scope, .name] | @tsv" out >actual &&
+	printf "4\tShell\trun\n13\t\tFmt\n20\t\tLocal\n21\tLocal\tspare\n" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
 	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
 	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
@@ -128,6 +140,18 @@ test_expect_success 'kept: an override, an inherited method called through self,
 	(cd repo && git add . && git commit -qm nested && ci-index update 2>/dev/null && ci-refs --json --path app/nested.py dead) >out &&
 	"$JQ" -r "[.line, .name, .reason] | @tsv" out >actual &&
 	printf "2\trender\tunreferenced\n11\tPage\tunreferenced\n15\touter\tunreferenced\n" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'kept: names looked up by a string prefix, overrides of a library class' '
+	write app/dyn.py "import argparse" "" "class Shell:" "    def run(self, cmd):" \
+		"        return getattr(self, \"cmd_\" + cmd)()" "" "    def cmd_quit(self):" "        return 0" "" \
+		"    def on_play(self):" "        return handler(f\"on_{self}\")" "" \
+		"class Fmt(argparse.HelpFormatter):" "    def format_help(self):" "        return \"\"" "" \
+		"    def spare(self):" "        return 1" "" "class Local(Shell):" "    def spare(self):" "        return 2" &&
+	(cd repo && git add . && git commit -qm dyn && ci-index update 2>/dev/null && ci-refs --json --path app/dyn.py dead) >out &&
+	"$JQ" -r "[.line, .scope, .name] | @tsv" out >actual &&
+	printf "4\tShell\trun\n13\t\tFmt\n20\t\tLocal\n21\tLocal\tspare\n" >expect &&
 	test_cmp expect actual
 '
 

@@ -370,7 +370,21 @@ static void mention(struct cgraph *g, const struct file_pass *fp, const char *pa
 	}
 }
 
-/* The identifiers of the file's lines, outside line comments. */
+/* A string "cmd_", "tmpl_" (or f"on_{x}"): the prefix of names looked up at
+ * run time (getattr(self, "cmd_" + name)).  At most 1000 are kept. */
+static void add_prefix(struct cgraph *g, const char *tok)
+{
+	for (size_t i = 0; i < g->prefixes_nr; i++)
+		if (!strcmp(g->prefixes[i], tok))
+			return;
+	if (g->prefixes_nr >= 1000)
+		return;
+	ALLOC_GROW(g->prefixes, g->prefixes_nr + 1, g->prefixes_alloc);
+	g->prefixes[g->prefixes_nr++] = xstrdup(tok);
+}
+
+/* The identifiers of the file's lines, outside line comments; strings too,
+ * whose names are looked up at run time. */
 static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const char *path, const char *lang)
 {
 	int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby") || !strcmp(lang, "bash"));
@@ -400,6 +414,9 @@ static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const ch
 					memcpy(tok, s + i, j - i);
 					tok[j - i] = '\0';
 					mention(g, fp, path, tok, l + 1, (long)i + 1);
+					if (quote && i && s[i - 1] == quote && (s[j] == quote || s[j] == '{') && j - i >= 2 &&
+					    s[j - 1] == '_')
+						add_prefix(g, tok);
 				}
 				i = j;
 				continue;
@@ -409,9 +426,63 @@ static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const ch
 	}
 }
 
+/*
+ * Python: does the class defined on line text ("class A(b.Base, Mixin):")
+ * have a base the index defines no class of?  Its methods may then override
+ * a library's, called by the library.
+ */
+static int external_base(const struct cgraph *g, const char *text)
+{
+	const char *p = text ? strchr(text, '(') : NULL;
+
+	while (p && *p && *p != ')') {
+		const char *b = ++p, *e;
+		char name[256];
+		size_t first, n;
+		int known = 0;
+
+		while (*p && *p != ',' && *p != ')')
+			p++;
+		for (e = p; e > b && !(isalnum((unsigned char)e[-1]) || e[-1] == '_'); e--)
+			;
+		for (b = e; b > text && (isalnum((unsigned char)b[-1]) || b[-1] == '_'); b--)
+			;
+		if (e == b || (size_t)(e - b) >= sizeof(name) || memchr(b, '=', (size_t)(p - b)))
+			continue;	/* metaclass=..., or nothing */
+		memcpy(name, b, (size_t)(e - b));
+		name[e - b] = '\0';
+		n = cgraph_named(g, name, &first);
+		for (size_t i = 0; i < n; i++)
+			known |= !strcmp(g->defs[g->by_name[first + i]].kind, "class");
+		if (!known && strcmp(name, "object"))
+			return 1;
+	}
+	return 0;
+}
+
+/* The methods of classes with a base outside the index (Python). */
+static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t lo, size_t hi)
+{
+	for (size_t i = lo; i < hi; i++) {
+		const struct cg_def *c = &g->defs[i];
+		size_t nl = strlen(c->name);
+
+		if (strcmp(c->kind, "class") || !c->lang || strcmp(c->lang, "python") || c->line > fp->lines_nr ||
+		    !external_base(g, fp->lines[c->line - 1]))
+			continue;
+		for (size_t k = i + 1; k < hi && g->defs[k].line <= c->end_line; k++) {
+			const char *sc = g->defs[k].scope;
+			size_t ls = sc ? strlen(sc) : 0;
+			if (ls >= nl && !strcmp(sc + ls - nl, c->name) && (ls == nl || sc[ls - nl - 1] == '.'))
+				g->defs[k].override = 1;
+		}
+	}
+}
+
 /* Decorators and Python's main guard, from the file's lines. */
 static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, size_t lo, size_t hi)
 {
+	mark_overrides(g, fp, lo, hi);
 	for (size_t i = lo; i < hi; i++) {
 		long l = g->defs[i].line - 1;
 		const char *p;
@@ -504,6 +575,11 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	}
 	free(imps);
 	free(blobs);
+	for (size_t i = 0; i < g->defs_nr; i++)
+		for (size_t k = 0; k < g->prefixes_nr; k++)
+			if (!strncmp(g->defs[i].name, g->prefixes[k], strlen(g->prefixes[k])) &&
+			    strlen(g->defs[i].name) > strlen(g->prefixes[k]))
+				g->defs[i].dynamic = 1;
 	if (g->calls_nr)
 		qsort(g->calls, g->calls_nr, sizeof(*g->calls), cmp_call);
 	/* out[]: calls from definition i (top-level calls, from -1, come first) */
@@ -538,5 +614,8 @@ void cgraph_release(struct cgraph *g)
 	free(g->calls);
 	free(g->out);
 	free(g->files);
+	for (size_t i = 0; i < g->prefixes_nr; i++)
+		free(g->prefixes[i]);
+	free(g->prefixes);
 	memset(g, 0, sizeof(*g));
 }

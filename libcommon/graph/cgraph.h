@@ -27,6 +27,8 @@ struct cg_def {
 	long line, end_line;	/* its lines */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
 				   __attribute__((constructor)) */
+	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
+	unsigned override:1;	/* a method of a Python class with a base the index lacks */
 	long calls_in;		/* bound calls from outside its own body */
 	long ambiguous_in;	/* unbound calls that fit it among others */
 	long self_calls;	/* bound calls from inside its own body */
@@ -61,6 +63,8 @@ struct cgraph {
 	size_t *out;		/* calls of definition i: calls[out[i] .. out[i + 1]) */
 	struct cg_file *files;	/* every file, in path order */
 	size_t files_nr, files_alloc;
+	char **prefixes;	/* CG_MENTIONS: strings such as "cmd_" (names looked up at run time) */
+	size_t prefixes_nr, prefixes_alloc;
 };
 
 /* Load the whole index's call graph (flags: CG_MENTIONS).  Dies on an SQL

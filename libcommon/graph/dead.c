@@ -8,7 +8,10 @@
  * string in __all__, an import, a prototype).  Entry points are never dead:
  * main, tests, dunder methods, decorated definitions (routes, commands,
  * fixtures register themselves), names exported by a package's __init__.py
- * (a mention there).  What is left is conservative: an agent deleting a
+ * (a mention there), names with the prefix of a string such as "cmd_"
+ * (looked up at run time: getattr(self, "cmd_" + name)), methods of a
+ * Python class with a base the index does not define (overrides of a
+ * library's methods, which the library calls).  What is left is conservative: an agent deleting a
  * reported definition should find it truly unused more often than not.
  */
 #include "core/common.h"
@@ -49,6 +52,10 @@ const char *cgraph_entry_reason(const struct cg_def *d)
 		return "dunder";
 	if (d->decorated)
 		return "decorated";
+	if (d->dynamic)
+		return "dynamic";
+	if (d->override)
+		return "override";
 	if (!strcmp(d->name, "setUp") || !strcmp(d->name, "tearDown") || !strcmp(d->name, "setUpClass") ||
 	    !strcmp(d->name, "tearDownClass"))
 		return "test";
