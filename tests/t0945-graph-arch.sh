@@ -39,8 +39,8 @@ test_expect_success 'packages: top first, each with its layer and imports; docs/
 	cat >expect <<-\EOF &&
 	1	cli	2	2	core	0
 	2	core	2	1	util	2
-	3	util	2	0	core	1
-	4	tools	1	0		0
+	3	tools	1	0		0
+	4	util	2	0	core	1
 	EOF
 	test_cmp expect actual
 '

@@ -6,8 +6,10 @@
  * Layering is a linear order of packages in which imports point down; where
  * import cycles make that impossible, the order is Eades, Lin and Smyth's
  * greedy one (packages that only import go first, those only imported go
- * last, else the one whose imports outweigh its importers most), and the
- * imports that point up are reported as back edges.  Clusters are label
+ * last, else the one whose imports outweigh its importers most); each
+ * package's layer is the longest chain of imports pointing down below it in
+ * that order, and packages are written by layer, highest first, then name.
+ * The imports that point up in that order are the back edges.  Clusters are label
  * propagation over files, an edge weighing the calls between two files plus
  * their co-changes (ci-couple's coupling table, when the index has it).
  */
@@ -151,6 +153,23 @@ static void package_edges(struct arch *a)
 	a->e_nr = aggregate(a->e, a->e_nr);
 }
 
+/* Sort the order by layer (highest first), then name; set pos. */
+static void layer_sort(struct arch *a)
+{
+	for (size_t i = 1; i < a->pkgs_nr; i++) {
+		int v = a->order[i];
+		size_t j = i;
+		while (j > 0 && (a->layer[a->order[j - 1]] < a->layer[v] ||
+				 (a->layer[a->order[j - 1]] == a->layer[v] && strcmp(a->pkgs[a->order[j - 1]], a->pkgs[v]) > 0))) {
+			a->order[j] = a->order[j - 1];
+			j--;
+		}
+		a->order[j] = v;
+	}
+	for (size_t i = 0; i < a->pkgs_nr; i++)
+		a->pos[a->order[i]] = (int)i;
+}
+
 /* The greedy order (Eades, Lin, Smyth) over import edges, and the layers. */
 static void layering(struct arch *a)
 {
@@ -204,6 +223,9 @@ static void layering(struct arch *a)
 			    a->layer[a->e[k].b] + 1 > a->layer[v])
 				a->layer[v] = a->layer[a->e[k].b] + 1;
 	}
+	/* for people: by layer, then name; imports still point down, and the
+	 * back edges are those that point up in this order */
+	layer_sort(a);
 	free(in);
 	free(out);
 	free(gone);
