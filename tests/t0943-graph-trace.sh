@@ -5,8 +5,8 @@
 # message when there is no path or no definition.
 . "$(dirname "$0")/lib.sh"
 
-if ! test_have_lang python; then
-	test_skip 'trace' 'the python grammar is not compiled in'
+if ! test_have_lang python || ! test_have_lang c; then
+	test_skip 'trace' 'the python and c grammars are not compiled in'
 	test_done
 fi
 
@@ -82,6 +82,16 @@ test_expect_success 'usage: two arguments, --depth 1-30' '
 	test_grep "at least 1" err &&
 	(cd repo && test_status 2 ci-refs --depth 5 impact web.py 2>../err) &&
 	test_grep "between 0 and 3" err
+'
+
+test_expect_success 'C: through a header to the function with a body, one path, not one more for the prototype' '
+	write c/api.h "int api_get(int x);" &&
+	write c/api.c "#include \"api.h\"" "static int twice(int x) { return 2 * x; }" "int api_get(int x)" "{" "\treturn twice(x);" "}" &&
+	write c/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
+	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null) &&
+	hops main twice >actual &&
+	printf "1\t2\tmain@c/main.c:2 > api_get@c/api.c:3 > twice@c/api.c:2\tc/main.c:4/import c/api.c:5/local\n" >expect &&
+	test_cmp expect actual
 '
 
 test_expect_success 'deterministic, and quiet on a closed pipe' '

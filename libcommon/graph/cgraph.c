@@ -274,7 +274,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 	enum bind_how how;
 	size_t first, n = cgraph_named(g, name, &first);
 	long def;
-	int method_call;
+	int method_call, hdr = -1, body = 0;
 
 	if (!n)
 		return;
@@ -304,12 +304,15 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
 				d->self_calls++;
+			else if (is_header(d->path) && c_family(d))
+				hdr = di;	/* a prototype: the edge goes to the function, if any */
 			else
 				add_call(g, from, di, file, line, col_, how);
 		} else if (def >= 0 && !own &&
 			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
 			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
 			add_call(g, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
+			body |= !is_header(d->path) && same_symbol(&g->defs[g->by_name[first + def]], d);
 		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
 			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
@@ -318,6 +321,10 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 			d->ambiguous_in++;
 		}
 	}
+	if (hdr >= 0 && body)
+		g->defs[hdr].calls_in++;
+	else if (hdr >= 0)
+		add_call(g, from, hdr, file, line, col_, how);
 }
 
 /* Is there a reference of the file at (line, col)? */
