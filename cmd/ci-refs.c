@@ -61,7 +61,8 @@ static const char usage_text[] =
 	"      --scope <path>      cycles: only files under this path\n"
 	"      --type-imports      cycles: count Python imports under `if TYPE_CHECKING:`\n"
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2);\n"
-	"                          trace: paths of at most <n> calls (1-30; default 8)\n"
+	"                          trace: paths of at most <n> calls (1-30; default 8);\n"
+	"                          callers, callees: <n> levels of calls (1-10; default 1)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
 	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
@@ -173,11 +174,13 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		}
 	}
 	parse_command(inv, argc, argv);
-	if (!strcmp(inv->cmd, "trace")) {
+	if (!strcmp(inv->cmd, "trace") || !strcmp(inv->cmd, "callers") || !strcmp(inv->cmd, "callees")) {
 		if (o->depth < 0)
-			o->depth = 8;
+			o->depth = strcmp(inv->cmd, "trace") ? 1 : 8;
 		else if (o->depth < 1)
-			usage_error(usage_text, "--depth: trace needs at least 1");
+			usage_error(usage_text, "--depth: %s needs at least 1", inv->cmd);
+		else if (o->depth > 10 && strcmp(inv->cmd, "trace"))
+			usage_error(usage_text, "--depth must be between 1 and 10 for %s", inv->cmd);
 	} else if (o->depth < 0) {
 		o->depth = 2;
 	} else if (o->depth > 3) {
@@ -234,6 +237,8 @@ static int run(struct refs *r, const char *cmd, const char *arg, const char *arg
 		return refs_deps(r, arg);
 	if (!strcmp(cmd, "impact"))
 		return refs_impact(r, arg);
+	if ((!strcmp(cmd, "callers") || !strcmp(cmd, "callees")) && r->o.depth > 1)
+		return refs_calls_deep(r, arg, !strcmp(cmd, "callees"));
 	if (!strcmp(cmd, "callers") || !strcmp(cmd, "callees"))
 		return refs_calls(r, arg, !strcmp(cmd, "callees"));
 	return refs_cycles(r);

@@ -94,6 +94,25 @@ test_expect_success 'C: through a header to the function with a body, one path, 
 	test_cmp expect actual
 '
 
+test_expect_success 'callers and callees --depth: calls level by level, each with its depth' '
+	(cd repo && ci-refs --json --depth 3 callers store.put) >out &&
+	"$JQ" -r "[.depth, .path, .line, .scope, .name, .binding] | @tsv" out >actual &&
+	cat >expect <<-\EOF &&
+	1	svc.py	4	save	put	import
+	1	svc.py	10	log	put	import
+	2	svc.py	7	audit	log	local
+	2	web.py	4	handle	save	import
+	3	web.py	5	handle	audit	import
+	EOF
+	test_cmp expect actual &&
+	(cd repo && ci-refs --json --depth 2 callees handle) >out &&
+	"$JQ" -r "[.depth, .scope, .name] | @tsv" out >actual &&
+	printf "1\thandle\tsave\n1\thandle\taudit\n2\tsave\tput\n2\taudit\tlog\n" >expect &&
+	test_cmp expect actual &&
+	(cd repo && test_status 2 ci-refs --depth 11 callers put 2>../err) &&
+	test_grep "between 1 and 10 for callers" err
+'
+
 test_expect_success 'deterministic, and quiet on a closed pipe' '
 	(cd repo && ci-refs --json trace handle put && ci-refs --json trace handle put) >two &&
 	sort -u two >uniq && test_line_count = 2 uniq &&

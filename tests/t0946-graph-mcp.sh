@@ -43,8 +43,8 @@ test_expect_success 'tools/list: the graph tools with their parameters and defau
 	jq -c ".result.tools[] | select(.name | IN(\"callers\", \"callees\", \"trace\", \"dead\", \"arch\")) |
 		{name, required: .inputSchema.required, params: [.inputSchema.properties | to_entries[] | [.key, .value.type, .value.default]]}" out >actual &&
 	cat >expect <<-\EOF &&
-	{"name":"callers","required":["symbol"],"params":[["symbol","string",null],["limit","integer",50]]}
-	{"name":"callees","required":["symbol"],"params":[["symbol","string",null],["limit","integer",50]]}
+	{"name":"callers","required":["symbol"],"params":[["symbol","string",null],["depth","integer",1],["limit","integer",50]]}
+	{"name":"callees","required":["symbol"],"params":[["symbol","string",null],["depth","integer",1],["limit","integer",50]]}
 	{"name":"trace","required":["from","to"],"params":[["from","string",null],["to","string",null],["depth","integer",8],["limit","integer",10]]}
 	{"name":"dead","required":null,"params":[["kind","string",null],["path","string",null],["limit","integer",50]]}
 	{"name":"arch","required":null,"params":[["path","string",null],["limit","integer",100]]}
@@ -57,7 +57,9 @@ test_expect_success 'callers and callees: calls bound to their definitions' '
 	sc_is ".count == 1 and .results[0].path == \"web/app.py\" and .results[0].binding == \"import\" and
 		.results[0].definition == {path: \"svc/core.py\", line: 1}" &&
 	call callees "{\"symbol\":\"save\"}" &&
-	sc_is ".count == 1 and .results[0].name == \"put\" and .results[0].binding == \"local\""
+	sc_is ".count == 1 and .results[0].name == \"put\" and .results[0].binding == \"local\"" &&
+	call callers "{\"symbol\":\"put\",\"depth\":2}" &&
+	sc_is "[.results[] | [.depth, .scope, .name]] == [[1, \"save\", \"put\"], [2, \"handle\", \"save\"]]"
 '
 
 test_expect_success 'trace: the path from handle to put, hop by hop' '

@@ -567,6 +567,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 		lo = d;
 		while (d < g->defs_nr && !strcmp(g->defs[d].path, g->files[f].path))
 			d++;
+		g->files[f].blob = blobs[f];
 		load_lines(r, lst, blobs[f], &fp);
 		load_file(g, r, &fp, rst, imps, imps_nr, (int)f, blobs[f], lo, d, flags);
 		free_lines(&fp);

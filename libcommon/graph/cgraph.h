@@ -50,6 +50,7 @@ struct cg_file {
 	char *path;		/* relative to the root */
 	char *lang;		/* or NULL */
 	long main_guard;	/* Python: the line of if __name__ == "__main__", or 0 */
+	sqlite3_int64 blob;	/* its blob's id in the index */
 };
 
 enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
@@ -77,6 +78,10 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);
 
 /* The file index of path, or -1. */
 int cgraph_file(const struct cgraph *g, const char *path);
+
+/* callers (callees == 0) or callees of q to r->o.depth levels of calls,
+ * each call with its depth (trace.c). */
+int refs_calls_deep(struct refs *r, const char *q, int callees);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);

@@ -162,6 +162,41 @@ static void walk(struct tracer *t, size_t k, size_t len)
 	}
 }
 
+/* A call's site, to sort calls by it: files are numbered in path order. */
+struct site {
+	int file;		/* the call site's file */
+	long line, col;		/* its position */
+	int to, idx;		/* the definition it reaches; the call's index */
+};
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct site *a = x, *b = y;
+
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->col != b->col)
+		return a->col < b->col ? -1 : 1;
+	return (a->to > b->to) - (a->to < b->to);
+}
+
+/* Order calls (indices into g->calls) by call site: path, line, column. */
+static void sort_calls(const struct cgraph *g, int *order, size_t n)
+{
+	struct site *s = xmalloc((n + 1) * sizeof(*s));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_call *c = &g->calls[order[i]];
+		s[i] = (struct site){ c->file, c->line, c->col, c->to, order[i] };
+	}
+	qsort(s, n, sizeof(*s), cmp_site);
+	for (size_t i = 0; i < n; i++)
+		order[i] = s[i].idx;
+	free(s);
+}
+
 int refs_trace(struct refs *r, const char *from, const char *to)
 {
 	struct cgraph g;
@@ -215,4 +250,88 @@ done:
 	free(is_to);
 	cgraph_release(&g);
 	return ret;
+}
+
+/* One call of a transitive callers/callees answer. */
+static void emit_deep(struct refs *r, const struct cgraph *g, const struct cg_call *c, int depth)
+{
+	const struct cg_def *to = &g->defs[c->to];
+	const struct cg_file *f = &g->files[c->file];
+	const char *scope = c->from >= 0 ? g->defs[c->from].scope : NULL;
+	char *snip = refs_snippet(r, f->blob, c->line), *qs = NULL;
+
+	if (c->from >= 0)
+		qs = scope ? xasprintf("%s.%s", scope, g->defs[c->from].name) : xstrdup(g->defs[c->from].name);
+	nd_begin(&r->out, "occurrence");
+	nd_str(&r->out, "name", to->name);
+	nd_str(&r->out, "type", "reference");
+	nd_str(&r->out, "kind", "call");
+	nd_str(&r->out, "path", f->path);
+	nd_int(&r->out, "line", c->line);
+	nd_int(&r->out, "col", c->col);
+	nd_str(&r->out, "scope", qs);
+	nd_str(&r->out, "lang", f->lang);
+	nd_str(&r->out, "snippet", snip);
+	nd_str(&r->out, "confidence", "syntactic");
+	nd_str(&r->out, "binding", bind_how_name(c->how));
+	nd_key(&r->out, "definition");
+	buf_addstr(&r->out, "{\"path\":");
+	nd_json_string(&r->out, to->path, strlen(to->path));
+	buf_addf(&r->out, ",\"line\":%ld}", to->line);
+	nd_int(&r->out, "depth", depth);
+	nd_end(&r->out);
+	refs_flush(r);
+	r->emitted++;
+	free(snip);
+	free(qs);
+}
+
+/*
+ * Breadth first from the definitions of q: callers follow calls backwards
+ * (the calls that reach a definition of the frontier, whose callers are the
+ * next frontier), callees forwards.  Each definition is expanded once; calls
+ * at one depth come in path and line order.
+ */
+int refs_calls_deep(struct refs *r, const char *q, int callees)
+{
+	struct cgraph g;
+	char *in, *seen;
+	int *order = NULL, found = 0;
+	size_t n;
+
+	cgraph_load(&g, r, 0);
+	in = xcalloc(g.defs_nr + 1, 1);
+	seen = xcalloc(g.defs_nr + 1, 1);
+	if (!mark_defs(&g, q, in)) {
+		error("no definition of '%s' in the index", q);
+		goto done;
+	}
+	order = xmalloc((g.calls_nr + 1) * sizeof(int));
+	memcpy(seen, in, g.defs_nr);
+	for (long depth = 1; depth <= r->o.depth && r->emitted < r->o.limit; depth++) {
+		char *next = xcalloc(g.defs_nr + 1, 1);
+		n = 0;
+		for (size_t c = 0; c < g.calls_nr; c++)
+			if (callees ? g.calls[c].from >= 0 && in[g.calls[c].from] : in[g.calls[c].to])
+				order[n++] = (int)c;
+		sort_calls(&g, order, n);
+		for (size_t k = 0; k < n && r->emitted < r->o.limit; k++) {
+			const struct cg_call *c = &g.calls[order[k]];
+			int v = callees ? c->to : c->from;
+			emit_deep(r, &g, c, (int)depth);
+			found++;
+			if (v >= 0 && !seen[v])
+				seen[v] = next[v] = 1;
+		}
+		free(in);
+		in = next;
+	}
+	if (!found)
+		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
+done:
+	free(order);
+	free(in);
+	free(seen);
+	cgraph_release(&g);
+	return found ? EXIT_OK : EXIT_NOTHING;
 }
