@@ -21,6 +21,13 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
+/* A name of the hash table: its run in by_name (count 0: an empty slot). */
+struct cg_slot {
+	unsigned hash;		/* of the name */
+	unsigned count;		/* definitions of that name */
+	size_t first;		/* the first, into by_name */
+};
+
 /* One definition, a node of the call graph. */
 struct cg_def {
 	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL */
@@ -59,6 +66,8 @@ struct cgraph {
 	struct cg_def *defs;	/* in path, line order */
 	size_t defs_nr, defs_alloc;
 	int *by_name;		/* definitions in name order */
+	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
+	size_t slots_mask;	/* slots - 1, a power of two less one */
 	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
 	size_t calls_nr, calls_alloc;
 	size_t *out;		/* calls of definition i: calls[out[i] .. out[i + 1]) */
