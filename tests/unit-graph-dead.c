@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..20\n");
+	printf("1..23\n");
 	is_int(cgraph_is_test_path("tests/unit-bind.c"), 1, "test path: tests/");
 	is_int(cgraph_is_test_path("src/pkg/test/x.py"), 1, "test path: /test/");
 	is_int(cgraph_is_test_path("pkg/test_api.py"), 1, "test path: test_*.py");
@@ -55,9 +55,12 @@ int main(int argc, char **argv)
 	is_int(cgraph_is_test_path("web/app.spec.ts"), 1, "test path: *.spec.ts");
 	is_int(cgraph_is_test_path("web/app.test.js"), 1, "test path: *.test.js");
 	is_int(cgraph_is_test_path("conftest.py"), 1, "test path: conftest.py");
+	is_int(cgraph_is_test_path("t/helper/test-tool.c"), 1, "test path: t/ (git's)");
+	is_int(cgraph_is_test_path("src/tools/x.c"), 0, "not a test path: tools/");
 	is_int(cgraph_is_test_path("src/testimony.py"), 0, "not a test path: testimony.py");
 	is_int(cgraph_is_test_path("src/contest/latest.py"), 0, "not a test path: contest/latest.py");
 	is_str(entry("main", "src/x.c", 0), "main", "entry: main");
+	is_str(entry("LLVMFuzzerTestOneInput", "fuzz/f.c", 0), "main", "entry: a fuzzer's");
 	is_str(entry("test_parse", "src/x.py", 0), "test", "entry: test_ function");
 	is_str(entry("TestParse", "src/x.go", 0), "test", "entry: Go TestXxx");
 	is_str(entry("helper", "tests/x.py", 0), "test", "entry: anything in a test file");

@@ -25,7 +25,8 @@ int cgraph_is_test_path(const char *path)
 	size_t n;
 
 	base = base ? base + 1 : path;
-	if (!strncmp(path, "test/", 5) || !strncmp(path, "tests/", 6) || strstr(path, "/test/") ||
+	if (!strncmp(path, "t/", 2) || strstr(path, "/t/") ||
+	    !strncmp(path, "test/", 5) || !strncmp(path, "tests/", 6) || strstr(path, "/test/") ||
 	    strstr(path, "/tests/") || !strncmp(path, "testing/", 8) || strstr(path, "/testing/"))
 		return 1;
 	if (!strncmp(base, "test_", 5) || !strcmp(base, "conftest.py"))
@@ -41,8 +42,9 @@ const char *cgraph_entry_reason(const struct cg_def *d)
 {
 	size_t n = strlen(d->name);
 
-	if (!strcmp(d->name, "main") || !strcmp(d->name, "__main__"))
-		return "main";
+	if (!strcmp(d->name, "main") || !strcmp(d->name, "__main__") || !strcmp(d->name, "wmain") ||
+	    !strncmp(d->name, "LLVMFuzzer", 10))
+		return "main";	/* LLVMFuzzerTestOneInput: a fuzzer's entry */
 	if (cgraph_is_test_path(d->path))
 		return "test";
 	if (!strncmp(d->name, "test", 4) || !strncmp(d->name, "Test", 4) || !strncmp(d->name, "Benchmark", 9) ||
