@@ -9,7 +9,9 @@
 # the same files with Python's ast module and resolves imports by the import
 # system's rules.  Prints the edge precision and recall of ci against the AST
 # graph, the type-only (if TYPE_CHECKING:) marks that disagree, and both sets of
-# cycles.  Needs /usr/bin/python3, jq, git.  The binaries are taken from $PATH,
+# cycles; then what ci-refs dead and arch report, with their wall time, and
+# (with python3-jedi) the call edges of callers against jedi.  Needs
+# /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH,
 # or from the build directory with CI_BIN=<dir>.
 set -eu
 repo=${1:?usage: bench/graph.sh <python-repo>}
@@ -55,6 +57,16 @@ echo "ci-refs cycles:"
 ci-refs --json cycles 2>/dev/null | jq -c .files | sort || :
 echo "ast:"
 jq -c 'select(._type == "cycle") | .files' "$tmp/ast.all" | sort
+
+# ---- the whole call graph: dead and arch, what they report and how long they take ----
+for c in dead arch; do
+	s0=$(date +%s.%N)
+	ci-refs --json --limit 10000 "$c" >"$tmp/$c" 2>/dev/null || :
+	s1=$(date +%s.%N)
+	printf '# ci-refs %s: %.2f s, %s\n' "$c" "$(echo "$s1 - $s0" | bc)" \
+		"$(jq -r 'if ._type == "dead" then .reason else ._type end' "$tmp/$c" | sort | uniq -c | awk '{printf "%s %s  ", $1, $2}')"
+done
+jq -r 'select(._type == "package_edge" and .back) | "back edge: \(.from) -> \(.to) (\(.imports) imports)"' "$tmp/arch"
 
 # ---- call edges: ci-refs callers against jedi (when python3-jedi is installed) ----
 if ! /usr/bin/python3 -c 'import jedi' 2>/dev/null; then

@@ -7,6 +7,10 @@
  *   ci-refs deps <file> [--reverse|--both]  imports, resolved to files
  *   ci-refs cycles [--scope <path>]         import cycles
  *   ci-refs impact <file|file:symbol>       what a change may affect
+ *   ci-refs callers|callees <name>          calls bound to definitions
+ *   ci-refs trace <from> <to>               call paths between two symbols
+ *   ci-refs dead                            definitions nothing reaches
+ *   ci-refs arch                            packages, layering, clusters
  *
  * Every answer is syntactic: definitions and references come from tree-sitter
  * tags queries, not from a compiler, so records say "confidence":"syntactic";
@@ -19,6 +23,7 @@
 #include "core/common.h"
 #include "fleet/fleet.h"
 #include "fleet/serve.h"
+#include "graph/cgraph.h"
 #include "graph/refs.h"
 #include "core/human.h"
 #include "index/index.h"
@@ -28,7 +33,7 @@
 #include <getopt.h>
 
 static const char usage_text[] =
-	"usage: ci-refs [options] <command> <arg>\n"
+	"usage: ci-refs [options] <command> [<arg>...]\n"
 	"\n"
 	"Commands:\n"
 	"  defs <name>             where <name> is defined (Class.method, module.func narrow)\n"
@@ -41,6 +46,9 @@ static const char usage_text[] =
 	"  impact <file>[:<symbol>]  files a change may affect, with the signals\n"
 	"  callers <name>          the calls that reach <name>, each with how it binds\n"
 	"  callees <name>          the calls inside <name>, each with the definition it reaches\n"
+	"  trace <from> <to>       call paths from <from> to <to>, shortest first\n"
+	"  dead                    definitions nothing reaches (entry points left out)\n"
+	"  arch                    packages, entry points, layering by imports, clusters\n"
 	"\n"
 	"Options:\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
@@ -54,7 +62,9 @@ static const char usage_text[] =
 	"      --both              deps: both directions\n"
 	"      --scope <path>      cycles: only files under this path\n"
 	"      --type-imports      cycles: count Python imports under `if TYPE_CHECKING:`\n"
-	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2)\n"
+	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2);\n"
+	"                          trace: paths of at most <n> calls (1-30; default 8);\n"
+	"                          callers, callees: <n> levels of calls (1-10; default 1)\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
 	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
@@ -85,7 +95,8 @@ static const struct option long_options[] = {
 /* The command and its argument, from the command line. */
 struct invocation {
 	const char *cmd;	/* defs, refs, ..., cycles */
-	const char *arg;	/* its argument, NULL for cycles */
+	const char *arg;	/* its argument, NULL for cycles, dead, arch */
+	const char *arg2;	/* trace's second argument */
 	const char *index;	/* --index */
 	int json;		/* --json */
 };
@@ -112,9 +123,17 @@ static void parse_command(struct invocation *inv, int argc, char **argv)
 	if (optind >= argc)
 		usage_error(usage_text, "no command given");
 	cmd = inv->cmd = argv[optind++];
-	if (!strcmp(cmd, "cycles")) {
+	if (!strcmp(cmd, "cycles") || !strcmp(cmd, "dead") || !strcmp(cmd, "arch")) {
 		if (optind < argc)
-			usage_error(usage_text, "cycles takes no argument (use --scope)");
+			usage_error(usage_text, "%s takes no argument%s", cmd,
+				    !strcmp(cmd, "cycles") ? " (use --scope)" : " (use --path, --kind)");
+	} else if (!strcmp(cmd, "trace")) {
+		if (optind + 2 != argc)
+			usage_error(usage_text, "trace takes two arguments, <from> and <to>");
+		inv->arg = argv[optind];
+		inv->arg2 = argv[optind + 1];
+		if (!*inv->arg || !*inv->arg2)
+			usage_error(usage_text, "trace: an argument is empty");
 	} else if (!strcmp(cmd, "defs") || !strcmp(cmd, "refs") || !strcmp(cmd, "occurrences") ||
 		   !strcmp(cmd, "symbols") || !strcmp(cmd, "search") || !strcmp(cmd, "deps") ||
 		   !strcmp(cmd, "impact") || !strcmp(cmd, "callers") || !strcmp(cmd, "callees")) {
@@ -144,7 +163,7 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		case OPT_BOTH: o->both = 1; break;
 		case OPT_SCOPE: o->scope = optarg; break;
 		case OPT_TYPE_IMPORTS: o->type_imports = 1; break;
-		case OPT_DEPTH: o->depth = parse_long_arg(usage_text, "--depth", optarg, 0, 3); break;
+		case OPT_DEPTH: o->depth = parse_long_arg(usage_text, "--depth", optarg, 0, 30); break;
 		case OPT_JSON: inv->json = 1; break;
 		case OPT_MODE: o->mode = parse_mode(optarg); break;
 		case OPT_VERSION:
@@ -157,6 +176,18 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		}
 	}
 	parse_command(inv, argc, argv);
+	if (!strcmp(inv->cmd, "trace") || !strcmp(inv->cmd, "callers") || !strcmp(inv->cmd, "callees")) {
+		if (o->depth < 0)
+			o->depth = strcmp(inv->cmd, "trace") ? 1 : 8;
+		else if (o->depth < 1)
+			usage_error(usage_text, "--depth: %s needs at least 1", inv->cmd);
+		else if (o->depth > 10 && strcmp(inv->cmd, "trace"))
+			usage_error(usage_text, "--depth must be between 1 and 10 for %s", inv->cmd);
+	} else if (o->depth < 0) {
+		o->depth = 2;
+	} else if (o->depth > 3) {
+		usage_error(usage_text, "--depth must be between 0 and 3 for %s", inv->cmd);
+	}
 	if (o->kind && !*o->kind)
 		usage_error(usage_text, "--kind: empty");
 	return -1;
@@ -186,8 +217,14 @@ static int open_index(struct ci_index **ix, const char *index)
 }
 
 /* Run the query the command names. */
-static int run(struct refs *r, const char *cmd, const char *arg)
+static int run(struct refs *r, const char *cmd, const char *arg, const char *arg2)
 {
+	if (!strcmp(cmd, "trace"))
+		return refs_trace(r, arg, arg2);
+	if (!strcmp(cmd, "dead"))
+		return refs_dead(r);
+	if (!strcmp(cmd, "arch"))
+		return refs_arch(r);
 	if (!strcmp(cmd, "defs"))
 		return refs_occurrences(r, arg, 1, 0, 0);
 	if (!strcmp(cmd, "refs"))
@@ -202,6 +239,8 @@ static int run(struct refs *r, const char *cmd, const char *arg)
 		return refs_deps(r, arg);
 	if (!strcmp(cmd, "impact"))
 		return refs_impact(r, arg);
+	if ((!strcmp(cmd, "callers") || !strcmp(cmd, "callees")) && r->o.depth > 1)
+		return refs_calls_deep(r, arg, !strcmp(cmd, "callees"));
 	if (!strcmp(cmd, "callers") || !strcmp(cmd, "callees"))
 		return refs_calls(r, arg, !strcmp(cmd, "callees"));
 	return refs_cycles(r);
@@ -234,7 +273,7 @@ static int shards_prepare(int argc, char **argv, void **state)
 		if (!strcmp(argv[c], "-h") || !strcmp(argv[c], "--help") || !strcmp(argv[c], "--version"))
 			return 1;
 	sq = xcalloc(1, sizeof(*sq));
-	sq->o = (struct refs_opts){ .limit = 100, .depth = 2, .mode = REFS_M_ALL };
+	sq->o = (struct refs_opts){ .limit = 100, .depth = -1, .mode = REFS_M_ALL };
 	opterr = 0;
 	parse_options(&sq->o, &sq->inv, argc, argv);
 	*state = sq;
@@ -257,7 +296,7 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 	if (!fp)
 		die("cannot open a stream in memory: %s", strerror(errno));
 	refs_init(&r, ix, &sq->o, fp);
-	ret = run(&r, sq->inv.cmd, sq->inv.arg);
+	ret = run(&r, sq->inv.cmd, sq->inv.arg, sq->inv.arg2);
 	refs_release(&r);
 	fclose(fp);
 	buf_add(out, ob, on);
@@ -272,7 +311,7 @@ static void shards_release(void *state)
 
 int main(int argc, char **argv)
 {
-	struct refs_opts o = { .limit = 100, .depth = 2, .mode = REFS_M_ALL };
+	struct refs_opts o = { .limit = 100, .depth = -1, .mode = REFS_M_ALL };
 	struct invocation inv = { 0 };
 	struct ci_index *ix;
 	struct refs r;
@@ -293,7 +332,7 @@ int main(int argc, char **argv)
 	if ((ret = open_index(&ix, inv.index)) != EXIT_OK)
 		return ret;
 	refs_init(&r, ix, &o, stdout);
-	ret = run(&r, inv.cmd, inv.arg);
+	ret = run(&r, inv.cmd, inv.arg, inv.arg2);
 	refs_release(&r);
 	index_close(ix);
 	return close_stdout(ret);

@@ -98,6 +98,10 @@ refs-deps	ci-refs deps --both src/parse.h
 refs-cycles	ci-refs cycles
 refs-impact	ci-refs impact src/parse.h
 refs-impact-symbol	ci-refs impact src/parser.c:parse
+refs-trace	ci-refs trace fa fb
+refs-callers-deep	ci-refs --depth 2 callers fb
+refs-dead	ci-refs dead
+refs-arch	ci-refs arch
 refs-unsupported	ci-refs --lang markdown defs x; test $? = 1
 couple-history	ci-couple history
 couple-coupling	ci-couple coupling

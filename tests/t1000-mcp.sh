@@ -358,7 +358,7 @@ test_expect_success '--list-tools --profile ci; an unknown profile is a usage er
 	ci-mcp --list-tools --profile ci >a.json &&
 	ci-mcp --list-tools >b.json && test_cmp a.json b.json &&
 	jq -r ".tools[].name" a.json >actual &&
-	printf "%s\n" search grep symbols references read context related impact history status >expect &&
+	printf "%s\n" search grep symbols references read context related impact callers callees trace dead arch history status >expect &&
 	test_cmp expect actual &&
 	test_status 2 ci-mcp --list-tools --profile nope 2>err &&
 	test_grep "unknown profile '"'"'nope'"'"' (known: ci, kit, shaktiman, abstract, codebase-context, bobbin)" err

@@ -43,7 +43,8 @@ static int use_profile(struct mcp_server *srv, const char *name)
 static void test_tools_list(struct mcp_server *srv)
 {
 	static const char *const ci_tools[] = { "search", "grep", "symbols", "references", "read", "context",
-						"related", "impact", "history", "status" };
+						"related", "impact", "callers", "callees", "trace", "dead", "arch",
+						"history", "status" };
 
 	for (size_t p = 0; p < mcp_profiles_nr; p++) {
 		json_t *list, *tools, *t;
@@ -221,7 +222,7 @@ static void test_protocol(struct mcp_server *srv)
 	   json_object_size(json_object_get(r, "result")) == 0, "ping: an empty result, the id kept (CR dropped)");
 	json_decref(r);
 	r = answer(srv, &mem, &len, &off, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-	ok(json_array_size(json_object_get(json_object_get(r, "result"), "tools")) == 10, "tools/list: ten tools");
+	ok(json_array_size(json_object_get(json_object_get(r, "result"), "tools")) == 15, "tools/list: fifteen tools");
 	json_decref(r);
 	r = answer(srv, &mem, &len, &off, "{\"jsonrpc\":");
 	ok(error_code(r) == -32700 && json_is_null(json_object_get(r, "id")), "not JSON: a parse error, id null");

@@ -76,6 +76,20 @@ static int recv_fits(enum bind_recv recv, const char *path, const char *scope,
 	}
 }
 
+int bind_fits(const char *path, const char *scope, enum bind_recv recv, const struct bind_def *d)
+{
+	return recv_fits(recv, path, scope, d);
+}
+
+enum bind_how bind_level(const char *path, const char *scope, enum bind_recv recv, const struct bind_def *d)
+{
+	if (!recv_fits(recv, path, scope, d) || recv == RECV_SUPER)
+		return BIND_NONE;
+	if (!strcmp(d->path, path))
+		return d->scope && encloses(d->scope, scope) ? BIND_MEMBER : !d->scope ? BIND_LOCAL : BIND_NONE;
+	return d->imported ? BIND_IMPORT : BIND_NONE;
+}
+
 long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr)
 {

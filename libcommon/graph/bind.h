@@ -58,6 +58,15 @@ const char *bind_how_name(enum bind_how how);
  * the first candidate.  Returns its index and sets *how, or returns -1 with
  * *how = BIND_NONE.  Cannot fail.
  */
+/* 1 if a call made on recv in file path, enclosed by scope, can reach d at
+ * all (the receiver's narrowing of bind_ref()).  Cannot fail. */
+int bind_fits(const char *path, const char *scope, enum bind_recv recv, const struct bind_def *d);
+
+/* How well d alone fits a call made on recv in file path, enclosed by scope:
+ * member, local, import, or BIND_NONE (it may fit only by name, or not at
+ * all).  bind_ref() picks the first best; this lets a caller see the ties. */
+enum bind_how bind_level(const char *path, const char *scope, enum bind_recv recv, const struct bind_def *d);
+
 long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr);
 

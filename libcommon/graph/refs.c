@@ -59,7 +59,7 @@ sqlite3_stmt *refs_prep(struct refs *r, const char *sql)
 }
 
 /* Kind groups of the abstract contract: "class" also means struct, record... */
-static int kind_matches(const char *want, const char *kind)
+int refs_kind_matches(const char *want, const char *kind)
 {
 	static const char *const groups[][6] = {
 		{ "class", "class", "struct", "record", "union", NULL },
@@ -291,7 +291,7 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		const char *sc = refs_col(st, 6), *lang = refs_col(st, 7);
 		char *snip;
 
-		if (!kind_matches(r->o.kind, kind) || !refs_path_ok(r, path) || (r->o.lang && (!lang || strcmp(r->o.lang, lang))))
+		if (!refs_kind_matches(r->o.kind, kind) || !refs_path_ok(r, path) || (r->o.lang && (!lang || strcmp(r->o.lang, lang))))
 			continue;
 		/* "Parser.parse": the definition's scope, or the reference's receiver
 		 * scope cannot be known syntactically: keep references whose enclosing
@@ -427,7 +427,7 @@ int refs_symbols(struct refs *r, const char *arg)
 		  "FROM defs d WHERE d.blob_id = ?1 ORDER BY d.line, d.col, d.name");
 	sqlite3_bind_int64(st, 1, blob);
 	while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
-		if (!kind_matches(r->o.kind, refs_col(st, 1)))
+		if (!refs_kind_matches(r->o.kind, refs_col(st, 1)))
 			continue;
 		nd_begin(&r->out, "symbol");
 		nd_str(&r->out, "name", refs_col(st, 0));
@@ -528,7 +528,7 @@ int refs_search(struct refs *r, const char *q)
 		double s;
 		const char *m;
 
-		if (!kind_matches(r->o.kind, refs_col(st, 1)) || !refs_path_ok(r, path) ||
+		if (!refs_kind_matches(r->o.kind, refs_col(st, 1)) || !refs_path_ok(r, path) ||
 		    (r->o.lang && (!lang || strcmp(lang, r->o.lang))) || !refs_qualifier_matches(scope, refs_col(st, 5), refs_col(st, 2)))
 			continue;
 		if (!strcmp(n, name)) {

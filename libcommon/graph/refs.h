@@ -36,7 +36,7 @@ struct refs_opts {
 	int reverse, both;	/* deps direction */
 	const char *scope;	/* cycles: only files under this path, or NULL */
 	int type_imports;	/* cycles: count imports under TYPE_CHECKING too */
-	long depth;		/* impact: reverse import levels */
+	long depth;		/* impact: reverse import levels; trace: calls at most */
 	unsigned mode;		/* impact: REFS_M_* */
 };
 
@@ -103,6 +103,10 @@ double impact_score(const struct impact_hit *h, unsigned mode);
  */
 void impact_order(struct impact_rank *r, size_t nr, const struct impact_hit *h,
 		  char *const *names, int sym_first);
+
+/* Does kind fall under the wanted kind or its group ("function": method,
+ * constructor, macro...)?  want NULL matches everything.  Cannot fail. */
+int refs_kind_matches(const char *want, const char *kind);
 
 /* Internal to refs.c, callgraph.c, cycles.c, impact.c. */
 sqlite3_stmt *refs_prep(struct refs *r, const char *sql);

@@ -1,0 +1,370 @@
+/*
+ * arch.c: the architecture of a repository from its index (cgraph.h):
+ * packages (directories with code), entry points, layering by import
+ * direction, and clusters of files by calls and co-change.
+ *
+ * Layering is a linear order of packages in which imports point down; where
+ * import cycles make that impossible, the order is Eades, Lin and Smyth's
+ * greedy one (packages that only import go first, those only imported go
+ * last, else the one whose imports outweigh its importers most); each
+ * package's layer is the longest chain of imports pointing down below it in
+ * that order, and packages are written by layer, highest first, then name.
+ * The imports that point up in that order are the back edges.  Clusters are label
+ * propagation over files, an edge weighing the calls between two files plus
+ * their co-changes (ci-couple's coupling table, when the index has it).
+ */
+#include "core/common.h"
+#include "graph/cgraph.h"
+#include "parse/lang.h"
+
+/* A weighted edge between two nodes (packages or files). */
+struct wedge {
+	int a, b;		/* from, to */
+	long imports, calls, co;	/* imports, calls, co-changes */
+};
+
+struct arch {
+	struct refs *r;		/* the query */
+	struct cgraph g;	/* the call graph */
+	char **pkgs;		/* package names, sorted */
+	size_t pkgs_nr;
+	int *pkg_of;		/* per file: its package, -1 when not code */
+	long *pkg_files;	/* per package: files */
+	struct wedge *e;	/* package edges, aggregated, by (a, b) */
+	size_t e_nr;
+	int *order;		/* packages, top first */
+	int *pos;		/* per package: its place in order */
+	int *layer;		/* per package: longest downward import chain */
+};
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int cmp_wedge(const void *x, const void *y)
+{
+	const struct wedge *a = x, *b = y;
+
+	return a->a != b->a ? (a->a > b->a) - (a->a < b->a) : (a->b > b->b) - (a->b < b->b);
+}
+
+/* Sort edges and add up the duplicates; returns the new count. */
+static size_t aggregate(struct wedge *e, size_t n)
+{
+	size_t k = 0;
+
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_wedge);
+	for (size_t i = 0; i < n; i++) {
+		if (k && e[k - 1].a == e[i].a && e[k - 1].b == e[i].b) {
+			e[k - 1].imports += e[i].imports;
+			e[k - 1].calls += e[i].calls;
+			e[k - 1].co += e[i].co;
+		} else {
+			e[k++] = e[i];
+		}
+	}
+	return k;
+}
+
+static int pkg_index(const struct arch *a, const char *name)
+{
+	char **p = a->pkgs_nr ? bsearch(&name, a->pkgs, a->pkgs_nr, sizeof(char *), cmp_str) : NULL;
+
+	return p ? (int)(p - a->pkgs) : -1;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? xstrndup(path, (size_t)(s - path)) : xstrdup(".");
+}
+
+/* Packages: the directories of files in a language with a grammar. */
+static void find_packages(struct arch *a)
+{
+	size_t alloc = 0, k = 0;
+
+	a->pkg_of = xmalloc((a->g.files_nr + 1) * sizeof(int));
+	for (size_t f = 0; f < a->g.files_nr; f++) {
+		const struct lang *l = a->g.files[f].lang ? lang_by_name(a->g.files[f].lang) : NULL;
+		if (!l || !l->grammar || !refs_path_ok(a->r, a->g.files[f].path))
+			continue;
+		ALLOC_GROW(a->pkgs, a->pkgs_nr + 1, alloc);
+		a->pkgs[a->pkgs_nr++] = dir_of(a->g.files[f].path);
+	}
+	if (a->pkgs_nr)
+		qsort(a->pkgs, a->pkgs_nr, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < a->pkgs_nr; i++) {
+		if (k && !strcmp(a->pkgs[k - 1], a->pkgs[i]))
+			free(a->pkgs[i]);
+		else
+			a->pkgs[k++] = a->pkgs[i];
+	}
+	a->pkgs_nr = k;
+	a->pkg_files = xcalloc(k + 1, sizeof(long));
+	for (size_t f = 0; f < a->g.files_nr; f++) {
+		const struct lang *l = a->g.files[f].lang ? lang_by_name(a->g.files[f].lang) : NULL;
+		char *d;
+		a->pkg_of[f] = -1;
+		if (!l || !l->grammar || !refs_path_ok(a->r, a->g.files[f].path))
+			continue;
+		d = dir_of(a->g.files[f].path);
+		a->pkg_of[f] = pkg_index(a, d);
+		a->pkg_files[a->pkg_of[f]]++;
+		free(d);
+	}
+}
+
+/* The package of a resolved import: its file's, or the directory itself (Go). */
+static int pkg_of_path(const struct arch *a, const char *path)
+{
+	int f = cgraph_file(&a->g, path);
+
+	return f >= 0 ? a->pkg_of[f] : pkg_index(a, path);
+}
+
+/* Package edges: imports (not type-only) and bound calls between packages. */
+static void package_edges(struct arch *a)
+{
+	sqlite3_stmt *st = refs_prep(a->r, "SELECT path, resolved FROM imports WHERE resolved IS NOT NULL "
+				     "AND NOT type_only");
+	size_t alloc = 0;
+
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int x = pkg_of_path(a, refs_col(st, 0)), y = pkg_of_path(a, refs_col(st, 1));
+		if (x < 0 || y < 0 || x == y)
+			continue;
+		ALLOC_GROW(a->e, a->e_nr + 1, alloc);
+		a->e[a->e_nr++] = (struct wedge){ x, y, 1, 0, 0 };
+	}
+	sqlite3_finalize(st);
+	for (size_t c = 0; c < a->g.calls_nr; c++) {
+		const struct cg_call *k = &a->g.calls[c];
+		int x = a->pkg_of[k->file], y = pkg_of_path(a, a->g.defs[k->to].path);
+
+		if (x < 0 || y < 0 || x == y)
+			continue;
+		ALLOC_GROW(a->e, a->e_nr + 1, alloc);
+		a->e[a->e_nr++] = (struct wedge){ x, y, 0, 1, 0 };
+	}
+	a->e_nr = aggregate(a->e, a->e_nr);
+}
+
+/* Sort the order by layer (highest first), then name; set pos. */
+static void layer_sort(struct arch *a)
+{
+	for (size_t i = 1; i < a->pkgs_nr; i++) {
+		int v = a->order[i];
+		size_t j = i;
+		while (j > 0 && (a->layer[a->order[j - 1]] < a->layer[v] ||
+				 (a->layer[a->order[j - 1]] == a->layer[v] && strcmp(a->pkgs[a->order[j - 1]], a->pkgs[v]) > 0))) {
+			a->order[j] = a->order[j - 1];
+			j--;
+		}
+		a->order[j] = v;
+	}
+	for (size_t i = 0; i < a->pkgs_nr; i++)
+		a->pos[a->order[i]] = (int)i;
+}
+
+/* The greedy order (Eades, Lin, Smyth) over import edges, and the layers. */
+static void layering(struct arch *a)
+{
+	size_t n = a->pkgs_nr, head = 0, tail = n;
+	long *in = xcalloc(n + 1, sizeof(long)), *out = xcalloc(n + 1, sizeof(long));
+	char *gone = xcalloc(n + 1, 1);
+
+	a->order = xmalloc((n + 1) * sizeof(int));
+	a->pos = xmalloc((n + 1) * sizeof(int));
+	a->layer = xcalloc(n + 1, sizeof(int));
+	for (size_t i = 0; i < a->e_nr; i++)
+		if (a->e[i].imports) {
+			out[a->e[i].a] += a->e[i].imports;
+			in[a->e[i].b] += a->e[i].imports;
+		}
+	while (head < tail) {
+		int pick = -1, sink = 0;
+		long best = 0;
+		/* a sink goes last, a source first; else the greatest out - in */
+		for (size_t v = 0; v < n && pick < 0; v++)
+			if (!gone[v] && !out[v])
+				pick = (int)v, sink = 1;
+		for (size_t v = 0; v < n && pick < 0; v++)
+			if (!gone[v] && !in[v])
+				pick = (int)v;
+		if (pick < 0)
+			for (size_t v = 0; v < n; v++)
+				if (!gone[v] && (pick < 0 || out[v] - in[v] > best))
+					pick = (int)v, best = out[v] - in[v];
+		gone[pick] = 1;
+		if (sink)
+			a->order[--tail] = pick;
+		else
+			a->order[head++] = pick;
+		for (size_t i = 0; i < a->e_nr; i++) {
+			if (!a->e[i].imports)
+				continue;
+			if (a->e[i].a == pick && !gone[a->e[i].b])
+				in[a->e[i].b] -= a->e[i].imports;
+			if (a->e[i].b == pick && !gone[a->e[i].a])
+				out[a->e[i].a] -= a->e[i].imports;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		a->pos[a->order[i]] = (int)i;
+	/* layer: the longest chain of downward imports below a package */
+	for (size_t i = n; i-- > 0; ) {
+		int v = a->order[i];
+		for (size_t k = 0; k < a->e_nr; k++)
+			if (a->e[k].imports && a->e[k].a == v && a->pos[a->e[k].b] > a->pos[v] &&
+			    a->layer[a->e[k].b] + 1 > a->layer[v])
+				a->layer[v] = a->layer[a->e[k].b] + 1;
+	}
+	/* for people: by layer, then name; imports still point down, and the
+	 * back edges are those that point up in this order */
+	layer_sort(a);
+	free(in);
+	free(out);
+	free(gone);
+}
+
+/* A JSON array of strings. */
+static void add_list(struct buf *b, const char *key, char *const *s, const int *ix, size_t n)
+{
+	nd_key(b, key);
+	buf_addch(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		const char *x = ix ? s[ix[i]] : s[i];
+		if (i)
+			buf_addch(b, ',');
+		nd_json_string(b, x, strlen(x));
+	}
+	buf_addch(b, ']');
+}
+
+static void emit_packages(struct arch *a)
+{
+	int *list = xmalloc((a->pkgs_nr + 1) * sizeof(int));
+
+	for (size_t i = 0; i < a->pkgs_nr && a->r->emitted < a->r->o.limit; i++) {
+		int v = a->order[i];
+		size_t n = 0, m = 0;
+		struct buf *b = &a->r->out;
+
+		nd_begin(b, "package");
+		nd_str(b, "name", a->pkgs[v]);
+		nd_int(b, "files", a->pkg_files[v]);
+		nd_int(b, "order", (long long)i + 1);
+		nd_int(b, "layer", a->layer[v]);
+		for (size_t k = 0; k < a->e_nr; k++)
+			if (a->e[k].imports && a->e[k].a == v)
+				list[n++] = a->e[k].b;
+		add_list(b, "imports", a->pkgs, list, n);
+		for (size_t k = 0; k < a->e_nr; k++)
+			m += a->e[k].imports && a->e[k].b == v;
+		nd_int(b, "imported_by", (long long)m);
+		nd_end(b);
+		refs_flush(a->r);
+		a->r->emitted++;
+	}
+	free(list);
+}
+
+static void emit_entry(struct arch *a, const char *path, const char *name, long line, const char *kind)
+{
+	struct buf *b = &a->r->out;
+
+	if (a->r->emitted >= a->r->o.limit)
+		return;
+	nd_begin(b, "entry_point");
+	nd_str(b, "path", path);
+	nd_str(b, "name", name);
+	if (line > 0)
+		nd_int(b, "line", line);
+	nd_str(b, "kind", kind);
+	nd_end(b);
+	refs_flush(a->r);
+	a->r->emitted++;
+}
+
+/* Entry points: main functions, Python main guards and __main__.py files. */
+static void emit_entries(struct arch *a)
+{
+	size_t d = 0;
+
+	for (size_t f = 0; f < a->g.files_nr; f++) {
+		const char *path = a->g.files[f].path, *base = strrchr(path, '/');
+		if (a->pkg_of[f] < 0)
+			continue;
+		for (; d < a->g.defs_nr && strcmp(a->g.defs[d].path, path) <= 0; d++)
+			if (!strcmp(a->g.defs[d].path, path) && !strcmp(a->g.defs[d].name, "main") &&
+			    !a->g.defs[d].scope && refs_kind_matches("function", a->g.defs[d].kind))
+				emit_entry(a, path, "main", a->g.defs[d].line, "main");
+		if (a->g.files[f].main_guard)
+			emit_entry(a, path, "__main__", a->g.files[f].main_guard, "main_guard");
+		else if (!strcmp(base ? base + 1 : path, "__main__.py"))
+			emit_entry(a, path, "__main__", 0, "main_module");
+	}
+}
+
+static void emit_edges(struct arch *a)
+{
+	for (size_t k = 0; k < a->e_nr && a->r->emitted < a->r->o.limit; k++) {
+		const struct wedge *e = &a->e[k];
+		struct buf *b = &a->r->out;
+
+		nd_begin(b, "package_edge");
+		nd_str(b, "from", a->pkgs[e->a]);
+		nd_str(b, "to", a->pkgs[e->b]);
+		nd_int(b, "imports", e->imports);
+		nd_int(b, "calls", e->calls);
+		nd_bool(b, "back", e->imports && a->pos[e->a] > a->pos[e->b]);
+		nd_end(b);
+		refs_flush(a->r);
+		a->r->emitted++;
+	}
+}
+
+static void release(struct arch *a)
+{
+	for (size_t i = 0; i < a->pkgs_nr; i++)
+		free(a->pkgs[i]);
+	free(a->pkgs);
+	free(a->pkg_of);
+	free(a->pkg_files);
+	free(a->e);
+	free(a->order);
+	free(a->pos);
+	free(a->layer);
+	cgraph_release(&a->g);
+}
+
+int refs_arch(struct refs *r)
+{
+	struct arch a = { .r = r };
+	long limit = r->o.limit;
+
+	cgraph_load(&a.g, r, 0);
+	find_packages(&a);
+	if (!a.pkgs_nr) {
+		error("no code in the index%s", r->o.path ? " under that path" : "");
+		release(&a);
+		return EXIT_NOTHING;
+	}
+	package_edges(&a);
+	layering(&a);
+	/* each section has its own --limit */
+	emit_packages(&a);
+	r->o.limit = r->emitted + limit;
+	emit_entries(&a);
+	r->o.limit = r->emitted + limit;
+	emit_edges(&a);
+	r->o.limit = r->emitted + limit;
+	arch_clusters(r, &a.g, a.pkg_of, (const char *const *)a.pkgs);
+	r->o.limit = limit;
+	release(&a);
+	return EXIT_OK;
+}

@@ -1,0 +1,663 @@
+/*
+ * cgraph.c: the bound call graph of the whole index (cgraph.h).
+ *
+ * Shaped by dead and arch, which need every call of the index bound at once:
+ * the definitions and resolved imports are read once into memory, then the
+ * files one by one, each with its references (in line order) and the text of
+ * its chunks (for a call's receiver, decorators, and the names it mentions
+ * outside calls).  Binding is bind.h's, as for callers/callees.
+ */
+#include "core/common.h"
+#include "graph/cgraph.h"
+#include "parse/lang.h"
+
+#include <ctype.h>
+
+/* One resolved import, path -> resolved. */
+struct imp {
+	char *a, *b;		/* importing file, imported file */
+};
+
+/* The per-file state of the load. */
+struct file_pass {
+	char **lines;		/* the file's lines (from its chunks), NULL where none */
+	long lines_nr;		/* lines known */
+	long *ref_line, *ref_col;	/* its references' positions, in order */
+	size_t refs_nr, refs_alloc, rl_alloc;
+	struct bind_def *bd;	/* candidates of one reference */
+	size_t bd_alloc;
+	const struct imp *imps;	/* the resolved imports, sorted */
+	size_t imps_nr;
+};
+
+static int cmp_imp(const void *x, const void *y)
+{
+	const struct imp *a = x, *b = y;
+	int c = strcmp(a->a, b->a);
+
+	return c ? c : strcmp(a->b, b->b);
+}
+
+/* qsort context-free: by_name sorts indices against a global-free copy. */
+struct name_ix {
+	const char *name;	/* definition's name */
+	int i;			/* its index */
+};
+
+static int cmp_name_ix(const void *x, const void *y)
+{
+	const struct name_ix *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static int cmp_call(const void *x, const void *y)
+{
+	const struct cg_call *a = x, *b = y;
+
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	if (a->to != b->to)
+		return a->to < b->to ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return (a->col > b->col) - (a->col < b->col);
+}
+
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Hash the runs of equal names of by_name (the mention scan looks up every
+ * identifier of the repository: a binary search was half the time of dead). */
+static void hash_names(struct cgraph *g)
+{
+	size_t n = 16;
+
+	while (n < 2 * g->defs_nr + 2)
+		n *= 2;
+	g->slots = xcalloc(n, sizeof(*g->slots));
+	g->slots_mask = n - 1;
+	for (size_t i = 0; i < g->defs_nr; ) {
+		const char *name = g->defs[g->by_name[i]].name;
+		unsigned h = name_hash(name);
+		size_t e = i + 1, k = h & g->slots_mask;
+		while (e < g->defs_nr && !strcmp(g->defs[g->by_name[e]].name, name))
+			e++;
+		while (g->slots[k].count)
+			k = (k + 1) & g->slots_mask;
+		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i };
+		i = e;
+	}
+}
+
+size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
+{
+	unsigned h = name_hash(name);
+
+	*first = 0;
+	if (!g->slots)
+		return 0;
+	for (size_t k = h & g->slots_mask; g->slots[k].count; k = (k + 1) & g->slots_mask)
+		if (g->slots[k].hash == h && !strcmp(g->defs[g->by_name[g->slots[k].first]].name, name)) {
+			*first = g->slots[k].first;
+			return g->slots[k].count;
+		}
+	return 0;
+}
+
+int cgraph_file(const struct cgraph *g, const char *path)
+{
+	size_t lo = 0, hi = g->files_nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(g->files[mid].path, path);
+		if (!c)
+			return (int)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int imported(const struct imp *imps, size_t n, const char *a, const char *b)
+{
+	struct imp key = { (char *)a, (char *)b };
+
+	return n && bsearch(&key, imps, n, sizeof(*imps), cmp_imp) != NULL;
+}
+
+/* Files, definitions, imports. */
+static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, size_t *imps_nr,
+			sqlite3_int64 **blobs)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 0, ba = 0;
+	struct name_ix *nx;
+
+	st = refs_prep(r, "SELECT f.path, b.lang, b.id FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(g->files, g->files_nr + 1, g->files_alloc);
+		ALLOC_GROW(*blobs, g->files_nr + 1, ba);
+		memset(&g->files[g->files_nr], 0, sizeof(*g->files));
+		g->files[g->files_nr].path = xstrdup(refs_col(st, 0));
+		g->files[g->files_nr].lang = refs_col(st, 1) ? xstrdup(refs_col(st, 1)) : NULL;
+		(*blobs)[g->files_nr] = sqlite3_column_int64(st, 2);
+		g->files_nr++;
+	}
+	sqlite3_finalize(st);
+	st = refs_prep(r, "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.scope, b.lang FROM defs d "
+		       "JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
+		       "ORDER BY f.path, d.line, d.col, d.name");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct cg_def *d;
+		ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
+		d = &g->defs[g->defs_nr++];
+		memset(d, 0, sizeof(*d));
+		d->path = xstrdup(refs_col(st, 0));
+		d->name = xstrdup(refs_col(st, 1));
+		d->kind = xstrdup(refs_col(st, 2));
+		d->line = sqlite3_column_int64(st, 3);
+		d->end_line = sqlite3_column_int64(st, 4);
+		d->scope = refs_col(st, 5) ? xstrdup(refs_col(st, 5)) : NULL;
+		d->lang = refs_col(st, 6) ? xstrdup(refs_col(st, 6)) : NULL;
+	}
+	sqlite3_finalize(st);
+	nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
+	for (size_t i = 0; i < g->defs_nr; i++)
+		nx[i] = (struct name_ix){ g->defs[i].name, (int)i };
+	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
+	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
+	for (size_t i = 0; i < g->defs_nr; i++)
+		g->by_name[i] = nx[i].i;
+	free(nx);
+	hash_names(g);
+	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(*imps, *imps_nr + 1, alloc);
+		(*imps)[*imps_nr].a = xstrdup(refs_col(st, 0));
+		(*imps)[*imps_nr].b = xstrdup(refs_col(st, 1));
+		(*imps_nr)++;
+	}
+	sqlite3_finalize(st);
+	if (*imps_nr)
+		qsort(*imps, *imps_nr, sizeof(**imps), cmp_imp);
+}
+
+/* The file's lines, from its chunks (the first chunk that holds a line wins). */
+static void load_lines(struct refs *r, sqlite3_stmt *st, sqlite3_int64 blob, struct file_pass *fp)
+{
+	size_t alloc = 0;
+
+	fp->lines = NULL;
+	fp->lines_nr = 0;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, blob);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		long l = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+		const char *t = refs_col(st, 2), *p = t;
+
+		if (!t || l < 1)
+			continue;
+		if (end > fp->lines_nr) {
+			ALLOC_GROW(fp->lines, (size_t)end, alloc);
+			memset(fp->lines + fp->lines_nr, 0, (size_t)(end - fp->lines_nr) * sizeof(char *));
+			fp->lines_nr = end;
+		}
+		for (; l <= end && p; l++) {
+			const char *e = strchrnul(p, '\n');
+			if (!fp->lines[l - 1])
+				fp->lines[l - 1] = xstrndup(p, (size_t)(e - p));
+			p = *e ? e + 1 : NULL;
+		}
+	}
+	(void)r;
+}
+
+static void free_lines(struct file_pass *fp)
+{
+	for (long i = 0; i < fp->lines_nr; i++)
+		free(fp->lines[i]);
+	free(fp->lines);
+	fp->lines = NULL;
+	fp->lines_nr = 0;
+}
+
+/* The innermost definition of [lo, hi) (one file's, in line order) that holds line, or -1. */
+static int enclosing(const struct cgraph *g, size_t lo, size_t hi, long line)
+{
+	size_t i = hi;
+
+	while (i > lo && g->defs[i - 1].line > line)
+		i--;
+	while (i > lo) {
+		const struct cg_def *d = &g->defs[--i];
+		if (d->line <= line && d->end_line >= line)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* 1 if definition d holds line of file path (its own body). */
+static int inside(const struct cg_def *d, const char *path, long line)
+{
+	return !strcmp(d->path, path) && d->line <= line && d->end_line >= line;
+}
+
+/* A C or C++ header: its functions may be prototypes of those of a source file. */
+static int is_header(const char *path)
+{
+	const char *e = strrchr(path, '.');
+
+	return e && (!strcmp(e, ".h") || !strcmp(e, ".hh") || !strcmp(e, ".hpp") || !strcmp(e, ".hxx"));
+}
+
+static int c_family(const struct cg_def *d)
+{
+	return d->lang && (!strcmp(d->lang, "c") || !strcmp(d->lang, "cpp"));
+}
+
+/* Are p and d a C prototype in a header and the function it declares (either
+ * way round), of the same scope? */
+static int same_symbol(const struct cg_def *p, const struct cg_def *d)
+{
+	return c_family(p) && c_family(d) && is_header(p->path) != is_header(d->path) &&
+	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
+}
+
+/* Does the scope cls enclose s ("A.f" encloses "A.f" and "A.f.g", not "A.fg")? */
+static int scope_encloses(const char *cls, const char *s)
+{
+	size_t n = strlen(cls);
+
+	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
+}
+
+static void add_call(struct cgraph *g, int from, int to, int file, long line, long col_, enum bind_how how)
+{
+	g->defs[to].calls_in++;
+	ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
+	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, line, col_, how };
+}
+
+/*
+ * Bind one call reference and count it on the definitions it may reach:
+ * bind_ref()'s choice, and the ties of as good a binding; a function nested
+ * in the one that calls it; for a method call, the other methods of that
+ * name (overrides reached by dispatch, or an inherited method self.f()
+ * reaches when the class has none) as possible uses.
+ */
+static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *imps, size_t imps_nr,
+		      int file, int from, const char *name, const char *scope, long line, long col_)
+{
+	const char *path = g->files[file].path;
+	const char *text = line >= 1 && line <= fp->lines_nr ? fp->lines[line - 1] : NULL;
+	enum bind_recv recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
+	enum bind_how how;
+	size_t first, n = cgraph_named(g, name, &first);
+	long def;
+	int method_call, hdr = -1, body = 0;
+
+	if (!n)
+		return;
+	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		fp->bd[i].path = d->path;
+		fp->bd[i].scope = d->scope;
+		fp->bd[i].imported = strcmp(d->path, path) && imported(imps, imps_nr, path, d->path);
+	}
+	def = bind_ref(&how, path, scope, recv, fp->bd, n);
+	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		if (d->scope && !strcmp(d->kind, "function") && !strcmp(d->path, path) &&
+		    scope_encloses(d->scope, scope)) {
+			def = (long)i;	/* a nested function, in the function that defines it */
+			how = BIND_LOCAL;
+			break;
+		}
+	}
+	method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
+	for (size_t i = 0; i < n; i++) {
+		int di = g->by_name[first + i];
+		struct cg_def *d = &g->defs[di];
+		int own = di == from || inside(d, path, line);
+
+		if (def >= 0 && (size_t)def == i) {
+			if (own)
+				d->self_calls++;
+			else if (is_header(d->path) && c_family(d))
+				hdr = di;	/* a prototype: the edge goes to the function, if any */
+			else
+				add_call(g, from, di, file, line, col_, how);
+		} else if (def >= 0 && !own &&
+			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
+			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
+			add_call(g, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
+			body |= !is_header(d->path) && same_symbol(&g->defs[g->by_name[first + def]], d);
+		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
+			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+		} else if (def >= 0) {
+			d->namesake_calls++;
+		} else if (!own && bind_fits(path, scope, recv, &fp->bd[i])) {
+			d->ambiguous_in++;
+		}
+	}
+	if (hdr >= 0 && body)
+		g->defs[hdr].calls_in++;
+	else if (hdr >= 0)
+		add_call(g, from, hdr, file, line, col_, how);
+}
+
+/* Is there a reference of the file at (line, col)? */
+static int ref_at(const struct file_pass *fp, long line, long col_)
+{
+	size_t lo = 0, hi = fp->refs_nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fp->ref_line[mid] < line || (fp->ref_line[mid] == line && fp->ref_col[mid] < col_))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < fp->refs_nr && fp->ref_line[lo] == line && fp->ref_col[lo] == col_;
+}
+
+/* Does the line start an import statement (Python, JavaScript)? */
+static int is_import_line(const char *s)
+{
+	s += strspn(s, " \t");
+	return !strncmp(s, "from ", 5) || !strncmp(s, "import ", 7);
+}
+
+/* One identifier of the file's text: a mention of every definition of that name
+ * unless it is a reference (counted as such) or a definition of the name. */
+static void mention(struct cgraph *g, const struct file_pass *fp, const char *path,
+		    const char *tok, long line, long col_)
+{
+	size_t first, n = cgraph_named(g, tok, &first);
+	int narrow = 0;
+
+	if (!n || ref_at(fp, line, col_))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		if (d->line == line && !strcmp(d->path, path))
+			return;	/* the definition's own name */
+	}
+	/* an import statement names the module: the definitions of the files it
+	 * imports, when there are some, else (a module outside) every one */
+	if (is_import_line(fp->lines[line - 1]))
+		for (size_t i = 0; i < n; i++)
+			if (imported(fp->imps, fp->imps_nr, path, g->defs[g->by_name[first + i]].path))
+				narrow = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct cg_def *d = &g->defs[g->by_name[first + i]];
+		if (!inside(d, path, line) && (!narrow || imported(fp->imps, fp->imps_nr, path, d->path)))
+			d->mentions++;
+	}
+}
+
+/* A string "cmd_", "tmpl_" (or f"on_{x}"): the prefix of names looked up at
+ * run time (getattr(self, "cmd_" + name)).  At most 1000 are kept. */
+static void add_prefix(struct cgraph *g, const char *tok)
+{
+	for (size_t i = 0; i < g->prefixes_nr; i++)
+		if (!strcmp(g->prefixes[i], tok))
+			return;
+	if (g->prefixes_nr >= 1000)
+		return;
+	ALLOC_GROW(g->prefixes, g->prefixes_nr + 1, g->prefixes_alloc);
+	g->prefixes[g->prefixes_nr++] = xstrdup(tok);
+}
+
+/* The identifiers of the file's lines, outside line comments; strings too,
+ * whose names are looked up at run time. */
+static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const char *path, const char *lang)
+{
+	int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby") || !strcmp(lang, "bash"));
+	char tok[256];
+
+	for (long l = 0; l < fp->lines_nr; l++) {
+		const char *s = fp->lines[l];
+		char quote = 0;
+
+		for (size_t i = 0; s && s[i]; ) {
+			unsigned char c = (unsigned char)s[i];
+			if (quote) {
+				if (c == '\\' && s[i + 1])
+					i++;
+				else if (c == (unsigned char)quote)
+					quote = 0;
+			} else if (c == '"' || c == '\'') {
+				quote = (char)c;
+			} else if ((hash && c == '#') || (!hash && c == '/' && s[i + 1] == '/')) {
+				break;
+			}
+			if (isalpha(c) || c == '_') {
+				size_t j = i;
+				while (isalnum((unsigned char)s[j]) || s[j] == '_')
+					j++;
+				if (j - i < sizeof(tok)) {
+					memcpy(tok, s + i, j - i);
+					tok[j - i] = '\0';
+					mention(g, fp, path, tok, l + 1, (long)i + 1);
+					if (quote && i && s[i - 1] == quote && (s[j] == quote || s[j] == '{') && j - i >= 2 &&
+					    s[j - 1] == '_')
+						add_prefix(g, tok);
+				}
+				i = j;
+				continue;
+			}
+			i++;
+		}
+	}
+}
+
+/*
+ * Python: does the class defined on line text ("class A(b.Base, Mixin):")
+ * have a base the index defines no class of?  Its methods may then override
+ * a library's, called by the library.
+ */
+static int external_base(const struct cgraph *g, const char *text)
+{
+	const char *p = text ? strchr(text, '(') : NULL;
+
+	while (p && *p && *p != ')') {
+		const char *b = ++p, *e;
+		char name[256];
+		size_t first, n;
+		int known = 0;
+
+		while (*p && *p != ',' && *p != ')')
+			p++;
+		for (e = p; e > b && !(isalnum((unsigned char)e[-1]) || e[-1] == '_'); e--)
+			;
+		for (b = e; b > text && (isalnum((unsigned char)b[-1]) || b[-1] == '_'); b--)
+			;
+		if (e == b || (size_t)(e - b) >= sizeof(name) || memchr(b, '=', (size_t)(p - b)))
+			continue;	/* metaclass=..., or nothing */
+		memcpy(name, b, (size_t)(e - b));
+		name[e - b] = '\0';
+		n = cgraph_named(g, name, &first);
+		for (size_t i = 0; i < n; i++)
+			known |= !strcmp(g->defs[g->by_name[first + i]].kind, "class");
+		if (!known && strcmp(name, "object"))
+			return 1;
+	}
+	return 0;
+}
+
+/* The methods of classes with a base outside the index (Python). */
+static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t lo, size_t hi)
+{
+	for (size_t i = lo; i < hi; i++) {
+		const struct cg_def *c = &g->defs[i];
+		size_t nl = strlen(c->name);
+
+		if (strcmp(c->kind, "class") || !c->lang || strcmp(c->lang, "python") || c->line > fp->lines_nr ||
+		    !external_base(g, fp->lines[c->line - 1]))
+			continue;
+		for (size_t k = i + 1; k < hi && g->defs[k].line <= c->end_line; k++) {
+			const char *sc = g->defs[k].scope;
+			size_t ls = sc ? strlen(sc) : 0;
+			if (ls >= nl && !strcmp(sc + ls - nl, c->name) && (ls == nl || sc[ls - nl - 1] == '.'))
+				g->defs[k].override = 1;
+		}
+	}
+}
+
+/* Decorators and Python's main guard, from the file's lines. */
+static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, size_t lo, size_t hi)
+{
+	mark_overrides(g, fp, lo, hi);
+	for (size_t i = lo; i < hi; i++) {
+		long l = g->defs[i].line - 1;
+		const char *p;
+		while (l >= 1 && l <= fp->lines_nr && fp->lines[l - 1] &&
+		       (p = fp->lines[l - 1] + strspn(fp->lines[l - 1], " \t")) && !*p)
+			l--;	/* blank lines between decorator and definition */
+		if (l >= 1 && l <= fp->lines_nr && fp->lines[l - 1] &&
+		    fp->lines[l - 1][strspn(fp->lines[l - 1], " \t")] == '@')
+			g->defs[i].decorated = 1;
+		/* C: a constructor or destructor runs without a call */
+		for (l = g->defs[i].line; l >= g->defs[i].line - 1 && l >= 1; l--)
+			if (l <= fp->lines_nr && fp->lines[l - 1] &&
+			    (strstr(fp->lines[l - 1], "__attribute__((constructor") ||
+			     strstr(fp->lines[l - 1], "__attribute__((destructor")))
+				g->defs[i].decorated = 1;
+	}
+	for (long l = 0; l < fp->lines_nr && !g->files[file].main_guard; l++)
+		if (fp->lines[l] && !strncmp(fp->lines[l], "if __name__", 11) && strstr(fp->lines[l], "__main__"))
+			g->files[file].main_guard = l + 1;
+}
+
+/* The references of one file: calls bound, other kinds counted by name. */
+static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sqlite3_stmt *rst,
+		      const struct imp *imps, size_t imps_nr, int file, sqlite3_int64 blob,
+		      size_t lo, size_t hi, unsigned flags)
+{
+	(void)r;
+	fp->refs_nr = 0;
+	sqlite3_reset(rst);
+	sqlite3_bind_int64(rst, 1, blob);
+	while (sqlite3_step(rst) == SQLITE_ROW) {
+		const char *name = refs_col(rst, 0), *kind = refs_col(rst, 1);
+		const char *scope = sqlite3_column_type(rst, 4) == SQLITE_NULL ? NULL : refs_col(rst, 4);
+		long line = sqlite3_column_int64(rst, 2), col_ = sqlite3_column_int64(rst, 3);
+
+		ALLOC_GROW(fp->ref_line, fp->refs_nr + 1, fp->rl_alloc);
+		ALLOC_GROW(fp->ref_col, fp->refs_nr + 1, fp->refs_alloc);
+		fp->ref_line[fp->refs_nr] = line;
+		fp->ref_col[fp->refs_nr++] = col_;
+		if (!strcmp(kind, "call")) {
+			bind_call(g, fp, imps, imps_nr, file, enclosing(g, lo, hi, line), name, scope, line, col_);
+		} else {
+			size_t first, n = cgraph_named(g, name, &first);
+			for (size_t i = 0; i < n; i++) {
+				struct cg_def *d = &g->defs[g->by_name[first + i]];
+				if (!inside(d, g->files[file].path, line))
+					d->refs_in++;
+			}
+		}
+	}
+	if (flags & CG_MENTIONS)
+		scan_mentions(g, fp, g->files[file].path, g->files[file].lang);
+	mark_file(g, fp, file, lo, hi);
+}
+
+void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
+{
+	struct imp *imps = NULL;
+	size_t imps_nr = 0, d = 0;
+	sqlite3_int64 *blobs = NULL;
+	sqlite3_stmt *lst, *rst;
+	struct file_pass fp = { 0 };
+
+	memset(g, 0, sizeof(*g));
+	load_tables(g, r, &imps, &imps_nr, &blobs);
+	fp.imps = imps;
+	fp.imps_nr = imps_nr;
+	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
+			"ORDER BY start_line, end_line DESC");
+	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
+	for (size_t f = 0; f < g->files_nr; f++) {
+		size_t lo = d;
+		while (d < g->defs_nr && strcmp(g->defs[d].path, g->files[f].path) < 0)
+			d++;
+		lo = d;
+		while (d < g->defs_nr && !strcmp(g->defs[d].path, g->files[f].path))
+			d++;
+		g->files[f].blob = blobs[f];
+		load_lines(r, lst, blobs[f], &fp);
+		load_file(g, r, &fp, rst, imps, imps_nr, (int)f, blobs[f], lo, d, flags);
+		free_lines(&fp);
+	}
+	sqlite3_finalize(lst);
+	sqlite3_finalize(rst);
+	free(fp.ref_line);
+	free(fp.ref_col);
+	free(fp.bd);
+	for (size_t i = 0; i < imps_nr; i++) {
+		free(imps[i].a);
+		free(imps[i].b);
+	}
+	free(imps);
+	free(blobs);
+	for (size_t k = 0; k < g->prefixes_nr; k++) {
+		size_t pl = strlen(g->prefixes[k]);
+		for (size_t i = 0; i < g->defs_nr; i++)
+			if (g->defs[i].name[0] == g->prefixes[k][0] && !strncmp(g->defs[i].name, g->prefixes[k], pl) &&
+			    g->defs[i].name[pl])
+				g->defs[i].dynamic = 1;
+	}
+	if (g->calls_nr)
+		qsort(g->calls, g->calls_nr, sizeof(*g->calls), cmp_call);
+	/* out[]: calls from definition i (top-level calls, from -1, come first) */
+	g->out = xcalloc(g->defs_nr + 2, sizeof(*g->out));
+	{
+		size_t c = 0;
+		while (c < g->calls_nr && g->calls[c].from < 0)
+			c++;
+		for (size_t i = 0; i <= g->defs_nr; i++) {
+			g->out[i] = c;
+			while (c < g->calls_nr && g->calls[c].from == (int)i)
+				c++;
+		}
+	}
+}
+
+void cgraph_release(struct cgraph *g)
+{
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		free(g->defs[i].name);
+		free(g->defs[i].kind);
+		free(g->defs[i].path);
+		free(g->defs[i].scope);
+		free(g->defs[i].lang);
+	}
+	for (size_t i = 0; i < g->files_nr; i++) {
+		free(g->files[i].path);
+		free(g->files[i].lang);
+	}
+	free(g->defs);
+	free(g->by_name);
+	free(g->slots);
+	free(g->calls);
+	free(g->out);
+	free(g->files);
+	for (size_t i = 0; i < g->prefixes_nr; i++)
+		free(g->prefixes[i]);
+	free(g->prefixes);
+	memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,113 @@
+/*
+ * cgraph.h: the bound call graph of a whole index, in memory, and the
+ * questions asked of it: trace (call paths from one symbol to another), dead
+ * (definitions nothing reaches), arch (packages, layering, clusters).
+ *
+ * Every definition of the index is a node; every call reference is bound to
+ * the definition it reaches by bind.h's rules (the same as callers/callees),
+ * from the innermost definition that encloses it.  A call that fits several
+ * definitions and binds to none is an "ambiguous" use of each one it fits,
+ * so dead never reports what such a call may reach; a call that binds as
+ * well to several (#ifdef variants of one function) reaches each.  A C or
+ * C++ prototype in a header and the functions of that name and scope in
+ * source files are one symbol: a call bound to one reaches the others.  With CG_MENTIONS, each
+ * file's text is scanned for the names of definitions outside calls and
+ * definitions (a callback passed by name, a name in __all__, an import of it,
+ * a C prototype): a mention is a use of every definition of that name.
+ */
+#ifndef CI_GRAPH_CGRAPH_H
+#define CI_GRAPH_CGRAPH_H
+
+#include "graph/bind.h"
+#include "graph/refs.h"
+
+/* A name of the hash table: its run in by_name (count 0: an empty slot). */
+struct cg_slot {
+	unsigned hash;		/* of the name */
+	unsigned count;		/* definitions of that name */
+	size_t first;		/* the first, into by_name */
+};
+
+/* One definition, a node of the call graph. */
+struct cg_def {
+	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL */
+	long line, end_line;	/* its lines */
+	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
+				   __attribute__((constructor)) */
+	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
+	unsigned override:1;	/* a method of a Python class with a base the index lacks */
+	long calls_in;		/* bound calls from outside its own body */
+	long ambiguous_in;	/* unbound calls that fit it among others */
+	long self_calls;	/* bound calls from inside its own body */
+	long namesake_calls;	/* calls of its name bound to another definition */
+	long mentions;		/* its name outside calls and definitions, elsewhere */
+	long refs_in;		/* references of another kind (type, ...) to its name */
+};
+
+/* A bound call: caller -> callee, at a call site. */
+struct cg_call {
+	int from, to;		/* definitions (from: -1 at a file's top level) */
+	int file;		/* the call site's file, an index into cgraph.files */
+	long line, col;		/* the call site */
+	enum bind_how how;	/* how it bound */
+};
+
+/* A file of the index. */
+struct cg_file {
+	char *path;		/* relative to the root */
+	char *lang;		/* or NULL */
+	long main_guard;	/* Python: the line of if __name__ == "__main__", or 0 */
+	sqlite3_int64 blob;	/* its blob's id in the index */
+};
+
+enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
+
+struct cgraph {
+	struct cg_def *defs;	/* in path, line order */
+	size_t defs_nr, defs_alloc;
+	int *by_name;		/* definitions in name order */
+	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
+	size_t slots_mask;	/* slots - 1, a power of two less one */
+	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
+	size_t calls_nr, calls_alloc;
+	size_t *out;		/* calls of definition i: calls[out[i] .. out[i + 1]) */
+	struct cg_file *files;	/* every file, in path order */
+	size_t files_nr, files_alloc;
+	char **prefixes;	/* CG_MENTIONS: strings such as "cmd_" (names looked up at run time) */
+	size_t prefixes_nr, prefixes_alloc;
+};
+
+/* Load the whole index's call graph (flags: CG_MENTIONS).  Dies on an SQL
+ * error, as refs_prep() does. */
+void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags);
+void cgraph_release(struct cgraph *g);
+
+/* The definitions named name: *first into g->by_name, and how many. */
+size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);
+
+/* The file index of path, or -1. */
+int cgraph_file(const struct cgraph *g, const char *path);
+
+/* callers (callees == 0) or callees of q to r->o.depth levels of calls,
+ * each call with its depth (trace.c). */
+int refs_calls_deep(struct refs *r, const char *q, int callees);
+
+/* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
+int refs_trace(struct refs *r, const char *from, const char *to);
+/* dead: definitions nothing reaches, entry points left out. */
+int refs_dead(struct refs *r);
+/* arch: packages, entry points, layering by imports, clusters. */
+int refs_arch(struct refs *r);
+
+/* arch's clusters (clusters.c): files grouped by the calls between them and
+ * their co-changes, one arch_cluster record each (pkg_of: per file, its
+ * package in pkgs, -1 for a file left out). */
+void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, const char *const *pkgs);
+
+/* The reason a definition is an entry point (dead leaves it out), or NULL. */
+const char *cgraph_entry_reason(const struct cg_def *d);
+
+/* 1 if path looks like a test file (tests/, test_x.py, x_test.go, x.spec.ts). */
+int cgraph_is_test_path(const char *path);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * dead.c: definitions nothing reaches (cgraph.h).
+ *
+ * A definition is used when a call binds to it from outside its own body,
+ * when an unbound call may reach it (several definitions fit and none is
+ * preferred), when a reference of another kind names it, or when its name is
+ * mentioned outside calls and definitions (a callback passed by name, a
+ * string in __all__, an import, a prototype).  Entry points are never dead:
+ * main, tests, dunder methods, decorated definitions (routes, commands,
+ * fixtures register themselves), names exported by a package's __init__.py
+ * (a mention there), names with the prefix of a string such as "cmd_"
+ * (looked up at run time: getattr(self, "cmd_" + name)), methods of a
+ * Python class with a base the index does not define (overrides of a
+ * library's methods, which the library calls).  What is left is conservative: an agent deleting a
+ * reported definition should find it truly unused more often than not.
+ */
+#include "core/common.h"
+#include "graph/cgraph.h"
+
+#include <ctype.h>
+
+int cgraph_is_test_path(const char *path)
+{
+	const char *base = strrchr(path, '/'), *dot;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(path, "t/", 2) || strstr(path, "/t/") ||
+	    !strncmp(path, "test/", 5) || !strncmp(path, "tests/", 6) || strstr(path, "/test/") ||
+	    strstr(path, "/tests/") || !strncmp(path, "testing/", 8) || strstr(path, "/testing/"))
+		return 1;
+	if (!strncmp(base, "test_", 5) || !strcmp(base, "conftest.py"))
+		return 1;
+	dot = strchr(base, '.');
+	n = dot ? (size_t)(dot - base) : strlen(base);
+	if ((n > 5 && !strncmp(base + n - 5, "_test", 5)) || (n > 5 && !strncmp(base + n - 5, "_spec", 5)))
+		return 1;
+	return dot && (strstr(dot, ".test.") || strstr(dot, ".spec."));
+}
+
+const char *cgraph_entry_reason(const struct cg_def *d)
+{
+	size_t n = strlen(d->name);
+
+	if (!strcmp(d->name, "main") || !strcmp(d->name, "__main__") || !strcmp(d->name, "wmain") ||
+	    !strncmp(d->name, "LLVMFuzzer", 10))
+		return "main";	/* LLVMFuzzerTestOneInput: a fuzzer's entry */
+	if (cgraph_is_test_path(d->path))
+		return "test";
+	if (!strncmp(d->name, "test", 4) || !strncmp(d->name, "Test", 4) || !strncmp(d->name, "Benchmark", 9) ||
+	    !strncmp(d->name, "Example", 7) || !strncmp(d->name, "Fuzz", 4))
+		return "test";
+	if (n > 4 && !strncmp(d->name, "__", 2) && !strcmp(d->name + n - 2, "__"))
+		return "dunder";
+	if (d->decorated)
+		return "decorated";
+	if (d->dynamic)
+		return "dynamic";
+	if (d->override)
+		return "override";
+	if (!strcmp(d->name, "setUp") || !strcmp(d->name, "tearDown") || !strcmp(d->name, "setUpClass") ||
+	    !strcmp(d->name, "tearDownClass"))
+		return "test";
+	return NULL;
+}
+
+/* The kinds dead looks at without --kind: what is called. */
+static int default_kind(const char *kind)
+{
+	return !strcmp(kind, "function") || !strcmp(kind, "method") || !strcmp(kind, "constructor") ||
+	       !strcmp(kind, "class");
+}
+
+/* Why d is dead, or NULL when something reaches it. */
+static const char *dead_reason(const struct cg_def *d)
+{
+	if (d->calls_in || d->ambiguous_in || d->refs_in || d->mentions)
+		return NULL;
+	if (d->self_calls)
+		return "recursive_only";
+	if (d->namesake_calls)
+		return "namesake_calls_only";
+	return "unreferenced";
+}
+
+static void emit_dead(struct refs *r, const struct cg_def *d, const char *why)
+{
+	struct buf *b = &r->out;
+
+	nd_begin(b, "dead");
+	nd_str(b, "name", d->name);
+	nd_str(b, "kind", d->kind);
+	nd_str(b, "path", d->path);
+	nd_int(b, "line", d->line);
+	nd_int(b, "end_line", d->end_line);
+	nd_str(b, "scope", d->scope);
+	nd_str(b, "lang", d->lang);
+	nd_str(b, "reason", why);
+	nd_int(b, "namesake_calls", d->namesake_calls);
+	nd_int(b, "self_calls", d->self_calls);
+	nd_str(b, "confidence", "syntactic");
+	nd_end(b);
+	refs_flush(r);
+	r->emitted++;
+}
+
+int refs_dead(struct refs *r)
+{
+	struct cgraph g;
+	size_t seen = 0, found = 0;
+
+	cgraph_load(&g, r, CG_MENTIONS);
+	for (size_t i = 0; i < g.defs_nr; i++) {
+		const struct cg_def *d = &g.defs[i];
+		const char *why;
+
+		if (r->o.kind ? !refs_kind_matches(r->o.kind, d->kind) : !default_kind(d->kind))
+			continue;
+		if (!refs_path_ok(r, d->path) || (r->o.lang && (!d->lang || strcmp(r->o.lang, d->lang))))
+			continue;
+		seen++;
+		if (cgraph_entry_reason(d) || !(why = dead_reason(d)))
+			continue;
+		found++;
+		if (r->emitted < r->o.limit)
+			emit_dead(r, d, why);
+	}
+	if (!found)
+		fprintf(stderr, "%s: nothing unreached among %zu definitions\n", progname, seen);
+	cgraph_release(&g);
+	return found ? EXIT_OK : EXIT_NOTHING;
+}

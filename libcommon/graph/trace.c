@@ -1,0 +1,337 @@
+/*
+ * trace.c: call paths from one symbol to another over the bound call graph
+ * (cgraph.h), shortest first.
+ *
+ * The distance of every definition to the targets is found once, breadth
+ * first along calls backwards; the paths of length L are then walked from
+ * each source, taking only the calls that can still reach a target within L,
+ * for L from the shortest up to --depth: each walk step is useful, so the
+ * first paths come at once even on a large graph.  Paths are simple (no
+ * definition twice); a walk stops at the first target it reaches.
+ */
+#include "core/common.h"
+#include "graph/cgraph.h"
+
+/* The walk's state. */
+struct tracer {
+	struct refs *r;		/* the query */
+	const struct cgraph *g;	/* the graph */
+	const int *dist;	/* calls to a target, -1 when none within depth */
+	const char *is_to;	/* targets */
+	char *on_path;		/* definitions on the current path */
+	int *path;		/* the current path's definitions */
+	size_t *via;		/* the call that reached path[k], k >= 1 */
+	long steps;		/* walk steps left before giving up */
+	long rank;		/* paths written */
+	const char *from, *to;	/* as asked */
+};
+
+/* The definitions of q ("Class.method", "module.func" narrow), marked in mark. */
+static size_t mark_defs(const struct cgraph *g, const char *q, char *mark)
+{
+	char *scope, *name;
+	size_t first, n, found = 0;
+
+	refs_split_qualified(q, &scope, &name);
+	n = cgraph_named(g, name, &first);
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		if (refs_qualifier_matches(scope, d->scope, d->path)) {
+			mark[g->by_name[first + i]] = 1;
+			found++;
+		}
+	}
+	free(scope);
+	free(name);
+	return found;
+}
+
+/* Calls to a target, breadth first backwards, up to depth. */
+static void distances(const struct cgraph *g, const char *is_to, long depth, int *dist)
+{
+	size_t *in_start = xcalloc(g->defs_nr + 2, sizeof(size_t));
+	int *in = xmalloc((g->calls_nr + 1) * sizeof(int)), *queue = xmalloc((g->defs_nr + 1) * sizeof(int));
+	size_t qh = 0, qt = 0;
+
+	for (size_t c = 0; c < g->calls_nr; c++)
+		if (g->calls[c].from >= 0)
+			in_start[g->calls[c].to + 1]++;
+	for (size_t i = 0; i < g->defs_nr; i++)
+		in_start[i + 1] += in_start[i];
+	{
+		size_t *fill = xmalloc((g->defs_nr + 1) * sizeof(size_t));
+		memcpy(fill, in_start, g->defs_nr * sizeof(size_t));
+		for (size_t c = 0; c < g->calls_nr; c++)
+			if (g->calls[c].from >= 0)
+				in[fill[g->calls[c].to]++] = g->calls[c].from;
+		free(fill);
+	}
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		dist[i] = is_to[i] ? 0 : -1;
+		if (is_to[i])
+			queue[qt++] = (int)i;
+	}
+	while (qh < qt) {
+		int v = queue[qh++];
+		if (dist[v] >= depth)
+			continue;
+		for (size_t k = in_start[v]; k < in_start[v + 1]; k++)
+			if (dist[in[k]] < 0) {
+				dist[in[k]] = dist[v] + 1;
+				queue[qt++] = in[k];
+			}
+	}
+	free(in_start);
+	free(in);
+	free(queue);
+}
+
+/* A hop of a trace record: the definition, and the call that reached it. */
+static void add_hop(struct buf *b, const struct cgraph *g, int d, const struct cg_call *via)
+{
+	const struct cg_def *x = &g->defs[d];
+
+	buf_addstr(b, "{\"name\":");
+	nd_json_string(b, x->name, strlen(x->name));
+	nd_str(b, "kind", x->kind);
+	nd_str(b, "path", x->path);
+	nd_int(b, "line", x->line);
+	nd_str(b, "scope", x->scope);
+	if (via) {
+		const char *how = bind_how_name(via->how);
+		nd_key(b, "call");
+		buf_addstr(b, "{\"path\":");
+		nd_json_string(b, g->files[via->file].path, strlen(g->files[via->file].path));
+		buf_addf(b, ",\"line\":%ld,\"col\":%ld", via->line, via->col);
+		nd_str(b, "binding", how);
+		buf_addch(b, '}');
+	}
+	buf_addch(b, '}');
+}
+
+static void emit_path(struct tracer *t, size_t len)
+{
+	struct buf *b = &t->r->out;
+
+	nd_begin(b, "trace");
+	nd_str(b, "from", t->from);
+	nd_str(b, "to", t->to);
+	nd_int(b, "rank", ++t->rank);
+	nd_int(b, "length", (long long)len);
+	nd_key(b, "hops");
+	buf_addch(b, '[');
+	for (size_t k = 0; k <= len; k++) {
+		if (k)
+			buf_addch(b, ',');
+		add_hop(b, t->g, t->path[k], k ? &t->g->calls[t->via[k]] : NULL);
+	}
+	buf_addch(b, ']');
+	nd_end(b);
+	refs_flush(t->r);
+	t->r->emitted++;
+}
+
+/* Walk on from path[k] to a target in exactly len calls. */
+static void walk(struct tracer *t, size_t k, size_t len)
+{
+	int u = t->path[k];
+	const struct cgraph *g = t->g;
+
+	if (k == len) {
+		if (t->is_to[u])
+			emit_path(t, len);
+		return;
+	}
+	if (k && t->is_to[u])
+		return;		/* a shorter path, already written */
+	for (size_t c = g->out[u]; c < g->out[u + 1] && t->r->emitted < t->r->o.limit && t->steps > 0; c++) {
+		int v = g->calls[c].to;
+		if (c > g->out[u] && g->calls[c - 1].to == v)
+			continue;	/* the first call of u to v stands for all */
+		if (t->dist[v] < 0 || (size_t)t->dist[v] > len - k - 1 || (t->on_path[v] && !t->is_to[v]))
+			continue;
+		if (t->on_path[v] && v != t->path[0])
+			continue;
+		t->steps--;
+		t->path[k + 1] = v;
+		t->via[k + 1] = c;
+		t->on_path[v] = 1;
+		walk(t, k + 1, len);
+		if (v != t->path[0])
+			t->on_path[v] = 0;
+	}
+}
+
+/* A call's site, to sort calls by it: files are numbered in path order. */
+struct site {
+	int file;		/* the call site's file */
+	long line, col;		/* its position */
+	int to, idx;		/* the definition it reaches; the call's index */
+};
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct site *a = x, *b = y;
+
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->col != b->col)
+		return a->col < b->col ? -1 : 1;
+	return (a->to > b->to) - (a->to < b->to);
+}
+
+/* Order calls (indices into g->calls) by call site: path, line, column. */
+static void sort_calls(const struct cgraph *g, int *order, size_t n)
+{
+	struct site *s = xmalloc((n + 1) * sizeof(*s));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_call *c = &g->calls[order[i]];
+		s[i] = (struct site){ c->file, c->line, c->col, c->to, order[i] };
+	}
+	qsort(s, n, sizeof(*s), cmp_site);
+	for (size_t i = 0; i < n; i++)
+		order[i] = s[i].idx;
+	free(s);
+}
+
+int refs_trace(struct refs *r, const char *from, const char *to)
+{
+	struct cgraph g;
+	struct tracer t = { .r = r, .g = &g, .from = from, .to = to, .steps = 2000000 };
+	char *is_from, *is_to;
+	int *dist, shortest = -1;
+	long depth = r->o.depth;
+	int ret = EXIT_NOTHING;
+
+	cgraph_load(&g, r, 0);
+	is_from = xcalloc(g.defs_nr + 1, 1);
+	is_to = xcalloc(g.defs_nr + 1, 1);
+	if (!mark_defs(&g, from, is_from) || !mark_defs(&g, to, is_to)) {
+		error("no definition of '%s' in the index", mark_defs(&g, from, is_from) ? to : from);
+		goto done;
+	}
+	dist = xmalloc((g.defs_nr + 1) * sizeof(int));
+	distances(&g, is_to, depth, dist);
+	for (size_t i = 0; i < g.defs_nr; i++)
+		if (is_from[i])
+			for (size_t c = g.out[i]; c < g.out[i + 1]; c++)
+				if (dist[g.calls[c].to] >= 0 && (shortest < 0 || dist[g.calls[c].to] + 1 < shortest))
+					shortest = dist[g.calls[c].to] + 1;
+	t.dist = dist;
+	t.is_to = is_to;
+	t.on_path = xcalloc(g.defs_nr + 1, 1);
+	t.path = xmalloc((size_t)(depth + 2) * sizeof(int));
+	t.via = xmalloc((size_t)(depth + 2) * sizeof(size_t));
+	for (long len = shortest; shortest > 0 && len <= depth && r->emitted < r->o.limit; len++)
+		for (size_t i = 0; i < g.defs_nr && r->emitted < r->o.limit; i++) {
+			if (!is_from[i])
+				continue;
+			t.path[0] = (int)i;
+			t.on_path[i] = 1;
+			walk(&t, 0, (size_t)len);
+			t.on_path[i] = 0;
+		}
+	if (t.steps <= 0)
+		fprintf(stderr, "%s: trace: stopped after 2000000 steps; narrow with Class.method or --depth\n",
+			progname);
+	if (!t.rank)
+		error("no call path from '%s' to '%s' within %ld calls", from, to, depth);
+	else
+		ret = EXIT_OK;
+	free(t.on_path);
+	free(t.path);
+	free(t.via);
+	free(dist);
+done:
+	free(is_from);
+	free(is_to);
+	cgraph_release(&g);
+	return ret;
+}
+
+/* One call of a transitive callers/callees answer. */
+static void emit_deep(struct refs *r, const struct cgraph *g, const struct cg_call *c, int depth)
+{
+	const struct cg_def *to = &g->defs[c->to];
+	const struct cg_file *f = &g->files[c->file];
+	const char *scope = c->from >= 0 ? g->defs[c->from].scope : NULL;
+	char *snip = refs_snippet(r, f->blob, c->line), *qs = NULL;
+
+	if (c->from >= 0)
+		qs = scope ? xasprintf("%s.%s", scope, g->defs[c->from].name) : xstrdup(g->defs[c->from].name);
+	nd_begin(&r->out, "occurrence");
+	nd_str(&r->out, "name", to->name);
+	nd_str(&r->out, "type", "reference");
+	nd_str(&r->out, "kind", "call");
+	nd_str(&r->out, "path", f->path);
+	nd_int(&r->out, "line", c->line);
+	nd_int(&r->out, "col", c->col);
+	nd_str(&r->out, "scope", qs);
+	nd_str(&r->out, "lang", f->lang);
+	nd_str(&r->out, "snippet", snip);
+	nd_str(&r->out, "confidence", "syntactic");
+	nd_str(&r->out, "binding", bind_how_name(c->how));
+	nd_key(&r->out, "definition");
+	buf_addstr(&r->out, "{\"path\":");
+	nd_json_string(&r->out, to->path, strlen(to->path));
+	buf_addf(&r->out, ",\"line\":%ld}", to->line);
+	nd_int(&r->out, "depth", depth);
+	nd_end(&r->out);
+	refs_flush(r);
+	r->emitted++;
+	free(snip);
+	free(qs);
+}
+
+/*
+ * Breadth first from the definitions of q: callers follow calls backwards
+ * (the calls that reach a definition of the frontier, whose callers are the
+ * next frontier), callees forwards.  Each definition is expanded once; calls
+ * at one depth come in path and line order.
+ */
+int refs_calls_deep(struct refs *r, const char *q, int callees)
+{
+	struct cgraph g;
+	char *in, *seen;
+	int *order = NULL, found = 0;
+	size_t n;
+
+	cgraph_load(&g, r, 0);
+	in = xcalloc(g.defs_nr + 1, 1);
+	seen = xcalloc(g.defs_nr + 1, 1);
+	if (!mark_defs(&g, q, in)) {
+		error("no definition of '%s' in the index", q);
+		goto done;
+	}
+	order = xmalloc((g.calls_nr + 1) * sizeof(int));
+	memcpy(seen, in, g.defs_nr);
+	for (long depth = 1; depth <= r->o.depth && r->emitted < r->o.limit; depth++) {
+		char *next = xcalloc(g.defs_nr + 1, 1);
+		n = 0;
+		for (size_t c = 0; c < g.calls_nr; c++)
+			if (callees ? g.calls[c].from >= 0 && in[g.calls[c].from] : in[g.calls[c].to])
+				order[n++] = (int)c;
+		sort_calls(&g, order, n);
+		for (size_t k = 0; k < n && r->emitted < r->o.limit; k++) {
+			const struct cg_call *c = &g.calls[order[k]];
+			int v = callees ? c->to : c->from;
+			emit_deep(r, &g, c, (int)depth);
+			found++;
+			if (v >= 0 && !seen[v])
+				seen[v] = next[v] = 1;
+		}
+		free(in);
+		in = next;
+	}
+	if (!found)
+		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
+done:
+	free(order);
+	free(in);
+	free(seen);
+	cgraph_release(&g);
+	return found ? EXIT_OK : EXIT_NOTHING;
+}
