@@ -12,7 +12,7 @@
 #include "fleet/fleet.h"
 #include "core/human.h"
 #include "index/index.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 #include "fleet/serve.h"
 #include "index/fork-server.h"
 #include "rank/rank.h"

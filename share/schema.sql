@@ -189,7 +189,7 @@ CREATE TABLE IF NOT EXISTS vectors(
 
 -- The chunks whose vector was added, replaced or removed since the snapshot
 -- of the vectors that meta's vec_snapshot names was written (<index>.vec,
--- libcommon/embed/vecsnap.h): a reader of the snapshot reads these from vectors.
+-- libcommon/index/vecsnap.h): a reader of the snapshot reads these from vectors.
 CREATE TABLE IF NOT EXISTS vec_changed(
 	chunk_id INTEGER PRIMARY KEY
 );

@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0220-chunk-imports: `ci-chunk --imports` finds each language's imports with
 # share/queries/<lang>/imports.scm and resolves them to files of the repository
-# (libcommon/graph/imports.c; its rules are unit-tested by tests/unit-imports).
+# (libcommon/parse/imports.c; its rules are unit-tested by tests/unit-imports).
 #
 # One fixture repository holds small files in every language; each test looks at
 # the import records of one language as {path, target, resolved, line}.

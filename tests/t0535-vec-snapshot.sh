@@ -1,7 +1,7 @@
 #!/bin/sh
 # t0535-vec-snapshot: the contiguous copy of the chunk vectors beside the index.
 #
-# ci-index writes <index>.vec (libcommon/embed/vecsnap.h) when vectors arrive, names
+# ci-index writes <index>.vec (libcommon/index/vecsnap.h) when vectors arrive, names
 # it in meta (vec_snapshot), lists in vec_changed the chunks whose vector
 # changed since, and writes it anew only when those grow past an eighth of the
 # vectors.  ci-rank's semantic signal reads the snapshot plus the changed rows,

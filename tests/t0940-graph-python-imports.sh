@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0940-graph-python-imports: Python imports by the language's rules
-# (libcommon/graph/imports.c), end to end, and the tools that read them.
+# (libcommon/parse/imports.c), end to end, and the tools that read them.
 #
 # A synthetic package mirrors the shape of psf/requests where ci went wrong:
 # `from . import sessions` imports sessions.py (not the package's

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0941-graph-c: C definitions and references where tree-sitter cannot see the
-# preprocessor (libcommon/graph/cscan.c; its rules are unit-tested by
+# preprocessor (libcommon/parse/cscan.c; its rules are unit-tested by
 # tests/unit-cscan): an attribute macro such as __alloc_size(1) is no
 # function's name or scope, a call in a function body is no definition (after
 # an attribute macro, or after a loop macro `for_each_node(n) f(x);`), and the

@@ -5,7 +5,7 @@
  * identifiers of a #define body are calls.
  */
 #include "core/common.h"
-#include "graph/cscan.h"
+#include "parse/cscan.h"
 
 static int test_nr;	/* tests run so far */
 static int failures;	/* of which failed */

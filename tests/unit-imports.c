@@ -7,7 +7,7 @@
  * nothing outside the root is ever returned.
  */
 #include "core/common.h"
-#include "graph/imports.h"
+#include "parse/imports.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -16,7 +16,7 @@
 #include "parse/walk.h"
 #include "embed/embed.h"
 #include "embed/embedtext.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 
 #include <errno.h>
 #include <fcntl.h>

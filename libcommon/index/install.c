@@ -6,7 +6,7 @@
 #include "core/common.h"
 #include "index/engine.h"
 #include "index/index.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -287,7 +287,7 @@ done:
  * (SQLite's backup API), or renamed into place when there is no usable live one.
  */
 /*
- * After a build: the snapshot of its vectors (libcommon/embed/vecsnap.h), or none
+ * After a build: the snapshot of its vectors (libcommon/index/vecsnap.h), or none
  * when it has none (the old index's is not the new one's).
  */
 int ix_refresh_snapshot(const char *path)

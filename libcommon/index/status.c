@@ -8,7 +8,7 @@
 #include "index/fork-server.h"
 #include "core/nd.h"
 #include "parse/walk.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 
 #include <errno.h>
 #include <sys/stat.h>

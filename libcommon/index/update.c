@@ -10,12 +10,12 @@
 #include "core/common.h"
 #include "index/engine.h"
 #include "index/index.h"
-#include "index/blob.h"
+#include "parse/blob.h"
 #include "index/server.h"
 #include "parse/chunkrun.h"
 #include "parse/chunk.h"
 #include "parse/walk.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,8 +10,8 @@
  */
 #include "core/common.h"
 #include "parse/chunk.h"
-#include "index/blob.h"
-#include "graph/cscan.h"
+#include "parse/blob.h"
+#include "parse/cscan.h"
 
 #include <pthread.h>
 #define PCRE2_CODE_UNIT_WIDTH 8

@@ -18,7 +18,7 @@
 
 #include "core/buf.h"
 #include "parse/lang.h"
-#include "graph/imports.h"
+#include "parse/imports.h"
 
 enum chunk_want {
 	CHUNK_WANT_FILES = 1,

@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 #include "rank/meta.h"
 
 struct buf;

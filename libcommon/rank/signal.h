@@ -9,7 +9,7 @@
 #include <pthread.h>
 
 #include "embed/vec.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 #include "rank/rank.h"
 
 /* The columns rank_add_cand() reads, from base. */
@@ -125,7 +125,7 @@ struct sem_scan {
 };
 
 /*
- * The scan of the snapshot (libcommon/embed/vecsnap.h): rows [from, to) of the
+ * The scan of the snapshot (libcommon/index/vecsnap.h): rows [from, to) of the
  * matrix, less the chunks changed since it was written, into a heap of
  * their own.
  */

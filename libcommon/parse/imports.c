@@ -16,7 +16,7 @@
  * shared state is the cache of go.mod files, behind a mutex.
  */
 #include "core/common.h"
-#include "graph/imports.h"
+#include "parse/imports.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -2,7 +2,7 @@
  * blob.c: git blob ids through libgit2 (see blob.h).
  */
 #include "core/common.h"
-#include "index/blob.h"
+#include "parse/blob.h"
 
 #include "parse/walk.h"
 

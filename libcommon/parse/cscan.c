@@ -5,7 +5,7 @@
  * once and allocates only for what it finds.
  */
 #include "core/common.h"
-#include "graph/cscan.h"
+#include "parse/cscan.h"
 
 static int is_ident_start(int ch)
 {

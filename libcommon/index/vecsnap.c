@@ -14,7 +14,7 @@
 #include "core/buf.h"
 #include "index/index.h"
 #include "core/util.h"
-#include "embed/vecsnap.h"
+#include "index/vecsnap.h"
 
 char *vecsnap_path(const char *db_path)
 {
