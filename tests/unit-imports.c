@@ -49,7 +49,8 @@ static int cmp_str(const void *a, const void *b)
 static const char *repo_files[] = {
 	/* C and C++ */
 	"src/a.h", "src/b.c", "src/util/u.h", "include/lib/api.h", "top.h", "main.cpp",
-	"deep/only/unique.h", "x/dup.h", "y/dup.h",
+	"deep/only/unique.h", "x/dup.h", "y/dup.h", "deep/rank/signal.h", "deep/rank/r.c",
+	"deep/cpp/vector",
 	/* Python */
 	"app.py", "pkg/__init__.py", "pkg/mod.py", "pkg/sub/__init__.py", "pkg/sub/leaf.py",
 	"src/srcpkg/__init__.py", "src/srcpkg/m.py", "lib/libmod.py",
@@ -94,6 +95,11 @@ static const struct tcase mem_cases[] = {
 	{ "c", "src/b.c", "only/unique.h", "deep/only/unique.h" },
 	{ "c", "src/b.c", "dup.h", NULL },
 	{ "c", "src/b.c", "stdio.h", NULL },
+	/* a standard header is not the repository's namesake elsewhere ... */
+	{ "c", "src/b.c", "signal.h", NULL },
+	{ "cpp", "main.cpp", "vector", NULL },
+	/* ... but the including file's own directory's is (#include "signal.h") */
+	{ "c", "deep/rank/r.c", "signal.h", "deep/rank/signal.h" },
 	{ "c", "src/b.c", "./../top.h", "top.h" },
 	{ "c", "src/b.c", "util/../a.h", "src/a.h" },
 	{ "c", "src/b.c", "util/./u.h", "src/util/u.h" },

@@ -261,9 +261,39 @@ static void seps_to_slashes(struct buf *b, size_t from, char sep)
 
 /* ---- C and C++ ---------------------------------------------------------------- */
 
+/* The headers of the C and C++ standard libraries and of POSIX, sorted. */
+static const char *const c_std_headers[] = {
+	"algorithm", "any", "array", "assert.h", "atomic", "bitset", "cassert", "cctype",
+	"cerrno", "cfloat", "chrono", "cinttypes", "climits", "clocale", "cmath",
+	"complex", "complex.h", "condition_variable", "csetjmp", "csignal", "cstdarg",
+	"cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "ctype.h",
+	"cwchar", "deque", "dirent.h", "dlfcn.h", "errno.h", "exception", "fcntl.h",
+	"fenv.h", "filesystem", "float.h", "fnmatch.h", "forward_list", "fstream",
+	"functional", "future", "glob.h", "grp.h", "iconv.h", "initializer_list",
+	"inttypes.h", "iomanip", "ios", "iosfwd", "iostream", "iso646.h", "istream",
+	"iterator", "langinfo.h", "libgen.h", "limits", "limits.h", "list", "locale",
+	"locale.h", "map", "math.h", "memory", "mutex", "netdb.h", "new", "numeric",
+	"optional", "ostream", "poll.h", "pthread.h", "pwd.h", "queue", "random",
+	"ratio", "regex", "regex.h", "sched.h", "search.h", "semaphore.h", "set",
+	"setjmp.h", "shared_mutex", "signal.h", "span", "spawn.h", "sstream", "stack",
+	"stdalign.h", "stdarg.h", "stdatomic.h", "stdbool.h", "stddef.h", "stdexcept",
+	"stdint.h", "stdio.h", "stdlib.h", "stdnoreturn.h", "streambuf", "string",
+	"string.h", "string_view", "strings.h", "syslog.h", "system_error", "termios.h",
+	"tgmath.h", "thread", "threads.h", "time.h", "tuple", "type_traits", "typeindex",
+	"typeinfo", "uchar.h", "unistd.h", "unordered_map", "unordered_set", "utility",
+	"utime.h", "valarray", "variant", "vector", "wchar.h", "wctype.h", "wordexp.h",
+};
+
+static int cmp_header(const void *a, const void *b)
+{
+	return strcmp(a, *(const char *const *)b);
+}
+
 /*
  * "x.h" and <x.h> alike (the quotes are gone by now): the including file's
- * directory, the root, include/ and src/, then a unique "/x.h" suffix.
+ * directory, the root, include/ and src/, then a unique "/x.h" suffix -- but
+ * not for a standard header (<signal.h> is the system's, not whichever
+ * signal.h the repository has somewhere else).
  */
 static char *resolve_c(const struct import_ctx *ctx, const char *from, const char *target)
 {
@@ -277,7 +307,8 @@ static char *resolve_c(const struct import_ctx *ctx, const char *from, const cha
 	ret = probe(ctx, &tmp, dir.buf, target, NULL);
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(dirs); i++)
 		ret = probe(ctx, &tmp, dirs[i], target, NULL);
-	if (!ret)
+	if (!ret && !bsearch(target, c_std_headers, ARRAY_SIZE(c_std_headers),
+			     sizeof(c_std_headers[0]), cmp_header))
 		ret = suffix_unique(ctx, target);
 done:
 	buf_release(&dir);
