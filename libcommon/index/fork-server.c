@@ -82,22 +82,27 @@ char *fork_server_socket_of(const char *kind, const char *index_path, const char
 	key = fnv1a(key, &exe.st_size, sizeof(exe.st_size));
 	key = fnv1a(key, &exe.st_mtim, sizeof(exe.st_mtim));
 	free(real);
-	if (run && *run == '/') {
-		dir = xasprintf("%s/ci", run);
-	} else {
-		dir = xasprintf("/tmp/ci-%lu", (unsigned long)geteuid());
-	}
-	if (private_dir(dir) < 0) {
+	/*
+	 * $XDG_RUNTIME_DIR/ci, else /tmp/ci-<uid>; also when the former makes a
+	 * socket path longer than a socket address holds (108 bytes): a deep
+	 * $XDG_RUNTIME_DIR must not leave the command without its server.
+	 */
+	for (int i = run && *run == '/' ? 0 : 1; i < 2; i++) {
+		dir = i ? xasprintf("/tmp/ci-%lu", (unsigned long)geteuid()) : xasprintf("%s/ci", run);
+		sock = xasprintf("%s/%s-%016llx.sock", dir, kind, (unsigned long long)key);
+		if (strlen(sock) < sizeof(sa.sun_path)) {
+			int ok = private_dir(dir) == 0;
+
+			free(dir);
+			if (ok)
+				return sock;
+			free(sock);
+			return NULL;
+		}
 		free(dir);
-		return NULL;
-	}
-	sock = xasprintf("%s/%s-%016llx.sock", dir, kind, (unsigned long long)key);
-	free(dir);
-	if (strlen(sock) >= sizeof(sa.sun_path)) {
 		free(sock);
-		return NULL;
 	}
-	return sock;
+	return NULL;
 }
 
 static int connect_to(const char *sock)
