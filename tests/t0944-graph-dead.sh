@@ -9,48 +9,7 @@
 
 if ! test_have_lang python || ! test_have_lang c; then
 	test_skip 'dead' 'the python and c grammars are not compiled in'
-	test_expect_success 'kept: an override, an inherited method called through self, a nested function, a base class' '
-	write app/nested.py "class Base:" "    def render(self):" "        return self.body()" "" \
-		"    def body(self):" "        return 1" "" "    def shared(self):" "        return 2" "" \
-		"class Page(Base):" "    def body(self):" "        return self.shared()" "" \
-		"def outer():" "    def inner():" "        return 1" "    return inner()" &&
-	(cd repo && git add . && git commit -qm nested && ci-index update 2>/dev/null && ci-refs --json --path app/nested.py dead) >out &&
-	"$JQ" -r "[.line, .name, .reason] | @tsv" out >actual &&
-	printf "2\trender\tunreferenced\n11\tPage\tunreferenced\n15\touter\tunreferenced\n" >expect &&
-	test_cmp expect actual
-'
-
-test_expect_success 'kept: names looked up by a string prefix, overrides of a library class' '
-	write app/dyn.py "import argparse" "" "class Shell:" "    def run(self, cmd):" \
-		"        return getattr(self, \"cmd_\" + cmd)()" "" "    def cmd_quit(self):" "        return 0" "" \
-		"    def on_play(self):" "        return handler(f\"on_{self}\")" "" \
-		"class Fmt(argparse.HelpFormatter):" "    def format_help(self):" "        return \"\"" "" \
-		"    def spare(self):" "        return 1" "" "class Local(Shell):" "    def spare(self):" "        return 2" &&
-	(cd repo && git add . && git commit -qm dyn && ci-index update 2>/dev/null && ci-refs --json --path app/dyn.py dead) >out &&
-	"$JQ" -r "[.line, .scope, .name] | @tsv" out >actual &&
-	printf "4\tShell\trun\n13\t\tFmt\n20\t\tLocal\n21\tLocal\tspare\n" >expect &&
-	test_cmp expect actual
-'
-
-test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
-	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
-	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
-		"int api_unused(void)" "{" "\treturn 0;" "}" "" \
-		"__attribute__((constructor)) static void setup(void)" "{" "}" "" \
-		"#ifdef A" "static int pick(void) { return 1; }" "#else" "static int pick(void) { return 2; }" "#endif" \
-		"int use_pick(void) { return pick(); }" &&
-	write lib/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
-	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null && ci-refs --json --path lib dead) >out &&
-	"$JQ" -r "[.path, .line, .name, .reason] | @tsv" out >actual &&
-	cat >expect <<-\EOF &&
-	lib/api.c	7	api_unused	unreferenced
-	lib/api.c	21	use_pick	unreferenced
-	lib/api.h	2	api_unused	unreferenced
-	EOF
-	test_cmp expect actual
-'
-
-test_done
+	test_done
 fi
 
 # write <path> <line>...: a file of the fixture, one argument per line
