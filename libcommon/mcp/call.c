@@ -138,14 +138,10 @@ static json_t *session_result(struct mcp_call *c, json_t *in)
 	return r;
 }
 
-/*
- * What the output program of c's tool reads: args, records, exit (the
- * command's status), message (its stderr), truncated, preparing, session.
- */
-static json_t *command_mapped(struct mcp_call *c)
+/* The records of a command's output, each line parsed (a line that is not JSON is left out). */
+static json_t *output_records(const struct mcp_proc *p)
 {
-	struct mcp_proc *p = &c->p;
-	json_t *records = json_array(), *in;
+	json_t *records = json_array();
 	const char *s, *e;
 
 	for (s = p->out.buf; s < p->out.buf + p->out.len; s = e + 1) {
@@ -157,6 +153,18 @@ static json_t *command_mapped(struct mcp_call *c)
 		if (rec)
 			json_array_append_new(records, rec);
 	}
+	return records;
+}
+
+/*
+ * What the output program of c's tool reads: args, records, exit (the
+ * command's status), message (its stderr), truncated, preparing, session.
+ */
+static json_t *command_mapped(struct mcp_call *c)
+{
+	struct mcp_proc *p = &c->p;
+	json_t *records = output_records(p), *in;
+
 	buf_rtrim(&p->err);
 	in = json_pack("{s:O, s:o, s:i, s:s%, s:b}", "args", c->args, "records", records,
 		       "exit", (json_int_t)p->status, "message", p->err.buf, p->err.len, "truncated", p->truncated);
@@ -174,7 +182,6 @@ json_t *mcp_command_result(struct mcp_call *c)
 	struct mcp_server *srv = c->srv;
 	struct mcp_proc *p = &c->p;
 	json_t *results, *sc;
-	const char *s, *e;
 	/* exit 2 after records: a limit cut the search short (ci-grep(1)); usage errors write none */
 	int partial = p->status == 2 && p->out.len && !p->truncated;
 
@@ -194,16 +201,7 @@ json_t *mcp_command_result(struct mcp_call *c)
 			return mcp_tool_error("the command %s died of signal %d", c->label, p->status - 128);
 		return mcp_tool_error("%s", p->err.len ? p->err.buf : "the command failed");
 	}
-	results = json_array();
-	for (s = p->out.buf; s < p->out.buf + p->out.len; s = e + 1) {
-		json_t *rec;
-		e = memchr(s, '\n', (size_t)(p->out.buf + p->out.len - s));
-		if (!e)
-			e = p->out.buf + p->out.len;
-		rec = json_loadb(s, (size_t)(e - s), 0, NULL);
-		if (rec)
-			json_array_append_new(results, rec);
-	}
+	results = output_records(p);
 	sc = json_pack("{s:o, s:i}", "results", results, "count", (json_int_t)json_array_size(results));
 	if (p->truncated)
 		json_object_set_new(sc, "truncated", json_true());
