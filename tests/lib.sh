@@ -190,6 +190,15 @@ test_expect_code() {
 	fi
 }
 
+# write_lines <path> <line>...: a file of a test's fixture under repo/, one
+# argument a line (its directories made)
+write_lines() {
+	write_lines_path_=repo/$1 &&
+	shift &&
+	mkdir -p "$(dirname "$write_lines_path_")" &&
+	printf "%s\n" "$@" >"$write_lines_path_"
+}
+
 # test_skip <desc> <why>: a test that cannot run here (prefer tests that always run)
 test_skip() {
 	test_count_=$((test_count_ + 1))

@@ -18,43 +18,35 @@ if ! test_have_lang python; then
 	test_done
 fi
 
-# write <path> <line>...: a file of the fixture, one argument per line
-write() {
-	write_path_=repo/$1 &&
-	shift &&
-	mkdir -p "$(dirname "$write_path_")" &&
-	printf "%s\n" "$@" >"$write_path_"
-}
-
 test_expect_success 'setup: a requests-like package, a src layout, a namespace package' '
 	git init -q repo &&
-	write req/__init__.py "from . import utils" "from .models import Request" \
+	write_lines req/__init__.py "from . import utils" "from .models import Request" \
 		"from .api import get" "from .sessions import Session" &&
-	write req/api.py "from . import sessions" "" "def get(url):" \
+	write_lines req/api.py "from . import sessions" "" "def get(url):" \
 		"    return sessions.Session().get(url)" &&
-	write req/sessions.py "from .models import Request" "from . import hooks, adapters" \
+	write_lines req/sessions.py "from .models import Request" "from . import hooks, adapters" \
 		"" "class Session:" "    def get(self, url):" "        return Request(url)" &&
-	write req/adapters.py "class HTTPAdapter:" "    pass" &&
-	write req/models.py "from .hooks import default_hooks" "from .utils import helper" \
+	write_lines req/adapters.py "class HTTPAdapter:" "    pass" &&
+	write_lines req/models.py "from .hooks import default_hooks" "from .utils import helper" \
 		"" "class Request:" "    def __init__(self, url):" "        self.url = helper(url)" &&
-	write req/utils.py "from typing import TYPE_CHECKING" "from . import compat" "" \
+	write_lines req/utils.py "from typing import TYPE_CHECKING" "from . import compat" "" \
 		"if TYPE_CHECKING:" "    from .models import Request" "else:" "    from . import adapters" \
 		"" "def helper(u):" "    return u" &&
-	write req/compat.py "from .models import Request" "import json" "from req import compat" &&
-	write req/hooks.py "import typing" "if typing.TYPE_CHECKING:" "    from .sessions import Session" \
+	write_lines req/compat.py "from .models import Request" "import json" "from req import compat" &&
+	write_lines req/hooks.py "import typing" "if typing.TYPE_CHECKING:" "    from .sessions import Session" \
 		"" "def default_hooks():" "    return {}" &&
-	write req/legacy.py "class Request:" "    pass" &&
-	write req/cli.py "from .legacy import Request" "" "def main():" "    return Request()" &&
-	write req/_internal/__init__.py "" &&
-	write req/_internal/pathlib.py "def bestrelpath(a, b):" "    return a" &&
-	write req/_internal/core.py "from pathlib import Path" "import pathlib" \
+	write_lines req/legacy.py "class Request:" "    pass" &&
+	write_lines req/cli.py "from .legacy import Request" "" "def main():" "    return Request()" &&
+	write_lines req/_internal/__init__.py "" &&
+	write_lines req/_internal/pathlib.py "def bestrelpath(a, b):" "    return a" &&
+	write_lines req/_internal/core.py "from pathlib import Path" "import pathlib" \
 		"from . import pathlib as p" "from .pathlib import bestrelpath" &&
-	write src/tool/__init__.py "" &&
-	write src/tool/cli.py "from tool import main" "from tool.main import run" &&
-	write src/tool/main.py "def run():" "    pass" &&
-	write tests/test_cli.py "import tool.cli" "from tool import cli, nothing" &&
-	write ns/plugins/extra.py "from ns.plugins import base" &&
-	write ns/plugins/base.py "X = 1" &&
+	write_lines src/tool/__init__.py "" &&
+	write_lines src/tool/cli.py "from tool import main" "from tool.main import run" &&
+	write_lines src/tool/main.py "def run():" "    pass" &&
+	write_lines tests/test_cli.py "import tool.cli" "from tool import cli, nothing" &&
+	write_lines ns/plugins/extra.py "from ns.plugins import base" &&
+	write_lines ns/plugins/base.py "X = 1" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 

@@ -12,24 +12,16 @@ if ! test_have_lang python; then
 	test_done
 fi
 
-# write <path> <line>...: a file of the fixture, one argument per line
-write() {
-	write_path_=repo/$1 &&
-	shift &&
-	mkdir -p "$(dirname "$write_path_")" &&
-	printf "%s\n" "$@" >"$write_path_"
-}
-
 test_expect_success 'setup: a method and a function of the same name, callers of each' '
 	git init -q repo &&
-	write app.py "class Flask:" "    def make_response(self, rv):" "        return rv" "" \
+	write_lines app.py "class Flask:" "    def make_response(self, rv):" "        return rv" "" \
 		"    def full_dispatch(self):" "        return self.make_response(1)" &&
-	write helpers.py "def make_response(*args):" "    return args" &&
-	write views.py "from helpers import make_response" "" "def index():" \
+	write_lines helpers.py "def make_response(*args):" "    return args" &&
+	write_lines views.py "from helpers import make_response" "" "def index():" \
 		"    return make_response(\"x\")" &&
-	write other.py "from app import Flask" "" "def run(app):" "    return app.make_response(2)" &&
-	write lone.py "def solo():" "    return 1" &&
-	write user.py "def go():" "    return solo()" &&
+	write_lines other.py "from app import Flask" "" "def run(app):" "    return app.make_response(2)" &&
+	write_lines lone.py "def solo():" "    return 1" &&
+	write_lines user.py "def go():" "    return solo()" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 

@@ -10,21 +10,13 @@ if ! test_have_lang python || ! test_have_lang c; then
 	test_done
 fi
 
-# write <path> <line>...: a file of the fixture, one argument per line
-write() {
-	write_path_=repo/$1 &&
-	shift &&
-	mkdir -p "$(dirname "$write_path_")" &&
-	printf "%s\n" "$@" >"$write_path_"
-}
-
 test_expect_success 'setup: two routes from a handler to the store, a namesake beside them' '
 	git init -q repo &&
-	write web.py "from svc import save, audit" "" "def handle(req):" "    save(req)" "    return audit(req)" &&
-	write svc.py "from store import put" "" "def save(x):" "    return put(x)" "" \
+	write_lines web.py "from svc import save, audit" "" "def handle(req):" "    save(req)" "    return audit(req)" &&
+	write_lines svc.py "from store import put" "" "def save(x):" "    return put(x)" "" \
 		"def audit(x):" "    return log(x)" "" "def log(x):" "    return put(x)" &&
-	write store.py "def put(x):" "    return x" &&
-	write other.py "class Cache:" "    def put(self, x):" "        return x" "" \
+	write_lines store.py "def put(x):" "    return x" &&
+	write_lines other.py "class Cache:" "    def put(self, x):" "        return x" "" \
 		"    def fill(self):" "        return self.put(1)" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
@@ -85,9 +77,9 @@ test_expect_success 'usage: two arguments, --depth 1-30' '
 '
 
 test_expect_success 'C: through a header to the function with a body, one path, not one more for the prototype' '
-	write c/api.h "int api_get(int x);" &&
-	write c/api.c "#include \"api.h\"" "static int twice(int x) { return 2 * x; }" "int api_get(int x)" "{" "\treturn twice(x);" "}" &&
-	write c/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
+	write_lines c/api.h "int api_get(int x);" &&
+	write_lines c/api.c "#include \"api.h\"" "static int twice(int x) { return 2 * x; }" "int api_get(int x)" "{" "\treturn twice(x);" "}" &&
+	write_lines c/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
 	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null) &&
 	hops main twice >actual &&
 	printf "1\t2\tmain@c/main.c:2 > api_get@c/api.c:3 > twice@c/api.c:2\tc/main.c:4/import c/api.c:5/local\n" >expect &&

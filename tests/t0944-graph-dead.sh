@@ -12,17 +12,9 @@ if ! test_have_lang python || ! test_have_lang c; then
 	test_done
 fi
 
-# write <path> <line>...: a file of the fixture, one argument per line
-write() {
-	write_path_=repo/$1 &&
-	shift &&
-	mkdir -p "$(dirname "$write_path_")" &&
-	printf "%s\n" "$@" >"$write_path_"
-}
-
 test_expect_success 'setup: used and unused definitions of every sort' '
 	git init -q repo &&
-	write app/core.py "from app.util import helper" "" \
+	write_lines app/core.py "from app.util import helper" "" \
 		"def main():" "    return run()" "" \
 		"def run():" "    register(on_event)" "    return helper(1)" "" \
 		"def register(cb):" "    return cb" "" \
@@ -30,7 +22,7 @@ test_expect_success 'setup: used and unused definitions of every sort' '
 		"def unused():" "    return 1" "" \
 		"def countdown(n):" "    return countdown(n - 1)" "" \
 		"@app.route(\"/\")" "def index():" "    return 1" &&
-	write app/util.py "__all__ = [\"exported\"]" "" \
+	write_lines app/util.py "__all__ = [\"exported\"]" "" \
 		"def helper(x):" "    return x" "" \
 		"def exported():" "    return 2" "" \
 		"def reexported():" "    return 3" "" \
@@ -40,12 +32,12 @@ test_expect_success 'setup: used and unused definitions of every sort' '
 		"class Square:" "    def area(self):" "        return 1" "" \
 		"def measure(s):" "    return s.area()" "" \
 		"def make():" "    return Shape()" &&
-	write app/__init__.py "from app.util import reexported" &&
-	write other.py "from app.core import run" "" \
+	write_lines app/__init__.py "from app.util import reexported" &&
+	write_lines other.py "from app.core import run" "" \
 		"def helper(x):" "    return x" "" "def go():" "    return measure(make())" "" \
 		"class Job:" "    def run(self):" "        return 0" &&
-	write tests/test_core.py "def test_run():" "    assert True" "" "def fixture_helper():" "    return 1" &&
-	write scripts/tool.py "def test_like():" "    return 1" &&
+	write_lines tests/test_core.py "def test_run():" "    assert True" "" "def fixture_helper():" "    return 1" &&
+	write_lines scripts/tool.py "def test_like():" "    return 1" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 
@@ -92,7 +84,7 @@ test_expect_success 'dead takes no argument' '
 '
 
 test_expect_success 'kept: an override, an inherited method called through self, a nested function, a base class' '
-	write app/nested.py "class Base:" "    def render(self):" "        return self.body()" "" \
+	write_lines app/nested.py "class Base:" "    def render(self):" "        return self.body()" "" \
 		"    def body(self):" "        return 1" "" "    def shared(self):" "        return 2" "" \
 		"class Page(Base):" "    def body(self):" "        return self.shared()" "" \
 		"def outer():" "    def inner():" "        return 1" "    return inner()" &&
@@ -103,7 +95,7 @@ test_expect_success 'kept: an override, an inherited method called through self,
 '
 
 test_expect_success 'kept: names looked up by a string prefix, overrides of a library class' '
-	write app/dyn.py "import argparse" "" "class Shell:" "    def run(self, cmd):" \
+	write_lines app/dyn.py "import argparse" "" "class Shell:" "    def run(self, cmd):" \
 		"        return getattr(self, \"cmd_\" + cmd)()" "" "    def cmd_quit(self):" "        return 0" "" \
 		"    def on_play(self):" "        return handler(f\"on_{self}\")" "" \
 		"class Fmt(argparse.HelpFormatter):" "    def format_help(self):" "        return \"\"" "" \
@@ -115,13 +107,13 @@ test_expect_success 'kept: names looked up by a string prefix, overrides of a li
 '
 
 test_expect_success 'C: a function called through its header prototype, a constructor, #ifdef twins' '
-	write lib/api.h "int api_get(int x);" "int api_unused(void);" &&
-	write lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
+	write_lines lib/api.h "int api_get(int x);" "int api_unused(void);" &&
+	write_lines lib/api.c "#include \"api.h\"" "int api_get(int x)" "{" "\treturn x;" "}" "" \
 		"int api_unused(void)" "{" "\treturn 0;" "}" "" \
 		"__attribute__((constructor)) static void setup(void)" "{" "}" "" \
 		"#ifdef A" "static int pick(void) { return 1; }" "#else" "static int pick(void) { return 2; }" "#endif" \
 		"int use_pick(void) { return pick(); }" &&
-	write lib/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
+	write_lines lib/main.c "#include \"api.h\"" "int main(void)" "{" "\treturn api_get(1);" "}" &&
 	(cd repo && git add . && git commit -qm c && ci-index update 2>/dev/null && ci-refs --json --path lib dead) >out &&
 	"$JQ" -r "[.path, .line, .name, .reason] | @tsv" out >actual &&
 	cat >expect <<-\EOF &&

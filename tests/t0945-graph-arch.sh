@@ -10,26 +10,18 @@ if ! test_have_lang python || ! test_have_lang c; then
 	test_done
 fi
 
-# write <path> <line>...: a file of the fixture, one argument per line
-write() {
-	write_path_=repo/$1 &&
-	shift &&
-	mkdir -p "$(dirname "$write_path_")" &&
-	printf "%s\n" "$@" >"$write_path_"
-}
-
 test_expect_success 'setup: cli over core over util, util importing core back once' '
 	git init -q repo &&
-	write cli/main.py "from core.engine import start" "" "def cli():" "    return start()" "" \
+	write_lines cli/main.py "from core.engine import start" "" "def cli():" "    return start()" "" \
 		"if __name__ == \"__main__\":" "    cli()" &&
-	write cli/__main__.py "from cli.main import cli" "cli()" &&
-	write core/engine.py "from util.text import clean" "from util.num import twice" "" \
+	write_lines cli/__main__.py "from cli.main import cli" "cli()" &&
+	write_lines core/engine.py "from util.text import clean" "from util.num import twice" "" \
 		"def start():" "    return clean(\"x\") + str(twice(1))" &&
-	write core/model.py "from util.text import clean" "" "def model():" "    return clean(\"m\")" &&
-	write util/text.py "def clean(s):" "    return s.strip()" &&
-	write util/num.py "from core.model import model" "" "def twice(x):" "    return 2 * x" &&
-	write tools/prog.c "int main(void)" "{" "\treturn 0;" "}" &&
-	write docs/notes.md "# Notes" &&
+	write_lines core/model.py "from util.text import clean" "" "def model():" "    return clean(\"m\")" &&
+	write_lines util/text.py "def clean(s):" "    return s.strip()" &&
+	write_lines util/num.py "from core.model import model" "" "def twice(x):" "    return 2 * x" &&
+	write_lines tools/prog.c "int main(void)" "{" "\treturn 0;" "}" &&
+	write_lines docs/notes.md "# Notes" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 
