@@ -212,6 +212,18 @@ static int bad_spec(struct review *rv, char *msg)
 	return EXIT_USAGE;
 }
 
+/* The diff from d->ca's tree to d->cb's, the new side being d->cb's tree: 0, or -1 (git error). */
+static int diff_trees(struct hrepo *r, struct review_diff *d, git_diff_options *dopt)
+{
+	d->ta = commit_tree(d->ca);
+	d->tb = commit_tree(d->cb);
+	if (git_diff_tree_to_tree(&d->diff, r->w.repo, d->ta, d->tb, dopt) < 0)
+		return -1;
+	d->side.kind = SIDE_TREE;
+	d->side.tree = d->tb;
+	return 0;
+}
+
 /* --diff branch:<name>: the branch against its merge base with HEAD. */
 static int diff_branch(struct hrepo *r, struct review *rv, struct review_diff *d, git_diff_options *dopt)
 {
@@ -224,13 +236,7 @@ static int diff_branch(struct hrepo *r, struct review *rv, struct review_diff *d
 	if (git_merge_base(&base, r->w.repo, git_commit_id(d->head), git_commit_id(d->cb)) < 0 ||
 	    git_commit_lookup(&d->ca, r->w.repo, &base) < 0)
 		return -1;
-	d->ta = commit_tree(d->ca);
-	d->tb = commit_tree(d->cb);
-	if (git_diff_tree_to_tree(&d->diff, r->w.repo, d->ta, d->tb, dopt) < 0)
-		return -1;
-	d->side.kind = SIDE_TREE;
-	d->side.tree = d->tb;
-	return 0;
+	return diff_trees(r, d, dopt);
 }
 
 /* --diff commit:<rev>, <from>..<to>, <a>...<b> (from their merge base). */
@@ -262,13 +268,7 @@ static int diff_commits(struct hrepo *r, struct review *rv, struct review_diff *
 		if (git_commit_parentcount(d->cb) > 0 && git_commit_parent(&d->ca, d->cb, 0) < 0)
 			return -1;
 	}
-	d->ta = commit_tree(d->ca);
-	d->tb = commit_tree(d->cb);
-	if (git_diff_tree_to_tree(&d->diff, r->w.repo, d->ta, d->tb, dopt) < 0)
-		return -1;
-	d->side.kind = SIDE_TREE;
-	d->side.tree = d->tb;
-	return 0;
+	return diff_trees(r, d, dopt);
 }
 
 /* The diff of rv->spec, renames found: 0; -1 for a git error (not reported); EXIT_USAGE. */
