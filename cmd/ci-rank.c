@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"itself for an index with vectors and uses it while it runs.\n"
 	"\n"
 	"      --index <db>        the index (default: $CI_INDEX, or <root>/.ci-index/index.db)\n"
+	"      --query-file <file> the query is the text of <file> ('-': standard input), of\n"
+	"                          any size: for issue texts over the command line's limit\n"
 	"      --shards <set>      every index of a shard set (a directory or a manifest);\n"
 	"                          hits merged by score\n"
 	"      --mode <mode>       hybrid (default), keyword or semantic\n"
@@ -75,7 +77,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -103,6 +105,7 @@ static const struct option long_options[] = {
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "features", required_argument, NULL, OPT_FEATURES },
 	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
+	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -118,6 +121,7 @@ struct options {
 	long idle;		/* serve --idle seconds (0: not given) */
 	int stop;		/* serve --stop */
 	int json;		/* --json */
+	const char *query_file;	/* --query-file */
 };
 
 /* share/rank/model.json, compiled in (rank-model.c, by scripts/embed-text) */
@@ -201,6 +205,7 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 			usage_error(usage_text, "--chunk-order: expected evidence or fused, got '%s'", optarg);
 		r->chunk_order = !strcmp(optarg, "evidence");
 		break;
+	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;
 		r->threshold = parse_unit("--threshold", optarg);
@@ -223,6 +228,23 @@ static int arg_pos(char **v, int n, const char *p)
 		if (v[i] == p)
 			return i;
 	return -1;
+}
+
+/*
+ * --query-file: the text of path ('-': standard input) into q, or an exit
+ * with a message (a file that cannot be read, one with a NUL byte: not a text).
+ */
+static void read_query_file(const char *path, struct buf *q)
+{
+	char *text;
+	size_t len;
+
+	if (read_file(strcmp(path, "-") ? path : "/dev/stdin", &text, &len) < 0)
+		exit(EXIT_IO);
+	if (memchr(text, '\0', len))
+		die_code(EXIT_USAGE, "--query-file '%s': a NUL byte: not a text", path);
+	buf_add(q, text, len);
+	free(text);
 }
 
 /*
@@ -263,6 +285,11 @@ static int parse_words(struct options *o, int argc, char **argv, char **given, s
 			usage_error(usage_text, "similar: expected one target: <path>:<symbol>, <path>:<line> or a text");
 	} else if (o->scan) {
 		usage_error(usage_text, "--scan goes with similar");
+	}
+	if (o->query_file) {
+		if (optind < argc || o->scan)
+			usage_error(usage_text, "--query-file: the query is the file's, not the command line's");
+		read_query_file(o->query_file, q);
 	}
 	for (int i = optind; i < argc; i++) {
 		if (q->len)

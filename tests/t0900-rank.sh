@@ -316,6 +316,56 @@ test_expect_success 'a relative traceback frame names the file too' '
 	hits out | head -n 1 | "$JQ" -e ".path == \"shop/cart.py\" and .signals.path == 1"
 '
 
+test_expect_success '--query-file: the same answer as the text on the command line; - is stdin' '
+	cd repo &&
+	ci-rank --limit 20 "$(cat "$TEST_TMP/issue")" >expect &&
+	ci-rank --limit 20 --query-file "$TEST_TMP/issue" >out &&
+	test_cmp expect out &&
+	ci-rank --limit 20 --query-file - <"$TEST_TMP/issue" >out &&
+	test_cmp expect out
+'
+
+test_expect_success 'an issue with a megabyte of pasted log and versions: bounded, the same top file' '
+	cd repo &&
+	{
+		cat "$TEST_TMP/issue" &&
+		echo "## Versions" && echo &&
+		echo "docs 1.0" && echo "tests 2.3.4" && echo "settings==0.1" && echo &&
+		echo "## Log" && echo "\`\`\`" &&
+		i=0 &&
+		while test $i -lt 400
+		do
+			echo "2024-05-01 10:00:01 INFO tests/test_pricing.py docs settings retry backoff whole cents" &&
+			i=$((i + 1)) || return 1
+		done &&
+		echo "\`\`\`"
+	} >big.1 &&
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+	do
+		cat big.1 || return 1
+	done >big &&
+	test $(wc -c <big) -gt 1000000 &&
+	ci-rank --limit 20 --query-file big >out &&
+	hits out >h &&
+	head -n 1 h | "$JQ" -e ".path == \"shop/money.py\"" &&
+	! "$JQ" -r .path h | grep -e "^tests/" -e "^docs/" -e "^settings.toml" &&
+	summary out | "$JQ" -e ".intent == \"issue\" and (.query | length <= 200)"
+'
+
+test_expect_success '--query-file: errors' '
+	cd repo &&
+	test_status 2 ci-rank --query-file "$TEST_TMP/issue" price >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^ci-rank: --query-file: " err &&
+	test_status 3 ci-rank --query-file no-such-file >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "^ci-rank: cannot open .no-such-file" err &&
+	printf "price\\0tax" >nul &&
+	test_status 2 ci-rank --query-file nul >out 2>err &&
+	test_must_be_empty out &&
+	test_grep "NUL byte" err
+'
+
 test_expect_success 'paths are relative to the root, wherever ci-rank runs' '
 	cd repo &&
 	ci-rank compute_delay >expect &&

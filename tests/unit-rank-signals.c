@@ -236,6 +236,136 @@ static void test_fusion(void)
 	rank_query_release(&rq);
 }
 
+/* The kind of the span holding the first byte of what in q. */
+static int kind_at(const char *q, const struct rank_segments *sg, const char *what)
+{
+	const char *at = strstr(q, what);
+	size_t off;
+
+	if (!at)
+		return -1;
+	off = (size_t)(at - q);
+	for (size_t i = 0; i < sg->nr; i++)
+		if (off >= sg->v[i].off && off < sg->v[i].off + sg->v[i].len)
+			return (int)sg->v[i].kind;
+	return -1;
+}
+
+static double term_weight(const struct rank_query *rq, const char *t)
+{
+	for (size_t i = 0; i < rq->terms_nr; i++)
+		if (!strcmp(rq->terms[i].text, t))
+			return rq->terms[i].weight;
+	return 0;
+}
+
+/* The parts of an issue text (segment.c) and what the terms take of each. */
+static void test_segment(void)
+{
+	static const char issue[] =
+		"\n"
+		"Session cookie not refreshed after login\n"
+		"<!--\n"
+		"Thanks for submitting an issue! templatechecklist\n"
+		"-->\n"
+		"When `refresh_session` runs, the cookie keeps its old expiry.\n"
+		"\n"
+		"```python\n"
+		"s = Session()\n"
+		"s.refresh_session()\n"
+		"```\n"
+		"\n"
+		"Traceback (most recent call last):\n"
+		"  File \"/src/app/sessions.py\", line 12, in refresh_session\n"
+		"    expiry = compute_expiry(now)\n"
+		"ValueError: bad expiry\n"
+		"\n"
+		"```\n"
+		"$ pytest -rsx test_cookie.py\n"
+		"============ test session starts ============\n"
+		"platform linux -- Python 3.11.2, pytest-7.4.0\n"
+		"test_cookie.py F                       [100%]\n"
+		"2024-05-01 10:00:01 INFO queueworker started\n"
+		"```\n"
+		"\n"
+		"## Versions\n"
+		"\n"
+		"requests 2.31.0\n"
+		"numpy==1.26.0\n"
+		"somepackagename 0.1\n"
+		"\n"
+		"Signed-off-by: A Person <a@example.org>\n";
+	struct rank_segments sg;
+	struct rank_query rq;
+	char *text;
+
+	rank_segment(issue, strlen(issue), &sg);
+	ok(kind_at(issue, &sg, "Session cookie") == SEG_TITLE, "segment: the first line with words is the title");
+	ok(kind_at(issue, &sg, "Thanks for") == SEG_NOISE, "segment: an HTML comment is noise");
+	ok(kind_at(issue, &sg, "When `refresh") == SEG_PROSE, "segment: prose");
+	ok(kind_at(issue, &sg, "s = Session") == SEG_CODE, "segment: a fenced block is code");
+	ok(kind_at(issue, &sg, "```python") == SEG_NOISE, "segment: a fence line is noise");
+	ok(kind_at(issue, &sg, "Traceback") == SEG_TRACE && kind_at(issue, &sg, "    expiry") == SEG_TRACE &&
+	   kind_at(issue, &sg, "ValueError") == SEG_TRACE, "segment: a traceback to its exception line");
+	ok(kind_at(issue, &sg, "$ pytest") == SEG_LOG && kind_at(issue, &sg, "=====") == SEG_LOG &&
+	   kind_at(issue, &sg, "platform linux") == SEG_LOG && kind_at(issue, &sg, "test_cookie.py F") == SEG_LOG &&
+	   kind_at(issue, &sg, "2024-05-01") == SEG_LOG, "segment: a prompt, a banner, test output and log lines are log");
+	ok(kind_at(issue, &sg, "## Versions") == SEG_ENV && kind_at(issue, &sg, "requests 2.31") == SEG_ENV &&
+	   kind_at(issue, &sg, "numpy==") == SEG_ENV, "segment: a versions section is env");
+	ok(kind_at(issue, &sg, "Signed-off-by") == SEG_NOISE, "segment: a commit trailer is noise");
+	{
+		size_t covered = 0;
+		for (size_t i = 0; i < sg.nr; i++)
+			covered += sg.v[i].len;
+		ok(covered == strlen(issue) && sg.v[0].off == 0, "segment: the spans cover the text");
+	}
+	text = rank_segments_text(issue, &sg, 1 << 16);
+	ok(strstr(text, "Session cookie") && strstr(text, "compute_expiry") && !strstr(text, "queueworker") &&
+	   !strstr(text, "numpy") && !strstr(text, "templatechecklist"),
+	   "segment: the signals' text keeps title, prose, code and trace, not log, env or comments");
+	free(text);
+	text = rank_segments_text(issue, &sg, 20);
+	ok(strlen(text) <= 20, "segment: the signals' text stays within its limit");
+	free(text);
+
+	memset(&rq, 0, sizeof(rq));
+	rq.text = rq.given = issue;
+	rank_parse_query(&rq, issue, &sg);
+	ok(term_weight(&rq, "refresh_session") > 0 && term_weight(&rq, "compute_expiry") > 0,
+	   "terms: identifiers of prose, code and trace");
+	ok(term_weight(&rq, "numpy") == 0 && term_weight(&rq, "somepackagename") == 0 &&
+	   term_weight(&rq, "templatechecklist") == 0, "terms: nothing of env listings or template comments");
+	ok(term_weight(&rq, "queueworker") > 0 && term_weight(&rq, "queueworker") < 1,
+	   "terms: a log line's word weighs a quarter");
+	ok(rq.frames_nr == 1 && !strcmp(rq.frames[0], "/src/app/sessions.py"), "terms: the traceback's frame");
+	rank_segments_release(&sg);
+	rank_query_release(&rq);
+
+	/* a pasted log of one word many times, and a megabyte of distinct words */
+	{
+		struct buf b = BUF_INIT;
+
+		buf_addstr(&b, "Worker stalls under load\n```\n");
+		for (int i = 0; i < 5000; i++)
+			buf_addstr(&b, "2024-05-01 10:00:01 INFO heartbeat heartbeat\n");
+		buf_addstr(&b, "```\n");
+		for (int i = 0; buf_addf(&b, "word%c%c%c%c ", 'a' + i % 26, 'a' + i / 26 % 26,
+					 'a' + i / 676 % 26, 'a' + i / 17576 % 26), b.len < (1u << 20); i++)
+			;
+		rank_segment(b.buf, b.len, &sg);
+		memset(&rq, 0, sizeof(rq));
+		rq.text = rq.given = b.buf;
+		rank_parse_query(&rq, b.buf, &sg);
+		ok(term_weight(&rq, "heartbeat") > 0 && term_weight(&rq, "heartbeat") <= 0.5 + 1e-9,
+		   "terms: what a log adds to a word is capped");
+		ok(rq.terms_nr <= 2048 && term_weight(&rq, "stalls") > 0,
+		   "terms: a megabyte query keeps at most 2,048 terms, its title's among them");
+		rank_segments_release(&sg);
+		rank_query_release(&rq);
+		buf_release(&b);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -243,6 +373,7 @@ int main(int argc, char **argv)
 	test_keyword();
 	test_hybrid();
 	test_fusion();
+	test_segment();
 	printf("1..%d\n", test_nr);
 	return failures ? 1 : 0;
 }

@@ -137,7 +137,7 @@ static void write_summary(struct rank_query *rq, struct buf *out, size_t shown)
 	int first = 1;
 
 	nd_begin(out, "summary");
-	summary_query(out, rq->text);
+	summary_query(out, rq->given);
 	nd_str(out, "intent", rank_intent_name[rq->intent]);
 	nd_str(out, "mode", rq->o->mode);
 	nd_key(out, "signals");

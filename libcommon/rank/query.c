@@ -46,10 +46,29 @@ static int is_stopword(const char *w)
 	return 0;
 }
 
-static void add_term(struct rank_query *rq, const char *w, size_t n, int code)
+/*
+ * The query's terms, found by text in a table of their indexes (open
+ * addressing; the table is a power of two, over twice the terms it may hold).
+ */
+#define TERMS_MAX 2048			/* distinct terms kept of one query */
+#define TERM_TAB (2 * TERMS_MAX * 2)	/* slots, a power of two */
+#define TOKENS_SCAN (256u << 10)	/* bytes of the query tokenized at most */
+#define NOISE_MAX 0.5			/* what log lines may add to a term's weight */
+
+struct term_tab {
+	int slot[TERM_TAB];	/* index + 1 in rq->terms; 0 free */
+};
+
+/*
+ * Count the word w[0, n) once more: a new term weighs 2 (code) or 1, each
+ * further use 1 or 0.25; all of it times the weight of the part of the query
+ * it is in (segw), what log lines add capped at NOISE_MAX.
+ */
+static void add_term(struct rank_query *rq, struct term_tab *tab, const char *w, size_t n, int code,
+		     double segw, int noisy)
 {
 	char low[65];
-	size_t i;
+	size_t i, h;
 
 	if (n < 2 || n > 64)
 		return;
@@ -60,20 +79,33 @@ static void add_term(struct rank_query *rq, const char *w, size_t n, int code)
 		return;
 	if (isdigit((unsigned char)low[0]))
 		return;
-	for (i = 0; i < rq->terms_nr; i++) {
-		if (!strcmp(rq->terms[i].text, low)) {
-			rq->terms[i].weight += code ? 1.0 : 0.25;
-			rq->terms[i].code |= code;
-			return;
+	for (h = (size_t)fnv1a(0xcbf29ce484222325ull, low, n) & (TERM_TAB - 1); tab->slot[h]; h = (h + 1) & (TERM_TAB - 1)) {
+		struct rank_term *t = &rq->terms[tab->slot[h] - 1];
+		double add;
+
+		if (strcmp(t->text, low))
+			continue;
+		add = (code ? 1.0 : 0.25) * segw;
+		if (noisy) {
+			add = add < NOISE_MAX - t->noise ? add : NOISE_MAX - t->noise;
+			if (add <= 0)
+				return;
+			t->noise += add;
 		}
+		t->weight += add;
+		t->code |= code;
+		return;
 	}
+	if (rq->terms_nr >= TERMS_MAX)
+		return;
 	ALLOC_GROW(rq->terms, rq->terms_nr + 1, rq->terms_alloc);
 	rq->terms[rq->terms_nr].text = xstrdup(low);
 	rq->terms[rq->terms_nr].orig = xstrndup(w, n);
-	rq->terms[rq->terms_nr].weight = code ? 2.0 : 1.0;
+	rq->terms[rq->terms_nr].weight = (code ? 2.0 : 1.0) * segw;
+	rq->terms[rq->terms_nr].noise = noisy ? rq->terms[rq->terms_nr].weight : 0;
 	rq->terms[rq->terms_nr].df = 0;
 	rq->terms[rq->terms_nr].code = code;
-	rq->terms_nr++;
+	tab->slot[h] = (int)++rq->terms_nr;
 }
 
 /* Does w look like code: camelCase, snake_case, has digits after letters? */
@@ -93,12 +125,14 @@ static int looks_like_code(const char *w, size_t n)
 	return underscore || upper_after_lower;
 }
 
+#define FRAMES_MAX 256	/* traceback frames kept of one query */
+
 /* "File "/x/y/src/pkg/mod.py", line 12, in func": remember the path. */
 static void scan_frames(struct rank_query *rq, const char *q)
 {
 	const char *p = q;
 
-	while ((p = strstr(p, "File \""))) {
+	while (rq->frames_nr < FRAMES_MAX && (p = strstr(p, "File \""))) {
 		const char *s = p + 6, *e = strchr(s, '"');
 		if (!e)
 			break;
@@ -110,27 +144,31 @@ static void scan_frames(struct rank_query *rq, const char *q)
 	}
 }
 
-void rank_parse_query(struct rank_query *rq, const char *q)
+/*
+ * The words of q[from, to) into the terms, each weighing segw; inside `...`
+ * (*in_code, kept from one part to the next) or a code part (code) a word is
+ * code.
+ */
+static void tokenize(struct rank_query *rq, struct term_tab *tab, const char *q, size_t from,
+		     size_t to, int *in_code, int code_part, double segw, int noisy)
 {
-	const char *p = q;
-	int in_code = 0;
+	const char *p = q + from, *end = q + to;
 
-	scan_frames(rq, q);
-	while (*p) {
+	while (p < end) {
 		if (*p == '`') {
-			in_code = !in_code;
+			*in_code = !*in_code;
 			p++;
 			continue;
 		}
 		if (isalpha((unsigned char)*p) || *p == '_') {
 			const char *s = p;
-			while (isalnum((unsigned char)*p) || *p == '_')
+			while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
 				p++;
 			/* dotted names: "Session.resolve_redirects", "os.path.join" */
-			int dotted = *p == '.' && (isalpha((unsigned char)p[1]) || p[1] == '_');
-			int code = in_code || dotted || looks_like_code(s, (size_t)(p - s)) ||
-				   (s > q && s[-1] == '.' && isalpha((unsigned char)s[-2]));
-			add_term(rq, s, (size_t)(p - s), code);
+			int dotted = p + 1 < end && *p == '.' && (isalpha((unsigned char)p[1]) || p[1] == '_');
+			int code = code_part || *in_code || dotted || looks_like_code(s, (size_t)(p - s)) ||
+				   (s > q + 1 && s[-1] == '.' && isalpha((unsigned char)s[-2]));
+			add_term(rq, tab, s, (size_t)(p - s), code, segw, noisy);
 			/* also the parts of a snake_case or camelCase identifier */
 			if (looks_like_code(s, (size_t)(p - s))) {
 				const char *a = s;
@@ -140,7 +178,7 @@ void rank_parse_query(struct rank_query *rq, const char *q)
 					if (!cut)
 						continue;
 					if (b - a >= 3)
-						add_term(rq, a, (size_t)(b - a), 0);
+						add_term(rq, tab, a, (size_t)(b - a), 0, segw, noisy);
 					a = *b == '_' ? b + 1 : b;
 				}
 			}
@@ -148,6 +186,27 @@ void rank_parse_query(struct rank_query *rq, const char *q)
 		}
 		p++;
 	}
+}
+
+void rank_parse_query(struct rank_query *rq, const char *q, const struct rank_segments *segs)
+{
+	struct term_tab *tab = xcalloc(1, sizeof(*tab));
+	size_t scanned = 0;
+	int in_code = 0;
+
+	scan_frames(rq, rq->text);
+	for (size_t i = 0; i < segs->nr && scanned < TOKENS_SCAN; i++) {
+		const struct rank_span *sp = &segs->v[i];
+		double w = rank_seg_weight[sp->kind];
+		size_t n = sp->len < TOKENS_SCAN - scanned ? sp->len : TOKENS_SCAN - scanned;
+
+		if (w <= 0)
+			continue;
+		tokenize(rq, tab, q, sp->off, sp->off + n, &in_code,
+			 sp->kind == SEG_CODE || sp->kind == SEG_TRACE, w, sp->kind == SEG_LOG);
+		scanned += n;
+	}
+	free(tab);
 }
 
 /* Keep the most telling terms of a long query: by weight x idf. */
@@ -312,15 +371,21 @@ static void query_scope(struct rank_query *rq)
 int rank_query_signals(struct rank_query *rq)
 {
 	struct qvec_job qjob;
+	struct rank_segments segs;
 	const char *mode = rq->o->mode;
 
 	/* first: the query's vector and the scan of the vectors run meanwhile */
 	rank_tr(rq, "opened");
 	memset(&qjob, 0, sizeof(qjob));
 	qjob.snap_rc = 1;
+	/* the parts of the query: the signals read its text less logs and listings */
+	rank_segment(rq->given, strlen(rq->given), &segs);
+	free(rq->clean);
+	rq->text = rq->clean = rank_segments_text(rq->given, &segs, RANK_QUERY_TEXT_MAX);
 	if (strcmp(mode, "keyword"))
 		rank_semantic_start(rq, &qjob, rq->text);
-	rank_parse_query(rq, rq->text);
+	rank_parse_query(rq, rq->given, &segs);
+	rank_segments_release(&segs);
 	rank_weigh_terms(rq, rq->r->total_chunks);
 	rq->intent = rank_classify(rq->text);
 	rq->w = rank_weights[rq->intent];

@@ -156,6 +156,7 @@ struct rank_term {
 	double weight;		/* code-looking terms count more */
 	long df;		/* chunks containing it */
 	int code;		/* looks like an identifier (camelCase, snake_case, dotted, `quoted`) */
+	double noise;		/* of weight, what log lines gave (capped: rank/segment.h) */
 };
 
 /* A candidate chunk. */
@@ -184,7 +185,9 @@ struct rank_query {
 	sqlite3 *db;			/* r->db */
 	const struct rank_meta *meta;	/* r->meta */
 	const struct rank_opts *o;	/* the options */
-	const char *text;		/* the query */
+	const char *text;		/* the query the signals read: given, less its noise (segment.h) */
+	const char *given;		/* the query as given (the summary's) */
+	char *clean;			/* text, when rank_query_signals made it */
 	struct rank_term *terms;	/* the telling terms, by weight x idf */
 	size_t terms_nr, terms_alloc;
 	char **frames;			/* files named by traceback frames */

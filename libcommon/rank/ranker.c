@@ -57,7 +57,7 @@ void rank_query_init(struct rank_query *rq, const struct ranker *r, const struct
 	rq->db = r->db;
 	rq->meta = r->meta;
 	rq->o = o;
-	rq->text = text;
+	rq->text = rq->given = text;
 	rq->intent = INTENT_CONCEPT;
 	rq->w = rank_weights[rq->intent];
 }
@@ -91,6 +91,8 @@ void rank_query_release(struct rank_query *rq)
 	free(rq->frames);
 	rq->frames = NULL;
 	rq->frames_nr = rq->frames_alloc = 0;
+	free(rq->clean);
+	rq->clean = NULL;
 	huge_free(rq->sizes, rq->sizes_blocks * 4 * CI_SIZES_BLOCK);
 	free(rq->sizes_state);
 	rq->sizes = rq->sizes_state = NULL;

@@ -11,6 +11,7 @@
 #include "embed/vec.h"
 #include "index/vecsnap.h"
 #include "rank/rank.h"
+#include "rank/segment.h"
 
 /* The columns rank_add_cand() reads, from base. */
 #define CHUNK_COLS "c.id, c.blob_id, f.path, c.start_line, c.end_line, c.kind, c.name, c.scope, b.lang"
@@ -155,7 +156,16 @@ struct early_scan {
 };
 
 /* ---- query.c ---- */
-void rank_parse_query(struct rank_query *rq, const char *q);
+
+/* Of a long query, the bytes the signals read (less logs and listings): 64 KiB. */
+#define RANK_QUERY_TEXT_MAX (64u << 10)
+
+/*
+ * The terms and traceback frames of q (the query as given) from its parts
+ * segs: each part's words weigh as rank_seg_weight says; at most 256 KiB of
+ * it and 2,048 distinct terms are read, so a query of any size costs little.
+ */
+void rank_parse_query(struct rank_query *rq, const char *q, const struct rank_segments *segs);
 void rank_weigh_terms(struct rank_query *rq, long total_chunks);
 enum rank_intent rank_classify(const char *q);
 int rank_has_word(const char *q, const char *const *words);
