@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""bench/eval/noisy.py: a localisation dataset made to read like issue reports.
+
+    noisy.py [--seed S] [--repos DIR] <dataset.jsonl> >noisy.jsonl
+
+Mined validation examples are commit messages: clean prose, no pasted output.
+Issue reports carry what ranking must learn to discount: an issue template's
+HTML comment, an environment section, a `pip list`, and the output of a test
+run that names the repository's own test files.  This writes each instance
+again with its query wrapped in such noise, so that rules about noise (ci-rank's
+query parts, libcommon/rank/segment.c) can be checked on repositories they were
+not written against.  The noise never names a relevant file: the test files in
+the pasted run are drawn from the repository's tree at the base commit
+(`git ls-tree`, clones under --repos as bench/eval/run.sh has them), leaving out
+the instance's relevant files.  Deterministic for a seed.  Standard library only.
+"""
+import argparse
+import json
+import random
+import subprocess
+import sys
+
+PACKAGES = [
+    "attrs 23.1.0", "certifi 2023.7.22", "charset-normalizer 3.2.0", "click 8.1.7",
+    "coverage 7.3.1", "docutils 0.20.1", "exceptiongroup 1.1.3", "filelock 3.12.4",
+    "idna 3.4", "iniconfig 2.0.0", "Jinja2 3.1.2", "MarkupSafe 2.1.3", "mypy 1.5.1",
+    "numpy 1.26.0", "packaging 23.1", "pip 23.2.1", "platformdirs 3.10.0",
+    "pluggy 1.3.0", "Pygments 2.16.1", "pytest 7.4.2", "pytest-cov 4.1.0",
+    "python-dateutil 2.8.2", "PyYAML 6.0.1", "setuptools 68.2.2", "six 1.16.0",
+    "tomli 2.0.1", "tox 4.11.3", "typing_extensions 4.8.0", "urllib3 2.0.5",
+    "virtualenv 20.24.5", "wheel 0.41.2",
+]
+
+TEMPLATE = """<!--
+Thanks for taking the time to report this! Before you file, please search the
+existing issues, include a minimal example, the full output, and your versions.
+-->
+"""
+
+
+def test_files(repos, repo, commit, relevant):
+    """The test-looking files of repo at commit, less the relevant ones."""
+    src = "%s/%s" % (repos, repo.replace("/", "+"))
+    out = subprocess.run(["git", "-C", src, "ls-tree", "-r", "--name-only", commit],
+                         capture_output=True, text=True, check=True).stdout
+    rel = set(relevant)
+    return sorted(p for p in out.splitlines()
+                  if "test" in p.lower() and p not in rel and not p.endswith("/"))
+
+
+def noise(rng, name, tests):
+    """The environment section, a pip list and a test run's output."""
+    lines = ["", "## Environment", "",
+             "- OS: Ubuntu 22.04.3 LTS",
+             "- Python version: 3.11.%d" % rng.randint(1, 8),
+             "- %s version: %d.%d.%d" % (name, rng.randint(0, 9), rng.randint(0, 30), rng.randint(0, 9)),
+             "", "<details>", "<summary>pip list</summary>", "", "```",
+             "Package            Version", "------------------ ---------"]
+    pkgs = rng.sample(PACKAGES, 20)
+    lines += ["%-18s %s" % tuple(p.split()) for p in sorted(pkgs, key=str.lower)]
+    lines += ["```", "</details>", "", "Output of the test run:", "", "```",
+              "$ python -m pytest -x",
+              "============================= test session starts ==============================",
+              "platform linux -- Python 3.11.4, pytest-7.4.2, pluggy-1.3.0",
+              "rootdir: /home/user/src/%s" % name,
+              "plugins: cov-4.1.0",
+              "collected %d items" % rng.randint(200, 900), ""]
+    picked = rng.sample(tests, min(len(tests), 12)) if tests else []
+    for k, t in enumerate(sorted(picked)):
+        pct = (k + 1) * 100 // max(1, len(picked))
+        lines.append("%s %s %s[%3d%%]" % (t, "." * rng.randint(5, 40), " " * 10, pct))
+    lines += ["", "=========================== short test summary info ============================",
+              "======================= 1 failed, %d passed in %.2fs =======================" %
+              (rng.randint(150, 800), rng.uniform(1, 30)), "```", ""]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repos", default="/var/tmp/ci-eval/repos")
+    ap.add_argument("data")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    with open(a.data) as f:
+        for line in f:
+            d = json.loads(line)
+            tests = test_files(a.repos, d["repo"], d["base_commit"], d.get("relevant_files", []))
+            name = d["repo"].split("/")[1]
+            d["query"] = TEMPLATE + d["query"].rstrip("\n") + "\n" + noise(rng, name, tests)
+            sys.stdout.write(json.dumps(d) + "\n")
+
+
+if __name__ == "__main__":
+    main()
