@@ -5,7 +5,8 @@
 # function-level Acc@1 and Acc@5 over the instances with spans), latency percentiles,
 # bootstrap intervals that hold the mean (and collapse when every instance
 # agrees), paired differences between modes and between two files, the same
-# output for the same seed, and errors on bad input.
+# output for the same seed, and errors on bad input.  Then bench/eval/noisy.py,
+# the dataset wrapped in issue-report noise, on a generated repository.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -97,5 +98,37 @@ test_expect_code 3 'a malformed record stops it with its position' '
 test_expect_success '... file and line' 'test_grep "bad.jsonl:2: expected a JSON object" err'
 
 test_expect_code 2 'too few resamples is a usage error' 'python3 "$stats" --boot 1 res.jsonl'
+
+test_expect_success 'noisy.py: the query kept, wrapped in noise that names test files, never a relevant one' '
+	git init -q repos/o+r &&
+	(
+		cd repos/o+r &&
+		mkdir -p src tests &&
+		echo "def f(): pass" >src/x.py &&
+		echo "def test_a(): pass" >tests/test_a.py &&
+		echo "def test_x(): pass" >tests/test_x.py &&
+		git add . && git -c user.name=t -c user.email=t@t commit -q -m init
+	) &&
+	base=$(git -C repos/o+r rev-parse HEAD) &&
+	"$JQ" -nc --arg b "$base" "{id: \"i\", repo: \"o/r\", base_commit: \$b, query: \"Fix f in x\\n\\nIt breaks.\", relevant_files: [\"src/x.py\", \"tests/test_x.py\"]}" >data.jsonl &&
+	python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos data.jsonl >noisy.jsonl &&
+	python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos data.jsonl >noisy2.jsonl &&
+	test_cmp noisy.jsonl noisy2.jsonl &&
+	"$JQ" -r .query noisy.jsonl >q &&
+	test_grep "^Fix f in x\$" q &&
+	test_grep "^tests/test_a.py " q &&
+	! grep -e "test_x.py" -e "src/x.py" q &&
+	test_grep "^## Environment" q &&
+	"$JQ" -e ".relevant_files == [\"src/x.py\", \"tests/test_x.py\"] and .id == \"i\"" noisy.jsonl
+'
+
+test_expect_success 'noisy.py: a malformed line or an unknown commit is named, exit 2' '
+	echo "{not json" >bad.jsonl &&
+	test_status 2 python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos bad.jsonl >out 2>err &&
+	test_grep "^noisy.py: bad.jsonl:1: " err &&
+	"$JQ" -c ".base_commit = \"0000000000000000000000000000000000000000\"" data.jsonl >nocommit.jsonl &&
+	test_status 2 python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos nocommit.jsonl >out 2>err &&
+	test_grep "^noisy.py: nocommit.jsonl:1: cannot list o/r at 0000" err
+'
 
 test_done

@@ -41,8 +41,11 @@ existing issues, include a minimal example, the full output, and your versions.
 def test_files(repos, repo, commit, relevant):
     """The test-looking files of repo at commit, less the relevant ones."""
     src = "%s/%s" % (repos, repo.replace("/", "+"))
-    out = subprocess.run(["git", "-C", src, "ls-tree", "-r", "--name-only", commit],
-                         capture_output=True, text=True, check=True).stdout
+    res = subprocess.run(["git", "-C", src, "ls-tree", "-r", "--name-only", commit],
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise ValueError("cannot list %s at %s in %s: %s" % (repo, commit, src, res.stderr.strip()))
+    out = res.stdout
     rel = set(relevant)
     return sorted(p for p in out.splitlines()
                   if "test" in p.lower() and p not in rel and not p.endswith("/"))
@@ -83,9 +86,13 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     with open(a.data) as f:
-        for line in f:
-            d = json.loads(line)
-            tests = test_files(a.repos, d["repo"], d["base_commit"], d.get("relevant_files", []))
+        for nr, line in enumerate(f, 1):
+            try:
+                d = json.loads(line)
+                tests = test_files(a.repos, d["repo"], d["base_commit"], d.get("relevant_files", []))
+            except (ValueError, KeyError, TypeError) as e:
+                sys.stderr.write("noisy.py: %s:%d: %s\n" % (a.data, nr, e))
+                sys.exit(2)
             name = d["repo"].split("/")[1]
             d["query"] = TEMPLATE + d["query"].rstrip("\n") + "\n" + noise(rng, name, tests)
             sys.stdout.write(json.dumps(d) + "\n")
