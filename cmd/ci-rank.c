@@ -243,6 +243,8 @@ static void read_query_file(const char *path, struct buf *q)
 		exit(EXIT_IO);
 	if (memchr(text, '\0', len))
 		die_code(EXIT_USAGE, "--query-file '%s': a NUL byte: not a text", path);
+	if (!len)
+		die_code(EXIT_USAGE, "--query-file '%s': empty: no query given", path);
 	buf_add(q, text, len);
 	free(text);
 }
@@ -286,10 +288,10 @@ static int parse_words(struct options *o, int argc, char **argv, char **given, s
 	} else if (o->scan) {
 		usage_error(usage_text, "--scan goes with similar");
 	}
-	if (o->query_file) {
+	if (o->query_file) {	/* read by whoever answers: a server's worker has our stdin */
 		if (optind < argc || o->scan)
 			usage_error(usage_text, "--query-file: the query is the file's, not the command line's");
-		read_query_file(o->query_file, q);
+		return -1;
 	}
 	for (int i = optind; i < argc; i++) {
 		if (q->len)
@@ -506,6 +508,8 @@ static int shards_prepare(int argc, char **argv, void **state)
 		parse_option(&sq->o, c, argc, argv);
 	c = parse_words(&sq->o, argc, argv, given, &sq->q);
 	free(given);
+	if (c != 0 && sq->o.query_file)
+		read_query_file(sq->o.query_file, &sq->q);
 	if (c == 0 || sq->o.r.features) {
 		buf_release(&sq->q);
 		free(sq);
@@ -584,8 +588,11 @@ int main(int argc, char **argv)
 		rc = EXIT_IO;
 		goto done;
 	}
-	if (server_child || (rc = call_server(&o, path, argc, given)) < 0)
+	if (server_child || (rc = call_server(&o, path, argc, given)) < 0) {
+		if (o.query_file)
+			read_query_file(o.query_file, &q);
 		rc = run(&o, path, q.buf, &trace);
+	}
 	free(path);
 done:
 	free(given);

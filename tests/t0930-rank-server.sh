@@ -122,6 +122,23 @@ test_expect_success 'output into a pipe and a file is whole when the caller exit
 	test_cmp expect pipe
 '
 
+test_expect_success '--query-file through the server: stdin and a relative path read by the worker' '
+	have_socket &&
+	printf "Closing hangs\n\nclose the connection after the handler\n" >repo/q.txt &&
+	(cd repo && ci-rank --no-server --limit 5 --query-file q.txt) >expect &&
+	test_line_count -gt 1 expect &&
+	(cd repo && ci-rank --limit 5 --query-file q.txt) >out &&
+	test_cmp expect out &&
+	(cd repo && ci-rank --limit 5 --query-file - <q.txt) >out &&
+	test_cmp expect out &&
+	(cd repo && cat q.txt | ci-rank --limit 5 --query-file -) >out &&
+	test_cmp expect out &&
+	(cd repo && exits 3 ci-rank --query-file nosuch.txt) >out 2>err &&
+	test_must_be_empty out &&
+	grep -q "cannot open .nosuch.txt" err &&
+	rm repo/q.txt
+'
+
 test_expect_success 'an edit: the server answers for the index as it is now' '
 	printf "\n\ndef reconnect(sock):\n    \"\"\"Retry after a delay, then open the connection again.\"\"\"\n    return sock\n" >>repo/net.py &&
 	(cd repo && ci-index update) &&
