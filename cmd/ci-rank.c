@@ -273,7 +273,8 @@ static int parse_words(struct options *o, int argc, char **argv, char **given, s
 	}
 	if (o->idle || o->stop)
 		usage_error(usage_text, "--%s goes with serve", o->idle ? "idle" : "stop");
-	if (!word_is_query && optind + 1 < argc && !strcmp(argv[optind], "context")) {
+	if (!word_is_query && (optind + 1 < argc || (o->query_file && optind + 1 == argc)) &&
+	    !strcmp(argv[optind], "context")) {
 		o->context = 1;
 		optind++;
 	} else if (!word_is_query && optind < argc && !strcmp(argv[optind], "similar")) {

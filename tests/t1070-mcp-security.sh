@@ -264,13 +264,17 @@ done
 
 # An argument over the kernel's limit for one (MAX_ARG_STRLEN, 128 KiB) cannot
 # be passed to a command, so every free string parameter has a maxLength whose
-# UTF-8 (4 bytes a character at most) fits, and the server refuses more.
+# UTF-8 (4 bytes a character at most) fits, and the server refuses more; a
+# parameter the table sends on the command's standard input ("stdin") is not an
+# argument, and may be longer (ci's search and context query: 1 MiB).
 for p in $profiles; do
 	test_expect_success "$p: every string parameter has a maxLength, and one character more is refused" '
-		jq -r ".result.tools[] | .name as \$t | .inputSchema.properties // {} | to_entries[]
+		jq -c "[.tools[] | select(.stdin) | [.name, .stdin]]" "$CI_SRC_DIR/share/mcp/$p.json" >stdin.$p &&
+		jq -r --slurpfile stdin stdin.$p ".result.tools[] | .name as \$t | .inputSchema.properties // {} | to_entries[]
 		       | select(.value.type == \"string\" and (.value.enum | not) or .value.items.type == \"string\")
 		       | (.value.maxLength // .value.items.maxLength) as \$n
-		       | select(\$n == null or \$n * 4 >= 131072) | \"\\(\$t) \\(.key): maxLength \\(\$n)\"" list.$p >bad &&
+		       | select(\$n == null or (\$n * 4 >= 131072 and ([\$t, .key] | IN(\$stdin[0][]) | not)))
+		       | \"\\(\$t) \\(.key): maxLength \\(\$n)\"" list.$p >bad &&
 		test_must_be_empty bad &&
 		jq -r --arg mode long --argjson more "{}" -f "$TEST_TMP/probe.jq" list.$p >long &&
 		(cd repo && ci-mcp --profile $p <../long >../out 2>../err) &&
@@ -287,6 +291,19 @@ test_expect_success 'a value at its maxLength is served' '
 		 params: {name: \"grep\", arguments: {pattern: (\"a\" * 8192), fixed_string: true}}}" >calls &&
 	(cd repo && ci-mcp <../calls >../out 2>../err) &&
 	jq -e ".result.isError != true and .result.structuredContent.count == 0" out
+'
+
+test_expect_success 'ci: a search or context query over 128 KiB reaches ci-rank on its standard input' '
+	jq -nc "(\"How is the header line parsed by parse_header\\n\\n\" +
+		  (\"2024-05-01 10:00:01 INFO worker started, nothing to see here\\n\" * 3000)) as \$q |
+		{jsonrpc: \"2.0\", id: 3, method: \"tools/call\", params: {name: \"search\", arguments: {query: \$q}}},
+		{jsonrpc: \"2.0\", id: 4, method: \"tools/call\", params: {name: \"context\", arguments: {query: \$q}}}" >calls &&
+	test $(wc -c <calls) -gt 300000 &&
+	(cd repo && ci-mcp <../calls >../out 2>../err) &&
+	jq -e -s "map(select(.id == 3))[0] | .result.isError != true and
+	       (.result.structuredContent.results | map(select(._type == \"hit\")) | .[0].path == \"src/reader.py\")" out &&
+	jq -e -s "map(select(.id == 4))[0] | .result.isError != true and
+	       (.result.structuredContent.results | any(.[]; ._type == \"context_chunk\" and .path == \"src/reader.py\"))" out
 '
 
 test_expect_success 'a command that cannot run says why: an argument over 128 KiB (E2BIG), a missing command' '

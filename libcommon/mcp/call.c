@@ -230,7 +230,9 @@ static int call_start(struct mcp_call *c, int fallback)
 	json_t *groups = fallback ? json_object_get(c->tool, "fallback") : mcp_pick_argv(c->tool, c->args);
 	char **argv = mcp_build_argv(groups, c->args, schema);
 	struct buf b = BUF_INIT;
-	int rc;
+	const char *stdin_param = json_string_value(json_object_get(c->tool, "stdin"));
+	json_t *in;
+	int rc, in_fd = -1;
 
 	for (size_t i = 0; argv[i]; i++)
 		buf_addf(&b, i ? " '%s'" : "%s", argv[i]);
@@ -246,7 +248,20 @@ static int call_start(struct mcp_call *c, int fallback)
 		mcp_call_answer(c, mcp_tool_error("this tool's argv is empty"));
 		return -1;
 	}
-	if ((rc = mcp_proc_start(srv, &c->p, argv)) < 0) {
+	/* the tool's "stdin": that parameter's value is the command's standard input */
+	in = stdin_param && !fallback ? json_object_get(c->args, stdin_param) : NULL;
+	if (json_is_string(in) && (in_fd = mcp_text_fd(json_string_value(in), json_string_length(in))) < 0) {
+		char *m = xasprintf("cannot pass '%s' to '%s': %s", stdin_param, argv[0], strerror(errno));
+		mcp_log(srv, c->st, MCP_LOG_WARNING, "%s", m);
+		mcp_call_answer(c, mcp_tool_error("%s", m));
+		free(m);
+		mcp_free_argv(argv);
+		return -1;
+	}
+	rc = mcp_proc_start(srv, &c->p, argv, in_fd);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (rc < 0) {
 		int e = errno;
 		char *m = rc == -2 ? xasprintf("cannot enter '%s': %s", srv->root, strerror(e)) :
 				     xasprintf("cannot run '%s': %s", argv[0], strerror(e));

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -25,12 +26,45 @@ void mcp_proc_init(struct mcp_proc *p)
 }
 
 /*
+ * A file in memory holding text, read from its start: the standard input of a
+ * command given a parameter's value there (a tool's "stdin").  -1 with errno.
+ */
+int mcp_text_fd(const char *text, size_t len)
+{
+	int fd = memfd_create("ci-mcp-stdin", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		text += n;
+		len -= (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Start argv (argv[0] a ci command, found beside this program or on PATH) in
- * the repository root.  0; or -1 with errno when it cannot run (E2BIG: an
+ * the repository root, its standard input in_fd (-1: /dev/null; the caller
+ * keeps and closes it).  0; or -1 with errno when it cannot run (E2BIG: an
  * argument over the kernel's 128 KiB, or all of them over its limit; ENOENT:
  * no such command), -2 with errno when the root cannot be entered.
  */
-int mcp_proc_start(struct mcp_server *srv, struct mcp_proc *p, char **argv)
+int mcp_proc_start(struct mcp_server *srv, struct mcp_proc *p, char **argv, int in_fd)
 {
 	int po[2], pe[2];
 	/*
@@ -71,7 +105,7 @@ int mcp_proc_start(struct mcp_server *srv, struct mcp_proc *p, char **argv)
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
-		dup2(devnull, 0);
+		dup2(in_fd >= 0 ? in_fd : devnull, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
 		if (chdir(srv->root) == 0) {
@@ -276,7 +310,7 @@ void mcp_indexer_start(struct mcp_server *srv)
 		return;
 	mcp_log(srv, NULL, MCP_LOG_INFO, "%s the index", exists ? "updating" : "building");
 	srv->root = srv->home;
-	if (mcp_proc_start(srv, &srv->indexer.p, argv) < 0) {
+	if (mcp_proc_start(srv, &srv->indexer.p, argv, -1) < 0) {
 		mcp_log(srv, NULL, MCP_LOG_ERROR, "cannot start ci-index: %s", strerror(errno));
 		srv->indexer.done = mcp_now_ms();
 		return;

@@ -99,6 +99,12 @@ static char *check_tool(struct mcp_server *srv, json_t *tool, const char *name, 
 	if (!builtin && !json_is_array(json_object_get(tool, "argv")) &&
 	    !json_is_array(json_object_get(tool, "variants")))
 		return xasprintf("%s: tool '%s' has neither \"argv\", \"variants\" nor \"builtin\"", name, tn);
+	if (json_object_get(tool, "stdin")) {
+		const char *in = json_string_value(json_object_get(tool, "stdin"));
+		json_t *ip = in ? json_object_get(json_object_get(schema, "properties"), in) : NULL;
+		if (!ip || strcmp(json_string_value(json_object_get(ip, "type")) ?: "", "string"))
+			return xasprintf("%s: tool '%s': \"stdin\" must name a string parameter", name, tn);
+	}
 	if (builtin && strcmp(builtin, "read"))
 		return xasprintf("%s: tool '%s': unknown builtin '%s'", name, tn, builtin);
 	if (mcp_map_compile(&srv->map, tool, &err) < 0) {
