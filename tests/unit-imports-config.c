@@ -95,6 +95,12 @@ static const struct {
 	{ "apps/loop/tsconfig.json", "{\"extends\": \"./tsconfig.json\", \"compilerOptions\": {\"baseUrl\": \"src\"}}" },
 	{ "apps/loop/src/m.ts", "x\n" },
 	{ "apps/loop/main.ts", "x\n" },
+	{ "packages/tsconfig/package.json", "{\"name\": \"@acme/tsconfig\"}" },
+	{ "packages/tsconfig/base.json",
+	  "{\"compilerOptions\": {\"paths\": {\"#shared/*\": [\"../../libs/shared/*\"]}}}" },
+	{ "apps/pkgext/tsconfig.json",
+	  "{\"extends\": [\"@acme/tsconfig/base.json\", \"@tsconfig/node22/tsconfig.json\"]}" },
+	{ "apps/pkgext/main.ts", "x\n" },
 	{ "apps/broken/tsconfig.json", "{ \"compilerOptions\": { \"baseUrl\": [ /* unterminated" },
 	{ "apps/broken/main.ts", "x\n" },
 	{ "apps/broken/util.ts", "x\n" },
@@ -173,6 +179,8 @@ static const struct tcase cases[] = {
 	{ "typescript", "apps/web/src/app.ts", "@shared/log", NULL },
 	/* "extends" without ".json", paths relative to the config that has them */
 	{ "typescript", "apps/api/main.ts", "@shared/log", "libs/shared/log.ts" },
+	/* "extends" to a workspace package's config (of an array, the last in the repository) */
+	{ "typescript", "apps/pkgext/main.ts", "#shared/log", "libs/shared/log.ts" },
 	/* an "extends" loop stops; a malformed tsconfig is ignored */
 	{ "typescript", "apps/loop/main.ts", "m", "apps/loop/src/m.ts" },
 	{ "typescript", "apps/broken/main.ts", "@/x", NULL },

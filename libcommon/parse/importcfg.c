@@ -322,18 +322,30 @@ static void load_package_json(struct import_config *cfg, const struct import_ctx
 
 #define TS_EXTENDS_MAX 8	/* links of an "extends" chain followed */
 
-/* rel's "extends" (the first relative one of a string or an array), root-relative; or NULL. */
-static char *ts_extends(const struct import_ctx *ctx, json_t *j, const char *rel)
+/*
+ * rel's "extends", root-relative, or NULL: a relative path, or a package of
+ * the repository ("@acme/tsconfig/base.json" in its directory, a bare
+ * "@acme/tsconfig" its tsconfig.json); of an array, the last that is either
+ * (the one whose options win).  A package elsewhere is not followed.
+ */
+static char *ts_extends(const struct import_config *cfg, const struct import_ctx *ctx, json_t *j,
+			const char *rel)
 {
 	json_t *e = json_object_get(j, "extends");
+	size_t nr = json_is_array(e) ? json_array_size(e) : 1;
 	char *dir = dir_part(rel), *ret = NULL;
 
-	for (size_t i = 0; !ret && i < (json_is_array(e) ? json_array_size(e) : 1); i++) {
+	for (size_t i = nr; !ret && i-- > 0; ) {
 		const char *s = json_string_value(json_is_array(e) ? json_array_get(e, i) : e);
+		const struct js_pkg *pkg;
+		size_t len;
 
-		if (!s || (strncmp(s, "./", 2) && strncmp(s, "../", 3)))
-			continue;	/* a package's tsconfig: not in the repository */
-		ret = norm_join(NULL, dir, s);
+		if (!s)
+			continue;
+		if (!strncmp(s, "./", 2) || !strncmp(s, "../", 3))
+			ret = norm_join(NULL, dir, s);
+		else if ((pkg = importcfg_pkg(cfg, s, &len)))
+			ret = norm_join(NULL, pkg->dir, s[len] ? s + len + 1 : "tsconfig.json");
 		if (ret && !strstr(base_part(ret), ".json")) {
 			char *data;
 			size_t n;
@@ -374,7 +386,7 @@ static void load_tsconfig(struct import_config *cfg, const struct import_ctx *ct
 			t->paths = json_incref(paths);
 			paths_dir = xstrdup(dir);
 		}
-		next = j ? ts_extends(ctx, j, cur) : NULL;
+		next = j ? ts_extends(cfg, ctx, j, cur) : NULL;
 		free(dir);
 		json_decref(j);
 		free(cur);
@@ -607,21 +619,28 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One file of the walk: a config file is read, a Java file may add a source root. */
-static void load_one(struct import_config *cfg, const struct import_ctx *ctx, const char *p)
+/*
+ * One file of the walk: a config file is read, a Java file may add a source
+ * root.  tsconfig files wait for the second pass (tsconfig), when the packages
+ * their "extends" may name are known.
+ */
+static void load_one(struct import_config *cfg, const struct import_ctx *ctx, const char *p,
+		     int tsconfig)
 {
 	const char *base = base_part(p);
 	char *jr;
 
-	if (!strcmp(base, "go.mod")) {
+	if (tsconfig) {
+		if (!in_node_modules(p) && (!strcmp(base, "tsconfig.json") || !strcmp(base, "jsconfig.json"))) {
+			load_tsconfig(cfg, ctx, p);
+			cfg->tsconfigs[cfg->tsconfigs_nr - 1].js = base[0] == 'j';
+		}
+	} else if (!strcmp(base, "go.mod")) {
 		load_gomod(cfg, ctx, p);
 	} else if (in_node_modules(p)) {
 		/* a package's own files */
 	} else if (!strcmp(base, "package.json")) {
 		load_package_json(cfg, ctx, p);
-	} else if (!strcmp(base, "tsconfig.json") || !strcmp(base, "jsconfig.json")) {
-		load_tsconfig(cfg, ctx, p);
-		cfg->tsconfigs[cfg->tsconfigs_nr - 1].js = base[0] == 'j';
 	} else if ((jr = java_root(p))) {
 		if (!cfg->java_roots_nr || strcmp(cfg->java_roots[cfg->java_roots_nr - 1], jr)) {
 			ALLOC_GROW(cfg->java_roots, cfg->java_roots_nr + 1, cfg->java_roots_alloc);
@@ -657,18 +676,18 @@ void import_ctx_load(struct import_ctx *ctx)
 {
 	struct import_config *cfg = xcalloc(1, sizeof(*cfg));
 
-	if (ctx->files) {
-		for (size_t i = 0; i < ctx->files->nr; i++)
-			load_one(cfg, ctx, ctx->files->paths[i]);
-	} else {
+	for (int pass = 0; pass < 2; pass++) {
 		static const char *const top[] = { "go.mod", "package.json", "tsconfig.json", "jsconfig.json" };
 
-		for (size_t i = 0; i < ARRAY_SIZE(top); i++)
-			load_one(cfg, ctx, top[i]);
+		for (size_t i = 0; ctx->files && i < ctx->files->nr; i++)
+			load_one(cfg, ctx, ctx->files->paths[i], pass);
+		for (size_t i = 0; !ctx->files && i < ARRAY_SIZE(top); i++)
+			load_one(cfg, ctx, top[i], pass);
+		if (!pass)
+			qsort_unsorted(cfg->pkgs, cfg->pkgs_nr, sizeof(*cfg->pkgs), cmp_pkg);
 	}
 	load_compile_commands(cfg, ctx);
 	qsort_unsorted(cfg->gomods, cfg->gomods_nr, sizeof(*cfg->gomods), cmp_gomod);
-	qsort_unsorted(cfg->pkgs, cfg->pkgs_nr, sizeof(*cfg->pkgs), cmp_pkg);
 	ts_dedup(cfg);
 	qsort_unsorted(cfg->java_roots, cfg->java_roots_nr, sizeof(*cfg->java_roots), cmp_str);
 	{
@@ -717,6 +736,20 @@ void import_ctx_release(struct import_ctx *ctx)
 }
 
 /* ---- lookups ------------------------------------------------------------------ */
+
+const struct js_pkg *importcfg_pkg(const struct import_config *cfg, const char *spec, size_t *len)
+{
+	const struct js_pkg *pkg = NULL;
+
+	*len = 0;
+	for (size_t i = 0; i < cfg->pkgs_nr; i++) {
+		size_t n = strlen(cfg->pkgs[i].name);
+
+		if (n > *len && !strncmp(spec, cfg->pkgs[i].name, n) && (!spec[n] || spec[n] == '/'))
+			pkg = &cfg->pkgs[i], *len = n;
+	}
+	return pkg;
+}
 
 const struct go_mod *importcfg_gomod(const struct import_config *cfg, const char *dir)
 {

@@ -85,6 +85,12 @@ void importcfg_strip_jsonc(char *s, size_t n);
 /* The entry of cfg for the directory dir: a binary search; NULL when none. */
 const struct go_mod *importcfg_gomod(const struct import_config *cfg, const char *dir);
 const struct ts_config *importcfg_tsconfig(const struct import_config *cfg, const char *dir);
+/*
+ * The package of the repository that the bare specifier spec names: the
+ * longest "name" that spec is or starts with ("name/sub"); *len its length.
+ * The first by directory among namesakes.  NULL when none.
+ */
+const struct js_pkg *importcfg_pkg(const struct import_config *cfg, const char *spec, size_t *len);
 const struct cc_incs *importcfg_cc(const struct cc_incs *v, size_t nr, const char *key);
 
 #endif

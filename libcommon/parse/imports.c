@@ -676,19 +676,12 @@ static char *js_exports(const struct import_ctx *ctx, struct buf *tmp, const str
 static char *resolve_js_package(const struct import_ctx *ctx, struct buf *tmp, const char *spec)
 {
 	static const char *const fields[] = { "module", "main", "types", "typings", "source" };
-	const struct import_config *cfg = ctx->config;
-	const struct js_pkg *pkg = NULL;
-	size_t best = 0;
+	const struct js_pkg *pkg;
+	size_t best;
 	int excluded = 0;
 	char *sub, *ret;
 
-	for (size_t i = 0; cfg && i < cfg->pkgs_nr; i++) {
-		size_t n = strlen(cfg->pkgs[i].name);
-
-		if (n > best && !strncmp(spec, cfg->pkgs[i].name, n) && (!spec[n] || spec[n] == '/'))
-			pkg = &cfg->pkgs[i], best = n;
-	}
-	if (!pkg)
+	if (!ctx->config || !(pkg = importcfg_pkg(ctx->config, spec, &best)))
 		return NULL;
 	sub = spec[best] ? xasprintf(".%s", spec + best) : xstrdup(".");
 	ret = js_exports(ctx, tmp, pkg, sub, &excluded);
