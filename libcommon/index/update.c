@@ -421,7 +421,8 @@ static int update_reread(struct update *u, int ret)
 	u->fs.nr = u->list.files_nr;
 	u->ictx.root = u->w.root;
 	u->ictx.files = &u->fs;
-	import_ctx_load(&u->ictx);
+	if (u->todo.files_nr || u->added || u->removed)
+		import_ctx_load(&u->ictx);	/* not for an update that finds nothing */
 	progress_stop(&u->pg);
 	progress_start(&u->pg, r->o.progress, "updating", "files", u->todo.files_nr, 0);
 	loader_init(&u->ld, db, u->w.root, ix_vector_format(r, db));
