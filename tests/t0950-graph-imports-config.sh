@@ -12,7 +12,23 @@
 for l in typescript c java go; do
 	if ! test_have_lang $l; then
 		test_skip 'imports through build configuration' "the $l grammar is not compiled in"
-		test_done
+		test_expect_success 'a malformed compile_commands.json and package.json: the build goes on without them' '
+	printf "[{\"directory\": " >repo/compile_commands.json &&
+	printf "{\"name\": \"@demo/ui\", " >repo/packages/ui/package.json &&
+	(cd repo && ci-index build 2>../err) &&
+	test_must_be_empty err &&
+	deps csrc/main.c >actual &&
+	echo "{\"target\":\"api.h\",\"resolved\":null}" >expect &&
+	test_cmp_json expect actual &&
+	deps packages/core/src/index.ts >actual &&
+	echo "{\"target\":\"@demo/ui\",\"resolved\":null}" >expect &&
+	test_cmp_json expect actual &&
+	deps apps/web/src/util.ts >actual &&
+	echo "{\"target\":\"@demo/core/math\",\"resolved\":\"packages/core/src/math.ts\"}" >expect &&
+	test_cmp_json expect actual
+'
+
+test_done
 	fi
 done
 
@@ -46,7 +62,7 @@ test_expect_success 'setup: a monorepo, a C tree, Java modules, Go modules' '
 	write_lines apps/broken/y.ts "export const y = 1;" &&
 	write_lines csrc/main.c "#include \"api.h\"" "int main(void) { return api(); }" &&
 	write_lines headers/pub/api.h "int api(void);" &&
-	write_lines vendor/api.h "int api(void);" &&
+	write_lines legacy/api.h "int api(void);" &&
 	write_lines compile_commands.json "[{\"directory\": \"$root/build\"," \
 		"  \"command\": \"cc -I../headers/pub -c ../csrc/main.c\", \"file\": \"../csrc/main.c\"}]" &&
 	write_lines svc/src/main/java/com/demo/App.java "package com.demo;" \
@@ -146,6 +162,22 @@ test_expect_success 'ci-index update: a changed tsconfig.json moves the imports 
 	{"target":"@demo/core","resolved":"packages/core/src/index.ts"}
 	{"target":"react","resolved":null}
 	EOF
+	test_cmp_json expect actual
+'
+
+test_expect_success 'a malformed compile_commands.json and package.json: the build goes on without them' '
+	printf "[{\"directory\": " >repo/compile_commands.json &&
+	printf "{\"name\": \"@demo/ui\", " >repo/packages/ui/package.json &&
+	(cd repo && ci-index build 2>../err) &&
+	test_must_be_empty err &&
+	deps csrc/main.c >actual &&
+	echo "{\"target\":\"api.h\",\"resolved\":null}" >expect &&
+	test_cmp_json expect actual &&
+	deps packages/core/src/index.ts >actual &&
+	echo "{\"target\":\"@demo/ui\",\"resolved\":null}" >expect &&
+	test_cmp_json expect actual &&
+	deps apps/web/src/util.ts >actual &&
+	echo "{\"target\":\"@demo/core/math\",\"resolved\":\"packages/core/src/math.ts\"}" >expect &&
 	test_cmp_json expect actual
 '
 
