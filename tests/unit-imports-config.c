@@ -131,6 +131,12 @@ static const struct {
 	{ "mod2/src/test/java/com/acme/AppTest.java", "x\n" },
 	{ "mod3/src/main/java/com/acme/util/Strings.java", "x\n" },
 	{ "mod3/src/test/java/com/acme/T.java", "x\n" },
+	/* source roots only a `package` line tells */
+	{ "java/core/org/x/Util.java", "/* (c) */\n// x\npackage org.x;\nclass Util {}\n" },
+	{ "java/core/org/x/More.java", "package org.x;\n" },
+	{ "old/org/x/Util.java", "package legacy.org.x;\n" },
+	{ "kt/src/com/k/K.kt", "@file:JvmName(\"K\")\npackage com.k\n\nfun k() = 1\n" },
+	{ "apps/Main.java", "import org.x.Util;\n" },
 	/* Go: a replace, nested modules, a module beside another */
 	{ "gosvc/a/go.mod", "module example.com/a\n\nreplace example.com/b => ../b\n"
 	  "replace (\n\texample.com/c v1.0.0 => ./third/c\n\texample.com/d => example.com/d2 v1.0.0\n)\n" },
@@ -212,6 +218,9 @@ static const struct tcase cases[] = {
 	{ "java", "mod1/src/main/java/com/acme/App.java", "com.acme.kt", "mod2/src/main/kotlin/com/acme/kt" },
 	{ "java", "mod1/src/main/java/com/acme/App.java", "java.util", NULL },
 	{ "java", "mod1/src/main/java/com/acme/App.java", "java.util.List", NULL },
+	{ "java", "apps/Main.java", "org.x.Util", "java/core/org/x/Util.java" },
+	{ "java", "apps/Main.java", "org.x", "java/core/org/x" },
+	{ "java", "apps/Main.java", "com.k.K", "kt/src/com/k/K.kt" },
 	/* go.mod: replace to a local directory, nested modules, sibling modules */
 	{ "go", "gosvc/a/main.go", "example.com/b/x", "gosvc/b/x" },
 	{ "go", "gosvc/a/main.go", "example.com/c", "gosvc/a/third/c" },

@@ -69,6 +69,13 @@ static char *dir_part(const char *p)
 	return slash ? xstrndup(p, (size_t)(slash - p)) : xstrdup("");
 }
 
+static int has_suffix_str(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
 static const char *base_part(const char *p)
 {
 	const char *slash = strrchr(p, '/');
@@ -593,6 +600,67 @@ static char *java_root(const char *p)
 	return NULL;
 }
 
+/* The package a Java or Kotlin file's text declares ("a.b.c", malloc'd), or NULL. */
+static char *java_package(const char *s)
+{
+	const char *e;
+
+	for (;;) {
+		while (isspace((unsigned char)*s))
+			s++;
+		if (!strncmp(s, "//", 2))
+			s = strchrnul(s, '\n');
+		else if (!strncmp(s, "/*", 2) && (e = strstr(s + 2, "*/")))
+			s = e + 2;
+		else if (*s == '@')	/* an annotation of the package (package-info.java, Kotlin's @file:) */
+			s += 1 + strcspn(s + 1, " \t\r\n");
+		else
+			break;
+	}
+	if (strncmp(s, "package", 7) || !isspace((unsigned char)s[7]))
+		return NULL;
+	s += 8;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.$");
+	return e > s ? xstrndup(s, (size_t)(e - s)) : NULL;
+}
+
+/*
+ * The source root of the Java or Kotlin file p outside the usual roots: the
+ * directory whose path ends with the package its `package` line names
+ * ("" when the package path is the whole directory), or NULL.  One file per
+ * directory is read (cfg->java_dir_seen).
+ */
+static char *java_declared_root(struct import_config *cfg, const struct import_ctx *ctx, const char *p)
+{
+	char *dir = dir_part(p), *data = NULL, *pkg = NULL, *ret = NULL;
+	size_t n, dn, pn;
+
+	if ((!has_suffix_str(p, ".java") && !has_suffix_str(p, ".kt")) ||
+	    (cfg->java_dir_seen && !strcmp(cfg->java_dir_seen, dir))) {
+		free(dir);
+		return NULL;
+	}
+	free(cfg->java_dir_seen);
+	cfg->java_dir_seen = dir;
+	if (importcfg_read(ctx, p, &data, &n) < 0 || !(pkg = java_package(data)))
+		goto done;
+	for (char *q = pkg; *q; q++)
+		if (*q == '.')
+			*q = '/';
+	dn = strlen(dir);
+	pn = strlen(pkg);
+	if (dn == pn && !strcmp(dir, pkg))
+		ret = xstrdup("");
+	else if (dn > pn && dir[dn - pn - 1] == '/' && !strcmp(dir + dn - pn, pkg))
+		ret = xstrndup(dir, dn - pn - 1);
+done:
+	free(data);
+	free(pkg);
+	return ret;
+}
+
 static int cmp_gomod(const void *a, const void *b)
 {
 	return strcmp(((const struct go_mod *)a)->dir, ((const struct go_mod *)b)->dir);
@@ -641,7 +709,7 @@ static void load_one(struct import_config *cfg, const struct import_ctx *ctx, co
 		/* a package's own files */
 	} else if (!strcmp(base, "package.json")) {
 		load_package_json(cfg, ctx, p);
-	} else if ((jr = java_root(p))) {
+	} else if ((jr = java_root(p)) || (jr = java_declared_root(cfg, ctx, p))) {
 		if (!cfg->java_roots_nr || strcmp(cfg->java_roots[cfg->java_roots_nr - 1], jr)) {
 			ALLOC_GROW(cfg->java_roots, cfg->java_roots_nr + 1, cfg->java_roots_alloc);
 			cfg->java_roots[cfg->java_roots_nr++] = jr;
@@ -731,6 +799,7 @@ void import_ctx_release(struct import_ctx *ctx)
 	for (size_t i = 0; i < cfg->java_roots_nr; i++)
 		free(cfg->java_roots[i]);
 	free(cfg->java_roots);
+	free(cfg->java_dir_seen);
 	free(cfg);
 	ctx->config = NULL;
 }

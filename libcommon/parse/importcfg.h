@@ -62,8 +62,10 @@ struct import_config {
 	size_t cc_files_nr, cc_files_alloc;
 	struct cc_incs *cc_dirs;	/* the same, per directory of those files */
 	size_t cc_dirs_nr, cc_dirs_alloc;
-	char **java_roots;		/* source roots: .../src/{main,test}/{java,kotlin}, sorted */
+	char **java_roots;		/* source roots: .../src/{main,test}/{java,kotlin}, and
+					   directories a file's `package` line ends, sorted */
 	size_t java_roots_nr, java_roots_alloc;
+	char *java_dir_seen;		/* while loading: the directory of the last Java file read */
 };
 
 /*
