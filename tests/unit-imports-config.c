@@ -115,7 +115,14 @@ static const struct {
 	  " {\"directory\": \"@ROOT@\", \"file\": \"@ROOT@/csrc/other.c\",\n"
 	  "  \"command\": \"cc -DX='a b' -I third/include -I'/nowhere' -c csrc/other.c\"},\n"
 	  " {\"directory\": \"/elsewhere\", \"file\": \"x.c\", \"command\": \"cc -I. -c x.c\"},\n"
-	  " {\"file\": 42}, 17]\n" },
+	  " {\"file\": 42}, 17,\n"
+	  " {\"directory\": \"@ROOT@\", \"file\": \"csrc/third.c\", \"arguments\": [\"cc\", \"-Iwinc\"]},\n"
+	  " {\"directory\": \"@ROOT@\", \"file\": \"csrc/main.c\", \"arguments\": [\"cc\", \"-I\", \"m2inc\"]}]\n" },
+	{ "csrc/third.c", "x\n" },
+	{ "winc/w.h", "x\n" },
+	{ "m2inc/m2.h", "x\n" },
+	{ "decoy/w.h", "x\n" },
+	{ "decoy/m2.h", "x\n" },
 	{ "csrc/main.c", "#include \"proj/api.h\"\n" },
 	{ "csrc/other.c", "x\n" },
 	{ "csrc/hdr.h", "x\n" },
@@ -199,7 +206,11 @@ static const struct tcase cases[] = {
 	{ "c", "csrc/other.c", "t.h", "third/include/t.h" },
 	{ "c", "csrc/other.c", "q.h", "cq/q.h" },	/* the directory's entries */
 	{ "c", "csrc/hdr.h", "proj/api.h", "cinc/proj/api.h" },	/* a header: its directory's */
-	{ "c", "elsewhere/e.c", "proj/api.h", NULL },	/* no entry: ambiguous suffix */
+	{ "c", "elsewhere/e.c", "proj/api.h", NULL },
+	/* a file, a directory with entries apart in the database: joined */
+	{ "c", "csrc/main.c", "m2.h", "m2inc/m2.h" },
+	{ "c", "csrc/hdr.h", "w.h", "winc/w.h" },
+	{ "c", "csrc/hdr.h", "m2.h", "m2inc/m2.h" },	/* no entry: ambiguous suffix */
 	{ "c", "csrc/main.c", "stdio.h", NULL },
 	/* Java and Kotlin source roots, static and on-demand imports */
 	{ "java", "mod3/src/test/java/com/acme/T.java", "com.acme.util.Strings",

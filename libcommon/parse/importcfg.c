@@ -458,15 +458,19 @@ static void incs_add(struct cc_incs *inc, const char *dir)
 	inc->dirs[inc->dirs_nr++] = xstrdup(dir);
 }
 
-/* The cc_incs of v for key, added when missing (v unsorted while loading). */
+/*
+ * The cc_incs of v for key: the last one when it has that key, else a new
+ * one.  A key may so appear more than once while loading (a database of
+ * 30,000 entries is not searched 30,000 times); incs_merge() joins them.
+ */
 static struct cc_incs *incs_get(struct cc_incs **v, size_t *nr, size_t *alloc, const char *key)
 {
-	for (size_t i = *nr; i-- > 0; )
-		if (!strcmp((*v)[i].key, key))
-			return &(*v)[i];
+	if (*nr && !strcmp((*v)[*nr - 1].key, key))
+		return &(*v)[*nr - 1];
 	ALLOC_GROW(*v, *nr + 1, *alloc);
 	memset(&(*v)[*nr], 0, sizeof(**v));
 	(*v)[*nr].key = xstrdup(key);
+	(*v)[*nr].seq = *nr;
 	return &(*v)[(*nr)++];
 }
 
@@ -535,9 +539,34 @@ static void load_cc_entry(struct import_config *cfg, const struct import_ctx *ct
 	free(rel);
 }
 
+/* By key, then in the database's order. */
 static int cmp_incs(const void *a, const void *b)
 {
-	return strcmp(((const struct cc_incs *)a)->key, ((const struct cc_incs *)b)->key);
+	const struct cc_incs *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Sort v by key and join the entries of one key, their directories in the database's order. */
+static void incs_merge(struct cc_incs *v, size_t *nr)
+{
+	size_t k = 0;
+
+	qsort_unsorted(v, *nr, sizeof(*v), cmp_incs);
+	for (size_t i = 0; i < *nr; i++) {
+		if (k && !strcmp(v[k - 1].key, v[i].key)) {
+			for (size_t d = 0; d < v[i].dirs_nr; d++) {
+				incs_add(&v[k - 1], v[i].dirs[d]);
+				free(v[i].dirs[d]);
+			}
+			free(v[i].dirs);
+			free(v[i].key);
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	*nr = k;
 }
 
 /* compile_commands.json at the root, else in build/. */
@@ -552,8 +581,8 @@ static void load_compile_commands(struct import_config *cfg, const struct import
 	for (size_t i = 0; json_is_array(db) && i < json_array_size(db); i++)
 		load_cc_entry(cfg, ctx, json_array_get(db, i));
 	json_decref(db);
-	qsort_unsorted(cfg->cc_files, cfg->cc_files_nr, sizeof(*cfg->cc_files), cmp_incs);
-	qsort_unsorted(cfg->cc_dirs, cfg->cc_dirs_nr, sizeof(*cfg->cc_dirs), cmp_incs);
+	incs_merge(cfg->cc_files, &cfg->cc_files_nr);
+	incs_merge(cfg->cc_dirs, &cfg->cc_dirs_nr);
 }
 
 static void incs_release(struct cc_incs *v, size_t nr)

@@ -49,6 +49,7 @@ struct cc_incs {
 	char *key;			/* the file, or the directory */
 	char **dirs;			/* its -I, -iquote, -isystem directories inside the root, in order */
 	size_t dirs_nr, dirs_alloc;
+	size_t seq;			/* while loading: the order it was added in */
 };
 
 struct import_config {
