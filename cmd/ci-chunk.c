@@ -221,6 +221,8 @@ int main(int argc, char **argv)
 	}
 	ictx.root = w.root;
 	ictx.files = &fs;
+	if (o.chunk.want & CHUNK_WANT_IMPORTS)
+		import_ctx_load(&ictx);
 
 	memset(&st, 0, sizeof(st));
 	if (chunk_run(&w, &list, &o.chunk, &ictx, o.threads, write_result, &st) < 0)
@@ -249,6 +251,7 @@ int main(int argc, char **argv)
 			ret = EXIT_NOTHING;
 		}
 	}
+	import_ctx_release(&ictx);
 	free(paths);
 	walk_list_release(&list);
 	walk_list_release(&all);

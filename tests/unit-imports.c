@@ -200,8 +200,10 @@ static const struct tcase mem_cases[] = {
 	  "app/src/main/java/com/ex/util/Helper.java" },
 	{ "java", "lib/src/main/java/com/ex/model/M.java", "com.ex.util.Helper",
 	  "app/src/main/java/com/ex/util/Helper.java" },
+	/* `import a.b.*` (the query drops ".*"): the package directory under a source
+	   root (lib's is only known to a loaded configuration: unit-imports-config) */
 	{ "java", "app/src/main/java/com/ex/app/A.java", "com.ex.model.*", NULL },
-	{ "java", "app/src/main/java/com/ex/app/A.java", "com.ex.util", NULL },
+	{ "java", "app/src/main/java/com/ex/app/A.java", "com.ex.util", "app/src/main/java/com/ex/util" },
 	{ "java", "app/src/main/java/com/ex/app/A.java", "java.util.List", NULL },
 	{ "java", "app/src/main/java/com/ex/app/A.java", "dup.D", NULL },
 	{ "java", "app/src/main/java/com/ex/app/A.java", "..etc.passwd", NULL },
@@ -384,7 +386,7 @@ int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct fileset set, disk_set;
-	struct import_ctx ctx = { "/nonexistent-root", &set, NULL, NULL };
+	struct import_ctx ctx = { "/nonexistent-root", &set, NULL, NULL, NULL };
 	struct import_ctx dctx = { 0 };
 	const char *disk_paths[ARRAY_SIZE(disk_files)];
 	struct thread_arg args[4];

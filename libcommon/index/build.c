@@ -533,6 +533,7 @@ static int build_walk(struct build *b)
 	b->fs.nr = b->list.files_nr;
 	b->ictx.root = b->w.root;
 	b->ictx.files = &b->fs;
+	import_ctx_load(&b->ictx);	/* go.mod, package.json, tsconfig, compile_commands.json */
 	return 0;
 }
 
@@ -673,6 +674,7 @@ int ix_build(struct ix_run *r, const char *start, const char *rev)
 		ret = build_install(b, ret);
 	}
 	ix_tmp_done();	/* installed (renamed, or copied and removed), or to go */
+	import_ctx_release(&b->ictx);
 	free(b->paths);
 	walk_list_release(&b->list);
 	snapshot_close(&b->sn);

@@ -414,13 +414,15 @@ static int update_reread(struct update *u, int ret)
 	struct ix_run *r = u->r;
 	struct chunk_opts co = { CHUNK_WANT_ALL, CHUNK_DEFAULT_MAX_LINES };
 	sqlite3 *db = u->db;
-	int gc = 0;
+	int gc = 0, config = 0;
 
 	u->paths = walk_list_paths(&u->list);
 	u->fs.paths = u->paths;
 	u->fs.nr = u->list.files_nr;
 	u->ictx.root = u->w.root;
 	u->ictx.files = &u->fs;
+	if (u->todo.files_nr || u->added || u->removed)
+		import_ctx_load(&u->ictx);	/* not for an update that finds nothing */
 	progress_stop(&u->pg);
 	progress_start(&u->pg, r->o.progress, "updating", "files", u->todo.files_nr, 0);
 	loader_init(&u->ld, db, u->w.root, ix_vector_format(r, db));
@@ -433,7 +435,9 @@ static int update_reread(struct update *u, int ret)
 		u->ld.df.full = 1;	/* chunks went: count every term anew */
 	if (ret == EXIT_OK && (df_finish(db, &u->ld.df) < 0 || ix_record_walk(db, &u->w, &u->list, u->walked) < 0))
 		ret = EXIT_IO;
-	if (ret == EXIT_OK && (u->added || u->removed) && update_resolve_imports(u) != EXIT_OK)
+	for (size_t i = 0; !config && i < u->todo.files_nr; i++)
+		config = import_is_config(u->todo.files[i].path);	/* a changed go.mod, tsconfig... */
+	if (ret == EXIT_OK && (u->added || u->removed || config) && update_resolve_imports(u) != EXIT_OK)
 		ret = EXIT_IO;
 	progress_stop(&u->pg);
 	{
@@ -532,6 +536,7 @@ static void update_release(struct update *u, int deferred)
 	for (size_t i = 0; i < u->known_nr; i++)
 		free(u->known[i].path);
 	free(u->known);
+	import_ctx_release(&u->ictx);
 	free(u->paths);
 	walk_list_release(&u->todo);
 	walk_list_release(&u->list);

@@ -12,15 +12,16 @@
  * suffix matching.
  *
  * Every candidate is normalised ("a/./b/../c" -> "a/c") and dropped when it
- * would leave the root, so nothing outside the root is ever returned.  The only
- * shared state is the cache of go.mod files, behind a mutex.
+ * would leave the root, so nothing outside the root is ever returned.  The
+ * configuration files (importcfg.c) are read once, before, into ctx->config,
+ * which the threads only read: there is no shared mutable state.
  */
 #include "core/common.h"
 #include "parse/imports.h"
+#include "parse/importcfg.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <pthread.h>
 #include <sys/stat.h>
 
 /* ---- paths -------------------------------------------------------------------- */
@@ -290,8 +291,31 @@ static int cmp_header(const void *a, const void *b)
 }
 
 /*
+ * The include directories compile_commands.json gives the file from: its own
+ * entry's, else those of the entries of its directory (a header has no entry
+ * of its own).  NULL when there are none.
+ */
+static const struct cc_incs *c_incs(const struct import_ctx *ctx, const char *from)
+{
+	const struct import_config *cfg = ctx->config;
+	const struct cc_incs *inc;
+	struct buf dir = BUF_INIT;
+
+	if (!cfg || !cfg->cc_files_nr)
+		return NULL;
+	inc = importcfg_cc(cfg->cc_files, cfg->cc_files_nr, from);
+	if (!inc) {
+		dir_of(&dir, from);
+		inc = importcfg_cc(cfg->cc_dirs, cfg->cc_dirs_nr, dir.buf);
+		buf_release(&dir);
+	}
+	return inc;
+}
+
+/*
  * "x.h" and <x.h> alike (the quotes are gone by now): the including file's
- * directory, the root, include/ and src/, then a unique "/x.h" suffix -- but
+ * directory, the -I/-iquote/-isystem directories of compile_commands.json (see
+ * c_incs()), the root, include/ and src/, then a unique "/x.h" suffix -- but
  * not for a standard header (<signal.h> is the system's, not whichever
  * signal.h the repository has somewhere else).
  */
@@ -299,12 +323,16 @@ static char *resolve_c(const struct import_ctx *ctx, const char *from, const cha
 {
 	static const char *const dirs[] = { "", "include", "src" };
 	struct buf dir = BUF_INIT, tmp = BUF_INIT;
+	const struct cc_incs *inc;
 	char *ret = NULL;
 
 	if (*target == '/')
 		goto done;
 	dir_of(&dir, from);
 	ret = probe(ctx, &tmp, dir.buf, target, NULL);
+	inc = ret ? NULL : c_incs(ctx, from);
+	for (size_t i = 0; !ret && inc && i < inc->dirs_nr; i++)
+		ret = probe(ctx, &tmp, inc->dirs[i], target, NULL);
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(dirs); i++)
 		ret = probe(ctx, &tmp, dirs[i], target, NULL);
 	if (!ret && !bsearch(target, c_std_headers, ARRAY_SIZE(c_std_headers),
@@ -469,11 +497,11 @@ static char *resolve_python(const struct import_ctx *ctx, const char *from, cons
 /* ---- JavaScript, TypeScript --------------------------------------------------- */
 
 /*
- * Relative specifiers only ("./x", "../x", "." and "..", or "/x" from the root):
- * the exact file, then with each extension, then dir/index.*; "./x.js" may name
- * "x.ts" (TypeScript's convention for ES modules).  Anything else is a package.
+ * base (a normalised root-relative path) as a module: the exact file, then
+ * with each extension, then "x.js" as "x.ts" (TypeScript's convention for ES
+ * modules), then base/index.*.
  */
-static char *resolve_js(const struct import_ctx *ctx, const char *from, const char *target)
+static char *probe_js(const struct import_ctx *ctx, struct buf *tmp, const char *base)
 {
 	static const char *const exts[] = {
 		".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".d.ts", ".json",
@@ -487,6 +515,240 @@ static char *resolve_js(const struct import_ctx *ctx, const char *from, const ch
 		{ ".mjs", { ".mts", NULL } },
 		{ ".cjs", { ".cts", NULL } },
 	};
+	size_t len = strlen(base);
+	char *ret = *base ? probe(ctx, tmp, "", base, NULL) : NULL;
+
+	for (size_t i = 0; !ret && *base && i < ARRAY_SIZE(exts); i++)
+		ret = probe(ctx, tmp, "", base, exts[i]);
+	for (size_t i = 0; !ret && i < ARRAY_SIZE(js_to_ts); i++) {
+		size_t n = strlen(js_to_ts[i].js);
+
+		if (!has_suffix(base, js_to_ts[i].js) || len == n)
+			continue;
+		for (size_t k = 0; !ret && k < 2 && js_to_ts[i].ts[k]; k++) {
+			buf_reset(tmp);
+			buf_add(tmp, base, len - n);
+			buf_addstr(tmp, js_to_ts[i].ts[k]);
+			if (exists(ctx, tmp->buf))
+				ret = xstrdup(tmp->buf);
+		}
+	}
+	for (size_t i = 0; !ret && i < ARRAY_SIZE(index); i++)
+		ret = probe(ctx, tmp, base, index[i], NULL);
+	return ret;
+}
+
+/* dir/rel (rel relative to dir, "*" in it replaced by star when star) as a module. */
+static char *probe_js_in(const struct import_ctx *ctx, struct buf *tmp, const char *dir,
+			 const char *rel, const char *star)
+{
+	struct buf sub = BUF_INIT, base = BUF_INIT;
+	const char *st = star ? strchr(rel, '*') : NULL;
+	char *ret = NULL;
+
+	if (st) {
+		buf_add(&sub, rel, (size_t)(st - rel));
+		buf_addstr(&sub, star);
+		buf_addstr(&sub, st + 1);
+	} else {
+		buf_addstr(&sub, rel);
+	}
+	if (*sub.buf != '/' && !strchr(sub.buf, '\\') && !make_path(&base, dir, sub.buf, NULL))
+		ret = probe_js(ctx, tmp, base.buf);
+	else if (!strcmp(sub.buf, ".") || !*sub.buf)
+		ret = probe_js(ctx, tmp, dir);
+	buf_release(&sub);
+	buf_release(&base);
+	return ret;
+}
+
+/*
+ * The key of the object map that matches spec, Node's and TypeScript's way:
+ * the key itself, else the pattern "pre*post" with the longest "pre" that
+ * matches (*star then gets what "*" stands for, malloc'd), else (prefix_dirs)
+ * the longest "dir/" key that spec starts with (*star the rest).  NULL if none.
+ */
+static json_t *match_pattern(json_t *map, const char *spec, int prefix_dirs, char **star)
+{
+	const char *key, *best_key = NULL;
+	json_t *v, *best = json_object_get(map, spec);
+	size_t best_n = 0, n = strlen(spec);
+
+	*star = NULL;
+	if (best)
+		return best;
+	json_object_foreach(map, key, v) {
+		const char *st = strchr(key, '*');
+		size_t pre = st ? (size_t)(st - key) : strlen(key);
+		size_t post = st ? strlen(st + 1) : 0;
+
+		if (st ? (n < pre + post || strncmp(spec, key, pre) || strcmp(spec + n - post, st + 1))
+		       : (!prefix_dirs || !has_suffix(key, "/") || strncmp(spec, key, pre)))
+			continue;
+		if (!best || pre > best_n) {
+			best = v;
+			best_n = pre;
+			best_key = key;
+		}
+	}
+	if (best) {
+		const char *st = strchr(best_key, '*');
+
+		*star = st ? xstrndup(spec + best_n, n - best_n - strlen(st + 1))
+			   : xstrdup(spec + best_n);
+	}
+	return best;
+}
+
+#define JS_EXPORTS_DEPTH 8	/* nesting of conditions followed */
+
+/*
+ * An "exports" value -- a "./path" string, an array tried in order, an object
+ * of conditions (import, require, module, node, default, types, in the
+ * object's order), null -- as a file of the package at dir, or NULL.
+ */
+static char *js_exports_target(const struct import_ctx *ctx, struct buf *tmp, const char *dir,
+			       json_t *v, const char *star, int depth)
+{
+	static const char *const conds[] = { "import", "require", "module", "node", "default", "types" };
+	char *ret = NULL;
+
+	if (depth > JS_EXPORTS_DEPTH)
+		return NULL;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		return strncmp(s, "./", 2) ? NULL : probe_js_in(ctx, tmp, dir, s, star);
+	}
+	for (size_t i = 0; !ret && json_is_array(v) && i < json_array_size(v); i++)
+		ret = js_exports_target(ctx, tmp, dir, json_array_get(v, i), star, depth + 1);
+	if (json_is_object(v)) {
+		const char *key;
+		json_t *c;
+
+		json_object_foreach(v, key, c) {
+			for (size_t i = 0; !ret && i < ARRAY_SIZE(conds); i++)
+				if (!strcmp(key, conds[i]))
+					ret = js_exports_target(ctx, tmp, dir, c, star, depth + 1);
+			if (ret)
+				break;
+		}
+	}
+	return ret;
+}
+
+/*
+ * sub ("." or "./x") of the package pkg through its "exports", or NULL; *excluded
+ * set when "exports" maps sub to null (the package hides it).
+ */
+static char *js_exports(const struct import_ctx *ctx, struct buf *tmp, const struct js_pkg *pkg,
+			const char *sub, int *excluded)
+{
+	json_t *ex = json_object_get(pkg->json, "exports");
+	const char *key;
+	json_t *v;
+	int subpaths = 0;
+	char *star = NULL, *ret;
+
+	if (!ex)
+		return NULL;
+	json_object_foreach(ex, key, v)
+		subpaths |= *key == '.';
+	if (!subpaths)	/* a string, an array, conditions: the package's "." */
+		return strcmp(sub, ".") ? NULL : js_exports_target(ctx, tmp, pkg->dir, ex, NULL, 0);
+	v = match_pattern(ex, sub, 1, &star);
+	*excluded = json_is_null(v);
+	ret = v ? js_exports_target(ctx, tmp, pkg->dir, v, star, 0) : NULL;
+	free(star);
+	return ret;
+}
+
+/*
+ * A bare specifier naming a package of the repository: the package.json with
+ * that "name" (the longest that spec is or starts with, "name/sub").  Its
+ * "exports" first; then, for the package itself, "module", "main", "types",
+ * "typings", "source"; then the path in the package's directory (index files
+ * included), then in its src/ (a package built to dist/ whose sources the
+ * repository holds): an "exports" target missing from the repository (a build
+ * output) falls through to those, but a subpath "exports" maps to null does not.  NULL when no package of the repository has the name: a
+ * third-party package.
+ */
+static char *resolve_js_package(const struct import_ctx *ctx, struct buf *tmp, const char *spec)
+{
+	static const char *const fields[] = { "module", "main", "types", "typings", "source" };
+	const struct js_pkg *pkg;
+	size_t best;
+	int excluded = 0;
+	char *sub, *ret;
+
+	if (!ctx->config || !(pkg = importcfg_pkg(ctx->config, spec, &best)))
+		return NULL;
+	sub = spec[best] ? xasprintf(".%s", spec + best) : xstrdup(".");
+	ret = js_exports(ctx, tmp, pkg, sub, &excluded);
+	if (excluded)
+		goto done;
+	for (size_t i = 0; !ret && !spec[best] && i < ARRAY_SIZE(fields); i++) {
+		const char *f = json_string_value(json_object_get(pkg->json, fields[i]));
+
+		if (f && *f != '/')
+			ret = probe_js_in(ctx, tmp, pkg->dir, f, NULL);
+	}
+	if (!ret)
+		ret = probe_js_in(ctx, tmp, pkg->dir, sub, NULL);
+	if (!ret) {
+		char *src = xasprintf("src/%s", sub);
+
+		ret = probe_js_in(ctx, tmp, pkg->dir, src, NULL);
+		free(src);
+	}
+done:
+	free(sub);
+	return ret;
+}
+
+/*
+ * A bare specifier through the tsconfig.json (or jsconfig.json) nearest above
+ * the importing file: its "paths" (the matching pattern, each target in
+ * order, relative to baseUrl or else to the config that has "paths"), then
+ * its "baseUrl".
+ */
+static char *resolve_js_tsconfig(const struct import_ctx *ctx, struct buf *tmp, const char *from,
+				 const char *spec)
+{
+	const struct ts_config *t = NULL;
+	struct buf dir = BUF_INIT;
+	char *star = NULL, *ret = NULL;
+	json_t *v;
+
+	if (!ctx->config || !ctx->config->tsconfigs_nr)
+		return NULL;
+	dir_of(&dir, from);
+	while (!(t = importcfg_tsconfig(ctx->config, dir.buf)) && dir.len)
+		dir_up(&dir);
+	buf_release(&dir);
+	if (!t)
+		return NULL;
+	v = t->paths ? match_pattern(t->paths, spec, 0, &star) : NULL;
+	for (size_t i = 0; !ret && json_is_array(v) && i < json_array_size(v); i++) {
+		const char *s = json_string_value(json_array_get(v, i));
+
+		if (s)
+			ret = probe_js_in(ctx, tmp, t->paths_base, s, star ? star : "");
+	}
+	free(star);
+	if (!ret && t->base_url)
+		ret = probe_js_in(ctx, tmp, t->base_url, spec, NULL);
+	return ret;
+}
+
+/*
+ * Relative specifiers ("./x", "../x", "." and "..", or "/x" from the root):
+ * probe_js().  A bare specifier: the nearest tsconfig's "paths" and "baseUrl"
+ * (resolve_js_tsconfig()), then a package of the repository
+ * (resolve_js_package()).  Anything else is a third-party package: NULL.
+ */
+static char *resolve_js(const struct import_ctx *ctx, const char *from, const char *target)
+{
 	struct buf dir = BUF_INIT, base = BUF_INIT, tmp = BUF_INIT;
 	char *ret = NULL;
 
@@ -499,27 +761,12 @@ static char *resolve_js(const struct import_ctx *ctx, const char *from, const ch
 		if (make_path(&base, dir.buf, target, NULL) < 0)
 			goto done;
 	} else {
-		goto done;	/* a package */
+		ret = resolve_js_tsconfig(ctx, &tmp, from, target);
+		if (!ret)
+			ret = resolve_js_package(ctx, &tmp, target);
+		goto done;
 	}
-
-	ret = probe(ctx, &tmp, "", base.buf, NULL);
-	for (size_t i = 0; !ret && i < ARRAY_SIZE(exts); i++)
-		ret = probe(ctx, &tmp, "", base.buf, exts[i]);
-	for (size_t i = 0; !ret && i < ARRAY_SIZE(js_to_ts); i++) {
-		size_t n = strlen(js_to_ts[i].js);
-
-		if (!has_suffix(base.buf, js_to_ts[i].js) || base.len == n)
-			continue;
-		for (size_t k = 0; !ret && k < 2 && js_to_ts[i].ts[k]; k++) {
-			buf_reset(&tmp);
-			buf_add(&tmp, base.buf, base.len - n);
-			buf_addstr(&tmp, js_to_ts[i].ts[k]);
-			if (exists(ctx, tmp.buf))
-				ret = xstrdup(tmp.buf);
-		}
-	}
-	for (size_t i = 0; !ret && i < ARRAY_SIZE(index); i++)
-		ret = probe(ctx, &tmp, base.buf, index[i], NULL);
+	ret = probe_js(ctx, &tmp, base.buf);
 done:
 	buf_release(&dir);
 	buf_release(&base);
@@ -529,86 +776,8 @@ done:
 
 /* ---- Go ----------------------------------------------------------------------- */
 
-/* A go.mod file read once per process (or known to be missing). */
-struct gomod {
-	struct gomod *next;	/* the next cached go.mod */
-	char *path;		/* absolute path of the go.mod */
-	char *module;		/* its module path; NULL when missing or without one */
-};
-
-static pthread_mutex_t gomod_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gomod *gomods;	/* never freed: one entry per go.mod looked at */
-
-/*
- * The module path declared by the go.mod at path (absolute; rel from the root),
- * or NULL.  Quiet.
- */
-static char *read_gomod(const struct import_ctx *ctx, const char *path, const char *rel)
-{
-	FILE *f = NULL;
-	char *line = NULL, *ret = NULL, *data = NULL;
-	size_t alloc = 0, n = 0;
-
-	if (!ctx->read)
-		f = fopen(path, "r");
-	else if (ctx->read(ctx, rel, &data, &n) == 0 && n)
-		f = fmemopen(data, n, "r");
-	if (!f) {
-		free(data);
-		return NULL;
-	}
-	while (!ret && getline(&line, &alloc, f) >= 0) {
-		char *p = line, *e;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		if (strncmp(p, "module", 6) || !isspace((unsigned char)p[6]))
-			continue;
-		p += 7;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p == '"' || *p == '`') {
-			e = strchr(p + 1, *p);
-			p++;
-		} else {
-			char *comment;
-
-			e = p + strcspn(p, " \t\r\n");
-			comment = strstr(p, "//");
-			if (comment && comment < e)
-				e = comment;
-		}
-		if (e && e > p)
-			ret = xstrndup(p, (size_t)(e - p));
-	}
-	free(line);
-	fclose(f);
-	free(data);
-	return ret;
-}
-
-/* The module path of the go.mod at the absolute path; cached.  Thread-safe. */
-static const char *gomod_module(const struct import_ctx *ctx, const char *path, const char *rel)
-{
-	struct gomod *g;
-
-	pthread_mutex_lock(&gomod_lock);
-	for (g = gomods; g; g = g->next)
-		if (!strcmp(g->path, path))
-			break;
-	if (!g) {
-		g = xmalloc(sizeof(*g));
-		g->path = xstrdup(path);
-		g->module = read_gomod(ctx, path, rel);
-		g->next = gomods;
-		gomods = g;
-	}
-	pthread_mutex_unlock(&gomod_lock);
-	return g->module;	/* entries are immutable once added */
-}
-
-/* 1 if the root-relative directory dir ("" for the root) holds a .go file. */
-static int dir_has_go(const struct import_ctx *ctx, const char *dir)
+/* 1 if the root-relative directory dir ("" for the root) holds a file ending in ext. */
+static int dir_has_ext(const struct import_ctx *ctx, const char *dir, const char *ext)
 {
 	DIR *d;
 	struct dirent *de;
@@ -624,7 +793,7 @@ static int dir_has_go(const struct import_ctx *ctx, const char *dir)
 
 			if (strncmp(p, prefix, n))
 				break;
-			ret = !strchr(p + n, '/') && has_suffix(p + n, ".go");
+			ret = !strchr(p + n, '/') && has_suffix(p + n, ext);
 		}
 		free(prefix);
 		return ret;
@@ -637,7 +806,7 @@ static int dir_has_go(const struct import_ctx *ctx, const char *dir)
 			struct stat st;
 			char *f;
 
-			if (!has_suffix(de->d_name, ".go"))
+			if (!has_suffix(de->d_name, ext))
 				continue;
 			f = xasprintf("%s/%s", abs, de->d_name);
 			ret = !stat(f, &st) && S_ISREG(st.st_mode);
@@ -651,42 +820,109 @@ static int dir_has_go(const struct import_ctx *ctx, const char *dir)
 }
 
 /*
- * An import path under the module path of the nearest go.mod (from the
- * importing file's directory up to the root) names a directory of that module:
- * returned when it holds a .go file ("." for a module at the root itself).
+ * The nearest go.mod from the directory dir up to the root: from ctx->config,
+ * or, without one, read into *own (released by the caller).  NULL when none
+ * declares a module.
  */
-static char *resolve_go(const struct import_ctx *ctx, const char *from, const char *target)
+static const struct go_mod *go_nearest(const struct import_ctx *ctx, const char *from,
+				       struct go_mod *own)
 {
-	struct buf dir = BUF_INIT, tmp = BUF_INIT;
-	const char *module = NULL;
-	char *ret = NULL;
+	struct buf dir = BUF_INIT;
+	const struct go_mod *g = NULL;
 
 	dir_of(&dir, from);
 	for (;;) {
-		char *gm = dir.len ? xasprintf("%s/%s/go.mod", ctx->root, dir.buf)
-				   : xasprintf("%s/go.mod", ctx->root);
-		char *rel = dir.len ? xasprintf("%s/go.mod", dir.buf) : xstrdup("go.mod");
+		if (ctx->config) {
+			g = importcfg_gomod(ctx->config, dir.buf);
+		} else {
+			char *rel = dir.len ? xasprintf("%s/go.mod", dir.buf) : xstrdup("go.mod");
+			char *data;
+			size_t n;
 
-		module = gomod_module(ctx, gm, rel);
-		free(gm);
-		free(rel);
-		if (module || !dir.len)
+			if (importcfg_read(ctx, rel, &data, &n) == 0) {
+				importcfg_parse_gomod(own, dir.buf, data);
+				g = own;
+				free(data);
+			}
+			free(rel);
+		}
+		if ((g && g->module) || !dir.len)
 			break;
+		if (g == own)
+			importcfg_gomod_release(own);
+		g = NULL;
 		dir_up(&dir);
 	}
-	if (module) {
-		size_t n = strlen(module);
-
-		if (!strncmp(target, module, n) && (target[n] == '/' || !target[n]) &&
-		    !make_path(&tmp, dir.buf, target[n] ? target + n + 1 : "", NULL) &&
-		    (!target[n] || clean_relative(target + n + 1)) &&
-		    dir_has_go(ctx, tmp.buf))
-			ret = xstrdup(tmp.buf);
-		else if (!strcmp(target, module) && !dir.len && dir_has_go(ctx, ""))
-			ret = xstrdup(".");
-	}
 	buf_release(&dir);
+	if (g && !g->module) {
+		if (g == own)
+			importcfg_gomod_release(own);
+		g = NULL;
+	}
+	return g;
+}
+
+/* The length of prefix when target is prefix or prefix/..., else 0. */
+static size_t go_prefix(const char *target, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return n && !strncmp(target, prefix, n) && (target[n] == '/' || !target[n]) ? n : 0;
+}
+
+/* dir/rest (rest after the n characters of a module path) when it holds .go files. */
+static char *go_dir(const struct import_ctx *ctx, const char *dir, const char *target, size_t n)
+{
+	struct buf tmp = BUF_INIT;
+	const char *rest = target[n] ? target + n + 1 : "";
+	char *ret = NULL;
+
+	if ((!*rest || clean_relative(rest)) && !make_path(&tmp, dir, rest, NULL) &&
+	    dir_has_ext(ctx, tmp.buf, ".go"))
+		ret = xstrdup(tmp.buf);
+	else if (!*rest && !*dir && dir_has_ext(ctx, "", ".go"))
+		ret = xstrdup(".");
 	buf_release(&tmp);
+	return ret;
+}
+
+/*
+ * An import path names a package directory.  In order: a `replace` of the
+ * importing module's go.mod (the nearest one above the importing file) that
+ * points to a local directory, by the longest matching module path; then the
+ * module of the repository (any go.mod: nested modules, a workspace of
+ * several) whose module path is the longest prefix of the import path, the
+ * nearest go.mod's module first.  Returned when the directory holds a .go file
+ * ("." for the root).
+ */
+static char *resolve_go(const struct import_ctx *ctx, const char *from, const char *target)
+{
+	struct go_mod own = { 0 };
+	const struct go_mod *g = go_nearest(ctx, from, &own);
+	const struct go_replace *rep = NULL;
+	const struct go_mod *best = NULL;
+	size_t n, best_n = 0;
+	char *ret = NULL;
+
+	for (size_t i = 0; g && i < g->replaces_nr; i++)
+		if ((n = go_prefix(target, g->replaces[i].old)) > best_n)
+			best_n = n, rep = &g->replaces[i];
+	if (rep)
+		ret = go_dir(ctx, rep->dir, target, best_n);
+	if (!ret && g && (n = go_prefix(target, g->module)))
+		best = g, best_n = n;
+	else
+		best_n = 0;
+	for (size_t i = 0; !ret && ctx->config && i < ctx->config->gomods_nr; i++) {
+		const struct go_mod *m = &ctx->config->gomods[i];
+
+		if (m->module && (n = go_prefix(target, m->module)) > best_n)
+			best = m, best_n = n;
+	}
+	if (!ret && best)
+		ret = go_dir(ctx, best->dir, target, best_n);
+	if (g == &own)
+		importcfg_gomod_release(&own);
 	return ret;
 }
 
@@ -825,33 +1061,98 @@ done:
 
 /* ---- Java --------------------------------------------------------------------- */
 
+/* Length of the common directory prefix of the root-relative paths a and b. */
+static size_t common_dirs(const char *a, const char *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+		if (a[i] == '/')
+			n = i + 1;
+	return n;
+}
+
 /*
- * "a.b.C" is a/b/C.java under a source root: first one of the importing file's
- * ancestor directories, then a unique suffix.  "a.b.C.m" (a static import, a
- * nested class) falls back to a/b/C.java when C looks like a class (capitalised).
- * "a.b.*" imports a package: NULL.
+ * rel (a class's path without extension, or a package directory when pkg)
+ * under a source root: the importing file's ancestor directories, nearest
+ * first, then the source roots of ctx->config (src/main/java and its kin),
+ * the one sharing the longest directory prefix with the importing file first.
+ */
+static char *java_probe_roots(const struct import_ctx *ctx, struct buf *tmp, const char *from,
+			      const char *rel, int pkg)
+{
+	static const char *const exts[] = { ".java", ".kt" };
+	const struct import_config *cfg = ctx->config;
+	struct buf dir = BUF_INIT;
+	char *ret = NULL;
+	size_t best_n = 0;
+	int ancestor;
+
+	dir_of(&dir, from);
+	for (;;) {
+		for (size_t e = 0; !ret && e < ARRAY_SIZE(exts); e++)
+			ret = pkg ? (!make_path(tmp, dir.buf, rel, NULL) && dir_has_ext(ctx, tmp->buf, exts[e])
+				     ? xstrdup(tmp->buf) : NULL)
+				  : probe(ctx, tmp, dir.buf, rel, exts[e]);
+		if (ret || !dir.len)
+			break;
+		dir_up(&dir);
+	}
+	ancestor = ret != NULL;
+	for (size_t i = 0; !ancestor && cfg && i < cfg->java_roots_nr; i++) {
+		/* the nearest root that has it: the longest prefix shared with from */
+		size_t n = common_dirs(from, cfg->java_roots[i]);
+		char *got = NULL;
+
+		if (ret && n <= best_n)
+			continue;
+		for (size_t e = 0; !got && e < ARRAY_SIZE(exts); e++)
+			got = pkg ? (!make_path(tmp, cfg->java_roots[i], rel, NULL) &&
+				     dir_has_ext(ctx, tmp->buf, exts[e]) ? xstrdup(tmp->buf) : NULL)
+				  : probe(ctx, tmp, cfg->java_roots[i], rel, exts[e]);
+		if (got) {
+			free(ret);
+			ret = got, best_n = n;
+		}
+	}
+	buf_release(&dir);
+	return ret;
+}
+
+/*
+ * "a.b.C" is a/b/C.java (or a/b/C.kt) under a source root (java_probe_roots()),
+ * then a unique suffix.  "a.b.C.m" (a static import, a nested class) falls back
+ * to a/b/C.java when C looks like a class (capitalised); "a.b.C.*" (a static
+ * on-demand import) is C's file.  Else "a.b" (the query drops the ".*" of an
+ * on-demand import) names the package directory a/b under a source root,
+ * returned when it holds .java or .kt files, as Go packages are.  Else NULL.
  */
 static char *resolve_java(const struct import_ctx *ctx, const char *from, const char *target)
 {
-	struct buf dir = BUF_INIT, rel = BUF_INIT, tmp = BUF_INIT;
-	char *sufs[SUFFIX_MAX];
+	struct buf rel = BUF_INIT, tmp = BUF_INIT;
+	char *sufs[SUFFIX_MAX], *pkg = NULL;
 	int groups[SUFFIX_MAX];
 	size_t nsufs = 0;
 	char *ret = NULL;
 
-	if (has_suffix(target, ".*") || strchr(target, '/'))
+	if (strchr(target, '/'))
 		goto done;
 	buf_addstr(&rel, target);
+	if (has_suffix(rel.buf, ".*"))
+		buf_setlen(&rel, rel.len - 2);
 	seps_to_slashes(&rel, 0, '.');
 	if (!clean_relative(rel.buf))
 		goto done;
-	/* a/b/C/m.java, a/b/C.java: while what is left ends in a class name */
+	pkg = xstrdup(rel.buf);
+	/* a/b/C/m, a/b/C: while what is left ends in a class name */
 	for (;;) {
 		char *last;
 
 		sufs[nsufs] = xasprintf("%s.java", rel.buf);
-		groups[nsufs] = (int)nsufs;
-		nsufs++;
+		groups[nsufs] = (int)nsufs / 2;
+		sufs[nsufs + 1] = xasprintf("%s.kt", rel.buf);
+		groups[nsufs + 1] = (int)nsufs / 2;
+		nsufs += 2;
 		last = memrchr(rel.buf, '/', rel.len);
 		if (!last || nsufs == SUFFIX_MAX)
 			break;
@@ -860,22 +1161,20 @@ static char *resolve_java(const struct import_ctx *ctx, const char *from, const 
 		if (!isupper((unsigned char)(last ? last[1] : rel.buf[0])))
 			break;
 	}
-	/* source roots: the importing file's directory and its ancestors */
-	for (size_t i = 0; !ret && i < nsufs; i++) {
-		dir_of(&dir, from);
-		for (;;) {
-			ret = probe(ctx, &tmp, dir.buf, sufs[i], NULL);
-			if (ret || !dir.len)
-				break;
-			dir_up(&dir);
-		}
+	for (size_t i = 0; !ret && i < nsufs; i += 2) {
+		char *r = xstrndup(sufs[i], strlen(sufs[i]) - 5);
+
+		ret = java_probe_roots(ctx, &tmp, from, r, 0);
+		free(r);
 	}
 	if (!ret)
 		ret = suffix_match(ctx, (const char *const *)sufs, groups, nsufs);
+	if (!ret)
+		ret = java_probe_roots(ctx, &tmp, from, pkg, 1);
 	for (size_t i = 0; i < nsufs; i++)
 		free(sufs[i]);
 done:
-	buf_release(&dir);
+	free(pkg);
 	buf_release(&rel);
 	buf_release(&tmp);
 	return ret;

@@ -8,7 +8,11 @@
  * (Python packages, Go module path from go.mod, Rust crate paths, Java packages,
  * JS/TS relative specifiers with extension and index probing, C/C++ include paths
  * relative to the file, the root and common include directories), never a
- * package manager's or system directories.
+ * package manager's or system directories.  The repository's own build
+ * configuration counts: go.mod (module paths, local replace directives),
+ * package.json (workspace packages by name, "exports"/"main"), tsconfig.json and
+ * jsconfig.json ("baseUrl", "paths", "extends"), compile_commands.json (-I
+ * paths), Java/Kotlin source roots -- read once by import_ctx_load().
  */
 #ifndef CI_IMPORTS_H
 #define CI_IMPORTS_H
@@ -26,11 +30,30 @@ struct import_ctx {
 	const struct fileset *files;	/* all files of the walk, or NULL: then only
 					   files that exist on disk under root are found */
 	/* reads the root-relative file rel (a go.mod) into a malloc'd *data, 0 or -1
-	   when it is missing; NULL reads the disk under root.  Called with a lock
-	   held, one call at a time.  (ci-index build --rev reads a commit's blobs.) */
+	   when it is missing; NULL reads the disk under root.  Called by
+	   import_ctx_load(), and per Go import without it: then from several
+	   threads.  (ci-index build --rev reads a commit's blobs.) */
 	int (*read)(const struct import_ctx *ctx, const char *rel, char **data, size_t *n);
 	void *payload;			/* for read */
+	struct import_config *config;	/* from import_ctx_load(), or NULL: then go.mod
+					   files are read per import and package.json,
+					   tsconfig and compile_commands.json are not used */
 };
+
+/*
+ * Read the configuration files of the repository that import_resolve()
+ * follows (go.mod, package.json, tsconfig.json, jsconfig.json anywhere in
+ * ctx->files; compile_commands.json at the root or in build/), through
+ * ctx->read when set, into ctx->config.  Call it once ctx->root, files and
+ * read are set, before resolving from several threads; ctx->config is then
+ * only read.  A file that cannot be read or parsed is skipped quietly.
+ * Cannot fail.  import_ctx_release() frees it (and may be called without it).
+ */
+void import_ctx_load(struct import_ctx *ctx);
+void import_ctx_release(struct import_ctx *ctx);
+
+/* 1 if the root-relative path is a file import_ctx_load() reads (a change to it may move imports). */
+int import_is_config(const char *path);
 
 /*
  * Resolve target, imported by the root-relative file from (in language lang, a
