@@ -5,8 +5,8 @@
 # probability (the shipped model's calibration, over several queries), gives
 # the quality verdict (high from 0.7, low below 0.4), is absent without the
 # learned fusion; a model's with_vectors member (and its calibration) answers
-# once the index holds vectors; ci search's confidence is it; a calibration
-# that falls is refused.
+# once the index holds vectors; ci search's confidence and ci-mcp's search
+# summary are it; a calibration that falls is refused.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -124,6 +124,13 @@ test_expect_success 'ci search: the search quality'"'"'s confidence is ci-rank'"
 	summary o | "$JQ" -r .confidence >want &&
 	"$JQ" -r "select(._type == \"search_quality\") | .confidence" s >got &&
 	test_cmp want got
+'
+
+test_expect_success 'ci-mcp search: the summary carries the same confidence' '
+	(cd repo && printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\":\"total price with tax\"}}}" |
+	 ci-mcp >../m 2>../merr) &&
+	"$JQ" -r ".result.structuredContent.results | last | .confidence" m >got &&
+	summary o | "$JQ" -r .confidence >want && test_cmp want got
 '
 
 test_expect_code 3 'a calibration that falls is refused' '
