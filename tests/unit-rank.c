@@ -1,7 +1,9 @@
 /*
  * unit-rank.c: TAP tests of libcommon/rank: reading a model (and refusing
  * what is not one), the logit and probability it gives a feature vector
- * (worked out by hand), the path priors, and the query's mentions of a path.
+ * (worked out by hand), the calibration of a top file's logit (Platt and
+ * isotonic: values in [0, 1], non-decreasing) and the with_vectors member, the
+ * path priors, and the query's mentions of a path.
  */
 #include "core/common.h"
 #include "rank/model.h"
@@ -51,6 +53,42 @@ int main(int argc, char **argv)
 	x[RF_RR + 0] = -1e6;
 	ok(rank_model_prob(&m, x) >= 0.0 && rank_model_prob(&m, x) < 1e-9, "a very negative one: 0");
 
+	{
+		static const char platt[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"calibration\":{\"method\":\"platt\",\"a\":0.5,\"b\":-1},"
+			"\"with_vectors\":{\"bias\":2,\"features\":[{\"name\":\"semantic_rr\",\"mean\":0,"
+			"\"scale\":1,\"weight\":1}],\"calibration\":{\"method\":\"isotonic\","
+			"\"x\":[-1,0,2],\"y\":[0.1,0.5,0.9]}}}";
+		double prev = -1, z;
+		int mono = 1;
+
+		ok(rank_model_parse(&m, platt, strlen(platt), "test") == 0 && m.cal == RANK_CAL_PLATT &&
+		   m.bias == 0 && m.used == 0, "no vectors: the top-level model, a Platt calibration");
+		/* logistic(0.5 * 2 - 1) = 0.5 */
+		ok(fabs(rank_model_confidence(&m, 2) - 0.5) < 1e-12, "Platt: the logistic of a z + b");
+		for (z = -50; z <= 50; z += 0.25) {
+			double c = rank_model_confidence(&m, z);
+			mono &= c >= prev && c >= 0 && c <= 1;
+			prev = c;
+		}
+		ok(mono, "Platt: in [0, 1] and non-decreasing in the logit");
+		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", 1) == 0 && m.bias == 2 &&
+		   m.used == 1 && m.cal == RANK_CAL_ISOTONIC && m.cal_nr == 3, "vectors: the with_vectors member");
+		ok(rank_model_confidence(&m, -5) == 0.1 && rank_model_confidence(&m, 9) == 0.9 &&
+		   fabs(rank_model_confidence(&m, 1) - 0.7) < 1e-12, "isotonic: constant beyond the ends, linear between");
+		prev = -1;
+		mono = 1;
+		for (z = -3; z <= 3; z += 0.125) {
+			double c = rank_model_confidence(&m, z);
+			mono &= c >= prev && c >= 0 && c <= 1;
+			prev = c;
+		}
+		ok(mono, "isotonic: in [0, 1] and non-decreasing");
+		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1) == -1,
+		   "no calibration: -1");
+	}
+
 	fputs("# the errors below are expected\n", stdout);
 	fflush(stdout);
 	ok(!parses("{"), "not JSON is refused");
@@ -62,6 +100,16 @@ int main(int argc, char **argv)
 	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"features\":[]}"), "no bias is refused");
 	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[\"keyword\"]}"),
 	   "a feature that is not an object with a name is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+		   "\"calibration\":{\"method\":\"isotonic\",\"x\":[0,1],\"y\":[0.6,0.2]}}"),
+	   "an isotonic calibration that falls is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+		   "\"calibration\":{\"method\":\"platt\",\"a\":-1,\"b\":0}}"),
+	   "a Platt calibration that falls is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+		   "\"calibration\":{\"method\":\"other\"}}"), "another calibration method is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"with_vectors\":[]}"),
+	   "a with_vectors that is not an object is refused");
 
 	memset(x, 0, sizeof(x));
 	rank_path_features("tests/unit/test_cart.py", x);

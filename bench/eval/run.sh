@@ -87,7 +87,10 @@ while IFS= read -r line; do
 			fi
 			itime=$(echo "$(now) - $t0" | bc)
 			mkdir -p "$work/trees"
+			# the copy with its write-ahead log (without it the copy can be malformed)
 			cp "$wc.db" "$db"
+			rm -f "$db-wal" "$db-shm"
+			if [ -f "$wc.db-wal" ]; then cp "$wc.db-wal" "$db-wal"; fi
 		fi
 		tree=$wc
 	elif [ $checkout = 1 ]; then

@@ -109,13 +109,20 @@ static void related_memories(struct search_enrich *se)
 	}
 }
 
+/*
+ * The search's quality: ci-rank's verdict, and as confidence its calibrated
+ * probability that the top file is right (the summary's "confidence", from
+ * the learned fusion), else the first hit's score.
+ */
 static json_t *search_quality(const struct search_enrich *se)
 {
 	const char *q = se->summary ? ctx_str(se->summary, "quality") : "low";
 	const char *hint = se->summary ? json_string_value(json_object_get(se->summary, "hint")) : NULL;
+	json_t *cj = se->summary ? json_object_get(se->summary, "confidence") : NULL;
+	double conf = json_is_number(cj) ? json_number_value(cj) : se->top;
 	json_t *sq = json_pack("{s:s,s:s,s:f,s:s,s:I}", "_type", "search_quality",
 			       "status", !strcmp(q, "low") ? "low_confidence" : "ok",
-			       "confidence", round(se->top * 1000) / 1000, "quality", q,
+			       "confidence", round(conf * 1000) / 1000, "quality", q,
 			       "resultCount", (json_int_t)se->hits);
 
 	if (hint)

@@ -127,8 +127,11 @@ void rank_query_fuse(struct rank_query *rq)
 		rq->scope_tests = rq->scope_docs = 1;
 }
 
-/* The model: --model's file, else the compiled-in one: 0, or -1 after a message. */
-static int load_model(const struct rank_opts *o, struct rank_model *m)
+/*
+ * The model: --model's file, else the compiled-in one, its member for an
+ * index with vectors when vectors is non-zero: 0, or -1 after a message.
+ */
+static int load_model(const struct rank_opts *o, struct rank_model *m, int vectors)
 {
 	char *text;
 	size_t len;
@@ -137,11 +140,12 @@ static int load_model(const struct rank_opts *o, struct rank_model *m)
 	if (!o->model) {
 		if (!o->model_json)
 			return error("the learned fusion has no model: use --model or --fusion rrf");
-		return rank_model_parse(m, o->model_json, strlen(o->model_json), "share/rank/model.json");
+		return rank_model_parse_for(m, o->model_json, strlen(o->model_json), "share/rank/model.json",
+					    vectors);
 	}
 	if (read_file(o->model, &text, &len))
 		return -1;
-	ret = rank_model_parse(m, text, len, o->model);
+	ret = rank_model_parse_for(m, text, len, o->model, vectors);
 	free(text);
 	return ret;
 }
@@ -152,7 +156,8 @@ static int load_model(const struct rank_opts *o, struct rank_model *m)
  * --fusion learned the files ordered by the model's probability instead: a
  * file's chunks keep their order within it, its best chunk scores the
  * probability (a file past the first RANK_FEAT_FILES, or out of scope, scores
- * below 0.001).
+ * below 0.001).  With the semantic signal in the query, the model's
+ * with_vectors member; rq->confidence the calibration of the top file's logit.
  */
 int rank_learned_fusion(struct rank_query *rq)
 {
@@ -170,16 +175,18 @@ int rank_learned_fusion(struct rank_query *rq)
 		ret = -1;
 		goto done;
 	}
-	if (!rq->o->learned || (ret = load_model(rq->o, &m)))
+	if (!rq->o->learned || (ret = load_model(rq->o, &m, rq->used[SIG_SEMANTIC])))
 		goto done;
 	for (g = 0; g < f_nr; g++) {
 		struct rank_file_feat *ff = &f[g];
 		double top = ff->best->fused;
+		double z = ff->rank ? rank_model_logit(&m, ff->x) : -INFINITY;
 		ff->p = ff->rank ? rank_model_prob(&m, ff->x) : 0;
 		for (size_t j = ff->from; j < ff->to; j++) {
 			double rel = top > 0 ? v[j]->fused / top : 0;
 			v[j]->rrf_score = v[j]->fused / max_fused;
 			v[j]->learned_p = ff->p;
+			v[j]->learned_z = z;
 			if (ff->rank)
 				v[j]->fused = max_fused * (0.001 + 0.999 * ff->p) * rel;
 			else
@@ -188,6 +195,12 @@ int rank_learned_fusion(struct rank_query *rq)
 		}
 	}
 	qsort(rq->cands, rq->cands_nr, sizeof(*rq->cands), rank_cmp_fused);
+	for (g = 0; g < rq->cands_nr; g++)
+		if (rank_in_scope(rq, &rq->cands[g])) {
+			if (isfinite(rq->cands[g].learned_z))
+				rq->confidence = rank_model_confidence(&m, rq->cands[g].learned_z);
+			break;
+		}
 done:
 	free(f);
 	free(v);

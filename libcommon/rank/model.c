@@ -35,60 +35,121 @@ static int finite_number(json_t *v, double *out)
 	return isfinite(*out) ? 0 : -1;
 }
 
-int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin)
+/* The bias and features of model object root into m: 0, or -1 after a message. */
+static int parse_linear(struct rank_model *m, json_t *root, const char *origin)
 {
-	json_error_t err;
-	json_t *root, *feats, *f;
-	const char *fmt;
+	json_t *feats, *f;
 	size_t i;
-	int ret = -1;
 
-	memset(m, 0, sizeof(*m));
-	root = json_loadb(json, len, 0, &err);
-	if (!root)
-		return error("%s:%d: %s", origin, err.line, err.text);
-	fmt = json_string_value(json_object_get(root, "format"));
-	if (!fmt || strcmp(fmt, "ci-rank-linear/1")) {
-		error("%s: not a ci-rank-linear/1 model", origin);
-		goto done;
-	}
-	if (finite_number(json_object_get(root, "bias"), &m->bias)) {
-		error("%s: bias: expected a number", origin);
-		goto done;
-	}
+	if (finite_number(json_object_get(root, "bias"), &m->bias))
+		return error("%s: bias: expected a number", origin);
 	feats = json_object_get(root, "features");
-	if (!json_is_array(feats)) {
-		error("%s: features: expected an array", origin);
-		goto done;
-	}
+	if (!json_is_array(feats))
+		return error("%s: features: expected an array", origin);
 	json_array_foreach(feats, i, f) {
 		const char *name = json_string_value(json_object_get(f, "name"));
 		int k;
 		for (k = 0; name && k < RF_NR; k++)
 			if (!strcmp(rank_feat_name[k], name))
 				break;
-		if (!name) {
-			error("%s: feature %zu: expected an object with a \"name\" string", origin, i + 1);
-			goto done;
-		}
-		if (k == RF_NR) {
-			error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name);
-			goto done;
-		}
+		if (!name)
+			return error("%s: feature %zu: expected an object with a \"name\" string", origin, i + 1);
+		if (k == RF_NR)
+			return error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name);
 		if (finite_number(json_object_get(f, "mean"), &m->mean[k]) ||
 		    finite_number(json_object_get(f, "scale"), &m->scale[k]) ||
-		    finite_number(json_object_get(f, "weight"), &m->weight[k])) {
-			error("%s: feature '%s': mean, scale and weight must be numbers", origin, name);
-			goto done;
-		}
+		    finite_number(json_object_get(f, "weight"), &m->weight[k]))
+			return error("%s: feature '%s': mean, scale and weight must be numbers", origin, name);
 		m->used++;
 	}
+	return 0;
+}
+
+/* The isotonic knots of c into m: 0, or -1 after a message. */
+static int parse_knots(struct rank_model *m, json_t *c, const char *origin)
+{
+	json_t *xs = json_object_get(c, "x"), *ys = json_object_get(c, "y");
+	size_t n = json_array_size(xs);
+
+	if (!json_is_array(xs) || !json_is_array(ys) || !n || n != json_array_size(ys) || n > RANK_CAL_KNOTS)
+		return error("%s: calibration: x and y must be arrays of 1-%d numbers, as many of each",
+			     origin, RANK_CAL_KNOTS);
+	for (size_t i = 0; i < n; i++) {
+		if (finite_number(json_array_get(xs, i), &m->cal_x[i]) ||
+		    finite_number(json_array_get(ys, i), &m->cal_y[i]))
+			return error("%s: calibration: knot %zu: expected numbers", origin, i + 1);
+		if (m->cal_y[i] < 0 || m->cal_y[i] > 1 ||
+		    (i && (m->cal_x[i] < m->cal_x[i - 1] || m->cal_y[i] < m->cal_y[i - 1])))
+			return error("%s: calibration: knot %zu: x must increase and y rise within [0, 1]",
+				     origin, i + 1);
+	}
+	m->cal_nr = (int)n;
+	return 0;
+}
+
+/* The calibration member of model object root, if any: 0, or -1 after a message. */
+static int parse_calibration(struct rank_model *m, json_t *root, const char *origin)
+{
+	json_t *c = json_object_get(root, "calibration");
+	const char *method;
+
+	if (!c)
+		return 0;
+	method = json_string_value(json_object_get(c, "method"));
+	if (method && !strcmp(method, "platt")) {
+		if (finite_number(json_object_get(c, "a"), &m->cal_a) ||
+		    finite_number(json_object_get(c, "b"), &m->cal_b))
+			return error("%s: calibration: a and b must be numbers", origin);
+		if (m->cal_a < 0)
+			return error("%s: calibration: a must not be negative", origin);
+		m->cal = RANK_CAL_PLATT;
+		return 0;
+	}
+	if (method && !strcmp(method, "isotonic")) {
+		if (parse_knots(m, c, origin))
+			return -1;
+		m->cal = RANK_CAL_ISOTONIC;
+		return 0;
+	}
+	return error("%s: calibration: method must be \"platt\" or \"isotonic\"", origin);
+}
+
+int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int vectors)
+{
+	json_error_t err;
+	json_t *doc, *root, *vec;
+	const char *fmt;
+	int ret = -1;
+
+	memset(m, 0, sizeof(*m));
+	doc = root = json_loadb(json, len, 0, &err);
+	if (!doc)
+		return error("%s:%d: %s", origin, err.line, err.text);
+	fmt = json_string_value(json_object_get(root, "format"));
+	if (!fmt || strcmp(fmt, "ci-rank-linear/1")) {
+		error("%s: not a ci-rank-linear/1 model", origin);
+		goto done;
+	}
+	vec = json_object_get(root, "with_vectors");
+	if (vec && !json_is_object(vec)) {
+		error("%s: with_vectors: expected an object", origin);
+		goto done;
+	}
+	if (vectors && vec)
+		root = vec;	/* owned by doc */
+	if (parse_linear(m, root, origin) || parse_calibration(m, root, origin))
+		goto done;
 	ret = 0;
 done:
-	json_decref(root);
+	json_decref(doc);
 	if (ret)
 		memset(m, 0, sizeof(*m));
 	return ret;
+}
+
+int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin)
+{
+	return rank_model_parse_for(m, json, len, origin, 0);
 }
 
 double rank_model_logit(const struct rank_model *m, const double *x)
@@ -106,6 +167,30 @@ double rank_model_prob(const struct rank_model *m, const double *x)
 	double z = rank_model_logit(m, x);
 
 	return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+}
+
+double rank_model_confidence(const struct rank_model *m, double z)
+{
+	int i;
+
+	switch (m->cal) {
+	case RANK_CAL_PLATT:
+		z = m->cal_a * z + m->cal_b;
+		return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+	case RANK_CAL_ISOTONIC:
+		if (z <= m->cal_x[0])
+			return m->cal_y[0];
+		for (i = 1; i < m->cal_nr; i++)
+			if (z <= m->cal_x[i]) {
+				double dx = m->cal_x[i] - m->cal_x[i - 1];
+				double t = dx > 0 ? (z - m->cal_x[i - 1]) / dx : 1;
+				return m->cal_y[i - 1] + t * (m->cal_y[i] - m->cal_y[i - 1]);
+			}
+		return m->cal_y[m->cal_nr - 1];
+	case RANK_CAL_NONE:
+		break;
+	}
+	return -1;
 }
 
 /* a directory of the path (any level) is one of the words, each ending in '/' */

@@ -17,6 +17,15 @@
  * the features it does not name weigh 0.  Every name must be one of
  * rank_feat_name[]: a model made for other features is refused.
  *
+ * Optional members: "calibration", the map from the logit of a query's top
+ * file to the probability that this file is right (fitted on validation
+ * queries by scripts/train-rank), either {"method": "platt", "a": a, "b": b}
+ * (the logistic of a z + b) or {"method": "isotonic", "x": [...], "y": [...]}
+ * (piecewise linear through the knots, x increasing, y non-decreasing in
+ * [0, 1], constant beyond the ends); and "with_vectors", an object with its
+ * own bias, features and calibration: the model for a query whose semantic
+ * signal takes part (an index with vectors).
+ *
  * No state outside the structs passed in; nothing here allocates after
  * rank_model_parse() returns.
  */
@@ -60,12 +69,21 @@ enum rank_feat {
 /* The names of the features, as models and feature dumps spell them. */
 extern const char *const rank_feat_name[RF_NR];
 
+/* Knots of an isotonic calibration, at most. */
+#define RANK_CAL_KNOTS 64
+
+enum rank_cal { RANK_CAL_NONE, RANK_CAL_PLATT, RANK_CAL_ISOTONIC };
+
 struct rank_model {
 	double mean[RF_NR];	/* subtracted from a feature */
 	double scale[RF_NR];	/* then multiplied by this (1 / standard deviation) */
 	double weight[RF_NR];	/* then by this; 0 for a feature the model does not use */
 	double bias;		/* the logit of a file whose features are all at their mean */
 	int used;		/* features the model names */
+	enum rank_cal cal;	/* the calibration of the top file's logit */
+	double cal_a, cal_b;	/* Platt: logistic(a z + b) */
+	double cal_x[RANK_CAL_KNOTS], cal_y[RANK_CAL_KNOTS];	/* isotonic knots */
+	int cal_nr;
 };
 
 /*
@@ -75,6 +93,19 @@ struct rank_model {
  * number).  m is overwritten either way.
  */
 int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin);
+
+/*
+ * The same, choosing the member for an index with vectors: with vectors
+ * non-zero and a "with_vectors" member, that model; else the top-level one.
+ */
+int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int vectors);
+
+/*
+ * The calibrated probability that the top file of a query is right, from its
+ * logit z: in [0, 1] and non-decreasing in z; -1 when the model has no
+ * calibration.  Cannot fail.
+ */
+double rank_model_confidence(const struct rank_model *m, double z);
 
 /* The logit of the feature vector x (RF_NR values).  Cannot fail. */
 double rank_model_logit(const struct rank_model *m, const double *x);

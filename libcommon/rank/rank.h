@@ -175,6 +175,7 @@ struct rank_cand {
 	int is_doc;		/* documentation, changelog, prose (1), configuration (2) */
 	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
 	double learned_p;	/* learned fusion: the file's probability */
+	double learned_z;	/* and its logit */
 };
 
 struct rank_cand_slot;
@@ -206,6 +207,8 @@ struct rank_query {
 	int scope_tests, scope_impl, scope_docs;	/* what the answer may hold */
 	double max_fused;		/* the best fused score there can be */
 	long sem_snapshot_nr, sem_table_nr;	/* vectors read from the snapshot, the table */
+	double confidence;		/* learned fusion: the calibrated probability that the top
+					 * file in scope is right (model.h); -1 when none */
 };
 
 /* A query of text over r with options o (both borrowed).  Cannot fail. */

@@ -1,0 +1,142 @@
+#!/bin/sh
+# t0770-rank-confidence: the calibrated confidence of ci-rank's learned
+# fusion (libcommon/rank/model.h): the summary's "confidence", the probability
+# that the top file is right, is in [0, 1], rises with the top file's
+# probability (the shipped model's calibration, over several queries), gives
+# the quality verdict (high from 0.7, low below 0.4), is absent without the
+# learned fusion; a model's with_vectors member (and its calibration) answers
+# once the index holds vectors; ci search's confidence and ci-mcp's search
+# summary are it; a calibration that falls is refused.
+
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_lang python; then
+	test_skip 'ci-rank confidence' 'the python grammar is not compiled in'
+	test_done
+fi
+
+summary() { "$JQ" -c 'select(._type == "summary")' "$1"; }
+
+test_expect_success 'setup: a small package, indexed without vectors' '
+	git init -q repo && cd repo &&
+	mkdir -p shop tests &&
+	cat >shop/pricing.py <<-\EOF &&
+	def total_price(items, tax):
+	    """The total price of the items with tax."""
+	    return sum(i.price for i in items) * (1 + tax)
+
+
+	def discount_price(price, rate):
+	    return price * (1 - rate)
+	EOF
+	cat >shop/cart.py <<-\EOF &&
+	from shop.pricing import total_price
+
+
+	class Cart:
+	    def checkout(self, tax):
+	        """Price of the cart with tax."""
+	        return total_price(self.items, tax)
+
+	    def add_item(self, item):
+	        self.items.append(item)
+	EOF
+	cat >shop/users.py <<-\EOF &&
+	class Account:
+	    def login(self, password):
+	        """Check the password and open a session."""
+	        return self.hash == hash(password)
+	EOF
+	cat >tests/test_pricing.py <<-\EOF &&
+	from shop.pricing import total_price
+
+
+	def test_total_price_with_tax():
+	    assert total_price([], 0.2) == 0
+	EOF
+	git add . && git commit -q -m init &&
+	ci-index build
+'
+
+queries="total price with tax
+discount rate of a price
+add an item to the cart
+checkout the cart
+login with a password
+open a session
+Account
+hash of the password"
+
+# (pairs sorted by the probability shown, then the confidence: both are rounded
+# to 3 decimals, so two files of one shown probability may differ a little)
+test_expect_success 'hybrid: the summary has a confidence in [0, 1], rising with the top file'"'"'s probability' '
+	: >pairs &&
+	echo "$queries" | while read -r q; do
+		(cd repo && ci-rank --explain "$q" >../out) || return 1
+		"$JQ" -s -c "[(map(select(._type == \"hit\"))[0].learned.probability),
+			(map(select(._type == \"summary\"))[0].confidence)]" out >>pairs || return 1
+	done &&
+	test "$(wc -l <pairs)" -eq 8 &&
+	"$JQ" -s -e "map(.[1] | type == \"number\" and . >= 0 and . <= 1) | all" pairs &&
+	"$JQ" -s -e "sort | [range(1; length) as \$i | .[\$i][1] >= .[\$i - 1][1]] | all" pairs &&
+	"$JQ" -s -e "map(.[1]) | unique | length > 1" pairs
+'
+
+test_expect_success 'the quality verdict is the confidence'"'"'s (high from 0.7, low below 0.4)' '
+	echo "$queries" | while read -r q; do
+		(cd repo && ci-rank "$q" >../out) || return 1
+		summary out | "$JQ" -e ".confidence as \$c |
+			.quality == (if \$c >= 0.7 then \"high\" elif \$c >= 0.4 then \"medium\" else \"low\" end)" || return 1
+	done
+'
+
+test_expect_success 'no learned fusion (keyword, --fusion rrf), no hit: no confidence' '
+	(cd repo && ci-rank --mode keyword total price with tax >../k &&
+	 ci-rank --fusion rrf total price with tax >../r &&
+	 ci-rank --path nowhere/ total price >../n; test $? = 1) &&
+	summary k | "$JQ" -e "has(\"confidence\") | not" &&
+	summary r | "$JQ" -e "has(\"confidence\") | not" &&
+	summary n | "$JQ" -e ".count == 0 and (has(\"confidence\") | not)"
+'
+
+# a model whose two members differ only in their (constant) calibration:
+# 0.5 without vectors, 0.75 with them
+cat >two.json <<\EOF
+{"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "calibration":{"method":"platt","a":0,"b":0},
+ "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}}}
+EOF
+
+test_expect_success 'without vectors: the model'"'"'s top-level member answers' '
+	(cd repo && ci-rank --model ../two.json total price with tax >../o) &&
+	summary o | "$JQ" -e ".confidence == 0.5 and .quality == \"medium\""
+'
+
+test_expect_success 'with vectors: its with_vectors member' '
+	(cd repo && ci-index --embed update >/dev/null 2>&1 &&
+	 ci-rank --model ../two.json total price with tax >../o) &&
+	summary o | "$JQ" -e ".confidence == 0.75 and .quality == \"high\" and (.signals | index(\"semantic\"))"
+'
+
+test_expect_success 'ci search: the search quality'"'"'s confidence is ci-rank'"'"'s' '
+	(cd repo && ci-rank total price with tax >../o && ci search --json total price with tax >../s) &&
+	summary o | "$JQ" -r .confidence >want &&
+	"$JQ" -r "select(._type == \"search_quality\") | .confidence" s >got &&
+	test_cmp want got
+'
+
+test_expect_success 'ci-mcp search: the summary carries the same confidence' '
+	(cd repo && printf "%s\n" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\":\"total price with tax\"}}}" |
+	 ci-mcp >../m 2>../merr) &&
+	"$JQ" -r ".result.structuredContent.results | last | .confidence" m >got &&
+	summary o | "$JQ" -r .confidence >want && test_cmp want got
+'
+
+test_expect_code 3 'a calibration that falls is refused' '
+	echo "{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"calibration\":{\"method\":\"platt\",\"a\":-1,\"b\":0}}" >bad.json &&
+	(cd repo && ci-rank --model ../bad.json total price) 2>err
+'
+test_expect_success '... says so' 'test_grep "a must not be negative" err'
+
+test_done

@@ -1,0 +1,82 @@
+#!/bin/sh
+# t0771-train-rank: scripts/train-rank on generated feature dumps (the shape
+# bench/eval/run.sh writes): with --vectors it writes both members of the
+# model, each with a calibration chosen cross-fitted by repository and the
+# figures of that choice; the same inputs give the same model; --report gives
+# a model's calibration on a dump; ci-rank reads the model; a missing dump or a
+# model without calibration is an error with a message.
+
+. "$(dirname "$0")/lib.sh"
+
+train=$CI_SRC_DIR/scripts/train-rank
+if ! /usr/bin/python3 -c 'import sklearn, numpy' 2>/dev/null; then
+	test_skip 'scripts/train-rank' 'no /usr/bin/python3 with scikit-learn (python3-sklearn)'
+	test_done
+fi
+
+# dump <seed> <repos...>: 12 queries a repository, 6 files a query; the
+# relevant file is the one with the highest signal, except in some queries
+dump() {
+	seed=$1; shift
+	for r in "$@"; do echo "$r"; done | awk -v seed="$seed" 'BEGIN { srand(seed) }
+	{
+		for (q = 1; q <= 12; q++) {
+			good = int(rand() * 6) + 1
+			for (f = 1; f <= 6; f++) {
+				kw = rand() * 0.6 + (f == good ? 0.3 + 0.3 * (q % 3) / 2 : 0)
+				printf "{\"_type\":\"features\",\"path\":\"f%d.py\",\"rank\":%d,\"x\":{\"keyword\":%.4f,\"fused_rr\":%.4f,\"test\":%d},\"id\":\"%s-%d\",\"repo\":\"%s\",\"mode\":\"hybrid\",\"label\":%d}\n",
+					f, f, kw, 1 / f, (f == 6), $1, q, $1, (f == good)
+			}
+		}
+	}'
+}
+
+test_expect_success 'setup: training and validation dumps, without and with vectors' '
+	dump 1 t/a t/b t/c >ntrain.jsonl &&
+	dump 2 v/a v/b v/c >nval.jsonl &&
+	dump 3 t/a t/b t/c >vtrain.jsonl &&
+	dump 4 v/a v/b v/c >vval.jsonl &&
+	test "$(wc -l <nval.jsonl)" -eq 216
+'
+
+test_expect_success '--vectors: both members, each calibrated, with the cross-fitted figures' '
+	/usr/bin/python3 "$train" --c 1 --vectors vtrain.jsonl vval.jsonl -o m.json ntrain.jsonl nval.jsonl 2>log &&
+	"$JQ" -e ".format == \"ci-rank-linear/1\" and (.features | length > 0) and
+		(.calibration.method | test(\"^(platt|isotonic)$\")) and
+		(.with_vectors.features | length > 0) and (.with_vectors.calibration.method | test(\"^(platt|isotonic)$\")) and
+		(.trained.calibration.cross_fitted_ece | . >= 0 and . <= 1) and
+		(.trained.with_vectors.calibration.cross_fitted_ece | . >= 0 and . <= 1) and
+		(.trained.calibration.validation_queries == 36) and
+		(.trained.calibration.cross_fitted_bins | map(.n) | add == 36)" m.json &&
+	test_grep "cross-fitted by repository: ECE" log
+'
+
+test_expect_success 'the same inputs give the same model' '
+	/usr/bin/python3 "$train" --c 1 --vectors vtrain.jsonl vval.jsonl ntrain.jsonl nval.jsonl >m2.json 2>/dev/null &&
+	test_cmp m.json m2.json
+'
+
+test_expect_success '--report: the calibration of the model on a dump' '
+	/usr/bin/python3 "$train" --report m.json nval.jsonl >r.json &&
+	"$JQ" -e ".queries == 36 and (.ece | . >= 0 and . <= 1) and (.mean_confidence | . > 0 and . < 1) and
+		(.bins | map(.n) | add == 36)" r.json &&
+	/usr/bin/python3 "$train" --report m.json --vectors-model vval.jsonl >rv.json &&
+	"$JQ" -e ".queries == 36" rv.json
+'
+
+test_expect_success 'ci-rank reads the model and reports its confidence' '
+	git init -q repo && printf "def total_price(items):\n    return sum(items)\n" >repo/shop.py &&
+	(cd repo && git add . && git commit -q -m init && ci-index build &&
+	 ci-rank --model ../m.json total price >../out) &&
+	"$JQ" -e "select(._type == \"summary\") | .confidence >= 0 and .confidence <= 1" out
+'
+
+test_expect_code 3 'a missing dump' '/usr/bin/python3 "$train" none.jsonl nval.jsonl 2>err'
+test_expect_success '... says so' 'test_grep "cannot open .none.jsonl." err'
+test_expect_code 1 '--report with a model without calibration' '
+	echo "{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[]}" >plain.json &&
+	/usr/bin/python3 "$train" --report plain.json nval.jsonl 2>err
+'
+test_expect_success '... says so' 'test_grep "has no calibration" err'
+
+test_done
