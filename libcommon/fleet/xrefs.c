@@ -35,14 +35,14 @@ static void fact_pkg(struct buf *out, const char *lang, const char *name, const 
  * `name = "..."`, else setup.py's `name="..."`), as a module name: lower
  * case, "-" and "." as "_"; malloc'd, or NULL.
  */
-static char *python_project(const char *root)
+static char *python_project(const char *root, unsigned have)
 {
 	static const char *const files[] = { "pyproject.toml", "setup.py", "setup.cfg" };
 	char line[4096], *name = NULL;
 
 	for (size_t k = 0; k < ARRAY_SIZE(files) && !name; k++) {
-		char *p = xasprintf("%s/%s", root, files[k]);
-		FILE *f = fopen(p, "r");
+		char *p = have & (1u << k) ? xasprintf("%s/%s", root, files[k]) : NULL;
+		FILE *f = p ? fopen(p, "r") : NULL;
 
 		free(p);
 		while (f && !name && fgets(line, sizeof(line), f)) {
@@ -72,10 +72,32 @@ static char *python_project(const char *root)
 	return name;
 }
 
-/* Python: pkg/__init__.py or src/pkg/__init__.py, each a package of that name. */
-static void facts_python(sqlite3 *db, const char *root, struct buf *out)
+/*
+ * The manifests at the top of the repository that its index has (only those
+ * are read, from its checkout), as bits: 1 pyproject.toml, 2 setup.py, 4
+ * setup.cfg, 8 package.json, 16 go.mod.
+ */
+static unsigned manifests(sqlite3 *db)
 {
-	char *project = python_project(root);
+	static const char *const names[] = { "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod" };
+	sqlite3_stmt *st;
+	unsigned have = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT path FROM files WHERE path IN ('pyproject.toml', 'setup.py', "
+			       "'setup.cfg', 'package.json', 'go.mod')", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+			if (!strcmp(refs_col(st, 0), names[k]))
+				have |= 1u << k;
+	sqlite3_finalize(st);
+	return have;
+}
+
+/* Python: pkg/__init__.py or src/pkg/__init__.py, each a package of that name. */
+static void facts_python(sqlite3 *db, const char *root, unsigned have, struct buf *out)
+{
+	char *project = python_project(root, have);
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(db, "SELECT path FROM files WHERE path GLOB '*/__init__.py' ORDER BY path", -1, &st,
@@ -99,19 +121,25 @@ static void facts_python(sqlite3 *db, const char *root, struct buf *out)
 }
 
 /* JavaScript's package.json "name", Go's go.mod module path, from the checkout at root. */
-static void facts_manifests(const char *root, struct buf *out)
+static void facts_manifests(const char *root, unsigned have, struct buf *out)
 {
-	char *p = xasprintf("%s/package.json", root), line[4096];
-	json_t *j = json_load_file(p, 0, NULL);
-	FILE *f;
+	char *p, line[4096];
+	json_t *j;
+	FILE *f = NULL;
 
-	if (j && json_is_string(json_object_get(j, "name")))
-		fact_pkg(out, "javascript", json_string_value(json_object_get(j, "name")), "", 1);
-	json_decref(j);
-	free(p);
-	p = xasprintf("%s/go.mod", root);
-	f = fopen(p, "r");
-	free(p);
+	if (have & 8) {
+		p = xasprintf("%s/package.json", root);
+		j = json_load_file(p, 0, NULL);
+		if (j && json_is_string(json_object_get(j, "name")))
+			fact_pkg(out, "javascript", json_string_value(json_object_get(j, "name")), "", 1);
+		json_decref(j);
+		free(p);
+	}
+	if (have & 16) {
+		p = xasprintf("%s/go.mod", root);
+		f = fopen(p, "r");
+		free(p);
+	}
 	while (f && fgets(line, sizeof(line), f)) {
 		char mod[4096];
 
@@ -179,12 +207,14 @@ void xrefs_facts(struct ci_index *ix, const char *cmd, const char *arg, struct b
 	sqlite3 *db = index_db(ix);
 	struct buf quiet = BUF_INIT;
 	char *scope = NULL, *name = NULL, *path = NULL, *colon;
+	unsigned have;
 
 	if (!xrefs_wanted(cmd) || !arg)
 		return;
 	util_report_to(&quiet);	/* what a fact's query says is not the answer's */
-	facts_python(db, index_root(ix), out);
-	facts_manifests(index_root(ix), out);
+	have = manifests(db);
+	facts_python(db, index_root(ix), have, out);
+	facts_manifests(index_root(ix), have, out);
 	if (!strcmp(cmd, "impact")) {
 		path = xstrdup(arg);
 		if ((colon = strrchr(path, ':')))
