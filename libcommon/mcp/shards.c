@@ -120,7 +120,11 @@ static int wait_ready(const struct mcp_shard_server *s, int rd)
 	if (!got)
 		return -1;
 	while (!listening(s->sock)) {
-		if (waitpid(s->pid, NULL, WNOHANG) != 0 || mcp_now_ms() > until)
+		siginfo_t si = { 0 };
+
+		/* ended (left for start_one to reap and say how), or too slow */
+		if (waitid(P_PID, s->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid ||
+		    mcp_now_ms() > until)
 			return -1;
 		sleep_ms(2);
 	}
