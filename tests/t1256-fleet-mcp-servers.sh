@@ -38,6 +38,7 @@ servers() {
 		$4 == set && $5 == "--shards-serve" { print $2, $1 }' | sort
 }
 no_servers() { test -z "$(servers)"; }
+have_servers() { test -n "$(servers)"; }
 sockets() { ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep '\.sock$'; }
 no_sockets() { test -z "$(sockets)"; }
 answered() { test "$(jq -r "select(.id == $1) | .id" out 2>/dev/null)" = "$1"; }
@@ -146,6 +147,33 @@ test_expect_success 'SIGKILL: the servers go with ci-mcp' '
 	kill -KILL $mcp &&
 	wait $mcp;
 	exec 8>&- &&
+	wait_for no_servers &&
+	wait_for no_sockets
+'
+
+test_expect_success 'a server of the set started by hand is used, not started again, and left running' '
+	(CI_SHARDS_SERVER_IDLE=60 ci-grep --shards "$SET" --shards-serve >/dev/null 2>hand.err &) &&
+	wait_for have_servers &&
+	wait_for test -n "$(sockets)" &&
+	hand=$(servers | sed -n "s/^ci-grep //p") &&
+	start &&
+	call 1 grep "{\"pattern\":\"shared_marker\"}" >&8 &&
+	wait_for answered 1 &&
+	servers | cut -d" " -f1 >actual &&
+	printf "ci-grep\nci-rank\nci-refs\n" >expect &&
+	test_cmp expect actual &&
+	test "$(servers | sed -n "s/^ci-grep //p")" = "$hand" &&
+	call 2 grep "{\"pattern\":\"shared_marker\"}" >&8 &&
+	wait_for answered 2 &&
+	test_must_fail grep "starting it again" err &&
+	jq -r "select(.id == 2) | .result.structuredContent.results[] | select(._type == \"match\") | .repo" out |
+		uniq >actual &&
+	printf "r01\nr02\nr03\n" >expect &&
+	test_cmp expect actual &&
+	exec 8>&- &&
+	wait $mcp &&
+	test "$(servers)" = "ci-grep $hand" &&
+	ci-grep --shards set --shards-stop &&
 	wait_for no_servers &&
 	wait_for no_sockets
 '
