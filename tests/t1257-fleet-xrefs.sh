@@ -7,6 +7,7 @@
 # app's imports to liba's and jslib's files (import_edge records, calls bound
 # "cross-repo", impact "via"), the same in threads, forked and through the
 # set's server; app2's own module wins over liba's; CI_XREFS=0 leaves it out.
+# Go: goapp imports a package of golib's module (go.mod).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -126,6 +127,26 @@ test_expect_success 'CI_XREFS=0: each shard'"'"'s answer alone; nothing found ac
 	CI_SHARDS_SERVER=0 ci-refs --shards set callers jsHelper >out 2>err &&
 	test_must_fail grep -q "xref_" out
 '
+
+if test_have_lang go; then
+	test_expect_success 'Go: go.mod'"'"'s module path, a package a directory' '
+		mkdir -p golib/util goapp &&
+		lines "module example.com/golib" "" "go 1.21" >golib/go.mod &&
+		lines "package util" "" "func Helper(x int) int {" "	return x + 1" "}" >golib/util/util.go &&
+		repo golib &&
+		lines "module example.com/goapp" "" "go 1.21" >goapp/go.mod &&
+		lines "package main" "" "import \"example.com/golib/util\"" "" "func main() {" "	util.Helper(1)" "}" >goapp/main.go &&
+		repo goapp &&
+		CI_SHARDS_SERVER=0 ci-refs --shards set callers Helper >out 2>err &&
+		jq -c "select(._type == \"occurrence\") | [.repo, .path, .line, .binding, .definition.repo, .definition.path]" out >actual &&
+		echo "[\"goapp\",\"main.go\",6,\"cross-repo\",\"golib\",\"util/util.go\"]" >expect &&
+		test_cmp expect actual &&
+		CI_SHARDS_SERVER=0 ci-refs --shards set impact util/util.go >out 2>err &&
+		jq -c "select(._type == \"impact\") | [.repo, .path, .via.repo]" out >actual &&
+		echo "[\"goapp\",\"main.go\",\"golib\"]" >expect &&
+		test_cmp expect actual
+	'
+fi
 
 test_expect_success 'the records are valid against their schemas' '
 	python=$(command -v python3) &&
