@@ -9,6 +9,7 @@
 #include "mcp/mcp.h"
 #include "parse/walk.h"
 #include "fleet/fleet.h"
+#include "index/fork-server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +40,14 @@ static const char usage_text[] =
 	"                          \"repo\" argument (repeatable; default: the current one)\n"
 	"      --shards <set>      serve a shard set (a directory or a manifest of indexes):\n"
 	"                          searches run over every shard, or those of a call's \"repo\"\n"
+	"      --no-shard-server   with --shards: start no resident server of the set (the\n"
+	"                          commands then open every shard's index at each call)\n"
 	"  -v, --verbose           log requests on stderr\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n";
 
 enum { OPT_LIST = 256, OPT_PROFILE, OPT_TABLE, OPT_HTTP, OPT_ALLOW_REMOTE, OPT_ALLOW_ORIGIN,
-       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO, OPT_SHARDS };
+       OPT_TIMEOUT, OPT_WAIT, OPT_JOBS, OPT_MAX_OUTPUT, OPT_REPO, OPT_SHARDS, OPT_NO_SHARD_SERVER };
 
 static const struct option long_options[] = {
 	{ "list-tools", no_argument, NULL, OPT_LIST },
@@ -59,6 +62,7 @@ static const struct option long_options[] = {
 	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
 	{ "repo", required_argument, NULL, OPT_REPO },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "no-shard-server", no_argument, NULL, OPT_NO_SHARD_SERVER },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
@@ -127,6 +131,7 @@ static void parse_options(struct options *o, struct mcp_server *srv, int argc, c
 			srv->max_output = (size_t)parse_long_arg(usage_text, "--max-output", optarg, 1024, 64L << 20);
 			break;
 		case OPT_SHARDS: o->shards = optarg; break;
+		case OPT_NO_SHARD_SERVER: srv->shard_servers = 0; break;
 		case OPT_REPO: add_repo(srv, optarg); break;
 		case 'v': verbosity++; break;
 		case OPT_VERSION:
@@ -262,6 +267,9 @@ static int run(struct mcp_server *srv, const struct options *o)
 	srv->index_path = index && *index ? xstrdup(index) : xasprintf("%s/.ci-index/index.db", srv->root);
 	git_libgit2_init();
 	catch_signals(srv);
+	/* the shard set's servers (CI_SHARDS_SERVER=0: none, as in the commands) */
+	if (srv->shards && srv->shard_servers && server_env("CI_SHARDS_SERVER") != SERVER_OFF)
+		mcp_shard_servers_start(srv);
 	if (o->http_addr) {
 		char *why;
 		if (mcp_http_start(srv, o->http_addr, o->allow_remote, &why) < 0)

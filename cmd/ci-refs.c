@@ -23,6 +23,7 @@
 #include "core/common.h"
 #include "fleet/fleet.h"
 #include "fleet/serve.h"
+#include "fleet/xrefs.h"
 #include "graph/cgraph.h"
 #include "graph/refs.h"
 #include "core/human.h"
@@ -31,6 +32,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: ci-refs [options] <command> [<arg>...]\n"
@@ -260,6 +263,7 @@ static void human_at_exit(void)
 struct shards_query {
 	struct refs_opts o;
 	struct invocation inv;
+	int facts;		/* each shard's facts for the references across repositories too */
 };
 
 /* The shards' command line (fleet_cmd.prepare): 0 with *state, 1 for --help and --version. */
@@ -276,6 +280,7 @@ static int shards_prepare(int argc, char **argv, void **state)
 	sq->o = (struct refs_opts){ .limit = 100, .depth = -1, .mode = REFS_M_ALL };
 	opterr = 0;
 	parse_options(&sq->o, &sq->inv, argc, argv);
+	sq->facts = getenv("CI_XREFS_FACTS") && xrefs_wanted(sq->inv.cmd);
 	*state = sq;
 	return 0;
 }
@@ -301,12 +306,82 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 	fclose(fp);
 	buf_add(out, ob, on);
 	free(ob);
+	if (sq->facts)
+		xrefs_facts(ix, sq->inv.cmd, sq->inv.arg, out);
 	return ret;
 }
 
 static void shards_release(void *state)
 {
 	free(state);
+}
+
+/* The refs command of a shard set's command line and its argument (options skipped), or NULL. */
+static const char *shards_command(int argc, char **argv, const char **arg)
+{
+	static const char *const valued[] = { "--index", "--kind", "--path", "--lang", "--limit", "--scope",
+		"--depth", "--mode", "--shards", "--shards-repo", "--shards-mode", NULL };
+	const char *cmd = NULL;
+
+	*arg = NULL;
+	for (int i = 1; i < argc; i++) {
+		int takes = 0;
+
+		if (!strcmp(argv[i], "--")) {
+			if (!cmd && i + 1 < argc)
+				cmd = argv[++i];
+			if (i + 1 < argc)
+				*arg = argv[i + 1];
+			break;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			for (int k = 0; valued[k]; k++)
+				takes |= !strcmp(argv[i], valued[k]);
+			i += takes;
+			continue;
+		}
+		if (cmd) {
+			*arg = argv[i];
+			break;
+		}
+		cmd = argv[i];
+	}
+	return cmd;
+}
+
+/*
+ * A shard set's refs, callers or impact: the fan-out's answer (with each
+ * shard's facts) taken in memory, then the references across repositories
+ * added (libcommon/fleet/xrefs.h).  CI_XREFS=0: the fan-out's answer alone.
+ */
+static int shards_main(const struct fleet_cmd *cmd, int argc, char **argv)
+{
+	const char *arg, *what = shards_command(argc, argv, &arg), *env = getenv("CI_XREFS");
+	int mfd, saved, ret;
+	long n;
+	char *in;
+	off_t len;
+
+	if (!xrefs_wanted(what) || !arg || (env && !strcmp(env, "0")))
+		return fleet_command(cmd, argc, argv);
+	fflush(stdout);
+	if ((mfd = memfd_create("ci-refs-shards", MFD_CLOEXEC)) < 0 || (saved = dup(1)) < 0 || dup2(mfd, 1) < 0)
+		die_code(EXIT_IO, "cannot keep the shards' answer: %s", strerror(errno));
+	setenv("CI_XREFS_FACTS", "1", 1);
+	ret = fleet_command(cmd, argc, argv);
+	fflush(stdout);
+	if (dup2(saved, 1) < 0 || (len = lseek(mfd, 0, SEEK_END)) < 0)
+		die_code(EXIT_IO, "cannot read the shards' answer: %s", strerror(errno));
+	close(saved);
+	in = xmalloc(len + 1);
+	if (pread(mfd, in, len, 0) != len)
+		die_code(EXIT_IO, "cannot read the shards' answer: %s", strerror(errno));
+	close(mfd);
+	n = xrefs_resolve(what, arg, in, (size_t)len, stdout);
+	free(in);
+	if (n < 0)
+		return EXIT_IO;
+	return ret == EXIT_NOTHING && n > 0 ? EXIT_OK : ret;
 }
 
 int main(int argc, char **argv)
@@ -323,7 +398,7 @@ int main(int argc, char **argv)
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
 		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release };
 
-		return close_stdout(fleet_command(&cmd, argc, argv));
+		return close_stdout(shards_main(&cmd, argc, argv));
 	}
 	if ((ret = parse_options(&o, &inv, argc, argv)) >= 0)
 		return ret;
@@ -334,6 +409,15 @@ int main(int argc, char **argv)
 	refs_init(&r, ix, &o, stdout);
 	ret = run(&r, inv.cmd, inv.arg, inv.arg2);
 	refs_release(&r);
+	if (getenv("CI_FLEET_CHILD") && getenv("CI_XREFS_FACTS") && xrefs_wanted(inv.cmd)) {
+		/* a shard of a set (--shards-mode fork): its facts after its answer */
+		struct buf facts = BUF_INIT;
+
+		xrefs_facts(ix, inv.cmd, inv.arg, &facts);
+		fflush(stdout);
+		fwrite(facts.buf, 1, facts.len, stdout);
+		buf_release(&facts);
+	}
 	index_close(ix);
 	return close_stdout(ret);
 }

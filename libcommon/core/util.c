@@ -63,6 +63,24 @@ void util_report_to(struct buf *b)
 	report_sink = b;
 }
 
+/* What die() on this thread does instead of ending the process (util_trap_die), or NULL. */
+static __thread const struct util_trap *die_trap;
+
+void util_trap_die(const struct util_trap *t)
+{
+	die_trap = t;
+}
+
+/* A die() on a thread with a trap: the message to its sink, then the trap's end of the thread. */
+static void trapped(int code)
+{
+	const struct util_trap *t = die_trap;
+
+	die_trap = NULL;
+	t->caught(t->arg, code);
+	abort();	/* caught does not return */
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	struct buf b = BUF_INIT;
@@ -117,6 +135,13 @@ void die_code(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (die_trap) {
+		/* a thread's query that ends, not the process: said as its own */
+		va_start(ap, fmt);
+		vreport("", fmt, ap, NULL);
+		va_end(ap);
+		trapped(code);
+	}
 	report_sink = NULL;	/* the end of the process: said where it is seen */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);
@@ -128,6 +153,13 @@ void die(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (die_trap) {
+		/* a thread's query that ends, not the process: said as its own */
+		va_start(ap, fmt);
+		vreport("", fmt, ap, NULL);
+		va_end(ap);
+		trapped(error_code);
+	}
 	report_sink = NULL;	/* the end of the process: said where it is seen */
 	va_start(ap, fmt);
 	vreport("", fmt, ap, NULL);

@@ -55,6 +55,20 @@ void warning(const char *fmt, ...) CI_PRINTF(1, 2);
  */
 struct buf;
 void util_report_to(struct buf *b);
+/*
+ * A trap of die() and die_code() on the calling thread (NULL: none): the
+ * message goes where the thread's messages go (util_report_to), then
+ * caught(arg, code) is called on the dying thread instead of exit(code); it
+ * must not return (it parks the thread: what the thread held stays held,
+ * its memory reachable).  For a library whose threads each answer a query of
+ * their own and must not end the process when one of them fails
+ * (libcommon/fleet's shards).
+ */
+struct util_trap {
+	void (*caught)(void *arg, int code);
+	void *arg;
+};
+void util_trap_die(const struct util_trap *t);
 /* Print "<prog>: <msg>" and exit with code. */
 void die_code(int code, const char *fmt, ...) CI_PRINTF(2, 3) __attribute__((noreturn));
 /* die_code(util_error_code(), ...) */

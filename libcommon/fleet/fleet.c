@@ -23,6 +23,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -762,19 +763,86 @@ struct threads {
 	struct fleet_pool *pool;	/* or NULL */
 	size_t *in_pool;		/* fr's shard i is the pool's in_pool[i] */
 	size_t next;			/* taken atomically */
+	pthread_mutex_t lock;		/* guards running */
+	pthread_cond_t ended;		/* running went down */
+	int running;			/* threads still answering */
 };
+
+/* One thread: the shard it answers, and whether a die() parked it there. */
+struct shard_thread {
+	struct threads *t;
+	pthread_t tid;
+	size_t at;			/* the shard being answered */
+	int parked;			/* a die() in its query: it stays, blocked */
+	int here;			/* the caller's thread: no trap */
+};
+
+static void thread_ended(struct threads *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->running--;
+	pthread_cond_signal(&t->ended);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * A die() in a shard's query (util_trap_die): that shard failed with the
+ * message die() said (in its r->e) and code, the others go on.  The thread
+ * is parked, not unwound: what the query held (its statements, its memory)
+ * stays as it was, never used again, until the process ends.
+ */
+static void shard_died(void *arg, int code)
+{
+	struct shard_thread *st = arg;
+	sigset_t all;
+
+	st->t->fr->run[st->at].status = code;
+	util_report_to(NULL);
+	index_damage_thread(0, NULL);
+	st->parked = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	thread_ended(st->t);
+	for (;;)
+		pause();
+}
+
+/* Shard i's query over ix on this thread; its status in r->status. */
+static void shard_query(struct threads *t, size_t i, struct ci_index *ix)
+{
+	struct shard_run *r = &t->fr->run[i];
+	int damage;
+
+	util_report_to(&r->e);
+	index_damage_thread(1, ix);
+	r->status = t->cmd->shard(t->state, ix, t->fr->set.shard[i].index, &r->o, &r->e);
+	util_report_to(NULL);
+	if ((damage = index_damage_seen(ix))) {
+		/* what the command run alone dies of (index.c), before it answers */
+		buf_reset(&r->o);
+		buf_reset(&r->e);
+		buf_addf(&r->e, "%s: index '%s' is damaged (%s): run 'ci-index build'\n", progname,
+			 t->fr->set.shard[i].index, sqlite3_errstr(damage));
+		r->status = util_error_code();
+	}
+}
 
 static void *shard_thread(void *arg)
 {
-	struct threads *t = arg;
+	struct shard_thread *st = arg;
+	struct threads *t = st->t;
 	struct fleet_run *fr = t->fr;
+	const struct util_trap trap = { shard_died, st };
 	size_t i;
 
+	util_trap_die(st->here ? NULL : &trap);
 	while ((i = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) < fr->set.shard_nr) {
 		struct shard_run *r = &fr->run[i];
 		const char *path = fr->set.shard[i].index;
 		struct ci_index *ix;
 
+		st->at = i;
+		index_damage_thread(1, NULL);	/* what an open meets is its own failure */
 		if (t->pool) {
 			ix = t->pool->ix[t->in_pool[i]];
 			if (!ix)
@@ -786,12 +854,14 @@ static void *shard_thread(void *arg)
 			r->status = EXIT_IO;
 			continue;
 		}
-		util_report_to(&r->e);
-		r->status = t->cmd->shard(t->state, ix, path, &r->o, &r->e);
-		util_report_to(NULL);
+		shard_query(t, i, ix);
+		index_damage_thread(0, NULL);
 		if (!t->pool)
 			index_close(ix);
 	}
+	index_damage_thread(0, NULL);
+	util_trap_die(NULL);
+	thread_ended(t);
 	return NULL;
 }
 
@@ -800,14 +870,18 @@ static int name_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const struct fleet_shard *)elem)->name);
 }
 
-/* Answer every shard of fr on fr->jobs threads (the caller's among them). */
+/*
+ * Answer every shard of fr on fr->jobs threads, the caller waiting for them:
+ * a thread that dies in a shard's query stays parked (shard_died), so the
+ * caller waits for the count of threads answering, not for each to end.
+ */
 static void run_threads(struct fleet_run *fr, const struct fleet_cmd *cmd, void *state,
 			struct fleet_pool *pool)
 {
 	struct threads t = { .fr = fr, .cmd = cmd, .state = state, .pool = pool };
 	size_t n = fr->set.shard_nr, i;
 	int nt = fr->jobs < (int)n ? fr->jobs : (int)n, k, started = 0;
-	pthread_t *tid = xcalloc(nt > 0 ? nt : 1, sizeof(*tid));
+	struct shard_thread *th = xcalloc(nt > 0 ? nt : 1, sizeof(*th));
 
 	if (pool) {
 		t.in_pool = xcalloc(n ? n : 1, sizeof(*t.in_pool));
@@ -817,13 +891,37 @@ static void run_threads(struct fleet_run *fr, const struct fleet_cmd *cmd, void 
 			t.in_pool[i] = (size_t)(at - pool->set.shard);
 		}
 	}
-	for (k = 1; k < nt; k++)
-		if (!pthread_create(&tid[started], NULL, shard_thread, &t))
+	pthread_mutex_init(&t.lock, NULL);
+	pthread_cond_init(&t.ended, NULL);
+	t.running = nt;
+	for (k = 0; k < nt; k++) {
+		th[started].t = &t;
+		if (!pthread_create(&th[started].tid, NULL, shard_thread, &th[started]))
 			started++;
-	shard_thread(&t);
+	}
+	pthread_mutex_lock(&t.lock);
+	t.running -= nt - started;
+	pthread_mutex_unlock(&t.lock);
+	if (!started) {
+		/* no thread at all: the shards here, where a die() ends the process */
+		th[0].t = &t;
+		th[0].here = 1;
+		t.running = 1;
+		shard_thread(&th[0]);
+	}
+	pthread_mutex_lock(&t.lock);
+	while (t.running > 0)
+		pthread_cond_wait(&t.ended, &t.lock);
+	pthread_mutex_unlock(&t.lock);
 	for (k = 0; k < started; k++)
-		pthread_join(tid[k], NULL);
-	free(tid);
+		if (th[k].parked)
+			pthread_detach(th[k].tid);
+		else
+			pthread_join(th[k].tid, NULL);
+	/* a parked thread refers to t and th no more: they may go */
+	pthread_cond_destroy(&t.ended);
+	pthread_mutex_destroy(&t.lock);
+	free(th);
 	free(t.in_pool);
 }
 

@@ -114,11 +114,13 @@ int fleet_main(enum fleet_kind kind, int (*run_main)(int, char **), int argc, ch
  * shard's query reports with error() or warning() is its own (captured,
  * util_report_to), as a forked command's stderr is.
  *
- * Limits of the threads: die() in a library (an SQLite statement that
- * cannot be prepared, damage found in an index opened without
- * INDEX_NOTE_DAMAGE) ends the whole query, not one shard's; index_open's
- * schema check reports an index of another version as that shard's
- * failure first.
+ * A die() in a shard's query (an SQLite statement that cannot be prepared,
+ * a damaged page) ends that shard's query, not the process: util_trap_die
+ * on each shard's thread says it as the shard's message and parks the thread
+ * (what it held stays, unused, until the process ends); and SQLite's reports
+ * of damage on a shard's thread go to that shard's index
+ * (index_damage_thread), which then fails as the command run alone would.
+ * Either way the shard is a fleet_error record, the others still answer.
  */
 struct ci_index;
 struct buf;

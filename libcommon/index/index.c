@@ -347,9 +347,24 @@ int index_huge_page_cache(size_t bytes)
 static struct ci_index *damage_ix;	/* the index index_open opened last, while open */
 static int damage_dying;		/* a thread is dying of it (atomic) */
 
+/*
+ * A thread that answers queries on an index of its own among others
+ * (libcommon/fleet's shards) takes the reports of its statements itself
+ * (index_damage_thread): SQLite calls the log on the thread whose statement
+ * met the damage.
+ */
+static __thread int damage_local;		/* this thread's reports go to damage_local_ix */
+static __thread struct ci_index *damage_local_ix;
+
+void index_damage_thread(int on, struct ci_index *ix)
+{
+	damage_local = on;
+	damage_local_ix = on ? ix : NULL;
+}
+
 static void damage_log(void *arg, int code, const char *msg)
 {
-	struct ci_index *ix = damage_ix;
+	struct ci_index *ix = damage_local ? damage_local_ix : damage_ix;
 
 	(void)arg;
 	(void)msg;
@@ -357,7 +372,7 @@ static void damage_log(void *arg, int code, const char *msg)
 		return;
 	if (!ix)
 		return;
-	__atomic_store_n(&ix->damage_seen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ix->damage_seen, code & 0xff, __ATOMIC_RELEASE);
 	if (ix->note_damage)
 		return;
 	if (__atomic_exchange_n(&damage_dying, 1, __ATOMIC_ACQ_REL)) {

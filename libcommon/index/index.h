@@ -137,8 +137,18 @@ enum {
 int index_open(struct ci_index **out, const char *path, int flags);
 void index_close(struct ci_index *ix);
 
-/* Whether SQLite reported damage while ix was the open index (any connection). */
+/*
+ * Whether SQLite reported damage while ix was the open index (any connection):
+ * 0, or the SQLite code of the report (SQLITE_CORRUPT, SQLITE_NOTADB).
+ */
 int index_damage_seen(struct ci_index *ix);
+/*
+ * on: SQLite's reports of damage on the calling thread go to ix (NULL: to no
+ * index; index_open's own checks still fail an index it finds damaged), not
+ * to the index opened last; off: back to that.  For a thread that answers a
+ * query over an index of its own among others (libcommon/fleet's shards).
+ */
+void index_damage_thread(int on, struct ci_index *ix);
 
 sqlite3 *index_db(struct ci_index *ix);
 /* Run the statements of sql on db: 0, or -1 after reporting SQLite's message. */

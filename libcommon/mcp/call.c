@@ -241,8 +241,10 @@ static int call_start(struct mcp_call *c, int fallback)
 	free(c->label);
 	c->label = xstrdup(argv[0] ? argv[0] : "?");
 	srv->root = c->root;
-	if (srv->shards)
+	if (srv->shards) {
 		argv = mcp_shards_argv(c->tool, c->args, argv);
+		mcp_shard_servers_check(srv, argv[0]);
+	}
 	if (!argv[0]) {
 		mcp_free_argv(argv);
 		mcp_call_answer(c, mcp_tool_error("this tool's argv is empty"));

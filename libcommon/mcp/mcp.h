@@ -158,6 +158,14 @@ struct mcp_repo {
 	char *root;		/* its root directory, absolute (owned) */
 };
 
+/* A resident server of the shard set served (shards.c), of one command. */
+#define MCP_SHARD_SERVERS 3	/* ci-grep, ci-rank, ci-refs */
+struct mcp_shard_server {
+	const char *cmd;	/* the command whose server it is */
+	char *sock;		/* its socket (owned), or NULL: none can be made */
+	pid_t pid;		/* the server this one started, or 0 */
+};
+
 struct mcp_call;
 struct mcp_inmsg;
 struct MHD_Daemon;
@@ -173,6 +181,7 @@ struct mcp_server {
 	long max_jobs;		/* tool calls run at once (default 4) */
 	size_t max_output;	/* cap on one result's bytes (default 1 MiB) */
 	char *shards;		/* a shard set served (absolute path, owned), or NULL */
+	int shard_servers;	/* start the set's servers (default 1; --no-shard-server) */
 	struct mcp_repo *repos;	/* the repositories served; the first is the default */
 	size_t repos_nr, repos_alloc;
 	char **allow_origins;	/* web origins accepted besides loopback ones (owned) */
@@ -192,6 +201,7 @@ struct mcp_server {
 	/* state */
 	char *root;		/* repository root of the call at hand (borrowed: home or a repo's) */
 	struct mcp_indexer indexer;	/* the background index build */
+	struct mcp_shard_server shard_srv[MCP_SHARD_SERVERS];	/* --shards: the set's servers */
 	struct mcp_call *calls;	/* in arrival order */
 	int running_jobs;	/* calls whose command runs */
 	volatile sig_atomic_t stop_flag;	/* what stopping points to by default */
@@ -226,6 +236,21 @@ void mcp_server_shutdown(struct mcp_server *srv);
 
 /* Free what the server holds (the table, its programs, the options it owns). */
 void mcp_server_release(struct mcp_server *srv);
+
+/* ---- shards.c: the resident servers of the shard set served ---- */
+
+/*
+ * Start `<cmd> --shards <set> --shards-serve` for ci-grep, ci-rank and
+ * ci-refs (srv->shards set, srv->shard_servers on) and wait until each
+ * listens; the commands the calls run then use them (fleet/serve.h).  A
+ * server that cannot start is said on stderr; its command's queries are
+ * answered in the command's own process.  Cannot fail.
+ */
+void mcp_shard_servers_start(struct mcp_server *srv);
+/* Before a call runs cmd: its server started again, with a message, if it ended. */
+void mcp_shard_servers_check(struct mcp_server *srv, const char *cmd);
+/* Stop the servers started (mcp_server_shutdown does). */
+void mcp_shard_servers_stop(struct mcp_server *srv);
 
 /* ---- table.c: tool tables ---- */
 

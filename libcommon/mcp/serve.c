@@ -29,6 +29,7 @@ void mcp_server_init(struct mcp_server *srv)
 	srv->wait_s = 5;
 	srv->max_jobs = 4;
 	srv->max_output = 1 << 20;
+	srv->shard_servers = 1;
 	srv->out = stdout;
 	srv->stopping = &srv->stop_flag;
 	srv->sig_fd = -1;
@@ -304,6 +305,7 @@ void mcp_server_shutdown(struct mcp_server *srv)
 		}
 		srv->inbox_tail = &srv->inbox;
 	}
+	mcp_shard_servers_stop(srv);
 	if (srv->indexer.running) {
 		kill(-srv->indexer.p.pid, SIGTERM);
 		srv->indexer.running = 0;
