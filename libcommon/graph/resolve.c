@@ -24,6 +24,7 @@ struct rs_alias {
 
 struct rs_env {
 	char *path;
+	int known;		/* the world has the file */
 	struct rs_text t;
 	struct rs_alias *al;
 	size_t al_nr, al_alloc;
@@ -278,7 +279,8 @@ static struct rs_env *env_of(struct resolver *rs, const char *path)
 			return rs->envs[k];
 	e = xcalloc(1, sizeof(*e));
 	e->path = xstrdup(path);
-	if (rs->ops->file(rs->ctx, path, &e->t) && e->t.python)
+	e->known = rs->ops->file(rs->ctx, path, &e->t);
+	if (e->known && e->t.python)
 		build_env(e);
 	if (2 * (rs->envs_nr + 1) > rs->envs_mask) {
 		grow_envs(rs);
@@ -331,6 +333,27 @@ static const struct rs_def *def_in(struct resolver *rs, const char *path, const 
 
 static struct rs_thing resolve_name(struct resolver *rs, struct rs_env *e, const char *name, int depth);
 
+/* The submodule name of the package whose __init__.py is path (pkg/name.py or
+ * pkg/name/__init__.py), when the index has it, else NULL. */
+static const char *submodule(struct resolver *rs, const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	static const char *const forms[] = { "%.*s%s.py", "%.*s%s/__init__.py" };
+
+	if (strcmp(base, "__init__.py"))
+		return NULL;
+	for (size_t i = 0; i < 2; i++) {
+		char buf[1024];
+		struct rs_env *m;
+		if ((size_t)snprintf(buf, sizeof(buf), forms[i], (int)(base - path), path, name) >= sizeof(buf))
+			return NULL;
+		m = env_of(rs, buf);
+		if (m && m->known)
+			return m->path;
+	}
+	return NULL;
+}
+
 /* The name orig of module path, followed through its own imports. */
 static struct rs_thing module_attr(struct resolver *rs, const char *path, const char *orig, int depth)
 {
@@ -344,7 +367,9 @@ static struct rs_thing module_attr(struct resolver *rs, const char *path, const 
 		return t;
 	m = env_of(rs, path);
 	if (m && m->t.python)
-		return resolve_name(rs, m, orig, depth + 1);
+		t = resolve_name(rs, m, orig, depth + 1);
+	if (!t.def && !t.module)
+		t.module = submodule(rs, path, orig);
 	return t;
 }
 
@@ -699,6 +724,8 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 		{
 			const char *p = s + strspn(s, " \t"), *w;
 			size_t vl = strlen(var);
+			if (!strncmp(p, "import ", 7) || !strncmp(p, "from ", 5))
+				continue;	/* an import binds a module name (the environment's) */
 			if (!strncmp(p, "for ", 4) && (w = strstr(p, var)) && !is_id((unsigned char)w[vl]) &&
 			    !is_id((unsigned char)w[-1]) && w < strstr(p, " in "))
 				return 1;
@@ -721,6 +748,28 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 	}
 	free(pt);
 	return 1;
+}
+
+/* local_var() in the innermost function of scope, then in the functions
+ * enclosing it (a closure's free variable). */
+static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, long line, const char *var,
+		      const struct rs_def **cls)
+{
+	char buf[512];
+
+	*cls = NULL;
+	if (!scope || strlen(scope) >= sizeof(buf))
+		return 0;
+	strcpy(buf, scope);
+	for (;;) {
+		const struct rs_def *f = enclosing_function(rs, e->path, buf);
+		char *dot;
+		if (f && local_var(rs, e, f, line, var, cls))
+			return 1;
+		if (!(dot = strrchr(buf, '.')))
+			return 0;
+		*dot = '\0';
+	}
 }
 
 /* self.attr's class, from `self.attr = Foo(...)` or `self.attr: Foo` in class c's lines. */
@@ -815,7 +864,8 @@ static long resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_
 		}
 		break;
 	}
-	if (f && local_var(rs, e, f, line, name, &cls))
+	(void)f;
+	if (scoped_var(rs, e, scope, line, name, &cls))
 		return -1;	/* a parameter or local shadows the name */
 	t = resolve_name(rs, e, name, 0);
 	if (!t.def || (strcmp(t.def->kind, "function") && strcmp(t.def->kind, "class")))
@@ -843,7 +893,7 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 	if (!strcmp(first, "self") && recv[fl] == '.' && !strchr(recv + fl + 1, '.')) {
 		const struct rs_def *c = enclosing_class(rs, path, scope);
 		cls = c ? attr_class(rs, e, c, recv + fl + 1) : NULL;
-	} else if ((f && (local = local_var(rs, e, f, line, first, &cls))) ||
+	} else if ((f && (local = scoped_var(rs, e, scope, line, first, &cls))) ||
 		   (!recv[fl] && (local = local_var(rs, e, NULL, line, first, &cls)))) {
 		/* a local or parameter (x.attr.f(): unknown), or a module variable */
 		if (recv[fl])
