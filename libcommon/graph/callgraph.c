@@ -100,12 +100,10 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		     enum bind_how *how)
 {
 	if (resolver_applies(&w->rs, path)) {
-		long def = resolve_call(&w->rs, path, scope, line, col_, name, how);
-		const struct rs_def *d;
-		size_t n = w->rs.ops->named(w->rs.ctx, name, &d);
+		const struct rs_def *d = resolve_call(&w->rs, path, scope, line, col_, name, how);
 
-		if (def >= 0 && (size_t)def < n)
-			return cand_at(c, d[def].path, d[def].line);
+		if (d)
+			return cand_at(c, d->path, d->line);
 		if (!r->o.by_name)
 			return -1;
 	}

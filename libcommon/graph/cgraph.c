@@ -299,29 +299,31 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
  * namesakes, or as possible uses when the call binds to nothing (dead must
  * not report what it may reach) or reaches a method an override may replace.
  */
-static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int from, size_t first, size_t n,
-			  long def, enum bind_how how, enum bind_recv recv, long line, long col_)
+static void bind_resolved(struct cgraph *g, int file, int from, size_t first, size_t n,
+			  int to, enum bind_how how, enum bind_recv recv, long line, long col_)
 {
 	const char *path = g->files[file].path;
 	int method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
 
+	if (to >= 0) {
+		if (to == from || inside(&g->defs[to], path, line))
+			g->defs[to].self_calls++;
+		else
+			add_call(g, from, to, file, line, col_, how);
+	}
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
 		int own = di == from || inside(d, path, line);
 
-		if (def >= 0 && (size_t)def == i) {
-			if (own)
-				d->self_calls++;
-			else
-				add_call(g, from, di, file, line, col_, how);
-		} else if (!own && (def < 0 || (d->scope && method_call && strcmp(d->kind, "function")))) {
+		if (di == to) {
+			continue;
+		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(d->kind, "function")))) {
 			d->ambiguous_in++;
 		} else if (!own) {
 			d->namesake_calls++;
 		}
 	}
-	(void)fp;
 }
 
 /*
@@ -345,9 +347,9 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 	if (!n)
 		return;
 	if (resolver_applies(&fp->rs, path)) {
-		def = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
-		if (def >= 0 || !fp->r->o.by_name) {
-			bind_resolved(g, fp, file, from, first, n, def, how, recv, line, col_);
+		const struct rs_def *rd = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
+		if (rd || !fp->r->o.by_name) {
+			bind_resolved(g, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
 			return;
 		}
 	}

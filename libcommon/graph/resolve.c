@@ -836,7 +836,7 @@ static long index_of(struct resolver *rs, const struct rs_def *d)
 }
 
 /* A bare call f(). */
-static long resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_def *f, const char *scope,
+static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_def *f, const char *scope,
 			 long line, const char *name, enum bind_how *how)
 {
 	const struct rs_def *cls;
@@ -856,7 +856,7 @@ static long resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_
 			ix = -1;
 			if ((d = def_in(rs, e->path, q, name, &ix)) && strcmp(d->kind, "method")) {
 				*how = BIND_LOCAL;
-				return ix;
+				return d;
 			}
 			if (!strrchr(q, '.'))
 				break;
@@ -866,12 +866,12 @@ static long resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_
 	}
 	(void)f;
 	if (scoped_var(rs, e, scope, line, name, &cls))
-		return -1;	/* a parameter or local shadows the name */
+		return NULL;	/* a parameter or local shadows the name */
 	t = resolve_name(rs, e, name, 0);
 	if (!t.def || (strcmp(t.def->kind, "function") && strcmp(t.def->kind, "class")))
-		return -1;
+		return NULL;
 	*how = !strcmp(t.def->path, e->path) ? BIND_LOCAL : BIND_IMPORT;
-	return index_of(rs, t.def);
+	return t.def;
 }
 
 /* x.f(), mod.f(), Foo.f(), self.x.f() */
@@ -902,7 +902,8 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 		t = resolve_dotted(rs, e, recv, 0);
 		if (t.module) {
 			const struct rs_thing m = module_attr(rs, t.module, name, 0);
-			if (m.def && (!strcmp(m.def->kind, "function") || !strcmp(m.def->kind, "class"))) {
+			if (m.def && (!strcmp(m.def->kind, "function") || !strcmp(m.def->kind, "class")) &&
+			    !strcmp(m.def->name, name)) {
 				*how = BIND_IMPORT;
 				return index_of(rs, m.def);
 			}
@@ -923,27 +924,32 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 	return ix;
 }
 
-long resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
-		  const char *name, enum bind_how *how)
+const struct rs_def *resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
+				  const char *name, enum bind_how *how)
 {
 	struct rs_env *e = env_of(rs, path);
 	const char *s = e ? line_at(e, line) : NULL;
-	const struct rs_def *f;
+	const struct rs_def *f, *d = NULL;
 	char *recv;
 	long ix = -1;
 
 	*how = BIND_NONE;
 	if (!s || col < 1 || !(recv = receiver_text(s, (size_t)col - 1)))
-		return -1;
+		return NULL;
 	f = enclosing_function(rs, path, scope);
 	if (!*recv)
-		ix = resolve_bare(rs, e, f, scope, line, name, how);
+		d = resolve_bare(rs, e, f, scope, line, name, how);
 	else if (!strcmp(recv, "self") || !strcmp(recv, "cls") || !strcmp(recv, "super()"))
 		ix = resolve_self(rs, path, scope, name, recv[0] == 's' && recv[1] == 'u', how);
 	else
 		ix = resolve_dotted_call(rs, e, f, path, scope, line, recv, name, how);
-	if (ix < 0)
+	if (*recv) {
+		const struct rs_def *a;
+		size_t n = rs->ops->named(rs->ctx, name, &a);
+		d = ix >= 0 && (size_t)ix < n ? &a[ix] : NULL;
+	}
+	if (!d)
 		*how = BIND_NONE;
 	free(recv);
-	return ix;
+	return d;
 }

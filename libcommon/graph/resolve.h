@@ -78,12 +78,13 @@ int resolver_applies(struct resolver *rs, const char *path);
 /*
  * The definition the call of name at (line, col) (1-based, col the byte of
  * the name) of file path, inside scope (its enclosing unit's qualified name,
- * or NULL), reaches: its index into what named(name) gives, with *how set
- * (BIND_MEMBER, BIND_LOCAL, BIND_IMPORT, BIND_RECEIVER, BIND_INHERITED), or
- * -1 with *how = BIND_NONE when no rule binds it (an unknown receiver, a
+ * or NULL), reaches, with *how set (BIND_MEMBER, BIND_LOCAL, BIND_IMPORT,
+ * BIND_RECEIVER, BIND_INHERITED); one of the world's named() answers, of
+ * name or, through an alias (from m import f as g; g()), of another name.
+ * NULL with *how = BIND_NONE when no rule binds it (an unknown receiver, a
  * shadowing local, a name from outside the repository).  Cannot fail.
  */
-long resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
-		  const char *name, enum bind_how *how);
+const struct rs_def *resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
+				  const char *name, enum bind_how *how);
 
 #endif
