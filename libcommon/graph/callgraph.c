@@ -231,3 +231,48 @@ done:
 	free(name);
 	return found ? EXIT_OK : EXIT_NOTHING;
 }
+
+/* A reference's binding for occurrence records (refs.h). */
+struct refs_binder {
+	struct refs *r;
+	struct refs_world w;
+	struct cands c;		/* the definitions of the name */
+	sqlite3_stmt *imp;
+	char *name;
+};
+
+struct refs_binder *refs_binder_new(struct refs *r, const char *name)
+{
+	struct refs_binder *b = xcalloc(1, sizeof(*b));
+
+	b->r = r;
+	b->name = xstrdup(name);
+	refs_world_init(&b->w, r);
+	cands_load(r, &b->c, name);
+	b->imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
+	return b;
+}
+
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
+		      long line, long col_, enum bind_how *how, const char **def_path)
+{
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, blob, line, col_, how);
+
+	if (def < 0) {
+		*how = BIND_NONE;
+		return 0;
+	}
+	*def_path = b->c.paths[def];
+	return b->c.lines[def];
+}
+
+void refs_binder_free(struct refs_binder *b)
+{
+	if (!b)
+		return;
+	sqlite3_finalize(b->imp);
+	cands_release(&b->c);
+	refs_world_release(&b->w);
+	free(b->name);
+	free(b);
+}

@@ -68,6 +68,15 @@ void refs_world_release(struct refs_world *w);
  * files; lines only for them); 0 when the index has no such file. */
 int refs_file_text(struct refs *r, const char *path, struct rs_text *t);
 
+/* The binding of each call reference of one name (callgraph.c): the
+ * definition's line (its path in *def_path, valid until the binder is freed)
+ * and *how, or 0 with *how = BIND_NONE.  As callers does (--by-name too). */
+struct refs_binder;
+struct refs_binder *refs_binder_new(struct refs *r, const char *name);
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
+		      long line, long col_, enum bind_how *how, const char **def_path);
+void refs_binder_free(struct refs_binder *b);
+
 /* Start a query on ix (not owned) writing to fp.  Cannot fail. */
 void refs_init(struct refs *r, struct ci_index *ix, const struct refs_opts *o, FILE *fp);
 void refs_release(struct refs *r);
