@@ -644,6 +644,43 @@ static char *param_type(struct rs_env *e, const struct rs_def *f, const char *va
 	return r;
 }
 
+/* v, unless it is a keyword argument's value on a call's own line
+ * (f(\n    x=x,\n)): one ending in a comma or closing more than it opens. */
+static const char *value_ok(const char *v)
+{
+	int d = 0;
+	size_t n = strlen(v);
+
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n && v[n - 1] == ',')
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		d += strchr("([{", v[i]) ? 1 : strchr(")]}", v[i]) ? -1 : 0;
+		if (d < 0)
+			return NULL;
+	}
+	return v;
+}
+
+/* "a = var = value": the value, or NULL. */
+static const char *chained(const char *s, const char *var)
+{
+	size_t vl = strlen(var);
+
+	for (const char *w = strstr(s, var); w; w = strstr(w + 1, var)) {
+		const char *b = w, *a = w + vl;
+		while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b == w || b == s || b[-1] != '=' || (b - 1 > s && strchr("=!<>", b[-2])) || is_id((unsigned char)*a))
+			continue;
+		a += strspn(a, " \t");
+		if (*a == '=' && a[1] != '=')
+			return value_ok(a + 1 + strspn(a + 1, " \t"));
+	}
+	return NULL;
+}
+
 /* The text after "var = " / "var: T = " at line s, or NULL; *ann the annotation. */
 static const char *assigned(const char *s, const char *var, const char **ann)
 {
@@ -664,24 +701,114 @@ static const char *assigned(const char *s, const char *var, const char **ann)
 	}
 	if (*p != '=' || p[1] == '=')
 		return NULL;
-	return p + 1 + strspn(p + 1, " \t");
+	return value_ok(p + 1 + strspn(p + 1, " \t"));
 }
 
-/* The class a value expression makes: Foo(...) or mod.Foo(...), else NULL. */
-static const struct rs_def *value_class(struct resolver *rs, struct rs_env *e, const char *v)
+static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line, const char *var,
+		     const struct rs_def **cls);
+static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, long line, const char *var,
+		      const struct rs_def **cls);
+
+/* The class of function d's return annotation (def f(...) -> Foo:), or NULL. */
+static const struct rs_def *return_class(struct resolver *rs, const struct rs_def *d)
+{
+	struct rs_env *m = env_of(rs, d->path);
+	char *st, *arrow, *c;
+	struct rs_thing t = { NULL, NULL };
+
+	if (!m || !line_at(m, d->line))
+		return NULL;
+	st = statement(m, d->line);
+	arrow = strstr(st, "->");
+	c = arrow ? annotation_class(arrow + 2) : NULL;
+	if (c)
+		t = resolve_dotted(rs, m, c, 0);
+	free(c);
+	free(st);
+	return t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+}
+
+/* What var (a plain name) is at line, inside function f (NULL: at module
+ * level): a local's, a module variable's or an imported variable's class. */
+static const struct rs_def *var_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				      const char *var)
+{
+	const struct rs_def *cls = NULL;
+	struct rs_thing t;
+	char q[512];
+
+	if (f && scoped_var(rs, e, qualname(f, q, sizeof(q)), line, var, &cls))
+		return cls;
+	if (local_var(rs, e, NULL, line, var, &cls))
+		return cls;
+	t = resolve_name(rs, e, var, 0);
+	if (t.def && !t.def->scope && strcmp(t.def->kind, "class") && strcmp(t.def->kind, "function")) {
+		struct rs_env *m = env_of(rs, t.def->path);
+		if (m && m != e && local_var(rs, m, NULL, t.def->line + 1, t.def->name, &cls))
+			return cls;
+	}
+	return NULL;
+}
+
+/* The definition a call's callee text ("f", "mod.f", "x.m", "self.m") reaches. */
+static const struct rs_def *callee_def(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       char *callee)
+{
+	char *dot = strrchr(callee, '.'), q[512];
+	const struct rs_def *c = NULL, *a;
+	struct rs_thing t;
+	int inh = 0;
+	long ix;
+
+	if (!dot) {
+		if (f && scoped_var(rs, e, qualname(f, q, sizeof(q)), line, callee, &c))
+			return NULL;
+		return resolve_name(rs, e, callee, 0).def;
+	}
+	*dot = '\0';
+	if (!strcmp(callee, "self") || !strcmp(callee, "cls")) {
+		c = f && f->scope ? enclosing_class(rs, e->path, f->scope) : NULL;
+	} else {
+		t = resolve_dotted(rs, e, callee, 0);
+		if (t.module) {
+			*dot = '.';
+			return module_attr(rs, t.module, dot + 1, 0).def;
+		}
+		c = t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+		if (!c && !strchr(callee, '.'))
+			c = var_class(rs, e, f, line, callee);
+	}
+	*dot = '.';
+	if (!c || (ix = method_of(rs, c, dot + 1, 0, &inh, 0)) < 0)
+		return NULL;
+	rs->ops->named(rs->ctx, dot + 1, &a);
+	return &a[ix];
+}
+
+/* The class a value expression at line (in function f, or NULL) makes:
+ * Foo(...), mod.Foo(...), or a call of a function or method whose return
+ * annotation names a class; else NULL. */
+static const struct rs_def *value_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+					const char *v)
 {
 	const char *p = v;
 	char buf[256];
-	struct rs_thing t;
+	const struct rs_def *d, *r = NULL;
 
 	while (is_id((unsigned char)*p) || *p == '.')
 		p++;
-	if (p == v || *p != '(' || (size_t)(p - v) >= sizeof(buf))
+	if (p == v || *p != '(' || (size_t)(p - v) >= sizeof(buf) || rs->depth > 4)
 		return NULL;
 	memcpy(buf, v, (size_t)(p - v));
 	buf[p - v] = '\0';
-	t = resolve_dotted(rs, e, buf, 0);
-	return t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+	rs->depth++;
+	d = callee_def(rs, e, f, line, buf);
+	if (d && !strcmp(d->kind, "class"))
+		r = d;
+	else if (d && (!strcmp(d->kind, "function") || !strcmp(d->kind, "method")))
+		r = return_class(rs, d);
+	rs->depth--;
+	return r;
 }
 
 /* The class of a type annotation's text, or NULL. */
@@ -715,10 +842,10 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 		s = line_at(e, l);
 		if (!s || (!f && (*s == ' ' || *s == '\t')))
 			continue;
-		if ((v = assigned(s, var, &ann))) {
+		if ((v = assigned(s, var, &ann)) || (v = chained(s, var))) {
 			*cls = ann ? annotated_class(rs, e, ann) : NULL;
 			if (!*cls)
-				*cls = value_class(rs, e, v);
+				*cls = value_class(rs, e, f, l, v);
 			return 1;
 		}
 		{
@@ -732,7 +859,7 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 			if ((w = strstr(p, " as ")) && !strncmp(w + 4 + strspn(w + 4, " "), var, vl) &&
 			    !is_id((unsigned char)w[4 + strspn(w + 4, " ") + vl])) {
 				if (!strncmp(p, "with ", 5))
-					*cls = value_class(rs, e, p + 5 + strspn(p + 5, " "));
+					*cls = value_class(rs, e, f, l, p + 5 + strspn(p + 5, " "));
 				return 1;
 			}
 		}
@@ -803,7 +930,7 @@ static const struct rs_def *attr_class(struct resolver *rs, struct rs_env *e, co
 		}
 		if (*p == '=' && p[1] != '=') {
 			v = p + 1 + strspn(p + 1, " \t");
-			if ((k = value_class(rs, e, v)))
+			if ((k = value_class(rs, e, NULL, l, v)))
 				return k;
 		}
 	}
@@ -915,6 +1042,8 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 				*how = inh ? BIND_INHERITED : BIND_MEMBER;
 			return ix;
 		}
+		if (!recv[fl])
+			cls = var_class(rs, e, NULL, line, first);	/* an imported module variable */
 	}
 	if (!cls)
 		return -1;

@@ -67,6 +67,7 @@ struct resolver {
 	void *ctx;
 	struct rs_env **envs;	/* files read, hashed by path */
 	size_t envs_mask, envs_nr;
+	int depth;		/* value expressions being typed, nested */
 };
 
 void resolver_init(struct resolver *rs, const struct rs_ops *ops, void *ctx);
