@@ -991,10 +991,17 @@ static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, 
 		}
 		break;
 	}
-	(void)f;
 	if (scoped_var(rs, e, scope, line, name, &cls))
 		return NULL;	/* a parameter or local shadows the name */
-	t = resolve_name(rs, e, name, 0);
+	t.def = NULL;
+	t.module = NULL;
+	for (size_t i = e->al_nr; f && i-- > 0; )
+		if (e->al[i].line > f->line && e->al[i].line < line && e->al[i].orig && !strcmp(e->al[i].name, name)) {
+			t = module_attr(rs, e->al[i].path, e->al[i].orig, 0);	/* imported inside the function */
+			break;
+		}
+	if (!t.def)
+		t = resolve_name(rs, e, name, 0);
 	if (!t.def || (strcmp(t.def->kind, "function") && strcmp(t.def->kind, "class")))
 		return NULL;
 	*how = !strcmp(t.def->path, e->path) ? BIND_LOCAL : BIND_IMPORT;
