@@ -4,7 +4,10 @@
  * methods through self and super(), a local shadowing an import, a
  * constructor through an alias, receivers known from an assignment and from
  * an annotation, an unknown receiver, module attributes through a star
- * re-export, an alias and a package's submodule, a class's method.
+ * re-export, an alias and a package's submodule, a class's method; a
+ * function's return annotation, an imported module variable, a chained
+ * assignment, a keyword argument that is no assignment, a name imported
+ * inside the calling function.
  */
 #include "core/common.h"
 #include "graph/resolve.h"
@@ -61,12 +64,48 @@ static const struct rs_import app_imps[] = {
 	{ "pkg", "pkg/__init__.py", 1 }, { "pkg.util", "pkg/util.py", 2 },
 	{ "pkg.models", "pkg/models.py", 3 }, { "pkg", "pkg/__init__.py", 4 }, { NULL, NULL, 0 } };
 static const struct rs_import no_imps[] = { { NULL, NULL, 0 } };
+static const char *const factory_lines[] = {
+	"from .models import Model",
+	"",
+	"def make() -> \"Model\":",
+	"    return Model()",
+	"",
+	"default = Model()",
+	NULL };
+static const struct rs_import factory_imps[] = { { ".models", "pkg/models.py", 1 }, { NULL, NULL, 0 } };
+static const char *const user_lines[] = {
+	"from pkg.factory import make, default",
+	"from pkg.models import Model",
+	"",
+	"def use(other: Model):",
+	"    y = make()",
+	"    y.load()",
+	"    default.load()",
+	"    a = z = make()",
+	"    z.save()",
+	"    print(",
+	"        other=other,",
+	"    )",
+	"    other.save()",
+	"",
+	"def helper():",
+	"    return 1",
+	"",
+	"def inner():",
+	"    from pkg.util import helper",
+	"    helper()",
+	NULL };
+static const struct rs_import user_imps[] = {
+	{ "pkg.factory", "pkg/factory.py", 1 }, { "pkg.models", "pkg/models.py", 2 },
+	{ "pkg.util", "pkg/util.py", 19 }, { NULL, NULL, 0 } };
 
 static const struct file files[] = {
 	{ "pkg/__init__.py", init_lines, init_imps },
 	{ "pkg/models.py", models_lines, no_imps },
 	{ "pkg/util.py", util_lines, no_imps },
 	{ "app.py", app_lines, app_imps },
+	{ "pkg/factory.py", factory_lines, factory_imps },
+	{ "user.py", user_lines, user_imps },
 };
 
 /* the definitions, grouped by name (named() hands out a run) */
@@ -74,11 +113,16 @@ static const struct rs_def defs[] = {
 	{ "Base", "class", "pkg/models.py", NULL, 1, 5 },
 	{ "Model", "class", "pkg/models.py", NULL, 7, 11 },
 	{ "__init__", "method", "pkg/models.py", "Model", 8, 9 },
+	{ "default", "constant", "pkg/factory.py", NULL, 6, 6 },
 	{ "helper", "function", "pkg/util.py", NULL, 1, 2 },
+	{ "helper", "function", "user.py", NULL, 15, 16 },
+	{ "inner", "function", "user.py", NULL, 18, 20 },
 	{ "load", "method", "pkg/models.py", "Base", 4, 5 },
+	{ "make", "function", "pkg/factory.py", NULL, 3, 4 },
 	{ "run", "function", "app.py", NULL, 6, 17 },
 	{ "save", "method", "pkg/models.py", "Base", 2, 3 },
 	{ "save", "method", "pkg/models.py", "Model", 10, 11 },
+	{ "use", "function", "user.py", NULL, 4, 13 },
 };
 
 static size_t named(void *ctx, const char *name, const struct rs_def **out)
@@ -158,7 +202,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..15\n");
+	printf("1..20\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -191,6 +235,16 @@ int main(int argc, char **argv)
 	      "C.f(): the class's method (member)");
 	check(&rs, "app.py", NULL, 1, "nosuch", NULL, 0, BIND_NONE,
 	      "no call at that column: none");
+	check(&rs, "user.py", "use", 6, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "y = f() with def f() -> \"C\": C's method (receiver)");
+	check(&rs, "user.py", "use", 7, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "an imported module variable default = C(): C's method (receiver)");
+	check(&rs, "user.py", "use", 9, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "a chained assignment a = z = f(): z's class (receiver)");
+	check(&rs, "user.py", "use", 13, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "a keyword argument other=other is no assignment: the annotation holds (receiver)");
+	check(&rs, "user.py", "inner", 20, "helper", "pkg/util.py", 1, BIND_IMPORT,
+	      "a name imported inside the function wins over the module's own (import)");
 	resolver_release(&rs);
 	return failures ? 1 : 0;
 }
