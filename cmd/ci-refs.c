@@ -68,6 +68,8 @@ static const char usage_text[] =
 	"      --depth <n>         impact: follow reverse imports <n> levels (0-3; default 2);\n"
 	"                          trace: paths of at most <n> calls (1-30; default 8);\n"
 	"                          callers, callees: <n> levels of calls (1-10; default 1)\n"
+	"      --by-name           callers, callees, trace, dead: a Python call no rule binds\n"
+	"                          (an unknown receiver) binds by name, as in other languages\n"
 	"      --mode <mode>       impact: the signals, combined (default: all), deps (imports\n"
 	"                          and references), coupling or semantic\n"
 	"      --json              NDJSON records even on a terminal (also: CI_FORMAT=json)\n"
@@ -75,7 +77,7 @@ static const char usage_text[] =
 	"      --version           show the version and exit\n";
 
 enum { OPT_INDEX = 256, OPT_KIND, OPT_PATH, OPT_LANG, OPT_LIMIT, OPT_REVERSE, OPT_BOTH,
-	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON, OPT_TYPE_IMPORTS };
+	OPT_SCOPE, OPT_DEPTH, OPT_MODE, OPT_JSON, OPT_TYPE_IMPORTS, OPT_BY_NAME };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -89,6 +91,7 @@ static const struct option long_options[] = {
 	{ "scope", required_argument, NULL, OPT_SCOPE },
 	{ "type-imports", no_argument, NULL, OPT_TYPE_IMPORTS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "by-name", no_argument, NULL, OPT_BY_NAME },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
@@ -166,6 +169,7 @@ static int parse_options(struct refs_opts *o, struct invocation *inv, int argc, 
 		case OPT_BOTH: o->both = 1; break;
 		case OPT_SCOPE: o->scope = optarg; break;
 		case OPT_TYPE_IMPORTS: o->type_imports = 1; break;
+		case OPT_BY_NAME: o->by_name = 1; break;
 		case OPT_DEPTH: o->depth = parse_long_arg(usage_text, "--depth", optarg, 0, 30); break;
 		case OPT_JSON: inv->json = 1; break;
 		case OPT_MODE: o->mode = parse_mode(optarg); break;

@@ -2,8 +2,10 @@
 # t0942-graph-callers: ci-refs callers and callees bind each call to the
 # definition it reaches (libcommon/graph/bind.c): self.m() inside the class
 # (member), a module's own function (local), a function of an imported module
-# (import), the only definition of a name (name); a namesake's calls are left
-# out.  The fixture mirrors flask's Flask.make_response and the
+# (import), a parameter annotated with the class (receiver); a namesake's calls
+# are left out, and so is a Python call no rule binds (an unknown receiver, a
+# name never imported) unless --by-name, which binds it by bind.c's rules
+# (the file imports the class's file: import; the only definition: name).  The fixture mirrors flask's Flask.make_response and the
 # make_response function of its helpers module.
 . "$(dirname "$0")/lib.sh"
 
@@ -20,22 +22,33 @@ test_expect_success 'setup: a method and a function of the same name, callers of
 	write_lines views.py "from helpers import make_response" "" "def index():" \
 		"    return make_response(\"x\")" &&
 	write_lines other.py "from app import Flask" "" "def run(app):" "    return app.make_response(2)" &&
+	write_lines typed.py "from app import Flask" "" "def run(app: Flask):" "    return app.make_response(3)" &&
 	write_lines lone.py "def solo():" "    return 1" &&
 	write_lines user.py "def go():" "    return solo()" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 
-# calls <command> <name>: the answer as {name, path, line, scope, binding, definition}
+# calls <command> <name> [option]: the answer as {name, path, line, scope, binding, definition}
 calls() {
-	(cd repo && ci-refs --json "$1" "$2") >out &&
+	(cd repo && ci-refs --json ${3:-} "$1" "$2") >out &&
 	"$JQ" -c "{name, path, line, scope, binding, definition}" out
 }
 
-test_expect_success 'callers Flask.make_response: self.m() and a call through an importer, not the namesake' '
+test_expect_success 'callers Flask.make_response: self.m() and an annotated parameter, not the namesake' '
 	calls callers Flask.make_response >actual &&
 	cat >expect <<-\EOF &&
 	{"name":"make_response","path":"app.py","line":6,"scope":"Flask.full_dispatch","binding":"member","definition":{"path":"app.py","line":2}}
+	{"name":"make_response","path":"typed.py","line":4,"scope":"run","binding":"receiver","definition":{"path":"app.py","line":2}}
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'callers --by-name: the unknown receiver too, through the import' '
+	calls callers Flask.make_response --by-name >actual &&
+	cat >expect <<-\EOF &&
+	{"name":"make_response","path":"app.py","line":6,"scope":"Flask.full_dispatch","binding":"member","definition":{"path":"app.py","line":2}}
 	{"name":"make_response","path":"other.py","line":4,"scope":"run","binding":"import","definition":{"path":"app.py","line":2}}
+	{"name":"make_response","path":"typed.py","line":4,"scope":"run","binding":"receiver","definition":{"path":"app.py","line":2}}
 	EOF
 	test_cmp expect actual
 '
@@ -48,8 +61,10 @@ test_expect_success 'callers helpers.make_response: the importer, not the method
 	test_cmp expect actual
 '
 
-test_expect_success 'callers of the only definition of a name: by name' '
-	calls callers solo >actual &&
+test_expect_success 'a name never imported binds to nothing; --by-name: the only definition' '
+	(cd repo && test_status 1 ci-refs callers solo 2>../err) &&
+	test_grep "no callers of .solo." err &&
+	calls callers solo --by-name >actual &&
 	cat >expect <<-\EOF &&
 	{"name":"solo","path":"user.py","line":2,"scope":"go","binding":"name","definition":{"path":"lone.py","line":1}}
 	EOF

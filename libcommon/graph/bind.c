@@ -14,6 +14,8 @@ const char *bind_how_name(enum bind_how how)
 	case BIND_MEMBER: return "member";
 	case BIND_LOCAL: return "local";
 	case BIND_IMPORT: return "import";
+	case BIND_RECEIVER: return "receiver";
+	case BIND_INHERITED: return "inherited";
 	case BIND_NAME: return "name";
 	default: return NULL;
 	}

@@ -18,6 +18,8 @@ enum bind_how {
 	BIND_MEMBER,		/* same file, inside the definition's class (self.m()) */
 	BIND_LOCAL,		/* same file, a module-level definition */
 	BIND_IMPORT,		/* the reference's file imports the definition's file */
+	BIND_RECEIVER,		/* x.f() with x's class known (resolve.h) */
+	BIND_INHERITED,		/* self.f(), super().f(): a base class's f (resolve.h) */
 	BIND_NAME,		/* the only definition of that name in the index */
 };
 
@@ -43,7 +45,7 @@ struct bind_def {
 	int imported;		/* the reference's file imports path (resolved import) */
 };
 
-/* "member", "local", "import", "name", or NULL for BIND_NONE. */
+/* "member", "local", "import", "receiver", "inherited", "name", or NULL for BIND_NONE. */
 const char *bind_how_name(enum bind_how how);
 
 /*

@@ -82,6 +82,35 @@ static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
 	}
 }
 
+/* The candidate of c at (path, line), or -1. */
+static long cand_at(const struct cands *c, const char *path, long line)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->lines[i] == line && !strcmp(c->paths[i], path))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Bind a call of name at (path, line, col_): by resolve.h's rules in a Python
+ * file (with --by-name, bind.h's where they find nothing), else by bind.h's.
+ */
+static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
+		     const char *path, const char *scope, sqlite3_int64 blob, long line, long col_,
+		     enum bind_how *how)
+{
+	if (resolver_applies(&w->rs, path)) {
+		const struct rs_def *d = resolve_call(&w->rs, path, scope, line, col_, name, how);
+
+		if (d)
+			return cand_at(c, d->path, d->line);
+		if (!r->o.by_name)
+			return -1;
+	}
+	cands_for_file(c, path, imp);
+	return bind_ref(how, path, scope, receiver_of(r, blob, line, col_), c->d, c->nr);
+}
+
 /* One occurrence record of a bound reference. */
 static void emit_bound(struct refs *r, const char *name, const char *kind, const char *path,
 		       long line, long col_, const char *scope, const char *lang, sqlite3_int64 blob,
@@ -125,7 +154,9 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	struct cands c;
 	sqlite3_stmt *st, *imp;
 	int *target, any = 0, found = 0;
+	struct refs_world w;
 
+	refs_world_init(&w, r);
 	refs_split_qualified(q, &scope, &name);
 	cands_load(r, &c, name);
 	target = xcalloc(c.nr + 1, sizeof(*target));
@@ -146,10 +177,9 @@ int refs_calls(struct refs *r, const char *q, int callees)
 			enum bind_how how;
 			long def;
 
-			cands_for_file(&c, path, imp);
-			def = bind_ref(&how, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
-				       receiver_of(r, sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
-						   sqlite3_column_int64(st, 3)), c.d, c.nr);
+			def = bind_one(r, &w, &c, imp, name, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+				       sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
+				       sqlite3_column_int64(st, 3), &how);
 			if (def < 0 || !target[def])
 				continue;	/* a namesake's call, or one that reaches nothing known */
 			emit_bound(r, name, refs_col(st, 0), path, sqlite3_column_int64(st, 2),
@@ -178,10 +208,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
-				cands_for_file(&cc, refs_col(st, 2), imp);
-				def = bind_ref(&how, refs_col(st, 2), sc,
-					       receiver_of(r, sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 3),
-							   sqlite3_column_int64(st, 4)), cc.d, cc.nr);
+				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 7),
+					       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);
@@ -198,7 +226,53 @@ int refs_calls(struct refs *r, const char *q, int callees)
 done:
 	free(target);
 	cands_release(&c);
+	refs_world_release(&w);
 	free(scope);
 	free(name);
 	return found ? EXIT_OK : EXIT_NOTHING;
+}
+
+/* A reference's binding for occurrence records (refs.h). */
+struct refs_binder {
+	struct refs *r;
+	struct refs_world w;
+	struct cands c;		/* the definitions of the name */
+	sqlite3_stmt *imp;
+	char *name;
+};
+
+struct refs_binder *refs_binder_new(struct refs *r, const char *name)
+{
+	struct refs_binder *b = xcalloc(1, sizeof(*b));
+
+	b->r = r;
+	b->name = xstrdup(name);
+	refs_world_init(&b->w, r);
+	cands_load(r, &b->c, name);
+	b->imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
+	return b;
+}
+
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
+		      long line, long col_, enum bind_how *how, const char **def_path)
+{
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, blob, line, col_, how);
+
+	if (def < 0) {
+		*how = BIND_NONE;
+		return 0;
+	}
+	*def_path = b->c.paths[def];
+	return b->c.lines[def];
+}
+
+void refs_binder_free(struct refs_binder *b)
+{
+	if (!b)
+		return;
+	sqlite3_finalize(b->imp);
+	cands_release(&b->c);
+	refs_world_release(&b->w);
+	free(b->name);
+	free(b);
 }

@@ -28,6 +28,10 @@ struct file_pass {
 	size_t bd_alloc;
 	const struct imp *imps;	/* the resolved imports, sorted */
 	size_t imps_nr;
+	struct resolver rs;	/* Python calls (resolve.h) */
+	struct rs_def *rsd;	/* the definitions as resolve.h sees them, in by_name order */
+	struct cgraph *g;
+	struct refs *r;
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -290,6 +294,39 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
 }
 
 /*
+ * A Python call resolved by resolve.h (def: its index among the n named
+ * definitions from first, or -1): the edge, and the others counted as
+ * namesakes, or as possible uses when the call binds to nothing (dead must
+ * not report what it may reach) or reaches a method an override may replace.
+ */
+static void bind_resolved(struct cgraph *g, int file, int from, size_t first, size_t n,
+			  int to, enum bind_how how, enum bind_recv recv, long line, long col_)
+{
+	const char *path = g->files[file].path;
+	int method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
+
+	if (to >= 0) {
+		if (to == from || inside(&g->defs[to], path, line))
+			g->defs[to].self_calls++;
+		else
+			add_call(g, from, to, file, line, col_, how);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int di = g->by_name[first + i];
+		struct cg_def *d = &g->defs[di];
+		int own = di == from || inside(d, path, line);
+
+		if (di == to) {
+			continue;
+		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(d->kind, "function")))) {
+			d->ambiguous_in++;
+		} else if (!own) {
+			d->namesake_calls++;
+		}
+	}
+}
+
+/*
  * Bind one call reference and count it on the definitions it may reach:
  * bind_ref()'s choice, and the ties of as good a binding; a function nested
  * in the one that calls it; for a method call, the other methods of that
@@ -309,6 +346,13 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 
 	if (!n)
 		return;
+	if (resolver_applies(&fp->rs, path)) {
+		const struct rs_def *rd = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
+		if (rd || !fp->r->o.by_name) {
+			bind_resolved(g, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
+			return;
+		}
+	}
 	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
@@ -576,6 +620,24 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 	mark_file(g, fp, file, lo, hi);
 }
 
+static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
+{
+	struct file_pass *fp = ctx;
+	size_t first, n = cgraph_named(fp->g, name, &first);
+
+	*out = fp->rsd + first;
+	return n;
+}
+
+static int cg_file(void *ctx, const char *path, struct rs_text *t)
+{
+	struct file_pass *fp = ctx;
+
+	return refs_file_text(fp->r, path, t);
+}
+
+static const struct rs_ops cg_ops = { cg_named, cg_file };
+
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 {
 	struct imp *imps = NULL;
@@ -588,6 +650,14 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	load_tables(g, r, &imps, &imps_nr, &blobs);
 	fp.imps = imps;
 	fp.imps_nr = imps_nr;
+	fp.g = g;
+	fp.r = r;
+	fp.rsd = xcalloc(g->defs_nr + 1, sizeof(*fp.rsd));
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		const struct cg_def *x = &g->defs[g->by_name[i]];
+		fp.rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
+	}
+	resolver_init(&fp.rs, &cg_ops, &fp);
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
@@ -608,6 +678,8 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	free(fp.ref_line);
 	free(fp.ref_col);
 	free(fp.bd);
+	resolver_release(&fp.rs);
+	free(fp.rsd);
 	for (size_t i = 0; i < imps_nr; i++) {
 		free(imps[i].a);
 		free(imps[i].b);

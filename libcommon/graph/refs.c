@@ -260,11 +260,29 @@ static void emit_unsupported(struct refs *r, const char *lang, const char *what)
 }
 
 /* defs / refs / occurrences */
+/* A call reference's binding and definition (callers' rules), read now. */
+static void emit_binding(struct refs *r, struct refs_binder *b, const char *path, const char *scope,
+			 sqlite3_int64 blob, long line, long col_)
+{
+	enum bind_how how;
+	const char *dp = NULL;
+	long dl = refs_binder_bind(b, path, scope, blob, line, col_, &how, &dp);
+
+	nd_str(&r->out, "binding", bind_how_name(how));
+	if (dl > 0) {
+		nd_key(&r->out, "definition");
+		buf_addstr(&r->out, "{\"path\":");
+		nd_json_string(&r->out, dp, strlen(dp));
+		buf_addf(&r->out, ",\"line\":%ld}", dl);
+	}
+}
+
 int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs, int want_imports)
 {
 	char *scope, *name;
 	sqlite3_stmt *st;
 	int found = 0;
+	struct refs_binder *binder;
 
 	if (r->o.lang && !lang_has_grammar(r->o.lang)) {
 		char *m = xasprintf("no grammar for '%s': definitions and references are not extracted "
@@ -274,6 +292,7 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		return EXIT_NOTHING;
 	}
 	refs_split_qualified(q, &scope, &name);
+	binder = want_refs ? refs_binder_new(r, name) : NULL;
 	/* definitions and references, in path order then line */
 	st = refs_prep(r, "SELECT 'definition', d.kind, f.path, d.line, d.col, d.end_line, d.scope, b.lang, b.id "
 		  "FROM defs d JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
@@ -312,6 +331,9 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		nd_str(&r->out, "lang", lang);
 		nd_str(&r->out, "snippet", snip);
 		nd_str(&r->out, "confidence", "syntactic");
+		if (!strcmp(type, "reference") && !strcmp(kind, "call"))
+			emit_binding(r, binder, path, sc, sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3),
+				     sqlite3_column_int64(st, 4));
 		nd_end(&r->out);
 		refs_flush(r);
 		free(snip);
@@ -319,6 +341,7 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		found++;
 	}
 	sqlite3_finalize(st);
+	refs_binder_free(binder);
 	if (want_imports && r->emitted < r->o.limit && (!r->o.kind || !strcmp(r->o.kind, "import"))) {
 		/* imports whose target names the symbol or module: "os.path", "./name" */
 		st = refs_prep(r, "SELECT i.path, i.line, i.target, i.resolved, b.lang, b.id FROM imports i "

@@ -18,6 +18,7 @@
 
 #include "core/buf.h"
 #include "graph/digraph.h"
+#include "graph/resolve.h"
 
 #include <stdio.h>
 #include <sqlite3.h>
@@ -36,6 +37,7 @@ struct refs_opts {
 	int reverse, both;	/* deps direction */
 	const char *scope;	/* cycles: only files under this path, or NULL */
 	int type_imports;	/* cycles: count imports under TYPE_CHECKING too */
+	int by_name;		/* callers, callees: Python calls no rule binds bind by name too */
 	long depth;		/* impact: reverse import levels; trace: calls at most */
 	unsigned mode;		/* impact: REFS_M_* */
 };
@@ -50,6 +52,30 @@ struct refs {
 	long emitted;		/* records written so far */
 	sqlite3_stmt *line_st;	/* line_text()'s statement, prepared on first use */
 };
+
+/* resolve.h's world read from the index (rsworld.c): definitions by name
+ * (cached), files' lines and imports. */
+struct rw_name;
+struct refs_world {
+	struct refs *r;
+	struct resolver rs;	/* its resolver */
+	struct rw_name *names;	/* cached definitions by name */
+	size_t names_nr, names_alloc;
+};
+void refs_world_init(struct refs_world *w, struct refs *r);
+void refs_world_release(struct refs_world *w);
+/* The lines and import rows of the indexed file path (python set for Python
+ * files; lines only for them); 0 when the index has no such file. */
+int refs_file_text(struct refs *r, const char *path, struct rs_text *t);
+
+/* The binding of each call reference of one name (callgraph.c): the
+ * definition's line (its path in *def_path, valid until the binder is freed)
+ * and *how, or 0 with *how = BIND_NONE.  As callers does (--by-name too). */
+struct refs_binder;
+struct refs_binder *refs_binder_new(struct refs *r, const char *name);
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
+		      long line, long col_, enum bind_how *how, const char **def_path);
+void refs_binder_free(struct refs_binder *b);
 
 /* Start a query on ix (not owned) writing to fp.  Cannot fail. */
 void refs_init(struct refs *r, struct ci_index *ix, const struct refs_opts *o, FILE *fp);

@@ -1,0 +1,1091 @@
+/*
+ * resolve.c: Python calls bound by following names (resolve.h).
+ *
+ * Each file is read once into an environment: its lines and the names its
+ * import statements bind (`import a.b as c`, `from m import f as g`), each
+ * to a module file or to a name of one.  A call is then resolved from the
+ * text before its name (the receiver) with the enclosing function's lines
+ * (parameters, assignments) and the class's bases, all from the text.
+ */
+#include "core/common.h"
+#include "graph/resolve.h"
+
+#include <ctype.h>
+
+enum { RS_DEPTH = 6 };	/* re-exports and bases followed at most */
+
+/* A name the file's imports bind. */
+struct rs_alias {
+	char *name;		/* as bound in the file: "c", "g", "a.b.c" */
+	char *path;		/* the module's file, or NULL (outside the repository) */
+	char *orig;		/* from m import orig as name; NULL: name is the module */
+	long line;		/* of the import statement */
+};
+
+struct rs_env {
+	char *path;
+	int known;		/* the world has the file */
+	struct rs_text t;
+	struct rs_alias *al;
+	size_t al_nr, al_alloc;
+};
+
+/* A thing a name denotes: a module file or a definition. */
+struct rs_thing {
+	const char *module;	/* a module's file, or NULL */
+	const struct rs_def *def;	/* a definition, or NULL */
+};
+
+static unsigned str_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static int is_id(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+static const char *line_at(const struct rs_env *e, long line)
+{
+	return line >= 1 && line <= e->t.lines_nr ? e->t.lines[line - 1] : NULL;
+}
+
+static void add_alias(struct rs_env *e, const char *name, size_t nl, const char *path, const char *orig,
+		      size_t ol, long line)
+{
+	struct rs_alias *a;
+
+	ALLOC_GROW(e->al, e->al_nr + 1, e->al_alloc);
+	a = &e->al[e->al_nr++];
+	a->name = xstrndup(name, nl);
+	a->path = path ? xstrdup(path) : NULL;
+	a->orig = orig ? xstrndup(orig, ol) : NULL;
+	a->line = line;
+}
+
+/* The resolved file of the import row of line whose target is t (or ends in ".t"). */
+static const char *row_for(const struct rs_env *e, long line, const char *t, size_t tl, int suffix)
+{
+	for (size_t i = 0; i < e->t.imps_nr; i++) {
+		const struct rs_import *im = &e->t.imps[i];
+		size_t n = strlen(im->target);
+		if (im->line != line || !im->resolved)
+			continue;
+		if (!suffix && n == tl && !strncmp(im->target, t, tl))
+			return im->resolved;
+		if (suffix && n > tl && !strncmp(im->target + n - tl, t, tl) && im->target[n - tl - 1] == '.')
+			return im->resolved;
+	}
+	return NULL;
+}
+
+/* The statement starting at line l, joined over a parenthesized or
+ * backslashed continuation (at most 200 lines). */
+static char *statement(const struct rs_env *e, long l)
+{
+	struct buf sb = BUF_INIT;
+	int depth = 0;
+
+	for (long k = l; k <= e->t.lines_nr && k < l + 200; k++) {
+		const char *s = line_at(e, k);
+		size_t n;
+		if (!s)
+			break;
+		n = strcspn(s, "#");
+		buf_add(&sb, s, n);
+		buf_addch(&sb, ' ');
+		for (size_t i = 0; i < n; i++)
+			depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+		if (depth <= 0 && !(n && s[n - 1] == '\\'))
+			break;
+	}
+	return buf_detach(&sb, NULL);
+}
+
+/* `from m import a as b, c` at line l (s: the statement). */
+static void parse_from(struct rs_env *e, const char *s, long l)
+{
+	const char *m = s + strspn(s, " \t") + 5, *me, *p;
+	const char *mod;
+
+	m += strspn(m, " \t");
+	me = m;
+	while (*me && !isspace((unsigned char)*me))
+		me++;
+	mod = row_for(e, l, m, (size_t)(me - m), 0);
+	p = strstr(me, " import ");
+	if (!p)
+		return;
+	p += 8;
+	p += strspn(p, " \t(");
+	if (*p == '*') {
+		add_alias(e, "*", 1, mod, "*", 1, l);
+		return;
+	}
+	while (*p) {
+		const char *a, *ae, *b, *be;
+		p += strspn(p, " \t(),\\");
+		a = p;
+		while (is_id((unsigned char)*p))
+			p++;
+		ae = p;
+		if (ae == a)
+			break;
+		b = a;
+		be = ae;
+		p += strspn(p, " \t\\");
+		if (!strncmp(p, "as ", 3)) {
+			p += 3;
+			p += strspn(p, " \t");
+			b = p;
+			while (is_id((unsigned char)*p))
+				p++;
+			be = p;
+		}
+		{
+			/* a submodule (from . import x) when a row of the line names it */
+			const char *sub = row_for(e, l, a, (size_t)(ae - a), 1);
+			if (sub && (!mod || strcmp(sub, mod)))
+				add_alias(e, b, (size_t)(be - b), sub, NULL, 0, l);
+			else
+				add_alias(e, b, (size_t)(be - b), mod, a, (size_t)(ae - a), l);
+		}
+		while (*p && *p != ',')
+			p++;
+	}
+}
+
+/* `import a.b.c as d, e` at line l. */
+static void parse_import(struct rs_env *e, const char *s, long l)
+{
+	const char *p = s + strspn(s, " \t") + 7;
+
+	while (*p) {
+		const char *a, *ae, *b, *be;
+		p += strspn(p, " \t,\\");
+		a = p;
+		while (is_id((unsigned char)*p) || *p == '.')
+			p++;
+		ae = p;
+		if (ae == a)
+			break;
+		b = a;
+		be = ae;
+		p += strspn(p, " \t");
+		if (!strncmp(p, "as ", 3)) {
+			p += 3;
+			p += strspn(p, " \t");
+			b = p;
+			while (is_id((unsigned char)*p))
+				p++;
+			be = p;
+		}
+		add_alias(e, b, (size_t)(be - b), row_for(e, l, a, (size_t)(ae - a), 0), NULL, 0, l);
+		while (*p && *p != ',')
+			p++;
+	}
+}
+
+static void build_env(struct rs_env *e)
+{
+	for (long l = 1; l <= e->t.lines_nr; l++) {
+		const char *s = line_at(e, l), *p;
+		char *st;
+		if (!s)
+			continue;
+		p = s + strspn(s, " \t");
+		if (strncmp(p, "from ", 5) && strncmp(p, "import ", 7))
+			continue;
+		st = statement(e, l);
+		if (*p == 'f')
+			parse_from(e, st, l);
+		else
+			parse_import(e, st, l);
+		free(st);
+	}
+}
+
+void resolver_init(struct resolver *rs, const struct rs_ops *ops, void *ctx)
+{
+	memset(rs, 0, sizeof(*rs));
+	rs->ops = ops;
+	rs->ctx = ctx;
+	rs->envs_mask = 63;
+	rs->envs = xcalloc(rs->envs_mask + 1, sizeof(*rs->envs));
+}
+
+static void free_env(struct rs_env *e)
+{
+	for (long i = 0; i < e->t.lines_nr; i++)
+		free(e->t.lines[i]);
+	free(e->t.lines);
+	for (size_t i = 0; i < e->t.imps_nr; i++) {
+		free(e->t.imps[i].target);
+		free(e->t.imps[i].resolved);
+	}
+	free(e->t.imps);
+	for (size_t i = 0; i < e->al_nr; i++) {
+		free(e->al[i].name);
+		free(e->al[i].path);
+		free(e->al[i].orig);
+	}
+	free(e->al);
+	free(e->path);
+	free(e);
+}
+
+void resolver_release(struct resolver *rs)
+{
+	for (size_t i = 0; rs->envs && i <= rs->envs_mask; i++)
+		if (rs->envs[i])
+			free_env(rs->envs[i]);
+	free(rs->envs);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static void grow_envs(struct resolver *rs)
+{
+	size_t n = (rs->envs_mask + 1) * 2;
+	struct rs_env **t = xcalloc(n, sizeof(*t));
+
+	for (size_t i = 0; i <= rs->envs_mask; i++) {
+		size_t k;
+		if (!rs->envs[i])
+			continue;
+		for (k = str_hash(rs->envs[i]->path) & (n - 1); t[k]; k = (k + 1) & (n - 1))
+			;
+		t[k] = rs->envs[i];
+	}
+	free(rs->envs);
+	rs->envs = t;
+	rs->envs_mask = n - 1;
+}
+
+/* The environment of path, read on first use. */
+static struct rs_env *env_of(struct resolver *rs, const char *path)
+{
+	size_t k;
+	struct rs_env *e;
+
+	if (!path)
+		return NULL;
+	for (k = str_hash(path) & rs->envs_mask; rs->envs[k]; k = (k + 1) & rs->envs_mask)
+		if (!strcmp(rs->envs[k]->path, path))
+			return rs->envs[k];
+	e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(path);
+	e->known = rs->ops->file(rs->ctx, path, &e->t);
+	if (e->known && e->t.python)
+		build_env(e);
+	if (2 * (rs->envs_nr + 1) > rs->envs_mask) {
+		grow_envs(rs);
+		for (k = str_hash(path) & rs->envs_mask; rs->envs[k]; k = (k + 1) & rs->envs_mask)
+			;
+	}
+	rs->envs[k] = e;
+	rs->envs_nr++;
+	return e;
+}
+
+int resolver_applies(struct resolver *rs, const char *path)
+{
+	struct rs_env *e = env_of(rs, path);
+
+	return e && e->t.python;
+}
+
+/* The qualified name of d as a scope ("A.B" for class B in A) into buf. */
+static const char *qualname(const struct rs_def *d, char *buf, size_t n)
+{
+	if (d->scope)
+		snprintf(buf, n, "%s.%s", d->scope, d->name);
+	else
+		snprintf(buf, n, "%s", d->name);
+	return buf;
+}
+
+/* The definition named name in path whose scope is scope (NULL: module level);
+ * classes and functions first, the last one of the file when several. */
+static const struct rs_def *def_in(struct resolver *rs, const char *path, const char *scope, const char *name,
+				   long *ix)
+{
+	const struct rs_def *d, *best = NULL;
+	size_t n = rs->ops->named(rs->ctx, name, &d);
+
+	for (size_t i = 0; i < n; i++) {
+		int callable = !strcmp(d[i].kind, "function") || !strcmp(d[i].kind, "method") ||
+			       !strcmp(d[i].kind, "class");
+		if (strcmp(d[i].path, path) || (scope ? !d[i].scope || strcmp(d[i].scope, scope) : !!d[i].scope))
+			continue;
+		if (!best || callable) {
+			best = &d[i];
+			if (ix)
+				*ix = (long)i;
+		}
+	}
+	return best;
+}
+
+static struct rs_thing resolve_name(struct resolver *rs, struct rs_env *e, const char *name, int depth);
+
+/* The submodule name of the package whose __init__.py is path (pkg/name.py or
+ * pkg/name/__init__.py), when the index has it, else NULL. */
+static const char *submodule(struct resolver *rs, const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	static const char *const forms[] = { "%.*s%s.py", "%.*s%s/__init__.py" };
+
+	if (strcmp(base, "__init__.py"))
+		return NULL;
+	for (size_t i = 0; i < 2; i++) {
+		char buf[1024];
+		struct rs_env *m;
+		if ((size_t)snprintf(buf, sizeof(buf), forms[i], (int)(base - path), path, name) >= sizeof(buf))
+			return NULL;
+		m = env_of(rs, buf);
+		if (m && m->known)
+			return m->path;
+	}
+	return NULL;
+}
+
+/* The name orig of module path, followed through its own imports. */
+static struct rs_thing module_attr(struct resolver *rs, const char *path, const char *orig, int depth)
+{
+	struct rs_thing t = { NULL, NULL };
+	struct rs_env *m;
+
+	if (!path || depth > RS_DEPTH)
+		return t;
+	t.def = def_in(rs, path, NULL, orig, NULL);
+	if (t.def)
+		return t;
+	m = env_of(rs, path);
+	if (m && m->t.python)
+		t = resolve_name(rs, m, orig, depth + 1);
+	if (!t.def && !t.module)
+		t.module = submodule(rs, path, orig);
+	return t;
+}
+
+/* What name denotes at the top level of e's file: its own definition, else an import. */
+static struct rs_thing resolve_name(struct resolver *rs, struct rs_env *e, const char *name, int depth)
+{
+	struct rs_thing t = { NULL, NULL };
+
+	t.def = def_in(rs, e->path, NULL, name, NULL);
+	if (t.def)
+		return t;
+	for (size_t i = e->al_nr; i-- > 0; ) {
+		const struct rs_alias *a = &e->al[i];
+		if (strcmp(a->name, name))
+			continue;
+		if (!strcmp(name, "*"))
+			return t;
+		if (!a->orig) {
+			t.module = a->path;
+			return t;
+		}
+		return module_attr(rs, a->path, a->orig, depth);
+	}
+	/* from m import *: the names m defines or imports (not followed far) */
+	for (size_t i = e->al_nr; depth < 3 && i-- > 0; ) {
+		if (strcmp(e->al[i].name, "*") || !e->al[i].path)
+			continue;
+		t = module_attr(rs, e->al[i].path, name, depth + 1);
+		if (t.def || t.module)
+			return t;
+	}
+	return t;
+}
+
+/* What a dotted expression "a.b.C" denotes in e's file. */
+static struct rs_thing resolve_dotted(struct resolver *rs, struct rs_env *e, const char *expr, int depth)
+{
+	struct rs_thing t = { NULL, NULL };
+	char part[256];
+	const char *p = expr, *dot;
+	size_t best = 0;
+
+	/* `import a.b.c` binds the dotted name itself: the longest one first */
+	for (size_t i = 0; i < e->al_nr; i++) {
+		size_t n = strlen(e->al[i].name);
+		if (!e->al[i].orig && n > best && !strncmp(expr, e->al[i].name, n) && (!expr[n] || expr[n] == '.') &&
+		    strchr(e->al[i].name, '.')) {
+			best = n;
+			t.module = e->al[i].path;
+		}
+	}
+	if (best) {
+		p = expr + best;
+		if (!t.module)
+			return t;
+	}
+	while (*p) {
+		size_t n;
+		if (*p == '.')
+			p++;
+		dot = strchrnul(p, '.');
+		n = (size_t)(dot - p);
+		if (!n || n >= sizeof(part))
+			return (struct rs_thing){ NULL, NULL };
+		memcpy(part, p, n);
+		part[n] = '\0';
+		if (p == expr) {
+			t = resolve_name(rs, e, part, depth);
+		} else if (t.module) {
+			t = module_attr(rs, t.module, part, depth);
+		} else if (t.def && !strcmp(t.def->kind, "class")) {
+			char q[512];
+			t.def = def_in(rs, t.def->path, qualname(t.def, q, sizeof(q)), part, NULL);
+		} else {
+			return (struct rs_thing){ NULL, NULL };
+		}
+		if (!t.module && !t.def)
+			return t;
+		p = dot;
+	}
+	return t;
+}
+
+/* The bases of class c, in order, as classes of the repository (at most max). */
+static size_t class_bases(struct resolver *rs, const struct rs_def *c, const struct rs_def **out, size_t max)
+{
+	struct rs_env *e = env_of(rs, c->path);
+	char *st, *p;
+	size_t n = 0;
+
+	if (!e || !line_at(e, c->line))
+		return 0;
+	st = statement(e, c->line);
+	p = strchr(st, '(');
+	while (p && *p && *p != ')' && n < max) {
+		char *b = ++p, *be;
+		int d = 0;
+		while (*p && !(d == 0 && (*p == ',' || *p == ')'))) {
+			d += *p == '[' || *p == '(' ? 1 : *p == ']' || *p == ')' ? -1 : 0;
+			p++;
+		}
+		b += strspn(b, " \t");
+		for (be = b; is_id((unsigned char)*be) || *be == '.'; be++)
+			;
+		if (be > b && *be != '=' && *(be + strspn(be, " ")) != '=') {
+			char save = *be;
+			struct rs_thing t;
+			*be = '\0';
+			t = resolve_dotted(rs, e, b, 0);
+			*be = save;
+			if (t.def && !strcmp(t.def->kind, "class") && t.def != c)
+				out[n++] = t.def;
+		}
+	}
+	free(st);
+	return n;
+}
+
+/* The method name of class c or, depth first along its bases, of a base
+ * (*inherited set then); its index into named(name), or -1. */
+static long method_of(struct resolver *rs, const struct rs_def *c, const char *name, int skip_own,
+		      int *inherited, int depth)
+{
+	char q[512];
+	long ix = -1;
+	const struct rs_def *bases[16];
+	size_t nb;
+
+	if (depth > RS_DEPTH)
+		return -1;
+	if (!skip_own && def_in(rs, c->path, qualname(c, q, sizeof(q)), name, &ix))
+		return ix;
+	nb = class_bases(rs, c, bases, 16);
+	for (size_t i = 0; i < nb; i++) {
+		ix = method_of(rs, bases[i], name, 0, inherited, depth + 1);
+		if (ix >= 0) {
+			*inherited = 1;
+			return ix;
+		}
+	}
+	return -1;
+}
+
+/* The class of the scope ("A.f" -> class A of path), innermost, or NULL. */
+static const struct rs_def *enclosing_class(struct resolver *rs, const char *path, const char *scope)
+{
+	char buf[512];
+
+	if (!scope || strlen(scope) >= sizeof(buf))
+		return NULL;
+	strcpy(buf, scope);
+	for (;;) {
+		char *dot = strrchr(buf, '.');
+		const char *name = dot ? dot + 1 : buf;
+		const struct rs_def *d;
+		size_t n = rs->ops->named(rs->ctx, name, &d);
+		for (size_t i = 0; i < n; i++) {
+			char q[512];
+			if (!strcmp(d[i].kind, "class") && !strcmp(d[i].path, path) &&
+			    !strcmp(qualname(&d[i], q, sizeof(q)), buf))
+				return &d[i];
+		}
+		if (!dot)
+			return NULL;
+		*dot = '\0';
+	}
+}
+
+/* The innermost function of scope in path (its lines), or NULL. */
+static const struct rs_def *enclosing_function(struct resolver *rs, const char *path, const char *scope)
+{
+	const char *name, *d0;
+	const struct rs_def *d;
+	size_t n, sl;
+
+	if (!scope)
+		return NULL;
+	d0 = strrchr(scope, '.');
+	name = d0 ? d0 + 1 : scope;
+	sl = d0 ? (size_t)(d0 - scope) : 0;
+	n = rs->ops->named(rs->ctx, name, &d);
+	for (size_t i = 0; i < n; i++)
+		if ((!strcmp(d[i].kind, "function") || !strcmp(d[i].kind, "method")) && !strcmp(d[i].path, path) &&
+		    (d0 ? d[i].scope && strlen(d[i].scope) == sl && !strncmp(d[i].scope, scope, sl) : !d[i].scope))
+			return &d[i];
+	return NULL;
+}
+
+/* The receiver of the call whose name starts at s[col0]: "" (a bare call),
+ * "self", "a.b", "super()", or NULL when it is not a plain dotted name. */
+static char *receiver_text(const char *s, size_t col0)
+{
+	size_t i = col0, e;
+
+	if (strlen(s) < col0)
+		return NULL;
+	while (i && (s[i - 1] == ' ' || s[i - 1] == '\t'))
+		i--;
+	if (!i || s[i - 1] != '.')
+		return xstrdup("");
+	i--;
+	e = i;
+	if (i >= 7 && !strncmp(s + i - 7, "super()", 7) && (i == 7 || !is_id((unsigned char)s[i - 8])))
+		return xstrdup("super()");
+	while (i && (is_id((unsigned char)s[i - 1]) || s[i - 1] == '.'))
+		i--;
+	if (i == e || s[i] == '.' || isdigit((unsigned char)s[i]) || (i && strchr(")]}\"'", s[i - 1])))
+		return NULL;
+	return xstrndup(s + i, e - i);
+}
+
+/* The first class name of an annotation: Foo, "Foo", Optional[Foo], Foo | None, t.Foo. */
+static char *annotation_class(const char *a)
+{
+	const char *p = a;
+
+	for (;;) {
+		const char *b;
+		p += strspn(p, " \t\"'");
+		b = p;
+		while (is_id((unsigned char)*p) || *p == '.')
+			p++;
+		if (p == b)
+			return NULL;
+		if (*p == '[' && (!strncmp(b, "Optional", 8) || !strncmp(b, "typing.Optional", 15) ||
+				  !strncmp(b, "t.Optional", 10) || !strncmp(b, "Union", 5) || !strncmp(b, "typing.Union", 12) ||
+				  !strncmp(b, "t.Union", 7))) {
+			p++;
+			continue;
+		}
+		if ((size_t)(p - b) == 4 && !strncmp(b, "None", 4)) {
+			p += strspn(p, " \t");
+			if (*p == '|' || *p == ',') {
+				p++;
+				continue;
+			}
+			return NULL;
+		}
+		return xstrndup(b, (size_t)(p - b));
+	}
+}
+
+/* The parameter var's annotation in the def statement of f, or "" when var
+ * is a parameter without one, or NULL when it is not a parameter. */
+static char *param_type(struct rs_env *e, const struct rs_def *f, const char *var)
+{
+	char *st = statement(e, f->line), *p = strchr(st, '('), *r = NULL;
+	size_t vl = strlen(var);
+
+	while (p && *p) {
+		int d = 0;
+		char *b;
+		p++;
+		p += strspn(p, " \t*");
+		b = p;
+		if (!strncmp(b, var, vl) && !is_id((unsigned char)b[vl])) {
+			char *q = b + vl;
+			q += strspn(q, " \t");
+			r = *q == ':' ? annotation_class(q + 1) : NULL;
+			if (!r)
+				r = xstrdup("");
+			break;
+		}
+		while (*p && !(d == 0 && (*p == ',' || *p == ')'))) {
+			d += *p == '[' || *p == '(' ? 1 : *p == ']' || *p == ')' ? -1 : 0;
+			p++;
+		}
+		if (*p == ')')
+			break;
+	}
+	free(st);
+	return r;
+}
+
+/* v, unless it is a keyword argument's value on a call's own line
+ * (f(\n    x=x,\n)): one ending in a comma or closing more than it opens. */
+static const char *value_ok(const char *v)
+{
+	int d = 0;
+	size_t n = strlen(v);
+
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n && v[n - 1] == ',')
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		d += strchr("([{", v[i]) ? 1 : strchr(")]}", v[i]) ? -1 : 0;
+		if (d < 0)
+			return NULL;
+	}
+	return v;
+}
+
+/* "a = var = value": the value, or NULL. */
+static const char *chained(const char *s, const char *var)
+{
+	size_t vl = strlen(var);
+
+	for (const char *w = strstr(s, var); w; w = strstr(w + 1, var)) {
+		const char *b = w, *a = w + vl;
+		while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if (b == w || b == s || b[-1] != '=' || (b - 1 > s && strchr("=!<>", b[-2])) || is_id((unsigned char)*a))
+			continue;
+		a += strspn(a, " \t");
+		if (*a == '=' && a[1] != '=')
+			return value_ok(a + 1 + strspn(a + 1, " \t"));
+	}
+	return NULL;
+}
+
+/* The text after "var = " / "var: T = " at line s, or NULL; *ann the annotation. */
+static const char *assigned(const char *s, const char *var, const char **ann)
+{
+	size_t vl = strlen(var);
+	const char *p = s + strspn(s, " \t");
+
+	*ann = NULL;
+	if (strncmp(p, var, vl) || is_id((unsigned char)p[vl]) || p[vl] == '.')
+		return NULL;
+	p += vl;
+	p += strspn(p, " \t");
+	if (*p == ':' && p[1] != '=') {
+		*ann = p + 1;
+		while (*p && !(*p == '=' && p[1] != '='))
+			p++;
+		if (!*p)
+			return p;	/* x: Foo, no value */
+	}
+	if (*p != '=' || p[1] == '=')
+		return NULL;
+	return value_ok(p + 1 + strspn(p + 1, " \t"));
+}
+
+static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line, const char *var,
+		     const struct rs_def **cls);
+static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, long line, const char *var,
+		      const struct rs_def **cls);
+
+/* The class of function d's return annotation (def f(...) -> Foo:), or NULL. */
+static const struct rs_def *return_class(struct resolver *rs, const struct rs_def *d)
+{
+	struct rs_env *m = env_of(rs, d->path);
+	char *st, *arrow, *c;
+	struct rs_thing t = { NULL, NULL };
+
+	if (!m || !line_at(m, d->line))
+		return NULL;
+	st = statement(m, d->line);
+	arrow = strstr(st, "->");
+	c = arrow ? annotation_class(arrow + 2) : NULL;
+	if (c)
+		t = resolve_dotted(rs, m, c, 0);
+	free(c);
+	free(st);
+	return t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+}
+
+/* What var (a plain name) is at line, inside function f (NULL: at module
+ * level): a local's, a module variable's or an imported variable's class. */
+static const struct rs_def *var_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				      const char *var)
+{
+	const struct rs_def *cls = NULL;
+	struct rs_thing t;
+	char q[512];
+
+	if (f && scoped_var(rs, e, qualname(f, q, sizeof(q)), line, var, &cls))
+		return cls;
+	if (local_var(rs, e, NULL, line, var, &cls))
+		return cls;
+	t = resolve_name(rs, e, var, 0);
+	if (t.def && !t.def->scope && strcmp(t.def->kind, "class") && strcmp(t.def->kind, "function")) {
+		struct rs_env *m = env_of(rs, t.def->path);
+		if (m && m != e && local_var(rs, m, NULL, t.def->line + 1, t.def->name, &cls))
+			return cls;
+	}
+	return NULL;
+}
+
+/* The definition a call's callee text ("f", "mod.f", "x.m", "self.m") reaches. */
+static const struct rs_def *callee_def(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       char *callee)
+{
+	char *dot = strrchr(callee, '.'), q[512];
+	const struct rs_def *c = NULL, *a;
+	struct rs_thing t;
+	int inh = 0;
+	long ix;
+
+	if (!dot) {
+		if (f && scoped_var(rs, e, qualname(f, q, sizeof(q)), line, callee, &c))
+			return NULL;
+		return resolve_name(rs, e, callee, 0).def;
+	}
+	*dot = '\0';
+	if (!strcmp(callee, "self") || !strcmp(callee, "cls")) {
+		c = f && f->scope ? enclosing_class(rs, e->path, f->scope) : NULL;
+	} else {
+		t = resolve_dotted(rs, e, callee, 0);
+		if (t.module) {
+			*dot = '.';
+			return module_attr(rs, t.module, dot + 1, 0).def;
+		}
+		c = t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+		if (!c && !strchr(callee, '.'))
+			c = var_class(rs, e, f, line, callee);
+	}
+	*dot = '.';
+	if (!c || (ix = method_of(rs, c, dot + 1, 0, &inh, 0)) < 0)
+		return NULL;
+	rs->ops->named(rs->ctx, dot + 1, &a);
+	return &a[ix];
+}
+
+/* The class a value expression at line (in function f, or NULL) makes:
+ * Foo(...), mod.Foo(...), or a call of a function or method whose return
+ * annotation names a class; else NULL. */
+static const struct rs_def *value_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+					const char *v)
+{
+	const char *p = v;
+	char buf[256];
+	const struct rs_def *d, *r = NULL;
+
+	while (is_id((unsigned char)*p) || *p == '.')
+		p++;
+	if (p == v || *p != '(' || (size_t)(p - v) >= sizeof(buf) || rs->depth > 4)
+		return NULL;
+	memcpy(buf, v, (size_t)(p - v));
+	buf[p - v] = '\0';
+	rs->depth++;
+	d = callee_def(rs, e, f, line, buf);
+	if (d && !strcmp(d->kind, "class"))
+		r = d;
+	else if (d && (!strcmp(d->kind, "function") || !strcmp(d->kind, "method")))
+		r = return_class(rs, d);
+	rs->depth--;
+	return r;
+}
+
+/* The class of a type annotation's text, or NULL. */
+static const struct rs_def *annotated_class(struct resolver *rs, struct rs_env *e, const char *ann)
+{
+	char *c = annotation_class(ann);
+	struct rs_thing t = { NULL, NULL };
+
+	if (c)
+		t = resolve_dotted(rs, e, c, 0);
+	free(c);
+	return t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+}
+
+/*
+ * What var is in function f before line: *cls its class when known.  Returns
+ * 1 when var is a local or parameter of f (known or not), 0 when f does not
+ * bind it (a module name then).
+ */
+static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line, const char *var,
+		     const struct rs_def **cls)
+{
+	long from = f ? f->line + 1 : 1;
+	char *pt;
+
+	*cls = NULL;
+	for (long k = 1, l = line - 1; f ? l >= from : k <= e->t.lines_nr; k++, l--) {
+		const char *s, *ann, *v;
+		if (!f && l < 1)
+			l = e->t.lines_nr;	/* a module variable: assigned later in the file */
+		s = line_at(e, l);
+		if (!s || (!f && (*s == ' ' || *s == '\t')))
+			continue;
+		if ((v = assigned(s, var, &ann)) || (v = chained(s, var))) {
+			*cls = ann ? annotated_class(rs, e, ann) : NULL;
+			if (!*cls)
+				*cls = value_class(rs, e, f, l, v);
+			return 1;
+		}
+		{
+			const char *p = s + strspn(s, " \t"), *w;
+			size_t vl = strlen(var);
+			if (!strncmp(p, "import ", 7) || !strncmp(p, "from ", 5))
+				continue;	/* an import binds a module name (the environment's) */
+			if (!strncmp(p, "for ", 4) && (w = strstr(p, var)) && !is_id((unsigned char)w[vl]) &&
+			    !is_id((unsigned char)w[-1]) && w < strstr(p, " in "))
+				return 1;
+			if ((w = strstr(p, " as ")) && !strncmp(w + 4 + strspn(w + 4, " "), var, vl) &&
+			    !is_id((unsigned char)w[4 + strspn(w + 4, " ") + vl])) {
+				if (!strncmp(p, "with ", 5))
+					*cls = value_class(rs, e, f, l, p + 5 + strspn(p + 5, " "));
+				return 1;
+			}
+		}
+	}
+	if (!f)
+		return 0;
+	pt = param_type(e, f, var);
+	if (!pt)
+		return 0;
+	if (*pt) {
+		struct rs_thing t = resolve_dotted(rs, e, pt, 0);
+		*cls = t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
+	}
+	free(pt);
+	return 1;
+}
+
+/* local_var() in the innermost function of scope, then in the functions
+ * enclosing it (a closure's free variable). */
+static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, long line, const char *var,
+		      const struct rs_def **cls)
+{
+	char buf[512];
+
+	*cls = NULL;
+	if (!scope || strlen(scope) >= sizeof(buf))
+		return 0;
+	strcpy(buf, scope);
+	for (;;) {
+		const struct rs_def *f = enclosing_function(rs, e->path, buf);
+		char *dot;
+		if (f && local_var(rs, e, f, line, var, cls))
+			return 1;
+		if (!(dot = strrchr(buf, '.')))
+			return 0;
+		*dot = '\0';
+	}
+}
+
+/* self.attr's class, from `self.attr = Foo(...)` or `self.attr: Foo` in class c's lines. */
+static const struct rs_def *attr_class(struct resolver *rs, struct rs_env *e, const struct rs_def *c, const char *attr)
+{
+	char var[300];
+
+	if (strlen(attr) > 250)
+		return NULL;
+	snprintf(var, sizeof(var), "self.%s", attr);
+	for (long l = c->line + 1; l <= c->end_line; l++) {
+		const char *s = line_at(e, l), *ann, *v, *p;
+		const struct rs_def *k = NULL;
+		if (!s)
+			continue;
+		p = s + strspn(s, " \t");
+		if (strncmp(p, var, strlen(var)))
+			continue;
+		p += strlen(var);
+		if (is_id((unsigned char)*p) || *p == '.')
+			continue;
+		/* assigned() refuses the dot of "self.x": match the rest by hand */
+		p += strspn(p, " \t");
+		ann = NULL;
+		if (*p == ':' && p[1] != '=') {
+			ann = p + 1;
+			k = annotated_class(rs, e, ann);
+			if (k)
+				return k;
+			continue;
+		}
+		if (*p == '=' && p[1] != '=') {
+			v = p + 1 + strspn(p + 1, " \t");
+			if ((k = value_class(rs, e, NULL, l, v)))
+				return k;
+		}
+	}
+	return NULL;
+}
+
+/* self.f() / cls.f() / super().f() */
+static long resolve_self(struct resolver *rs, const char *path, const char *scope, const char *name, int sup,
+			 enum bind_how *how)
+{
+	const struct rs_def *c = enclosing_class(rs, path, scope);
+	int inh = 0;
+	long ix;
+
+	if (!c)
+		return -1;
+	ix = method_of(rs, c, name, sup, &inh, 0);
+	if (ix >= 0)
+		*how = inh || sup ? BIND_INHERITED : BIND_MEMBER;
+	return ix;
+}
+
+/* The index of d among named(d->name). */
+static long index_of(struct resolver *rs, const struct rs_def *d)
+{
+	const struct rs_def *a;
+	size_t n = rs->ops->named(rs->ctx, d->name, &a);
+
+	return d >= a && d < a + n ? (long)(d - a) : -1;
+}
+
+/* A bare call f(). */
+static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, const struct rs_def *f, const char *scope,
+			 long line, const char *name, enum bind_how *how)
+{
+	const struct rs_def *cls;
+	struct rs_thing t;
+	long ix;
+
+	/* a function nested in an enclosing one */
+	for (const char *s = scope; s; ) {
+		char q[512];
+		size_t n = (size_t)(strchrnul(s, '\0') - scope);
+		const struct rs_def *d;
+		if (n >= sizeof(q))
+			break;
+		memcpy(q, scope, n);
+		q[n] = '\0';
+		for (;;) {
+			ix = -1;
+			if ((d = def_in(rs, e->path, q, name, &ix)) && strcmp(d->kind, "method")) {
+				*how = BIND_LOCAL;
+				return d;
+			}
+			if (!strrchr(q, '.'))
+				break;
+			*strrchr(q, '.') = '\0';
+		}
+		break;
+	}
+	if (scoped_var(rs, e, scope, line, name, &cls))
+		return NULL;	/* a parameter or local shadows the name */
+	t.def = NULL;
+	t.module = NULL;
+	for (size_t i = e->al_nr; f && i-- > 0; )
+		if (e->al[i].line > f->line && e->al[i].line < line && e->al[i].orig && !strcmp(e->al[i].name, name)) {
+			t = module_attr(rs, e->al[i].path, e->al[i].orig, 0);	/* imported inside the function */
+			break;
+		}
+	if (!t.def)
+		t = resolve_name(rs, e, name, 0);
+	if (!t.def || (strcmp(t.def->kind, "function") && strcmp(t.def->kind, "class")))
+		return NULL;
+	*how = !strcmp(t.def->path, e->path) ? BIND_LOCAL : BIND_IMPORT;
+	return t.def;
+}
+
+/* x.f(), mod.f(), Foo.f(), self.x.f() */
+static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const struct rs_def *f, const char *path,
+				const char *scope, long line, const char *recv, const char *name,
+				enum bind_how *how)
+{
+	const struct rs_def *cls = NULL;
+	struct rs_thing t = { NULL, NULL };
+	char first[256];
+	size_t fl = strcspn(recv, ".");
+	int inh = 0, local = 0;
+	long ix;
+
+	if (fl >= sizeof(first))
+		return -1;
+	memcpy(first, recv, fl);
+	first[fl] = '\0';
+	if (!strcmp(first, "self") && recv[fl] == '.' && !strchr(recv + fl + 1, '.')) {
+		const struct rs_def *c = enclosing_class(rs, path, scope);
+		cls = c ? attr_class(rs, e, c, recv + fl + 1) : NULL;
+	} else if ((f && (local = scoped_var(rs, e, scope, line, first, &cls))) ||
+		   (!recv[fl] && (local = local_var(rs, e, NULL, line, first, &cls)))) {
+		/* a local or parameter (x.attr.f(): unknown), or a module variable */
+		if (recv[fl])
+			return -1;
+	} else if (strcmp(first, "self") && strcmp(first, "cls")) {
+		t = resolve_dotted(rs, e, recv, 0);
+		if (t.module) {
+			const struct rs_thing m = module_attr(rs, t.module, name, 0);
+			if (m.def && (!strcmp(m.def->kind, "function") || !strcmp(m.def->kind, "class")) &&
+			    !strcmp(m.def->name, name)) {
+				*how = BIND_IMPORT;
+				return index_of(rs, m.def);
+			}
+			return -1;
+		}
+		if (t.def && !strcmp(t.def->kind, "class")) {
+			ix = method_of(rs, t.def, name, 0, &inh, 0);
+			if (ix >= 0)
+				*how = inh ? BIND_INHERITED : BIND_MEMBER;
+			return ix;
+		}
+		if (!recv[fl])
+			cls = var_class(rs, e, NULL, line, first);	/* an imported module variable */
+	}
+	if (!cls)
+		return -1;
+	ix = method_of(rs, cls, name, 0, &inh, 0);
+	if (ix >= 0)
+		*how = BIND_RECEIVER;
+	return ix;
+}
+
+const struct rs_def *resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
+				  const char *name, enum bind_how *how)
+{
+	struct rs_env *e = env_of(rs, path);
+	const char *s = e ? line_at(e, line) : NULL;
+	const struct rs_def *f, *d = NULL;
+	char *recv;
+	long ix = -1;
+
+	*how = BIND_NONE;
+	if (!s || col < 1 || !(recv = receiver_text(s, (size_t)col - 1)))
+		return NULL;
+	f = enclosing_function(rs, path, scope);
+	if (!*recv)
+		d = resolve_bare(rs, e, f, scope, line, name, how);
+	else if (!strcmp(recv, "self") || !strcmp(recv, "cls") || !strcmp(recv, "super()"))
+		ix = resolve_self(rs, path, scope, name, recv[0] == 's' && recv[1] == 'u', how);
+	else
+		ix = resolve_dotted_call(rs, e, f, path, scope, line, recv, name, how);
+	if (*recv) {
+		const struct rs_def *a;
+		size_t n = rs->ops->named(rs->ctx, name, &a);
+		d = ix >= 0 && (size_t)ix < n ? &a[ix] : NULL;
+	}
+	if (!d)
+		*how = BIND_NONE;
+	free(recv);
+	return d;
+}
