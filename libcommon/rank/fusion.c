@@ -127,13 +127,17 @@ void rank_query_fuse(struct rank_query *rq)
 		rq->scope_tests = rq->scope_docs = 1;
 }
 
-/* The model: --model's file, else the compiled-in one: 0, or -1 after a message. */
+/* The model: read once already, or --model's file, else the compiled-in one: 0, or -1 after a message. */
 static int load_model(const struct rank_opts *o, struct rank_model *m)
 {
 	char *text;
 	size_t len;
 	int ret;
 
+	if (o->model_parsed) {
+		*m = *o->model_parsed;
+		return 0;
+	}
 	if (!o->model) {
 		if (!o->model_json)
 			return error("the learned fusion has no model: use --model or --fusion rrf");
@@ -154,6 +158,11 @@ static int load_model(const struct rank_opts *o, struct rank_model *m)
  * probability (a file past the first RANK_FEAT_FILES, or out of scope, scores
  * below 0.001).
  */
+int rank_model_load(const struct rank_opts *o, struct rank_model *m)
+{
+	return load_model(o, m);
+}
+
 int rank_learned_fusion(struct rank_query *rq)
 {
 	double max_fused = rq->max_fused;
