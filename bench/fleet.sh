@@ -12,6 +12,9 @@
 #    page cache, then again timed: p50 and p95 of the wall time per command, for
 #    each way of answering: a process a shard (fork), threads in the command's
 #    process (thread), and the set's resident server (server, --shards-serve);
+#    and the server's CPU a query: its workers' user + sys time (the children's
+#    times in /proc/<server>/stat, which the server reaps) and its own, over
+#    the timed queries, divided by the queries and by the shards;
 # 3. what a query costs, taken apart: one shard's command alone (process start,
 #    opening the index, the query), a process that does nothing (`ci-grep
 #    --version`: exec, dynamic linking, ASan if built with it), and the fan-out
@@ -122,6 +125,11 @@ XDG_RUNTIME_DIR=$work/run
 export XDG_RUNTIME_DIR
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 
+# cpu_ticks <pid>: the process's user + sys time and its reaped children's, in clock ticks
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }'
+}
+
 # lat <how> <n> <cmd>: p50 and p95 in ms of --queries queries of ci-<cmd> over set-<n>
 lat() {
 	: >"$work/lat"
@@ -154,14 +162,20 @@ for n in $counts; do
 		t=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=thread lat thread "$n" "$cmd")
 		t0=$(now_ms)
 		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-serve >/dev/null 2>&1 &
+		spid=$!
 		k=0
 		until ls "$XDG_RUNTIME_DIR/ci/$cmd-shards-"*.sock >/dev/null 2>&1 || [ $k -gt 600 ]; do sleep 0.1; k=$((k + 1)); done
 		t1=$(now_ms)
+		c0=$(cpu_ticks "$spid")
 		s=$(CI_SHARDS_MODE=thread lat server "$n" "$cmd")
+		c1=$(cpu_ticks "$spid")
 		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-stop >/dev/null 2>&1 || true
 		wait
 		echo "| $n | ci-$cmd | ${f% *} | ${f#* } | ${t% *} | ${t#* } | ${s% *} | ${s#* } |"
-		echo "ci-$cmd --shards-serve over $n shards: listening after $((t1 - t0)) ms (every index opened)" >>"$work/serve-start"
+		echo "ci-$cmd --shards-serve over $n shards: listening after $((t1 - t0)) ms (every index opened);" \
+			"CPU a query (workers and server, user + sys): $(awk -v a="$c0" -v b="$c1" -v q="$((2 * queries))" \
+			-v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN { ms = (b - a) * 1000 / hz / q; printf "%.0f ms, %.2f ms a shard", ms, ms / n }')" \
+			>>"$work/serve-start"
 	done
 done
 cat "$work/serve-start"

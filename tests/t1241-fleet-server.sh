@@ -3,8 +3,8 @@
 # server of a shard set (cmd/fleet-serve.h): every shard's index opened once
 # and kept open, each query a worker forked from it answering the shards on
 # threads.  Its answers are those of a query run alone, byte for byte; a
-# shard it could not open is a fleet_error record in each answer; it keeps
-# the indexes it opened; it goes away when asked.
+# shard it could not open is a fleet_error record in each answer; a shard
+# whose file went (or came back) is followed; it goes away when asked.
 
 . "$(dirname "$0")/lib.sh"
 . "$CI_SRC_DIR/tests/index-lib.sh"

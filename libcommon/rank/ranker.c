@@ -23,8 +23,8 @@ void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const st
 	/*
 	 * A query touches a few thousand pages: reading them costs less than
 	 * mapping 4 GiB and taking a page fault on each (measured on this VM).
-	 * A connection that keeps its statements (a shard server's) was set so
-	 * when it was opened.
+	 * A connection that keeps its statements (a shard server's) is left as
+	 * its owner set it (a small shard's file stays mapped: cmd/ci-rank.c).
 	 */
 	if (!stmts_of(r)) {
 		sqlite3_exec(db, "PRAGMA mmap_size = 0", NULL, NULL, NULL);
