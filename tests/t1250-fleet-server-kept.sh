@@ -78,6 +78,7 @@ test_expect_success 'ci-rank server: a run of queries, each answered as here' '
 	alike 0 ci-rank --shards m.tsv --limit 8 util_r03 &&
 	alike 0 ci-rank --shards m.tsv "where is main called with util" &&
 	alike 0 ci-rank --shards m.tsv --fusion rrf "split the text run" &&
+	alike 0 ci-rank --shards m.tsv --model "$CI_SRC_DIR/share/rank/model.json" "util main" &&
 	alike 0 ci-rank --shards m.tsv --shards-repo r02,r04 "run the parse" &&
 	alike 1 ci-rank --shards m.tsv "zzz_nowhere qqq_none" &&
 	alike 0 ci-rank --shards m.tsv context "parse the text" &&
