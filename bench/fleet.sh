@@ -2,7 +2,7 @@
 # bench/fleet.sh: fleet indexing and one query over many shards, measured.
 #
 #   bench/fleet.sh [--bin <dir>] [--work <dir>] [--counts "10 100 1000"] [--queries <n>] [--jobs <n>]
-#                  [--no-parts]
+#                  [--ways "fork thread server"] [--no-parts]
 #
 # 1. generates max(counts) small git repositories (5 files, ~120 lines each: three C
 #    files, two Python modules; names and contents differ per repository) and
@@ -12,6 +12,11 @@
 #    page cache, then again timed: p50 and p95 of the wall time per command, for
 #    each way of answering: a process a shard (fork), threads in the command's
 #    process (thread), and the set's resident server (server, --shards-serve);
+#    and the server's CPU a query: the task-clock of the server and the workers
+#    it forks (`perf stat -p`, which follows them; its workers are reaped by the
+#    kernel, so /proc's children's times do not see them), over the timed and
+#    warming queries, divided by the queries and by the shards (no perf: not
+#    measured); --ways leaves some ways out (the cells say -);
 # 3. what a query costs, taken apart: one shard's command alone (process start,
 #    opening the index, the query), a process that does nothing (`ci-grep
 #    --version`: exec, dynamic linking, ASan if built with it), and the fan-out
@@ -24,7 +29,7 @@
 # (--work; default a new directory under /var/tmp).
 set -eu
 
-bin= work= counts="10 100 1000" queries=10 jobs= parts=1
+bin= work= counts="10 100 1000" queries=10 jobs= parts=1 ways="fork thread server"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bin) bin=$2; shift 2 ;;
@@ -33,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--queries) queries=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
 	--no-parts) parts=0; shift ;;
+	--ways) ways=$2; shift 2 ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/fleet.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
@@ -122,6 +128,12 @@ XDG_RUNTIME_DIR=$work/run
 export XDG_RUNTIME_DIR
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 
+# way <name>: is that way measured (--ways)?
+way() {
+	case " $ways " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # lat <how> <n> <cmd>: p50 and p95 in ms of --queries queries of ci-<cmd> over set-<n>
 lat() {
 	: >"$work/lat"
@@ -150,18 +162,34 @@ echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 for n in $counts; do
 	head -n "$n" "$work/repos/manifest.tsv" | awk -F '\t' -v d="$work/shards" '{ print $1 "\t" d "/" $1 ".db" }' >"$work/set-$n.tsv"
 	for cmd in grep rank refs; do
-		f=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=fork lat fork "$n" "$cmd")
-		t=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=thread lat thread "$n" "$cmd")
+		f="- -" t="- -" s="- -"
+		if way fork; then f=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=fork lat fork "$n" "$cmd"); fi
+		if way thread; then t=$(CI_SHARDS_SERVER=0 CI_SHARDS_MODE=thread lat thread "$n" "$cmd"); fi
+		if ! way server; then
+			echo "| $n | ci-$cmd | ${f% *} | ${f#* } | ${t% *} | ${t#* } | ${s% *} | ${s#* } |"
+			continue
+		fi
 		t0=$(now_ms)
 		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-serve >/dev/null 2>&1 &
+		spid=$!	# the server itself (it does not go to the background)
 		k=0
 		until ls "$XDG_RUNTIME_DIR/ci/$cmd-shards-"*.sock >/dev/null 2>&1 || [ $k -gt 600 ]; do sleep 0.1; k=$((k + 1)); done
 		t1=$(now_ms)
+		cpu=
+		if command -v perf >/dev/null 2>&1; then
+			perf stat -x, -e task-clock -p "$spid" -o "$work/cpu" 2>/dev/null &
+			cpu=$!
+			sleep 0.5
+		fi
 		s=$(CI_SHARDS_MODE=thread lat server "$n" "$cmd")
+		if [ -n "$cpu" ]; then kill -INT "$cpu" && wait "$cpu" || true; fi
 		"ci-$cmd" --shards "$work/set-$n.tsv" --shards-stop >/dev/null 2>&1 || true
 		wait
 		echo "| $n | ci-$cmd | ${f% *} | ${f#* } | ${t% *} | ${t#* } | ${s% *} | ${s#* } |"
-		echo "ci-$cmd --shards-serve over $n shards: listening after $((t1 - t0)) ms (every index opened)" >>"$work/serve-start"
+		echo "ci-$cmd --shards-serve over $n shards: listening after $((t1 - t0)) ms (every index opened);" \
+			"CPU a query (server and workers): $([ -n "$cpu" ] && awk -F, -v q="$((2 * queries))" -v n="$n" \
+			'$3 == "task-clock" { ms = $1 / q; printf "%.0f ms, %.2f ms a shard", ms, ms / n }' "$work/cpu" || echo -)" \
+			>>"$work/serve-start"
 	done
 done
 cat "$work/serve-start"

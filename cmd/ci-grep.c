@@ -488,6 +488,8 @@ struct shards_query {
  * only a process of its own answers: paths (relative to each shard's root),
  * -q (it exits at the first match), --stats, --type-list, --help, --version.
  */
+static void shards_release(void *state);
+
 static int shards_prepare(int argc, char **argv, void **state)
 {
 	struct shards_query *sq;
@@ -521,8 +523,8 @@ static int shards_prepare(int argc, char **argv, void **state)
 }
 
 /* One shard (fleet_cmd.shard): the search of its tree, as `ci-grep --index <it>` run there. */
-static int shards_one(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
-		      struct buf *err)
+static int shards_one(void *state, struct ci_index *ix, const char *index_path, void *res,
+		      struct buf *out, struct buf *err)
 {
 	const struct shards_query *sq = state;
 	struct search_opts o = sq->cl.o;
@@ -533,6 +535,7 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 
 	o.index = index_path;
 	o.index_handle = ix;
+	o.walker_handle = res;
 	if (search_open(&q, &o) < 0)
 		return EXIT_USAGE;
 	q->out = open_memstream(&ob, &on);
@@ -548,6 +551,64 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 	free(eb);
 	search_close(q);
 	return ret;
+}
+
+/*
+ * A search of the shard answered once in the server, its answer dropped: the
+ * statements it asks the index (index_kept) are then prepared, and its meta
+ * values read, for every worker forked after.
+ */
+static void shards_warm(struct ci_index *ix, const char *index_path, struct walker *w)
+{
+	char *argv[] = { (char *)"ci-grep", (char *)"ci_warm_up", NULL };
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	void *state;
+
+	optind = 0;
+	if (shards_prepare(2, argv, &state) == 0) {
+		util_report_to(&err);
+		shards_one(state, ix, index_path, w, &out, &err);
+		util_report_to(NULL);
+		shards_release(state);
+	}
+	buf_release(&out);
+	buf_release(&err);
+}
+
+/*
+ * A shard server's (fleet_cmd.resident): the walker of the shard's tree,
+ * opened once (libgit2's repository open and its configuration were a fifth
+ * of a shard's query), its ignore files read.  NULL where it cannot be
+ * opened: each query opens it then, and says why.
+ */
+static void *shards_resident(struct ci_index *ix, const char *index_path)
+{
+	struct walker *w = xmalloc(sizeof(*w));
+	struct search_opts so;
+	struct buf why = BUF_INIT;
+	int rc;
+
+	(void)index_path;
+	search_opts_init(&so);
+	util_report_to(&why);
+	rc = walker_open(w, index_root(ix), &so.walk);
+	util_report_to(NULL);
+	buf_release(&why);
+	if (rc < 0) {
+		free(w);
+		return NULL;
+	}
+	w->opts.skip_hidden = w->opts.ignore_files = 1;
+	walker_path_excluded(w, "ci-warm", 0);
+	w->opts = so.walk;
+	shards_warm(ix, index_path, w);
+	return w;
+}
+
+static void shards_resident_release(void *res)
+{
+	walker_close(res);
+	free(res);
 }
 
 static void shards_release(void *state)
@@ -571,7 +632,8 @@ int main(int argc, char **argv)
 	util_init_code(argv[0], SEARCH_EXIT_ERROR);	/* die(), a write error: 2, not 3 */
 	list_options(argc, argv, long_options);
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, libcommon/fleet/serve.h */
-		const struct fleet_cmd cmd = { FLEET_GREP, main, shards_prepare, shards_one, shards_release };
+		const struct fleet_cmd cmd = { FLEET_GREP, main, shards_prepare, shards_one, shards_release,
+					       shards_resident, shards_resident_release };
 
 		return close_stdout(fleet_command(&cmd, argc, argv));
 	}

@@ -290,8 +290,8 @@ static int shards_prepare(int argc, char **argv, void **state)
 }
 
 /* One shard (fleet_cmd.shard): the query on its index, as `ci-refs --index <it>`. */
-static int shards_one(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
-		      struct buf *err)
+static int shards_one(void *state, struct ci_index *ix, const char *index_path, void *res,
+		      struct buf *out, struct buf *err)
 {
 	const struct shards_query *sq = state;
 	struct refs r;
@@ -301,6 +301,7 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 	int ret;
 
 	(void)index_path;
+	(void)res;
 	(void)err;
 	if (!fp)
 		die("cannot open a stream in memory: %s", strerror(errno));
@@ -400,7 +401,7 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 	opterr = 0;
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
-		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release };
+		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release, NULL, NULL };
 
 		return close_stdout(shards_main(&cmd, argc, argv));
 	}

@@ -64,12 +64,19 @@ test_expect_success 'ci-grep: broken shards are fleet_error records either way' 
 	test_grep "shard .r09." thread.err
 '
 
+# the threads read the learned model once a query (rank_model_load), not once a
+# shard: the same hits; a model that cannot be read is each shard's failure, as
+# each forked shard says it
 test_expect_success 'ci-rank: the same hits, merged by score, either way' '
 	same 0 ci-rank --shards set --limit 4 "parse the text" &&
 	test "$(grep -c "\"_type\":\"hit\"" thread.out)" = 4 &&
 	same 0 ci-rank --shards set --limit 3 --explain "util function" &&
 	same 0 ci-rank --shards set --mode keyword --format full "split text" &&
 	same 0 ci-rank --shards set context "parse the text" &&
+	same 0 ci-rank --shards set --fusion rrf --limit 5 "parse the text" &&
+	same 0 ci-rank --shards set --model "$CI_SRC_DIR/share/rank/model.json" --limit 5 "util main" &&
+	same 3 ci-rank --shards set --model no-such-model.json "util main" &&
+	test "$(grep -c "no-such-model.json" thread.err)" = 5 &&
 	same 3 ci-rank --shards bad.tsv "parse the text" &&
 	jq -r "select(._type == \"fleet_error\") | \"\\(.repo) \\(.exit)\"" thread.out >actual &&
 	printf "r09 3\nr10 3\n" >expect &&

@@ -471,6 +471,13 @@ void *huge_alloc(size_t size)
 
 	if (!size)
 		return NULL;
+	if (size < HUGE_ALLOC_MIN) {
+		/* aligned as a cache line, as a mapping's start is at least */
+		p = aligned_alloc(64, (size + 63) & ~(size_t)63);
+		if (!p)
+			die("out of memory (%zu bytes)", size);
+		return memset(p, 0, size);
+	}
 	/* map a huge page more, to start on a huge page's boundary */
 	p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -486,7 +493,9 @@ void *huge_alloc(size_t size)
 
 void huge_free(void *p, size_t size)
 {
-	if (p)
+	if (p && size < HUGE_ALLOC_MIN)
+		free(p);
+	else if (p)
 		munmap(p, (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1));
 }
 

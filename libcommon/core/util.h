@@ -178,8 +178,11 @@ int read_file(const char *path, char **out, size_t *len);
 /*
  * size bytes of zeroed memory in transparent huge pages where the kernel has
  * them (a page fault then brings 2 MiB, not 4 KiB); dies when out of memory.
- * huge_free(p, size) gives it back.
+ * huge_free(p, size) gives it back.  Under HUGE_ALLOC_MIN bytes it is plain
+ * malloc'd memory (zeroed, aligned to 64 bytes): a huge page zeroed, and a mapping made and unmapped, for
+ * a few KiB (a small shard's table, once a query) cost far more than they save.
  */
+#define HUGE_ALLOC_MIN (256u << 10)
 void *huge_alloc(size_t size);
 void huge_free(void *p, size_t size);
 

@@ -689,8 +689,9 @@ done:
  * Open the index at path as the shard's command would: 0, or -1 with what
  * that command would have said in why (ci-grep's fan-out reads each index's
  * root first and says so; ci-rank and ci-refs name a missing index).
+ * how: INDEX_IMMUTABLE for a pool's, else 0.
  */
-static int shard_open(enum fleet_kind kind, const char *path, struct ci_index **ix, struct buf *why)
+static int shard_open(enum fleet_kind kind, const char *path, int how, struct ci_index **ix, struct buf *why)
 {
 	int rc;
 
@@ -701,7 +702,7 @@ static int shard_open(enum fleet_kind kind, const char *path, struct ci_index **
 	 * shard that is not a database would end them all.  Noted instead: such
 	 * a shard fails index_open's own checks, reported as its failure.
 	 */
-	rc = index_open(ix, path, INDEX_READONLY | INDEX_NOTE_DAMAGE);
+	rc = index_open(ix, path, INDEX_READONLY | INDEX_NOTE_DAMAGE | how);
 	util_report_to(NULL);
 	if (!rc)
 		return 0;
@@ -715,12 +716,57 @@ static int shard_open(enum fleet_kind kind, const char *path, struct ci_index **
 	return -1;
 }
 
-int fleet_pool_open(struct fleet_pool *pool, enum fleet_kind kind, const char *spec)
+/* The state of the index file at path and of its log, into seen (zeros: none). */
+static void pool_stat(const char *path, struct fleet_seen seen[2])
+{
+	char wal[4096];
+	struct stat st;
+
+	memset(seen, 0, 2 * sizeof(*seen));
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	for (int k = 0; k < 2; k++)
+		if (!stat(k ? wal : path, &st)) {
+			seen[k].dev = st.st_dev;
+			seen[k].ino = st.st_ino;
+			seen[k].size = st.st_size;
+			seen[k].mtime = st.st_mtim;
+		}
+}
+
+/* Pool shard i opened (again): its index, its resident part, the file's state. */
+static void pool_shard_open(struct fleet_pool *pool, size_t i)
+{
+	const struct fleet_cmd *cmd = pool->cmd;
+	const char *path = pool->set.shard[i].index;
+	struct buf why = BUF_INIT;
+
+	pool_stat(path, pool->seen[i]);
+	if (shard_open(cmd->kind, path, INDEX_IMMUTABLE, &pool->ix[i], &why) < 0)
+		pool->why[i] = buf_detach(&why, NULL);
+	else if (cmd->resident)
+		pool->res[i] = cmd->resident(pool->ix[i], path);
+	buf_release(&why);
+}
+
+static void pool_shard_close(struct fleet_pool *pool, size_t i)
+{
+	if (pool->res[i])
+		pool->cmd->resident_release(pool->res[i]);
+	if (pool->ix[i])
+		index_close(pool->ix[i]);
+	free(pool->why[i]);
+	pool->res[i] = NULL;
+	pool->ix[i] = NULL;
+	pool->why[i] = NULL;
+}
+
+int fleet_pool_open(struct fleet_pool *pool, const struct fleet_cmd *cmd, const char *spec)
 {
 	struct rlimit lim;
-	size_t i;
+	size_t i, n;
 
 	memset(pool, 0, sizeof(*pool));
+	pool->cmd = cmd;
 	if (fleet_set_load(&pool->set, spec) < 0)
 		return -1;
 	/* an open index holds a descriptor or three (the database, its WAL and shm) */
@@ -728,29 +774,42 @@ int fleet_pool_open(struct fleet_pool *pool, enum fleet_kind kind, const char *s
 		lim.rlim_cur = lim.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &lim);
 	}
-	pool->ix = xcalloc(pool->set.shard_nr, sizeof(*pool->ix));
-	pool->why = xcalloc(pool->set.shard_nr, sizeof(*pool->why));
-	for (i = 0; i < pool->set.shard_nr; i++) {
-		struct buf why = BUF_INIT;
-
-		if (shard_open(kind, pool->set.shard[i].index, &pool->ix[i], &why) < 0)
-			pool->why[i] = buf_detach(&why, NULL);
-		buf_release(&why);
-	}
+	n = pool->set.shard_nr;
+	pool->ix = xcalloc(n, sizeof(*pool->ix));
+	pool->why = xcalloc(n, sizeof(*pool->why));
+	pool->res = xcalloc(n, sizeof(*pool->res));
+	pool->seen = xcalloc(n, sizeof(*pool->seen));
+	for (i = 0; i < n; i++)
+		pool_shard_open(pool, i);
 	return 0;
+}
+
+size_t fleet_pool_refresh(struct fleet_pool *pool)
+{
+	struct fleet_seen now[2];
+	size_t i, nr = 0;
+
+	for (i = 0; i < pool->set.shard_nr; i++) {
+		pool_stat(pool->set.shard[i].index, now);
+		if (!memcmp(now, pool->seen[i], sizeof(now)))
+			continue;
+		pool_shard_close(pool, i);
+		pool_shard_open(pool, i);
+		nr++;
+	}
+	return nr;
 }
 
 void fleet_pool_release(struct fleet_pool *pool)
 {
 	size_t i;
 
-	for (i = 0; i < pool->set.shard_nr; i++) {
-		if (pool->ix[i])
-			index_close(pool->ix[i]);
-		free(pool->why[i]);
-	}
+	for (i = 0; i < pool->set.shard_nr; i++)
+		pool_shard_close(pool, i);
 	free(pool->ix);
 	free(pool->why);
+	free(pool->res);
+	free(pool->seen);
 	fleet_set_release(&pool->set);
 	memset(pool, 0, sizeof(*pool));
 }
@@ -808,14 +867,14 @@ static void shard_died(void *arg, int code)
 }
 
 /* Shard i's query over ix on this thread; its status in r->status. */
-static void shard_query(struct threads *t, size_t i, struct ci_index *ix)
+static void shard_query(struct threads *t, size_t i, struct ci_index *ix, void *res)
 {
 	struct shard_run *r = &t->fr->run[i];
 	int damage;
 
 	util_report_to(&r->e);
 	index_damage_thread(1, ix);
-	r->status = t->cmd->shard(t->state, ix, t->fr->set.shard[i].index, &r->o, &r->e);
+	r->status = t->cmd->shard(t->state, ix, t->fr->set.shard[i].index, res, &r->o, &r->e);
 	util_report_to(NULL);
 	if ((damage = index_damage_seen(ix))) {
 		/* what the command run alone dies of (index.c), before it answers */
@@ -840,21 +899,23 @@ static void *shard_thread(void *arg)
 		struct shard_run *r = &fr->run[i];
 		const char *path = fr->set.shard[i].index;
 		struct ci_index *ix;
+		void *res = NULL;
 
 		st->at = i;
 		index_damage_thread(1, NULL);	/* what an open meets is its own failure */
 		if (t->pool) {
 			ix = t->pool->ix[t->in_pool[i]];
+			res = t->pool->res[t->in_pool[i]];
 			if (!ix)
 				buf_addstr(&r->e, t->pool->why[t->in_pool[i]]);
 		} else {
-			shard_open(fr->kind, path, &ix, &r->e);
+			shard_open(fr->kind, path, 0, &ix, &r->e);
 		}
 		if (!ix) {
 			r->status = EXIT_IO;
 			continue;
 		}
-		shard_query(t, i, ix);
+		shard_query(t, i, ix, res);
 		index_damage_thread(0, NULL);
 		if (!t->pool)
 			index_close(ix);

@@ -39,6 +39,8 @@
 #define CI_FLEET_H
 
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 enum fleet_kind {
 	FLEET_GREP,		/* ci-grep: matches by repository, then path */
@@ -142,16 +144,38 @@ struct fleet_cmd {
 	 * returns the command's exit status.  Called on several threads at
 	 * once, each with a shard of its own: state is read-only.
 	 */
-	int (*shard)(void *state, struct ci_index *ix, const char *index_path, struct buf *out,
-		     struct buf *err);
+	int (*shard)(void *state, struct ci_index *ix, const char *index_path, void *res,
+		     struct buf *out, struct buf *err);
 	void (*release)(void *state);
+	/*
+	 * Optional, for a shard server (struct fleet_pool): what a shard's
+	 * query would otherwise read again each time (ci-rank: its candidates'
+	 * metadata), made when the pool opens the shard's index and again when
+	 * it reopens it; shard() gets it as res (NULL: none, or no pool).  Its
+	 * answers must be the answers without it.
+	 */
+	void *(*resident)(struct ci_index *ix, const char *index_path);
+	void (*resident_release)(void *res);
 };
 
-/* A shard set opened: each shard's index kept open between queries. */
+/*
+ * A shard set opened: each shard's index kept open between queries
+ * (INDEX_IMMUTABLE: no lock and no check of the file per statement, its
+ * pages mapped), with what cmd->resident keeps beside it, and the file's
+ * state when it was opened.
+ */
 struct fleet_pool {
+	const struct fleet_cmd *cmd;
 	struct fleet_set set;		/* every shard of the set */
 	struct ci_index **ix;		/* one a shard; NULL: it could not be opened ... */
 	char **why;			/* ... and this is why (owned), as the shard's command says it */
+	void **res;			/* cmd->resident's, one a shard (NULL: none) */
+	struct fleet_seen {
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+	} (*seen)[2];			/* a shard's index file and its WAL log when opened */
 };
 
 /*
@@ -160,7 +184,13 @@ struct fleet_pool {
  * query reports it as a fleet_error.  Returns 0, or -1 after a message (the
  * set cannot be read).
  */
-int fleet_pool_open(struct fleet_pool *pool, enum fleet_kind kind, const char *spec);
+int fleet_pool_open(struct fleet_pool *pool, const struct fleet_cmd *cmd, const char *spec);
+/*
+ * Before a query: each shard whose index file (or its log) is another than
+ * when it was opened (inode, size, modification time) opened again, with
+ * its resident part; a stat or two a shard.  Returns how many were.
+ */
+size_t fleet_pool_refresh(struct fleet_pool *pool);
 void fleet_pool_release(struct fleet_pool *pool);
 
 /*

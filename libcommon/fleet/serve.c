@@ -24,14 +24,17 @@ static void pool_preload(void *data, const char *spec)
 {
 	struct served *sv = data;
 
-	if (fleet_pool_open(&sv->pool, sv->cmd->kind, spec) < 0)
+	if (fleet_pool_open(&sv->pool, sv->cmd, spec) < 0)
 		exit(EXIT_IO);
 }
 
+/* Before each query: a shard published again since is opened again (the set itself is the server's). */
 static void pool_refresh(void *data, const char *spec)
 {
-	(void)data;
-	(void)spec;	/* a published shard does not change; a new set is a new server */
+	struct served *sv = data;
+
+	(void)spec;
+	fleet_pool_refresh(&sv->pool);
 }
 
 static int pool_run(void *data, int argc, char **argv)

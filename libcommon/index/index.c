@@ -24,6 +24,16 @@ struct ci_index {
 	char *path;		/* the database file */
 	char *root;		/* repository root recorded at build time */
 	char *meta_val;		/* last index_meta() answer */
+	int immutable;		/* INDEX_IMMUTABLE: what follows is kept */
+	struct index_kept_meta {
+		char *key, *val;	/* val NULL: no such key */
+	} *kept_meta;		/* index_meta's answers */
+	size_t kept_meta_nr, kept_meta_alloc;
+	struct index_kept_stmt {
+		char *sql;
+		sqlite3_stmt *st;
+	} *kept;		/* index_kept's statements */
+	size_t kept_nr, kept_alloc;
 	int writer;		/* opened read-write */
 	int note_damage;	/* INDEX_NOTE_DAMAGE: damage is noted, not fatal */
 	int damage_seen;	/* damage was reported while it was open (atomic) */
@@ -447,7 +457,54 @@ static int db_error(sqlite3 *db, const char *what)
 	return error("%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
 }
 
+sqlite3_stmt *index_kept(struct ci_index *ix, const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (!ix->immutable)
+		return NULL;
+	for (size_t i = 0; i < ix->kept_nr; i++)
+		if (!strcmp(ix->kept[i].sql, sql)) {
+			sqlite3_reset(ix->kept[i].st);
+			sqlite3_clear_bindings(ix->kept[i].st);
+			return ix->kept[i].st;
+		}
+	if (sqlite3_prepare_v2(ix->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	ALLOC_GROW(ix->kept, ix->kept_nr + 1, ix->kept_alloc);
+	ix->kept[ix->kept_nr].sql = xstrdup(sql);
+	ix->kept[ix->kept_nr++].st = st;
+	return st;
+}
+
+/* Is st one of index_kept's (reset when done, never finalized)? */
+static int is_kept(const struct ci_index *ix, sqlite3_stmt *st)
+{
+	for (size_t i = 0; i < ix->kept_nr; i++)
+		if (ix->kept[i].st == st)
+			return 1;
+	return 0;
+}
+
+static const char *meta_lookup(struct ci_index *ix, const char *key);
+
 const char *index_meta(struct ci_index *ix, const char *key)
+{
+	const char *v;
+
+	if (!ix->immutable)
+		return meta_lookup(ix, key);
+	for (size_t i = 0; i < ix->kept_meta_nr; i++)
+		if (!strcmp(ix->kept_meta[i].key, key))
+			return ix->kept_meta[i].val;
+	v = meta_lookup(ix, key);
+	ALLOC_GROW(ix->kept_meta, ix->kept_meta_nr + 1, ix->kept_meta_alloc);
+	ix->kept_meta[ix->kept_meta_nr].key = xstrdup(key);
+	ix->kept_meta[ix->kept_meta_nr].val = v ? xstrdup(v) : NULL;
+	return ix->kept_meta[ix->kept_meta_nr++].val;
+}
+
+static const char *meta_lookup(struct ci_index *ix, const char *key)
 {
 	sqlite3_stmt *st;
 
@@ -460,6 +517,21 @@ const char *index_meta(struct ci_index *ix, const char *key)
 		ix->meta_val = xstrdup((const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
 	return ix->meta_val;
+}
+
+/* "file:<path>?immutable=1", the path's '%', '?' and '#' escaped (SQLite's URI filenames). */
+static char *immutable_uri(const char *path)
+{
+	struct buf b = BUF_INIT;
+
+	buf_addstr(&b, "file:");
+	for (; *path; path++)
+		if (*path == '%' || *path == '?' || *path == '#')
+			buf_addf(&b, "%%%02X", (unsigned char)*path);
+		else
+			buf_add(&b, path, 1);
+	buf_addstr(&b, "?immutable=1");
+	return buf_detach(&b, NULL);
 }
 
 int index_open(struct ci_index **out, const char *path, int how)
@@ -479,7 +551,19 @@ int index_open(struct ci_index **out, const char *path, int how)
 	ix = xcalloc(1, sizeof(*ix));
 	ix->path = xstrdup(path);
 	ix->note_damage = (how & INDEX_NOTE_DAMAGE) != 0;
-	if (sqlite3_open_v2(path, &ix->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	ix->immutable = (how & INDEX_IMMUTABLE) != 0;
+	if (how & INDEX_IMMUTABLE) {
+		char *uri = immutable_uri(path);
+		int rc = sqlite3_open_v2(uri, &ix->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+					 NULL);
+
+		free(uri);
+		readonly = 1;
+		if (rc != SQLITE_OK) {
+			db_error(ix->db, path);
+			goto fail;
+		}
+	} else if (sqlite3_open_v2(path, &ix->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		db_error(ix->db, path);
 		goto fail;
 	}
@@ -569,11 +653,21 @@ void index_close(struct ci_index *ix)
 		sqlite3_busy_timeout(ix->db, 0);
 		sqlite3_wal_checkpoint_v2(ix->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 	}
+	for (size_t i = 0; i < ix->kept_nr; i++) {
+		sqlite3_finalize(ix->kept[i].st);
+		free(ix->kept[i].sql);
+	}
 	if (ix->db)
 		sqlite3_close(ix->db);
 	free(ix->path);
 	free(ix->root);
 	free(ix->meta_val);
+	for (size_t i = 0; i < ix->kept_meta_nr; i++) {
+		free(ix->kept_meta[i].key);
+		free(ix->kept_meta[i].val);
+	}
+	free(ix->kept_meta);
+	free(ix->kept);
 	free(ix);
 }
 
@@ -640,7 +734,10 @@ static int each_file(struct ci_index *ix, sqlite3_stmt *st, index_file_fn fn, vo
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = db_error(ix->db, "index query failed");
-	sqlite3_finalize(st);
+	if (is_kept(ix, st))
+		sqlite3_reset(st);
+	else
+		sqlite3_finalize(st);
 	return ret;
 }
 
@@ -688,23 +785,24 @@ _Static_assert(INDEX_SEG_BITS == 8, "the candidate query says 8 and 255");
 
 int index_trigram_candidates(struct ci_index *ix, const char *match, index_file_fn fn, void *data)
 {
-	sqlite3_stmt *st;
-
 	/*
 	 * From the matching segments to their blobs (a list of segment numbers
 	 * each), and from the blobs to their files, not through every file; the
 	 * blobs whose trigrams cannot be trusted are candidates whole.
 	 */
-	if (sqlite3_prepare_v2(ix->db,
-			       "WITH m AS MATERIALIZED ("
-			       "  SELECT rowid >> 8 AS id, group_concat(rowid & 255) AS hits "
-			       "  FROM chunks_tri WHERE chunks_tri MATCH ?1 GROUP BY 1) "
-			       "SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact,"
-			       "       CASE WHEN b.exact THEN b.segs END, CASE WHEN b.exact THEN c.hits END "
-			       "FROM (SELECT id, hits FROM m "
-			       "      UNION ALL SELECT id, NULL FROM blobs WHERE exact = 0 AND id NOT IN (SELECT id FROM m)) c "
-			       "JOIN files f ON f.blob_id = c.id JOIN blobs b ON b.id = c.id "
-			       "ORDER BY f.path", -1, &st, NULL) != SQLITE_OK)
+	static const char sql[] =
+		"WITH m AS MATERIALIZED ("
+		"  SELECT rowid >> 8 AS id, group_concat(rowid & 255) AS hits "
+		"  FROM chunks_tri WHERE chunks_tri MATCH ?1 GROUP BY 1) "
+		"SELECT f.path, b.blob, b.lang, f.size, f.mtime, b.exact,"
+		"       CASE WHEN b.exact THEN b.segs END, CASE WHEN b.exact THEN c.hits END "
+		"FROM (SELECT id, hits FROM m "
+		"      UNION ALL SELECT id, NULL FROM blobs WHERE exact = 0 AND id NOT IN (SELECT id FROM m)) c "
+		"JOIN files f ON f.blob_id = c.id JOIN blobs b ON b.id = c.id "
+		"ORDER BY f.path";
+	sqlite3_stmt *st = index_kept(ix, sql);
+
+	if (!st && sqlite3_prepare_v2(ix->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_error(ix->db, "index query failed");
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_TRANSIENT);
 	return each_file(ix, st, fn, data);

@@ -126,10 +126,18 @@ char *index_default_path(const char *root);
 enum {
 	INDEX_READONLY = 1,	/* open read-only (else read-write) */
 	INDEX_NOTE_DAMAGE = 2,	/* note damage, go on (else report it and exit 3) */
+	/*
+	 * read-only, and the file taken not to change while open (SQLite's
+	 * immutable=1: no lock, no check of the file or its log per
+	 * statement, pages cached between transactions).  For a published
+	 * shard (libcommon/fleet): whoever opens it so checks the file itself
+	 * and opens it again when it changed.
+	 */
+	INDEX_IMMUTABLE = 4,
 };
 
 /*
- * Open an existing index (flags: INDEX_READONLY, INDEX_NOTE_DAMAGE).  Returns
+ * Open an existing index (flags: INDEX_READONLY, INDEX_NOTE_DAMAGE, INDEX_IMMUTABLE).  Returns
  * 0; 1 when there is no index at path (nothing reported); -1 after reporting
  * an error: not a database, corrupt, or built with another schema version (the
  * message says to run `ci-index build`).
@@ -158,6 +166,14 @@ const char *index_root(struct ci_index *ix);
 /* A meta value ("schema_version", "root", "commit", "updated", ...) or NULL;
  * owned by the index until the next call. */
 const char *index_meta(struct ci_index *ix, const char *key);
+/*
+ * An index opened INDEX_IMMUTABLE keeps its meta values (index_meta, then
+ * owned by the index while it is open) and the statements asked for here:
+ * sql prepared once and kept, reset with its bindings cleared each time it
+ * is asked for (one user at a time).  NULL for another index (prepare it
+ * yourself), or when it cannot be prepared.
+ */
+sqlite3_stmt *index_kept(struct ci_index *ix, const char *sql);
 
 /* Call fn for every indexed file, sorted by path; stops and returns fn's value
  * when it is non-zero.  Returns 0, or -1 after reporting an SQLite error. */

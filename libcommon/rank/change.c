@@ -14,13 +14,13 @@ int rank_signal_change(struct rank_query *rq)
 	long long newest = 0;
 	int have = 0;
 
-	st = rank_prep(rq->db, "SELECT max(time) FROM commits");
+	st = rank_stmt(rq->r, "SELECT max(time) FROM commits");
 	if (sqlite3_step(st) == SQLITE_ROW)
 		newest = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	if (!newest)
 		return 0;
-	st = rank_prep(rq->db, "SELECT count(*), max(c.time) FROM commit_files cf JOIN commits c ON c.sha = cf.sha WHERE cf.path = ?1");
+	st = rank_stmt(rq->r, "SELECT count(*), max(c.time) FROM commit_files cf JOIN commits c ON c.sha = cf.sha WHERE cf.path = ?1");
 	for (size_t i = 0; i < rq->cands_nr; i++) {
 		sqlite3_bind_text(st, 1, rq->cands[i].path, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
@@ -32,6 +32,6 @@ int rank_signal_change(struct rank_query *rq)
 		}
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	return have;
 }

@@ -128,8 +128,9 @@ void rank_query_fuse(struct rank_query *rq)
 }
 
 /*
- * The model: --model's file, else the compiled-in one, its member for an
- * index with vectors when vectors is non-zero: 0, or -1 after a message.
+ * The model: read once already, or --model's file, else the compiled-in one,
+ * its member for an index with vectors when vectors is non-zero: 0, or -1
+ * after a message.
  */
 static int load_model(const struct rank_opts *o, struct rank_model *m, int vectors)
 {
@@ -137,6 +138,10 @@ static int load_model(const struct rank_opts *o, struct rank_model *m, int vecto
 	size_t len;
 	int ret;
 
+	if (o->model_parsed[!!vectors]) {
+		*m = *o->model_parsed[!!vectors];
+		return 0;
+	}
 	if (!o->model) {
 		if (!o->model_json)
 			return error("the learned fusion has no model: use --model or --fusion rrf");
@@ -159,6 +164,11 @@ static int load_model(const struct rank_opts *o, struct rank_model *m, int vecto
  * below 0.001).  With the semantic signal in the query, the model's
  * with_vectors member; rq->confidence the calibration of the top file's logit.
  */
+int rank_model_load(const struct rank_opts *o, struct rank_model *m, int vectors)
+{
+	return load_model(o, m, vectors);
+}
+
 int rank_learned_fusion(struct rank_query *rq)
 {
 	double max_fused = rq->max_fused;

@@ -70,13 +70,12 @@ static uint32_t chunk_size(struct rank_query *rq, sqlite3_int64 id)
 	return index_size_get(rq->sizes + 4 * CI_SIZES_BLOCK * b, (size_t)(id % CI_SIZES_BLOCK));
 }
 
-static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
-		    sqlite3_value **val)
+static void bm25_of(struct rank_query *rq, const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
+		    int nval, sqlite3_value **val)
 {
 	const double k1 = 1.2, b = 0.75;
 	int ncol = api->xColumnCount(fts), nphrase = api->xPhraseCount(fts), ip, ic, io, i;
 	struct bm25_avg *avg = api->xGetAuxdata(fts, 0);
-	struct rank_query *rq = api->xUserData(fts);
 	double freq[128] = { 0 }, cw[8], score = 0, dl;
 	int ntok = 0;
 
@@ -124,6 +123,20 @@ static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
 	sqlite3_result_double(ctx, -score);
 }
 
+/* ci_bm25 registered for one query: its user data is the query */
+static void ci_bm25(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+		    sqlite3_value **val)
+{
+	bm25_of(api->xUserData(fts), api, fts, ctx, nval, val);
+}
+
+/* ci_bm25 registered once on a connection that keeps its statements: the query of the moment */
+static void ci_bm25_slot(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+			 sqlite3_value **val)
+{
+	bm25_of(*(struct rank_query **)api->xUserData(fts), api, fts, ctx, nval, val);
+}
+
 /* a keyword candidate: its BM25 (v->s is its negation), the first one given */
 static void set_keyword(struct rank_cand *c, double s)
 {
@@ -141,18 +154,21 @@ static size_t keyword_top(struct rank_query *rq, const char *match, const double
 	sqlite3_stmt *st;
 	size_t n = 0;
 
+	/* the weights bound, not written: one statement for every query of nw phrases (rank_stmt) */
 	buf_addstr(&sql, "SELECT rowid, ci_bm25(chunks_fts, 8.0, 2.0, 4.0, 1.0");
 	for (size_t i = 0; i < nw; i++)
-		buf_addf(&sql, ", %.17g", w[i]);
+		buf_addf(&sql, ", ?%zu", i + 2);
 	buf_addf(&sql, ") AS s FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY s LIMIT %d", KEYWORD_TOP);
-	st = rank_prep(rq->db, sql.buf);
+	st = rank_stmt(rq->r, sql.buf);
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	for (size_t i = 0; i < nw; i++)
+		sqlite3_bind_double(st, (int)i + 2, w[i]);
 	while (n < KEYWORD_TOP && sqlite3_step(st) == SQLITE_ROW) {
 		out[n].id = sqlite3_column_int64(st, 0);
 		out[n].s = sqlite3_column_double(st, 1);
 		n++;
 	}
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	buf_release(&sql);
 	qsort(out, n, sizeof(*out), rank_cmp_scored);
 	return n;
@@ -339,6 +355,8 @@ void rank_signal_keyword(struct rank_query *rq, long total_chunks)
 	int done = 0;
 	fts5_api *api;
 	struct buf empty = BUF_INIT;
+	struct rank_query **slot;
+	int first;
 
 	memset(&kq, 0, sizeof(kq));
 	kq.q = empty;
@@ -347,9 +365,17 @@ void rank_signal_keyword(struct rank_query *rq, long total_chunks)
 		buf_release(&kq.q);
 		return;
 	}
-	/* the query is the function's user data: each query registers it anew */
+	/*
+	 * The query is the function's user data: each query registers it anew,
+	 * but where the connection keeps its statements (rank_stmt), which hold
+	 * the function registered when they were prepared: once, with a slot
+	 * that names the query of the moment.
+	 */
 	api = index_fts5_api(rq->db);
-	if (!api || api->xCreateFunction(api, "ci_bm25", rq, ci_bm25, NULL) != SQLITE_OK)
+	slot = rank_stmt_bm25_slot(rq->r, rq, &first);
+	if (!api || ((!slot || first) &&
+		     (slot ? api->xCreateFunction(api, "ci_bm25", slot, ci_bm25_slot, NULL)
+			   : api->xCreateFunction(api, "ci_bm25", rq, ci_bm25, NULL)) != SQLITE_OK))
 		die("index: cannot register ci_bm25: %s", sqlite3_errmsg(rq->db));
 	top = xmalloc(KEYWORD_TOP * sizeof(*top));
 	if (kq.nessential && kq.nessential < kq.nphrase)

@@ -11,8 +11,8 @@
 void rank_signal_path(struct rank_query *rq)
 {
 	/* every file, from the server's memory or the table, in path order */
-	sqlite3_stmt *files = rq->meta ? NULL : rank_prep(rq->db, "SELECT f.path FROM files f");
-	sqlite3_stmt *first = rank_prep(rq->db, "SELECT " CHUNK_COLS " FROM chunks c "
+	sqlite3_stmt *files = rq->meta ? NULL : rank_stmt(rq->r, "SELECT f.path FROM files f");
+	sqlite3_stmt *first = rank_stmt(rq->r, "SELECT " CHUNK_COLS " FROM chunks c "
 					"JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id "
 					"WHERE f.path = ?1 ORDER BY c.start_line");
 	size_t i, fi = 0;
@@ -65,8 +65,8 @@ void rank_signal_path(struct rank_query *rq)
 		}
 	}
 	if (files)
-		sqlite3_finalize(files);
-	sqlite3_finalize(first);
+		rank_stmt_done(rq->r, files);
+	rank_stmt_done(rq->r, first);
 }
 
 /* A traceback frame's path ("/x/y/src/pkg/mod.py") ends with the file's, at a '/'. */

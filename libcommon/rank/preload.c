@@ -202,3 +202,29 @@ const struct rank_meta *rank_preload_meta_for(const struct rank_preload *p, sqli
 		return &p->meta;
 	return NULL;
 }
+
+struct rank_preload *rank_preload_of_db(sqlite3 *db)
+{
+	struct rank_preload *p = xmalloc(sizeof(*p));
+	struct buf b = BUF_INIT;
+
+	rank_preload_init(p);
+	if (rank_meta_read(db, &b) == 0)
+		meta_take(p, b.buf, b.len);
+	buf_release(&b);
+	if (!p->meta.head) {
+		free(p);
+		return NULL;
+	}
+	p->stmts = rank_stmts_new(db);
+	return p;
+}
+
+void rank_preload_free(struct rank_preload *p)
+{
+	if (!p)
+		return;
+	rank_stmts_free(p->stmts);
+	huge_free(p->meta_mem, p->meta.len);
+	free(p);
+}

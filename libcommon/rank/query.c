@@ -220,7 +220,7 @@ void rank_weigh_terms(struct rank_query *rq, long total_chunks)
 	 * walks a term's whole doclist to count it: 8 ms for "struct" on 137k
 	 * chunks), fts5vocab the rest.
 	 */
-	st = rank_prep(rq->db, "SELECT df FROM term_df WHERE term = ?1");
+	st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
 	for (i = 0; i < rq->terms_nr; i++) {
 		sqlite3_bind_text(st, 1, rq->terms[i].text, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW) {
@@ -230,7 +230,7 @@ void rank_weigh_terms(struct rank_query *rq, long total_chunks)
 				if (sqlite3_exec(rq->db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab "
 						 "USING fts5vocab(main, chunks_fts, row)", NULL, NULL, NULL) != SQLITE_OK)
 					die("index: %s", sqlite3_errmsg(rq->db));
-				vocab = rank_prep(rq->db, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
+				vocab = rank_stmt(rq->r, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
 			}
 			sqlite3_bind_text(vocab, 1, rq->terms[i].text, -1, SQLITE_STATIC);
 			rq->terms[i].df = sqlite3_step(vocab) == SQLITE_ROW ? sqlite3_column_int64(vocab, 0) : 0;
@@ -238,8 +238,8 @@ void rank_weigh_terms(struct rank_query *rq, long total_chunks)
 		}
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
-	sqlite3_finalize(vocab);
+	rank_stmt_done(rq->r, st);
+	rank_stmt_done(rq->r, vocab);
 	/* drop terms the index does not hold; order by weight x idf */
 	for (i = j = 0; i < rq->terms_nr; i++) {
 		if (!rq->terms[i].df) {

@@ -87,6 +87,8 @@ struct rank_opts {
 	const char *model;	/* --model file, or NULL: the compiled-in model */
 	const char *features;	/* --features file */
 	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
+	const struct rank_model *model_parsed[2];	/* the model read once for many queries (without,
+						   with vectors), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
 };
 
@@ -115,6 +117,7 @@ struct rank_preload {
 	pid_t meta_child;		/* reading it again, or 0 */
 	int meta_pipe;			/* its 'k' when done (read end), or -1 */
 	int meta_fd;			/* the memfd it writes the block to, or -1 */
+	struct rank_stmts *stmts;	/* statements kept prepared (a shard server's), or NULL */
 };
 void rank_preload_init(struct rank_preload *p);
 /* The snapshot read again when the file is another, the model once there are vectors. */
@@ -131,6 +134,17 @@ int rank_preload_watch_fd(const struct rank_preload *p);
 void rank_preload_on_watch(struct rank_preload *p);
 /* The metadata if it is of the index db's read transaction, else NULL. */
 const struct rank_meta *rank_preload_meta_for(const struct rank_preload *p, sqlite3 *db);
+/*
+ * A shard server's (libcommon/fleet): the metadata alone, read now from the
+ * open index db (no model, no vectors; nothing read again: the server opens
+ * a changed shard anew), and a statement cache on db (stmts); NULL when it
+ * cannot be read.  Freed with rank_preload_free.
+ */
+struct rank_preload *rank_preload_of_db(sqlite3 *db);
+void rank_preload_free(struct rank_preload *p);
+/* A cache of the statements of a query on db (ranker.c), kept between queries; freed with its statements. */
+struct rank_stmts *rank_stmts_new(sqlite3 *db);
+void rank_stmts_free(struct rank_stmts *c);
 
 /* The open index: shared by queries, read-only while they run. */
 struct ranker {
@@ -231,6 +245,14 @@ void rank_query_fuse(struct rank_query *rq);
  * a message (the model or the dump).  features.c, fusion.c.
  */
 int rank_learned_fusion(struct rank_query *rq);
+/*
+ * The model of o (--model's file, else the compiled-in one; its with_vectors
+ * member when vectors is non-zero) read into m, as the learned fusion reads it
+ * each query: 0, or -1 after a message.  A caller that runs many queries with
+ * o (a shard set's) reads both once, and sets o->model_parsed[0] and [1].
+ */
+struct rank_model;
+int rank_model_load(const struct rank_opts *o, struct rank_model *m, int vectors);
 
 /*
  * Order the chunks within each file by their own evidence (keyword, symbol

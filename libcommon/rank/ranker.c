@@ -10,6 +10,8 @@
 
 #include "index/index.h"
 
+static struct rank_stmts *stmts_of(const struct ranker *r);
+
 void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const struct rank_preload *pre,
 		 struct rank_trace *trace)
 {
@@ -21,9 +23,13 @@ void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const st
 	/*
 	 * A query touches a few thousand pages: reading them costs less than
 	 * mapping 4 GiB and taking a page fault on each (measured on this VM).
+	 * A connection that keeps its statements (a shard server's) is left as
+	 * its owner set it (a small shard's file stays mapped: cmd/ci-rank.c).
 	 */
-	sqlite3_exec(db, "PRAGMA mmap_size = 0", NULL, NULL, NULL);
-	sqlite3_exec(db, "PRAGMA cache_size = -65536", NULL, NULL, NULL);
+	if (!stmts_of(r)) {
+		sqlite3_exec(db, "PRAGMA mmap_size = 0", NULL, NULL, NULL);
+		sqlite3_exec(db, "PRAGMA cache_size = -65536", NULL, NULL, NULL);
+	}
 	/*
 	 * One read transaction for the whole answer: every signal sees the same
 	 * index, and a statement does not take the WAL's read lock anew (a
@@ -36,13 +42,13 @@ void ranker_init(struct ranker *r, sqlite3 *db, const char *index_path, const st
 		 * of its "averages" record (rowid 1 of the data table), which is
 		 * what bm25() itself reads; count(*) would walk the whole table.
 		 */
-		sqlite3_stmt *st = rank_prep(db, "SELECT block FROM chunks_fts_data WHERE id = 1");
+		sqlite3_stmt *st = rank_stmt(r, "SELECT block FROM chunks_fts_data WHERE id = 1");
 		if (sqlite3_step(st) == SQLITE_ROW) {
 			uint64_t v;
 			index_varint(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &v);
 			r->total_chunks = (long)v;
 		}
-		sqlite3_finalize(st);
+		rank_stmt_done(r, st);
 	}
 	/* the server's copy serves if it is of the index this transaction reads */
 	r->meta = pre ? rank_preload_meta_for(pre, db) : NULL;
@@ -123,6 +129,94 @@ sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		die("index: %s", sqlite3_errmsg(db));
 	return st;
+}
+
+/* Statements kept prepared on one connection (a shard server's): rank_stmt. */
+struct rank_stmts {
+	sqlite3 *db;
+	struct rank_stmt_slot {
+		char *sql;
+		sqlite3_stmt *st;
+		int busy;	/* handed out, not yet done */
+	} *v;
+	size_t nr, alloc;
+	struct rank_query *bm25_rq;	/* ci_bm25's query of the moment (keyword.c) */
+	int bm25_registered;		/* ci_bm25 registered with &bm25_rq */
+};
+
+struct rank_stmts *rank_stmts_new(sqlite3 *db)
+{
+	struct rank_stmts *c = xcalloc(1, sizeof(*c));
+
+	c->db = db;
+	return c;
+}
+
+void rank_stmts_free(struct rank_stmts *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr; i++) {
+		sqlite3_finalize(c->v[i].st);
+		free(c->v[i].sql);
+	}
+	free(c->v);
+	free(c);
+}
+
+/* The cache of r's connection, or NULL. */
+static struct rank_stmts *stmts_of(const struct ranker *r)
+{
+	struct rank_stmts *c = r->pre ? r->pre->stmts : NULL;
+
+	return c && c->db == r->db ? c : NULL;
+}
+
+sqlite3_stmt *rank_stmt(const struct ranker *r, const char *sql)
+{
+	struct rank_stmts *c = stmts_of(r);
+	sqlite3_stmt *st;
+
+	if (!c)
+		return rank_prep(r->db, sql);
+	for (size_t i = 0; i < c->nr; i++)
+		if (!c->v[i].busy && !strcmp(c->v[i].sql, sql)) {
+			c->v[i].busy = 1;
+			return c->v[i].st;
+		}
+	st = rank_prep(r->db, sql);
+	ALLOC_GROW(c->v, c->nr + 1, c->alloc);
+	c->v[c->nr].sql = xstrdup(sql);
+	c->v[c->nr].st = st;
+	c->v[c->nr++].busy = 1;
+	return st;
+}
+
+struct rank_query **rank_stmt_bm25_slot(const struct ranker *r, struct rank_query *rq, int *first)
+{
+	struct rank_stmts *c = stmts_of(r);
+
+	*first = 0;
+	if (!c)
+		return NULL;
+	c->bm25_rq = rq;
+	*first = !c->bm25_registered;
+	c->bm25_registered = 1;
+	return &c->bm25_rq;
+}
+
+void rank_stmt_done(const struct ranker *r, sqlite3_stmt *st)
+{
+	struct rank_stmts *c = stmts_of(r);
+
+	for (size_t i = 0; c && st && i < c->nr; i++)
+		if (c->v[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			c->v[i].busy = 0;
+			return;
+		}
+	sqlite3_finalize(st);
 }
 
 /*

@@ -140,10 +140,10 @@ static void *snap_mapper(void *arg)
  */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q)
 {
-	sqlite3_stmt *st = rank_prep(rq->db, "SELECT EXISTS (SELECT 1 FROM vectors)");
+	sqlite3_stmt *st = rank_stmt(rq->r, "SELECT EXISTS (SELECT 1 FROM vectors)");
 	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
 
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	if (!have)
 		return;
 	j->r = rq->r;

@@ -18,6 +18,19 @@
 
 /* sql prepared on db; dies when it cannot be (a damaged or older index). */
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql);
+/*
+ * A statement of r's connection, as rank_prep, kept prepared between queries
+ * where r's preload holds a statement cache (a shard server's, rank.h), and
+ * given back with rank_stmt_done (reset; finalized where there is no cache).
+ */
+sqlite3_stmt *rank_stmt(const struct ranker *r, const char *sql);
+void rank_stmt_done(const struct ranker *r, sqlite3_stmt *st);
+/*
+ * Where r keeps its statements: the slot ci_bm25 reads its query from, set to
+ * rq (*first: not registered yet on the connection, register it now); NULL
+ * where it does not (register the function with rq itself, each query).
+ */
+struct rank_query **rank_stmt_bm25_slot(const struct ranker *r, struct rank_query *rq, int *first);
 static inline const char *rank_col(sqlite3_stmt *st, int i)
 {
 	return (const char *)sqlite3_column_text(st, i);

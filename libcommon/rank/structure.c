@@ -69,7 +69,7 @@ int rank_signal_structure(struct rank_query *rq)
 		seed[k] += 1.0 / rq->cands[i].rank[SIG_KEYWORD];
 		seed_sum += 1.0 / rq->cands[i].rank[SIG_KEYWORD];
 	}
-	st = rank_prep(rq->db, "SELECT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
+	st = rank_stmt(rq->r, "SELECT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
 	lo = 0;
 	hi = g.n;
 	for (int hop = 0; hop < STRUCT_HOPS; hop++) {
@@ -89,7 +89,7 @@ int rank_signal_structure(struct rank_query *rq)
 		lo = hi;
 		hi = g.n;
 	}
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	if (!g.e_nr || seed_sum <= 0) {
 		free(seed);
 		goto out;

@@ -7,7 +7,7 @@
 
 void rank_signal_symbol(struct rank_query *rq)
 {
-	sqlite3_stmt *st = rank_prep(rq->db, "SELECT " CHUNK_COLS ", d.kind FROM defs d "
+	sqlite3_stmt *st = rank_stmt(rq->r, "SELECT " CHUNK_COLS ", d.kind FROM defs d "
 				"JOIN chunks c ON c.blob_id = d.blob_id AND c.start_line <= d.line AND c.end_line >= d.line "
 				"JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
 				"WHERE d.name = ?1 LIMIT 50");
@@ -29,6 +29,6 @@ void rank_signal_symbol(struct rank_query *rq)
 		}
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 }
 

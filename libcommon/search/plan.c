@@ -42,14 +42,17 @@ static struct plan *plan_of(const struct index_file *f)
  */
 static int index_has_phrases(struct ci_index *ix)
 {
-	sqlite3_stmt *st;
+	static const char sql[] = "SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH '\"abcd\"' LIMIT 1";
+	sqlite3_stmt *st = index_kept(ix, sql), *kept = st;	/* a shard server's index: kept */
 	int rc;
 
-	if (sqlite3_prepare_v2(index_db(ix), "SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH '\"abcd\"' LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (!st && sqlite3_prepare_v2(index_db(ix), sql, -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	if (kept)
+		sqlite3_reset(st);
+	else
+		sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE;
 }
 
@@ -271,11 +274,13 @@ static char *query_for(const struct search *q, struct ci_index *ix)
 		free(query);
 		query = trigram_query(m->pattern, m->tflags | TRIGRAM_PHRASES);
 	} else if (query) {
-		sqlite3_stmt *df;
-		if (sqlite3_prepare_v2(index_db(ix), "SELECT df FROM tri_df WHERE tri = ?1", -1, &df, NULL) == SQLITE_OK) {
+		static const char sql[] = "SELECT df FROM tri_df WHERE tri = ?1";
+		sqlite3_stmt *df = index_kept(ix, sql), *kept = df;	/* a shard server's index: kept */
+		if (df || sqlite3_prepare_v2(index_db(ix), sql, -1, &df, NULL) == SQLITE_OK) {
 			free(query);
 			query = trigram_query_lean(m->pattern, m->tflags, tri_df_of, df);
-			sqlite3_finalize(df);
+			if (!kept)
+				sqlite3_finalize(df);
 		}
 	}
 	return query;

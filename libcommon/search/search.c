@@ -275,12 +275,17 @@ int search_tree(struct search *q, const char *start, char **args, size_t nr, int
 	char *ipath = NULL;
 
 	memset(&ps, 0, sizeof(ps));
-	if (walker_open(&w, start, &q->o.walk) < 0)
+	if (q->o.walker_handle) {
+		w = *q->o.walker_handle;
+		w.opts = q->o.walk;
+	} else if (walker_open(&w, start, &q->o.walk) < 0) {
 		return SEARCH_EXIT_ERROR;
+	}
 	rootfd = open(w.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0) {
 		error_errno("cannot open '%s'", w.root);
-		walker_close(&w);
+		if (!q->o.walker_handle)
+			walker_close(&w);
 		return SEARCH_EXIT_ERROR;
 	}
 	errors = scope_open(&sc, &w, rootfd, args, nr, q->o.whole_tree);
@@ -313,7 +318,12 @@ out:
 	targets_release(&ts);
 	walk_list_release(&list);
 	close(rootfd);
-	walker_close(&w);
+	if (q->o.walker_handle) {
+		w.opts = q->o.walker_handle->opts;
+		*q->o.walker_handle = w;	/* with what it read */
+	} else {
+		walker_close(&w);
+	}
 	return ret;
 }
 

@@ -94,6 +94,9 @@ struct search_opts {
 	const char *index;		/* --index, or NULL */
 	struct ci_index *index_handle;	/* o.index already open (a shard server's): used, never
 					   closed; NULL: opened by the search */
+	struct walker *walker_handle;	/* the tree's walker already open on the index's root (a
+					   shard server's): used with this search's walk options,
+					   what it reads as it goes kept in it; never closed */
 	int whole_tree;			/* search_tree with no paths: the whole tree, paths relative
 					   to its root, wherever the current directory is (a shard's) */
 	int no_index;			/* --no-index */
