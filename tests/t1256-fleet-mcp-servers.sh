@@ -41,6 +41,7 @@ no_servers() { test -z "$(servers)"; }
 have_servers() { test -n "$(servers)"; }
 sockets() { ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep '\.sock$'; }
 no_sockets() { test -z "$(sockets)"; }
+have_sockets() { test -n "$(sockets)"; }
 answered() { test "$(jq -r "select(.id == $1) | .id" out 2>/dev/null)" = "$1"; }
 # gone <pid>: ended (a zombie until ci-mcp looks)
 gone() {
@@ -76,13 +77,13 @@ test_expect_success 'the servers start with ci-mcp, and the calls go through the
 	printf "ci-grep\nci-rank\nci-refs\n" >expect &&
 	test_cmp expect actual &&
 	test "$(sockets | wc -l)" = 3 &&
-	# r02 leaves the set; the servers keep the index they opened
-	mv set/r02.db r02.away &&
+	# r04 joins the directory: the servers answer for the shards they started with
+	cp set/r03.db set/r04.db &&
 	call 2 search "{\"query\":\"parse the text\",\"limit\":10}" >&8 &&
 	call 3 grep "{\"pattern\":\"shared_marker\"}" >&8 &&
 	wait_for answered 3 &&
 	wait_for answered 2 &&
-	mv r02.away set/r02.db &&
+	rm set/r04.db &&
 	for id in 1 2; do
 		jq -r "select(.id == $id) | .result.structuredContent.results[] | select(._type == \"hit\") | .repo" out |
 			sort -u >repos.$id || return 1
@@ -154,7 +155,7 @@ test_expect_success 'SIGKILL: the servers go with ci-mcp' '
 test_expect_success 'a server of the set started by hand is used, not started again, and left running' '
 	(CI_SHARDS_SERVER_IDLE=60 ci-grep --shards "$SET" --shards-serve >/dev/null 2>hand.err &) &&
 	wait_for have_servers &&
-	wait_for test -n "$(sockets)" &&
+	wait_for have_sockets &&
 	hand=$(servers | sed -n "s/^ci-grep //p") &&
 	start &&
 	call 1 grep "{\"pattern\":\"shared_marker\"}" >&8 &&
@@ -184,13 +185,13 @@ test_expect_success '--no-shard-server: none started, the commands answer alone'
 	wait_for answered 1 &&
 	no_servers &&
 	no_sockets &&
-	mv set/r02.db r02.away &&
+	cp set/r03.db set/r04.db &&
 	call 2 search "{\"query\":\"parse the text\",\"limit\":10}" >&8 &&
 	wait_for answered 2 &&
-	mv r02.away set/r02.db &&
+	rm set/r04.db &&
 	jq -r "select(.id == 2) | .result.structuredContent.results[] | select(._type == \"hit\") | .repo" out |
 		sort -u >actual &&
-	printf "r01\nr03\n" >expect &&
+	printf "r01\nr02\nr03\nr04\n" >expect &&
 	test_cmp expect actual &&
 	exec 8>&- &&
 	wait $mcp
