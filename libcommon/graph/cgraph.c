@@ -13,15 +13,18 @@
 
 #include <ctype.h>
 
-/* One resolved import, path -> resolved. */
+/* One resolved import, path -> resolved, as file indexes. */
 struct imp {
-	char *a, *b;		/* importing file, imported file */
+	int a, b;		/* importing file, imported file */
 };
 
 /* The per-file state of the load. */
 struct file_pass {
 	char **lines;		/* the file's lines (from its chunks), NULL where none */
 	long lines_nr;		/* lines known */
+	size_t lines_alloc;
+	char **bufs;		/* the chunks' texts the lines point into, '\n' cut to '\0' */
+	size_t bufs_nr, bufs_alloc;
 	long *ref_line, *ref_col;	/* its references' positions, in order */
 	size_t refs_nr, refs_alloc, rl_alloc;
 	struct bind_def *bd;	/* candidates of one reference */
@@ -33,9 +36,10 @@ struct file_pass {
 static int cmp_imp(const void *x, const void *y)
 {
 	const struct imp *a = x, *b = y;
-	int c = strcmp(a->a, b->a);
 
-	return c ? c : strcmp(a->b, b->b);
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
 }
 
 /* qsort context-free: by_name sorts indices against a global-free copy. */
@@ -92,7 +96,7 @@ static void hash_names(struct cgraph *g)
 			e++;
 		while (g->slots[k].count)
 			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i };
+		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name };
 		i = e;
 	}
 }
@@ -105,7 +109,7 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
 	if (!g->slots)
 		return 0;
 	for (size_t k = h & g->slots_mask; g->slots[k].count; k = (k + 1) & g->slots_mask)
-		if (g->slots[k].hash == h && !strcmp(g->defs[g->by_name[g->slots[k].first]].name, name)) {
+		if (g->slots[k].hash == h && !strcmp(g->slots[k].name, name)) {
 			*first = g->slots[k].first;
 			return g->slots[k].count;
 		}
@@ -129,9 +133,9 @@ int cgraph_file(const struct cgraph *g, const char *path)
 	return -1;
 }
 
-static int imported(const struct imp *imps, size_t n, const char *a, const char *b)
+static int imported(const struct imp *imps, size_t n, int a, int b)
 {
-	struct imp key = { (char *)a, (char *)b };
+	struct imp key = { a, b };
 
 	return n && bsearch(&key, imps, n, sizeof(*imps), cmp_imp) != NULL;
 }
@@ -158,12 +162,17 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	st = refs_prep(r, "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.scope, b.lang FROM defs d "
 		       "JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
 		       "ORDER BY f.path, d.line, d.col, d.name");
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	for (size_t f = 0; sqlite3_step(st) == SQLITE_ROW; ) {
 		struct cg_def *d;
+		while (f < g->files_nr && strcmp(g->files[f].path, refs_col(st, 0)) < 0)
+			f++;	/* defs and files are both in path order */
+		if (f == g->files_nr)
+			break;
 		ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
 		d = &g->defs[g->defs_nr++];
 		memset(d, 0, sizeof(*d));
-		d->path = xstrdup(refs_col(st, 0));
+		d->file = (int)f;
+		d->path = g->files[f].path;	/* not owned */
 		d->name = xstrdup(refs_col(st, 1));
 		d->kind = xstrdup(refs_col(st, 2));
 		d->line = sqlite3_column_int64(st, 3);
@@ -183,9 +192,12 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	hash_names(g);
 	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		int a = cgraph_file(g, refs_col(st, 0)), b = cgraph_file(g, refs_col(st, 1));
+		if (a < 0 || b < 0)
+			continue;	/* a file outside the index imports nothing here */
 		ALLOC_GROW(*imps, *imps_nr + 1, alloc);
-		(*imps)[*imps_nr].a = xstrdup(refs_col(st, 0));
-		(*imps)[*imps_nr].b = xstrdup(refs_col(st, 1));
+		(*imps)[*imps_nr].a = a;
+		(*imps)[*imps_nr].b = b;
 		(*imps_nr)++;
 	}
 	sqlite3_finalize(st);
@@ -193,31 +205,40 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 		qsort(*imps, *imps_nr, sizeof(**imps), cmp_imp);
 }
 
-/* The file's lines, from its chunks (the first chunk that holds a line wins). */
+/* The file's lines, from its chunks (the first chunk that holds a line wins):
+ * pointers into copies of the chunks' texts, no allocation per line. */
 static void load_lines(struct refs *r, sqlite3_stmt *st, sqlite3_int64 blob, struct file_pass *fp)
 {
-	size_t alloc = 0;
-
-	fp->lines = NULL;
 	fp->lines_nr = 0;
+	fp->bufs_nr = 0;
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, blob);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		long l = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
-		const char *t = refs_col(st, 2), *p = t;
+		const char *t = refs_col(st, 2);
+		char *p;
+		int fresh = 0;
 
 		if (!t || l < 1)
 			continue;
 		if (end > fp->lines_nr) {
-			ALLOC_GROW(fp->lines, (size_t)end, alloc);
+			ALLOC_GROW(fp->lines, (size_t)end, fp->lines_alloc);
 			memset(fp->lines + fp->lines_nr, 0, (size_t)(end - fp->lines_nr) * sizeof(char *));
 			fp->lines_nr = end;
 		}
+		for (long k = l; k <= end && !fresh; k++)
+			fresh = !fp->lines[k - 1];
+		if (!fresh)
+			continue;	/* inside a chunk read already */
+		ALLOC_GROW(fp->bufs, fp->bufs_nr + 1, fp->bufs_alloc);
+		p = fp->bufs[fp->bufs_nr++] = xstrdup(t);
 		for (; l <= end && p; l++) {
-			const char *e = strchrnul(p, '\n');
+			char *e = strchrnul(p, '\n');
+			char *next = *e ? e + 1 : NULL;
+			*e = '\0';
 			if (!fp->lines[l - 1])
-				fp->lines[l - 1] = xstrndup(p, (size_t)(e - p));
-			p = *e ? e + 1 : NULL;
+				fp->lines[l - 1] = p;
+			p = next;
 		}
 	}
 	(void)r;
@@ -225,10 +246,9 @@ static void load_lines(struct refs *r, sqlite3_stmt *st, sqlite3_int64 blob, str
 
 static void free_lines(struct file_pass *fp)
 {
-	for (long i = 0; i < fp->lines_nr; i++)
-		free(fp->lines[i]);
-	free(fp->lines);
-	fp->lines = NULL;
+	for (size_t i = 0; i < fp->bufs_nr; i++)
+		free(fp->bufs[i]);
+	fp->bufs_nr = 0;
 	fp->lines_nr = 0;
 }
 
@@ -247,10 +267,10 @@ static int enclosing(const struct cgraph *g, size_t lo, size_t hi, long line)
 	return -1;
 }
 
-/* 1 if definition d holds line of file path (its own body). */
-static int inside(const struct cg_def *d, const char *path, long line)
+/* 1 if definition d holds line of file (its own body). */
+static int inside(const struct cg_def *d, int file, long line)
 {
-	return !strcmp(d->path, path) && d->line <= line && d->end_line >= line;
+	return d->file == file && d->line <= line && d->end_line >= line;
 }
 
 /* A C or C++ header: its functions may be prototypes of those of a source file. */
@@ -314,7 +334,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
 		fp->bd[i].path = d->path;
 		fp->bd[i].scope = d->scope;
-		fp->bd[i].imported = strcmp(d->path, path) && imported(imps, imps_nr, path, d->path);
+		fp->bd[i].imported = d->file != file && imported(imps, imps_nr, file, d->file);
 	}
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
@@ -330,7 +350,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
-		int own = di == from || inside(d, path, line);
+		int own = di == from || inside(d, file, line);
 
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
@@ -382,7 +402,7 @@ static int is_import_line(const char *s)
 
 /* One identifier of the file's text: a mention of every definition of that name
  * unless it is a reference (counted as such) or a definition of the name. */
-static void mention(struct cgraph *g, const struct file_pass *fp, const char *path,
+static void mention(struct cgraph *g, const struct file_pass *fp, int file,
 		    const char *tok, long line, long col_)
 {
 	size_t first, n = cgraph_named(g, tok, &first);
@@ -392,18 +412,18 @@ static void mention(struct cgraph *g, const struct file_pass *fp, const char *pa
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->line == line && !strcmp(d->path, path))
+		if (d->line == line && d->file == file)
 			return;	/* the definition's own name */
 	}
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
 	if (is_import_line(fp->lines[line - 1]))
 		for (size_t i = 0; i < n; i++)
-			if (imported(fp->imps, fp->imps_nr, path, g->defs[g->by_name[first + i]].path))
+			if (imported(fp->imps, fp->imps_nr, file, g->defs[g->by_name[first + i]].file))
 				narrow = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (!inside(d, path, line) && (!narrow || imported(fp->imps, fp->imps_nr, path, d->path)))
+		if (!inside(d, file, line) && (!narrow || imported(fp->imps, fp->imps_nr, file, d->file)))
 			d->mentions++;
 	}
 }
@@ -423,7 +443,7 @@ static void add_prefix(struct cgraph *g, const char *tok)
 
 /* The identifiers of the file's lines, outside line comments; strings too,
  * whose names are looked up at run time. */
-static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const char *path, const char *lang)
+static void scan_mentions(struct cgraph *g, const struct file_pass *fp, int file, const char *lang)
 {
 	int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby") || !strcmp(lang, "bash"));
 	char tok[256];
@@ -451,7 +471,7 @@ static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const ch
 				if (j - i < sizeof(tok)) {
 					memcpy(tok, s + i, j - i);
 					tok[j - i] = '\0';
-					mention(g, fp, path, tok, l + 1, (long)i + 1);
+					mention(g, fp, file, tok, l + 1, (long)i + 1);
 					if (quote && i && s[i - 1] == quote && (s[j] == quote || s[j] == '{') && j - i >= 2 &&
 					    s[j - 1] == '_')
 						add_prefix(g, tok);
@@ -566,14 +586,63 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 			size_t first, n = cgraph_named(g, name, &first);
 			for (size_t i = 0; i < n; i++) {
 				struct cg_def *d = &g->defs[g->by_name[first + i]];
-				if (!inside(d, g->files[file].path, line))
+				if (!inside(d, file, line))
 					d->refs_in++;
 			}
 		}
 	}
 	if (flags & CG_MENTIONS)
-		scan_mentions(g, fp, g->files[file].path, g->files[file].lang);
+		scan_mentions(g, fp, file, g->files[file].lang);
 	mark_file(g, fp, file, lo, hi);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is the first n bytes of name among the sorted prefixes? */
+static int has_prefix(char *const *pre, size_t nr, const char *name, size_t n)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(pre[mid], name, n);
+		if (!c)
+			c = pre[mid][n] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The definitions whose names start with a prefix (and go on): each name is
+ * looked up once per prefix length, not compared with every prefix. */
+static void mark_dynamic(struct cgraph *g)
+{
+	size_t lens[256], lens_nr = 0;	/* a prefix is shorter than 256 (scan_mentions) */
+
+	if (!g->prefixes_nr)
+		return;
+	qsort(g->prefixes, g->prefixes_nr, sizeof(*g->prefixes), cmp_strp);
+	for (size_t k = 0; k < g->prefixes_nr; k++) {
+		size_t pl = strlen(g->prefixes[k]), j = 0;
+		while (j < lens_nr && lens[j] != pl)
+			j++;
+		if (j == lens_nr && lens_nr < sizeof(lens) / sizeof(*lens))
+			lens[lens_nr++] = pl;
+	}
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		size_t nl = strlen(g->defs[i].name);
+		for (size_t j = 0; j < lens_nr && !g->defs[i].dynamic; j++)
+			if (nl > lens[j] && has_prefix(g->prefixes, g->prefixes_nr, g->defs[i].name, lens[j]))
+				g->defs[i].dynamic = 1;
+	}
 }
 
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
@@ -593,10 +662,10 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
 	for (size_t f = 0; f < g->files_nr; f++) {
 		size_t lo = d;
-		while (d < g->defs_nr && strcmp(g->defs[d].path, g->files[f].path) < 0)
+		while (d < g->defs_nr && g->defs[d].file < (int)f)
 			d++;
 		lo = d;
-		while (d < g->defs_nr && !strcmp(g->defs[d].path, g->files[f].path))
+		while (d < g->defs_nr && g->defs[d].file == (int)f)
 			d++;
 		g->files[f].blob = blobs[f];
 		load_lines(r, lst, blobs[f], &fp);
@@ -605,22 +674,14 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	}
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
+	free(fp.lines);
+	free(fp.bufs);
 	free(fp.ref_line);
 	free(fp.ref_col);
 	free(fp.bd);
-	for (size_t i = 0; i < imps_nr; i++) {
-		free(imps[i].a);
-		free(imps[i].b);
-	}
 	free(imps);
 	free(blobs);
-	for (size_t k = 0; k < g->prefixes_nr; k++) {
-		size_t pl = strlen(g->prefixes[k]);
-		for (size_t i = 0; i < g->defs_nr; i++)
-			if (g->defs[i].name[0] == g->prefixes[k][0] && !strncmp(g->defs[i].name, g->prefixes[k], pl) &&
-			    g->defs[i].name[pl])
-				g->defs[i].dynamic = 1;
-	}
+	mark_dynamic(g);
 	if (g->calls_nr)
 		qsort(g->calls, g->calls_nr, sizeof(*g->calls), cmp_call);
 	/* out[]: calls from definition i (top-level calls, from -1, come first) */
@@ -642,7 +703,6 @@ void cgraph_release(struct cgraph *g)
 	for (size_t i = 0; i < g->defs_nr; i++) {
 		free(g->defs[i].name);
 		free(g->defs[i].kind);
-		free(g->defs[i].path);
 		free(g->defs[i].scope);
 		free(g->defs[i].lang);
 	}

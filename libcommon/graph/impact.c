@@ -7,6 +7,7 @@
  */
 #include "core/common.h"
 #include "graph/refs.h"
+#include "graph/cgraph.h"
 #include "index/index.h"
 
 #include <math.h>
@@ -152,15 +153,25 @@ static void import_signal(struct refs *r, const struct digraph *g, int start, st
  * file defines.  A reference to the symbol counts where it can reach this
  * definition: its file imports the file (or, in C and C++, a file declaring
  * the name, a header), or no other file defines the name.  A namesake's
- * callers are not the symbol's.
+ * callers are not the symbol's: a call bound (callwalk_binds()) to other
+ * definitions only, such as self.run() in a class that has its own run, does
+ * not count.
  */
+static int in_file(const char *dpath, const char *scope, void *path)
+{
+	(void)scope;
+	return !strcmp(dpath, path);
+}
+
 static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
 			     struct impact_hit *h)
 {
 	sqlite3_stmt *st;
+	struct callwalk *cw = NULL;
 
 	if (sym)
-		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
+		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
 			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
 			  "  WHERE d.name = ?2 AND g.path != ?1)"
@@ -168,7 +179,7 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
 			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i JOIN files g ON g.path = i.resolved "
 			  "  JOIN defs d ON d.blob_id = g.blob_id WHERE i.path = f.path AND d.name = ?2))"
-			  ") GROUP BY f.path");
+			  ") ORDER BY f.path");
 	else
 		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE f.path != ?1 AND r.name IN (SELECT d.name FROM defs d JOIN files g "
@@ -180,10 +191,18 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 		int v = digraph_node(g, refs_col(st, 0));
 		if (v < 0)
 			continue;
-		h[v].refs = sqlite3_column_int64(st, 1);
+		/* a call bound to a namesake (another class's method, self.f()
+		 * of the caller's own class) is not a use of this definition */
+		if (sym && !strcmp(refs_col(st, 1), "call") &&
+		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), refs_col(st, 0), sqlite3_column_int64(st, 5),
+				    sym, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4),
+				    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), in_file, (void *)path))
+			continue;
+		h[v].refs += sym ? 1 : sqlite3_column_int64(st, 1);
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
 	}
 	sqlite3_finalize(st);
+	callwalk_free(cw);
 }
 
 /* The coupling signal, when ci-couple's records are in the index. */
