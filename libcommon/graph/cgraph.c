@@ -31,6 +31,10 @@ struct file_pass {
 	size_t bd_alloc;
 	const struct imp *imps;	/* the resolved imports, sorted */
 	size_t imps_nr;
+	size_t lo, hi;		/* the file's definitions, g->defs[lo..hi) */
+	int *inner;		/* per line, the innermost definition holding it, or -1 */
+	size_t inner_alloc;
+	int *parent;		/* per definition, the one holding its first line, or -1 */
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -96,24 +100,29 @@ static void hash_names(struct cgraph *g)
 			e++;
 		while (g->slots[k].count)
 			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name };
+		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0 };
 		i = e;
 	}
 }
 
-size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
+static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
 	unsigned h = name_hash(name);
 
-	*first = 0;
 	if (!g->slots)
-		return 0;
+		return NULL;
 	for (size_t k = h & g->slots_mask; g->slots[k].count; k = (k + 1) & g->slots_mask)
-		if (g->slots[k].hash == h && !strcmp(g->slots[k].name, name)) {
-			*first = g->slots[k].first;
-			return g->slots[k].count;
-		}
-	return 0;
+		if (g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
+			return &g->slots[k];
+	return NULL;
+}
+
+size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
+{
+	const struct cg_slot *s = find_slot(g, name);
+
+	*first = s ? s->first : 0;
+	return s ? s->count : 0;
 }
 
 int cgraph_file(const struct cgraph *g, const char *path)
@@ -405,26 +414,58 @@ static int is_import_line(const char *s)
 static void mention(struct cgraph *g, const struct file_pass *fp, int file,
 		    const char *tok, long line, long col_)
 {
-	size_t first, n = cgraph_named(g, tok, &first);
+	struct cg_slot *s = find_slot(g, tok);
+	size_t first, n, lo = fp->lo, hi = fp->hi;
 	int narrow = 0;
 
-	if (!n || ref_at(fp, line, col_))
+	if (!s || ref_at(fp, line, col_))
 		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->line == line && d->file == file)
-			return;	/* the definition's own name */
+	while (lo < hi) {	/* the file's definitions on this line: the first */
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->defs[mid].line < line)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (; lo < fp->hi && g->defs[lo].line == line; lo++)
+		if (!strcmp(g->defs[lo].name, tok))
+			return;	/* the definition's own name */
+	first = s->first;
+	n = s->count;
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
 	if (is_import_line(fp->lines[line - 1]))
 		for (size_t i = 0; i < n; i++)
 			if (imported(fp->imps, fp->imps_nr, file, g->defs[g->by_name[first + i]].file))
 				narrow = 1;
-	for (size_t i = 0; i < n; i++) {
-		struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (!inside(d, file, line) && (!narrow || imported(fp->imps, fp->imps_nr, file, d->file)))
-			d->mentions++;
+	if (narrow) {
+		for (size_t i = 0; i < n; i++) {
+			struct cg_def *d = &g->defs[g->by_name[first + i]];
+			if (!inside(d, file, line) && imported(fp->imps, fp->imps_nr, file, d->file))
+				d->mentions++;
+		}
+		return;
+	}
+	/* a mention of every definition of the name but those whose body holds
+	 * it: counted once for the name, and once for each of those */
+	s->mentions++;
+	for (int d = fp->inner[line - 1]; d >= 0; d = fp->parent[d])
+		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
+			g->defs[d].own_mentions++;
+}
+
+/* inner[] and parent[] of the file's definitions (nested ones inside their
+ * holders, as the parser gives them). */
+static void nest_defs(const struct cgraph *g, struct file_pass *fp)
+{
+	ALLOC_GROW(fp->inner, (size_t)fp->lines_nr + 1, fp->inner_alloc);
+	for (long l = 0; l < fp->lines_nr; l++)
+		fp->inner[l] = -1;
+	for (size_t i = fp->lo; i < fp->hi; i++) {
+		const struct cg_def *d = &g->defs[i];
+		fp->parent[i] = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
+		for (long l = d->line; l >= 1 && l <= d->end_line && l <= fp->lines_nr; l++)
+			fp->inner[l - 1] = (int)i;
 	}
 }
 
@@ -591,8 +632,12 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 			}
 		}
 	}
-	if (flags & CG_MENTIONS)
+	if (flags & CG_MENTIONS) {
+		fp->lo = lo;
+		fp->hi = hi;
+		nest_defs(g, fp);
 		scan_mentions(g, fp, file, g->files[file].lang);
+	}
 	mark_file(g, fp, file, lo, hi);
 }
 
@@ -657,6 +702,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	load_tables(g, r, &imps, &imps_nr, &blobs);
 	fp.imps = imps;
 	fp.imps_nr = imps_nr;
+	fp.parent = xmalloc((g->defs_nr + 1) * sizeof(int));
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
@@ -676,6 +722,12 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	sqlite3_finalize(rst);
 	free(fp.lines);
 	free(fp.bufs);
+	free(fp.inner);
+	free(fp.parent);
+	for (size_t i = 0; (flags & CG_MENTIONS) && i < g->defs_nr; i++) {
+		const struct cg_slot *s = find_slot(g, g->defs[i].name);
+		g->defs[i].mentions += s->mentions - g->defs[i].own_mentions;
+	}
 	free(fp.ref_line);
 	free(fp.ref_col);
 	free(fp.bd);

@@ -27,6 +27,7 @@ struct cg_slot {
 	unsigned count;		/* definitions of that name */
 	size_t first;		/* the first, into by_name */
 	const char *name;	/* the name (one of its definitions'), compared without a hop */
+	long mentions;		/* while loading: its mentions, every definition's */
 };
 
 /* One definition, a node of the call graph. */
@@ -44,6 +45,7 @@ struct cg_def {
 	long self_calls;	/* bound calls from inside its own body */
 	long namesake_calls;	/* calls of its name bound to another definition */
 	long mentions;		/* its name outside calls and definitions, elsewhere */
+	long own_mentions;	/* while loading: its name's mentions inside its own body */
 	long refs_in;		/* references of another kind (type, ...) to its name */
 };
 
