@@ -100,7 +100,7 @@ static void hash_names(struct cgraph *g)
 			e++;
 		while (g->slots[k].count)
 			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0 };
+		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0, 0 };
 		i = e;
 	}
 }
@@ -609,12 +609,16 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		      size_t lo, size_t hi, unsigned flags)
 {
 	(void)r;
+	fp->lo = lo;
+	fp->hi = hi;
+	nest_defs(g, fp);
 	fp->refs_nr = 0;
 	sqlite3_reset(rst);
 	sqlite3_bind_int64(rst, 1, blob);
 	while (sqlite3_step(rst) == SQLITE_ROW) {
 		const char *name = refs_col(rst, 0), *kind = refs_col(rst, 1);
 		const char *scope = sqlite3_column_type(rst, 4) == SQLITE_NULL ? NULL : refs_col(rst, 4);
+		struct cg_slot *s;
 		long line = sqlite3_column_int64(rst, 2), col_ = sqlite3_column_int64(rst, 3);
 
 		ALLOC_GROW(fp->ref_line, fp->refs_nr + 1, fp->rl_alloc);
@@ -623,21 +627,18 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		fp->ref_col[fp->refs_nr++] = col_;
 		if (!strcmp(kind, "call")) {
 			bind_call(g, fp, imps, imps_nr, file, enclosing(g, lo, hi, line), name, scope, line, col_);
-		} else {
-			size_t first, n = cgraph_named(g, name, &first);
-			for (size_t i = 0; i < n; i++) {
-				struct cg_def *d = &g->defs[g->by_name[first + i]];
-				if (!inside(d, file, line))
-					d->refs_in++;
-			}
+		} else if ((s = find_slot(g, name))) {
+			/* a use of every definition of the name but those whose
+			 * body holds it: once for the name, once for each of those */
+			s->refs++;
+			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
+			     d = fp->parent[d])
+				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
+					g->defs[d].own_refs++;
 		}
 	}
-	if (flags & CG_MENTIONS) {
-		fp->lo = lo;
-		fp->hi = hi;
-		nest_defs(g, fp);
+	if (flags & CG_MENTIONS)
 		scan_mentions(g, fp, file, g->files[file].lang);
-	}
 	mark_file(g, fp, file, lo, hi);
 }
 
@@ -724,9 +725,10 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	free(fp.bufs);
 	free(fp.inner);
 	free(fp.parent);
-	for (size_t i = 0; (flags & CG_MENTIONS) && i < g->defs_nr; i++) {
+	for (size_t i = 0; i < g->defs_nr; i++) {
 		const struct cg_slot *s = find_slot(g, g->defs[i].name);
 		g->defs[i].mentions += s->mentions - g->defs[i].own_mentions;
+		g->defs[i].refs_in += s->refs - g->defs[i].own_refs;
 	}
 	free(fp.ref_line);
 	free(fp.ref_col);

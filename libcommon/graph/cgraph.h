@@ -28,6 +28,7 @@ struct cg_slot {
 	size_t first;		/* the first, into by_name */
 	const char *name;	/* the name (one of its definitions'), compared without a hop */
 	long mentions;		/* while loading: its mentions, every definition's */
+	long refs;		/* while loading: its non-call references, every definition's */
 };
 
 /* One definition, a node of the call graph. */
@@ -46,6 +47,7 @@ struct cg_def {
 	long namesake_calls;	/* calls of its name bound to another definition */
 	long mentions;		/* its name outside calls and definitions, elsewhere */
 	long own_mentions;	/* while loading: its name's mentions inside its own body */
+	long own_refs;		/* while loading: its name's non-call references there */
 	long refs_in;		/* references of another kind (type, ...) to its name */
 };
 
