@@ -35,6 +35,8 @@ struct file_pass {
 	int *inner;		/* per line, the innermost definition holding it, or -1 */
 	size_t inner_alloc;
 	int *parent;		/* per definition, the one holding its first line, or -1 */
+	unsigned char *imp_of;	/* per file, 1 if the file being read imports it */
+	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -142,12 +144,8 @@ int cgraph_file(const struct cgraph *g, const char *path)
 	return -1;
 }
 
-static int imported(const struct imp *imps, size_t n, int a, int b)
-{
-	struct imp key = { a, b };
-
-	return n && bsearch(&key, imps, n, sizeof(*imps), cmp_imp) != NULL;
-}
+/* Does the file being read import file b?  (imp_of[] holds its imports.) */
+#define imported(fp, b) ((fp)->imp_of[(b)])
 
 /* Files, definitions, imports. */
 static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, size_t *imps_nr,
@@ -325,7 +323,7 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
  * name (overrides reached by dispatch, or an inherited method self.f()
  * reaches when the class has none) as possible uses.
  */
-static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *imps, size_t imps_nr,
+static void bind_call(struct cgraph *g, struct file_pass *fp,
 		      int file, int from, const char *name, const char *scope, long line, long col_)
 {
 	const char *path = g->files[file].path;
@@ -343,7 +341,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
 		fp->bd[i].path = d->path;
 		fp->bd[i].scope = d->scope;
-		fp->bd[i].imported = d->file != file && imported(imps, imps_nr, file, d->file);
+		fp->bd[i].imported = d->file != file && imported(fp, d->file);
 	}
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
@@ -436,12 +434,12 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file,
 	 * imports, when there are some, else (a module outside) every one */
 	if (is_import_line(fp->lines[line - 1]))
 		for (size_t i = 0; i < n; i++)
-			if (imported(fp->imps, fp->imps_nr, file, g->defs[g->by_name[first + i]].file))
+			if (imported(fp, g->defs[g->by_name[first + i]].file))
 				narrow = 1;
 	if (narrow) {
 		for (size_t i = 0; i < n; i++) {
 			struct cg_def *d = &g->defs[g->by_name[first + i]];
-			if (!inside(d, file, line) && imported(fp->imps, fp->imps_nr, file, d->file))
+			if (!inside(d, file, line) && imported(fp, d->file))
 				d->mentions++;
 		}
 		return;
@@ -605,7 +603,7 @@ static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, si
 
 /* The references of one file: calls bound, other kinds counted by name. */
 static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sqlite3_stmt *rst,
-		      const struct imp *imps, size_t imps_nr, int file, sqlite3_int64 blob,
+		      int file, sqlite3_int64 blob,
 		      size_t lo, size_t hi, unsigned flags)
 {
 	(void)r;
@@ -626,7 +624,7 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		fp->ref_line[fp->refs_nr] = line;
 		fp->ref_col[fp->refs_nr++] = col_;
 		if (!strcmp(kind, "call")) {
-			bind_call(g, fp, imps, imps_nr, file, enclosing(g, lo, hi, line), name, scope, line, col_);
+			bind_call(g, fp, file, enclosing(g, lo, hi, line), name, scope, line, col_);
 		} else if ((s = find_slot(g, name))) {
 			/* a use of every definition of the name but those whose
 			 * body holds it: once for the name, once for each of those */
@@ -704,6 +702,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	fp.imps = imps;
 	fp.imps_nr = imps_nr;
 	fp.parent = xmalloc((g->defs_nr + 1) * sizeof(int));
+	fp.imp_of = xcalloc(g->files_nr + 1, 1);
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
@@ -715,9 +714,15 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 		while (d < g->defs_nr && g->defs[d].file == (int)f)
 			d++;
 		g->files[f].blob = blobs[f];
+		while (fp.imp_lo < imps_nr && imps[fp.imp_lo].a < (int)f)
+			fp.imp_lo++;
+		for (fp.imp_hi = fp.imp_lo; fp.imp_hi < imps_nr && imps[fp.imp_hi].a == (int)f; fp.imp_hi++)
+			fp.imp_of[imps[fp.imp_hi].b] = 1;
 		load_lines(r, lst, blobs[f], &fp);
-		load_file(g, r, &fp, rst, imps, imps_nr, (int)f, blobs[f], lo, d, flags);
+		load_file(g, r, &fp, rst, (int)f, blobs[f], lo, d, flags);
 		free_lines(&fp);
+		for (size_t k = fp.imp_lo; k < fp.imp_hi; k++)
+			fp.imp_of[imps[k].b] = 0;
 	}
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
@@ -725,6 +730,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	free(fp.bufs);
 	free(fp.inner);
 	free(fp.parent);
+	free(fp.imp_of);
 	for (size_t i = 0; i < g->defs_nr; i++) {
 		const struct cg_slot *s = find_slot(g, g->defs[i].name);
 		g->defs[i].mentions += s->mentions - g->defs[i].own_mentions;
