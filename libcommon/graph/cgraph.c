@@ -480,6 +480,17 @@ static void add_prefix(struct cgraph *g, const char *tok)
 	g->prefixes[g->prefixes_nr++] = xstrdup(tok);
 }
 
+/* ASCII letters, digits and '_' (isalpha() and isalnum() in the C locale, without their calls). */
+static inline int ident_start(unsigned c)
+{
+	return (c | 32) - 'a' < 26 || c == '_';
+}
+
+static inline int ident_char(unsigned c)
+{
+	return ident_start(c) || c - '0' < 10;
+}
+
 /* The identifiers of the file's lines, outside line comments; strings too,
  * whose names are looked up at run time. */
 static void scan_mentions(struct cgraph *g, const struct file_pass *fp, int file, const char *lang)
@@ -503,9 +514,9 @@ static void scan_mentions(struct cgraph *g, const struct file_pass *fp, int file
 			} else if ((hash && c == '#') || (!hash && c == '/' && s[i + 1] == '/')) {
 				break;
 			}
-			if (isalpha(c) || c == '_') {
+			if (ident_start(c)) {
 				size_t j = i;
-				while (isalnum((unsigned char)s[j]) || s[j] == '_')
+				while (ident_char((unsigned char)s[j]))
 					j++;
 				if (j - i < sizeof(tok)) {
 					memcpy(tok, s + i, j - i);
