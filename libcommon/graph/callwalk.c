@@ -203,10 +203,11 @@ static int inside(const struct wdef *d, const char *path, long line)
 /*
  * The definitions the call of n->name at (line, col) of f reaches, as
  * cgraph.c's bind_call() adds its edges: their indexes into n->d in reach[]
- * (room for n->nr), how in *how.  Returns how many.
+ * (room for n->nr), how in *how.  Returns how many.  With protos, a C
+ * prototype whose function took the edge is among them too.
  */
 static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct wname *n, const char *scope,
-			long line, long col_, size_t *reach, enum bind_how *how)
+			long line, long col_, size_t *reach, enum bind_how *how, int protos)
 {
 	struct bind_def *bd;
 	char *text;
@@ -251,8 +252,8 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 			body |= !is_header(d->path) && same_symbol(&n->d[def], d);
 		}
 	}
-	if (hdr >= 0 && !body)
-		reach[k++] = (size_t)hdr;
+	if (hdr >= 0 && (!body || protos))
+		reach[k++] = (size_t)hdr;	/* protos: the prototype too, one symbol with its function */
 	free(bd);
 	return k;
 }
@@ -340,7 +341,7 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
 			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
 			enum bind_how how;
-			size_t k = bind_site(w, f, n, sc, line, col_, reach, &how);
+			size_t k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
 
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
@@ -380,7 +381,7 @@ static void calls_out_of(struct callwalk *w, const struct wdef *const *front, si
 				continue;	/* a nested definition's call: its own */
 			n = named(w, refs_col(st, 0));
 			reach = xmalloc((n->nr + 1) * sizeof(*reach));
-			k = bind_site(w, f, n, sc, line, col_, reach, &how);
+			k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
 			for (size_t i = 0; i < k; i++)
 				add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enc, &n->d[reach[i]], how });
 			free(reach);
@@ -470,7 +471,7 @@ int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, con
 	enum bind_how how;
 	int ret = -1;
 
-	k = bind_site(w, f, n, scope, line, col_, reach, &how);
+	k = bind_site(w, f, n, scope, line, col_, reach, &how, 1);
 	for (size_t i = 0; i < k; i++) {
 		if (ret < 0)
 			ret = 0;

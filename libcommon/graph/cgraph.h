@@ -105,7 +105,8 @@ int refs_calls_deep(struct refs *r, const char *q, int callees);
  * and kept.  callwalk_binds(): the call of name at (line, col) of path
  * (whose blob is blob), enclosed by scope, bound as the call graph binds it:
  * 1 if it reaches a definition for which want(its path, its scope, arg)
- * holds, 0 if it reaches only others, -1 if it binds to none.
+ * holds (a C prototype and its function both count), 0 if it reaches only
+ * others, -1 if it binds to none.
  */
 struct callwalk;
 struct callwalk *callwalk_new(struct refs *r);
