@@ -87,9 +87,10 @@ echo "index: $index ($(du -m "$index" | cut -f1) MB), $runs run(s), load $(cut -
 printf "%-16s %7s %7s %7s %8s\n" "" "wall s" "cpu s" "RSS MB" "records"
 run callers callers kmalloc
 run callers-d2 --depth 2 callers kmalloc
-run callees callees schedule
-run callees-d3 --depth 3 callees schedule
-run impact-sym impact kernel/sched/core.c:schedule
+run callees callees vfs_read
+run callees-d3 --depth 3 callees vfs_read
+run impact-sym impact fs/read_write.c:vfs_read
+run impact-hdr impact include/linux/list.h
 if [ "$whole" = 1 ]; then
 	run dead --limit 10000 dead
 	run arch --limit 10000 arch

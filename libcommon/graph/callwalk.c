@@ -35,6 +35,7 @@ struct wfile {
 	size_t nr;
 	char **imps;		/* resolved imports, sorted */
 	size_t imps_nr;
+	int defs_read;		/* d[] read (with_defs()) */
 };
 
 /* A call of the answer: the site, the caller (NULL at top level), the callee. */
@@ -104,7 +105,25 @@ static const struct wname *named(struct callwalk *w, const char *name)
 	return n;
 }
 
-/* The file path (cached): its definitions and resolved imports. */
+/* The definitions of f, read on first use (binding a call needs only its imports). */
+static const struct wfile *with_defs(struct callwalk *w, const struct wfile *cf)
+{
+	struct wfile *f = (struct wfile *)cf;
+	size_t alloc = 0;
+
+	if (f->defs_read)
+		return f;
+	f->defs_read = 1;
+	sqlite3_reset(w->fdef_st);
+	sqlite3_bind_int64(w->fdef_st, 1, f->blob);
+	while (sqlite3_step(w->fdef_st) == SQLITE_ROW) {
+		ALLOC_GROW(f->d, f->nr + 1, alloc);
+		read_def(w->fdef_st, 0, &f->d[f->nr++], f->path);
+	}
+	return f;
+}
+
+/* The file path (cached): its language and resolved imports. */
 static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3_int64 blob)
 {
 	struct wfile *f;
@@ -122,13 +141,6 @@ static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3
 	sqlite3_bind_int64(w->lang_st, 1, blob);
 	if (sqlite3_step(w->lang_st) == SQLITE_ROW && refs_col(w->lang_st, 0))
 		f->lang = xstrdup(refs_col(w->lang_st, 0));
-	sqlite3_reset(w->fdef_st);
-	sqlite3_bind_int64(w->fdef_st, 1, blob);
-	while (sqlite3_step(w->fdef_st) == SQLITE_ROW) {
-		ALLOC_GROW(f->d, f->nr + 1, alloc);
-		read_def(w->fdef_st, 0, &f->d[f->nr++], path);
-	}
-	alloc = 0;
 	sqlite3_reset(w->imp_st);
 	sqlite3_bind_text(w->imp_st, 1, path, -1, SQLITE_TRANSIENT);
 	while (sqlite3_step(w->imp_st) == SQLITE_ROW) {
@@ -214,13 +226,22 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 	enum bind_recv recv;
 	long def;
 	size_t k = 0;
-	int hdr = -1, body = 0;
+	int hdr = -1, body = 0, need_text = 0;
 
 	if (!n->nr)
 		return 0;
-	text = refs_line_text(w->r, f->blob, line);
-	recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
-	free(text);
+	/* C: with no candidate in a scope or in this file, the receiver changes
+	 * nothing (but for a struct variable named self, this or cls) */
+	need_text = !f->lang || (strcmp(f->lang, "c") && strcmp(f->lang, "cpp"));
+	for (size_t i = 0; i < n->nr && !need_text; i++)
+		need_text = n->d[i].scope || !strcmp(n->d[i].path, f->path);
+	if (need_text) {
+		text = refs_line_text(w->r, f->blob, line);
+		recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
+		free(text);
+	} else {
+		recv = RECV_UNKNOWN;
+	}
 	bd = xmalloc(n->nr * sizeof(*bd));
 	for (size_t i = 0; i < n->nr; i++) {
 		bd[i].path = n->d[i].path;
@@ -316,10 +337,11 @@ static void add_wcall(struct wcall **v, size_t *nr, size_t *alloc, struct wcall 
 
 /* The calls that reach a definition of the frontier (callers). */
 static void calls_into(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
-		       struct wcall **v, size_t *nr, size_t *alloc)
+		       struct wcall **v, size_t *nr, size_t *alloc, long cap)
 {
 	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope FROM refs r "
-				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call'");
+				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call' "
+				     "ORDER BY f.path, r.line, r.col");
 
 	const char **names = xmalloc((front_nr + 1) * sizeof(*names));
 
@@ -336,8 +358,8 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 		reach = xmalloc((n->nr + 1) * sizeof(*reach));
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const struct wfile *f = file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1));
+		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+			const struct wfile *f = with_defs(w, file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1)));
 			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
 			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
 			enum bind_how how;
@@ -356,11 +378,11 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 
 /* The calls a definition of the frontier makes itself (callees). */
 static void calls_out_of(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
-			 struct wcall **v, size_t *nr, size_t *alloc)
+			 struct wcall **v, size_t *nr, size_t *alloc, long cap)
 {
 	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id FROM files f "
 				     "JOIN refs r ON r.blob_id = f.blob_id WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 "
-				     "AND r.kind = 'call'");
+				     "AND r.kind = 'call' ORDER BY r.line, r.col");
 
 	for (size_t t = 0; t < front_nr; t++) {
 		const struct wdef *from = front[t];
@@ -368,8 +390,8 @@ static void calls_out_of(struct callwalk *w, const struct wdef *const *front, si
 		sqlite3_bind_text(st, 1, from->path, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, from->line);
 		sqlite3_bind_int64(st, 3, from->end_line);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const struct wfile *f = file_of(w, from->path, sqlite3_column_int64(st, 4));
+		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+			const struct wfile *f = with_defs(w, file_of(w, from->path, sqlite3_column_int64(st, 4)));
 			long line = sqlite3_column_int64(st, 1), col_ = sqlite3_column_int64(st, 2);
 			const struct wdef *enc = enclosing(f, line);
 			const char *sc = sqlite3_column_type(st, 3) == SQLITE_NULL ? NULL : refs_col(st, 3);
@@ -519,10 +541,12 @@ int refs_calls_deep(struct refs *r, const char *q, int callees)
 		struct wcall *v = NULL;
 		size_t nr = 0, alloc = 0, next_nr = 0;
 
+		/* the first (limit - emitted) calls by site are among the first
+		 * that many of each name's (or each caller's), read in site order */
 		if (callees)
-			calls_out_of(w, front, front_nr, &v, &nr, &alloc);
+			calls_out_of(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
 		else
-			calls_into(w, front, front_nr, &v, &nr, &alloc);
+			calls_into(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
 		if (nr)
 			qsort(v, nr, sizeof(*v), cmp_wcall);
 		for (size_t k = 0; k < nr && r->emitted < r->o.limit; k++) {

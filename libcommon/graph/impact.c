@@ -175,10 +175,10 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
 			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
 			  "  WHERE d.name = ?2 AND g.path != ?1)"
-			  " OR EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved = ?1)"
+			  " OR f.path IN (SELECT i.path FROM imports i WHERE i.resolved = ?1)"
 			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
-			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i JOIN files g ON g.path = i.resolved "
-			  "  JOIN defs d ON d.blob_id = g.blob_id WHERE i.path = f.path AND d.name = ?2))"
+			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved IN "
+			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
 			  ") ORDER BY f.path");
 	else
 		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
