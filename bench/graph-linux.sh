@@ -89,7 +89,8 @@ run callers callers kmalloc
 run callers-d2 --depth 2 callers kmalloc
 run callees callees vfs_read
 run callees-d3 --depth 3 callees vfs_read
-run impact-sym impact fs/read_write.c:vfs_read
+run impact-sym impact include/linux/slab.h:kmalloc
+run impact-sym2 impact mm/slab_common.c:kfree
 run impact-hdr impact include/linux/list.h
 if [ "$whole" = 1 ]; then
 	run dead --limit 10000 dead

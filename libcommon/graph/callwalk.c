@@ -52,6 +52,7 @@ struct callwalk {
 	size_t names_nr, names_alloc;
 	struct wfile **files;
 	size_t files_nr, files_alloc, last;	/* last: the file asked for last */
+	int unordered;		/* files[] is not in path order */
 	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st;
 };
 
@@ -131,9 +132,12 @@ static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3
 
 	if (w->files_nr && !strcmp(w->files[w->last]->path, path))
 		return w->files[w->last];	/* a name's calls come blob by blob */
-	for (size_t i = 0; i < w->files_nr; i++)
-		if (!strcmp(w->files[i]->path, path))
-			return w->files[w->last = i];
+	if (w->unordered || !w->files_nr || strcmp(path, w->files[w->files_nr - 1]->path) <= 0)
+		for (size_t i = 0; i < w->files_nr; i++)	/* else it is new: all came in path order */
+			if (!strcmp(w->files[i]->path, path))
+				return w->files[w->last = i];
+	if (w->files_nr && strcmp(path, w->files[w->files_nr - 1]->path) < 0)
+		w->unordered = 1;
 	f = xcalloc(1, sizeof(*f));
 	f->path = xstrdup(path);
 	f->blob = blob;
