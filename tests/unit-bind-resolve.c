@@ -2,7 +2,8 @@
  * unit-bind-resolve.c: TAP tests of resolve_call() (libcommon/graph/resolve.h)
  * over a small package in memory, one test per rule: a member, inherited
  * methods through self and super(), a local shadowing an import, a
- * constructor through an alias, receivers known from an assignment and from
+ * constructor through an alias, receivers known from an assignment, a call
+ * of a class (C().f()) and from
  * an annotation, an unknown receiver, module attributes through a star
  * re-export, an alias and a package's submodule, a class's method; a
  * function's return annotation, an imported module variable, a chained
@@ -59,6 +60,8 @@ static const char *const app_lines[] = {
 	"    util.helper()",
 	"    pkg.Model()",
 	"    M.save(x)",
+	"    M(u.helper()).load()",
+	"    other().save()",
 	NULL };
 static const struct rs_import app_imps[] = {
 	{ "pkg", "pkg/__init__.py", 1 }, { "pkg.util", "pkg/util.py", 2 },
@@ -119,7 +122,7 @@ static const struct rs_def defs[] = {
 	{ "inner", "function", "user.py", NULL, 18, 20 },
 	{ "load", "method", "pkg/models.py", "Base", 4, 5 },
 	{ "make", "function", "pkg/factory.py", NULL, 3, 4 },
-	{ "run", "function", "app.py", NULL, 6, 17 },
+	{ "run", "function", "app.py", NULL, 6, 19 },
 	{ "save", "method", "pkg/models.py", "Base", 2, 3 },
 	{ "save", "method", "pkg/models.py", "Model", 10, 11 },
 	{ "use", "function", "user.py", NULL, 4, 13 },
@@ -202,7 +205,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..20\n");
+	printf("1..22\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -233,6 +236,10 @@ int main(int argc, char **argv)
 	      "pkg.C() through the package's re-export as C (import)");
 	check(&rs, "app.py", "run", 17, "save", "pkg/models.py", 10, BIND_MEMBER,
 	      "C.f(): the class's method (member)");
+	check(&rs, "app.py", "run", 18, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "C(...).f(): the method of the class the call makes, along its bases (receiver)");
+	check(&rs, "app.py", "run", 19, "save", NULL, 0, BIND_NONE,
+	      "a call of an unknown callable as the receiver binds to nothing (none)");
 	check(&rs, "app.py", NULL, 1, "nosuch", NULL, 0, BIND_NONE,
 	      "no call at that column: none");
 	check(&rs, "user.py", "use", 6, "load", "pkg/models.py", 4, BIND_RECEIVER,

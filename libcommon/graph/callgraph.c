@@ -26,6 +26,7 @@ struct cands {
 	char **paths, **scopes;	/* owned strings behind d */
 	long *lines, *ends;	/* their lines and end lines */
 	size_t nr, alloc;	/* number of candidates */
+	char *for_path;		/* the file the imported flags are for, or NULL */
 };
 
 static void cands_release(struct cands *c)
@@ -39,6 +40,7 @@ static void cands_release(struct cands *c)
 	free(c->scopes);
 	free(c->lines);
 	free(c->ends);
+	free(c->for_path);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -71,9 +73,14 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 	}
 }
 
-/* Mark the candidates whose files the file path imports. */
+/* Mark the candidates whose files the file path imports (kept while the
+ * calls come from the same file: they come in path order). */
 static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
 {
+	if (c->for_path && !strcmp(c->for_path, path))
+		return;
+	free(c->for_path);
+	c->for_path = xstrdup(path);
 	for (size_t i = 0; i < c->nr; i++) {
 		sqlite3_reset(imp);
 		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);

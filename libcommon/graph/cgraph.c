@@ -13,15 +13,18 @@
 
 #include <ctype.h>
 
-/* One resolved import, path -> resolved. */
+/* One resolved import, path -> resolved, as file indexes. */
 struct imp {
-	char *a, *b;		/* importing file, imported file */
+	int a, b;		/* importing file, imported file */
 };
 
 /* The per-file state of the load. */
 struct file_pass {
 	char **lines;		/* the file's lines (from its chunks), NULL where none */
 	long lines_nr;		/* lines known */
+	size_t lines_alloc;
+	char **bufs;		/* the chunks' texts the lines point into, '\n' cut to '\0' */
+	size_t bufs_nr, bufs_alloc;
 	long *ref_line, *ref_col;	/* its references' positions, in order */
 	size_t refs_nr, refs_alloc, rl_alloc;
 	struct bind_def *bd;	/* candidates of one reference */
@@ -32,14 +35,21 @@ struct file_pass {
 	struct rs_def *rsd;	/* the definitions as resolve.h sees them, in by_name order */
 	struct cgraph *g;
 	struct refs *r;
+	size_t lo, hi;		/* the file's definitions, g->defs[lo..hi) */
+	int *inner;		/* per line, the innermost definition holding it, or -1 */
+	size_t inner_alloc;
+	int *parent;		/* per definition, the one holding its first line, or -1 */
+	unsigned char *imp_of;	/* per file, 1 if the file being read imports it */
+	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
 };
 
 static int cmp_imp(const void *x, const void *y)
 {
 	const struct imp *a = x, *b = y;
-	int c = strcmp(a->a, b->a);
 
-	return c ? c : strcmp(a->b, b->b);
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
 }
 
 /* qsort context-free: by_name sorts indices against a global-free copy. */
@@ -96,24 +106,29 @@ static void hash_names(struct cgraph *g)
 			e++;
 		while (g->slots[k].count)
 			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i };
+		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0, 0 };
 		i = e;
 	}
 }
 
-size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
+static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
 	unsigned h = name_hash(name);
 
-	*first = 0;
 	if (!g->slots)
-		return 0;
+		return NULL;
 	for (size_t k = h & g->slots_mask; g->slots[k].count; k = (k + 1) & g->slots_mask)
-		if (g->slots[k].hash == h && !strcmp(g->defs[g->by_name[g->slots[k].first]].name, name)) {
-			*first = g->slots[k].first;
-			return g->slots[k].count;
-		}
-	return 0;
+		if (g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
+			return &g->slots[k];
+	return NULL;
+}
+
+size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
+{
+	const struct cg_slot *s = find_slot(g, name);
+
+	*first = s ? s->first : 0;
+	return s ? s->count : 0;
 }
 
 int cgraph_file(const struct cgraph *g, const char *path)
@@ -133,12 +148,8 @@ int cgraph_file(const struct cgraph *g, const char *path)
 	return -1;
 }
 
-static int imported(const struct imp *imps, size_t n, const char *a, const char *b)
-{
-	struct imp key = { (char *)a, (char *)b };
-
-	return n && bsearch(&key, imps, n, sizeof(*imps), cmp_imp) != NULL;
-}
+/* Does the file being read import file b?  (imp_of[] holds its imports.) */
+#define imported(fp, b) ((fp)->imp_of[(b)])
 
 /* Files, definitions, imports. */
 static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, size_t *imps_nr,
@@ -162,12 +173,17 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	st = refs_prep(r, "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.scope, b.lang FROM defs d "
 		       "JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
 		       "ORDER BY f.path, d.line, d.col, d.name");
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	for (size_t f = 0; sqlite3_step(st) == SQLITE_ROW; ) {
 		struct cg_def *d;
+		while (f < g->files_nr && strcmp(g->files[f].path, refs_col(st, 0)) < 0)
+			f++;	/* defs and files are both in path order */
+		if (f == g->files_nr)
+			break;
 		ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
 		d = &g->defs[g->defs_nr++];
 		memset(d, 0, sizeof(*d));
-		d->path = xstrdup(refs_col(st, 0));
+		d->file = (int)f;
+		d->path = g->files[f].path;	/* not owned */
 		d->name = xstrdup(refs_col(st, 1));
 		d->kind = xstrdup(refs_col(st, 2));
 		d->line = sqlite3_column_int64(st, 3);
@@ -187,9 +203,12 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	hash_names(g);
 	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		int a = cgraph_file(g, refs_col(st, 0)), b = cgraph_file(g, refs_col(st, 1));
+		if (a < 0 || b < 0)
+			continue;	/* a file outside the index imports nothing here */
 		ALLOC_GROW(*imps, *imps_nr + 1, alloc);
-		(*imps)[*imps_nr].a = xstrdup(refs_col(st, 0));
-		(*imps)[*imps_nr].b = xstrdup(refs_col(st, 1));
+		(*imps)[*imps_nr].a = a;
+		(*imps)[*imps_nr].b = b;
 		(*imps_nr)++;
 	}
 	sqlite3_finalize(st);
@@ -197,31 +216,40 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 		qsort(*imps, *imps_nr, sizeof(**imps), cmp_imp);
 }
 
-/* The file's lines, from its chunks (the first chunk that holds a line wins). */
+/* The file's lines, from its chunks (the first chunk that holds a line wins):
+ * pointers into copies of the chunks' texts, no allocation per line. */
 static void load_lines(struct refs *r, sqlite3_stmt *st, sqlite3_int64 blob, struct file_pass *fp)
 {
-	size_t alloc = 0;
-
-	fp->lines = NULL;
 	fp->lines_nr = 0;
+	fp->bufs_nr = 0;
 	sqlite3_reset(st);
 	sqlite3_bind_int64(st, 1, blob);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		long l = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
-		const char *t = refs_col(st, 2), *p = t;
+		const char *t = refs_col(st, 2);
+		char *p;
+		int fresh = 0;
 
 		if (!t || l < 1)
 			continue;
 		if (end > fp->lines_nr) {
-			ALLOC_GROW(fp->lines, (size_t)end, alloc);
+			ALLOC_GROW(fp->lines, (size_t)end, fp->lines_alloc);
 			memset(fp->lines + fp->lines_nr, 0, (size_t)(end - fp->lines_nr) * sizeof(char *));
 			fp->lines_nr = end;
 		}
+		for (long k = l; k <= end && !fresh; k++)
+			fresh = !fp->lines[k - 1];
+		if (!fresh)
+			continue;	/* inside a chunk read already */
+		ALLOC_GROW(fp->bufs, fp->bufs_nr + 1, fp->bufs_alloc);
+		p = fp->bufs[fp->bufs_nr++] = xstrdup(t);
 		for (; l <= end && p; l++) {
-			const char *e = strchrnul(p, '\n');
+			char *e = strchrnul(p, '\n');
+			char *next = *e ? e + 1 : NULL;
+			*e = '\0';
 			if (!fp->lines[l - 1])
-				fp->lines[l - 1] = xstrndup(p, (size_t)(e - p));
-			p = *e ? e + 1 : NULL;
+				fp->lines[l - 1] = p;
+			p = next;
 		}
 	}
 	(void)r;
@@ -229,10 +257,9 @@ static void load_lines(struct refs *r, sqlite3_stmt *st, sqlite3_int64 blob, str
 
 static void free_lines(struct file_pass *fp)
 {
-	for (long i = 0; i < fp->lines_nr; i++)
-		free(fp->lines[i]);
-	free(fp->lines);
-	fp->lines = NULL;
+	for (size_t i = 0; i < fp->bufs_nr; i++)
+		free(fp->bufs[i]);
+	fp->bufs_nr = 0;
 	fp->lines_nr = 0;
 }
 
@@ -251,10 +278,10 @@ static int enclosing(const struct cgraph *g, size_t lo, size_t hi, long line)
 	return -1;
 }
 
-/* 1 if definition d holds line of file path (its own body). */
-static int inside(const struct cg_def *d, const char *path, long line)
+/* 1 if definition d holds line of file (its own body). */
+static int inside(const struct cg_def *d, int file, long line)
 {
-	return !strcmp(d->path, path) && d->line <= line && d->end_line >= line;
+	return d->file == file && d->line <= line && d->end_line >= line;
 }
 
 /* A C or C++ header: its functions may be prototypes of those of a source file. */
@@ -302,11 +329,10 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
 static void bind_resolved(struct cgraph *g, int file, int from, size_t first, size_t n,
 			  int to, enum bind_how how, enum bind_recv recv, long line, long col_)
 {
-	const char *path = g->files[file].path;
 	int method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
 
 	if (to >= 0) {
-		if (to == from || inside(&g->defs[to], path, line))
+		if (to == from || inside(&g->defs[to], file, line))
 			g->defs[to].self_calls++;
 		else
 			add_call(g, from, to, file, line, col_, how);
@@ -314,7 +340,7 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
-		int own = di == from || inside(d, path, line);
+		int own = di == from || inside(d, file, line);
 
 		if (di == to) {
 			continue;
@@ -333,7 +359,7 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
  * name (overrides reached by dispatch, or an inherited method self.f()
  * reaches when the class has none) as possible uses.
  */
-static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *imps, size_t imps_nr,
+static void bind_call(struct cgraph *g, struct file_pass *fp,
 		      int file, int from, const char *name, const char *scope, long line, long col_)
 {
 	const char *path = g->files[file].path;
@@ -358,7 +384,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
 		fp->bd[i].path = d->path;
 		fp->bd[i].scope = d->scope;
-		fp->bd[i].imported = strcmp(d->path, path) && imported(imps, imps_nr, path, d->path);
+		fp->bd[i].imported = d->file != file && imported(fp, d->file);
 	}
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
@@ -374,7 +400,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, const struct imp *
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
-		int own = di == from || inside(d, path, line);
+		int own = di == from || inside(d, file, line);
 
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
@@ -426,29 +452,61 @@ static int is_import_line(const char *s)
 
 /* One identifier of the file's text: a mention of every definition of that name
  * unless it is a reference (counted as such) or a definition of the name. */
-static void mention(struct cgraph *g, const struct file_pass *fp, const char *path,
+static void mention(struct cgraph *g, const struct file_pass *fp, int file,
 		    const char *tok, long line, long col_)
 {
-	size_t first, n = cgraph_named(g, tok, &first);
+	struct cg_slot *s = find_slot(g, tok);
+	size_t first, n, lo = fp->lo, hi = fp->hi;
 	int narrow = 0;
 
-	if (!n || ref_at(fp, line, col_))
+	if (!s || ref_at(fp, line, col_))
 		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->line == line && !strcmp(d->path, path))
-			return;	/* the definition's own name */
+	while (lo < hi) {	/* the file's definitions on this line: the first */
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->defs[mid].line < line)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (; lo < fp->hi && g->defs[lo].line == line; lo++)
+		if (!strcmp(g->defs[lo].name, tok))
+			return;	/* the definition's own name */
+	first = s->first;
+	n = s->count;
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
 	if (is_import_line(fp->lines[line - 1]))
 		for (size_t i = 0; i < n; i++)
-			if (imported(fp->imps, fp->imps_nr, path, g->defs[g->by_name[first + i]].path))
+			if (imported(fp, g->defs[g->by_name[first + i]].file))
 				narrow = 1;
-	for (size_t i = 0; i < n; i++) {
-		struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (!inside(d, path, line) && (!narrow || imported(fp->imps, fp->imps_nr, path, d->path)))
-			d->mentions++;
+	if (narrow) {
+		for (size_t i = 0; i < n; i++) {
+			struct cg_def *d = &g->defs[g->by_name[first + i]];
+			if (!inside(d, file, line) && imported(fp, d->file))
+				d->mentions++;
+		}
+		return;
+	}
+	/* a mention of every definition of the name but those whose body holds
+	 * it: counted once for the name, and once for each of those */
+	s->mentions++;
+	for (int d = fp->inner[line - 1]; d >= 0; d = fp->parent[d])
+		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
+			g->defs[d].own_mentions++;
+}
+
+/* inner[] and parent[] of the file's definitions (nested ones inside their
+ * holders, as the parser gives them). */
+static void nest_defs(const struct cgraph *g, struct file_pass *fp)
+{
+	ALLOC_GROW(fp->inner, (size_t)fp->lines_nr + 1, fp->inner_alloc);
+	for (long l = 0; l < fp->lines_nr; l++)
+		fp->inner[l] = -1;
+	for (size_t i = fp->lo; i < fp->hi; i++) {
+		const struct cg_def *d = &g->defs[i];
+		fp->parent[i] = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
+		for (long l = d->line; l >= 1 && l <= d->end_line && l <= fp->lines_nr; l++)
+			fp->inner[l - 1] = (int)i;
 	}
 }
 
@@ -465,9 +523,20 @@ static void add_prefix(struct cgraph *g, const char *tok)
 	g->prefixes[g->prefixes_nr++] = xstrdup(tok);
 }
 
+/* ASCII letters, digits and '_' (isalpha() and isalnum() in the C locale, without their calls). */
+static inline int ident_start(unsigned c)
+{
+	return (c | 32) - 'a' < 26 || c == '_';
+}
+
+static inline int ident_char(unsigned c)
+{
+	return ident_start(c) || c - '0' < 10;
+}
+
 /* The identifiers of the file's lines, outside line comments; strings too,
  * whose names are looked up at run time. */
-static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const char *path, const char *lang)
+static void scan_mentions(struct cgraph *g, const struct file_pass *fp, int file, const char *lang)
 {
 	int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby") || !strcmp(lang, "bash"));
 	char tok[256];
@@ -488,14 +557,14 @@ static void scan_mentions(struct cgraph *g, const struct file_pass *fp, const ch
 			} else if ((hash && c == '#') || (!hash && c == '/' && s[i + 1] == '/')) {
 				break;
 			}
-			if (isalpha(c) || c == '_') {
+			if (ident_start(c)) {
 				size_t j = i;
-				while (isalnum((unsigned char)s[j]) || s[j] == '_')
+				while (ident_char((unsigned char)s[j]))
 					j++;
 				if (j - i < sizeof(tok)) {
 					memcpy(tok, s + i, j - i);
 					tok[j - i] = '\0';
-					mention(g, fp, path, tok, l + 1, (long)i + 1);
+					mention(g, fp, file, tok, l + 1, (long)i + 1);
 					if (quote && i && s[i - 1] == quote && (s[j] == quote || s[j] == '{') && j - i >= 2 &&
 					    s[j - 1] == '_')
 						add_prefix(g, tok);
@@ -588,16 +657,20 @@ static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, si
 
 /* The references of one file: calls bound, other kinds counted by name. */
 static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sqlite3_stmt *rst,
-		      const struct imp *imps, size_t imps_nr, int file, sqlite3_int64 blob,
+		      int file, sqlite3_int64 blob,
 		      size_t lo, size_t hi, unsigned flags)
 {
 	(void)r;
+	fp->lo = lo;
+	fp->hi = hi;
+	nest_defs(g, fp);
 	fp->refs_nr = 0;
 	sqlite3_reset(rst);
 	sqlite3_bind_int64(rst, 1, blob);
 	while (sqlite3_step(rst) == SQLITE_ROW) {
 		const char *name = refs_col(rst, 0), *kind = refs_col(rst, 1);
 		const char *scope = sqlite3_column_type(rst, 4) == SQLITE_NULL ? NULL : refs_col(rst, 4);
+		struct cg_slot *s;
 		long line = sqlite3_column_int64(rst, 2), col_ = sqlite3_column_int64(rst, 3);
 
 		ALLOC_GROW(fp->ref_line, fp->refs_nr + 1, fp->rl_alloc);
@@ -605,18 +678,19 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		fp->ref_line[fp->refs_nr] = line;
 		fp->ref_col[fp->refs_nr++] = col_;
 		if (!strcmp(kind, "call")) {
-			bind_call(g, fp, imps, imps_nr, file, enclosing(g, lo, hi, line), name, scope, line, col_);
-		} else {
-			size_t first, n = cgraph_named(g, name, &first);
-			for (size_t i = 0; i < n; i++) {
-				struct cg_def *d = &g->defs[g->by_name[first + i]];
-				if (!inside(d, g->files[file].path, line))
-					d->refs_in++;
-			}
+			bind_call(g, fp, file, enclosing(g, lo, hi, line), name, scope, line, col_);
+		} else if ((s = find_slot(g, name))) {
+			/* a use of every definition of the name but those whose
+			 * body holds it: once for the name, once for each of those */
+			s->refs++;
+			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
+			     d = fp->parent[d])
+				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
+					g->defs[d].own_refs++;
 		}
 	}
 	if (flags & CG_MENTIONS)
-		scan_mentions(g, fp, g->files[file].path, g->files[file].lang);
+		scan_mentions(g, fp, file, g->files[file].lang);
 	mark_file(g, fp, file, lo, hi);
 }
 
@@ -637,6 +711,54 @@ static int cg_file(void *ctx, const char *path, struct rs_text *t)
 }
 
 static const struct rs_ops cg_ops = { cg_named, cg_file };
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is the first n bytes of name among the sorted prefixes? */
+static int has_prefix(char *const *pre, size_t nr, const char *name, size_t n)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(pre[mid], name, n);
+		if (!c)
+			c = pre[mid][n] ? 1 : 0;
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The definitions whose names start with a prefix (and go on): each name is
+ * looked up once per prefix length, not compared with every prefix. */
+static void mark_dynamic(struct cgraph *g)
+{
+	size_t lens[256], lens_nr = 0;	/* a prefix is shorter than 256 (scan_mentions) */
+
+	if (!g->prefixes_nr)
+		return;
+	qsort(g->prefixes, g->prefixes_nr, sizeof(*g->prefixes), cmp_strp);
+	for (size_t k = 0; k < g->prefixes_nr; k++) {
+		size_t pl = strlen(g->prefixes[k]), j = 0;
+		while (j < lens_nr && lens[j] != pl)
+			j++;
+		if (j == lens_nr && lens_nr < sizeof(lens) / sizeof(*lens))
+			lens[lens_nr++] = pl;
+	}
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		size_t nl = strlen(g->defs[i].name);
+		for (size_t j = 0; j < lens_nr && !g->defs[i].dynamic; j++)
+			if (nl > lens[j] && has_prefix(g->prefixes, g->prefixes_nr, g->defs[i].name, lens[j]))
+				g->defs[i].dynamic = 1;
+	}
+}
 
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 {
@@ -658,41 +780,49 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 		fp.rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
 	}
 	resolver_init(&fp.rs, &cg_ops, &fp);
+	fp.parent = xmalloc((g->defs_nr + 1) * sizeof(int));
+	fp.imp_of = xcalloc(g->files_nr + 1, 1);
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
 	for (size_t f = 0; f < g->files_nr; f++) {
 		size_t lo = d;
-		while (d < g->defs_nr && strcmp(g->defs[d].path, g->files[f].path) < 0)
+		while (d < g->defs_nr && g->defs[d].file < (int)f)
 			d++;
 		lo = d;
-		while (d < g->defs_nr && !strcmp(g->defs[d].path, g->files[f].path))
+		while (d < g->defs_nr && g->defs[d].file == (int)f)
 			d++;
 		g->files[f].blob = blobs[f];
+		while (fp.imp_lo < imps_nr && imps[fp.imp_lo].a < (int)f)
+			fp.imp_lo++;
+		for (fp.imp_hi = fp.imp_lo; fp.imp_hi < imps_nr && imps[fp.imp_hi].a == (int)f; fp.imp_hi++)
+			fp.imp_of[imps[fp.imp_hi].b] = 1;
 		load_lines(r, lst, blobs[f], &fp);
-		load_file(g, r, &fp, rst, imps, imps_nr, (int)f, blobs[f], lo, d, flags);
+		load_file(g, r, &fp, rst, (int)f, blobs[f], lo, d, flags);
 		free_lines(&fp);
+		for (size_t k = fp.imp_lo; k < fp.imp_hi; k++)
+			fp.imp_of[imps[k].b] = 0;
 	}
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
+	free(fp.lines);
+	free(fp.bufs);
+	free(fp.inner);
+	free(fp.parent);
+	free(fp.imp_of);
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		const struct cg_slot *s = find_slot(g, g->defs[i].name);
+		g->defs[i].mentions += s->mentions - g->defs[i].own_mentions;
+		g->defs[i].refs_in += s->refs - g->defs[i].own_refs;
+	}
 	free(fp.ref_line);
 	free(fp.ref_col);
 	free(fp.bd);
 	resolver_release(&fp.rs);
 	free(fp.rsd);
-	for (size_t i = 0; i < imps_nr; i++) {
-		free(imps[i].a);
-		free(imps[i].b);
-	}
 	free(imps);
 	free(blobs);
-	for (size_t k = 0; k < g->prefixes_nr; k++) {
-		size_t pl = strlen(g->prefixes[k]);
-		for (size_t i = 0; i < g->defs_nr; i++)
-			if (g->defs[i].name[0] == g->prefixes[k][0] && !strncmp(g->defs[i].name, g->prefixes[k], pl) &&
-			    g->defs[i].name[pl])
-				g->defs[i].dynamic = 1;
-	}
+	mark_dynamic(g);
 	if (g->calls_nr)
 		qsort(g->calls, g->calls_nr, sizeof(*g->calls), cmp_call);
 	/* out[]: calls from definition i (top-level calls, from -1, come first) */
@@ -714,7 +844,6 @@ void cgraph_release(struct cgraph *g)
 	for (size_t i = 0; i < g->defs_nr; i++) {
 		free(g->defs[i].name);
 		free(g->defs[i].kind);
-		free(g->defs[i].path);
 		free(g->defs[i].scope);
 		free(g->defs[i].lang);
 	}

@@ -26,12 +26,17 @@ struct cg_slot {
 	unsigned hash;		/* of the name */
 	unsigned count;		/* definitions of that name */
 	size_t first;		/* the first, into by_name */
+	const char *name;	/* the name (one of its definitions'), compared without a hop */
+	long mentions;		/* while loading: its mentions, every definition's */
+	long refs;		/* while loading: its non-call references, every definition's */
 };
 
 /* One definition, a node of the call graph. */
 struct cg_def {
-	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL */
+	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL;
+							   path is its file's (not owned) */
 	long line, end_line;	/* its lines */
+	int file;		/* its file, an index into cgraph.files */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
 				   __attribute__((constructor)) */
 	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
@@ -41,6 +46,8 @@ struct cg_def {
 	long self_calls;	/* bound calls from inside its own body */
 	long namesake_calls;	/* calls of its name bound to another definition */
 	long mentions;		/* its name outside calls and definitions, elsewhere */
+	long own_mentions;	/* while loading: its name's mentions inside its own body */
+	long own_refs;		/* while loading: its name's non-call references there */
 	long refs_in;		/* references of another kind (type, ...) to its name */
 };
 
@@ -89,8 +96,23 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);
 int cgraph_file(const struct cgraph *g, const char *path);
 
 /* callers (callees == 0) or callees of q to r->o.depth levels of calls,
- * each call with its depth (trace.c). */
+ * each call with its depth (callwalk.c: from the index, not the whole graph). */
 int refs_calls_deep(struct refs *r, const char *q, int callees);
+
+/*
+ * Single calls bound from the index, without the whole graph (callwalk.c):
+ * the definitions of a name and the files of the calls are read as needed
+ * and kept.  callwalk_binds(): the call of name at (line, col) of path
+ * (whose blob is blob), enclosed by scope, bound as the call graph binds it:
+ * 1 if it reaches a definition for which want(its path, its scope, arg)
+ * holds (a C prototype and its function both count), 0 if it reaches only
+ * others, -1 if it binds to none.
+ */
+struct callwalk;
+struct callwalk *callwalk_new(struct refs *r);
+void callwalk_free(struct callwalk *w);
+int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
+		   long line, long col_, int (*want)(const char *path, const char *scope, void *arg), void *arg);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);

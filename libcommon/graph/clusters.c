@@ -79,10 +79,14 @@ static size_t file_edges(struct refs *r, const struct cgraph *g, const int *pkg_
 	return k;
 }
 
-/* Label propagation over the edges; label[f] for every file. */
+/* Label propagation over the edges; label[f] for every file.  The weight of
+ * each neighbour label is summed in wsum[] (a header's file has thousands of
+ * neighbours on Linux: comparing each with each was minutes). */
 static void propagate(const struct uedge *e, size_t n, size_t files, int *label)
 {
 	size_t *start = xcalloc(files + 2, sizeof(size_t));
+	long *wsum = xcalloc(files + 1, sizeof(long));
+	int *seen = xmalloc((files + 1) * sizeof(int));
 
 	for (size_t i = 0; i < n; i++)
 		start[e[i].a + 1]++;
@@ -95,15 +99,19 @@ static void propagate(const struct uedge *e, size_t n, size_t files, int *label)
 		for (size_t f = 0; f < files; f++) {
 			int best = label[f];
 			long bw = 0;
-			/* the weight of each neighbour label: few neighbours, so quadratic is fine */
+			size_t ns = 0;
 			for (size_t i = start[f]; i < start[f + 1]; i++) {
 				int l = label[e[i].b];
-				long w = 0;
-				for (size_t j = start[f]; j < start[f + 1]; j++)
-					if (label[e[j].b] == l)
-						w += e[j].calls + e[j].co;
-				if (w > bw || (w == bw && l < best))
-					best = l, bw = w;
+				if (!wsum[l])
+					seen[ns++] = l;
+				wsum[l] += e[i].calls + e[i].co;
+			}
+			/* the heaviest label, ties to the smaller */
+			for (size_t k = 0; k < ns; k++) {
+				int l = seen[k];
+				if (wsum[l] > bw || (wsum[l] == bw && l < best))
+					best = l, bw = wsum[l];
+				wsum[l] = 0;
 			}
 			if (best != label[f]) {
 				label[f] = best;
@@ -112,52 +120,56 @@ static void propagate(const struct uedge *e, size_t n, size_t files, int *label)
 		}
 	}
 	free(start);
+	free(wsum);
+	free(seen);
 }
 
+/* What emit_cluster() reads: per label, its internal calls and co-changes and
+ * its files (files[lstart[l] .. lstart[l] + size[l]), in path order). */
+struct clu_index {
+	long *calls, *co, *size;
+	size_t *lstart;
+	int *files;
+	unsigned char *pmark;	/* per package, written once in this cluster */
+};
+
 static void emit_cluster(struct refs *r, const struct cgraph *g, const int *pkg_of, const char *const *pkgs,
-			 const int *label, const struct uedge *e, size_t n, long id, int l)
+			 const struct clu_index *ci, long id, int l)
 {
 	struct buf *b = &r->out;
-	long calls = 0, co = 0, size = 0;
-	size_t np = 0;
-	int *plist = xmalloc((g->files_nr + 1) * sizeof(int));
+	const int *fs = ci->files + ci->lstart[l];
+	long size = ci->size[l];
 
-	for (size_t i = 0; i < n; i++)
-		if (label[e[i].a] == l && label[e[i].b] == l && e[i].a < e[i].b)
-			calls += e[i].calls, co += e[i].co;
 	nd_begin(b, "arch_cluster");
 	nd_int(b, "id", id);
 	nd_key(b, "files");
 	buf_addch(b, '[');
-	for (size_t f = 0; f < g->files_nr; f++) {
-		if (label[f] != l || pkg_of[f] < 0)
-			continue;
-		if (size++)
+	for (long k = 0; k < size; k++) {
+		if (k)
 			buf_addch(b, ',');
-		nd_json_string(b, g->files[f].path, strlen(g->files[f].path));
-		plist[np++] = pkg_of[f];
+		nd_json_string(b, g->files[fs[k]].path, strlen(g->files[fs[k]].path));
 	}
 	buf_addch(b, ']');
 	nd_int(b, "size", size);
 	nd_key(b, "packages");
 	buf_addch(b, '[');
-	for (size_t i = 0, k = 0; i < np; i++) {
-		size_t j;
-		for (j = 0; j < i && plist[j] != plist[i]; j++)
-			;
-		if (j < i)
+	for (long k = 0, w = 0; k < size; k++) {
+		int p = pkg_of[fs[k]];
+		if (ci->pmark[p])
 			continue;
-		if (k++)
+		ci->pmark[p] = 1;
+		if (w++)
 			buf_addch(b, ',');
-		nd_json_string(b, pkgs[plist[i]], strlen(pkgs[plist[i]]));
+		nd_json_string(b, pkgs[p], strlen(pkgs[p]));
 	}
+	for (long k = 0; k < size; k++)
+		ci->pmark[pkg_of[fs[k]]] = 0;
 	buf_addch(b, ']');
-	nd_int(b, "calls", calls);
-	nd_int(b, "co_changes", co);
+	nd_int(b, "calls", ci->calls[l]);
+	nd_int(b, "co_changes", ci->co[l]);
 	nd_end(b);
 	refs_flush(r);
 	r->emitted++;
-	free(plist);
 }
 
 void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, const char *const *pkgs)
@@ -168,6 +180,8 @@ void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, co
 	struct clu *c = xcalloc(g->files_nr + 1, sizeof(*c));
 	long *size = xcalloc(g->files_nr + 1, sizeof(long));
 
+	struct clu_index ci;
+
 	propagate(e, n, g->files_nr, label);
 	for (size_t f = 0; f < g->files_nr; f++)
 		if (pkg_of[f] >= 0)
@@ -176,8 +190,34 @@ void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, co
 		if (size[f] >= 2)
 			c[nc++] = (struct clu){ (int)f, size[f] };
 	qsort(c, nc, sizeof(*c), cmp_clu);
+	ci.calls = xcalloc(g->files_nr + 1, sizeof(long));
+	ci.co = xcalloc(g->files_nr + 1, sizeof(long));
+	ci.size = size;
+	ci.lstart = xcalloc(g->files_nr + 2, sizeof(size_t));
+	ci.files = xmalloc((g->files_nr + 1) * sizeof(int));
+	ci.pmark = xcalloc(g->files_nr + 1, 1);
+	for (size_t i = 0; i < n; i++)
+		if (label[e[i].a] == label[e[i].b] && e[i].a < e[i].b) {
+			ci.calls[label[e[i].a]] += e[i].calls;
+			ci.co[label[e[i].a]] += e[i].co;
+		}
+	for (size_t f = 0; f < g->files_nr; f++)
+		ci.lstart[f + 1] = ci.lstart[f] + (size_t)size[f];
+	{
+		size_t *fill = xmalloc((g->files_nr + 1) * sizeof(size_t));
+		memcpy(fill, ci.lstart, g->files_nr * sizeof(size_t));
+		for (size_t f = 0; f < g->files_nr; f++)
+			if (pkg_of[f] >= 0)
+				ci.files[fill[label[f]]++] = (int)f;
+		free(fill);
+	}
 	for (size_t i = 0; i < nc && r->emitted < r->o.limit; i++)
-		emit_cluster(r, g, pkg_of, pkgs, label, e, n, (long)i + 1, c[i].label);
+		emit_cluster(r, g, pkg_of, pkgs, &ci, (long)i + 1, c[i].label);
+	free(ci.calls);
+	free(ci.co);
+	free(ci.lstart);
+	free(ci.files);
+	free(ci.pmark);
 	free(e);
 	free(label);
 	free(c);

@@ -7,6 +7,7 @@
  */
 #include "core/common.h"
 #include "graph/refs.h"
+#include "graph/cgraph.h"
 #include "index/index.h"
 
 #include <math.h>
@@ -152,23 +153,33 @@ static void import_signal(struct refs *r, const struct digraph *g, int start, st
  * file defines.  A reference to the symbol counts where it can reach this
  * definition: its file imports the file (or, in C and C++, a file declaring
  * the name, a header), or no other file defines the name.  A namesake's
- * callers are not the symbol's.
+ * callers are not the symbol's: a call bound (callwalk_binds()) to other
+ * definitions only, such as self.run() in a class that has its own run, does
+ * not count.
  */
+static int in_file(const char *dpath, const char *scope, void *path)
+{
+	(void)scope;
+	return !strcmp(dpath, path);
+}
+
 static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
 			     struct impact_hit *h)
 {
 	sqlite3_stmt *st;
+	struct callwalk *cw = NULL;
 
 	if (sym)
-		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
+		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id FROM refs r "
+			  "JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
 			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
 			  "  WHERE d.name = ?2 AND g.path != ?1)"
-			  " OR EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved = ?1)"
+			  " OR f.path IN (SELECT i.path FROM imports i WHERE i.resolved = ?1)"
 			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
-			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i JOIN files g ON g.path = i.resolved "
-			  "  JOIN defs d ON d.blob_id = g.blob_id WHERE i.path = f.path AND d.name = ?2))"
-			  ") GROUP BY f.path");
+			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved IN "
+			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
+			  ") ORDER BY f.path");
 	else
 		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE f.path != ?1 AND r.name IN (SELECT d.name FROM defs d JOIN files g "
@@ -180,10 +191,18 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 		int v = digraph_node(g, refs_col(st, 0));
 		if (v < 0)
 			continue;
-		h[v].refs = sqlite3_column_int64(st, 1);
+		/* a call bound to a namesake (another class's method, self.f()
+		 * of the caller's own class) is not a use of this definition */
+		if (sym && !strcmp(refs_col(st, 1), "call") &&
+		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), refs_col(st, 0), sqlite3_column_int64(st, 5),
+				    sym, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4),
+				    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), in_file, (void *)path))
+			continue;
+		h[v].refs += sym ? 1 : sqlite3_column_int64(st, 1);
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
 	}
 	sqlite3_finalize(st);
+	callwalk_free(cw);
 }
 
 /* The coupling signal, when ci-couple's records are in the index. */
@@ -257,6 +276,64 @@ static size_t rank_and_emit(struct refs *r, const struct digraph *g, int start, 
 	return found;
 }
 
+/*
+ * The import graph impact needs: every file as a node, and only the imports
+ * that reach path within depth levels, read backwards through the index on
+ * imports(resolved) (the reverse distances are those of the whole graph; on
+ * Linux the whole graph is 350,000 imports, most of them never reached).
+ */
+static void load_importers(struct refs *r, struct digraph *g, const char *path, long depth)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT path FROM files ORDER BY path");
+	int *front, *next, start;
+	size_t fn = 1, nn;
+	char *seen;
+
+	memset(g, 0, sizeof(*g));
+	while (sqlite3_step(st) == SQLITE_ROW)
+		digraph_add_node(g, refs_col(st, 0));
+	sqlite3_finalize(st);
+	digraph_nodes_done(g);
+	start = digraph_node(g, path);
+	if (start < 0) {
+		digraph_finish(g);
+		return;
+	}
+	st = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1");
+	seen = xcalloc(g->n + 1, 1);
+	front = xmalloc((g->n + 1) * sizeof(int));
+	next = xmalloc((g->n + 1) * sizeof(int));
+	front[0] = start;
+	seen[start] = 1;
+	for (long d = 0; d < depth && fn; d++) {
+		int *t;
+		nn = 0;
+		for (size_t i = 0; i < fn; i++) {
+			sqlite3_reset(st);
+			sqlite3_bind_text(st, 1, g->names[front[i]], -1, SQLITE_STATIC);
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				int x = digraph_node(g, refs_col(st, 0));
+				if (x < 0)
+					continue;
+				digraph_add_edge(g, x, front[i]);
+				if (!seen[x]) {
+					seen[x] = 1;
+					next[nn++] = x;
+				}
+			}
+		}
+		t = front;
+		front = next;
+		next = t;
+		fn = nn;
+	}
+	sqlite3_finalize(st);
+	free(seen);
+	free(front);
+	free(next);
+	digraph_finish(g);
+}
+
 int refs_impact(struct refs *r, const char *arg)
 {
 	char *copy = xstrdup(arg), *colon = strrchr(copy, ':'), *sym = NULL, *path;
@@ -270,7 +347,7 @@ int refs_impact(struct refs *r, const char *arg)
 		sym = colon + 1;
 	}
 	path = refs_file_arg(r, copy);
-	refs_load_graph(r, &g, NULL, 1);
+	load_importers(r, &g, path, r->o.depth);
 	start = digraph_node(&g, path);
 	if (start < 0) {
 		error("'%s' is not in the index (run 'ci-index update'?)", path);

@@ -10,6 +10,7 @@
  */
 #include "core/common.h"
 #include "graph/refs.h"
+#include "graph/cgraph.h"
 #include "index/index.h"
 #include "parse/lang.h"
 #include "parse/walk.h"
@@ -259,6 +260,12 @@ static void emit_unsupported(struct refs *r, const char *lang, const char *what)
 	refs_flush(r);
 }
 
+/* callwalk_binds()'s test: a definition the qualifier q names. */
+static int named_by(const char *path, const char *scope, void *q)
+{
+	return refs_qualifier_matches(q, scope, path);
+}
+
 /* defs / refs / occurrences */
 /* A call reference's binding and definition (callers' rules), read now. */
 static void emit_binding(struct refs *r, struct refs_binder *b, const char *path, const char *scope,
@@ -281,6 +288,7 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 {
 	char *scope, *name;
 	sqlite3_stmt *st;
+	struct callwalk *cw = NULL;
 	int found = 0;
 	struct refs_binder *binder;
 
@@ -317,6 +325,12 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		 * scope matches, or all of them when none does (said in the record) */
 		if (scope && !strcmp(type, "definition") && !refs_qualifier_matches(scope, sc, path))
 			continue;
+		/* a call the binding gives to another definition (B.run's self.run()
+		 * for A.run) is not a reference of this one */
+		if (scope && !strcmp(type, "reference") && !strcmp(kind, "call") &&
+		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), path, sqlite3_column_int64(st, 8), name,
+				    sc, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), named_by, scope))
+			continue;
 		snip = refs_snippet(r, sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3));
 		nd_begin(&r->out, "occurrence");
 		nd_str(&r->out, "name", name);
@@ -342,6 +356,7 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 	}
 	sqlite3_finalize(st);
 	refs_binder_free(binder);
+	callwalk_free(cw);
 	if (want_imports && r->emitted < r->o.limit && (!r->o.kind || !strcmp(r->o.kind, "import"))) {
 		/* imports whose target names the symbol or module: "os.path", "./name" */
 		st = refs_prep(r, "SELECT i.path, i.line, i.target, i.resolved, b.lang, b.id FROM imports i "

@@ -581,6 +581,40 @@ static char *receiver_text(const char *s, size_t col0)
 	return xstrndup(s + i, e - i);
 }
 
+/* The receiver of the call whose name starts at s[col0] when it is itself a
+ * call, Foo(...).f() or mod.Foo(...).f(): its value as "Foo()" for
+ * value_class(); NULL otherwise. */
+static char *call_receiver(const char *s, size_t col0)
+{
+	size_t i = col0, e;
+	int depth = 0;
+
+	if (strlen(s) < col0)
+		return NULL;
+	while (i && (s[i - 1] == ' ' || s[i - 1] == '\t'))
+		i--;
+	if (!i || s[i - 1] != '.')
+		return NULL;
+	i--;
+	if (!i || s[i - 1] != ')')
+		return NULL;
+	do {	/* back to the matching '(' */
+		i--;
+		if (s[i] == ')')
+			depth++;
+		else if (s[i] == '(')
+			depth--;
+	} while (i && depth);
+	if (depth)
+		return NULL;
+	e = i;
+	while (i && (is_id((unsigned char)s[i - 1]) || s[i - 1] == '.'))
+		i--;
+	if (i == e || s[i] == '.' || isdigit((unsigned char)s[i]))
+		return NULL;
+	return xasprintf("%.*s()", (int)(e - i), s + i);
+}
+
 /* The first class name of an annotation: Foo, "Foo", Optional[Foo], Foo | None, t.Foo. */
 static char *annotation_class(const char *a)
 {
@@ -1070,10 +1104,21 @@ const struct rs_def *resolve_call(struct resolver *rs, const char *path, const c
 	long ix = -1;
 
 	*how = BIND_NONE;
-	if (!s || col < 1 || !(recv = receiver_text(s, (size_t)col - 1)))
+	if (!s || col < 1)
 		return NULL;
 	f = enclosing_function(rs, path, scope);
-	if (!*recv)
+	if (!(recv = receiver_text(s, (size_t)col - 1))) {
+		/* Foo().f(): a method of the class the receiver's call makes */
+		char *v = call_receiver(s, (size_t)col - 1);
+		const struct rs_def *cls = v ? value_class(rs, e, f, line, v) : NULL;
+		int inh = 0;
+
+		free(v);
+		if (!cls || (ix = method_of(rs, cls, name, 0, &inh, 0)) < 0)
+			return NULL;
+		*how = BIND_RECEIVER;
+		recv = xstrdup("()");
+	} else if (!*recv)
 		d = resolve_bare(rs, e, f, scope, line, name, how);
 	else if (!strcmp(recv, "self") || !strcmp(recv, "cls") || !strcmp(recv, "super()"))
 		ix = resolve_self(rs, path, scope, name, recv[0] == 's' && recv[1] == 'u', how);

@@ -1,0 +1,599 @@
+/*
+ * callwalk.c: callers and callees to --depth levels (cgraph.h's
+ * refs_calls_deep), read from the index's name and blob indexes: only the
+ * references of the names on the frontier, the definitions of those names,
+ * and the definitions and resolved imports of the files the calls are in.
+ *
+ * A question about one symbol never loads the whole call graph (on Linux,
+ * cgraph_load() reads every chunk of 70,000 files: minutes).  The binding is
+ * cgraph.c's bind_call(), edge for edge: in a Python file resolve.h's rules
+ * (the one definition a call resolves to, or none unless --by-name); else
+ * bind_ref()'s choice, the ties of as good a binding, a nested function in
+ * the function that defines it, a C prototype in a header and the functions
+ * of that name and scope elsewhere.
+ */
+#include "core/common.h"
+#include "graph/cgraph.h"
+
+/* A definition met on the walk: a candidate, a caller or a callee. */
+struct wdef {
+	sqlite3_int64 id;	/* defs' rowid */
+	char *name, *kind, *path, *scope;	/* scope may be NULL */
+	long line, col, end_line;
+};
+
+/* The definitions of one name (in path, line, col order, as cgraph's by_name). */
+struct wname {
+	char *name;
+	struct wdef *d;
+	size_t nr;
+};
+
+/* One file a call is in: its definitions in line order and what it imports. */
+struct wfile {
+	char *path, *lang;
+	sqlite3_int64 blob;
+	struct wdef *d;		/* in line, col, name order */
+	size_t nr;
+	char **imps;		/* resolved imports, sorted */
+	size_t imps_nr;
+	int defs_read;		/* d[] read (with_defs()) */
+};
+
+/* A call of the answer: the site, the caller (NULL at top level), the callee. */
+struct wcall {
+	const struct wfile *f;
+	long line, col;
+	const struct wdef *from, *to;
+	enum bind_how how;
+};
+
+struct callwalk {
+	struct refs *r;
+	struct wname *names;
+	size_t names_nr, names_alloc;
+	struct wfile **files;
+	size_t files_nr, files_alloc, last;	/* last: the file asked for last */
+	int unordered;		/* files[] is not in path order */
+	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st;
+	struct refs_world world;	/* Python calls (resolve.h through rsworld.c) */
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void read_def(sqlite3_stmt *st, int c, struct wdef *d, const char *path)
+{
+	d->id = sqlite3_column_int64(st, c);
+	d->name = xstrdup(refs_col(st, c + 1));
+	d->kind = xstrdup(refs_col(st, c + 2));
+	d->line = sqlite3_column_int64(st, c + 3);
+	d->col = sqlite3_column_int64(st, c + 4);
+	d->end_line = sqlite3_column_int64(st, c + 5);
+	d->scope = sqlite3_column_type(st, c + 6) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, c + 6));
+	d->path = xstrdup(path ? path : refs_col(st, c + 7));
+}
+
+static void free_defs(struct wdef *d, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++) {
+		free(d[i].name);
+		free(d[i].kind);
+		free(d[i].path);
+		free(d[i].scope);
+	}
+	free(d);
+}
+
+/* The definitions named name (cached). */
+static const struct wname *named(struct callwalk *w, const char *name)
+{
+	struct wname *n;
+	size_t alloc = 0;
+
+	for (size_t i = 0; i < w->names_nr; i++)
+		if (!strcmp(w->names[i].name, name))
+			return &w->names[i];
+	ALLOC_GROW(w->names, w->names_nr + 1, w->names_alloc);
+	n = &w->names[w->names_nr++];
+	memset(n, 0, sizeof(*n));
+	n->name = xstrdup(name);
+	sqlite3_reset(w->def_st);
+	sqlite3_bind_text(w->def_st, 1, name, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(w->def_st) == SQLITE_ROW) {
+		ALLOC_GROW(n->d, n->nr + 1, alloc);
+		read_def(w->def_st, 0, &n->d[n->nr++], NULL);
+	}
+	return n;
+}
+
+/* The definitions of f, read on first use (binding a call needs only its imports). */
+static const struct wfile *with_defs(struct callwalk *w, const struct wfile *cf)
+{
+	struct wfile *f = (struct wfile *)cf;
+	size_t alloc = 0;
+
+	if (f->defs_read)
+		return f;
+	f->defs_read = 1;
+	sqlite3_reset(w->fdef_st);
+	sqlite3_bind_int64(w->fdef_st, 1, f->blob);
+	while (sqlite3_step(w->fdef_st) == SQLITE_ROW) {
+		ALLOC_GROW(f->d, f->nr + 1, alloc);
+		read_def(w->fdef_st, 0, &f->d[f->nr++], f->path);
+	}
+	return f;
+}
+
+/* The file path (cached): its language and resolved imports. */
+static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3_int64 blob)
+{
+	struct wfile *f;
+	size_t alloc = 0;
+
+	if (w->files_nr && !strcmp(w->files[w->last]->path, path))
+		return w->files[w->last];	/* a name's calls come blob by blob */
+	if (w->unordered || !w->files_nr || strcmp(path, w->files[w->files_nr - 1]->path) <= 0)
+		for (size_t i = 0; i < w->files_nr; i++)	/* else it is new: all came in path order */
+			if (!strcmp(w->files[i]->path, path))
+				return w->files[w->last = i];
+	if (w->files_nr && strcmp(path, w->files[w->files_nr - 1]->path) < 0)
+		w->unordered = 1;
+	f = xcalloc(1, sizeof(*f));
+	f->path = xstrdup(path);
+	f->blob = blob;
+	sqlite3_reset(w->lang_st);
+	sqlite3_bind_int64(w->lang_st, 1, blob);
+	if (sqlite3_step(w->lang_st) == SQLITE_ROW && refs_col(w->lang_st, 0))
+		f->lang = xstrdup(refs_col(w->lang_st, 0));
+	sqlite3_reset(w->imp_st);
+	sqlite3_bind_text(w->imp_st, 1, path, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(w->imp_st) == SQLITE_ROW) {
+		ALLOC_GROW(f->imps, f->imps_nr + 1, alloc);
+		f->imps[f->imps_nr++] = xstrdup(refs_col(w->imp_st, 0));
+	}
+	if (f->imps_nr)
+		qsort(f->imps, f->imps_nr, sizeof(*f->imps), cmp_str);
+	ALLOC_GROW(w->files, w->files_nr + 1, w->files_alloc);
+	w->last = w->files_nr;
+	w->files[w->files_nr++] = f;
+	return f;
+}
+
+static int imports(const struct wfile *f, const char *path)
+{
+	return f->imps_nr && bsearch(&path, f->imps, f->imps_nr, sizeof(*f->imps), cmp_str) != NULL;
+}
+
+/* The innermost definition of f holding line (cgraph.c's enclosing()), or NULL. */
+static const struct wdef *enclosing(const struct wfile *f, long line)
+{
+	size_t i = f->nr;
+
+	while (i > 0 && f->d[i - 1].line > line)
+		i--;
+	while (i > 0) {
+		const struct wdef *d = &f->d[--i];
+		if (d->line <= line && d->end_line >= line)
+			return d;
+	}
+	return NULL;
+}
+
+static int is_header(const char *path)
+{
+	const char *e = strrchr(path, '.');
+
+	return e && (!strcmp(e, ".h") || !strcmp(e, ".hh") || !strcmp(e, ".hpp") || !strcmp(e, ".hxx"));
+}
+
+static int scope_encloses(const char *cls, const char *s)
+{
+	size_t n = strlen(cls);
+
+	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
+}
+
+/* A definition's language, by its file's name (the candidates' files are not loaded). */
+static int c_def(const struct wdef *d)
+{
+	const char *e = strrchr(d->path, '.');
+	static const char *const exts[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".C", NULL };
+
+	for (const char *const *x = exts; e && *x; x++)
+		if (!strcmp(e, *x))
+			return 1;
+	return 0;
+}
+
+static int same_symbol(const struct wdef *p, const struct wdef *d)
+{
+	return c_def(p) && c_def(d) && is_header(p->path) != is_header(d->path) &&
+	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
+}
+
+static int inside(const struct wdef *d, const char *path, long line)
+{
+	return !strcmp(d->path, path) && d->line <= line && d->end_line >= line;
+}
+
+/*
+ * The definitions the call of n->name at (line, col) of f reaches, as
+ * cgraph.c's bind_call() adds its edges: their indexes into n->d in reach[]
+ * (room for n->nr), how in *how.  Returns how many.  With protos, a C
+ * prototype whose function took the edge is among them too.
+ */
+static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct wname *n, const char *scope,
+			long line, long col_, size_t *reach, enum bind_how *how, int protos)
+{
+	struct bind_def *bd;
+	char *text;
+	enum bind_recv recv;
+	long def;
+	size_t k = 0;
+	int hdr = -1, body = 0, need_text = 0;
+
+	if (!n->nr)
+		return 0;
+	if (resolver_applies(&w->world.rs, f->path)) {
+		const struct rs_def *rd = resolve_call(&w->world.rs, f->path, scope, line, col_, n->name, how);
+
+		if (rd || !w->r->o.by_name) {
+			for (size_t i = 0; rd && i < n->nr; i++)
+				if (n->d[i].line == rd->line && !strcmp(n->d[i].path, rd->path) &&
+				    !inside(&n->d[i], f->path, line))
+					reach[k++] = i;
+			return k;
+		}
+	}
+	/* C: with no candidate in a scope or in this file, the receiver changes
+	 * nothing (but for a struct variable named self, this or cls) */
+	need_text = !f->lang || (strcmp(f->lang, "c") && strcmp(f->lang, "cpp"));
+	for (size_t i = 0; i < n->nr && !need_text; i++)
+		need_text = n->d[i].scope || !strcmp(n->d[i].path, f->path);
+	if (need_text) {
+		text = refs_line_text(w->r, f->blob, line);
+		recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
+		free(text);
+	} else {
+		recv = RECV_UNKNOWN;
+	}
+	bd = xmalloc(n->nr * sizeof(*bd));
+	for (size_t i = 0; i < n->nr; i++) {
+		bd[i].path = n->d[i].path;
+		bd[i].scope = n->d[i].scope;
+		bd[i].imported = strcmp(n->d[i].path, f->path) && imports(f, n->d[i].path);
+	}
+	def = bind_ref(how, f->path, scope, recv, bd, n->nr);
+	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n->nr; i++) {
+		const struct wdef *d = &n->d[i];
+		if (d->scope && !strcmp(d->kind, "function") && !strcmp(d->path, f->path) &&
+		    scope_encloses(d->scope, scope)) {
+			def = (long)i;
+			*how = BIND_LOCAL;
+			break;
+		}
+	}
+	for (size_t i = 0; def >= 0 && i < n->nr; i++) {
+		const struct wdef *d = &n->d[i];
+		if (inside(d, f->path, line))
+			continue;	/* its own body: a self call */
+		if ((size_t)def == i) {
+			if (is_header(d->path) && c_def(d))
+				hdr = (int)i;
+			else
+				reach[k++] = i;
+		} else if ((*how != BIND_NAME && bind_level(f->path, scope, recv, &bd[i]) == *how) ||
+			   same_symbol(&n->d[def], d)) {
+			reach[k++] = i;
+			body |= !is_header(d->path) && same_symbol(&n->d[def], d);
+		}
+	}
+	if (hdr >= 0 && (!body || protos))
+		reach[k++] = (size_t)hdr;	/* protos: the prototype too, one symbol with its function */
+	free(bd);
+	return k;
+}
+
+static int cmp_def(const struct wdef *a, const struct wdef *b)
+{
+	return a->id != b->id ? (a->id < b->id ? -1 : 1) : strcmp(a->path, b->path);
+}
+
+static int cmp_defp(const void *x, const void *y)
+{
+	return cmp_def(*(const struct wdef *const *)x, *(const struct wdef *const *)y);
+}
+
+/* Where d is in the sorted set[0..nr), or where it would go (*at); 1 if there. */
+static int in_set(const struct wdef *const *set, size_t nr, const struct wdef *d, size_t *at)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_def(set[mid], d);
+		if (!c) {
+			lo = mid;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < nr && !cmp_def(set[lo], d);
+}
+
+static int cmp_wcall(const void *x, const void *y)
+{
+	const struct wcall *a = x, *b = y;
+	int c = strcmp(a->f->path, b->f->path);
+
+	if (c)
+		return c;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->col != b->col)
+		return a->col < b->col ? -1 : 1;
+	if ((c = strcmp(a->to->path, b->to->path)))
+		return c;
+	if (a->to->line != b->to->line)
+		return a->to->line < b->to->line ? -1 : 1;
+	return (a->to->col > b->to->col) - (a->to->col < b->to->col);
+}
+
+static void add_wcall(struct wcall **v, size_t *nr, size_t *alloc, struct wcall c)
+{
+	ALLOC_GROW(*v, *nr + 1, *alloc);
+	(*v)[(*nr)++] = c;
+}
+
+/* The calls that reach a definition of the frontier (callers). */
+static void calls_into(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
+		       struct wcall **v, size_t *nr, size_t *alloc, long cap)
+{
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope FROM refs r "
+				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call' "
+				     "ORDER BY f.path, r.line, r.col");
+
+	const char **names = xmalloc((front_nr + 1) * sizeof(*names));
+
+	for (size_t t = 0; t < front_nr; t++)
+		names[t] = front[t]->name;
+	qsort(names, front_nr, sizeof(*names), cmp_str);
+	for (size_t t = 0; t < front_nr; t++) {
+		const struct wname *n;
+		size_t *reach;
+
+		if (t && !strcmp(names[t - 1], names[t]))
+			continue;	/* the name's calls are read once */
+		n = named(w, names[t]);
+		reach = xmalloc((n->nr + 1) * sizeof(*reach));
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
+		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+			const struct wfile *f = with_defs(w, file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1)));
+			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
+			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
+			enum bind_how how;
+			size_t k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
+
+			for (size_t i = 0; i < k; i++)
+				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
+					add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enclosing(f, line),
+										&n->d[reach[i]], how });
+		}
+		free(reach);
+	}
+	free(names);
+	sqlite3_finalize(st);
+}
+
+/* The calls a definition of the frontier makes itself (callees). */
+static void calls_out_of(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
+			 struct wcall **v, size_t *nr, size_t *alloc, long cap)
+{
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id FROM files f "
+				     "JOIN refs r ON r.blob_id = f.blob_id WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 "
+				     "AND r.kind = 'call' ORDER BY r.line, r.col");
+
+	for (size_t t = 0; t < front_nr; t++) {
+		const struct wdef *from = front[t];
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, from->path, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, from->line);
+		sqlite3_bind_int64(st, 3, from->end_line);
+		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+			const struct wfile *f = with_defs(w, file_of(w, from->path, sqlite3_column_int64(st, 4)));
+			long line = sqlite3_column_int64(st, 1), col_ = sqlite3_column_int64(st, 2);
+			const struct wdef *enc = enclosing(f, line);
+			const char *sc = sqlite3_column_type(st, 3) == SQLITE_NULL ? NULL : refs_col(st, 3);
+			const struct wname *n;
+			size_t *reach, k;
+			enum bind_how how;
+
+			if (!enc || enc->id != from->id)
+				continue;	/* a nested definition's call: its own */
+			n = named(w, refs_col(st, 0));
+			reach = xmalloc((n->nr + 1) * sizeof(*reach));
+			k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
+			for (size_t i = 0; i < k; i++)
+				add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enc, &n->d[reach[i]], how });
+			free(reach);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+static void emit_call(struct refs *r, const struct wcall *c, long depth)
+{
+	char *snip = refs_snippet(r, c->f->blob, c->line), *qs = NULL;
+
+	if (c->from)
+		qs = c->from->scope ? xasprintf("%s.%s", c->from->scope, c->from->name) : xstrdup(c->from->name);
+	nd_begin(&r->out, "occurrence");
+	nd_str(&r->out, "name", c->to->name);
+	nd_str(&r->out, "type", "reference");
+	nd_str(&r->out, "kind", "call");
+	nd_str(&r->out, "path", c->f->path);
+	nd_int(&r->out, "line", c->line);
+	nd_int(&r->out, "col", c->col);
+	nd_str(&r->out, "scope", qs);
+	nd_str(&r->out, "lang", c->f->lang);
+	nd_str(&r->out, "snippet", snip);
+	nd_str(&r->out, "confidence", "syntactic");
+	nd_str(&r->out, "binding", bind_how_name(c->how));
+	nd_key(&r->out, "definition");
+	buf_addstr(&r->out, "{\"path\":");
+	nd_json_string(&r->out, c->to->path, strlen(c->to->path));
+	buf_addf(&r->out, ",\"line\":%ld}", c->to->line);
+	nd_int(&r->out, "depth", depth);
+	nd_end(&r->out);
+	refs_flush(r);
+	r->emitted++;
+	free(snip);
+	free(qs);
+}
+
+void callwalk_free(struct callwalk *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->names_nr; i++) {
+		free(w->names[i].name);
+		free_defs(w->names[i].d, w->names[i].nr);
+	}
+	free(w->names);
+	for (size_t i = 0; i < w->files_nr; i++) {
+		struct wfile *f = w->files[i];
+		free(f->path);
+		free(f->lang);
+		free_defs(f->d, f->nr);
+		for (size_t k = 0; k < f->imps_nr; k++)
+			free(f->imps[k]);
+		free(f->imps);
+		free(f);
+	}
+	free(w->files);
+	refs_world_release(&w->world);
+	sqlite3_finalize(w->def_st);
+	sqlite3_finalize(w->fdef_st);
+	sqlite3_finalize(w->imp_st);
+	sqlite3_finalize(w->lang_st);
+	free(w);
+}
+
+struct callwalk *callwalk_new(struct refs *r)
+{
+	struct callwalk *w = xcalloc(1, sizeof(*w));
+
+	w->r = r;
+	refs_world_init(&w->world, r);
+	w->def_st = refs_prep(r, "SELECT d.rowid, d.name, d.kind, d.line, d.col, d.end_line, d.scope, f.path "
+			      "FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
+			      "ORDER BY f.path, d.line, d.col");
+	w->fdef_st = refs_prep(r, "SELECT rowid, name, kind, line, col, end_line, scope FROM defs "
+			       "WHERE blob_id = ?1 ORDER BY line, col, name");
+	w->imp_st = refs_prep(r, "SELECT DISTINCT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
+	w->lang_st = refs_prep(r, "SELECT lang FROM blobs WHERE id = ?1");
+	return w;
+}
+
+int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
+		   long line, long col_, int (*want)(const char *path, const char *scope, void *arg), void *arg)
+{
+	const struct wfile *f = file_of(w, path, blob);
+	const struct wname *n = named(w, name);
+	size_t *reach = xmalloc((n->nr + 1) * sizeof(*reach)), k;
+	enum bind_how how;
+	int ret = -1;
+
+	k = bind_site(w, f, n, scope, line, col_, reach, &how, 1);
+	for (size_t i = 0; i < k; i++) {
+		if (ret < 0)
+			ret = 0;
+		if (want(n->d[reach[i]].path, n->d[reach[i]].scope, arg))
+			ret = 1;
+	}
+	free(reach);
+	return ret;
+}
+
+/*
+ * Breadth first from the definitions of q: callers follow calls backwards
+ * (the calls that reach a definition of the frontier, whose callers are the
+ * next frontier), callees forwards.  Each definition is expanded once; calls
+ * at one depth come in path and line order.
+ */
+int refs_calls_deep(struct refs *r, const char *q, int callees)
+{
+	struct callwalk *w = callwalk_new(r);
+	const struct wdef **front = NULL, **seen = NULL;
+	size_t front_nr = 0, front_alloc = 0, seen_nr = 0, seen_alloc = 0;
+	char *scope, *name;
+	int found = 0;
+
+	refs_split_qualified(q, &scope, &name);
+	{
+		const struct wname *n = named(w, name);
+		for (size_t i = 0; i < n->nr; i++)
+			if (refs_qualifier_matches(scope, n->d[i].scope, n->d[i].path)) {
+				ALLOC_GROW(front, front_nr + 1, front_alloc);
+				front[front_nr++] = &n->d[i];
+				ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
+				seen[seen_nr++] = &n->d[i];
+			}
+		if (front_nr) {
+			qsort(front, front_nr, sizeof(*front), cmp_defp);
+			qsort(seen, seen_nr, sizeof(*seen), cmp_defp);
+		}
+	}
+	if (!front_nr) {
+		error("no definition of '%s' in the index", q);
+		goto done;
+	}
+	for (long depth = 1; depth <= r->o.depth && front_nr && r->emitted < r->o.limit; depth++) {
+		struct wcall *v = NULL;
+		size_t nr = 0, alloc = 0, next_nr = 0;
+
+		/* the first (limit - emitted) calls by site are among the first
+		 * that many of each name's (or each caller's), read in site order */
+		if (callees)
+			calls_out_of(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
+		else
+			calls_into(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
+		if (nr)
+			qsort(v, nr, sizeof(*v), cmp_wcall);
+		for (size_t k = 0; k < nr && r->emitted < r->o.limit; k++) {
+			const struct wdef *u = callees ? v[k].to : v[k].from;
+			size_t at;
+			emit_call(r, &v[k], depth);
+			found++;
+			if (u && !in_set(seen, seen_nr, u, &at)) {
+				ALLOC_GROW(seen, seen_nr + 1, seen_alloc);
+				memmove(seen + at + 1, seen + at, (seen_nr++ - at) * sizeof(*seen));
+				seen[at] = u;
+				ALLOC_GROW(front, next_nr + 1, front_alloc);
+				front[next_nr++] = u;
+			}
+		}
+		free(v);
+		front_nr = next_nr;
+		if (front_nr)
+			qsort(front, front_nr, sizeof(*front), cmp_defp);
+	}
+	if (!found)
+		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
+done:
+	free(front);
+	free(seen);
+	free(scope);
+	free(name);
+	callwalk_free(w);
+	return found ? EXIT_OK : EXIT_NOTHING;
+}
