@@ -15,51 +15,7 @@ if ! test_have_lang c || ! test_have_lang python; then
 	test_done
 fi
 
-XDG_RUNTIME_DIR=$TRASH_DIRECTORY/run
-CI_SHARDS_SERVER_IDLE=120	# a server a failed test leaves goes by itself
-export XDG_RUNTIME_DIR CI_SHARDS_SERVER_IDLE
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-
-# sockets <kind>: the sockets of that kind's shard servers
-sockets() {
-	ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep "^$1-shards-.*\.sock$"
-}
-
-# wait_for <command...>: until it succeeds, at most 20 s
-wait_for() {
-	i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		test $i -le 200 || return 1
-		sleep 0.1
-	done
-}
-have_socket() { test -n "$(sockets "$1")"; }
-no_socket() { test -z "$(sockets "$1")"; }
-
-# start <cmd> <set>: the set's server of ci-<cmd>, listening
-start() {
-	("ci-$1" --shards "$2" --shards-serve >/dev/null 2>"serve-$1.err" &) &&
-	wait_for have_socket "$1"
-}
-
-# stop <cmd> <set>
-stop() {
-	"ci-$1" --shards "$2" --shards-stop &&
-	wait_for no_socket "$1"
-}
-
-# alike <status> <command...>: the server's answer (the socket there) is the
-# answer of the command run here (CI_SHARDS_SERVER=0), status and records
-alike() {
-	want=$1
-	shift
-	test_status "$want" "$@" >served.out 2>served.err &&
-	CI_SHARDS_SERVER=0 test_status "$want" "$@" >here.out 2>here.err &&
-	test_cmp here.out served.out &&
-	test_cmp here.err served.err &&
-	{ test "$want" = 2 || test_grep "\"_type\":\"fleet\"" served.out; }
-}
+fleet_server_env
 
 test_expect_success 'setup: four repositories, an index each' '
 	make_fleet_repos repos 4 &&

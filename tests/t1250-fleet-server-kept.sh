@@ -17,43 +17,7 @@ if ! test_have_lang c || ! test_have_lang python; then
 	test_done
 fi
 
-XDG_RUNTIME_DIR=$TRASH_DIRECTORY/run
-CI_SHARDS_SERVER_IDLE=120	# a server a failed test leaves goes by itself
-export XDG_RUNTIME_DIR CI_SHARDS_SERVER_IDLE
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-
-sockets() {
-	ls "$XDG_RUNTIME_DIR/ci" 2>/dev/null | grep "^$1-shards-.*\.sock$"
-}
-wait_for() {
-	i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		test $i -le 200 || return 1
-		sleep 0.1
-	done
-}
-have_socket() { test -n "$(sockets "$1")"; }
-no_socket() { test -z "$(sockets "$1")"; }
-start() {
-	("ci-$1" --shards "$2" --shards-serve >/dev/null 2>"serve-$1.err" &) &&
-	wait_for have_socket "$1"
-}
-stop() {
-	"ci-$1" --shards "$2" --shards-stop &&
-	wait_for no_socket "$1"
-}
-
-# alike <status> <command...>: the server's answer is the answer here
-alike() {
-	want=$1
-	shift
-	test_status "$want" "$@" >served.out 2>served.err &&
-	CI_SHARDS_SERVER=0 test_status "$want" "$@" >here.out 2>here.err &&
-	test_cmp here.out served.out &&
-	test_cmp here.err served.err &&
-	test_grep "\"_type\":\"fleet\"" served.out
-}
+fleet_server_env
 
 # publish <repo>: its index built again, to a new file renamed over the old
 publish() {

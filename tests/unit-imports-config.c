@@ -11,34 +11,7 @@
 #include "core/common.h"
 #include "parse/imports.h"
 #include "parse/importcfg.h"
-
-#include <errno.h>
-#include <ftw.h>
-#include <pthread.h>
-#include <sys/stat.h>
-
-static int test_nr;	/* tests run so far */
-static int failures;	/* of which failed */
-static char *tmpdir;	/* the fixture's directory */
-
-/* One TAP line: ok when got equals want (both may be NULL).  Frees got. */
-static void is_path(char *got, const char *want, const char *desc)
-{
-	int ok = (!got && !want) || (got && want && !strcmp(got, want));
-
-	printf("%sok %d - %s\n", ok ? "" : "not ", ++test_nr, desc);
-	if (!ok) {
-		printf("#   got:      %s\n", got ? got : "(null)");
-		printf("#   expected: %s\n", want ? want : "(null)");
-		failures++;
-	}
-	free(got);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+#include "unit-imports-lib.h"
 
 /* The fixture: a path and its text ("@ROOT@" stands for the root's absolute path). */
 static const struct {
@@ -157,11 +130,6 @@ static const struct {
 	{ "gosvc/nested/inner/p/p.go", "x\n" },
 };
 
-struct tcase {
-	const char *lang, *from, *target;	/* the import */
-	const char *want;			/* the expected path, or NULL */
-};
-
 static const struct tcase cases[] = {
 	/* package.json: "exports" */
 	{ "typescript", "apps/web/src/app.ts", "@acme/util", "packages/util/src/index.ts" },
@@ -242,69 +210,6 @@ static const struct tcase cases[] = {
 	{ "go", "gosvc/b/x/x.go", "example.com/zzz", NULL },
 };
 
-static void write_file(const char *rel, const char *text)
-{
-	char *path = xasprintf("%s/%s", tmpdir, rel);
-	struct buf b = BUF_INIT;
-	const char *at;
-	char *p;
-	FILE *f;
-
-	for (p = strchr(path + strlen(tmpdir) + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdir(path, 0777) && errno != EEXIST)
-			die_code(99, "cannot create '%s'", path);
-		*p = '/';
-	}
-	while ((at = strstr(text, "@ROOT@"))) {
-		buf_add(&b, text, (size_t)(at - text));
-		buf_addstr(&b, tmpdir);
-		text = at + 6;
-	}
-	buf_addstr(&b, text);
-	f = fopen(path, "w");
-	if (!f || fputs(b.buf, f) < 0 || fclose(f))
-		die_code(99, "cannot write '%s'", path);
-	buf_release(&b);
-	free(path);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void run_cases(const struct import_ctx *ctx, const char *mode)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		const struct tcase *t = &cases[i];
-		char *desc = xasprintf("%s%s: %s imports '%s'", mode, t->lang, t->from, t->target);
-
-		is_path(import_resolve(ctx, t->lang, t->from, t->target), t->want, desc);
-		free(desc);
-	}
-}
-
-struct thread_arg {
-	const struct import_ctx *ctx;	/* shared by all threads */
-	int bad;			/* resolutions that went wrong */
-};
-
-static void *resolve_many(void *p)
-{
-	struct thread_arg *a = p;
-
-	for (int i = 0; i < 400; i++) {
-		const struct tcase *t = &cases[(size_t)i % ARRAY_SIZE(cases)];
-		char *got = import_resolve(a->ctx, t->lang, t->from, t->target);
-
-		if ((got == NULL) != (t->want == NULL) || (got && strcmp(got, t->want)))
-			a->bad++;
-		free(got);
-	}
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -331,11 +236,10 @@ int main(int argc, char **argv)
 	ctx.root = tmpdir;
 	ctx.files = &set;
 	import_ctx_load(&ctx);
-	run_cases(&ctx, "");
+	run_cases(&ctx, cases, ARRAY_SIZE(cases), "");
 
 	for (int i = 0; i < 4; i++) {
-		args[i].ctx = &ctx;
-		args[i].bad = 0;
+		args[i] = (struct thread_arg){ &ctx, cases, ARRAY_SIZE(cases), 400, 0 };
 		if (pthread_create(&threads[i], NULL, resolve_many, &args[i]))
 			die_code(99, "cannot start a thread");
 	}

@@ -8,28 +8,7 @@
  */
 #include "core/common.h"
 #include "parse/imports.h"
-
-#include <errno.h>
-#include <ftw.h>
-#include <pthread.h>
-#include <sys/stat.h>
-
-static int test_nr;	/* tests run so far */
-static int failures;	/* of which failed */
-
-/* One TAP line: ok when got equals want (both may be NULL).  Frees got. */
-static void is_path(char *got, const char *want, const char *desc)
-{
-	int ok = (!got && !want) || (got && want && !strcmp(got, want));
-
-	printf("%sok %d - %s\n", ok ? "" : "not ", ++test_nr, desc);
-	if (!ok) {
-		printf("#   got:      %s\n", got ? got : "(null)");
-		printf("#   expected: %s\n", want ? want : "(null)");
-		failures++;
-	}
-	free(got);
-}
+#include "unit-imports-lib.h"
 
 static void is_int(int got, int want, const char *desc)
 {
@@ -38,11 +17,6 @@ static void is_int(int got, int want, const char *desc)
 		printf("#   got %d, expected %d\n", got, want);
 		failures++;
 	}
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* The repository of the in-memory cases (sorted by main()). */
@@ -78,11 +52,6 @@ static const char *repo_files[] = {
 	"app/Http/Kernel.php",
 	/* shell */
 	"scripts/lib/common.sh", "lib/util.sh",
-};
-
-struct tcase {
-	const char *lang, *from, *target;	/* the import */
-	const char *want;			/* expected resolution, or NULL */
 };
 
 static const struct tcase mem_cases[] = {
@@ -243,26 +212,6 @@ static const struct tcase mem_cases[] = {
 
 /* ---- a fixture on disk -------------------------------------------------------- */
 
-static char *tmpdir;	/* the temporary directory; the root is tmpdir/root */
-
-static void write_file(const char *rel, const char *text)
-{
-	char *path = xasprintf("%s/%s", tmpdir, rel);
-	char *p;
-	FILE *f;
-
-	for (p = strchr(path + strlen(tmpdir) + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = '\0';
-		if (mkdir(path, 0777) && errno != EEXIST)
-			die_code(99, "cannot create '%s'", path);
-		*p = '/';
-	}
-	f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f))
-		die_code(99, "cannot write '%s'", path);
-	free(path);
-}
-
 static const char *disk_files[] = {
 	"root/go.mod", "root/main.go", "root/pkg/util/util.go", "root/pkg/util/sub/s.go",
 	"root/pkg/empty/README.md", "root/sub/go.mod", "root/sub/main.go",
@@ -343,45 +292,6 @@ static void run_member_cases(const struct import_ctx *ctx)
 	}
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static void run_cases(const struct import_ctx *ctx, const struct tcase *cases, size_t nr,
-		      const char *mode)
-{
-	for (size_t i = 0; i < nr; i++) {
-		const struct tcase *t = &cases[i];
-		char *desc = xasprintf("%s%s: %s imports '%s'", mode, t->lang, t->from, t->target);
-
-		is_path(import_resolve(ctx, t->lang, t->from, t->target), t->want, desc);
-		free(desc);
-	}
-}
-
-/* ---- threads ------------------------------------------------------------------ */
-
-struct thread_arg {
-	const struct import_ctx *ctx;	/* shared by all threads */
-	int bad;			/* resolutions that went wrong */
-};
-
-static void *resolve_many(void *p)
-{
-	struct thread_arg *a = p;
-
-	for (int i = 0; i < 500; i++) {
-		const struct tcase *t = &go_cases[(size_t)i % ARRAY_SIZE(go_cases)];
-		char *got = import_resolve(a->ctx, t->lang, t->from, t->target);
-
-		if ((got == NULL) != (t->want == NULL) || (got && strcmp(got, t->want)))
-			a->bad++;
-		free(got);
-	}
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -448,8 +358,7 @@ int main(int argc, char **argv)
 
 	dctx.files = &disk_set;
 	for (size_t i = 0; i < ARRAY_SIZE(threads); i++) {
-		args[i].ctx = &dctx;
-		args[i].bad = 0;
+		args[i] = (struct thread_arg){ &dctx, go_cases, ARRAY_SIZE(go_cases), 500, 0 };
 		if (pthread_create(&threads[i], NULL, resolve_many, &args[i]))
 			die_code(99, "cannot create a thread");
 	}

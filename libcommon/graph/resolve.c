@@ -107,6 +107,37 @@ static char *statement(const struct rs_env *e, long l)
 	return buf_detach(&sb, NULL);
 }
 
+/*
+ * One item of an import list at *pp, after what skip holds: its name [*a, *ae)
+ * (a dotted one with dotted) and the name it binds [*b, *be) (the alias after
+ * "as", else the name); *pp moved past it.  0 when there is none.
+ */
+static int import_item(const char **pp, const char *skip, int dotted, const char **a, const char **ae,
+		       const char **b, const char **be)
+{
+	const char *p = *pp + strspn(*pp, skip);
+
+	*a = p;
+	while (is_id((unsigned char)*p) || (dotted && *p == '.'))
+		p++;
+	*ae = p;
+	if (*ae == *a)
+		return 0;
+	*b = *a;
+	*be = *ae;
+	p += strspn(p, " \t\\");
+	if (!strncmp(p, "as ", 3)) {
+		p += 3;
+		p += strspn(p, " \t");
+		*b = p;
+		while (is_id((unsigned char)*p))
+			p++;
+		*be = p;
+	}
+	*pp = p;
+	return 1;
+}
+
 /* `from m import a as b, c` at line l (s: the statement). */
 static void parse_from(struct rs_env *e, const char *s, long l)
 {
@@ -128,33 +159,15 @@ static void parse_from(struct rs_env *e, const char *s, long l)
 		return;
 	}
 	while (*p) {
-		const char *a, *ae, *b, *be;
-		p += strspn(p, " \t(),\\");
-		a = p;
-		while (is_id((unsigned char)*p))
-			p++;
-		ae = p;
-		if (ae == a)
+		const char *a, *ae, *b, *be, *sub;
+		if (!import_item(&p, " \t(),\\", 0, &a, &ae, &b, &be))
 			break;
-		b = a;
-		be = ae;
-		p += strspn(p, " \t\\");
-		if (!strncmp(p, "as ", 3)) {
-			p += 3;
-			p += strspn(p, " \t");
-			b = p;
-			while (is_id((unsigned char)*p))
-				p++;
-			be = p;
-		}
-		{
-			/* a submodule (from . import x) when a row of the line names it */
-			const char *sub = row_for(e, l, a, (size_t)(ae - a), 1);
-			if (sub && (!mod || strcmp(sub, mod)))
-				add_alias(e, b, (size_t)(be - b), sub, NULL, 0, l);
-			else
-				add_alias(e, b, (size_t)(be - b), mod, a, (size_t)(ae - a), l);
-		}
+		/* a submodule (from . import x) when a row of the line names it */
+		sub = row_for(e, l, a, (size_t)(ae - a), 1);
+		if (sub && (!mod || strcmp(sub, mod)))
+			add_alias(e, b, (size_t)(be - b), sub, NULL, 0, l);
+		else
+			add_alias(e, b, (size_t)(be - b), mod, a, (size_t)(ae - a), l);
 		while (*p && *p != ',')
 			p++;
 	}
@@ -167,24 +180,8 @@ static void parse_import(struct rs_env *e, const char *s, long l)
 
 	while (*p) {
 		const char *a, *ae, *b, *be;
-		p += strspn(p, " \t,\\");
-		a = p;
-		while (is_id((unsigned char)*p) || *p == '.')
-			p++;
-		ae = p;
-		if (ae == a)
+		if (!import_item(&p, " \t,\\", 1, &a, &ae, &b, &be))
 			break;
-		b = a;
-		be = ae;
-		p += strspn(p, " \t");
-		if (!strncmp(p, "as ", 3)) {
-			p += 3;
-			p += strspn(p, " \t");
-			b = p;
-			while (is_id((unsigned char)*p))
-				p++;
-			be = p;
-		}
 		add_alias(e, b, (size_t)(be - b), row_for(e, l, a, (size_t)(ae - a), 0), NULL, 0, l);
 		while (*p && *p != ',')
 			p++;

@@ -86,6 +86,7 @@ char **mcp_shards_argv(json_t *tool, json_t *args, char **argv);
 void mcp_proc_init(struct mcp_proc *p);
 int mcp_proc_start(struct mcp_server *srv, struct mcp_proc *p, char **argv, int in_fd);
 int mcp_text_fd(const char *text, size_t len);
+void mcp_child_reset(void);
 void mcp_proc_kill(struct mcp_proc *p);
 int mcp_proc_read(struct mcp_proc *p, int k);
 void mcp_proc_release(struct mcp_proc *p);

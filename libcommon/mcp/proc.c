@@ -26,6 +26,23 @@ void mcp_proc_init(struct mcp_proc *p)
 }
 
 /*
+ * In a child between fork and exec: a process group of its own, no signal
+ * blocked, the default actions of SIGPIPE, SIGTERM and SIGINT (ci-mcp ignores
+ * or catches them).  Async-signal-safe calls only.
+ */
+void mcp_child_reset(void)
+{
+	sigset_t none;
+
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+}
+
+/*
  * A file in memory holding text, read from its start: the standard input of a
  * command given a parameter's value there (a tool's "stdin").  -1 with errno.
  */
@@ -97,14 +114,7 @@ int mcp_proc_start(struct mcp_server *srv, struct mcp_proc *p, char **argv, int 
 		goto fail;
 	}
 	if (p->pid == 0) {
-		sigset_t none;
-
-		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
+		mcp_child_reset();
 		dup2(in_fd >= 0 ? in_fd : devnull, 0);
 		dup2(po[1], 1);
 		dup2(pe[1], 2);

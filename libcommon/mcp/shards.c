@@ -149,17 +149,10 @@ static int start_one(struct mcp_server *srv, struct mcp_shard_server *s)
 	/* with --http other threads run: the child makes system calls only */
 	s->pid = fork();
 	if (s->pid == 0) {
-		sigset_t none;
-
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(127);
-		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
+		mcp_child_reset();
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 		dup2(w, 3);	/* dup2: no FD_CLOEXEC */
