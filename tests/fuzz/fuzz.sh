@@ -48,7 +48,9 @@ for t in "$@"; do
 		"${FUZZ_CXX:-clang++}" $flags -fsanitize=fuzzer-no-link -std=c++17 $FUZZ_CPPFLAGS \
 			-c "$FUZZ_SRCDIR/libcommon/core/toml-json.cc" -o fuzz/obj/toml-json.o ||
 			{ echo "fuzz: cannot compile libcommon/core/toml-json.cc" >&2; status=2; continue; }
-		extra="$(echo "$FUZZ_SRCDIR"/libcommon/mcp/*.c) mcp-profiles.c" extra_obj=fuzz/obj/toml-json.o
+		# and the fork server whose shard servers it starts (libcommon/index, not in libcommon.a)
+		extra="$(echo "$FUZZ_SRCDIR"/libcommon/mcp/*.c) $FUZZ_SRCDIR/libcommon/index/fork-server.c mcp-profiles.c"
+		extra_obj=fuzz/obj/toml-json.o
 		link=${FUZZ_CXX:-clang++} ;;
 	esac
 	bin=fuzz/fuzz-$t
