@@ -779,6 +779,7 @@ int fleet_pool_open(struct fleet_pool *pool, const struct fleet_cmd *cmd, const 
 	pool->why = xcalloc(n, sizeof(*pool->why));
 	pool->res = xcalloc(n, sizeof(*pool->res));
 	pool->seen = xcalloc(n, sizeof(*pool->seen));
+	pool->died = xcalloc(n ? n : 1, 1);
 	for (i = 0; i < n; i++)
 		pool_shard_open(pool, i);
 	return 0;
@@ -791,8 +792,14 @@ size_t fleet_pool_refresh(struct fleet_pool *pool)
 
 	for (i = 0; i < pool->set.shard_nr; i++) {
 		pool_stat(pool->set.shard[i].index, now);
-		if (!memcmp(now, pool->seen[i], sizeof(now)))
+		if (pool->died[i]) {
+			/* a parked thread holds them (its statements, its locks): left as they are */
+			pool->ix[i] = NULL;
+			pool->res[i] = NULL;
+			pool->died[i] = 0;
+		} else if (!memcmp(now, pool->seen[i], sizeof(now))) {
 			continue;
+		}
 		pool_shard_close(pool, i);
 		pool_shard_open(pool, i);
 		nr++;
@@ -810,6 +817,7 @@ void fleet_pool_release(struct fleet_pool *pool)
 	free(pool->why);
 	free(pool->res);
 	free(pool->seen);
+	free(pool->died);
 	fleet_set_release(&pool->set);
 	memset(pool, 0, sizeof(*pool));
 }
@@ -856,6 +864,11 @@ static void shard_died(void *arg, int code)
 	sigset_t all;
 
 	st->t->fr->run[st->at].status = code;
+	if (st->t->pool) {
+		/* its index is held by this thread from now on: opened anew for the next query */
+		st->t->pool->died[st->t->in_pool[st->at]] = 1;
+		__atomic_fetch_add(&st->t->pool->parked, 1, __ATOMIC_RELAXED);
+	}
 	util_report_to(NULL);
 	index_damage_thread(0, NULL);
 	st->parked = 1;
@@ -1102,8 +1115,10 @@ int fleet_run(const struct fleet_cmd *cmd, struct fleet_pool *pool, int argc, ch
 	exe[n] = '\0';
 	fr.argv[0] = exe;
 	/* the shards write NDJSON and do not hand the query to a shard set again */
-	setenv("CI_FLEET_CHILD", "1", 1);
-	unsetenv("CI_FORMAT");
+	if (!getenv("CI_FLEET_CHILD") || strcmp(getenv("CI_FLEET_CHILD"), "1"))
+		setenv("CI_FLEET_CHILD", "1", 1);
+	if (getenv("CI_FORMAT"))
+		unsetenv("CI_FORMAT");
 	threads = !thread_prepare(&fr, cmd, mode, argv[0], &state);
 	if (pool) {
 		/* the pool's set: a copy, filtered */
@@ -1143,8 +1158,11 @@ int fleet_run(const struct fleet_cmd *cmd, struct fleet_pool *pool, int argc, ch
 		run_all(&fr);
 	}
 	ret = merge(&fr, &out);
-	if (out.len && nd_flush(&out, stdout) < 0)
-		die_code(EXIT_IO, "write error: %s", strerror(errno));
+	if (out.len && nd_flush(&out, stdout) < 0) {
+		/* not die(): a shard server answers here (fleet_here_ok) */
+		error("write error: %s", strerror(errno));
+		ret = EXIT_IO;
+	}
 	for (k = 0; k < fr.set.shard_nr; k++) {
 		buf_release(&fr.run[k].o);
 		buf_release(&fr.run[k].e);
@@ -1158,4 +1176,27 @@ done:
 	fleet_set_release(&fr.set);
 	free(fr.argv);
 	return ret;
+}
+
+int fleet_here_ok(const struct fleet_cmd *cmd, int argc, char **argv)
+{
+	struct fleet_run fr;
+	const char *spec = NULL, *repos = NULL, *mode = getenv("CI_SHARDS_MODE"), *jobs = getenv("CI_SHARDS_JOBS");
+	const char *fmt = getenv("CI_FORMAT");
+	void *state = NULL;
+	int threads;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.kind = cmd->kind;
+	take_line(&fr, argc, argv, &spec, &repos, &mode);
+	/* as fleet_run sets it for the shards' commands (and the server's run will) */
+	if (fmt)
+		unsetenv("CI_FORMAT");
+	threads = !thread_prepare(&fr, cmd, mode, argv[0], &state);
+	if (state)
+		cmd->release(state);
+	if (jobs && *jobs)
+		parse_long_arg("", "CI_SHARDS_JOBS", jobs, 1, 1024);
+	free(fr.argv);
+	return threads;
 }

@@ -176,6 +176,9 @@ struct fleet_pool {
 		off_t size;
 		struct timespec mtime;
 	} (*seen)[2];			/* a shard's index file and its WAL log when opened */
+	unsigned char *died;		/* one a shard: a query died on it in this process (its
+					   thread parked, holding its index): opened anew */
+	size_t parked;			/* threads parked so, in all */
 };
 
 /*
@@ -191,6 +194,24 @@ int fleet_pool_open(struct fleet_pool *pool, const struct fleet_cmd *cmd, const 
  * its resident part; a stat or two a shard.  Returns how many were.
  */
 size_t fleet_pool_refresh(struct fleet_pool *pool);
+/*
+ * A shard server answering a query itself (fleet/serve.h), not in a worker
+ * forked for it: each shard's query on a thread of the server, over the
+ * pool.  A shard whose query died there (util_trap_die) is opened anew by
+ * the next fleet_pool_refresh (the parked thread keeps the old one), and
+ * once FLEET_PARKED_MAX threads are parked so, queries go to workers again.
+ */
+#define FLEET_PARKED_MAX 32
+
+/*
+ * In the caller of a set's server, before it hands argv over: may the server
+ * answer it itself?  1 when fleet_run would answer it on threads (the
+ * command's prepare took it), 0 when it needs processes of its own (fork
+ * mode, --help, ci-grep's paths ...).  What the command line gets wrong ends
+ * the caller here as fleet_run would have (exit 2 and its message), so that
+ * the server never meets it.
+ */
+int fleet_here_ok(const struct fleet_cmd *cmd, int argc, char **argv);
 void fleet_pool_release(struct fleet_pool *pool);
 
 /*

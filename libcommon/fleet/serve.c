@@ -1,15 +1,17 @@
 /*
  * libcommon/fleet/serve.c: a shard set's query, here or in the set's server
  * (fleet/serve.h).  The server is a fork server (fork-server.h) whose
- * preload opens every shard's index (struct fleet_pool); each query is a
- * worker forked from it that answers the shards on threads over those open
- * indexes: no process, no SQLite open and no schema read a shard.
+ * preload opens every shard's index (struct fleet_pool); each query is
+ * answered on threads over those open indexes, in the server itself
+ * (pool_here) or in a worker forked from it: no process, no SQLite open and
+ * no schema read a shard.
  */
 #include "core/common.h"
 #include "fleet/serve.h"
 #include "index/fork-server.h"
 
 #include <string.h>
+#include <unistd.h>
 
 /* The server's shards and command: the data of its fork_server_ops. */
 struct served {
@@ -45,6 +47,25 @@ static int pool_run(void *data, int argc, char **argv)
 	return fleet_run(sv->cmd, &sv->pool, argc, argv);
 }
 
+/*
+ * May the server answer this request itself (fork_server_ops.here)?  When its
+ * caller checked the command line (fleet_here_ok: CI_FLEET_HERE=1 in the
+ * request's environment) and few threads are parked (FLEET_PARKED_MAX).
+ */
+static int pool_here(void *data, int argc, char **argv, char **envv)
+{
+	struct served *sv = data;
+
+	(void)argc;
+	(void)argv;
+	if (sv->pool.parked >= FLEET_PARKED_MAX)
+		return 0;
+	for (; *envv; envv++)
+		if (!strcmp(*envv, "CI_FLEET_HERE=1"))
+			return 1;
+	return 0;
+}
+
 /* Is option opt among the options of argv (before "--")? */
 static int has_opt(int argc, char **argv, const char *opt)
 {
@@ -59,7 +80,7 @@ int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
 	struct served served = { .cmd = cmd };
 	const struct fork_server_ops ops = {
 		.data = &served,
-		.preload = pool_preload, .refresh = pool_refresh, .run = pool_run,
+		.preload = pool_preload, .refresh = pool_refresh, .run = pool_run, .here = pool_here,
 	};
 	const char *spec = fleet_wanted(argc, argv);
 	int serve = has_opt(argc, argv, "--shards-serve"), stop = has_opt(argc, argv, "--shards-stop");
@@ -85,7 +106,13 @@ int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
 		return rc;
 	}
 	if (server_env("CI_SHARDS_SERVER") != SERVER_OFF && (sock = fork_server_socket(sock_kind[cmd->kind], spec))) {
+		const char *here = getenv("CI_SHARDS_HERE");
+
+		/* a server there: may it answer in itself, not in a worker forked for it? */
+		if (!access(sock, F_OK) && !(here && !strcmp(here, "0")) && fleet_here_ok(cmd, argc, argv))
+			setenv("CI_FLEET_HERE", "1", 1);
 		rc = fork_server_call(sock, argc, argv);
+		unsetenv("CI_FLEET_HERE");
 		free(sock);
 		if (rc >= 0)
 			return rc;

@@ -860,8 +860,50 @@ static void serve_answer(int conn, const char *q, const struct fork_server_ops *
 }
 
 /*
+ * Run the request rq in the server itself (ops->here said it may): the
+ * caller's streams on 0, 1 and 2, its directory and environment, for the
+ * time of ops->run; then the server's own again.
+ */
+static void serve_here(int conn, const int fds[3], struct request *rq, const struct fork_server_ops *ops)
+{
+	int32_t v = 0;
+	int saved[3], dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), i;
+	char **env = environ;
+
+	for (i = 0; i < 3; i++)
+		saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+	if (dir < 0 || saved[0] < 0 || saved[1] < 0 || saved[2] < 0 || chdir(rq->cwd) < 0)
+		goto done;
+	if (send(conn, &v, sizeof(v), MSG_NOSIGNAL) != (ssize_t)sizeof(v))
+		goto done;
+	fflush(NULL);
+	for (i = 0; i < 3; i++)
+		dup2(fds[i], i);
+	clearerr(stdout);
+	clearerr(stderr);
+	environ = rq->envv;
+	optind = 0;
+	v = ops->run(ops->data, (int)rq->argc, rq->argv);
+	fflush(NULL);
+	environ = env;
+	send(conn, &v, sizeof(v), MSG_NOSIGNAL);
+done:
+	for (i = 0; i < 3; i++)
+		if (saved[i] >= 0) {
+			dup2(saved[i], i);
+			close(saved[i]);
+		}
+	if (dir >= 0) {
+		if (fchdir(dir) < 0) {
+			/* its directory is gone: it does not need one */
+		}
+		close(dir);
+	}
+}
+
+/*
  * Take the connection waiting and serve it: a question answered, a request
- * run in a worker it forks.  1 when it asked the server to stop, else 0.
+ * run in a worker it forks (or here: ops->here).  1 when it asked the server to stop, else 0.
  */
 static int serve_request(struct serve *sv)
 {
@@ -915,7 +957,12 @@ static int serve_request(struct serve *sv)
 		   parse_request(req, (size_t)len, &rq) == 0) {
 		/* the snapshot may have been written again since */
 		ops->refresh(ops->data, sv->index_path);
-		pid = fork();
+		if (ops->here && ops->here(ops->data, (int)rq.argc, rq.argv, rq.envv)) {
+			serve_here(conn, fds, &rq, ops);
+			pid = -1;
+		} else {
+			pid = fork();
+		}
 		if (pid == 0) {
 			sigprocmask(SIG_SETMASK, &sv->orig_mask, NULL);
 			worker(conn, sv->lfd, fds, &rq, ops);

@@ -43,6 +43,16 @@ struct fork_server_ops {
 	/* optional: a question the server answers itself (fork_server_query):
 	 * the answer appended to out */
 	void (*query)(void *data, const char *q, struct buf *out);
+	/*
+	 * optional: may the server answer this request (argv, its environment
+	 * envv) itself, without a worker?  Then run() is called in the server,
+	 * with the caller's streams on 0, 1 and 2, its directory and envv as
+	 * the environment for the time of the call (the worker's pid sent is 0);
+	 * it must neither exit nor die, and leaves nothing of the request's
+	 * behind but what it keeps on purpose.  Requests are then answered one
+	 * at a time.
+	 */
+	int (*here)(void *data, int argc, char **argv, char **envv);
 };
 
 /*
