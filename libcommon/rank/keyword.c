@@ -38,13 +38,23 @@ static uint32_t chunk_size(struct rank_query *rq, sqlite3_int64 id)
 		 */
 		sqlite3_stmt *st;
 		sqlite3_int64 max = -1;
-		if (sqlite3_prepare_v2(rq->db, "SELECT max(block) FROM chunk_sizes", -1, &st, NULL) != SQLITE_OK)
+
+		/* kept prepared where the connection keeps its statements (rank_stmt: a shard server's) */
+		if (rank_kept(rq->r)) {
+			st = rank_stmt(rq->r, "SELECT max(block) FROM chunk_sizes");
+		} else if (sqlite3_prepare_v2(rq->db, "SELECT max(block) FROM chunk_sizes", -1, &st, NULL) != SQLITE_OK) {
 			return 0;
+		}
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
 			max = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (sqlite3_prepare_v2(rq->db, "SELECT sizes FROM chunk_sizes WHERE block = ?1", -1,
-				       &rq->sizes_st, NULL) != SQLITE_OK)
+		if (rank_kept(rq->r))
+			rank_stmt_done(rq->r, st);
+		else
+			sqlite3_finalize(st);
+		if (rank_kept(rq->r))
+			rq->sizes_st = rank_stmt(rq->r, "SELECT sizes FROM chunk_sizes WHERE block = ?1");
+		else if (sqlite3_prepare_v2(rq->db, "SELECT sizes FROM chunk_sizes WHERE block = ?1", -1,
+					    &rq->sizes_st, NULL) != SQLITE_OK)
 			return 0;
 		if (max >= 0 && max < (1 << 24)) {
 			rq->sizes_blocks = (size_t)max + 1;
@@ -371,9 +381,9 @@ void rank_signal_keyword(struct rank_query *rq, long total_chunks)
 	 * the function registered when they were prepared: once, with a slot
 	 * that names the query of the moment.
 	 */
-	api = index_fts5_api(rq->db);
 	slot = rank_stmt_bm25_slot(rq->r, rq, &first);
-	if (!api || ((!slot || first) &&
+	api = slot && !first ? NULL : index_fts5_api(rq->db);	/* registered already: not needed */
+	if ((!slot || first) && (!api ||
 		     (slot ? api->xCreateFunction(api, "ci_bm25", slot, ci_bm25_slot, NULL)
 			   : api->xCreateFunction(api, "ci_bm25", rq, ci_bm25, NULL)) != SQLITE_OK))
 		die("index: cannot register ci_bm25: %s", sqlite3_errmsg(rq->db));

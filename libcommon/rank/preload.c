@@ -198,6 +198,14 @@ const struct rank_meta *rank_preload_meta_for(const struct rank_preload *p, sqli
 
 	if (!p->meta.head)
 		return NULL;
+	/*
+	 * A shard server's (rank_preload_of_db): its index is opened immutable
+	 * and opened anew, with its metadata, when its file changes
+	 * (fleet_pool_refresh), so the metadata is the index's; the key's
+	 * statement, prepared each query, was a sixth of a shard's query
+	 */
+	if (p->stmts)
+		return &p->meta;
 	if (rank_meta_key(db, key, sizeof(key)) == 0 && !strcmp(key, p->meta.head->key))
 		return &p->meta;
 	return NULL;

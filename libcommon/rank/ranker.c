@@ -104,7 +104,10 @@ void rank_query_release(struct rank_query *rq)
 	free(rq->sizes_state);
 	rq->sizes = rq->sizes_state = NULL;
 	rq->sizes_blocks = 0;
-	sqlite3_finalize(rq->sizes_st);
+	if (rank_kept(rq->r))
+		rank_stmt_done(rq->r, rq->sizes_st);
+	else
+		sqlite3_finalize(rq->sizes_st);
 	rq->sizes_st = NULL;
 }
 
@@ -170,6 +173,11 @@ static struct rank_stmts *stmts_of(const struct ranker *r)
 	struct rank_stmts *c = r->pre ? r->pre->stmts : NULL;
 
 	return c && c->db == r->db ? c : NULL;
+}
+
+int rank_kept(const struct ranker *r)
+{
+	return r && stmts_of(r) != NULL;
 }
 
 sqlite3_stmt *rank_stmt(const struct ranker *r, const char *sql)

@@ -23,9 +23,32 @@ struct graph {
 	char **names;
 	size_t n, alloc;
 	struct hsearch_data h;
+	size_t h_size;		/* its size: at least twice the nodes */
 	int (*edges)[2];
 	size_t e_nr, e_alloc;
 };
+
+/*
+ * The table of nodes made again twice as large, every node in it: a table
+ * as large as the graph may grow (STRUCT_MAX_NODES) was cleared each query,
+ * most of a small repository's structure signal.
+ */
+static void graph_grow(struct graph *g)
+{
+	ENTRY e, *found;
+
+	hdestroy_r(&g->h);
+	memset(&g->h, 0, sizeof(g->h));
+	g->h_size *= 2;
+	if (!hcreate_r(g->h_size, &g->h))
+		die("out of memory");
+	for (size_t i = 0; i < g->n; i++) {
+		e.key = g->names[i];
+		e.data = (void *)(intptr_t)i;
+		if (!hsearch_r(e, ENTER, &found, &g->h))
+			die("out of memory");
+	}
+}
 
 static long graph_node(struct graph *g, const char *path, int add)
 {
@@ -35,6 +58,8 @@ static long graph_node(struct graph *g, const char *path, int add)
 		return (long)(intptr_t)found->data;
 	if (!add || g->n >= STRUCT_MAX_NODES)
 		return -1;
+	if (2 * (g->n + 1) > g->h_size)
+		graph_grow(g);
 	ALLOC_GROW(g->names, g->n + 1, g->alloc);
 	g->names[g->n] = xstrdup(path);
 	e.key = g->names[g->n];
@@ -54,7 +79,8 @@ int rank_signal_structure(struct rank_query *rq)
 	unsigned char *expanded;
 
 	memset(&g, 0, sizeof(g));
-	if (!hcreate_r(2 * STRUCT_MAX_NODES, &g.h))
+	g.h_size = 64;
+	if (!hcreate_r(g.h_size, &g.h))
 		die("out of memory");
 	for (i = 0; i < rq->cands_nr; i++)
 		if (rq->cands[i].rank[SIG_KEYWORD] && rq->cands[i].rank[SIG_KEYWORD] <= 20)
