@@ -9,6 +9,7 @@
  */
 #include "core/common.h"
 #include "fleet/fleet.h"
+#include "fleet/prune.h"
 #include "fleet/serve.h"
 #include "index/fork-server.h"
 #include "core/human.h"
@@ -481,6 +482,13 @@ static void finish_options(struct cli *cl)
 /* The query of every shard: the command line parsed once. */
 struct shards_query {
 	struct cli cl;
+	char *need;		/* the trigram query a shard must satisfy to be read (fleet/prune.h), or NULL */
+};
+
+/* A shard server's part of a shard (fleet_cmd.resident). */
+struct shards_res {
+	struct walker *w;		/* its tree's walker, or NULL */
+	struct fleet_trigrams *tri;	/* its trigrams, or NULL: always asked */
 };
 
 /*
@@ -518,8 +526,32 @@ static int shards_prepare(int argc, char **argv, void **state)
 	finish_options(&sq->cl);
 	sq->cl.o.threads = 1;	/* a thread a shard already */
 	sq->cl.o.whole_tree = 1;
+	{
+		/* what a shard must hold to be searched (a pattern that does not compile: every shard says so) */
+		struct buf quiet = BUF_INIT;
+		struct search *q;
+
+		util_report_to(&quiet);
+		if (search_open(&q, &sq->cl.o) == 0) {
+			const char *need = search_trigram_need(q);
+
+			sq->need = need ? xstrdup(need) : NULL;
+			search_close(q);
+		}
+		util_report_to(NULL);
+		buf_release(&quiet);
+	}
 	*state = sq;
 	return 0;
+}
+
+/* fleet_cmd.skip: the shard's trigrams cannot satisfy the query's (fleet/prune.h). */
+static int shards_skip(void *state, void *res)
+{
+	const struct shards_query *sq = state;
+	const struct shards_res *sr = res;
+
+	return sq->need && sr->tri && !fleet_trigrams_may_match(sr->tri, sq->need);
 }
 
 /* One shard (fleet_cmd.shard): the search of its tree, as `ci-grep --index <it>` run there. */
@@ -535,7 +567,7 @@ static int shards_one(void *state, struct ci_index *ix, const char *index_path, 
 
 	o.index = index_path;
 	o.index_handle = ix;
-	o.walker_handle = res;
+	o.walker_handle = res ? ((struct shards_res *)res)->w : NULL;
 	if (search_open(&q, &o) < 0)
 		return EXIT_USAGE;
 	q->out = open_memstream(&ob, &on);
@@ -562,12 +594,13 @@ static void shards_warm(struct ci_index *ix, const char *index_path, struct walk
 {
 	char *argv[] = { (char *)"ci-grep", (char *)"ci_warm_up", NULL };
 	struct buf out = BUF_INIT, err = BUF_INIT;
+	struct shards_res sr = { .w = w };
 	void *state;
 
 	optind = 0;
 	if (shards_prepare(2, argv, &state) == 0) {
 		util_report_to(&err);
-		shards_one(state, ix, index_path, w, &out, &err);
+		shards_one(state, ix, index_path, &sr, &out, &err);
 		util_report_to(NULL);
 		shards_release(state);
 	}
@@ -583,6 +616,7 @@ static void shards_warm(struct ci_index *ix, const char *index_path, struct walk
  */
 static void *shards_resident(struct ci_index *ix, const char *index_path)
 {
+	struct shards_res *sr = xcalloc(1, sizeof(*sr));
 	struct walker *w = xmalloc(sizeof(*w));
 	struct search_opts so;
 	struct buf why = BUF_INIT;
@@ -596,19 +630,27 @@ static void *shards_resident(struct ci_index *ix, const char *index_path)
 	buf_release(&why);
 	if (rc < 0) {
 		free(w);
-		return NULL;
+		return sr;	/* no walker: each query opens it, and says why; never skipped */
 	}
 	w->opts.skip_hidden = w->opts.ignore_files = 1;
 	walker_path_excluded(w, "ci-warm", 0);
 	w->opts = so.walk;
+	sr->w = w;
+	sr->tri = fleet_trigrams_of(ix);	/* before the warm-up keeps its statements */
 	shards_warm(ix, index_path, w);
-	return w;
+	return sr;
 }
 
 static void shards_resident_release(void *res)
 {
-	walker_close(res);
-	free(res);
+	struct shards_res *sr = res;
+
+	if (sr->w) {
+		walker_close(sr->w);
+		free(sr->w);
+	}
+	fleet_trigrams_free(sr->tri);
+	free(sr);
 }
 
 static void shards_release(void *state)
@@ -618,6 +660,7 @@ static void shards_release(void *state)
 	buf_release(&sq->cl.alt);
 	free(sq->cl.globs);
 	free(sq->cl.langs);
+	free(sq->need);
 	free(sq);
 }
 
@@ -633,7 +676,7 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, libcommon/fleet/serve.h */
 		const struct fleet_cmd cmd = { FLEET_GREP, main, shards_prepare, shards_one, shards_release,
-					       shards_resident, shards_resident_release };
+					       shards_resident, shards_resident_release, shards_skip };
 
 		return close_stdout(fleet_command(&cmd, argc, argv));
 	}

@@ -644,7 +644,7 @@ int main(int argc, char **argv)
 		rank_trace(&trace, "worker");
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
 		const struct fleet_cmd cmd = { FLEET_RANK, main, shards_prepare, shards_one, shards_release,
-					       shards_resident, shards_resident_release };
+					       shards_resident, shards_resident_release, NULL };
 
 		return close_stdout(fleet_command(&cmd, argc, argv));
 	}

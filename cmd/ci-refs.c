@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	list_options(argc, argv, long_options);
 	opterr = 0;
 	if (fleet_wanted(argc, argv)) {	/* a shard set: libcommon/fleet, cmd/fleet-serve.h */
-		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release, NULL, NULL };
+		const struct fleet_cmd cmd = { FLEET_REFS, main, shards_prepare, shards_one, shards_release, NULL, NULL, NULL };
 
 		return close_stdout(shards_main(&cmd, argc, argv));
 	}

@@ -830,6 +830,7 @@ struct threads {
 	struct fleet_pool *pool;	/* or NULL */
 	size_t *in_pool;		/* fr's shard i is the pool's in_pool[i] */
 	size_t next;			/* taken atomically */
+	int prune;			/* cmd->skip asked ($CI_SHARDS_PRUNE) */
 	pthread_mutex_t lock;		/* guards running */
 	pthread_cond_t ended;		/* running went down */
 	int running;			/* threads still answering */
@@ -928,6 +929,10 @@ static void *shard_thread(void *arg)
 			r->status = EXIT_IO;
 			continue;
 		}
+		if (res && t->prune && t->cmd->skip(t->state, res)) {
+			r->status = EXIT_NOTHING;	/* it cannot match (fleet/prune.h) */
+			continue;
+		}
 		shard_query(t, i, ix, res);
 		index_damage_thread(0, NULL);
 		if (!t->pool)
@@ -952,7 +957,9 @@ static int name_cmp(const void *key, const void *elem)
 static void run_threads(struct fleet_run *fr, const struct fleet_cmd *cmd, void *state,
 			struct fleet_pool *pool)
 {
-	struct threads t = { .fr = fr, .cmd = cmd, .state = state, .pool = pool };
+	const char *prune = getenv("CI_SHARDS_PRUNE");
+	struct threads t = { .fr = fr, .cmd = cmd, .state = state, .pool = pool,
+			     .prune = pool && cmd->skip && !(prune && !strcmp(prune, "0")) };
 	size_t n = fr->set.shard_nr, i;
 	int nt = fr->jobs < (int)n ? fr->jobs : (int)n, k, started = 0;
 	struct shard_thread *th = xcalloc(nt > 0 ? nt : 1, sizeof(*th));

@@ -156,6 +156,13 @@ struct fleet_cmd {
 	 */
 	void *(*resident)(struct ci_index *ix, const char *index_path);
 	void (*resident_release)(void *res);
+	/*
+	 * Optional, with resident: 1 when the shard with resident part res
+	 * certainly answers the query nothing (exit 1, no record, no message),
+	 * so that it is not asked (ci-grep: fleet/prune.h); read-only, on
+	 * several threads at once.  $CI_SHARDS_PRUNE=0: every shard is asked.
+	 */
+	int (*skip)(void *state, void *res);
 };
 
 /*

@@ -80,6 +80,13 @@ const char *search_literal(const struct search *q)
 	return q->m->literal;
 }
 
+const char *search_trigram_need(const struct search *q)
+{
+	if (!q->o.trust_index || !q->o.walk_default || q->o.all_files)
+		return NULL;
+	return q->m->info.query;
+}
+
 /* The scope of the paths args[0..nr) in the tree of w: returns the paths that failed. */
 static int scope_open(struct scope *sc, struct walker *w, int rootfd, char **args, size_t nr, int whole)
 {

@@ -193,5 +193,14 @@ void search_join_patterns(struct buf *out, const char *const *patterns, size_t n
 /* The kind of search the pattern gets ("literal", "regex", ...) and its literal, or NULL (--stats). */
 const char *search_kind_name(const struct search *q);
 const char *search_literal(const struct search *q);
+/*
+ * The trigram query (FTS5 syntax, trigram.h) that an indexed file must
+ * satisfy for a search of the whole tree that trusts its index
+ * (--trust-index, no path given) to read it, or NULL when such a search may
+ * read files without it (-v, -L, --files, checking the tree, no trigram):
+ * where the index holds no file that satisfies it, that search reads nothing
+ * (libcommon/fleet's shard pruning).
+ */
+const char *search_trigram_need(const struct search *q);
 
 #endif
