@@ -741,10 +741,19 @@ static void pool_shard_open(struct fleet_pool *pool, size_t i)
 	struct buf why = BUF_INIT;
 
 	pool_stat(path, pool->seen[i]);
-	if (shard_open(cmd->kind, path, INDEX_IMMUTABLE, &pool->ix[i], &why) < 0)
+	/*
+	 * SQLite's reports of damage meanwhile are this shard's: what its open
+	 * meets is its own failure, what its warm-up meets its index's (else
+	 * they went to the index opened last, another shard's)
+	 */
+	index_damage_thread(1, NULL);
+	if (shard_open(cmd->kind, path, INDEX_IMMUTABLE, &pool->ix[i], &why) < 0) {
 		pool->why[i] = buf_detach(&why, NULL);
-	else if (cmd->resident)
+	} else if (cmd->resident) {
+		index_damage_thread(1, pool->ix[i]);
 		pool->res[i] = cmd->resident(pool->ix[i], path);
+	}
+	index_damage_thread(0, NULL);
 	buf_release(&why);
 }
 
@@ -831,6 +840,7 @@ struct threads {
 	size_t *in_pool;		/* fr's shard i is the pool's in_pool[i] */
 	size_t next;			/* taken atomically */
 	int prune;			/* cmd->skip asked ($CI_SHARDS_PRUNE) */
+	size_t skipped;			/* shards it skipped (atomic) */
 	pthread_mutex_t lock;		/* guards running */
 	pthread_cond_t ended;		/* running went down */
 	int running;			/* threads still answering */
@@ -931,6 +941,7 @@ static void *shard_thread(void *arg)
 		}
 		if (res && t->prune && t->cmd->skip(t->state, res)) {
 			r->status = EXIT_NOTHING;	/* it cannot match (fleet/prune.h) */
+			__atomic_fetch_add(&t->skipped, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		shard_query(t, i, ix, res);
@@ -999,6 +1010,13 @@ static void run_threads(struct fleet_run *fr, const struct fleet_cmd *cmd, void 
 			pthread_detach(th[k].tid);
 		else
 			pthread_join(th[k].tid, NULL);
+	{
+		const char *stats = getenv("CI_SHARDS_STATS");
+
+		if (stats && !strcmp(stats, "1"))
+			fprintf(stderr, "%s: shards: %zu asked, %zu skipped (cannot match)\n", progname, n - t.skipped,
+				t.skipped);
+	}
 	/* a parked thread refers to t and th no more: they may go */
 	pthread_cond_destroy(&t.ended);
 	pthread_mutex_destroy(&t.lock);
