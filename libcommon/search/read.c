@@ -343,18 +343,79 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int search_run(struct job *jb, int nthreads, int context_sep, int stream)
+/* Write slot s (a file searched, in order) and take its results into *res (matched, failed, limited). */
+static void write_slot(struct job *jb, struct slot *s, int context_sep, int res[3])
 {
-	pthread_t *tids = xcalloc((size_t)nthreads, sizeof(*tids)), ltid;
-	int i, matched = 0, failed = 0, limited = 0;
+	if (s->warn.len) {
+		fflush(jb->q->out);
+		fwrite(s->warn.buf, 1, s->warn.len, jb->q->err);
+	}
+	if (s->out.len && !jb->o->quiet) {
+		if (context_sep && jb->q->wrote)
+			fputs("--\n", jb->q->out);
+		fwrite(s->out.buf, 1, s->out.len, jb->q->out);
+		jb->q->wrote = 1;
+	}
+	res[0] |= s->matched;
+	res[1] |= s->failed;
+	res[2] |= s->limited;
+	if (s->out.alloc > (1 << 20))
+		buf_release(&s->out);
+	else
+		buf_reset(&s->out);
+	buf_reset(&s->warn);
+	s->matched = s->failed = s->limited = 0;
+	s->done = 0;	/* no worker takes the slot before written passes it */
+}
+
+/*
+ * One worker and the list complete: each file searched and written on this
+ * thread, in order, through one slot.  What a worker thread and the writer
+ * handing files to each other cost was most of a small repository's search
+ * (a thread started and a window of slots made a search: a shard set's
+ * 1,000 shards, libcommon/fleet).
+ */
+static void search_here(struct job *jb, int context_sep, int res[3])
+{
+	struct searcher sr;
+	struct slot s;
 	size_t f;
 
+	memset(&s, 0, sizeof(s));
+	buf_init(&s.out, 0);
+	buf_init(&s.warn, 0);
+	searcher_init(&sr, jb->m);
+	for (f = 0; f < jb->avail; f++) {
+		struct target t = jb->ts->v[f];
+
+		search_one(jb, &sr, &t, &s);
+		if (jb->o->quiet && s.matched && jb->o->on_quiet_match)
+			jb->o->on_quiet_match();
+		write_slot(jb, &s, context_sep, res);
+	}
+	jb->written = f;
+	searcher_release(&sr);
+	buf_release(&s.out);
+	buf_release(&s.warn);
+}
+
+int search_run(struct job *jb, int nthreads, int context_sep, int stream)
+{
+	pthread_t *tids, ltid;
+	int i, res[3] = { 0, 0, 0 };
+	size_t f;
+
+	jb->writer_waits = SIZE_MAX;
+	if (nthreads == 1 && !stream) {
+		search_here(jb, context_sep, res);
+		goto done;
+	}
+	tids = xcalloc((size_t)nthreads, sizeof(*tids));
 	jb->slots = xcalloc(WINDOW, sizeof(*jb->slots));
 	for (f = 0; f < WINDOW; f++) {
 		buf_init(&jb->slots[f].out, 0);
 		buf_init(&jb->slots[f].warn, 0);
 	}
-	jb->writer_waits = SIZE_MAX;
 	if (stream && pthread_create(&ltid, NULL, search_lister, jb))
 		die("cannot start a thread");
 	for (i = 0; i < nthreads; i++)
@@ -381,30 +442,8 @@ int search_run(struct job *jb, int nthreads, int context_sep, int stream)
 			end++;
 		pthread_mutex_unlock(&jb->lock);
 
-		for (; f < end; f++) {
-			struct slot *s = &jb->slots[f % WINDOW];
-
-			if (s->warn.len) {
-				fflush(jb->q->out);
-				fwrite(s->warn.buf, 1, s->warn.len, jb->q->err);
-			}
-			if (s->out.len && !jb->o->quiet) {
-				if (context_sep && jb->q->wrote)
-					fputs("--\n", jb->q->out);
-				fwrite(s->out.buf, 1, s->out.len, jb->q->out);
-				jb->q->wrote = 1;
-			}
-			matched |= s->matched;
-			failed |= s->failed;
-			limited |= s->limited;
-			if (s->out.alloc > (1 << 20))
-				buf_release(&s->out);
-			else
-				buf_reset(&s->out);
-			buf_reset(&s->warn);
-			s->matched = s->failed = s->limited = 0;
-			s->done = 0;	/* no worker takes the slot before written passes it */
-		}
+		for (; f < end; f++)
+			write_slot(jb, &jb->slots[f % WINDOW], context_sep, res);
 
 		pthread_mutex_lock(&jb->lock);
 		jb->written = f;
@@ -422,9 +461,10 @@ int search_run(struct job *jb, int nthreads, int context_sep, int stream)
 	}
 	free(jb->slots);
 	free(tids);
-	if (failed)
+done:
+	if (res[1])
 		return SEARCH_EXIT_ERROR;
-	if (limited)
+	if (res[2])
 		return SEARCH_EXIT_INCOMPLETE;
-	return matched ? EXIT_OK : EXIT_NOTHING;
+	return res[0] ? EXIT_OK : EXIT_NOTHING;
 }
