@@ -1184,9 +1184,17 @@ int fleet_run(const struct fleet_cmd *cmd, struct fleet_pool *pool, int argc, ch
 	}
 	ret = merge(&fr, &out);
 	if (out.len && nd_flush(&out, stdout) < 0) {
-		/* not die(): a shard server answers here (fleet_here_ok) */
-		error("write error: %s", strerror(errno));
-		ret = EXIT_IO;
+		/*
+		 * not die(): a shard server answers here (fleet_here_ok), with
+		 * SIGPIPE ignored: a reader gone is the status of a process
+		 * killed by it, which its caller passes on (fork_server_call)
+		 */
+		if (errno == EPIPE) {
+			ret = 128 + SIGPIPE;
+		} else {
+			error("write error: %s", strerror(errno));
+			ret = EXIT_IO;
+		}
 	}
 	for (k = 0; k < fr.set.shard_nr; k++) {
 		buf_release(&fr.run[k].o);

@@ -225,6 +225,15 @@ int fork_server_call(const char *sock, int argc, char **argv)
 		return EXIT_IO;
 	}
 	close(fd);
+	if (status == 128 + SIGPIPE) {
+		/* a server that answered itself met a reader gone (fork_server_ops.here): die of it, as it would */
+		struct pollfd p = { .fd = 1, .events = 0 };
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+		}
+	}
 	return status;
 }
 
