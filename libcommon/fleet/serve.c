@@ -109,8 +109,11 @@ int fleet_command(const struct fleet_cmd *cmd, int argc, char **argv)
 		const char *here = getenv("CI_SHARDS_HERE");
 
 		/* a server there: may it answer in itself, not in a worker forked for it? */
-		if (!access(sock, F_OK) && !(here && !strcmp(here, "0")) && fleet_here_ok(cmd, argc, argv))
+		if (!access(sock, F_OK) && !(here && !strcmp(here, "0")) && fleet_here_ok(cmd, argc, argv)) {
 			setenv("CI_FLEET_HERE", "1", 1);
+			/* as fleet_run sets it: the server's run then changes no environment of its own */
+			setenv("CI_FLEET_CHILD", "1", 1);
+		}
 		rc = fork_server_call(sock, argc, argv);
 		unsetenv("CI_FLEET_HERE");
 		free(sock);
