@@ -21,8 +21,10 @@
 # the instances of each repository are taken in commit order in one working
 # clone under $CI_EVAL_WORK/embed, and each is indexed by 'ci-index update
 # --embed' from the previous one, so a blob is embedded once for the whole run
-# (a copy of each instance's index is kept for the next run).  Then semantic
-# and hybrid modes have vectors to use.
+# (a copy of each instance's index, made by SQLite's VACUUM INTO, is kept for
+# the next run).  Then semantic and hybrid modes have vectors to use.  A
+# failed index build stops the run; one run at a time holds a work directory
+# (a second is refused: give it its own CI_EVAL_WORK).
 set -eu
 embed=0
 checkout=0
@@ -39,6 +41,10 @@ repos=${CI_EVAL_REPOS:-/var/tmp/ci-eval/repos}
 work=${CI_EVAL_WORK:-/var/tmp/ci-eval/work}
 bin=${CI_BIN:-$top}
 mkdir -p "$work"
+# one run a work directory: two would check out and update the same clones
+# and indexes at once (snapshots came out malformed that way)
+exec 9>"$work/.lock"
+flock -n 9 || { echo "eval: $work is in use by another run (give this one its own CI_EVAL_WORK)" >&2; exit 1; }
 results=${CI_EVAL_RESULTS:-$work/results.jsonl}
 : >"$results"
 
@@ -81,16 +87,18 @@ while IFS= read -r line; do
 			git -C "$wc" checkout -q -f "$commit"
 			t0=$(now)
 			if [ -f "$wc.db" ]; then
-				(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed update 2>/dev/null)
+				verb=update
 			else
-				(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed build 2>/dev/null)
+				verb=build
 			fi
+			(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed $verb) ||
+				{ echo "eval: ci-index --embed $verb of $repo at $commit failed" >&2; exit 1; }
 			itime=$(echo "$(now) - $t0" | bc)
 			mkdir -p "$work/trees"
-			# the copy with its write-ahead log (without it the copy can be malformed)
-			cp "$wc.db" "$db"
-			rm -f "$db-wal" "$db-shm"
-			if [ -f "$wc.db-wal" ]; then cp "$wc.db-wal" "$db-wal"; fi
+			# a consistent copy in one file, write-ahead log included
+			rm -f "$db" "$db-wal" "$db-shm"
+			sqlite3 "$wc.db" "VACUUM INTO '$db'" ||
+				{ echo "eval: cannot copy $wc.db to $db" >&2; exit 1; }
 		fi
 		tree=$wc
 	elif [ $checkout = 1 ]; then
@@ -103,7 +111,8 @@ while IFS= read -r line; do
 		itime=0
 		if [ ! -f "$db" ]; then
 			t0=$(now)
-			(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build 2>/dev/null)
+			(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build) ||
+				{ echo "eval: ci-index build of $repo at $commit failed" >&2; exit 1; }
 			itime=$(echo "$(now) - $t0" | bc)
 		fi
 	else
