@@ -129,3 +129,98 @@ long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind
 	*how = bh;
 	return best;
 }
+
+/* 1 if path ends in ext. */
+static int ends_in(const char *path, const char *ext)
+{
+	size_t n = strlen(path), e = strlen(ext);
+
+	return n > e && !strcmp(path + n - e, ext);
+}
+
+static int same_scope(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* 1 if the call whose name starts at byte col0 of text is made through a field: x.f(), p->f(). */
+static int field_call(const char *text, size_t col0)
+{
+	size_t i = col0;
+
+	if (!text || strlen(text) < col0)
+		return 0;
+	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		i--;
+	return i && (text[i - 1] == '.' || (i >= 2 && text[i - 1] == '>' && text[i - 2] == '-'));
+}
+
+long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def)
+{
+	long body = -1;
+	size_t bodies = 0, headers = 0;
+
+	if (!ends_in(path, ".c") && !ends_in(path, ".h"))
+		return def;
+	if (field_call(text, col0)) {
+		*how = BIND_NONE;
+		return -1;
+	}
+	if (def >= 0 && !strcmp(defs[def].path, path)) {
+		/* a forward declaration and the function, both in this file */
+		for (size_t i = 0; i < nr; i++) {
+			long span = ends[i] - lines[i], best = ends[def] - lines[def];
+			if (!strcmp(defs[i].path, path) && same_scope(defs[i].scope, defs[def].scope) &&
+			    (span > best || (span == best && lines[i] > lines[def])))
+				def = (long)i;
+		}
+		return def;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (def >= 0 && !same_scope(defs[i].scope, defs[def].scope))
+			continue;
+		if (ends_in(defs[i].path, ".h"))
+			headers++;
+		else if (ends_in(defs[i].path, ".c"))
+			bodies++, body = (long)i;
+		else
+			return def;
+	}
+	if (bodies != 1)
+		return def;
+	if (def >= 0 && ends_in(defs[def].path, ".h"))
+		return body;
+	if (def < 0 && headers + 1 == nr) {
+		*how = BIND_NAME;
+		return body;
+	}
+	return def;
+}
+
+long bind_js(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, size_t nr, long def)
+{
+	static const char *const exts[] = { ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", NULL };
+	int js = 0;
+	long nested = -1;
+
+	for (const char *const *x = exts; *x; x++)
+		js |= ends_in(path, *x);
+	if (!js)
+		return def;
+	if (recv == RECV_OTHER && (*how == BIND_NAME || *how == BIND_MEMBER)) {
+		*how = BIND_NONE;
+		return -1;
+	}
+	if (recv != RECV_BARE)
+		return def;
+	for (size_t i = 0; i < nr; i++)
+		if (defs[i].scope && kinds[i] && !strcmp(kinds[i], "function") && !strcmp(defs[i].path, path) &&
+		    encloses(defs[i].scope, scope) &&
+		    (nested < 0 || strlen(defs[i].scope) > strlen(defs[nested].scope)))
+			nested = (long)i;
+	if (nested >= 0)
+		*how = BIND_LOCAL;
+	return nested >= 0 ? nested : def;
+}

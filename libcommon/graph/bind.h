@@ -72,4 +72,35 @@ enum bind_how bind_level(const char *path, const char *scope, enum bind_recv rec
 long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr);
 
+/*
+ * C (a call in a .c or .h file): the definition with a body that the call
+ * bound by bind_ref() to defs[def] reaches (the tags take a prototype for a
+ * definition).  A call through a struct field, x.f() or p->f() (text, the
+ * call's line, with its name at byte col0; text may be NULL), calls a
+ * function pointer: -1 with *how = BIND_NONE.  defs[def] in a header, the only candidate of its scope in a
+ * C source file: that one (the function the prototype declares).  defs[def]
+ * in the call's own file with other candidates of the same file and scope (a
+ * forward declaration `static int f(void);` and the function): the one whose
+ * span (lines[i]..ends[i]) is the longest, the later on a tie.  def < 0:
+ * the only candidate in a C source file when every other one is a header's
+ * (its prototypes), with *how = BIND_NAME.  Anything else: def, *how kept.
+ * Cannot fail.
+ */
+long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def);
+
+/*
+ * TypeScript/JavaScript (a call in a .ts .tsx .mts .cts .js .jsx .mjs .cjs
+ * file): x.f() on an unknown receiver (recv RECV_OTHER) that bind_ref() bound
+ * only by name (the only f of the index) or as a member (a function nested in
+ * one enclosing the call: the scopes of JS are functions as well as classes)
+ * binds to nothing, as in Python: a type checker would need x's type.  A bare
+ * f() binds to a function (kinds[i] "function") of the same file nested in a
+ * function enclosing the call (the innermost), as a local.  Returns the
+ * definition, or -1 with *how = BIND_NONE; def when no rule applies.
+ * Cannot fail.
+ */
+long bind_js(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, size_t nr, long def);
+
 #endif
