@@ -146,7 +146,17 @@ function edge(f, sf, name) {
 		if (decl)
 			found.push({ rel, decl, dsf });
 	}
-	// an overloaded function: its implementation only
+	// an overloaded function (the call resolves to a signature): its implementation
+	const checker = program.getTypeChecker();
+	for (const x of found) {
+		if (ts.isFunctionDeclaration(x.decl) && !x.decl.body && x.decl.name) {
+			const sym = checker.getSymbolAtLocation(x.decl.name);
+			const impl = sym && (sym.declarations || []).find((d) => ts.isFunctionDeclaration(d) && d.body &&
+				d.getSourceFile() === x.dsf);
+			if (impl)
+				x.decl = impl;
+		}
+	}
 	const bodies = found.filter((x) => !ts.isFunctionLike(x.decl) || x.decl.body);
 	for (const x of bodies.length ? bodies : found)
 		edges.add(JSON.stringify({ path: f, line, def_path: x.rel, def_line: declLine(x.dsf, x.decl) }));

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..37\n");
+	printf("1..42\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -120,20 +120,44 @@ int main(int argc, char **argv)
 	{
 		struct bind_def jd[] = { { "a.js", "runTest", 0 }, { "a.js", "runTest", 0 }, { "util.js", NULL, 0 } };
 		const char *kinds[] = { "method", "function", "function" };
+		long jl[] = { 3, 2, 1 };
+		int reach[] = { 0, 0, 1 };
 		how = BIND_MEMBER;
-		r = bind_js(&how, "a.js", "runTest.it", RECV_OTHER, jd, kinds, 3, 0);
+		r = bind_js(&how, "a.js", "runTest.it", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 0);
 		is_int(r == -1 && how == BIND_NONE, 1, "JS: x.get() bound as a member of a function scope: nothing");
 		how = BIND_NAME;
-		r = bind_js(&how, "b.ts", "f", RECV_OTHER, jd, kinds, 3, 2);
+		r = bind_js(&how, "b.ts", "f", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
 		is_int(r == -1 && how == BIND_NONE, 1, "TS: x.f() bound by name only: nothing");
 		how = BIND_NAME;
-		r = bind_js(&how, "a.js", "runTest.it", RECV_BARE, jd, kinds, 3, 2);
+		r = bind_js(&how, "a.js", "runTest.it", 5, RECV_BARE, jd, kinds, jl, reach, 3, 2);
 		is_int(r == 1 && how == BIND_LOCAL, 1, "JS: f() beside a nested f in an enclosing function: that one");
 		how = BIND_IMPORT;
-		r = bind_js(&how, "b.ts", "f", RECV_OTHER, jd, kinds, 3, 2);
-		is_int(r == 2 && how == BIND_IMPORT, 1, "TS: x.f() of an imported file: kept");
+		r = bind_js(&how, "b.ts", "f", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: x.f() reaching an imported module-level function: nothing");
+		how = BIND_IMPORT;
+		r = bind_js(&how, "b.ts", "f", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 0);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: x.f() of an imported file, a method: kept");
 		how = BIND_NAME;
-		r = bind_js(&how, "a.py", "runTest.it", RECV_OTHER, jd, kinds, 3, 2);
+		r = bind_js(&how, "a.js", "other", 5, RECV_BARE, jd, kinds, jl, reach, 3, 2);
+		is_int(r == 2 && how == BIND_NAME, 1, "JS: f() where the file defines an f elsewhere: bind_ref's kept");
+		how = BIND_NONE;
+		r = bind_js(&how, "c.ts", NULL, 5, RECV_BARE, jd, kinds, jl, reach, 3, -1);
+		is_int(r == 2 && how == BIND_IMPORT, 1, "TS: f() whose only function the imports reach: import");
+		reach[2] = 0;
+		how = BIND_NONE;
+		r = bind_js(&how, "c.ts", NULL, 5, RECV_BARE, jd, kinds, jl, reach, 3, -1);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: f() the imports do not reach: none");
+		{
+			struct bind_def od[] = { { "o.ts", NULL, 0 }, { "o.ts", NULL, 0 } };
+			const char *ok[] = { "function", "function" };
+			long ol[] = { 15, 16 };
+			int orch[] = { 1, 1 };
+			how = BIND_NONE;
+			r = bind_js(&how, "c.ts", NULL, 5, RECV_BARE, od, ok, ol, orch, 2, -1);
+			is_int(r == 1 && how == BIND_IMPORT, 1, "TS: an overloaded function: one, its implementation");
+		}
+		how = BIND_NAME;
+		r = bind_js(&how, "a.py", "runTest.it", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
 		is_int(r == 2 && how == BIND_NAME, 1, "not JS: kept");
 	}
 	return failures ? 1 : 0;

@@ -198,29 +198,94 @@ long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t 
 	return def;
 }
 
-long bind_js(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
-	     const struct bind_def *defs, const char *const *kinds, size_t nr, long def)
+/* 1 if a, at line la, is nearer to line than b (-1: none yet): above first, then below. */
+static int nearer(long la, long lb, long line)
+{
+	if (lb < 0)
+		return 1;
+	if ((la <= line) != (lb <= line))
+		return la <= line;
+	return la <= line ? la > lb : la < lb;
+}
+
+int bind_is_js(const char *path)
 {
 	static const char *const exts[] = { ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", NULL };
-	int js = 0;
-	long nested = -1;
 
 	for (const char *const *x = exts; *x; x++)
-		js |= ends_in(path, *x);
-	if (!js)
+		if (ends_in(path, *x))
+			return 1;
+	return 0;
+}
+
+/*
+ * TypeScript: an overloaded function's signatures and its implementation are
+ * definitions of one scope, one after the other (each within 30 lines of the
+ * one before): the implementation, the last of them, stands for all.
+ */
+static long ts_implementation(const struct bind_def *defs, const char *const *kinds,
+			      const long *lines, size_t nr, long def)
+{
+	int more = def >= 0 && kinds[def] && !strcmp(kinds[def], "function") &&
+		   (ends_in(defs[def].path, ".ts") || ends_in(defs[def].path, ".tsx") ||
+		    ends_in(defs[def].path, ".mts") || ends_in(defs[def].path, ".cts"));
+
+	while (more) {
+		long next = -1;
+		for (size_t i = 0; i < nr; i++)
+			if (!strcmp(defs[i].path, defs[def].path) && same_scope(defs[i].scope, defs[def].scope) &&
+			    kinds[i] && !strcmp(kinds[i], "function") && lines[i] > lines[def] &&
+			    lines[i] - lines[def] <= 30 && (next < 0 || lines[i] < lines[next]))
+				next = (long)i;
+		more = next >= 0;
+		if (more)
+			def = next;
+	}
+	return def;
+}
+
+long bind_js(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+	     size_t nr, long def)
+{
+	long nested = -1, here = -1, reached = -1;
+	size_t reached_nr = 0;
+
+	if (!bind_is_js(path))
 		return def;
-	if (recv == RECV_OTHER && (*how == BIND_NAME || *how == BIND_MEMBER)) {
+	if (recv == RECV_OTHER && (*how == BIND_NAME || *how == BIND_MEMBER ||
+				   (def >= 0 && !defs[def].scope && kinds[def] && !strcmp(kinds[def], "function")))) {
 		*how = BIND_NONE;
 		return -1;
 	}
 	if (recv != RECV_BARE)
-		return def;
-	for (size_t i = 0; i < nr; i++)
-		if (defs[i].scope && kinds[i] && !strcmp(kinds[i], "function") && !strcmp(defs[i].path, path) &&
-		    encloses(defs[i].scope, scope) &&
-		    (nested < 0 || strlen(defs[i].scope) > strlen(defs[nested].scope)))
+		return ts_implementation(defs, kinds, lines, nr, def);
+	for (size_t i = 0; i < nr; i++) {
+		const struct bind_def *d = &defs[i];
+		if (!kinds[i] || strcmp(kinds[i], "function"))
+			continue;
+		if (strcmp(d->path, path)) {
+			/* the overloads of one function count once */
+			if (!d->scope && reach[i] && (reached < 0 || strcmp(defs[reached].path, d->path)))
+				reached_nr++, reached = (long)i;
+			continue;
+		}
+		if (d->scope && encloses(d->scope, scope) &&
+		    (nested < 0 || strlen(d->scope) > strlen(defs[nested].scope) ||
+		     (strlen(d->scope) == strlen(defs[nested].scope) && nearer(lines[i], lines[nested], line))))
 			nested = (long)i;
-	if (nested >= 0)
+		if (here < 0 || nearer(lines[i], lines[here], line))
+			here = (long)i;
+	}
+	if (nested >= 0) {
 		*how = BIND_LOCAL;
-	return nested >= 0 ? nested : def;
+		return nested;
+	}
+	if (*how == BIND_LOCAL || *how == BIND_IMPORT || *how == BIND_MEMBER || here >= 0)
+		return ts_implementation(defs, kinds, lines, nr, def);
+	if (reached_nr == 1) {
+		*how = BIND_IMPORT;
+		return ts_implementation(defs, kinds, lines, nr, reached);
+	}
+	return ts_implementation(defs, kinds, lines, nr, def);
 }

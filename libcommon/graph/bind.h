@@ -91,16 +91,27 @@ long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t 
 
 /*
  * TypeScript/JavaScript (a call in a .ts .tsx .mts .cts .js .jsx .mjs .cjs
- * file): x.f() on an unknown receiver (recv RECV_OTHER) that bind_ref() bound
- * only by name (the only f of the index) or as a member (a function nested in
- * one enclosing the call: the scopes of JS are functions as well as classes)
- * binds to nothing, as in Python: a type checker would need x's type.  A bare
- * f() binds to a function (kinds[i] "function") of the same file nested in a
- * function enclosing the call (the innermost), as a local.  Returns the
- * definition, or -1 with *how = BIND_NONE; def when no rule applies.
+ * file), the call at line of the file path in scope, defs[i] of kind kinds[i]
+ * at lines[i], reach[i] set when path's imports reach defs[i]'s file in a few
+ * steps (through re-exporting index files).  x.f() on an unknown receiver
+ * (recv RECV_OTHER) that bind_ref() bound only by name or as a member (a
+ * function nested in one enclosing the call: the scopes of JS are functions
+ * as well as classes) binds to nothing, as in Python: a type checker would
+ * need x's type.  A bare f(): the function of the same file nested in a
+ * function enclosing the call (the innermost, the nearest above on a tie),
+ * as a local; else, where bind_ref() found no local or import and the file
+ * has no function of that name, the only module-level function of a file the
+ * imports reach, as an import.  A TypeScript function's overload signatures
+ * (definitions of one file and scope, each within 30 lines of the one before)
+ * stand for their implementation, the last.  Returns
+ * the definition, or -1 with *how = BIND_NONE; def when no rule applies.
  * Cannot fail.
  */
-long bind_js(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
-	     const struct bind_def *defs, const char *const *kinds, size_t nr, long def);
+/* 1 if path is a TypeScript/JavaScript file (bind_js() applies). */
+int bind_is_js(const char *path);
+
+long bind_js(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+	     size_t nr, long def);
 
 #endif

@@ -15,6 +15,7 @@ struct cands {
 	struct bind_def *d;	/* candidates */
 	char **paths, **scopes, **kinds;	/* owned strings behind d, their kinds */
 	long *lines, *ends;	/* their lines and end lines */
+	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
 };
@@ -27,6 +28,7 @@ static void cands_release(struct cands *c)
 		free(c->kinds[i]);
 	}
 	free(c->kinds);
+	free(c->reach);
 	free(c->d);
 	free(c->paths);
 	free(c->scopes);
@@ -53,6 +55,8 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		ALLOC_GROW(c->lines, c->nr + 1, a3);
 		ALLOC_GROW(c->ends, c->nr + 1, a4);
 		ALLOC_GROW(c->kinds, c->nr + 1, a5);
+		c->reach = xrealloc(c->reach, (c->nr + 1) * sizeof(*c->reach));
+		c->reach[c->nr] = 0;
 		c->paths[c->nr] = xstrdup(refs_col(st, 0));
 		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
 		c->lines[c->nr] = sqlite3_column_int64(st, 2);
@@ -69,18 +73,33 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 
 /* Mark the candidates whose files the file path imports (kept while the
  * calls come from the same file: they come in path order). */
-static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
+static void cands_for_file(struct refs *r, struct cands *c, const char *path, sqlite3_stmt *imp)
 {
+	sqlite3_stmt *reach = NULL;
+
 	if (c->for_path && !strcmp(c->for_path, path))
 		return;
 	free(c->for_path);
 	c->for_path = xstrdup(path);
+	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
+	if (bind_is_js(path))
+		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
+				  "SELECT i.resolved, rc.d + 1 FROM imports i JOIN rc ON i.path = rc.p "
+				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT 1 FROM rc WHERE p = ?2 LIMIT 1");
 	for (size_t i = 0; i < c->nr; i++) {
 		sqlite3_reset(imp);
 		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
 		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
+		c->reach[i] = 0;
+		if (reach) {
+			sqlite3_reset(reach);
+			sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(reach, 2, c->paths[i], -1, SQLITE_TRANSIENT);
+			c->reach[i] = sqlite3_step(reach) == SQLITE_ROW;
+		}
 	}
+	sqlite3_finalize(reach);
 }
 
 /* The candidate of c at (path, line), or -1. */
@@ -114,11 +133,12 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		if (!r->o.by_name)
 			return -1;
 	}
-	cands_for_file(c, path, imp);
+	cands_for_file(r, c, path, imp);
 	text = refs_line_text(r, blob, line);
 	recv = col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
-	def = bind_js(how, path, scope, recv, c->d, (const char *const *)c->kinds, c->nr, def);
+	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,
+		      def);
 	if (col_ >= 1)
 		def = bind_c_body(how, path, text, (size_t)col_ - 1, c->d, c->lines, c->ends, c->nr, def);
 	free(text);
