@@ -9,13 +9,15 @@
 // root of one program (allowJs, the repository's tsconfig.json compilerOptions
 // when there is one, for its paths).  For every call f(...), o.f(...) and
 // new C(...), getDefinitionAtPosition on the callee's name; each definition
-// that is a function, a method, a class, or a variable or property whose value
-// is a function or arrow function, in a tracked file, gives one line
-// {"path":..,"line":..,"def_path":..,"def_line":..}: the call's file and the
-// line of the callee's name, the definition's file and the line its
-// declaration starts on (where ci's tags put a definition; for an overloaded
-// function, its implementation only).  Sorted, unique.  Used by bench/graph.sh
-// as the reference for ci-refs callers on TS/JS.
+// that is a function or method with a body, a class, or a variable or
+// property whose value is a function or arrow function, in a tracked file,
+// gives one line {"path":..,"line":..,"def_path":..,"def_line":..}: the
+// call's file and the line of the callee's name, the definition's file and
+// the line its declaration starts on (where ci's tags put a definition).  An
+// overload signature the call resolves to stands for its implementation; a
+// signature of an interface or a type, an abstract method or a `declare
+// function` is no definition.  Sorted, unique.  Used by bench/graph.sh as the
+// reference for ci-refs callers on TS/JS.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -92,7 +94,7 @@ function callableDecl(sf, pos) {
 	if (!d)
 		return null;
 	if (ts.isFunctionDeclaration(d) || ts.isMethodDeclaration(d) || ts.isClassDeclaration(d) ||
-	    ts.isClassExpression(d) || ts.isFunctionExpression(d) || ts.isMethodSignature(d))
+	    ts.isClassExpression(d) || ts.isFunctionExpression(d))
 		return d;
 	if ((ts.isVariableDeclaration(d) || ts.isPropertyAssignment(d) || ts.isPropertyDeclaration(d)) &&
 	    isFn(d.initializer))
@@ -157,8 +159,9 @@ function edge(f, sf, name) {
 				x.decl = impl;
 		}
 	}
+	// a declaration without a body (an abstract method, `declare function`) is no function to call
 	const bodies = found.filter((x) => !ts.isFunctionLike(x.decl) || x.decl.body);
-	for (const x of bodies.length ? bodies : found)
+	for (const x of bodies)
 		edges.add(JSON.stringify({ path: f, line, def_path: x.rel, def_line: declLine(x.dsf, x.decl) }));
 }
 

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..42\n");
+	printf("1..43\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -103,6 +103,15 @@ int main(int argc, char **argv)
 		is_int(r, -1, "C: prototype and function, no include: bind_ref finds none");
 		r = bind_c_body(&how, "other.c", "area(1);", 0, cd, lines, ends, 2, r);
 		is_int(r == 0 && how == BIND_NAME, 1, "C: the only function with a body, its prototype aside: name");
+		/* a forward declaration in lib.c too: lib.c still has the one function */
+		{
+			struct bind_def fd[] = { { "lib.c", NULL, 0 }, { "lib.c", NULL, 0 }, { "lib.h", NULL, 1 } };
+			long fl[] = { 2, 20, 1 }, fe[] = { 2, 25, 1 };
+			how = BIND_IMPORT;
+			r = bind_c_body(&how, "main.c", "area(1);", 0, fd, fl, fe, 3, 2);
+			is_int(r == 1 && how == BIND_IMPORT, 1,
+			       "C: the prototype, a forward declaration and the function: the function");
+		}
 		/* two functions with a body (lib.c, util.c): none is chosen */
 		r = bind_c_body(&how, "other.c", "area(1);", 0, cd, lines, ends, 4, -1);
 		is_int(r, -1, "C: two functions with a body: none");

@@ -182,16 +182,19 @@ long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t 
 			continue;
 		if (ends_in(defs[i].path, ".h"))
 			headers++;
-		else if (ends_in(defs[i].path, ".c"))
-			bodies++, body = (long)i;
-		else
+		else if (!ends_in(defs[i].path, ".c"))
 			return def;
+		else if (body < 0 || strcmp(defs[body].path, defs[i].path))
+			bodies++, body = (long)i;	/* a file counts once: its forward declaration and the function */
+		else if (ends[i] - lines[i] > ends[body] - lines[body] ||
+			 (ends[i] - lines[i] == ends[body] - lines[body] && lines[i] > lines[body]))
+			body = (long)i;
 	}
 	if (bodies != 1)
 		return def;
 	if (def >= 0 && ends_in(defs[def].path, ".h"))
 		return body;
-	if (def < 0 && headers + 1 == nr) {
+	if (def < 0) {
 		*how = BIND_NAME;
 		return body;
 	}

@@ -77,14 +77,15 @@ long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind
  * bound by bind_ref() to defs[def] reaches (the tags take a prototype for a
  * definition).  A call through a struct field, x.f() or p->f() (text, the
  * call's line, with its name at byte col0; text may be NULL), calls a
- * function pointer: -1 with *how = BIND_NONE.  defs[def] in a header, the only candidate of its scope in a
- * C source file: that one (the function the prototype declares).  defs[def]
- * in the call's own file with other candidates of the same file and scope (a
- * forward declaration `static int f(void);` and the function): the one whose
- * span (lines[i]..ends[i]) is the longest, the later on a tie.  def < 0:
- * the only candidate in a C source file when every other one is a header's
- * (its prototypes), with *how = BIND_NAME.  Anything else: def, *how kept.
- * Cannot fail.
+ * function pointer: -1 with *how = BIND_NONE.  In a file, a forward
+ * declaration `static int f(void);` and the function are candidates of one
+ * scope: the function is the one whose span (lines[i]..ends[i]) is the
+ * longest, the later on a tie.  defs[def] in the call's own file: that file's
+ * function.  defs[def] in a header, and the candidates of its scope in C
+ * source files all in one file: that file's function (the one the prototype
+ * declares).  def < 0 and the candidates in headers or in one C source file:
+ * that file's function, with *how = BIND_NAME.  Anything else: def, *how
+ * kept.  Cannot fail.
  */
 long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
 		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def);
