@@ -19,19 +19,21 @@
 # imports, dead and arch; --lang ts and --lang c compare call edges only.
 # A table of the call edges of every repository ends the output.
 #
-# The tools (each exits 2 here when missing):
+# The tools (ts and c exit 2 here when theirs is missing):
 #   python  bench/graph-jedi.py      apt-get install python3-jedi (skipped if missing)
 #   ts      bench/graph-tsserver.js  npm install --prefix /var/tmp/ci-bench-node typescript@5
 #           (the package is looked for under $GRAPH_NODE_PATH, default
 #           /var/tmp/ci-bench-node/node_modules, then node's own paths)
 #   c       bench/graph-clang.py     apt-get install python3-clang-14 (libclang, what
-#           clangd is built on); the repository's compile_commands.json when it has
-#           one, else a per-file list (cc -I<each header directory>; $GRAPH_CFLAGS)
+#           clangd is built on); the repository's compile_commands.json (at its top
+#           or under build/) when it has one, else a per-file list (cc -I<each
+#           header directory>; $GRAPH_CFLAGS); call sites in #define bodies and
+#           #if'd-out code, which clang cannot judge, are left out of ci's edges
 # Needs /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH, or
 # from the build directory with CI_BIN=<dir>.  GRAPH_JEDI_CACHE=<dir> keeps the
 # tool's edges of a repository's commit there (the tool is the slow part);
 # GRAPH_KEEP=<dir> keeps the edge lists compared (<repo>.ci.calls, .byname,
-# .name, .jedi / .tsserver / .clang).
+# .name, .jedi / .tsserver / .clang .calls).
 set -eu
 calls_only=0
 lang=python
@@ -210,7 +212,7 @@ rm -f "$tmp/row"
 if [ -n "${GRAPH_KEEP:-}" ]; then
 	mkdir -p "$GRAPH_KEEP"
 	for t in ci byname name; do cp "$tmp/$t.calls" "$GRAPH_KEEP/$1.$t.calls"; done
-	cp "$tmp/ref.calls" "$GRAPH_KEEP/$1.$tool"
+	cp "$tmp/ref.calls" "$GRAPH_KEEP/$1.$tool.calls"
 fi
 echo "# a sample of ci's edges $tool does not have:"
 comm -23 "$tmp/ci.calls" "$tmp/ref.calls" | head -5
