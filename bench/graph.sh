@@ -1,33 +1,73 @@
 #!/bin/sh
-# bench/graph.sh: ci's Python import graph against an independent AST check,
-# and its call edges against jedi.
+# bench/graph.sh: ci's import graph against an independent AST check, and its
+# call edges against a language tool's (Python: jedi; TypeScript/JavaScript:
+# the TypeScript language service; C: clang).
 #
-#   bench/graph.sh [--calls-only] <python-repo>...
+#   bench/graph.sh [--calls-only] [--lang python|ts|c] <repo>...
 #
-# For each repository: builds the index (ci-index build), asks ci-refs for the
-# imports of every tracked .py file (`ci-refs deps`) and for the import cycles
-# (`ci-refs cycles`), and compares them with bench/graph-ast.py, which reads
-# the same files with Python's ast module and resolves imports by the import
-# system's rules.  Prints the edge precision and recall of ci against the AST
-# graph, the type-only (if TYPE_CHECKING:) marks that disagree, and both sets of
-# cycles; then what ci-refs dead and arch report, with their wall time, and
-# (with python3-jedi) the call edges of callers against jedi's goto: ci's
-# bound callers, the same with --by-name, every definition of the name (what
-# ci-refs refs gives), with jedi's own figures beside them (the call sites it
-# resolves, the edges).  --calls-only skips the imports, dead and arch.  A
-# table of the call edges of every repository ends the output.  Needs
-# /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH, or from
-# the build directory with CI_BIN=<dir>.  GRAPH_JEDI_CACHE=<dir> keeps jedi's
-# edges of a repository's commit there (jedi is the slow part); GRAPH_KEEP=<dir>
-# keeps the edge lists compared (<repo>.ci.calls, .byname, .name, .jedi).
+# For each Python repository: builds the index (ci-index build), asks ci-refs
+# for the imports of every tracked .py file (`ci-refs deps`) and for the import
+# cycles (`ci-refs cycles`), and compares them with bench/graph-ast.py, which
+# reads the same files with Python's ast module and resolves imports by the
+# import system's rules.  Prints the edge precision and recall of ci against
+# the AST graph, the type-only (if TYPE_CHECKING:) marks that disagree, and
+# both sets of cycles; then what ci-refs dead and arch report, with their wall
+# time, and the call edges (call file:line -> definition file:line) of callers
+# against the tool's: ci's bound callers, the same with --by-name, every
+# definition of the name (what ci-refs refs gives), with the tool's own figures
+# beside them (its edges, the call lines it resolves).  --calls-only skips the
+# imports, dead and arch; --lang ts and --lang c compare call edges only.
+# A table of the call edges of every repository ends the output.
+#
+# The tools (ts and c exit 2 here when theirs is missing):
+#   python  bench/graph-jedi.py      apt-get install python3-jedi (skipped if missing)
+#   ts      bench/graph-tsserver.js  npm install --prefix /var/tmp/ci-bench-node typescript@5
+#           (the package is looked for under $GRAPH_NODE_PATH, default
+#           /var/tmp/ci-bench-node/node_modules, then node's own paths)
+#   c       bench/graph-clang.py     apt-get install python3-clang-14 (libclang, what
+#           clangd is built on); the repository's compile_commands.json (at its top
+#           or under build/) when it has one, else a per-file list (cc -I<each
+#           header directory>; $GRAPH_CFLAGS); call sites in #define bodies and
+#           #if'd-out code, which clang cannot judge, are left out of ci's edges
+# Needs /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH, or
+# from the build directory with CI_BIN=<dir>.  GRAPH_JEDI_CACHE=<dir> keeps the
+# tool's edges of a repository's commit there (the tool is the slow part);
+# GRAPH_KEEP=<dir> keeps the edge lists compared (<repo>.ci.calls, .byname,
+# .name, .jedi / .tsserver / .clang .calls).
 set -eu
 calls_only=0
-if [ "${1:-}" = --calls-only ]; then
-	calls_only=1
-	shift
-fi
-test $# -ge 1 || { echo "usage: bench/graph.sh [--calls-only] <python-repo>..." >&2; exit 2; }
+lang=python
+usage="usage: bench/graph.sh [--calls-only] [--lang python|ts|c] <repo>..."
+while [ $# -gt 0 ]; do
+	case $1 in
+	--calls-only) calls_only=1; shift ;;
+	--lang) test $# -ge 2 || { echo "$usage" >&2; exit 2; }; lang=$2; shift 2 ;;
+	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "$usage" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+test $# -ge 1 || { echo "$usage" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
+GRAPH_NODE_PATH=${GRAPH_NODE_PATH:-/var/tmp/ci-bench-node/node_modules}
+case $lang in
+python)
+	globs="*.py" ext='\.py$' tool=jedi
+	/usr/bin/python3 -c 'import jedi' 2>/dev/null || tool= ;;
+ts)
+	calls_only=1 globs="*.ts *.tsx *.mts *.cts *.js *.jsx *.mjs *.cjs" ext='\.([cm]?[jt]s|[jt]sx)$' tool=tsserver
+	NODE_PATH=$GRAPH_NODE_PATH${NODE_PATH:+:$NODE_PATH} node -e 'require("typescript")' 2>/dev/null || {
+		echo "bench/graph.sh: the typescript npm package is missing: npm install --prefix /var/tmp/ci-bench-node typescript@5 (or set GRAPH_NODE_PATH=<dir>/node_modules)" >&2
+		exit 2
+	} ;;
+c)
+	calls_only=1 globs="*.c *.h" ext='\.[ch]$' tool=clang
+	/usr/bin/python3 -c 'import clang.cindex; clang.cindex.Index.create()' 2>/dev/null || {
+		echo "bench/graph.sh: libclang's Python binding is missing: apt-get install python3-clang-14" >&2
+		exit 2
+	} ;;
+*) echo "$usage" >&2; exit 2 ;;
+esac
 test -n "${CI_BIN:-}" && PATH=$CI_BIN:$PATH
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -84,13 +124,13 @@ jq -r 'select(._type == "package_edge" and .back) | "back edge: \(.from) -> \(.t
 
 }
 
-# call edges of the repository in the current directory against jedi ($1: its name)
+# call edges of the repository in the current directory against $tool ($1: its name)
 calls_bench() {
-if ! /usr/bin/python3 -c 'import jedi' 2>/dev/null; then
+if [ -z "$tool" ]; then
 	echo "# call edges: skipped (apt-get install python3-jedi)"
 	return 0
 fi
-echo "# call edges (call file:line -> definition file:line) against jedi"
+echo "# call edges (call file:line -> definition file:line) against $tool"
 while read -r f; do
 	ci-refs --json --limit 10000 symbols "$f" 2>/dev/null || :
 done <"$tmp/files" |
@@ -103,12 +143,13 @@ for t in ci byname; do
 	while read -r n; do
 		ci-refs --json --limit 10000 $opt callers "$n" 2>/dev/null || :
 	done <"$tmp/names" |
-		jq -c 'select(.definition and (.path | endswith(".py"))) | {path, line, def_path: .definition.path, def_line: .definition.line}' |
+		jq -c --arg ext "$ext" 'select(.definition and (.path | test($ext))) | {path, line, def_path: .definition.path, def_line: .definition.line}' |
 		sort -u >"$tmp/$t.calls"
 done
 # the same calls matched by name only (what ci-refs refs gives): every definition of the name
 while read -r n; do
-	ci-refs --json --limit 10000 refs "$n" 2>/dev/null | jq -c 'select(.kind == "call" and (.path | endswith(".py"))) | {name, path, line}' || :
+	ci-refs --json --limit 10000 refs "$n" 2>/dev/null |
+		jq -c --arg ext "$ext" 'select(.kind == "call" and (.path | test($ext))) | {name, path, line}' || :
 done <"$tmp/names" | sort -u >"$tmp/refs.calls"
 jq -sc 'group_by(.name)[] | {name: .[0].name, defs: map({def_path, def_line})}' "$tmp/defs" >"$tmp/defs.by.name"
 jq -c --slurpfile d "$tmp/defs.by.name" \
@@ -118,18 +159,37 @@ cache=
 if [ -n "${GRAPH_JEDI_CACHE:-}" ]; then
 	mkdir -p "$GRAPH_JEDI_CACHE"
 	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).jsonl
+	test "$tool" = jedi || cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$tool.jsonl
 fi
+: >"$tmp/ref.skip"
 if [ -n "$cache" ] && [ -s "$cache" ]; then
-	cp "$cache" "$tmp/jedi.calls"
+	cp "$cache" "$tmp/ref.calls"
+	test ! -f "$cache.skip" || cp "$cache.skip" "$tmp/ref.skip"
 else
-	/usr/bin/python3 "$here/graph-jedi.py" . | jq -c "{path, line, def_path, def_line}" | sort -u >"$tmp/jedi.calls"
-	test -z "$cache" || cp "$tmp/jedi.calls" "$cache"
+	case $tool in
+	jedi) /usr/bin/python3 "$here/graph-jedi.py" . ;;
+	tsserver) NODE_PATH=$GRAPH_NODE_PATH${NODE_PATH:+:$NODE_PATH} node "$here/graph-tsserver.js" . ;;
+	clang) /usr/bin/python3 "$here/graph-clang.py" . ;;
+	esac >"$tmp/ref.all"
+	jq -c 'select(.def_path) | {path, line, def_path, def_line}' "$tmp/ref.all" | sort -u >"$tmp/ref.calls"
+	jq -c 'select(.skip_from)' "$tmp/ref.all" >"$tmp/ref.skip"
+	test -z "$cache" || { cp "$tmp/ref.calls" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
 fi
-nj=$(wc -l <"$tmp/jedi.calls")
+# C: the call sites clang cannot judge (#define bodies, code an #if leaves
+# out) are left out of ci's edges, and counted
+if [ -s "$tmp/ref.skip" ]; then
+	for t in ci byname name; do
+		jq -c --slurpfile s "$tmp/ref.skip" '. as $e | select(any($s[]; .path == $e.path and
+			.skip_from <= $e.line and $e.line <= .skip_to) | not)' "$tmp/$t.calls" >"$tmp/$t.in"
+		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge (#define bodies, #if'd-out code) left out"
+		mv "$tmp/$t.in" "$tmp/$t.calls"
+	done
+fi
+nj=$(wc -l <"$tmp/ref.calls")
 printf '%-28s %6s %6s %10s %8s\n' tool edges agree precision recall
 for t in ci byname name; do
 	n=$(wc -l <"$tmp/$t.calls")
-	b=$(comm -12 "$tmp/$t.calls" "$tmp/jedi.calls" | wc -l)
+	b=$(comm -12 "$tmp/$t.calls" "$tmp/ref.calls" | wc -l)
 	case $t in
 	ci) label="ci-refs callers (bound)" ;;
 	byname) label="ci-refs callers --by-name" ;;
@@ -139,19 +199,25 @@ for t in ci byname name; do
 		printf "%-28s %6d %6d %9.1f%% %7.1f%%\n", l, n, b, n ? 100 * b / n : 0, j ? 100 * b / j : 0 }' |
 		tee -a "$tmp/row"
 done
-# jedi's own figures: the call sites it resolves into the repository, its edges
-sites=$(jq -c '{path, line}' "$tmp/jedi.calls" | sort -u | wc -l)
-printf '%-28s %6d %6s %10s %8s  (%d call lines)\n' "jedi goto (reference)" "$nj" "" "" "" "$sites" | tee -a "$tmp/row"
+# the tool's own figures: its edges into the repository, the call lines they start from
+sites=$(jq -c '{path, line}' "$tmp/ref.calls" | sort -u | wc -l)
+case $tool in
+jedi) label="jedi goto" ;;
+tsserver) label="tsserver definition" ;;
+clang) label="clang (libclang) USR" ;;
+esac
+printf '%-28s %6d %6s %10s %8s  (%d call lines)\n' "$label (reference)" "$nj" "" "" "" "$sites" | tee -a "$tmp/row"
 sed "s/^/$(printf '%-16s ' "$1")/" "$tmp/row" >>"$tmp/summary"
 rm -f "$tmp/row"
 if [ -n "${GRAPH_KEEP:-}" ]; then
 	mkdir -p "$GRAPH_KEEP"
-	for t in ci byname name jedi; do cp "$tmp/$t.calls" "$GRAPH_KEEP/$1.$t.calls"; done
+	for t in ci byname name; do cp "$tmp/$t.calls" "$GRAPH_KEEP/$1.$t.calls"; done
+	cp "$tmp/ref.calls" "$GRAPH_KEEP/$1.$tool.calls"
 fi
-echo "# a sample of ci's edges jedi does not have:"
-comm -23 "$tmp/ci.calls" "$tmp/jedi.calls" | head -5
-echo "# a sample of jedi's edges ci does not have:"
-comm -13 "$tmp/ci.calls" "$tmp/jedi.calls" | head -5
+echo "# a sample of ci's edges $tool does not have:"
+comm -23 "$tmp/ci.calls" "$tmp/ref.calls" | head -5
+echo "# a sample of $tool's edges ci does not have:"
+comm -13 "$tmp/ci.calls" "$tmp/ref.calls" | head -5
 }
 
 for repo in "$@"; do
@@ -161,13 +227,14 @@ for repo in "$@"; do
 		if [ "$calls_only" = 1 ]; then
 			echo "# ci-index build ($(pwd))"
 			ci-index build 2>/dev/null
-			git ls-files '*.py' >"$tmp/files"
+			# shellcheck disable=SC2086
+			(set -f; git ls-files $globs) | grep -v '\.d\.ts$' >"$tmp/files" || :
 		else
 			imports_bench
 		fi
 		calls_bench "$name"
 	)
 done
-echo "# call edges, every repository (reference: jedi goto)"
+echo "# call edges, every repository (reference: $tool)"
 printf '%-16s %-28s %6s %6s %10s %8s\n' repository tool edges agree precision recall
 cat "$tmp/summary"

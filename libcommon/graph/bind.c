@@ -129,3 +129,166 @@ long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind
 	*how = bh;
 	return best;
 }
+
+/* 1 if path ends in ext. */
+static int ends_in(const char *path, const char *ext)
+{
+	size_t n = strlen(path), e = strlen(ext);
+
+	return n > e && !strcmp(path + n - e, ext);
+}
+
+static int same_scope(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* 1 if the call whose name starts at byte col0 of text is made through a field: x.f(), p->f(). */
+static int field_call(const char *text, size_t col0)
+{
+	size_t i = col0;
+
+	if (!text || strlen(text) < col0)
+		return 0;
+	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		i--;
+	return i && (text[i - 1] == '.' || (i >= 2 && text[i - 1] == '>' && text[i - 2] == '-'));
+}
+
+long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def)
+{
+	long body = -1;
+	size_t bodies = 0, headers = 0;
+
+	if (!ends_in(path, ".c") && !ends_in(path, ".h"))
+		return def;
+	if (field_call(text, col0)) {
+		*how = BIND_NONE;
+		return -1;
+	}
+	if (def >= 0 && !strcmp(defs[def].path, path)) {
+		/* a forward declaration and the function, both in this file */
+		for (size_t i = 0; i < nr; i++) {
+			long span = ends[i] - lines[i], best = ends[def] - lines[def];
+			if (!strcmp(defs[i].path, path) && same_scope(defs[i].scope, defs[def].scope) &&
+			    (span > best || (span == best && lines[i] > lines[def])))
+				def = (long)i;
+		}
+		return def;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		if (def >= 0 && !same_scope(defs[i].scope, defs[def].scope))
+			continue;
+		if (ends_in(defs[i].path, ".h"))
+			headers++;
+		else if (!ends_in(defs[i].path, ".c"))
+			return def;
+		else if (body < 0 || strcmp(defs[body].path, defs[i].path))
+			bodies++, body = (long)i;	/* a file counts once: its forward declaration and the function */
+		else if (ends[i] - lines[i] > ends[body] - lines[body] ||
+			 (ends[i] - lines[i] == ends[body] - lines[body] && lines[i] > lines[body]))
+			body = (long)i;
+	}
+	if (bodies != 1)
+		return def;
+	if (def >= 0 && ends_in(defs[def].path, ".h"))
+		return body;
+	if (def < 0) {
+		*how = BIND_NAME;
+		return body;
+	}
+	return def;
+}
+
+/* 1 if a, at line la, is nearer to line than b (-1: none yet): above first, then below. */
+static int nearer(long la, long lb, long line)
+{
+	if (lb < 0)
+		return 1;
+	if ((la <= line) != (lb <= line))
+		return la <= line;
+	return la <= line ? la > lb : la < lb;
+}
+
+int bind_is_js(const char *path)
+{
+	static const char *const exts[] = { ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", NULL };
+
+	for (const char *const *x = exts; *x; x++)
+		if (ends_in(path, *x))
+			return 1;
+	return 0;
+}
+
+/*
+ * TypeScript: an overloaded function's signatures and its implementation are
+ * definitions of one scope, one after the other (each within 30 lines of the
+ * one before): the implementation, the last of them, stands for all.
+ */
+static long ts_implementation(const struct bind_def *defs, const char *const *kinds,
+			      const long *lines, size_t nr, long def)
+{
+	int more = def >= 0 && kinds[def] && !strcmp(kinds[def], "function") &&
+		   (ends_in(defs[def].path, ".ts") || ends_in(defs[def].path, ".tsx") ||
+		    ends_in(defs[def].path, ".mts") || ends_in(defs[def].path, ".cts"));
+
+	while (more) {
+		long next = -1;
+		for (size_t i = 0; i < nr; i++)
+			if (!strcmp(defs[i].path, defs[def].path) && same_scope(defs[i].scope, defs[def].scope) &&
+			    kinds[i] && !strcmp(kinds[i], "function") && lines[i] > lines[def] &&
+			    lines[i] - lines[def] <= 30 && (next < 0 || lines[i] < lines[next]))
+				next = (long)i;
+		more = next >= 0;
+		if (more)
+			def = next;
+	}
+	return def;
+}
+
+long bind_js(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+	     size_t nr, long def)
+{
+	long nested = -1, here = -1, reached = -1;
+	size_t reached_nr = 0;
+
+	if (!bind_is_js(path))
+		return def;
+	if (recv == RECV_OTHER && (*how == BIND_NAME || *how == BIND_MEMBER ||
+				   (def >= 0 && !defs[def].scope && kinds[def] && !strcmp(kinds[def], "function")))) {
+		*how = BIND_NONE;
+		return -1;
+	}
+	if (recv != RECV_BARE)
+		return ts_implementation(defs, kinds, lines, nr, def);
+	for (size_t i = 0; i < nr; i++) {
+		const struct bind_def *d = &defs[i];
+		if (!kinds[i] || strcmp(kinds[i], "function"))
+			continue;
+		if (strcmp(d->path, path)) {
+			/* the overloads of one function count once */
+			if (!d->scope && reach[i] && (reached < 0 || strcmp(defs[reached].path, d->path)))
+				reached_nr++, reached = (long)i;
+			continue;
+		}
+		if (d->scope && encloses(d->scope, scope) &&
+		    (nested < 0 || strlen(d->scope) > strlen(defs[nested].scope) ||
+		     (strlen(d->scope) == strlen(defs[nested].scope) && nearer(lines[i], lines[nested], line))))
+			nested = (long)i;
+		if (here < 0 || nearer(lines[i], lines[here], line))
+			here = (long)i;
+	}
+	if (nested >= 0) {
+		*how = BIND_LOCAL;
+		return nested;
+	}
+	if (*how == BIND_LOCAL || *how == BIND_IMPORT || *how == BIND_MEMBER || here >= 0)
+		return ts_implementation(defs, kinds, lines, nr, def);
+	if (reached_nr == 1) {
+		*how = BIND_IMPORT;
+		return ts_implementation(defs, kinds, lines, nr, reached);
+	}
+	return ts_implementation(defs, kinds, lines, nr, def);
+}

@@ -72,4 +72,47 @@ enum bind_how bind_level(const char *path, const char *scope, enum bind_recv rec
 long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind_recv recv,
 	      const struct bind_def *defs, size_t nr);
 
+/*
+ * C (a call in a .c or .h file): the definition with a body that the call
+ * bound by bind_ref() to defs[def] reaches (the tags take a prototype for a
+ * definition).  A call through a struct field, x.f() or p->f() (text, the
+ * call's line, with its name at byte col0; text may be NULL), calls a
+ * function pointer: -1 with *how = BIND_NONE.  In a file, a forward
+ * declaration `static int f(void);` and the function are candidates of one
+ * scope: the function is the one whose span (lines[i]..ends[i]) is the
+ * longest, the later on a tie.  defs[def] in the call's own file: that file's
+ * function.  defs[def] in a header, and the candidates of its scope in C
+ * source files all in one file: that file's function (the one the prototype
+ * declares).  def < 0 and the candidates in headers or in one C source file:
+ * that file's function, with *how = BIND_NAME.  Anything else: def, *how
+ * kept.  Cannot fail.
+ */
+long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def);
+
+/*
+ * TypeScript/JavaScript (a call in a .ts .tsx .mts .cts .js .jsx .mjs .cjs
+ * file), the call at line of the file path in scope, defs[i] of kind kinds[i]
+ * at lines[i], reach[i] set when path's imports reach defs[i]'s file in a few
+ * steps (through re-exporting index files).  x.f() on an unknown receiver
+ * (recv RECV_OTHER) that bind_ref() bound only by name or as a member (a
+ * function nested in one enclosing the call: the scopes of JS are functions
+ * as well as classes) binds to nothing, as in Python: a type checker would
+ * need x's type.  A bare f(): the function of the same file nested in a
+ * function enclosing the call (the innermost, the nearest above on a tie),
+ * as a local; else, where bind_ref() found no local or import and the file
+ * has no function of that name, the only module-level function of a file the
+ * imports reach, as an import.  A TypeScript function's overload signatures
+ * (definitions of one file and scope, each within 30 lines of the one before)
+ * stand for their implementation, the last.  Returns
+ * the definition, or -1 with *how = BIND_NONE; def when no rule applies.
+ * Cannot fail.
+ */
+/* 1 if path is a TypeScript/JavaScript file (bind_js() applies). */
+int bind_is_js(const char *path);
+
+long bind_js(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+	     const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+	     size_t nr, long def);
+
 #endif

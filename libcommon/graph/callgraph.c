@@ -10,21 +10,12 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
-/* What the call at (blob, line, col) is made on (bind_receiver()). */
-static enum bind_recv receiver_of(struct refs *r, sqlite3_int64 blob_id, long line, long col_)
-{
-	char *t = refs_line_text(r, blob_id, line);
-	enum bind_recv recv = col_ >= 1 ? bind_receiver(t, (size_t)col_ - 1) : RECV_UNKNOWN;
-
-	free(t);
-	return recv;
-}
-
 /* The definitions of one name, as candidates of bind_ref() for one file. */
 struct cands {
 	struct bind_def *d;	/* candidates */
-	char **paths, **scopes;	/* owned strings behind d */
+	char **paths, **scopes, **kinds;	/* owned strings behind d, their kinds */
 	long *lines, *ends;	/* their lines and end lines */
+	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
 };
@@ -34,7 +25,10 @@ static void cands_release(struct cands *c)
 	for (size_t i = 0; i < c->nr; i++) {
 		free(c->paths[i]);
 		free(c->scopes[i]);
+		free(c->kinds[i]);
 	}
+	free(c->kinds);
+	free(c->reach);
 	free(c->d);
 	free(c->paths);
 	free(c->scopes);
@@ -47,10 +41,10 @@ static void cands_release(struct cands *c)
 /* Load every definition named name. */
 static void cands_load(struct refs *r, struct cands *c, const char *name)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line FROM defs d "
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line, d.kind FROM defs d "
 				"JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
 				"ORDER BY f.path, d.line");
-	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0;
+	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
 
 	memset(c, 0, sizeof(*c));
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -60,10 +54,14 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		ALLOC_GROW(c->scopes, c->nr + 1, a2);
 		ALLOC_GROW(c->lines, c->nr + 1, a3);
 		ALLOC_GROW(c->ends, c->nr + 1, a4);
+		ALLOC_GROW(c->kinds, c->nr + 1, a5);
+		c->reach = xrealloc(c->reach, (c->nr + 1) * sizeof(*c->reach));
+		c->reach[c->nr] = 0;
 		c->paths[c->nr] = xstrdup(refs_col(st, 0));
 		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
 		c->lines[c->nr] = sqlite3_column_int64(st, 2);
 		c->ends[c->nr] = sqlite3_column_int64(st, 3);
+		c->kinds[c->nr] = xstrdup(refs_col(st, 4) ? refs_col(st, 4) : "");
 		c->nr++;
 	}
 	sqlite3_finalize(st);
@@ -75,18 +73,33 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 
 /* Mark the candidates whose files the file path imports (kept while the
  * calls come from the same file: they come in path order). */
-static void cands_for_file(struct cands *c, const char *path, sqlite3_stmt *imp)
+static void cands_for_file(struct refs *r, struct cands *c, const char *path, sqlite3_stmt *imp)
 {
+	sqlite3_stmt *reach = NULL;
+
 	if (c->for_path && !strcmp(c->for_path, path))
 		return;
 	free(c->for_path);
 	c->for_path = xstrdup(path);
+	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
+	if (bind_is_js(path))
+		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
+				  "SELECT i.resolved, rc.d + 1 FROM imports i JOIN rc ON i.path = rc.p "
+				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT 1 FROM rc WHERE p = ?2 LIMIT 1");
 	for (size_t i = 0; i < c->nr; i++) {
 		sqlite3_reset(imp);
 		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
 		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
+		c->reach[i] = 0;
+		if (reach) {
+			sqlite3_reset(reach);
+			sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(reach, 2, c->paths[i], -1, SQLITE_TRANSIENT);
+			c->reach[i] = sqlite3_step(reach) == SQLITE_ROW;
+		}
 	}
+	sqlite3_finalize(reach);
 }
 
 /* The candidate of c at (path, line), or -1. */
@@ -100,12 +113,18 @@ static long cand_at(const struct cands *c, const char *path, long line)
 
 /*
  * Bind a call of name at (path, line, col_): by resolve.h's rules in a Python
- * file (with --by-name, bind.h's where they find nothing), else by bind.h's.
+ * file (with --by-name, bind.h's where they find nothing), else by bind.h's,
+ * a C prototype followed to its function (bind_c_body()), a TS/JS call on an
+ * unknown receiver bound to nothing (bind_js()).
  */
 static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
 		     const char *path, const char *scope, sqlite3_int64 blob, long line, long col_,
 		     enum bind_how *how)
 {
+	long def;
+	char *text;
+	enum bind_recv recv;
+
 	if (resolver_applies(&w->rs, path)) {
 		const struct rs_def *d = resolve_call(&w->rs, path, scope, line, col_, name, how);
 
@@ -114,8 +133,16 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		if (!r->o.by_name)
 			return -1;
 	}
-	cands_for_file(c, path, imp);
-	return bind_ref(how, path, scope, receiver_of(r, blob, line, col_), c->d, c->nr);
+	cands_for_file(r, c, path, imp);
+	text = refs_line_text(r, blob, line);
+	recv = col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
+	def = bind_ref(how, path, scope, recv, c->d, c->nr);
+	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,
+		      def);
+	if (col_ >= 1)
+		def = bind_c_body(how, path, text, (size_t)col_ - 1, c->d, c->lines, c->ends, c->nr, def);
+	free(text);
+	return def;
 }
 
 /* One occurrence record of a bound reference. */
