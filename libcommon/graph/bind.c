@@ -6,8 +6,6 @@
 #include "core/common.h"
 #include "graph/bind.h"
 
-#include <ctype.h>
-
 const char *bind_how_name(enum bind_how how)
 {
 	switch (how) {
@@ -27,37 +25,6 @@ static int encloses(const char *cls, const char *s)
 	size_t n = strlen(cls);
 
 	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
-}
-
-enum bind_recv bind_receiver(const char *text, size_t col0)
-{
-	size_t i = col0, e;
-
-	if (!text || strlen(text) < col0)
-		return RECV_UNKNOWN;
-	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
-		i--;
-	if (!i || text[i - 1] != '.')
-		return RECV_BARE;
-	i--;
-	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
-		i--;
-	e = i;
-	if (i >= 2 && text[i - 1] == ')' && text[i - 2] == '(') {
-		i -= 2;
-		if (i >= 5 && !strncmp(text + i - 5, "super", 5) &&
-		    (i == 5 || !(isalnum((unsigned char)text[i - 6]) || text[i - 6] == '_')))
-			return RECV_SUPER;
-		return RECV_OTHER;
-	}
-	while (i && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
-		i--;
-	if (i && (text[i - 1] == '.' || text[i - 1] == ')' || text[i - 1] == ']'))
-		return RECV_OTHER;	/* a.b.f(), g().f(), x[0].f() */
-	if ((e - i == 4 && (!strncmp(text + i, "self", 4) || !strncmp(text + i, "this", 4))) ||
-	    (e - i == 3 && !strncmp(text + i, "cls", 3)))
-		return RECV_SELF;
-	return RECV_OTHER;
 }
 
 /* 1 if a call made on recv, in scope, can reach the definition d at all. */

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "parse/tagtext.h"
+
 /* How a reference reached its definition, best first. */
 enum bind_how {
 	BIND_NONE = 0,		/* no candidate fits: a namesake elsewhere, or unknown */
@@ -23,20 +25,7 @@ enum bind_how {
 	BIND_NAME,		/* the only definition of that name in the index */
 };
 
-/* What a call is made on, read from the text before its name. */
-enum bind_recv {
-	RECV_UNKNOWN = 0,	/* not known (no text): every candidate may fit */
-	RECV_BARE,		/* f(): a function or class, not a method */
-	RECV_SELF,		/* self.f(), cls.f(), this.f(): the enclosing class's */
-	RECV_SUPER,		/* super().f(): a base class's, not the enclosing one's */
-	RECV_OTHER,		/* x.f(): a method of some class, or a module's function */
-};
-
-/*
- * The receiver of the call whose name starts at byte col0 (0-based) of the
- * source line text.  Cannot fail.
- */
-enum bind_recv bind_receiver(const char *text, size_t col0);
+/* enum bind_recv and bind_receiver(): parse/tagtext.h (the index stores a call's receiver). */
 
 /* A candidate definition of the reference's name. */
 struct bind_def {

@@ -10,16 +10,6 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
-/* What the call at (blob, line, col) is made on (bind_receiver()). */
-static enum bind_recv receiver_of(struct refs *r, sqlite3_int64 blob_id, long line, long col_)
-{
-	char *t = refs_line_text(r, blob_id, line);
-	enum bind_recv recv = col_ >= 1 ? bind_receiver(t, (size_t)col_ - 1) : RECV_UNKNOWN;
-
-	free(t);
-	return recv;
-}
-
 /* The definitions of one name, as candidates of bind_ref() for one file. */
 struct cands {
 	struct bind_def *d;	/* candidates */
@@ -103,7 +93,7 @@ static long cand_at(const struct cands *c, const char *path, long line)
  * file (with --by-name, bind.h's where they find nothing), else by bind.h's.
  */
 static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
-		     const char *path, const char *scope, sqlite3_int64 blob, long line, long col_,
+		     const char *path, const char *scope, long line, long col_, enum bind_recv recv,
 		     enum bind_how *how)
 {
 	if (resolver_applies(&w->rs, path)) {
@@ -115,7 +105,7 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return -1;
 	}
 	cands_for_file(c, path, imp);
-	return bind_ref(how, path, scope, receiver_of(r, blob, line, col_), c->d, c->nr);
+	return bind_ref(how, path, scope, recv, c->d, c->nr);
 }
 
 /* One occurrence record of a bound reference. */
@@ -175,7 +165,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	}
 	imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
 	if (!callees) {
-		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -185,8 +175,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 			long def;
 
 			def = bind_one(r, &w, &c, imp, name, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
-				       sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
-				       sqlite3_column_int64(st, 3), &how);
+				       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+				       (enum bind_recv)sqlite3_column_int(st, 7), &how);
 			if (def < 0 || !target[def])
 				continue;	/* a namesake's call, or one that reaches nothing known */
 			emit_bound(r, name, refs_col(st, 0), path, sqlite3_column_int64(st, 2),
@@ -196,7 +186,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 		}
 		sqlite3_finalize(st);
 	} else {
-		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
 			  "ORDER BY r.line, r.col");
@@ -215,8 +205,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
-				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 7),
-					       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), &how);
+				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
+					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);
@@ -260,10 +250,10 @@ struct refs_binder *refs_binder_new(struct refs *r, const char *name)
 	return b;
 }
 
-long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
-		      long line, long col_, enum bind_how *how, const char **def_path)
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, long line, long col_,
+		      enum bind_recv recv, enum bind_how *how, const char **def_path)
 {
-	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, blob, line, col_, how);
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, line, col_, recv, how);
 
 	if (def < 0) {
 		*how = BIND_NONE;

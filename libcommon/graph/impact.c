@@ -170,7 +170,7 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 	struct callwalk *cw = NULL;
 
 	if (sym)
-		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id FROM refs r "
+		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id "
 			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
 			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
@@ -196,7 +196,8 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 		if (sym && !strcmp(refs_col(st, 1), "call") &&
 		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), refs_col(st, 0), sqlite3_column_int64(st, 5),
 				    sym, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4),
-				    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), in_file, (void *)path))
+				    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+				    (enum bind_recv)sqlite3_column_int(st, 6), in_file, (void *)path))
 			continue;
 		h[v].refs += sym ? 1 : sqlite3_column_int64(st, 1);
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
