@@ -76,6 +76,7 @@ struct cgraph {
 	size_t defs_nr, defs_alloc;
 	int *by_name;		/* definitions in name order */
 	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
+	unsigned *slot_tags;	/* per slot, its hash | 1, or 0 when empty */
 	size_t slots_mask;	/* slots - 1, a power of two less one */
 	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
 	size_t calls_nr, calls_alloc;
