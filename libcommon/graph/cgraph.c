@@ -177,27 +177,28 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 		g->files_nr++;
 	}
 	sqlite3_finalize(st);
-	st = refs_prep(r, "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.scope, b.lang, d.flags FROM defs d "
-		       "JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
-		       "ORDER BY f.path, d.line, d.col, d.name");
-	for (size_t f = 0; sqlite3_step(st) == SQLITE_ROW; ) {
-		struct cg_def *d;
-		while (f < g->files_nr && strcmp(g->files[f].path, refs_col(st, 0)) < 0)
-			f++;	/* defs and files are both in path order */
-		if (f == g->files_nr)
-			break;
-		ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
-		d = &g->defs[g->defs_nr++];
-		memset(d, 0, sizeof(*d));
-		d->file = (int)f;
-		d->path = g->files[f].path;	/* not owned */
-		d->name = xstrdup(refs_col(st, 1));
-		d->kind = xstrdup(refs_col(st, 2));
-		d->line = sqlite3_column_int64(st, 3);
-		d->end_line = sqlite3_column_int64(st, 4);
-		d->scope = refs_col(st, 5) ? xstrdup(refs_col(st, 5)) : NULL;
-		d->lang = refs_col(st, 6) ? xstrdup(refs_col(st, 6)) : NULL;
-		d->decorated = (sqlite3_column_int(st, 7) & TAGTEXT_DECORATED) != 0;
+	/* file by file (files are in path order): one sort of every definition
+	 * of Linux spilled to disk */
+	st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags FROM defs WHERE blob_id = ?1 "
+		       "ORDER BY line, col, name");
+	for (size_t f = 0; f < g->files_nr; f++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (*blobs)[f]);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			struct cg_def *d;
+			ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
+			d = &g->defs[g->defs_nr++];
+			memset(d, 0, sizeof(*d));
+			d->file = (int)f;
+			d->path = g->files[f].path;	/* not owned */
+			d->name = xstrdup(refs_col(st, 0));
+			d->kind = xstrdup(refs_col(st, 1));
+			d->line = sqlite3_column_int64(st, 2);
+			d->end_line = sqlite3_column_int64(st, 3);
+			d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
+			d->lang = g->files[f].lang ? xstrdup(g->files[f].lang) : NULL;
+			d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
+		}
 	}
 	sqlite3_finalize(st);
 	nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
