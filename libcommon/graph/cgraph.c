@@ -52,17 +52,33 @@ static int cmp_imp(const void *x, const void *y)
 	return (a->b > b->b) - (a->b < b->b);
 }
 
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
 /* qsort context-free: by_name sorts indices against a global-free copy. */
 struct name_ix {
 	const char *name;	/* definition's name */
+	unsigned hash;		/* of the name (name_hash()) */
 	int i;			/* its index */
 };
 
+/* By hash, then name, then index: only the runs of equal names matter (each
+ * in definition order), and comparing hashes first spares most strcmp()s
+ * (on Linux, 3.4 M definitions). */
 static int cmp_name_ix(const void *x, const void *y)
 {
 	const struct name_ix *a = x, *b = y;
-	int c = strcmp(a->name, b->name);
+	int c;
 
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	c = strcmp(a->name, b->name);
 	return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
@@ -77,15 +93,6 @@ static int cmp_call(const void *x, const void *y)
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
 	return (a->col > b->col) - (a->col < b->col);
-}
-
-static unsigned name_hash(const char *s)
-{
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
 }
 
 /* Hash the runs of equal names of by_name (dead looks up every name each
@@ -203,7 +210,7 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	sqlite3_finalize(st);
 	nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
 	for (size_t i = 0; i < g->defs_nr; i++)
-		nx[i] = (struct name_ix){ g->defs[i].name, (int)i };
+		nx[i] = (struct name_ix){ g->defs[i].name, name_hash(g->defs[i].name), (int)i };
 	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++)

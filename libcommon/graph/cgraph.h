@@ -74,7 +74,8 @@ enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
 struct cgraph {
 	struct cg_def *defs;	/* in path, line order */
 	size_t defs_nr, defs_alloc;
-	int *by_name;		/* definitions in name order */
+	int *by_name;		/* definitions grouped by name (by its hash), each name's in
+				   definition order */
 	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
 	unsigned *slot_tags;	/* per slot, its hash | 1, or 0 when empty */
 	size_t slots_mask;	/* slots - 1, a power of two less one */
