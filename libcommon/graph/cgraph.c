@@ -98,22 +98,24 @@ static int cmp_call(const void *x, const void *y)
 /* Hash the runs of equal names of by_name (dead looks up every name each
  * file mentions: a binary search was half the time of dead).  A lookup probes
  * the tags, 4 bytes a slot, and reads a slot only when its tag matches. */
-static void hash_names(struct cgraph *g)
+static void hash_names(struct cgraph *g, const struct name_ix *nx)
 {
 	size_t n = 16, names = 0;
 
+	/* nx: by_name with the names and their hashes, in a row (by_name's
+	 * names are scattered: a strcmp() of two was a cache miss) */
 	for (size_t i = 0; i < g->defs_nr; i++)
-		names += !i || strcmp(g->defs[g->by_name[i - 1]].name, g->defs[g->by_name[i]].name);
+		names += !i || nx[i - 1].hash != nx[i].hash || strcmp(nx[i - 1].name, nx[i].name);
 	while (n < 2 * names + 2)
 		n *= 2;
 	g->slots = xcalloc(n, sizeof(*g->slots));
 	g->slot_tags = xcalloc(n, sizeof(*g->slot_tags));
 	g->slots_mask = n - 1;
 	for (size_t i = 0; i < g->defs_nr; ) {
-		const char *name = g->defs[g->by_name[i]].name;
-		unsigned h = name_hash(name);
+		const char *name = nx[i].name;
+		unsigned h = nx[i].hash;
 		size_t e = i + 1, k = h & g->slots_mask;
-		while (e < g->defs_nr && !strcmp(g->defs[g->by_name[e]].name, name))
+		while (e < g->defs_nr && nx[e].hash == h && !strcmp(nx[e].name, name))
 			e++;
 		while (g->slot_tags[k])
 			k = (k + 1) & g->slots_mask;
@@ -215,8 +217,8 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++)
 		g->by_name[i] = nx[i].i;
+	hash_names(g, nx);
 	free(nx);
-	hash_names(g);
 	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int a = cgraph_file(g, refs_col(st, 0)), b = cgraph_file(g, refs_col(st, 1));
