@@ -1,4 +1,4 @@
--- share/schema.sql: the ci index (see libcommon/index/index.h), schema version 7.
+-- share/schema.sql: the ci index (see libcommon/index/index.h), schema version 9.
 --
 -- Content is keyed by git blob id: files map paths to blobs; chunks, definitions
 -- and references belong to blobs, so an unchanged file is parsed once, whatever
@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS blobs(
 	size INTEGER NOT NULL,		-- bytes
 	lines INTEGER NOT NULL,		-- lines
 	exact INTEGER NOT NULL,		-- 1: chunk texts are the file's bytes (UTF-8, no NUL)
+	main_guard INTEGER NOT NULL DEFAULT 0,	-- the line of `if __name__ == "__main__"`, or 0
 	segs BLOB			-- where segments 1, 2, ... of chunks_tri start: a
 					-- little-endian uint32 byte offset and uint32 line
 					-- each; NULL for a blob of one segment
@@ -148,7 +149,9 @@ CREATE TABLE IF NOT EXISTS defs(
 	line INTEGER NOT NULL,
 	col INTEGER NOT NULL,
 	end_line INTEGER NOT NULL,
-	scope TEXT
+	scope TEXT,
+	flags INTEGER NOT NULL DEFAULT 0	-- 1: decorated (a line starting with '@' above it) or C's
+					-- __attribute__((constructor/destructor)): registered, not called
 );
 CREATE INDEX IF NOT EXISTS defs_name ON defs(name);
 CREATE INDEX IF NOT EXISTS defs_blob ON defs(blob_id);
@@ -159,10 +162,20 @@ CREATE TABLE IF NOT EXISTS refs(
 	kind TEXT NOT NULL,		-- call, type, ...
 	line INTEGER NOT NULL,
 	col INTEGER NOT NULL,
-	scope TEXT
+	scope TEXT,
+	recv INTEGER NOT NULL DEFAULT 0	-- a call's receiver, from the text before its name:
+					-- 0 unknown (no text, or not a call), 1 bare f(), 2 self.f()
+					-- (cls, this), 3 super().f(), 4 other x.f()
 );
 CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
 CREATE INDEX IF NOT EXISTS refs_blob ON refs(blob_id);
+
+-- What ci-refs dead needs from a blob's text, stored when it is indexed: its
+-- identifiers outside its references and definitions (libcommon/index/mentions.h).
+CREATE TABLE IF NOT EXISTS mentions(
+	blob_id INTEGER PRIMARY KEY,	-- blobs.id
+	names BLOB NOT NULL		-- ci_deflate(text): read it as ci_inflate(names)
+);
 
 CREATE TABLE IF NOT EXISTS imports(
 	path TEXT NOT NULL,		-- the importing file

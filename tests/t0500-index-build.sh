@@ -168,7 +168,7 @@ test_expect_success 'status: one record about the index' '
 	"$JQ" -c "{_type, index, schema_version, root, commit, vectors, chunks_without_vectors, commits, commit_vectors, commits_without_vectors, couplings, model, vector_format, stale}" status >actual &&
 	chunks=$("$JQ" .chunks status) &&
 	cat >expect <<-EOF &&
-	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":8,"root":"$root","commit":"$head","vectors":0,"chunks_without_vectors":$chunks,"commits":0,"commit_vectors":0,"commits_without_vectors":0,"couplings":0,"model":null,"vector_format":null,"stale":0}
+	{"_type":"status","index":"$root/.ci-index/index.db","schema_version":9,"root":"$root","commit":"$head","vectors":0,"chunks_without_vectors":$chunks,"commits":0,"commit_vectors":0,"commits_without_vectors":0,"couplings":0,"model":null,"vector_format":null,"stale":0}
 	EOF
 	test_cmp_json expect actual &&
 	"$JQ" -e ".created | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z\$\")" status &&
@@ -493,7 +493,7 @@ test_expect_success 'update on an index of another schema version rebuilds it' '
 	test_must_be_empty out &&
 	test_grep "ci-index: " err &&
 	(cd repo && ci-index status) >st &&
-	"$JQ" -e ".schema_version == 8 and .stale == 0" st &&
+	"$JQ" -e ".schema_version == 9 and .stale == 0" st &&
 	index_dump --no-skipped repo/.ci-index/index.db >actual &&
 	test_cmp build.dump actual
 '
@@ -502,7 +502,7 @@ test_expect_success 'build on an index of another schema version replaces it' '
 	put_schema_version repo/.ci-index/index.db 0 &&
 	(cd repo && test_must_fail ci-index status 2>/dev/null) &&
 	(cd repo && ci-index build) &&
-	echo 8 >expect &&
+	echo 9 >expect &&
 	(cd repo && status_field schema_version) >actual &&
 	test_cmp expect actual &&
 	index_dump --no-skipped repo/.ci-index/index.db >actual &&
@@ -514,14 +514,14 @@ test_expect_success 'an index of schema version 2: readers say build, update reb
 	put_schema_version repo/.ci-index/index.db 2 &&
 	(cd repo && test_status 3 ci-index status >../out 2>../err) &&
 	test_must_be_empty out &&
-	test_grep "schema version 2, this ci reads version 8" err &&
+	test_grep "schema version 2, this ci reads version 9" err &&
 	test_grep "ci-index build" err &&
 	(cd repo && test_status 3 ci-rank parse 2>../err) &&
 	test_grep "schema version 2" err &&
 	(cd repo && ci-index update 2>../err) &&
 	test_grep "rebuilding" err &&
 	(cd repo && status_field schema_version) >actual &&
-	echo 8 >expect &&
+	echo 9 >expect &&
 	test_cmp expect actual &&
 	(cd repo && status_field commits) >actual &&
 	git -C repo rev-list --count HEAD >expect &&

@@ -231,15 +231,15 @@ test_expect_success 'an index of schema version 5 (trigrams by blob): readers sa
 	(cd repo && ci-index --index ../v5.db --embed build) &&
 	sqlite3 v5.db "UPDATE meta SET value = '"'"'5'"'"' WHERE key = '"'"'schema_version'"'"'" &&
 	(cd repo && test_status 3 ci-rank --index ../v5.db --mode semantic "close the connection" 2>../err) &&
-	test_grep "schema version 5, this ci reads version 8: run .ci-index build." err &&
+	test_grep "schema version 5, this ci reads version 9: run .ci-index build." err &&
 	(cd repo && ci-grep --index ../v5.db -c connection 2>../err) >out &&
-	test_grep "schema version 5, this ci reads version 8" err &&
+	test_grep "schema version 5, this ci reads version 9" err &&
 	test_grep "searching without the index" err &&
 	(cd repo && ci-grep --no-index -c connection) >expect &&
 	test_cmp expect out &&
 	(cd repo && ci-index --index ../v5.db update 2>../err) &&
 	test_grep "rebuilding" err &&
-	(cd repo && ci-index --index ../v5.db status) | "$JQ" -e ".schema_version == 8" &&
+	(cd repo && ci-index --index ../v5.db status) | "$JQ" -e ".schema_version == 9" &&
 	(cd repo && ci-rank --index ../v5.db --mode keyword "close the connection" 2>../err) >out &&
 	test_must_be_empty err &&
 	"$JQ" -s -e "map(select(._type == \"hit\")) | length > 0" out >/dev/null

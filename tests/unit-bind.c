@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..43\n");
+	printf("1..45\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -47,6 +47,8 @@ int main(int argc, char **argv)
 	is_int(recv_of("a.b.f()", "f"), RECV_OTHER, "receiver: a.b.f()");
 	is_int(recv_of("g().f()", "f"), RECV_OTHER, "receiver: g().f()");
 	is_int(recv_of("myself.go()", "go"), RECV_OTHER, "receiver: myself is not self");
+	is_int(recv_of("\treturn ops->open(inode);", "open"), RECV_OTHER, "receiver: p->f() (C)");
+	is_int(recv_of("if (a > b) f(a);", "f"), RECV_BARE, "receiver: a > b is no arrow");
 	is_int(bind_receiver(NULL, 0), RECV_UNKNOWN, "receiver: no text");
 
 	/* self.make_response() in Flask.dispatch of app.py: the method (member) */
@@ -89,40 +91,40 @@ int main(int argc, char **argv)
 		long lines[] = { 3, 1, 2, 9 }, ends[] = { 6, 1, 2, 12 };
 		/* main.c includes lib.h: bind_ref takes the prototype; the function has the body */
 		r = bind_ref(&how, "main.c", "main", RECV_BARE, cd, 2);
-		r = bind_c_body(&how, "main.c", "\treturn area(2);", 8, cd, lines, ends, 2, r);
+		r = bind_c_body(&how, "main.c", bind_receiver("\treturn area(2);", 8), cd, lines, ends, 2, r);
 		is_int(r, 0, "C: a prototype in an included header: its function in the .c file");
 		is_int(how, BIND_IMPORT, "C: through the prototype: import");
 		/* the forward declaration and the function in util.c: the one with the body */
 		r = bind_ref(&how, "util.c", "use", RECV_BARE, cd + 2, 2);
-		r = bind_c_body(&how, "util.c", "area(1);", 0, cd + 2, lines + 2, ends + 2, 2, r);
+		r = bind_c_body(&how, "util.c", bind_receiver("area(1);", 0), cd + 2, lines + 2, ends + 2, 2, r);
 		is_int(r, 1, "C: a forward declaration in the same file: the definition below it");
 		is_int(how, BIND_LOCAL, "C: the definition below its forward declaration: local");
 		/* other.c includes nothing: the prototype and the function fit, the function binds */
 		cd[1].imported = 0;
 		r = bind_ref(&how, "other.c", "f", RECV_BARE, cd, 2);
 		is_int(r, -1, "C: prototype and function, no include: bind_ref finds none");
-		r = bind_c_body(&how, "other.c", "area(1);", 0, cd, lines, ends, 2, r);
+		r = bind_c_body(&how, "other.c", bind_receiver("area(1);", 0), cd, lines, ends, 2, r);
 		is_int(r == 0 && how == BIND_NAME, 1, "C: the only function with a body, its prototype aside: name");
 		/* a forward declaration in lib.c too: lib.c still has the one function */
 		{
 			struct bind_def fd[] = { { "lib.c", NULL, 0 }, { "lib.c", NULL, 0 }, { "lib.h", NULL, 1 } };
 			long fl[] = { 2, 20, 1 }, fe[] = { 2, 25, 1 };
 			how = BIND_IMPORT;
-			r = bind_c_body(&how, "main.c", "area(1);", 0, fd, fl, fe, 3, 2);
+			r = bind_c_body(&how, "main.c", bind_receiver("area(1);", 0), fd, fl, fe, 3, 2);
 			is_int(r == 1 && how == BIND_IMPORT, 1,
 			       "C: the prototype, a forward declaration and the function: the function");
 		}
 		/* two functions with a body (lib.c, util.c): none is chosen */
-		r = bind_c_body(&how, "other.c", "area(1);", 0, cd, lines, ends, 4, -1);
+		r = bind_c_body(&how, "other.c", bind_receiver("area(1);", 0), cd, lines, ends, 4, -1);
 		is_int(r, -1, "C: two functions with a body: none");
 		/* p->area(1), s.area(1): a function pointer in a struct */
-		r = bind_c_body(&how, "main.c", "p->area(1);", 3, cd, lines, ends, 2, 0);
+		r = bind_c_body(&how, "main.c", bind_receiver("p->area(1);", 3), cd, lines, ends, 2, 0);
 		is_int(r == -1 && how == BIND_NONE, 1, "C: p->f(): a field, no function");
-		r = bind_c_body(&how, "main.c", "s . area(1);", 4, cd, lines, ends, 2, 0);
+		r = bind_c_body(&how, "main.c", bind_receiver("s . area(1);", 4), cd, lines, ends, 2, 0);
 		is_int(r == -1 && how == BIND_NONE, 1, "C: s.f(): a field, no function");
 		/* not C: unchanged */
 		how = BIND_IMPORT;
-		r = bind_c_body(&how, "main.py", "p->area(1)", 3, cd, lines, ends, 2, 1);
+		r = bind_c_body(&how, "main.py", bind_receiver("p->area(1)", 3), cd, lines, ends, 2, 1);
 		is_int(r == 1 && how == BIND_IMPORT, 1, "not a C file: the binding kept");
 	}
 	/* JS: get() a method in a.js's object, makeData() nested in runTest, util.js's makeData */

@@ -32,6 +32,10 @@ struct arch {
 	long *pkg_files;	/* per package: files */
 	struct wedge *e;	/* package edges, aggregated, by (a, b) */
 	size_t e_nr;
+	size_t *out_at;		/* per package v: its edges e[out_at[v] .. out_at[v + 1]) */
+	size_t *in_at, *by_b;	/* per package v: the edges to it, e[by_b[in_at[v] ..
+				   in_at[v + 1])] (on Linux, thousands of packages:
+				   a pass over every edge per package was most of arch) */
 	int *order;		/* packages, top first */
 	int *pos;		/* per package: its place in order */
 	int *layer;		/* per package: longest downward import chain */
@@ -126,6 +130,31 @@ static int pkg_of_path(const struct arch *a, const char *path)
 	return f >= 0 ? a->pkg_of[f] : pkg_index(a, path);
 }
 
+/* out_at, in_at and by_b of the edges (sorted by (a, b)). */
+static void index_edges(struct arch *a)
+{
+	size_t n = a->pkgs_nr;
+
+	a->out_at = xcalloc(n + 2, sizeof(size_t));
+	a->in_at = xcalloc(n + 2, sizeof(size_t));
+	a->by_b = xmalloc((a->e_nr + 1) * sizeof(size_t));
+	for (size_t i = 0; i < a->e_nr; i++) {
+		a->out_at[a->e[i].a + 1]++;
+		a->in_at[a->e[i].b + 1]++;
+	}
+	for (size_t v = 0; v < n; v++) {
+		a->out_at[v + 1] += a->out_at[v];
+		a->in_at[v + 1] += a->in_at[v];
+	}
+	{
+		size_t *fill = xmalloc((n + 1) * sizeof(size_t));
+		memcpy(fill, a->in_at, (n + 1) * sizeof(size_t));
+		for (size_t i = 0; i < a->e_nr; i++)
+			a->by_b[fill[a->e[i].b]++] = i;
+		free(fill);
+	}
+}
+
 /* Package edges: imports (not type-only) and bound calls between packages. */
 static void package_edges(struct arch *a)
 {
@@ -151,21 +180,24 @@ static void package_edges(struct arch *a)
 		a->e[a->e_nr++] = (struct wedge){ x, y, 0, 1, 0 };
 	}
 	a->e_nr = aggregate(a->e, a->e_nr);
+	index_edges(a);
+}
+
+static int cmp_layer(const void *x, const void *y, void *arg)
+{
+	const struct arch *a = arg;
+	int v = *(const int *)x, w = *(const int *)y;
+
+	if (a->layer[v] != a->layer[w])
+		return a->layer[v] > a->layer[w] ? -1 : 1;
+	return strcmp(a->pkgs[v], a->pkgs[w]);	/* package names are distinct */
 }
 
 /* Sort the order by layer (highest first), then name; set pos. */
 static void layer_sort(struct arch *a)
 {
-	for (size_t i = 1; i < a->pkgs_nr; i++) {
-		int v = a->order[i];
-		size_t j = i;
-		while (j > 0 && (a->layer[a->order[j - 1]] < a->layer[v] ||
-				 (a->layer[a->order[j - 1]] == a->layer[v] && strcmp(a->pkgs[a->order[j - 1]], a->pkgs[v]) > 0))) {
-			a->order[j] = a->order[j - 1];
-			j--;
-		}
-		a->order[j] = v;
-	}
+	if (a->pkgs_nr > 1)
+		qsort_r(a->order, a->pkgs_nr, sizeof(*a->order), cmp_layer, a);
 	for (size_t i = 0; i < a->pkgs_nr; i++)
 		a->pos[a->order[i]] = (int)i;
 }
@@ -204,12 +236,12 @@ static void layering(struct arch *a)
 			a->order[--tail] = pick;
 		else
 			a->order[head++] = pick;
-		for (size_t i = 0; i < a->e_nr; i++) {
-			if (!a->e[i].imports)
-				continue;
-			if (a->e[i].a == pick && !gone[a->e[i].b])
+		for (size_t i = a->out_at[pick]; i < a->out_at[pick + 1]; i++)
+			if (a->e[i].imports && !gone[a->e[i].b])
 				in[a->e[i].b] -= a->e[i].imports;
-			if (a->e[i].b == pick && !gone[a->e[i].a])
+		for (size_t j = a->in_at[pick]; j < a->in_at[pick + 1]; j++) {
+			size_t i = a->by_b[j];
+			if (a->e[i].imports && !gone[a->e[i].a])
 				out[a->e[i].a] -= a->e[i].imports;
 		}
 	}
@@ -218,8 +250,8 @@ static void layering(struct arch *a)
 	/* layer: the longest chain of downward imports below a package */
 	for (size_t i = n; i-- > 0; ) {
 		int v = a->order[i];
-		for (size_t k = 0; k < a->e_nr; k++)
-			if (a->e[k].imports && a->e[k].a == v && a->pos[a->e[k].b] > a->pos[v] &&
+		for (size_t k = a->out_at[v]; k < a->out_at[v + 1]; k++)
+			if (a->e[k].imports && a->pos[a->e[k].b] > a->pos[v] &&
 			    a->layer[a->e[k].b] + 1 > a->layer[v])
 				a->layer[v] = a->layer[a->e[k].b] + 1;
 	}
@@ -259,12 +291,12 @@ static void emit_packages(struct arch *a)
 		nd_int(b, "files", a->pkg_files[v]);
 		nd_int(b, "order", (long long)i + 1);
 		nd_int(b, "layer", a->layer[v]);
-		for (size_t k = 0; k < a->e_nr; k++)
-			if (a->e[k].imports && a->e[k].a == v)
+		for (size_t k = a->out_at[v]; k < a->out_at[v + 1]; k++)
+			if (a->e[k].imports)
 				list[n++] = a->e[k].b;
 		add_list(b, "imports", a->pkgs, list, n);
-		for (size_t k = 0; k < a->e_nr; k++)
-			m += a->e[k].imports && a->e[k].b == v;
+		for (size_t k = a->in_at[v]; k < a->in_at[v + 1]; k++)
+			m += a->e[a->by_b[k]].imports != 0;
 		nd_int(b, "imported_by", (long long)m);
 		nd_end(b);
 		refs_flush(a->r);
@@ -336,6 +368,9 @@ static void release(struct arch *a)
 	free(a->pkg_of);
 	free(a->pkg_files);
 	free(a->e);
+	free(a->out_at);
+	free(a->in_at);
+	free(a->by_b);
 	free(a->order);
 	free(a->pos);
 	free(a->layer);

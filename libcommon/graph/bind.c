@@ -6,8 +6,6 @@
 #include "core/common.h"
 #include "graph/bind.h"
 
-#include <ctype.h>
-
 const char *bind_how_name(enum bind_how how)
 {
 	switch (how) {
@@ -27,37 +25,6 @@ static int encloses(const char *cls, const char *s)
 	size_t n = strlen(cls);
 
 	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
-}
-
-enum bind_recv bind_receiver(const char *text, size_t col0)
-{
-	size_t i = col0, e;
-
-	if (!text || strlen(text) < col0)
-		return RECV_UNKNOWN;
-	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
-		i--;
-	if (!i || text[i - 1] != '.')
-		return RECV_BARE;
-	i--;
-	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
-		i--;
-	e = i;
-	if (i >= 2 && text[i - 1] == ')' && text[i - 2] == '(') {
-		i -= 2;
-		if (i >= 5 && !strncmp(text + i - 5, "super", 5) &&
-		    (i == 5 || !(isalnum((unsigned char)text[i - 6]) || text[i - 6] == '_')))
-			return RECV_SUPER;
-		return RECV_OTHER;
-	}
-	while (i && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
-		i--;
-	if (i && (text[i - 1] == '.' || text[i - 1] == ')' || text[i - 1] == ']'))
-		return RECV_OTHER;	/* a.b.f(), g().f(), x[0].f() */
-	if ((e - i == 4 && (!strncmp(text + i, "self", 4) || !strncmp(text + i, "this", 4))) ||
-	    (e - i == 3 && !strncmp(text + i, "cls", 3)))
-		return RECV_SELF;
-	return RECV_OTHER;
 }
 
 /* 1 if a call made on recv, in scope, can reach the definition d at all. */
@@ -143,19 +110,7 @@ static int same_scope(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* 1 if the call whose name starts at byte col0 of text is made through a field: x.f(), p->f(). */
-static int field_call(const char *text, size_t col0)
-{
-	size_t i = col0;
-
-	if (!text || strlen(text) < col0)
-		return 0;
-	while (i && (text[i - 1] == ' ' || text[i - 1] == '\t'))
-		i--;
-	return i && (text[i - 1] == '.' || (i >= 2 && text[i - 1] == '>' && text[i - 2] == '-'));
-}
-
-long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+long bind_c_body(enum bind_how *how, const char *path, enum bind_recv recv,
 		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def)
 {
 	long body = -1;
@@ -163,7 +118,7 @@ long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t 
 
 	if (!ends_in(path, ".c") && !ends_in(path, ".h"))
 		return def;
-	if (field_call(text, col0)) {
+	if (recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) {	/* x.f(), p->f() */
 		*how = BIND_NONE;
 		return -1;
 	}

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "parse/tagtext.h"
+
 /* How a reference reached its definition, best first. */
 enum bind_how {
 	BIND_NONE = 0,		/* no candidate fits: a namesake elsewhere, or unknown */
@@ -23,20 +25,7 @@ enum bind_how {
 	BIND_NAME,		/* the only definition of that name in the index */
 };
 
-/* What a call is made on, read from the text before its name. */
-enum bind_recv {
-	RECV_UNKNOWN = 0,	/* not known (no text): every candidate may fit */
-	RECV_BARE,		/* f(): a function or class, not a method */
-	RECV_SELF,		/* self.f(), cls.f(), this.f(): the enclosing class's */
-	RECV_SUPER,		/* super().f(): a base class's, not the enclosing one's */
-	RECV_OTHER,		/* x.f(): a method of some class, or a module's function */
-};
-
-/*
- * The receiver of the call whose name starts at byte col0 (0-based) of the
- * source line text.  Cannot fail.
- */
-enum bind_recv bind_receiver(const char *text, size_t col0);
+/* enum bind_recv and bind_receiver(): parse/tagtext.h (the index stores a call's receiver). */
 
 /* A candidate definition of the reference's name. */
 struct bind_def {
@@ -75,8 +64,8 @@ long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind
 /*
  * C (a call in a .c or .h file): the definition with a body that the call
  * bound by bind_ref() to defs[def] reaches (the tags take a prototype for a
- * definition).  A call through a struct field, x.f() or p->f() (text, the
- * call's line, with its name at byte col0; text may be NULL), calls a
+ * definition).  A call through a struct field, x.f() or p->f() (recv, as
+ * bind_receiver() reads it, not RECV_BARE or RECV_UNKNOWN), calls a
  * function pointer: -1 with *how = BIND_NONE.  In a file, a forward
  * declaration `static int f(void);` and the function are candidates of one
  * scope: the function is the one whose span (lines[i]..ends[i]) is the
@@ -87,7 +76,7 @@ long bind_ref(enum bind_how *how, const char *path, const char *scope, enum bind
  * that file's function, with *how = BIND_NAME.  Anything else: def, *how
  * kept.  Cannot fail.
  */
-long bind_c_body(enum bind_how *how, const char *path, const char *text, size_t col0,
+long bind_c_body(enum bind_how *how, const char *path, enum bind_recv recv,
 		 const struct bind_def *defs, const long *lines, const long *ends, size_t nr, long def);
 
 /*

@@ -118,12 +118,10 @@ static long cand_at(const struct cands *c, const char *path, long line)
  * unknown receiver bound to nothing (bind_js()).
  */
 static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
-		     const char *path, const char *scope, sqlite3_int64 blob, long line, long col_,
+		     const char *path, const char *scope, long line, long col_, enum bind_recv recv,
 		     enum bind_how *how)
 {
 	long def;
-	char *text;
-	enum bind_recv recv;
 
 	if (resolver_applies(&w->rs, path)) {
 		const struct rs_def *d = resolve_call(&w->rs, path, scope, line, col_, name, how);
@@ -134,15 +132,10 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return -1;
 	}
 	cands_for_file(r, c, path, imp);
-	text = refs_line_text(r, blob, line);
-	recv = col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
 	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,
 		      def);
-	if (col_ >= 1)
-		def = bind_c_body(how, path, text, (size_t)col_ - 1, c->d, c->lines, c->ends, c->nr, def);
-	free(text);
-	return def;
+	return bind_c_body(how, path, recv, c->d, c->lines, c->ends, c->nr, def);
 }
 
 /* One occurrence record of a bound reference. */
@@ -202,7 +195,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	}
 	imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
 	if (!callees) {
-		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -212,8 +205,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 			long def;
 
 			def = bind_one(r, &w, &c, imp, name, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
-				       sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 2),
-				       sqlite3_column_int64(st, 3), &how);
+				       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+				       (enum bind_recv)sqlite3_column_int(st, 7), &how);
 			if (def < 0 || !target[def])
 				continue;	/* a namesake's call, or one that reaches nothing known */
 			emit_bound(r, name, refs_col(st, 0), path, sqlite3_column_int64(st, 2),
@@ -223,7 +216,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 		}
 		sqlite3_finalize(st);
 	} else {
-		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id FROM refs r "
+		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
 			  "ORDER BY r.line, r.col");
@@ -242,8 +235,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
-				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 7),
-					       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), &how);
+				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
+					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);
@@ -287,10 +280,10 @@ struct refs_binder *refs_binder_new(struct refs *r, const char *name)
 	return b;
 }
 
-long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
-		      long line, long col_, enum bind_how *how, const char **def_path)
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, long line, long col_,
+		      enum bind_recv recv, enum bind_how *how, const char **def_path)
 {
-	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, blob, line, col_, how);
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, line, col_, recv, how);
 
 	if (def < 0) {
 		*how = BIND_NONE;

@@ -226,10 +226,9 @@ static int inside(const struct wdef *d, const char *path, long line)
  * prototype whose function took the edge is among them too.
  */
 static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct wname *n, const char *scope,
-			long line, long col_, size_t *reach, enum bind_how *how, int protos)
+			long line, long col_, enum bind_recv stored, size_t *reach, enum bind_how *how, int protos)
 {
 	struct bind_def *bd;
-	char *text;
 	enum bind_recv recv;
 	long def;
 	size_t k = 0;
@@ -253,13 +252,7 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 	need_text = !f->lang || (strcmp(f->lang, "c") && strcmp(f->lang, "cpp"));
 	for (size_t i = 0; i < n->nr && !need_text; i++)
 		need_text = n->d[i].scope || !strcmp(n->d[i].path, f->path);
-	if (need_text) {
-		text = refs_line_text(w->r, f->blob, line);
-		recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
-		free(text);
-	} else {
-		recv = RECV_UNKNOWN;
-	}
+	recv = need_text ? stored : RECV_UNKNOWN;
 	bd = xmalloc(n->nr * sizeof(*bd));
 	for (size_t i = 0; i < n->nr; i++) {
 		bd[i].path = n->d[i].path;
@@ -357,7 +350,7 @@ static void add_wcall(struct wcall **v, size_t *nr, size_t *alloc, struct wcall 
 static void calls_into(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
 		       struct wcall **v, size_t *nr, size_t *alloc, long cap)
 {
-	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope FROM refs r "
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope, r.recv FROM refs r "
 				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call' "
 				     "ORDER BY f.path, r.line, r.col");
 
@@ -381,7 +374,8 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
 			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
 			enum bind_how how;
-			size_t k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
+			size_t k = bind_site(w, f, n, sc, line, col_, (enum bind_recv)sqlite3_column_int(st, 5), reach,
+					     &how, 0);
 
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
@@ -398,7 +392,7 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 static void calls_out_of(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
 			 struct wcall **v, size_t *nr, size_t *alloc, long cap)
 {
-	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id FROM files f "
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id, r.recv FROM files f "
 				     "JOIN refs r ON r.blob_id = f.blob_id WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 "
 				     "AND r.kind = 'call' ORDER BY r.line, r.col");
 
@@ -421,7 +415,7 @@ static void calls_out_of(struct callwalk *w, const struct wdef *const *front, si
 				continue;	/* a nested definition's call: its own */
 			n = named(w, refs_col(st, 0));
 			reach = xmalloc((n->nr + 1) * sizeof(*reach));
-			k = bind_site(w, f, n, sc, line, col_, reach, &how, 0);
+			k = bind_site(w, f, n, sc, line, col_, (enum bind_recv)sqlite3_column_int(st, 5), reach, &how, 0);
 			for (size_t i = 0; i < k; i++)
 				add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enc, &n->d[reach[i]], how });
 			free(reach);
@@ -505,7 +499,8 @@ struct callwalk *callwalk_new(struct refs *r)
 }
 
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
-		   long line, long col_, int (*want)(const char *path, const char *scope, void *arg), void *arg)
+		   long line, long col_, enum bind_recv recv, int (*want)(const char *path, const char *scope, void *arg),
+		   void *arg)
 {
 	const struct wfile *f = file_of(w, path, blob);
 	const struct wname *n = named(w, name);
@@ -513,7 +508,7 @@ int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, con
 	enum bind_how how;
 	int ret = -1;
 
-	k = bind_site(w, f, n, scope, line, col_, reach, &how, 1);
+	k = bind_site(w, f, n, scope, line, col_, recv, reach, &how, 1);
 	for (size_t i = 0; i < k; i++) {
 		if (ret < 0)
 			ret = 0;

@@ -3,9 +3,11 @@
  *
  * Shaped by dead and arch, which need every call of the index bound at once:
  * the definitions and resolved imports are read once into memory, then the
- * files one by one, each with its references (in line order) and the text of
- * its chunks (for a call's receiver, decorators, and the names it mentions
- * outside calls).  Binding is bind.h's, as for callers/callees.
+ * files one by one, each with its references (in line order, each call with
+ * its receiver as the index stores it) and, for dead, the names it mentions
+ * outside calls (stored too: index/mentions.h).  Only a Python file's text
+ * is read back (its classes' bases, resolve.h).  Binding is bind.h's, as for
+ * callers/callees.
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
@@ -25,8 +27,6 @@ struct file_pass {
 	size_t lines_alloc;
 	char **bufs;		/* the chunks' texts the lines point into, '\n' cut to '\0' */
 	size_t bufs_nr, bufs_alloc;
-	long *ref_line, *ref_col;	/* its references' positions, in order */
-	size_t refs_nr, refs_alloc, rl_alloc;
 	struct bind_def *bd;	/* candidates of one reference */
 	size_t bd_alloc;
 	const struct imp *imps;	/* the resolved imports, sorted */
@@ -52,17 +52,33 @@ static int cmp_imp(const void *x, const void *y)
 	return (a->b > b->b) - (a->b < b->b);
 }
 
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
 /* qsort context-free: by_name sorts indices against a global-free copy. */
 struct name_ix {
 	const char *name;	/* definition's name */
+	unsigned hash;		/* of the name (name_hash()) */
 	int i;			/* its index */
 };
 
+/* By hash, then name, then index: only the runs of equal names matter (each
+ * in definition order), and comparing hashes first spares most strcmp()s
+ * (on Linux, 3.4 M definitions). */
 static int cmp_name_ix(const void *x, const void *y)
 {
 	const struct name_ix *a = x, *b = y;
-	int c = strcmp(a->name, b->name);
+	int c;
 
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	c = strcmp(a->name, b->name);
 	return c ? c : (a->i > b->i) - (a->i < b->i);
 }
 
@@ -79,46 +95,44 @@ static int cmp_call(const void *x, const void *y)
 	return (a->col > b->col) - (a->col < b->col);
 }
 
-static unsigned name_hash(const char *s)
+/* Hash the runs of equal names of by_name (dead looks up every name each
+ * file mentions: a binary search was half the time of dead).  A lookup probes
+ * the tags, 4 bytes a slot, and reads a slot only when its tag matches. */
+static void hash_names(struct cgraph *g, const struct name_ix *nx)
 {
-	unsigned h = 2166136261u;
+	size_t n = 16, names = 0;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
-}
-
-/* Hash the runs of equal names of by_name (the mention scan looks up every
- * identifier of the repository: a binary search was half the time of dead). */
-static void hash_names(struct cgraph *g)
-{
-	size_t n = 16;
-
-	while (n < 2 * g->defs_nr + 2)
+	/* nx: by_name with the names and their hashes, in a row (by_name's
+	 * names are scattered: a strcmp() of two was a cache miss) */
+	for (size_t i = 0; i < g->defs_nr; i++)
+		names += !i || nx[i - 1].hash != nx[i].hash || strcmp(nx[i - 1].name, nx[i].name);
+	while (n < 2 * names + 2)
 		n *= 2;
 	g->slots = xcalloc(n, sizeof(*g->slots));
+	g->slot_tags = xcalloc(n, sizeof(*g->slot_tags));
 	g->slots_mask = n - 1;
 	for (size_t i = 0; i < g->defs_nr; ) {
-		const char *name = g->defs[g->by_name[i]].name;
-		unsigned h = name_hash(name);
+		const char *name = nx[i].name;
+		unsigned h = nx[i].hash;
 		size_t e = i + 1, k = h & g->slots_mask;
-		while (e < g->defs_nr && !strcmp(g->defs[g->by_name[e]].name, name))
+		while (e < g->defs_nr && nx[e].hash == h && !strcmp(nx[e].name, name))
 			e++;
-		while (g->slots[k].count)
+		while (g->slot_tags[k])
 			k = (k + 1) & g->slots_mask;
 		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0, 0 };
+		g->slot_tags[k] = h | 1;
 		i = e;
 	}
 }
 
 static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
-	unsigned h = name_hash(name);
+	unsigned h = name_hash(name), t = h | 1;
 
 	if (!g->slots)
 		return NULL;
-	for (size_t k = h & g->slots_mask; g->slots[k].count; k = (k + 1) & g->slots_mask)
-		if (g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
+	for (size_t k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
+		if (g->slot_tags[k] == t && g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
 			return &g->slots[k];
 	return NULL;
 }
@@ -159,7 +173,8 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 	size_t alloc = 0, ba = 0;
 	struct name_ix *nx;
 
-	st = refs_prep(r, "SELECT f.path, b.lang, b.id FROM files f JOIN blobs b ON b.id = f.blob_id ORDER BY f.path");
+	st = refs_prep(r, "SELECT f.path, b.lang, b.id, b.main_guard FROM files f JOIN blobs b ON b.id = f.blob_id "
+		       "ORDER BY f.path");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		ALLOC_GROW(g->files, g->files_nr + 1, g->files_alloc);
 		ALLOC_GROW(*blobs, g->files_nr + 1, ba);
@@ -167,40 +182,43 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 		g->files[g->files_nr].path = xstrdup(refs_col(st, 0));
 		g->files[g->files_nr].lang = refs_col(st, 1) ? xstrdup(refs_col(st, 1)) : NULL;
 		(*blobs)[g->files_nr] = sqlite3_column_int64(st, 2);
+		g->files[g->files_nr].main_guard = sqlite3_column_int64(st, 3);
 		g->files_nr++;
 	}
 	sqlite3_finalize(st);
-	st = refs_prep(r, "SELECT f.path, d.name, d.kind, d.line, d.end_line, d.scope, b.lang FROM defs d "
-		       "JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
-		       "ORDER BY f.path, d.line, d.col, d.name");
-	for (size_t f = 0; sqlite3_step(st) == SQLITE_ROW; ) {
-		struct cg_def *d;
-		while (f < g->files_nr && strcmp(g->files[f].path, refs_col(st, 0)) < 0)
-			f++;	/* defs and files are both in path order */
-		if (f == g->files_nr)
-			break;
-		ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
-		d = &g->defs[g->defs_nr++];
-		memset(d, 0, sizeof(*d));
-		d->file = (int)f;
-		d->path = g->files[f].path;	/* not owned */
-		d->name = xstrdup(refs_col(st, 1));
-		d->kind = xstrdup(refs_col(st, 2));
-		d->line = sqlite3_column_int64(st, 3);
-		d->end_line = sqlite3_column_int64(st, 4);
-		d->scope = refs_col(st, 5) ? xstrdup(refs_col(st, 5)) : NULL;
-		d->lang = refs_col(st, 6) ? xstrdup(refs_col(st, 6)) : NULL;
+	/* file by file (files are in path order): one sort of every definition
+	 * of Linux spilled to disk */
+	st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags FROM defs WHERE blob_id = ?1 "
+		       "ORDER BY line, col, name");
+	for (size_t f = 0; f < g->files_nr; f++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (*blobs)[f]);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			struct cg_def *d;
+			ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
+			d = &g->defs[g->defs_nr++];
+			memset(d, 0, sizeof(*d));
+			d->file = (int)f;
+			d->path = g->files[f].path;	/* not owned */
+			d->name = xstrdup(refs_col(st, 0));
+			d->kind = xstrdup(refs_col(st, 1));
+			d->line = sqlite3_column_int64(st, 2);
+			d->end_line = sqlite3_column_int64(st, 3);
+			d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
+			d->lang = g->files[f].lang ? xstrdup(g->files[f].lang) : NULL;
+			d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
+		}
 	}
 	sqlite3_finalize(st);
 	nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
 	for (size_t i = 0; i < g->defs_nr; i++)
-		nx[i] = (struct name_ix){ g->defs[i].name, (int)i };
+		nx[i] = (struct name_ix){ g->defs[i].name, name_hash(g->defs[i].name), (int)i };
 	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++)
 		g->by_name[i] = nx[i].i;
+	hash_names(g, nx);
 	free(nx);
-	hash_names(g);
 	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int a = cgraph_file(g, refs_col(st, 0)), b = cgraph_file(g, refs_col(st, 1));
@@ -359,12 +377,10 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
  * name (overrides reached by dispatch, or an inherited method self.f()
  * reaches when the class has none) as possible uses.
  */
-static void bind_call(struct cgraph *g, struct file_pass *fp,
-		      int file, int from, const char *name, const char *scope, long line, long col_)
+static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from, const char *name,
+		      const char *scope, long line, long col_, enum bind_recv recv)
 {
 	const char *path = g->files[file].path;
-	const char *text = line >= 1 && line <= fp->lines_nr ? fp->lines[line - 1] : NULL;
-	enum bind_recv recv = text && col_ >= 1 ? bind_receiver(text, (size_t)col_ - 1) : RECV_UNKNOWN;
 	enum bind_how how;
 	size_t first, n = cgraph_named(g, name, &first);
 	long def;
@@ -428,54 +444,27 @@ static void bind_call(struct cgraph *g, struct file_pass *fp,
 		add_call(g, from, hdr, file, line, col_, how);
 }
 
-/* Is there a reference of the file at (line, col)? */
-static int ref_at(const struct file_pass *fp, long line, long col_)
+static int is_python(const char *lang)
 {
-	size_t lo = 0, hi = fp->refs_nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (fp->ref_line[mid] < line || (fp->ref_line[mid] == line && fp->ref_col[mid] < col_))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < fp->refs_nr && fp->ref_line[lo] == line && fp->ref_col[lo] == col_;
+	return lang && !strcmp(lang, "python");
 }
 
-/* Does the line start an import statement (Python, JavaScript)? */
-static int is_import_line(const char *s)
-{
-	s += strspn(s, " \t");
-	return !strncmp(s, "from ", 5) || !strncmp(s, "import ", 7);
-}
-
-/* One identifier of the file's text: a mention of every definition of that name
- * unless it is a reference (counted as such) or a definition of the name. */
-static void mention(struct cgraph *g, const struct file_pass *fp, int file,
-		    const char *tok, long line, long col_)
+/* A mention of tok on line of the file (import: on an import line) outside
+ * references and definitions of that name (index/mentions.h): a mention of
+ * every definition of that name. */
+static void mention(struct cgraph *g, const struct file_pass *fp, int file, const char *tok, long line, int import)
 {
 	struct cg_slot *s = find_slot(g, tok);
-	size_t first, n, lo = fp->lo, hi = fp->hi;
+	size_t first, n;
 	int narrow = 0;
 
-	if (!s || ref_at(fp, line, col_))
+	if (!s)
 		return;
-	while (lo < hi) {	/* the file's definitions on this line: the first */
-		size_t mid = lo + (hi - lo) / 2;
-		if (g->defs[mid].line < line)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < fp->hi && g->defs[lo].line == line; lo++)
-		if (!strcmp(g->defs[lo].name, tok))
-			return;	/* the definition's own name */
 	first = s->first;
 	n = s->count;
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
-	if (is_import_line(fp->lines[line - 1]))
+	if (import)
 		for (size_t i = 0; i < n; i++)
 			if (imported(fp, g->defs[g->by_name[first + i]].file))
 				narrow = 1;
@@ -490,7 +479,7 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file,
 	/* a mention of every definition of the name but those whose body holds
 	 * it: counted once for the name, and once for each of those */
 	s->mentions++;
-	for (int d = fp->inner[line - 1]; d >= 0; d = fp->parent[d])
+	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = fp->parent[d])
 		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
 			g->defs[d].own_mentions++;
 }
@@ -521,60 +510,6 @@ static void add_prefix(struct cgraph *g, const char *tok)
 		return;
 	ALLOC_GROW(g->prefixes, g->prefixes_nr + 1, g->prefixes_alloc);
 	g->prefixes[g->prefixes_nr++] = xstrdup(tok);
-}
-
-/* ASCII letters, digits and '_' (isalpha() and isalnum() in the C locale, without their calls). */
-static inline int ident_start(unsigned c)
-{
-	return (c | 32) - 'a' < 26 || c == '_';
-}
-
-static inline int ident_char(unsigned c)
-{
-	return ident_start(c) || c - '0' < 10;
-}
-
-/* The identifiers of the file's lines, outside line comments; strings too,
- * whose names are looked up at run time. */
-static void scan_mentions(struct cgraph *g, const struct file_pass *fp, int file, const char *lang)
-{
-	int hash = lang && (!strcmp(lang, "python") || !strcmp(lang, "ruby") || !strcmp(lang, "bash"));
-	char tok[256];
-
-	for (long l = 0; l < fp->lines_nr; l++) {
-		const char *s = fp->lines[l];
-		char quote = 0;
-
-		for (size_t i = 0; s && s[i]; ) {
-			unsigned char c = (unsigned char)s[i];
-			if (quote) {
-				if (c == '\\' && s[i + 1])
-					i++;
-				else if (c == (unsigned char)quote)
-					quote = 0;
-			} else if (c == '"' || c == '\'') {
-				quote = (char)c;
-			} else if ((hash && c == '#') || (!hash && c == '/' && s[i + 1] == '/')) {
-				break;
-			}
-			if (ident_start(c)) {
-				size_t j = i;
-				while (ident_char((unsigned char)s[j]))
-					j++;
-				if (j - i < sizeof(tok)) {
-					memcpy(tok, s + i, j - i);
-					tok[j - i] = '\0';
-					mention(g, fp, file, tok, l + 1, (long)i + 1);
-					if (quote && i && s[i - 1] == quote && (s[j] == quote || s[j] == '{') && j - i >= 2 &&
-					    s[j - 1] == '_')
-						add_prefix(g, tok);
-				}
-				i = j;
-				continue;
-			}
-			i++;
-		}
-	}
 }
 
 /*
@@ -630,33 +565,40 @@ static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t 
 	}
 }
 
-/* Decorators and Python's main guard, from the file's lines. */
-static void mark_file(struct cgraph *g, const struct file_pass *fp, int file, size_t lo, size_t hi)
+/* The stored mentions of one file (index/mentions.h's text), from mst. */
+static void load_mentions(struct cgraph *g, const struct file_pass *fp, sqlite3_stmt *mst, int file,
+			  sqlite3_int64 blob)
 {
-	mark_overrides(g, fp, lo, hi);
-	for (size_t i = lo; i < hi; i++) {
-		long l = g->defs[i].line - 1;
-		const char *p;
-		while (l >= 1 && l <= fp->lines_nr && fp->lines[l - 1] &&
-		       (p = fp->lines[l - 1] + strspn(fp->lines[l - 1], " \t")) && !*p)
-			l--;	/* blank lines between decorator and definition */
-		if (l >= 1 && l <= fp->lines_nr && fp->lines[l - 1] &&
-		    fp->lines[l - 1][strspn(fp->lines[l - 1], " \t")] == '@')
-			g->defs[i].decorated = 1;
-		/* C: a constructor or destructor runs without a call */
-		for (l = g->defs[i].line; l >= g->defs[i].line - 1 && l >= 1; l--)
-			if (l <= fp->lines_nr && fp->lines[l - 1] &&
-			    (strstr(fp->lines[l - 1], "__attribute__((constructor") ||
-			     strstr(fp->lines[l - 1], "__attribute__((destructor")))
-				g->defs[i].decorated = 1;
+	char *text, *p, *next;
+
+	sqlite3_reset(mst);
+	sqlite3_bind_int64(mst, 1, blob);
+	if (sqlite3_step(mst) != SQLITE_ROW || !refs_col(mst, 0))
+		return;
+	text = xstrdup(refs_col(mst, 0));
+	for (p = text; *p; p = next) {
+		char *sp, *e = strchrnul(p, '\n'), kind = *p;
+		struct cg_slot *s;
+
+		next = *e ? e + 1 : e;
+		*e = '\0';
+		if (kind == '$') {
+			add_prefix(g, p + 1);
+			continue;
+		}
+		if (!(sp = strchr(p, ' ')))
+			continue;
+		*sp = '\0';
+		if (kind == '=' || kind == '>')
+			mention(g, fp, file, p + 1, atol(sp + 1), kind == '>');
+		else if ((s = find_slot(g, p)))
+			s->mentions += atol(sp + 1);
 	}
-	for (long l = 0; l < fp->lines_nr && !g->files[file].main_guard; l++)
-		if (fp->lines[l] && !strncmp(fp->lines[l], "if __name__", 11) && strstr(fp->lines[l], "__main__"))
-			g->files[file].main_guard = l + 1;
+	free(text);
 }
 
 /* The references of one file: calls bound, other kinds counted by name. */
-static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sqlite3_stmt *rst,
+static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sqlite3_stmt *rst, sqlite3_stmt *mst,
 		      int file, sqlite3_int64 blob,
 		      size_t lo, size_t hi, unsigned flags)
 {
@@ -664,7 +606,6 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 	fp->lo = lo;
 	fp->hi = hi;
 	nest_defs(g, fp);
-	fp->refs_nr = 0;
 	sqlite3_reset(rst);
 	sqlite3_bind_int64(rst, 1, blob);
 	while (sqlite3_step(rst) == SQLITE_ROW) {
@@ -673,12 +614,9 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		struct cg_slot *s;
 		long line = sqlite3_column_int64(rst, 2), col_ = sqlite3_column_int64(rst, 3);
 
-		ALLOC_GROW(fp->ref_line, fp->refs_nr + 1, fp->rl_alloc);
-		ALLOC_GROW(fp->ref_col, fp->refs_nr + 1, fp->refs_alloc);
-		fp->ref_line[fp->refs_nr] = line;
-		fp->ref_col[fp->refs_nr++] = col_;
 		if (!strcmp(kind, "call")) {
-			bind_call(g, fp, file, enclosing(g, lo, hi, line), name, scope, line, col_);
+			bind_call(g, fp, file, enclosing(g, lo, hi, line), name, scope, line, col_,
+				  (enum bind_recv)sqlite3_column_int(rst, 5));
 		} else if ((s = find_slot(g, name))) {
 			/* a use of every definition of the name but those whose
 			 * body holds it: once for the name, once for each of those */
@@ -690,8 +628,8 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		}
 	}
 	if (flags & CG_MENTIONS)
-		scan_mentions(g, fp, file, g->files[file].lang);
-	mark_file(g, fp, file, lo, hi);
+		load_mentions(g, fp, mst, file, blob);
+	mark_overrides(g, fp, lo, hi);
 }
 
 static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
@@ -740,7 +678,7 @@ static int has_prefix(char *const *pre, size_t nr, const char *name, size_t n)
  * looked up once per prefix length, not compared with every prefix. */
 static void mark_dynamic(struct cgraph *g)
 {
-	size_t lens[256], lens_nr = 0;	/* a prefix is shorter than 256 (scan_mentions) */
+	size_t lens[256], lens_nr = 0;	/* a prefix is shorter than 256 (tagtext_idents()) */
 
 	if (!g->prefixes_nr)
 		return;
@@ -765,7 +703,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	struct imp *imps = NULL;
 	size_t imps_nr = 0, d = 0;
 	sqlite3_int64 *blobs = NULL;
-	sqlite3_stmt *lst, *rst;
+	sqlite3_stmt *lst, *rst, *mst;
 	struct file_pass fp = { 0 };
 
 	memset(g, 0, sizeof(*g));
@@ -784,7 +722,8 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	fp.imp_of = xcalloc(g->files_nr + 1, 1);
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
-	rst = refs_prep(r, "SELECT name, kind, line, col, scope FROM refs WHERE blob_id = ?1 ORDER BY line, col");
+	rst = refs_prep(r, "SELECT name, kind, line, col, scope, recv FROM refs WHERE blob_id = ?1 ORDER BY line, col");
+	mst = refs_prep(r, "SELECT ci_inflate(names) FROM mentions WHERE blob_id = ?1");
 	for (size_t f = 0; f < g->files_nr; f++) {
 		size_t lo = d;
 		while (d < g->defs_nr && g->defs[d].file < (int)f)
@@ -797,14 +736,26 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 			fp.imp_lo++;
 		for (fp.imp_hi = fp.imp_lo; fp.imp_hi < imps_nr && imps[fp.imp_hi].a == (int)f; fp.imp_hi++)
 			fp.imp_of[imps[fp.imp_hi].b] = 1;
-		load_lines(r, lst, blobs[f], &fp);
-		load_file(g, r, &fp, rst, (int)f, blobs[f], lo, d, flags);
+		/* the text: for Python's classes (mark_overrides()); receivers,
+		 * decorators, main guards and mentions are stored in the index */
+		if (is_python(g->files[f].lang)) {
+			load_lines(r, lst, blobs[f], &fp);
+		} else {
+			fp.lines_nr = 0;
+			for (size_t k = lo; k < d; k++)
+				if (g->defs[k].end_line > fp.lines_nr)
+					fp.lines_nr = g->defs[k].end_line;
+			ALLOC_GROW(fp.lines, (size_t)fp.lines_nr + 1, fp.lines_alloc);
+			memset(fp.lines, 0, ((size_t)fp.lines_nr + 1) * sizeof(*fp.lines));
+		}
+		load_file(g, r, &fp, rst, mst, (int)f, blobs[f], lo, d, flags);
 		free_lines(&fp);
 		for (size_t k = fp.imp_lo; k < fp.imp_hi; k++)
 			fp.imp_of[imps[k].b] = 0;
 	}
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
+	sqlite3_finalize(mst);
 	free(fp.lines);
 	free(fp.bufs);
 	free(fp.inner);
@@ -815,8 +766,6 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 		g->defs[i].mentions += s->mentions - g->defs[i].own_mentions;
 		g->defs[i].refs_in += s->refs - g->defs[i].own_refs;
 	}
-	free(fp.ref_line);
-	free(fp.ref_col);
 	free(fp.bd);
 	resolver_release(&fp.rs);
 	free(fp.rsd);
@@ -854,6 +803,7 @@ void cgraph_release(struct cgraph *g)
 	free(g->defs);
 	free(g->by_name);
 	free(g->slots);
+	free(g->slot_tags);
 	free(g->calls);
 	free(g->out);
 	free(g->files);

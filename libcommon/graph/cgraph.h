@@ -11,9 +11,11 @@
  * well to several (#ifdef variants of one function) reaches each.  A C or
  * C++ prototype in a header and the functions of that name and scope in
  * source files are one symbol: a call bound to one reaches the others.  With CG_MENTIONS, each
- * file's text is scanned for the names of definitions outside calls and
- * definitions (a callback passed by name, a name in __all__, an import of it,
- * a C prototype): a mention is a use of every definition of that name.
+ * file's mentions (stored by the index: index/mentions.h) of the names of
+ * definitions outside calls and definitions (a callback passed by name, a
+ * name in __all__, an import of it, a C prototype) are read: a mention is a
+ * use of every definition of that name.  The text itself is read back only
+ * for Python files (the bases of their classes).
  */
 #ifndef CI_GRAPH_CGRAPH_H
 #define CI_GRAPH_CGRAPH_H
@@ -72,8 +74,10 @@ enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
 struct cgraph {
 	struct cg_def *defs;	/* in path, line order */
 	size_t defs_nr, defs_alloc;
-	int *by_name;		/* definitions in name order */
+	int *by_name;		/* definitions grouped by name (by its hash), each name's in
+				   definition order */
 	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
+	unsigned *slot_tags;	/* per slot, its hash | 1, or 0 when empty */
 	size_t slots_mask;	/* slots - 1, a power of two less one */
 	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
 	size_t calls_nr, calls_alloc;
@@ -103,6 +107,7 @@ int refs_calls_deep(struct refs *r, const char *q, int callees);
  * Single calls bound from the index, without the whole graph (callwalk.c):
  * the definitions of a name and the files of the calls are read as needed
  * and kept.  callwalk_binds(): the call of name at (line, col) of path
+ * made on recv (refs.recv)
  * (whose blob is blob), enclosed by scope, bound as the call graph binds it:
  * 1 if it reaches a definition for which want(its path, its scope, arg)
  * holds (a C prototype and its function both count), 0 if it reaches only
@@ -112,7 +117,8 @@ struct callwalk;
 struct callwalk *callwalk_new(struct refs *r);
 void callwalk_free(struct callwalk *w);
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
-		   long line, long col_, int (*want)(const char *path, const char *scope, void *arg), void *arg);
+		   long line, long col_, enum bind_recv recv, int (*want)(const char *path, const char *scope, void *arg),
+		   void *arg);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);

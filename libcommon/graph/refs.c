@@ -269,11 +269,11 @@ static int named_by(const char *path, const char *scope, void *q)
 /* defs / refs / occurrences */
 /* A call reference's binding and definition (callers' rules), read now. */
 static void emit_binding(struct refs *r, struct refs_binder *b, const char *path, const char *scope,
-			 sqlite3_int64 blob, long line, long col_)
+			 enum bind_recv recv, long line, long col_)
 {
 	enum bind_how how;
 	const char *dp = NULL;
-	long dl = refs_binder_bind(b, path, scope, blob, line, col_, &how, &dp);
+	long dl = refs_binder_bind(b, path, scope, line, col_, recv, &how, &dp);
 
 	nd_str(&r->out, "binding", bind_how_name(how));
 	if (dl > 0) {
@@ -302,11 +302,11 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 	refs_split_qualified(q, &scope, &name);
 	binder = want_refs ? refs_binder_new(r, name) : NULL;
 	/* definitions and references, in path order then line */
-	st = refs_prep(r, "SELECT 'definition', d.kind, f.path, d.line, d.col, d.end_line, d.scope, b.lang, b.id "
+	st = refs_prep(r, "SELECT 'definition', d.kind, f.path, d.line, d.col, d.end_line, d.scope, b.lang, b.id, 0 "
 		  "FROM defs d JOIN files f ON f.blob_id = d.blob_id JOIN blobs b ON b.id = d.blob_id "
 		  "WHERE d.name = ?1 AND ?2 "
 		  "UNION ALL "
-		  "SELECT 'reference', r.kind, f.path, r.line, r.col, NULL, r.scope, b.lang, b.id "
+		  "SELECT 'reference', r.kind, f.path, r.line, r.col, NULL, r.scope, b.lang, b.id, r.recv "
 		  "FROM refs r JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 		  "WHERE r.name = ?1 AND ?3 "
 		  "ORDER BY 3, 4, 5, 1");
@@ -329,7 +329,8 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		 * for A.run) is not a reference of this one */
 		if (scope && !strcmp(type, "reference") && !strcmp(kind, "call") &&
 		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), path, sqlite3_column_int64(st, 8), name,
-				    sc, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), named_by, scope))
+				    sc, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+				    (enum bind_recv)sqlite3_column_int(st, 9), named_by, scope))
 			continue;
 		snip = refs_snippet(r, sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3));
 		nd_begin(&r->out, "occurrence");
@@ -346,8 +347,8 @@ int refs_occurrences(struct refs *r, const char *q, int want_defs, int want_refs
 		nd_str(&r->out, "snippet", snip);
 		nd_str(&r->out, "confidence", "syntactic");
 		if (!strcmp(type, "reference") && !strcmp(kind, "call"))
-			emit_binding(r, binder, path, sc, sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 3),
-				     sqlite3_column_int64(st, 4));
+			emit_binding(r, binder, path, sc, (enum bind_recv)sqlite3_column_int(st, 9),
+				     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
 		nd_end(&r->out);
 		refs_flush(r);
 		free(snip);

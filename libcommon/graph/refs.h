@@ -70,11 +70,11 @@ int refs_file_text(struct refs *r, const char *path, struct rs_text *t);
 
 /* The binding of each call reference of one name (callgraph.c): the
  * definition's line (its path in *def_path, valid until the binder is freed)
- * and *how, or 0 with *how = BIND_NONE.  As callers does (--by-name too). */
+ * of the call at (line, col_) made on recv (refs.recv), and *how, or 0 with *how = BIND_NONE.  As callers does (--by-name too). */
 struct refs_binder;
 struct refs_binder *refs_binder_new(struct refs *r, const char *name);
-long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, sqlite3_int64 blob,
-		      long line, long col_, enum bind_how *how, const char **def_path);
+long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, long line, long col_,
+		      enum bind_recv recv, enum bind_how *how, const char **def_path);
 void refs_binder_free(struct refs_binder *b);
 
 /* Start a query on ix (not owned) writing to fp.  Cannot fail. */

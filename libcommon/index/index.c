@@ -616,7 +616,8 @@ int index_open(struct ci_index **out, const char *path, int how)
 	 * Another version is never read: version 3 changed how chunk text is
 	 * stored, version 4 added the term_df and chunk_sizes tables and version
 	 * 6 cut the trigram table's rows into segments, version 7 made it keep
-	 * case, which only a rebuild can fill, version 8 added imports.type_only (`ci-index update` rebuilds, and a
+	 * case, which only a rebuild can fill, version 8 added imports.type_only, version 9 a call's
+	 * receiver (refs.recv) and a definition's flags (defs.flags) (`ci-index update` rebuilds, and a
 	 * build keeps ci-couple's history from an index of version 2 or later).
 	 */
 	if (atoi(v) != CI_SCHEMA_VERSION) {

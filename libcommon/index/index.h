@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define CI_SCHEMA_VERSION 8
+#define CI_SCHEMA_VERSION 9
 
 /*
  * The trigram table (chunks_tri) holds a blob's text in segments of whole lines,

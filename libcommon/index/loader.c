@@ -12,6 +12,7 @@
 #include "index/loader.h"
 #include "index/index.h"
 #include "parse/walk.h"
+#include "parse/tagtext.h"
 
 #include <sys/stat.h>
 #include <time.h>
@@ -277,6 +278,7 @@ void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum vec_form
 	ld->src = "<stdin>";
 	ld->vfmt = vfmt;
 	buf_init(&ld->cur_text, 0);
+	buf_init(&ld->mentions, 0);
 	buf_init(&ld->segs, 0);
 	buf_init(&ld->vbuf, 0);
 	buf_init(&ld->df.keys, 0);
@@ -289,9 +291,12 @@ void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum vec_form
 	ld->fts_add = ix_prep(db, "INSERT INTO chunks_fts(rowid, name, scope, signature, text) VALUES (?1, ?2, ?3, ?4, ?5)");
 	ld->tri_add = ix_prep(db, "INSERT INTO chunks_tri(rowid, text) VALUES (?1, ?2)");
 	ld->segs_put = ix_prep(db, "UPDATE blobs SET segs = ?2 WHERE id = ?1");
-	ld->def_add = ix_prep(db, "INSERT INTO defs(blob_id, name, kind, line, col, end_line, scope) "
+	ld->guard_put = ix_prep(db, "UPDATE blobs SET main_guard = ?2 WHERE id = ?1");
+	ld->mention_put = ix_prep(db, "INSERT OR REPLACE INTO mentions(blob_id, names) VALUES (?1, ci_deflate(?2))");
+	ld->def_add = ix_prep(db, "INSERT INTO defs(blob_id, name, kind, line, col, end_line, scope, flags) "
+			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+	ld->ref_add = ix_prep(db, "INSERT INTO refs(blob_id, name, kind, line, col, scope, recv) "
 			   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-	ld->ref_add = ix_prep(db, "INSERT INTO refs(blob_id, name, kind, line, col, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
 	ld->imp_del = ix_prep(db, "DELETE FROM imports WHERE path = ?1");
 	ld->imp_add = ix_prep(db, "INSERT INTO imports(path, target, resolved, line, type_only) "
 			     "VALUES (?1, ?2, ?3, ?4, ?5)");
@@ -347,12 +352,84 @@ static int put_tri(sqlite3_int64 row, const char *seg, size_t n, void *data)
 	return ix_step_done(ld->db, ld->tri_add);
 }
 
-/* Store the trigrams of the file just finished, by segments, if its content is new. */
+/*
+ * The current file's lines from its chunks, as the call graph reads them back
+ * from the index (the first chunk that holds a line wins): built at the first
+ * tag after a chunk.
+ */
+static void build_lines(struct loader *ld)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < ld->cur_spans_nr; i++)
+		if (ld->cur_spans[i].e > n)
+			n = ld->cur_spans[i].e;
+	ALLOC_GROW(ld->cur_lines, (size_t)n + 1, ld->cur_lines_alloc);
+	memset(ld->cur_lines, 0, ((size_t)n + 1) * sizeof(*ld->cur_lines));
+	free(ld->cur_lbuf);
+	ld->cur_lbuf = xmalloc(ld->cur_text.len + 1);
+	memcpy(ld->cur_lbuf, ld->cur_text.buf, ld->cur_text.len);
+	ld->cur_lbuf[ld->cur_text.len] = '\0';
+	for (size_t i = 0; i < ld->cur_spans_nr; i++) {
+		const struct ld_span *c = &ld->cur_spans[i];
+		char *p = ld->cur_lbuf + c->off, *end = p + c->len;
+
+		*end = '\0';	/* the '\n' between chunks, or the end */
+		for (long l = c->s; l >= 1 && l <= c->e && p; l++) {
+			char *e = strchrnul(p, '\n');
+			char *next = *e ? e + 1 : NULL;
+			*e = '\0';
+			if (!ld->cur_lines[l - 1])
+				ld->cur_lines[l - 1] = p;
+			p = next;
+		}
+	}
+	ld->cur_lines_nr = n ? n : -1;	/* -1: built, no line */
+}
+
+static const char *line_at(void *ctx, long l)
+{
+	const struct loader *ld = ctx;
+
+	return l >= 1 && l <= ld->cur_lines_nr ? ld->cur_lines[l - 1] : NULL;
+}
+
+/*
+ * What the call graph needs from the text of the file just finished, stored
+ * now so that it never reads the text back: its main guard (blobs) and its
+ * mentions (index/mentions.h).  0, or -1 after a message.
+ */
+static int store_file_text(struct loader *ld)
+{
+	long guard;
+	int rc = 0;
+
+	if (!ld->cur_lines_nr)
+		build_lines(ld);
+	if (ld->cur_text.len && memmem(ld->cur_text.buf, ld->cur_text.len, "if __name__", 11) &&
+	    (guard = tagtext_main_guard(line_at, ld, ld->cur_lines_nr))) {
+		sqlite3_bind_int64(ld->guard_put, 1, ld->cur_blob);
+		sqlite3_bind_int64(ld->guard_put, 2, guard);
+		rc = ix_step_done(ld->db, ld->guard_put);
+	}
+	mentions_text(&ld->mentions, line_at, ld, ld->cur_lines_nr, ld->cur_lang, ld->cur_refs, ld->cur_refs_nr,
+		      ld->cur_defs, ld->cur_defs_nr);
+	if (!rc && ld->mentions.len) {
+		sqlite3_bind_int64(ld->mention_put, 1, ld->cur_blob);
+		sqlite3_bind_text(ld->mention_put, 2, ld->mentions.buf, (int)ld->mentions.len, SQLITE_STATIC);
+		rc = ix_step_done(ld->db, ld->mention_put);
+	}
+	return rc;
+}
+
+/* Store the trigrams of the file just finished, by segments, and its main guard, if its content is new. */
 int loader_finish_file(struct loader *ld)
 {
 	int rc = 0;
 
-	if (ld->cur_path && ld->cur_new) {
+	if (ld->cur_path && ld->cur_new)
+		rc = store_file_text(ld);
+	if (!rc && ld->cur_path && ld->cur_new) {
 		rc = each_segment(ld->cur_blob, ld->cur_text.buf, ld->cur_text.len, ld->cur_size, put_tri, ld,
 				  &ld->segs);
 		if (!rc && ld->segs.len) {
@@ -363,15 +440,23 @@ int loader_finish_file(struct loader *ld)
 	}
 	free(ld->cur_path);
 	ld->cur_path = NULL;
+	free(ld->cur_lang);
+	ld->cur_lang = NULL;
 	ld->cur_new = 0;
 	buf_reset(&ld->cur_text);
+	ld->cur_spans_nr = 0;
+	ld->cur_lines_nr = 0;
+	ld->cur_refs_nr = 0;
+	for (size_t i = 0; i < ld->cur_defs_nr; i++)
+		free((char *)ld->cur_defs[i].name);
+	ld->cur_defs_nr = 0;
 	return rc;
 }
 
 void loader_release(struct loader *ld)
 {
 	sqlite3_stmt **sts[] = { &ld->blob_get, &ld->blob_add, &ld->blob_seen, &ld->file_put,
-		&ld->chunk_add, &ld->fts_add, &ld->tri_add, &ld->segs_put, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
+		&ld->chunk_add, &ld->fts_add, &ld->tri_add, &ld->segs_put, &ld->guard_put, &ld->mention_put, &ld->def_add, &ld->ref_add, &ld->imp_del, &ld->imp_add,
 		&ld->vec_add, &ld->chunk_find, &ld->commit_add, &ld->cfile_add, &ld->coupling_add,
 		&ld->cvec_add };
 
@@ -379,6 +464,15 @@ void loader_release(struct loader *ld)
 		sqlite3_finalize(*sts[i]);
 	free(ld->cur_path);
 	buf_release(&ld->cur_text);
+	free(ld->cur_spans);
+	free(ld->cur_lbuf);
+	free(ld->cur_lines);
+	free(ld->cur_lang);
+	free(ld->cur_refs);
+	for (size_t i = 0; i < ld->cur_defs_nr; i++)
+		free((char *)ld->cur_defs[i].name);
+	free(ld->cur_defs);
+	buf_release(&ld->mentions);
 	buf_release(&ld->segs);
 	buf_release(&ld->vbuf);
 	df_release(&ld->df);
@@ -489,6 +583,7 @@ static int load_file(struct loader *ld, json_t *rec)
 	if (ix_step_done(ld->db, ld->imp_del) < 0)
 		return -1;
 	ld->cur_path = xstrdup(path);
+	ld->cur_lang = jstr(rec, "lang") ? xstrdup(jstr(rec, "lang")) : NULL;
 	ld->cur_blob = id;
 	ld->cur_size = jint(rec, "size");
 	ld->files++;
@@ -538,6 +633,10 @@ static int load_chunk(struct loader *ld, json_t *rec)
 		}
 		if (ld->cur_text.len)
 			buf_addch(&ld->cur_text, '\n');
+		ALLOC_GROW(ld->cur_spans, ld->cur_spans_nr + 1, ld->cur_spans_alloc);
+		ld->cur_spans[ld->cur_spans_nr++] = (struct ld_span){ jint(rec, "start_line"), jint(rec, "end_line"),
+								      ld->cur_text.len, json_string_length(text) };
+		ld->cur_lines_nr = 0;
 		buf_add(&ld->cur_text, json_string_value(text), json_string_length(text));
 		ld->chunks++;
 	}
@@ -579,6 +678,8 @@ static int load_tag(struct loader *ld, json_t *rec, int is_def)
 		return bad(ld, "needs \"name\", \"kind\" and \"line\"", type);
 	if (!ld->cur_new)
 		return 0;
+	if (!ld->cur_lines_nr)
+		build_lines(ld);
 	sqlite3_bind_int64(st, 1, ld->cur_blob);
 	bind_str_or_null(st, 2, json_object_get(rec, "name"));
 	bind_str_or_null(st, 3, json_object_get(rec, "kind"));
@@ -588,9 +689,21 @@ static int load_tag(struct loader *ld, json_t *rec, int is_def)
 		long long e = jint(rec, "end_line");
 		sqlite3_bind_int64(st, 6, e ? e : jint(rec, "line"));
 		bind_str_or_null(st, 7, json_object_get(rec, "scope"));
+		sqlite3_bind_int(st, 8, (int)tagtext_def_flags(line_at, ld, jint(rec, "line")));
+		ALLOC_GROW(ld->cur_defs, ld->cur_defs_nr + 1, ld->cur_defs_alloc);
+		ld->cur_defs[ld->cur_defs_nr++] = (struct mn_def){ xstrdup(jstr(rec, "name")), (long)jint(rec, "line"),
+								   e ? (long)e : (long)jint(rec, "line") };
 		ld->defs++;
 	} else {
+		long col_ = (long)jint(rec, "col");
+		enum bind_recv recv = RECV_UNKNOWN;
+
 		bind_str_or_null(st, 6, json_object_get(rec, "scope"));
+		if (!strcmp(jstr(rec, "kind"), "call") && col_ >= 1)
+			recv = bind_receiver(line_at(ld, (long)jint(rec, "line")), (size_t)col_ - 1);
+		sqlite3_bind_int(st, 7, (int)recv);
+		ALLOC_GROW(ld->cur_refs, ld->cur_refs_nr + 1, ld->cur_refs_alloc);
+		ld->cur_refs[ld->cur_refs_nr++] = (struct mn_pos){ (long)jint(rec, "line"), col_ };
 		ld->refs++;
 	}
 	return ix_step_done(ld->db, st);
@@ -874,6 +987,7 @@ int ix_collect_garbage(sqlite3 *db)
 		"DELETE FROM chunks WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM defs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM refs WHERE blob_id NOT IN (SELECT blob_id FROM files);"
+		"DELETE FROM mentions WHERE blob_id NOT IN (SELECT blob_id FROM files);"
 		"DELETE FROM blobs WHERE id NOT IN (SELECT blob_id FROM files);") < 0)
 		return -1;
 	return 1;

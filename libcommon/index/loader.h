@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 #include <jansson.h>
 #include "core/buf.h"
+#include "index/mentions.h"
 #include "embed/vec.h"
 
 /*
@@ -43,13 +44,19 @@ struct df_count {
 	int full;		/* fill term_df and chunk_sizes anew */
 };
 
+/* A chunk of the current file: lines s..e, bytes [off, off + len) of cur_text. */
+struct ld_span {
+	long s, e;
+	size_t off, len;
+};
+
 struct loader {
 	sqlite3 *db;			/* the index */
 	const char *root;		/* repository root, to stat files */
 	const char *src;		/* "<stdin>" or a path, for messages */
 	int snapshot;			/* files come from a commit: their mtime is 0, not stat'd */
 	long lineno;			/* current record's line */
-	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *fts_add, *tri_add, *segs_put,
+	sqlite3_stmt *blob_get, *blob_add, *blob_seen, *file_put, *chunk_add, *fts_add, *tri_add, *segs_put, *guard_put, *mention_put,
 		*def_add, *ref_add, *imp_del, *imp_add, *vec_add, *chunk_find,
 		*commit_add, *cfile_add, *coupling_add;
 	enum vec_format vfmt;		/* how vectors are stored */
@@ -60,6 +67,18 @@ struct loader {
 	int64_t cur_size;		/* its size */
 	int cur_new;			/* its content is new: store its chunks, defs, refs */
 	struct buf cur_text;		/* its chunk texts, for the trigram table */
+	struct ld_span *cur_spans;	/* its chunks: their lines and bytes in cur_text */
+	size_t cur_spans_nr, cur_spans_alloc;
+	char *cur_lbuf;			/* cur_text, '\n' cut to '\0', at its first tag */
+	char **cur_lines;		/* line l is cur_lines[l - 1] (in cur_lbuf), or NULL */
+	long cur_lines_nr;		/* 0: not built since the last chunk */
+	size_t cur_lines_alloc;
+	char *cur_lang;			/* its language, or NULL */
+	struct mn_pos *cur_refs;	/* its references' positions, for its mentions */
+	size_t cur_refs_nr, cur_refs_alloc;
+	struct mn_def *cur_defs;	/* its definitions (names owned), for its mentions */
+	size_t cur_defs_nr, cur_defs_alloc;
+	struct buf mentions;		/* its mention text (index/mentions.h) */
 	struct buf segs;		/* its blobs.segs */
 	struct df_count df;		/* the inserted chunks' terms, for term_df */
 	long files, chunks, defs, refs, imports, vectors, commits, couplings, commit_vectors; /* counts */
