@@ -113,6 +113,11 @@ struct callwalk *callwalk_new(struct refs *r);
 void callwalk_free(struct callwalk *w);
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
 		   long line, long col_, int (*want)(const char *path, const char *scope, void *arg), void *arg);
+/* The transitive callers of the definitions of name in path, to depth levels
+ * of calls: fn(the call's file, its depth, arg) for each call, breadth first
+ * (depth 1: a call of the definition itself; each caller expanded once). */
+void callwalk_callers(struct callwalk *w, const char *path, const char *name, long depth,
+		      void (*fn)(const char *path, long depth, void *arg), void *arg);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);
