@@ -552,11 +552,12 @@ void callwalk_callers(struct callwalk *w, const char *path, const char *name, lo
 		}
 	if (front_nr)
 		qsort(front, front_nr, sizeof(*front), cmp_defp);
-	for (long d = 1; d <= depth && front_nr; d++) {
+	for (long d = 1, budget = CALLWALK_CALLERS_MAX; d <= depth && front_nr && budget > 0; d++) {
 		struct wcall *v = NULL;
 		size_t nr = 0, alloc = 0, next_nr = 0;
 
-		calls_into(w, front, front_nr, &v, &nr, &alloc, 1000000);
+		calls_into(w, front, front_nr, &v, &nr, &alloc, budget);
+		budget -= (long)nr;
 		if (nr)
 			qsort(v, nr, sizeof(*v), cmp_wcall);
 		for (size_t k = 0; k < nr; k++) {
