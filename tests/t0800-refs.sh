@@ -860,19 +860,19 @@ test_expect_success 'impact: through the include cycle, the file itself never li
 	test_cmp expect actual
 '
 
-test_expect_success 'impact file:symbol: references to that symbol only' '
+test_expect_success 'impact file:symbol: references to that symbol only, its callers first (report.py calls total_area, which calls area)' '
 	q "$IMP" impact pkg/shapes.py:area &&
 	cat >expect <<-\EOF &&
-	["pkg/util.py",0.94,1,0.5,0,1,2,null]
+	["pkg/util.py",0.994,1,0.5,0,1,2,null]
+	["pkg/sub/report.py",0.698,0.5,0,0,2,null,null]
 	["pkg/__init__.py",0.9,1,0,0,1,null,null]
-	["pkg/sub/report.py",0.45,0.5,0,0,2,null,null]
 	EOF
 	test_cmp expect actual &&
 	q "$IMP" impact pkg/shapes.py:Circle --depth 0 &&
-	echo "[\"pkg/util.py\",0.267,0,0.333,0,null,1,null]" >expect &&
+	echo "[\"pkg/util.py\",0.927,0,0.333,0,null,1,null]" >expect &&
 	test_cmp expect actual &&
 	q "$IMP" impact web/format.js:formatName &&
-	echo "[\"web/app.ts\",0.927,1,0.333,0,1,1,null]" >expect &&
+	echo "[\"web/app.ts\",0.993,1,0.333,0,1,1,null]" >expect &&
 	test_cmp expect actual
 '
 
@@ -928,7 +928,7 @@ test_expect_success 'impact with coupling: a third signal, either side of the pa
 test_expect_success 'impact with coupling: file:symbol keeps the coupling of the file' '
 	q "$IMP" impact pkg/shapes.py:area --depth 1 &&
 	cat >expect <<-\EOF &&
-	["pkg/util.py",0.961,1,0.5,0.5,1,2,3]
+	["pkg/util.py",0.996,1,0.5,0.5,1,2,3]
 	["pkg/__init__.py",0.9,1,0,0,1,null,null]
 	["web/app.ts",0.56,0,0,0.8,null,null,5]
 	EOF

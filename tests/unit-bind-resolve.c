@@ -8,7 +8,10 @@
  * re-export, an alias and a package's submodule, a class's method; a
  * function's return annotation, an imported module variable, a chained
  * assignment, a keyword argument that is no assignment, a name imported
- * inside the calling function.
+ * inside the calling function; attributes (self.a = param, a class-level
+ * annotation, an @property, obj.a.f()), loop and comprehension variables
+ * over list[C], `with` through __enter__ (not an instance called through
+ * __call__).
  */
 #include "core/common.h"
 #include "graph/resolve.h"
@@ -102,7 +105,49 @@ static const struct rs_import user_imps[] = {
 	{ "pkg.factory", "pkg/factory.py", 1 }, { "pkg.models", "pkg/models.py", 2 },
 	{ "pkg.util", "pkg/util.py", 19 }, { NULL, NULL, 0 } };
 
+static const char *const box_lines[] = {
+	"from pkg.models import Model",
+	"",
+	"class Box:",
+	"    item: Model",
+	"    items: list[Model]",
+	"",
+	"    def __init__(self, m: Model, ms: \"list[Model]\"):",
+	"        self.held = m",
+	"        self.many = ms",
+	"",
+	"    @property",
+	"    def prop(self) -> Model:",
+	"        return self.item",
+	"",
+	"    def __call__(self) -> Model:",
+	"        return Model()",
+	"",
+	"    def __enter__(self) -> Model:",
+	"        return Model()",
+	"",
+	"    def go(self, other: \"Box\"):",
+	"        self.held.load()",
+	"        self.item.save()",
+	"        self.prop.load()",
+	"        other.item.save()",
+	"        for m in self.items:",
+	"            m.load()",
+	"        for m2 in self.many:",
+	"            m2.save()",
+	"        made = other()",
+	"        made.load()",
+	"        with Box(self.item, []) as b:",
+	"            b.save()",
+	"        for k, v in self.items:",
+	"            v.save()",
+	"        other.nothing.save()",
+	"        return [x.load() for x in self.items]",
+	NULL };
+static const struct rs_import box_imps[] = { { "pkg.models", "pkg/models.py", 1 }, { NULL, NULL, 0 } };
+
 static const struct file files[] = {
+	{ "box.py", box_lines, box_imps },
 	{ "pkg/__init__.py", init_lines, init_imps },
 	{ "pkg/models.py", models_lines, no_imps },
 	{ "pkg/util.py", util_lines, no_imps },
@@ -114,14 +159,20 @@ static const struct file files[] = {
 /* the definitions, grouped by name (named() hands out a run) */
 static const struct rs_def defs[] = {
 	{ "Base", "class", "pkg/models.py", NULL, 1, 5 },
+	{ "Box", "class", "box.py", NULL, 3, 37 },
 	{ "Model", "class", "pkg/models.py", NULL, 7, 11 },
+	{ "__call__", "method", "box.py", "Box", 15, 16 },
+	{ "__enter__", "method", "box.py", "Box", 18, 19 },
+	{ "__init__", "method", "box.py", "Box", 7, 9 },
 	{ "__init__", "method", "pkg/models.py", "Model", 8, 9 },
 	{ "default", "constant", "pkg/factory.py", NULL, 6, 6 },
+	{ "go", "method", "box.py", "Box", 21, 37 },
 	{ "helper", "function", "pkg/util.py", NULL, 1, 2 },
 	{ "helper", "function", "user.py", NULL, 15, 16 },
 	{ "inner", "function", "user.py", NULL, 18, 20 },
 	{ "load", "method", "pkg/models.py", "Base", 4, 5 },
 	{ "make", "function", "pkg/factory.py", NULL, 3, 4 },
+	{ "prop", "method", "box.py", "Box", 12, 13 },
 	{ "run", "function", "app.py", NULL, 6, 19 },
 	{ "save", "method", "pkg/models.py", "Base", 2, 3 },
 	{ "save", "method", "pkg/models.py", "Model", 10, 11 },
@@ -205,7 +256,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..22\n");
+	printf("1..34\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -252,6 +303,30 @@ int main(int argc, char **argv)
 	      "a keyword argument other=other is no assignment: the annotation holds (receiver)");
 	check(&rs, "user.py", "inner", 20, "helper", "pkg/util.py", 1, BIND_IMPORT,
 	      "a name imported inside the function wins over the module's own (import)");
+	check(&rs, "box.py", "Box.go", 22, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "self.a = param with param: C in the method: C's method (receiver)");
+	check(&rs, "box.py", "Box.go", 23, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "a class-level annotation a: C: self.a.f() is C's (receiver)");
+	check(&rs, "box.py", "Box.go", 24, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "an @property's return annotation: self.p.f() (receiver)");
+	check(&rs, "box.py", "Box.go", 25, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "obj.a.f() with obj's class known: its attribute's class (receiver)");
+	check(&rs, "box.py", "Box.go", 27, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "for x in self.xs with xs: list[C]: C's method (receiver)");
+	check(&rs, "box.py", "Box.go", 29, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "for x in self.xs with self.xs = param: \"list[C]\" (receiver)");
+	check(&rs, "box.py", "Box.go", 31, "load", NULL, 0, BIND_NONE,
+	      "x = obj(): an instance called is not typed through __call__ (none: jedi often leaves it unresolved)");
+	check(&rs, "box.py", "Box.go", 33, "save", "pkg/models.py", 10, BIND_RECEIVER,
+	      "with K(...) as x: __enter__ -> C (receiver)");
+	check(&rs, "box.py", "Box.go", 35, "save", NULL, 0, BIND_NONE,
+	      "for k, v in xs: a tuple target stays unknown (none)");
+	check(&rs, "box.py", "Box.go", 36, "save", NULL, 0, BIND_NONE,
+	      "obj.a.f() with no attribute a known: none");
+	check(&rs, "box.py", "Box.go", 37, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "[x.f() for x in self.xs] with xs: list[C]: C's method (receiver)");
+	check(&rs, "app.py", "run", 12, "save", NULL, 0, BIND_NONE,
+	      "still: a parameter without annotation binds to nothing (none)");
 	resolver_release(&rs);
 	return failures ? 1 : 0;
 }

@@ -519,6 +519,58 @@ int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, con
 	return ret;
 }
 
+/* Insert u into the sorted seen[] unless there: 1 if it was new. */
+static int see(const struct wdef ***seen, size_t *nr, size_t *alloc, const struct wdef *u)
+{
+	size_t at;
+
+	if (in_set(*seen, *nr, u, &at))
+		return 0;
+	ALLOC_GROW(*seen, *nr + 1, *alloc);
+	memmove(*seen + at + 1, *seen + at, (*nr - at) * sizeof(**seen));
+	(*seen)[at] = u;
+	(*nr)++;
+	return 1;
+}
+
+void callwalk_callers(struct callwalk *w, const char *path, const char *name, long depth,
+		      void (*fn)(const char *path, long depth, void *arg), void *arg)
+{
+	const struct wname *n = named(w, name);
+	const struct wdef **front = NULL, **seen = NULL;
+	size_t front_nr = 0, front_alloc = 0, seen_nr = 0, seen_alloc = 0;
+
+	for (size_t i = 0; i < n->nr; i++)
+		if (!strcmp(n->d[i].path, path) && see(&seen, &seen_nr, &seen_alloc, &n->d[i])) {
+			ALLOC_GROW(front, front_nr + 1, front_alloc);
+			front[front_nr++] = &n->d[i];
+		}
+	if (front_nr)
+		qsort(front, front_nr, sizeof(*front), cmp_defp);
+	for (long d = 1, budget = CALLWALK_CALLERS_MAX; d <= depth && front_nr && budget > 0; d++) {
+		struct wcall *v = NULL;
+		size_t nr = 0, alloc = 0, next_nr = 0;
+
+		calls_into(w, front, front_nr, &v, &nr, &alloc, budget);
+		budget -= (long)nr;
+		if (nr)
+			qsort(v, nr, sizeof(*v), cmp_wcall);
+		for (size_t k = 0; k < nr; k++) {
+			fn(v[k].f->path, d, arg);
+			if (v[k].from && see(&seen, &seen_nr, &seen_alloc, v[k].from)) {
+				ALLOC_GROW(front, next_nr + 1, front_alloc);
+				front[next_nr++] = v[k].from;
+			}
+		}
+		free(v);
+		front_nr = next_nr;
+		if (front_nr)
+			qsort(front, front_nr, sizeof(*front), cmp_defp);
+	}
+	free(front);
+	free(seen);
+}
+
 /*
  * Breadth first from the definitions of q: callers follow calls backwards
  * (the calls that reach a definition of the frontier, whose callers are the

@@ -119,6 +119,14 @@ void callwalk_free(struct callwalk *w);
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
 		   long line, long col_, enum bind_recv recv, int (*want)(const char *path, const char *scope, void *arg),
 		   void *arg);
+/* The transitive callers of the definitions of name in path, to depth levels
+ * of calls: fn(the call's file, its depth, arg) for each call, breadth first
+ * (depth 1: a call of the definition itself; each caller expanded once); the
+ * walk stops after a level that brings the calls to CALLWALK_CALLERS_MAX (a
+ * name of the kernel's size keeps impact's latency). */
+enum { CALLWALK_CALLERS_MAX = 20000 };
+void callwalk_callers(struct callwalk *w, const char *path, const char *name, long depth,
+		      void (*fn)(const char *path, long depth, void *arg), void *arg);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);

@@ -10,6 +10,7 @@
 #include "graph/cgraph.h"
 #include "index/index.h"
 
+#include <ctype.h>
 #include <math.h>
 
 /*
@@ -99,10 +100,17 @@ double impact_score(const struct impact_hit *h, unsigned mode)
 	if (mode == REFS_M_COUPLING)
 		return h->cpl;
 	return 1.0 - (1.0 - 0.9 * h->imp) * (1.0 - 0.8 * h->ref) * (1.0 - 0.7 * h->cpl) *
-		(1.0 - 0.6 * h->sem);
+		(1.0 - 0.6 * h->sem) * (1.0 - 0.9 * h->call);
 }
 
-/* insertion sort: simple for the few hundred files a change reaches */
+/* A symbol's tier: 0 its callers, 1 the other files that reference it, 2 the rest. */
+static int sym_tier(const struct impact_hit *h)
+{
+	return h->call_depth ? 0 : h->refs ? 1 : 2;
+}
+
+/* The order of impact's files: for a symbol (sym), by tier, then a caller's
+ * call depth; then score, name and node (a total order for qsort_r). */
 struct order_ctx {
 	const struct impact_hit *h;
 	char *const *names;
@@ -113,10 +121,13 @@ static int cmp_rank(const void *x, const void *y, void *arg)
 {
 	const struct impact_rank *a = x, *b = y;
 	const struct order_ctx *o = arg;
+	const struct impact_hit *ha = &o->h[a->v], *hb = &o->h[b->v];
 	int c;
 
-	if (o->sym && !o->h[a->v].refs != !o->h[b->v].refs)
-		return o->h[a->v].refs ? -1 : 1;	/* the files that reference it first */
+	if (o->sym && sym_tier(ha) != sym_tier(hb))
+		return sym_tier(ha) < sym_tier(hb) ? -1 : 1;
+	if (o->sym && ha->call_depth != hb->call_depth)
+		return ha->call_depth < hb->call_depth ? -1 : 1;
 	if (a->s != b->s)
 		return a->s > b->s ? -1 : 1;
 	if ((c = strcmp(o->names[a->v], o->names[b->v])))
@@ -220,6 +231,142 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 	callwalk_free(cw);
 }
 
+/*
+ * The call signal of a symbol: 1 / d for a file with a call that reaches it
+ * through d levels of calls (callwalk.h's binding, to --depth levels, at
+ * least 1); call_depth the smallest d.
+ */
+struct call_arg {
+	const struct digraph *g;
+	struct impact_hit *h;
+};
+
+static void on_caller(const char *path, long depth, void *arg)
+{
+	struct call_arg *a = arg;
+	int v = digraph_node(a->g, path);
+
+	if (v >= 0 && (!a->h[v].call_depth || depth < a->h[v].call_depth)) {
+		a->h[v].call_depth = (int)depth;
+		a->h[v].call = 1.0 / (double)depth;
+	}
+}
+
+static void call_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
+			struct impact_hit *h)
+{
+	struct callwalk *cw = callwalk_new(r);
+	struct call_arg a = { g, h };
+
+	callwalk_callers(cw, path, sym, r->o.depth > 1 ? r->o.depth : 1, on_caller, &a);
+	callwalk_free(cw);
+}
+
+/*
+ * Python's index keeps only the calls of a name: a direct importer with no
+ * reference counted references sym once for each line (outside its imports
+ * and comments) that names it without calling or defining it, as the name
+ * its `from m import sym` binds (HOOKS = [sym]) or as mod.sym of a module it
+ * imports the file as (import pkg.mod: mod.sym).  A call was the binder's
+ * to judge: self.sym() of a class with its own sym is a namesake's.
+ */
+static int is_idc(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Does s name w as a whole word (bare: not after a dot; else after "mod.")? */
+static int names_word(const char *s, const char *w, const char *mod)
+{
+	size_t wl = strlen(w), ml = mod ? strlen(mod) : 0;
+
+	for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) {
+		const char *a = p + wl, *b = p;
+		if ((p > s && is_idc((unsigned char)p[-1])) || is_idc((unsigned char)*a))
+			continue;
+		a += strspn(a, " \t");
+		if (*a == '(')
+			continue;	/* a call */
+		while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+			b--;
+		if ((b - s >= 4 && !strncmp(b - 4, "def", 3)) || (b - s >= 6 && !strncmp(b - 6, "class", 5)))
+			continue;	/* its own definition of the name */
+		if (!mod && (p == s || p[-1] != '.'))
+			return 1;
+		if (mod && p - s > (ptrdiff_t)ml && p[-1] == '.' && !strncmp(p - 1 - ml, mod, ml) &&
+		    (p - 1 - ml == s || !is_idc((unsigned char)p[-2 - (ptrdiff_t)ml])))
+			return 1;
+	}
+	return 0;
+}
+
+static void free_text(struct rs_text *t)
+{
+	for (long l = 0; l < t->lines_nr; l++)
+		free(t->lines[l]);
+	free(t->lines);
+	for (size_t i = 0; i < t->imps_nr; i++) {
+		free(t->imps[i].target);
+		free(t->imps[i].resolved);
+	}
+	free(t->imps);
+}
+
+static long python_mentions(struct refs *r, const char *file, const char *path, const char *sym)
+{
+	struct rs_text t;
+	long n = 0;
+	int in_import = 0, from_path = 0, bound = 0;	/* in `from m import (`...`)`; a from-import of path names sym */
+	const char *mod = NULL;
+
+	if (!refs_file_text(r, file, &t) || !t.python)
+		goto done;
+	for (size_t i = 0; i < t.imps_nr; i++)
+		if (t.imps[i].resolved && !strcmp(t.imps[i].resolved, path)) {
+			const char *dot = strrchr(t.imps[i].target, '.');
+			mod = dot ? dot + 1 : t.imps[i].target;
+		}
+	for (long l = 0; l < t.lines_nr; l++) {
+		char *s = t.lines[l], *hash;
+		const char *p;
+		if (!s)
+			continue;
+		if ((hash = strchr(s, '#')))
+			*hash = '\0';	/* a comment (a '#' in a string cuts it short: fewer, not more) */
+		p = s + strspn(s, " \t");
+		if (in_import || !strncmp(p, "from ", 5) || !strncmp(p, "import ", 7)) {
+			if (!in_import) {
+				from_path = 0;	/* the statement's import row resolves to path */
+				for (size_t i = 0; i < t.imps_nr; i++)
+					from_path |= t.imps[i].line == l + 1 && t.imps[i].resolved &&
+						     !strcmp(t.imps[i].resolved, path) && !strncmp(p, "from ", 5);
+			}
+			if (!in_import && strchr(p, '(') && !strchr(p, ')'))
+				in_import = 1;
+			else if (in_import && strchr(p, ')'))
+				in_import = 0;
+			bound |= from_path && names_word(s, sym, NULL);
+			continue;
+		}
+		n += (bound && names_word(s, sym, NULL)) || (mod && *mod && names_word(s, sym, mod));
+	}
+done:
+	free_text(&t);
+	return n;
+}
+
+static void mention_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
+			   struct impact_hit *h)
+{
+	for (size_t v = 0; v < g->n; v++) {
+		long n;
+		if (h[v].depth != 1 || h[v].refs || h[v].call_depth || !(n = python_mentions(r, g->names[v], path, sym)))
+			continue;
+		h[v].refs = n;
+		h[v].ref = 1.0 - 1.0 / (1.0 + (double)n / 2.0);
+	}
+}
+
 /* The coupling signal, when ci-couple's records are in the index. */
 static void coupling_signal(struct refs *r, const struct digraph *g, const char *path, struct impact_hit *h)
 {
@@ -246,9 +393,13 @@ static void emit_impact(struct refs *r, const char *path, double s, const struct
 	buf_addch(&r->out, '{');
 	buf_addf(&r->out, "\"import\":%.3g,\"reference\":%.3g,\"coupling\":%.3g,\"semantic\":%.3g",
 		 x->imp, x->ref, x->cpl, round(x->sem * 1000) / 1000);
+	if (x->call_depth)
+		buf_addf(&r->out, ",\"call\":%.3g", x->call);
 	buf_addch(&r->out, '}');
 	if (x->depth)
 		nd_int(&r->out, "depth", x->depth);
+	if (x->call_depth)
+		nd_int(&r->out, "call_depth", x->call_depth);
 	if (x->refs)
 		nd_int(&r->out, "references", x->refs);
 	if (x->co_changes)
@@ -268,12 +419,12 @@ static size_t rank_and_emit(struct refs *r, const struct digraph *g, int start, 
 	/* the signals not asked for count for nothing */
 	for (i = 0; i < g->n; i++) {
 		if (!(r->o.mode & REFS_M_DEPS))
-			h[i].imp = h[i].ref = 0, h[i].depth = 0, h[i].refs = 0;
+			h[i].imp = h[i].ref = h[i].call = 0, h[i].depth = h[i].call_depth = 0, h[i].refs = 0;
 		if (!(r->o.mode & REFS_M_COUPLING))
 			h[i].cpl = 0, h[i].co_changes = 0;
 	}
 	for (i = 0; i < g->n; i++) {
-		if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl && !h[i].sem))
+		if ((int)i == start || (!h[i].imp && !h[i].ref && !h[i].cpl && !h[i].sem && !h[i].call))
 			continue;
 		rk[nr].v = (int)i;
 		rk[nr].s = impact_score(&h[i], r->o.mode);
@@ -375,6 +526,10 @@ int refs_impact(struct refs *r, const char *arg)
 	h = xcalloc(g.n + 1, sizeof(*h));
 	import_signal(r, &g, start, h);
 	reference_signal(r, &g, path, sym, h);
+	if (sym && (r->o.mode & REFS_M_DEPS)) {
+		call_signal(r, &g, path, sym, h);
+		mention_signal(r, &g, path, sym, h);
+	}
 	coupling_signal(r, &g, path, h);
 	if ((r->o.mode & REFS_M_SEMANTIC) && !semantic_signal(r, &g, start, h) && r->o.mode == REFS_M_SEMANTIC) {
 		error("impact --mode semantic needs chunk vectors of '%s' in the index: "

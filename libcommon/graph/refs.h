@@ -106,8 +106,9 @@ void refs_split_qualified(const char *q, char **scope, char **name);
 
 /* The impact signals of one file, and its combined score (impact.c). */
 struct impact_hit {
-	double imp, ref, cpl, sem;	/* signals, 0-1 */
+	double imp, ref, cpl, sem, call;	/* signals, 0-1 (call: a symbol's) */
 	int depth;		/* import distance, 0 if none */
+	int call_depth;		/* a symbol's: calls from this file to it, 0 if none */
 	long refs;		/* references counted */
 	long co_changes;	/* from coupling */
 };
@@ -123,9 +124,10 @@ struct impact_rank {
 double impact_score(const struct impact_hit *h, unsigned mode);
 
 /*
- * Order r[0..nr) by score, then name; for a symbol (sym_first), the files
- * that reference it first: an importer that never uses it never outranks
- * one that does.  Stable and deterministic.
+ * Order r[0..nr) by score, then name; for a symbol (sym_first), its callers
+ * first (a direct caller before a caller's caller), then the other files
+ * that reference it, then the rest: an importer that never uses it never
+ * outranks one that does.  Stable and deterministic.
  */
 void impact_order(struct impact_rank *r, size_t nr, const struct impact_hit *h,
 		  char *const *names, int sym_first);

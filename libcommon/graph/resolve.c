@@ -643,9 +643,27 @@ static char *annotation_class(const char *a)
 	}
 }
 
-/* The parameter var's annotation in the def statement of f, or "" when var
- * is a parameter without one, or NULL when it is not a parameter. */
-static char *param_type(struct rs_env *e, const struct rs_def *f, const char *var)
+/* The annotation's text at a (after the colon), to the first comma, ')' or
+ * '=' outside brackets, trimmed. */
+static char *ann_text(const char *a)
+{
+	const char *p;
+	size_t n;
+	int d = 0;
+
+	a += strspn(a, " \t");
+	for (p = a; *p && !(d == 0 && (*p == ',' || *p == ')' || (*p == '=' && p[1] != '=') || *p == ':')); p++)
+		d += *p == '[' || *p == '(' ? 1 : *p == ']' || *p == ')' ? -1 : 0;
+	n = (size_t)(p - a);
+	while (n && isspace((unsigned char)a[n - 1]))
+		n--;
+	return n ? xstrndup(a, n) : NULL;
+}
+
+/* The parameter var's annotation in the def statement of f (its first class
+ * name, or with raw its whole text), or "" when var is a parameter without
+ * one, or NULL when it is not a parameter. */
+static char *param_type(struct rs_env *e, const struct rs_def *f, const char *var, int raw)
 {
 	char *st = statement(e, f->line), *p = strchr(st, '('), *r = NULL;
 	size_t vl = strlen(var);
@@ -659,7 +677,7 @@ static char *param_type(struct rs_env *e, const struct rs_def *f, const char *va
 		if (!strncmp(b, var, vl) && !is_id((unsigned char)b[vl])) {
 			char *q = b + vl;
 			q += strspn(q, " \t");
-			r = *q == ':' ? annotation_class(q + 1) : NULL;
+			r = *q != ':' ? NULL : raw ? ann_text(q + 1) : annotation_class(q + 1);
 			if (!r)
 				r = xstrdup("");
 			break;
@@ -739,6 +757,11 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 		     const struct rs_def **cls);
 static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, long line, const char *var,
 		      const struct rs_def **cls);
+static const struct rs_def *expr_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *expr);
+static const struct rs_def *iter_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *x);
+static const struct rs_def *entered_class(struct resolver *rs, const struct rs_def *c, int async);
 
 /* The class of function d's return annotation (def f(...) -> Foo:), or NULL. */
 static const struct rs_def *return_class(struct resolver *rs, const struct rs_def *d)
@@ -806,8 +829,8 @@ static const struct rs_def *callee_def(struct resolver *rs, struct rs_env *e, co
 			return module_attr(rs, t.module, dot + 1, 0).def;
 		}
 		c = t.def && !strcmp(t.def->kind, "class") ? t.def : NULL;
-		if (!c && !strchr(callee, '.'))
-			c = var_class(rs, e, f, line, callee);
+		if (!c)
+			c = expr_class(rs, e, f, line, callee);
 	}
 	*dot = '.';
 	if (!c || (ix = method_of(rs, c, dot + 1, 0, &inh, 0)) < 0)
@@ -866,6 +889,18 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 	char *pt;
 
 	*cls = NULL;
+	if (f && line_at(e, line)) {
+		/* [x.f() for x in xs] on the call's own line: the elements of xs */
+		const char *s = line_at(e, line), *w;
+		size_t vl = strlen(var);
+		for (w = strstr(s, " for "); w; w = strstr(w + 1, " for ")) {
+			const char *t = w + 5 + strspn(w + 5, " ");
+			if (!strncmp(t, var, vl) && !strncmp(t + vl, " in ", 4)) {
+				*cls = iter_class(rs, e, f, line, t + vl + 4 + strspn(t + vl + 4, " "));
+				return 1;
+			}
+		}
+	}
 	for (long k = 1, l = line - 1; f ? l >= from : k <= e->t.lines_nr; k++, l--) {
 		const char *s, *ann, *v;
 		if (!f && l < 1)
@@ -884,20 +919,28 @@ static int local_var(struct resolver *rs, struct rs_env *e, const struct rs_def 
 			size_t vl = strlen(var);
 			if (!strncmp(p, "import ", 7) || !strncmp(p, "from ", 5))
 				continue;	/* an import binds a module name (the environment's) */
+			int async = !strncmp(p, "async ", 6);
+			if (async)
+				p += 6 + strspn(p + 6, " ");
 			if (!strncmp(p, "for ", 4) && (w = strstr(p, var)) && !is_id((unsigned char)w[vl]) &&
-			    !is_id((unsigned char)w[-1]) && w < strstr(p, " in "))
+			    !is_id((unsigned char)w[-1]) && w < strstr(p, " in ")) {
+				/* for var in xs: the class of xs's elements when var is the only target */
+				const char *in = strstr(p, " in ");
+				if (w == p + 4 + strspn(p + 4, " ") && w + vl + strspn(w + vl, " ") == in + 1)
+					*cls = iter_class(rs, e, f, l, in + 4 + strspn(in + 4, " "));
 				return 1;
+			}
 			if ((w = strstr(p, " as ")) && !strncmp(w + 4 + strspn(w + 4, " "), var, vl) &&
 			    !is_id((unsigned char)w[4 + strspn(w + 4, " ") + vl])) {
-				if (!strncmp(p, "with ", 5))
-					*cls = value_class(rs, e, f, l, p + 5 + strspn(p + 5, " "));
+				if (!strncmp(p, "with ", 5) && (*cls = value_class(rs, e, f, l, p + 5 + strspn(p + 5, " "))))
+					*cls = entered_class(rs, *cls, async);
 				return 1;
 			}
 		}
 	}
 	if (!f)
 		return 0;
-	pt = param_type(e, f, var);
+	pt = param_type(e, f, var, 0);
 	if (!pt)
 		return 0;
 	if (*pt) {
@@ -930,20 +973,148 @@ static int scoped_var(struct resolver *rs, struct rs_env *e, const char *scope, 
 	}
 }
 
-/* self.attr's class, from `self.attr = Foo(...)` or `self.attr: Foo` in class c's lines. */
-static const struct rs_def *attr_class(struct resolver *rs, struct rs_env *e, const struct rs_def *c, const char *attr)
+/* The method of class c around line of e (the nearest def less indented above it), or NULL. */
+static const struct rs_def *method_at(struct resolver *rs, struct rs_env *e, const struct rs_def *c, long line)
 {
-	char var[300];
+	const char *s = line_at(e, line);
+	size_t ind = s ? strspn(s, " \t") : 0;
+	char q[512], name[256];
 
-	if (strlen(attr) > 250)
-		return NULL;
-	snprintf(var, sizeof(var), "self.%s", attr);
-	for (long l = c->line + 1; l <= c->end_line; l++) {
-		const char *s = line_at(e, l), *ann, *v, *p;
-		const struct rs_def *k = NULL;
-		if (!s)
+	for (long l = line - 1; l > c->line; l--) {
+		const char *t = line_at(e, l), *p, *b;
+		if (!t || !*(p = t + strspn(t, " \t")) || *p == '#' || (size_t)(p - t) >= ind)
 			continue;
-		p = s + strspn(s, " \t");
+		ind = (size_t)(p - t);
+		if (!strncmp(p, "async ", 6))
+			p += 6 + strspn(p + 6, " ");
+		if (strncmp(p, "def ", 4))
+			continue;
+		p += 4 + strspn(p + 4, " ");
+		for (b = p; is_id((unsigned char)*p); p++)
+			;
+		if (p == b || (size_t)(p - b) >= sizeof(name))
+			return NULL;
+		memcpy(name, b, (size_t)(p - b));
+		name[p - b] = '\0';
+		return def_in(rs, c->path, qualname(c, q, sizeof(q)), name, NULL);
+	}
+	return NULL;
+}
+
+/* Is d decorated @property (or a cached_property)? */
+static int is_property(struct rs_env *m, const struct rs_def *d)
+{
+	for (long l = d->line - 1; l >= 1 && l >= d->line - 4; l--) {
+		const char *t = line_at(m, l), *p;
+		if (!t || *(p = t + strspn(t, " \t")) != '@')
+			return 0;
+		if (strstr(p, "property") && !strchr(p, '('))
+			return 1;
+	}
+	return 0;
+}
+
+/* The text of function d's return annotation (def f(...) -> T:), or NULL. */
+static char *return_ann(struct resolver *rs, const struct rs_def *d)
+{
+	struct rs_env *m = env_of(rs, d->path);
+	char *st, *arrow, *r = NULL;
+
+	if (!m || !line_at(m, d->line))
+		return NULL;
+	st = statement(m, d->line);
+	if ((arrow = strstr(st, "->")))
+		r = ann_text(arrow + 2);
+	free(st);
+	return r;
+}
+
+/* The class of the elements of an annotation: list[Foo], Sequence["Foo"],
+ * Iterator[Foo], tuple[Foo, ...], Optional[list[Foo]]; or NULL. */
+static const struct rs_def *element_class(struct resolver *rs, struct rs_env *e, const char *ann)
+{
+	static const char *const seqs[] = { "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator",
+		"Generator", "AsyncIterator", "AsyncIterable", "AsyncGenerator", "set", "Set", "frozenset",
+		"FrozenSet", "AbstractSet", "MutableSet", "Collection", "tuple", "Tuple", "Deque", "deque", NULL };
+	const char *p = ann, *last;
+
+	if (!ann)
+		return NULL;
+	for (;;) {
+		p += strspn(p, " \t\"'");
+		last = p;
+		while (is_id((unsigned char)*p) || *p == '.')
+			if (*p++ == '.')
+				last = p;
+		if (*p != '[')
+			return NULL;
+		if ((p - last == 8 && !strncmp(last, "Optional", 8))) {
+			p++;
+			continue;
+		}
+		for (const char *const *q = seqs; *q; q++)
+			if ((size_t)(p - last) == strlen(*q) && !strncmp(last, *q, (size_t)(p - last)))
+				return annotated_class(rs, e, p + 1);
+		return NULL;
+	}
+}
+
+/* The annotation's class (elem: the class of its elements). */
+static const struct rs_def *ann_class(struct resolver *rs, struct rs_env *e, const char *ann, int elem)
+{
+	return elem ? element_class(rs, e, ann) : annotated_class(rs, e, ann);
+}
+
+/* var's annotation in function f: `var: T = ...` before line, else the parameter's; NULL if none. */
+static char *var_ann(struct rs_env *e, const struct rs_def *f, long line, const char *var)
+{
+	for (long l = line - 1; l > f->line; l--) {
+		const char *s = line_at(e, l), *ann;
+		if (s && assigned(s, var, &ann) && ann)
+			return ann_text(ann);
+	}
+	return param_type(e, f, var, 1);
+}
+
+/*
+ * self.attr of class c, along its bases: a property's return annotation, an
+ * annotation (`self.attr: Foo`, or `attr: Foo` in the class body), or the
+ * value assigned (`self.attr = Foo(...)`, `self.attr = param` with param
+ * annotated in the method).  Its class, or with elem the class of its
+ * elements (list[Foo]), or NULL.
+ */
+static const struct rs_def *attr_of(struct resolver *rs, const struct rs_def *c, const char *attr, int elem,
+				    int depth)
+{
+	struct rs_env *e = env_of(rs, c->path);
+	const struct rs_def *bases[16], *d, *k = NULL;
+	char var[300], q[512], *a;
+	size_t al = strlen(attr), body = 0, nb;
+
+	if (!e || al > 250 || depth > RS_DEPTH)
+		return NULL;
+	if ((d = def_in(rs, c->path, qualname(c, q, sizeof(q)), attr, NULL)) && !strcmp(d->kind, "method") &&
+	    is_property(e, d)) {
+		a = return_ann(rs, d);
+		k = ann_class(rs, e, a, elem);
+		free(a);
+		return k;
+	}
+	snprintf(var, sizeof(var), "self.%s", attr);
+	for (long l = c->line + 1; l <= c->end_line && !k; l++) {
+		const char *s = line_at(e, l), *p;
+		size_t ind;
+		if (!s || !*(p = s + strspn(s, " \t")) || *p == '#')
+			continue;
+		ind = (size_t)(p - s);
+		if (!body)
+			body = ind;
+		if (ind == body && !strncmp(p, attr, al) && p[al] == ':' && p[al + 1] != '=') {
+			a = ann_text(p + al + 1);	/* attr: Foo in the class body */
+			k = ann_class(rs, e, a, elem);
+			free(a);
+			continue;
+		}
 		if (strncmp(p, var, strlen(var)))
 			continue;
 		p += strlen(var);
@@ -951,21 +1122,132 @@ static const struct rs_def *attr_class(struct resolver *rs, struct rs_env *e, co
 			continue;
 		/* assigned() refuses the dot of "self.x": match the rest by hand */
 		p += strspn(p, " \t");
-		ann = NULL;
 		if (*p == ':' && p[1] != '=') {
-			ann = p + 1;
-			k = annotated_class(rs, e, ann);
-			if (k)
-				return k;
-			continue;
-		}
-		if (*p == '=' && p[1] != '=') {
-			v = p + 1 + strspn(p + 1, " \t");
-			if ((k = value_class(rs, e, NULL, l, v)))
-				return k;
+			a = ann_text(p + 1);
+			k = ann_class(rs, e, a, elem);
+			free(a);
+		} else if (*p == '=' && p[1] != '=') {
+			const char *v = p + 1 + strspn(p + 1, " \t"), *ve = v;
+			const struct rs_def *f = method_at(rs, e, c, l);
+			while (is_id((unsigned char)*ve))
+				ve++;
+			if (ve > v && !*(ve + strspn(ve, " \t")) && f && f->line < l) {
+				char name[256];
+				if ((size_t)(ve - v) >= sizeof(name))
+					continue;
+				memcpy(name, v, (size_t)(ve - v));
+				name[ve - v] = '\0';
+				/* self.attr = param: the parameter's (or local's) annotation */
+				a = var_ann(e, f, l, name);
+				k = a ? ann_class(rs, e, a, elem) : NULL;
+				free(a);
+				if (!k && !elem)
+					k = var_class(rs, e, f, l, name);
+			} else if (!elem) {
+				k = value_class(rs, e, f, l, v);
+			}
 		}
 	}
-	return NULL;
+	nb = k ? 0 : class_bases(rs, c, bases, 16);
+	for (size_t i = 0; i < nb && !k; i++)
+		k = attr_of(rs, bases[i], attr, elem, depth + 1);
+	return k;
+}
+
+/* The class of the attribute chain "a.b" of an instance of class c, or NULL. */
+static const struct rs_def *chain_class(struct resolver *rs, const struct rs_def *c, const char *chain)
+{
+	char part[256];
+
+	while (c && *chain) {
+		size_t n = strcspn(chain, ".");
+		if (n >= sizeof(part))
+			return NULL;
+		memcpy(part, chain, n);
+		part[n] = '\0';
+		c = attr_of(rs, c, part, 0, 0);
+		chain += n + (chain[n] == '.');
+	}
+	return c;
+}
+
+/* The class of a dotted value: var, var.a.b (a local, parameter or module
+ * variable of known class), self.a.b; or NULL. */
+static const struct rs_def *expr_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *expr)
+{
+	char first[256];
+	size_t fl = strcspn(expr, ".");
+	const struct rs_def *c;
+
+	if (fl >= sizeof(first) || rs->depth > 4)
+		return NULL;
+	memcpy(first, expr, fl);
+	first[fl] = '\0';
+	if (!strcmp(first, "self"))
+		c = f && f->scope ? enclosing_class(rs, e->path, f->scope) : NULL;
+	else
+		c = var_class(rs, e, f, line, first);
+	return c && expr[fl] ? chain_class(rs, c, expr + fl + 1) : !strcmp(first, "self") ? NULL : c;
+}
+
+/* with C(...) as x: __enter__'s (__aenter__'s) return class when it names one, else C. */
+static const struct rs_def *entered_class(struct resolver *rs, const struct rs_def *c, int async)
+{
+	const char *m = async ? "__aenter__" : "__enter__";
+	const struct rs_def *a, *k;
+	int inh = 0;
+	long ix = method_of(rs, c, m, 0, &inh, 0);
+
+	if (ix < 0)
+		return c;
+	rs->ops->named(rs->ctx, m, &a);
+	k = return_class(rs, &a[ix]);
+	return k ? k : c;
+}
+
+/* for x in <x>: the class of the elements of self.attr, a local or parameter
+ * annotated list[Foo], or of what a call returns (-> Iterator[Foo]); or NULL. */
+static const struct rs_def *iter_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *x)
+{
+	char buf[256];
+	const char *p = x, *q;
+	const struct rs_def *d, *r = NULL;
+	size_t n;
+
+	while (is_id((unsigned char)*p) || *p == '.')
+		p++;
+	n = (size_t)(p - x);
+	if (!n || n >= sizeof(buf) || rs->depth > 4)
+		return NULL;
+	memcpy(buf, x, n);
+	buf[n] = '\0';
+	q = p + strspn(p, " \t");
+	if (*q == '(') {
+		char *a;
+		rs->depth++;
+		d = callee_def(rs, e, f, line, buf);
+		rs->depth--;
+		if (!d || (strcmp(d->kind, "function") && strcmp(d->kind, "method")))
+			return NULL;
+		a = return_ann(rs, d);
+		r = element_class(rs, env_of(rs, d->path), a);
+		free(a);
+		return r;
+	}
+	if (*q && *q != ':' && *q != ']' && *q != ')' && strncmp(q, "if ", 3))
+		return NULL;	/* for x in xs: / [... for x in xs] / (... for x in xs if ...) */
+	if (!strncmp(buf, "self.", 5) && !strchr(buf + 5, '.')) {
+		const struct rs_def *c = f && f->scope ? enclosing_class(rs, e->path, f->scope) : NULL;
+		return c ? attr_of(rs, c, buf + 5, 1, 0) : NULL;
+	}
+	if (f && !strchr(buf, '.')) {
+		char *a = var_ann(e, f, line, buf);
+		r = element_class(rs, e, a);
+		free(a);
+	}
+	return r;
 }
 
 /* self.f() / cls.f() / super().f() */
@@ -1055,14 +1337,14 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 		return -1;
 	memcpy(first, recv, fl);
 	first[fl] = '\0';
-	if (!strcmp(first, "self") && recv[fl] == '.' && !strchr(recv + fl + 1, '.')) {
+	if (!strcmp(first, "self") && recv[fl] == '.') {
 		const struct rs_def *c = enclosing_class(rs, path, scope);
-		cls = c ? attr_class(rs, e, c, recv + fl + 1) : NULL;
+		cls = c ? chain_class(rs, c, recv + fl + 1) : NULL;	/* self.a.f(), self.a.b.f() */
 	} else if ((f && (local = scoped_var(rs, e, scope, line, first, &cls))) ||
 		   (!recv[fl] && (local = local_var(rs, e, NULL, line, first, &cls)))) {
-		/* a local or parameter (x.attr.f(): unknown), or a module variable */
+		/* a local or parameter (x.a.f(): the attribute of its class), or a module variable */
 		if (recv[fl])
-			return -1;
+			cls = cls ? chain_class(rs, cls, recv + fl + 1) : NULL;
 	} else if (strcmp(first, "self") && strcmp(first, "cls")) {
 		t = resolve_dotted(rs, e, recv, 0);
 		if (t.module) {

@@ -17,6 +17,14 @@
  *   - x.f() where x is a local assigned x = Foo(...), a parameter annotated
  *     x: Foo (Optional[Foo], "Foo", Foo | None), or self.x assigned
  *     self.x = Foo(...) in the class: Foo's f along its bases (receiver);
+ *     also `with K() as x`
+ *     through K.__enter__ -> Foo (else K), `for x in xs` where xs is
+ *     self.xs, a local or parameter annotated list[Foo] (Sequence, Iterator,
+ *     tuple[Foo, ...], ...) or a call returning one;
+ *   - attributes, along the class's bases: self.a.f(), self.a.b.f() and
+ *     obj.a.f() (obj of known class) through a's class: an @property's
+ *     return annotation, `a: Foo` in the class body, self.a: Foo,
+ *     self.a = Foo(...), or self.a = param with param annotated in the method;
  *   - anything else (an unknown receiver) binds to nothing: by name only.
  *
  * The world is reached through two callbacks (the definitions of a name, the
