@@ -117,10 +117,12 @@ test_expect_success 'ci-index update stores them anew for the edited files' '
 	shapes.js	plain
 	EOF
 	test_cmp expect actual &&
-	(cd repo && ci-refs --json callers Square.area) >out &&
-	"$JQ" -r "[.line, .scope] | @tsv" out >actual &&
-	printf "13\tSquare.other\n" >expect &&
-	test_cmp expect actual
+	(cd repo && ci-refs --json callers area) >out &&
+	"$JQ" -r "[.line, .scope, .binding] | @tsv" out >actual &&
+	printf "10\tSquare.total\tlocal\n18\tplain\tlocal\n" >expect &&
+	test_cmp expect actual &&
+	(cd repo && test_status 1 ci-refs callers Square.area 2>../err) &&
+	test_grep "no callers of .Square.area." err
 '
 
 test_expect_success 'an index of schema version 8 (no stored receivers): ci-refs says to build it' '
