@@ -120,3 +120,9 @@ alike() {
 	test_cmp here.err served.err &&
 	{ test "$want" = 2 || test_grep "\"_type\":\"fleet\"" served.out; }
 }
+
+# publish <repo>: its index built again, to a new file renamed over the old
+publish() {
+	(cd repos/$1 && ci-index --index ../../set/.$1.new.db --no-progress build .) &&
+	mv set/.$1.new.db set/$1.db
+}

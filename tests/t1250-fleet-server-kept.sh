@@ -19,11 +19,6 @@ fi
 
 fleet_server_env
 
-# publish <repo>: its index built again, to a new file renamed over the old
-publish() {
-	(cd repos/$1 && ci-index --index ../../set/.$1.new.db --no-progress build .) &&
-	mv set/.$1.new.db set/$1.db
-}
 
 test_expect_success 'setup: five repositories, an index each, a manifest' '
 	make_fleet_repos repos 5 &&

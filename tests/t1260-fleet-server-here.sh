@@ -18,10 +18,6 @@ fi
 
 fleet_server_env
 
-publish() {
-	(cd repos/$1 && ci-index --index ../../set/.$1.new.db --no-progress build .) &&
-	mv set/.$1.new.db set/$1.db
-}
 
 # three <status> <command...>: in the server, in a worker, in threads: the same
 three() {

@@ -17,10 +17,6 @@ fi
 
 fleet_server_env
 
-publish() {
-	(cd repos/$1 && ci-index --index ../../set/.$1.new.db --no-progress build .) &&
-	mv set/.$1.new.db set/$1.db
-}
 
 test_expect_success 'setup: eight repositories, an index each, a manifest; the set'"'"'s grep server' '
 	make_fleet_repos repos 8 &&
