@@ -22,6 +22,8 @@
 #include "index/server.h"
 #include "index/fork-server.h"
 #include "index/index.h"
+#include "index/engine.h"
+#include "graph/gstore.h"
 #include "embed/vec.h"
 
 #include <getopt.h>
@@ -248,6 +250,36 @@ static int cmd_serve(struct ix_run *r, int argc, char **argv)
 	return ret;
 }
 
+/* The call graph's answers stored in the index just written (graph/gstore.h):
+ * derived data, so a failure is reported and the command still succeeds
+ * (dead and arch then bind the whole graph, as without them).  Under the
+ * writers' lock (a server's worker holds it still, with its index open). */
+static void store_graph(struct ix_run *r)
+{
+	struct refs_opts o = { .limit = 100, .depth = -1 };
+	struct ci_index *ix = r->deferred_ix;
+	struct refs q;
+	int lock = -1;
+
+	if (!r->wrote)
+		return;
+	if (!ix && ((lock = ix_lock_dir(r, r->wrote)) < 0 || index_open(&ix, r->wrote, 0) != 0)) {
+		if (lock >= 0)
+			close(lock);
+		return;
+	}
+	if (verbosity)
+		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
+	refs_init(&q, ix, &o, stdout);
+	if (gstore_update(&q) > 0 && verbosity)
+		fprintf(stderr, "%s: the index changed meanwhile: the call graph's answers are not stored\n", progname);
+	refs_release(&q);
+	if (ix != r->deferred_ix)
+		index_close(ix);
+	if (lock >= 0)
+		close(lock);
+}
+
 static int cmd_build(struct ix_run *r, int argc, char **argv)
 {
 	const char *rev = NULL, *start = NULL;
@@ -276,6 +308,8 @@ static int cmd_build(struct ix_run *r, int argc, char **argv)
 	if (ret == EXIT_OK && r->o.history)
 		ret = ix_load_history(r, r->build_dir, 0);
 	if (ret == EXIT_OK)
+		store_graph(r);
+	if (ret == EXIT_OK)
 		server_after_build(r);
 	return ret;
 }
@@ -292,6 +326,8 @@ static int cmd_update(struct ix_run *r, int cmd_argc)
 		ix_run_close_deferred(r);	/* the history is stored under the same lock */
 		ret = ix_load_history(r, ".", 1);
 	}
+	if (ret == EXIT_OK)
+		store_graph(r);
 	return ret;
 }
 

@@ -15,6 +15,7 @@
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
+#include "graph/gstore.h"
 #include "parse/lang.h"
 
 /* A weighted edge between two nodes (packages or files). */
@@ -25,7 +26,9 @@ struct wedge {
 
 struct arch {
 	struct refs *r;		/* the query */
-	struct cgraph g;	/* the call graph */
+	struct cgraph g;	/* the call graph (its files alone when stored) */
+	struct cg_fedge *fe;	/* the calls between files, counted */
+	size_t fe_nr;
 	char **pkgs;		/* package names, sorted */
 	size_t pkgs_nr;
 	int *pkg_of;		/* per file: its package, -1 when not code */
@@ -170,14 +173,13 @@ static void package_edges(struct arch *a)
 		a->e[a->e_nr++] = (struct wedge){ x, y, 1, 0, 0 };
 	}
 	sqlite3_finalize(st);
-	for (size_t c = 0; c < a->g.calls_nr; c++) {
-		const struct cg_call *k = &a->g.calls[c];
-		int x = a->pkg_of[k->file], y = pkg_of_path(a, a->g.defs[k->to].path);
+	for (size_t c = 0; c < a->fe_nr; c++) {
+		int x = a->pkg_of[a->fe[c].a], y = a->pkg_of[a->fe[c].b];
 
 		if (x < 0 || y < 0 || x == y)
 			continue;
 		ALLOC_GROW(a->e, a->e_nr + 1, alloc);
-		a->e[a->e_nr++] = (struct wedge){ x, y, 0, 1, 0 };
+		a->e[a->e_nr++] = (struct wedge){ x, y, 0, a->fe[c].calls, 0 };
 	}
 	a->e_nr = aggregate(a->e, a->e_nr);
 	index_edges(a);
@@ -325,21 +327,27 @@ static void emit_entry(struct arch *a, const char *path, const char *name, long 
 /* Entry points: main functions, Python main guards and __main__.py files. */
 static void emit_entries(struct arch *a)
 {
-	size_t d = 0;
+	/* the functions main, by path (as files are) then line */
+	sqlite3_stmt *st = refs_prep(a->r, "SELECT f.path, d.line, d.kind FROM defs d "
+				     "JOIN files f ON f.blob_id = d.blob_id "
+				     "WHERE d.name = 'main' AND d.scope IS NULL ORDER BY f.path, d.line, d.col");
+	int row = sqlite3_step(st) == SQLITE_ROW;
 
 	for (size_t f = 0; f < a->g.files_nr; f++) {
 		const char *path = a->g.files[f].path, *base = strrchr(path, '/');
+		while (row && strcmp(refs_col(st, 0), path) < 0)
+			row = sqlite3_step(st) == SQLITE_ROW;
 		if (a->pkg_of[f] < 0)
 			continue;
-		for (; d < a->g.defs_nr && strcmp(a->g.defs[d].path, path) <= 0; d++)
-			if (!strcmp(a->g.defs[d].path, path) && !strcmp(a->g.defs[d].name, "main") &&
-			    !a->g.defs[d].scope && refs_kind_matches("function", a->g.defs[d].kind))
-				emit_entry(a, path, "main", a->g.defs[d].line, "main");
+		for (; row && !strcmp(refs_col(st, 0), path); row = sqlite3_step(st) == SQLITE_ROW)
+			if (refs_kind_matches("function", refs_col(st, 2)))
+				emit_entry(a, path, "main", sqlite3_column_int64(st, 1), "main");
 		if (a->g.files[f].main_guard)
 			emit_entry(a, path, "__main__", a->g.files[f].main_guard, "main_guard");
 		else if (!strcmp(base ? base + 1 : path, "__main__.py"))
 			emit_entry(a, path, "__main__", 0, "main_module");
 	}
+	sqlite3_finalize(st);
 }
 
 static void emit_edges(struct arch *a)
@@ -374,6 +382,7 @@ static void release(struct arch *a)
 	free(a->order);
 	free(a->pos);
 	free(a->layer);
+	free(a->fe);
 	cgraph_release(&a->g);
 }
 
@@ -381,10 +390,20 @@ int refs_arch(struct refs *r)
 {
 	struct arch a = { .r = r };
 	long limit = r->o.limit;
+	/* one read transaction: the stamp and what it vouches for */
+	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 
-	cgraph_load(&a.g, r, 0);
+	if (gstore_valid(r)) {
+		cgraph_load_files(&a.g, r);
+		a.fe_nr = gstore_file_edges(r, &a.fe);
+	} else {
+		cgraph_load(&a.g, r, 0);
+		a.fe_nr = cgraph_file_edges(&a.g, &a.fe);
+	}
 	find_packages(&a);
 	if (!a.pkgs_nr) {
+		if (txn)
+			sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
 		error("no code in the index%s", r->o.path ? " under that path" : "");
 		release(&a);
 		return EXIT_NOTHING;
@@ -398,8 +417,10 @@ int refs_arch(struct refs *r)
 	r->o.limit = r->emitted + limit;
 	emit_edges(&a);
 	r->o.limit = r->emitted + limit;
-	arch_clusters(r, &a.g, a.pkg_of, (const char *const *)a.pkgs);
+	arch_clusters(r, &a.g, a.fe, a.fe_nr, a.pkg_of, (const char *const *)a.pkgs);
 	r->o.limit = limit;
+	if (txn)
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
 	release(&a);
 	return EXIT_OK;
 }

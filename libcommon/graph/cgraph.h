@@ -36,8 +36,10 @@ struct cg_slot {
 /* One definition, a node of the call graph. */
 struct cg_def {
 	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL;
-							   path is its file's (not owned) */
+							   path and lang are its file's, kind
+							   one of cgraph.kinds (not owned) */
 	long line, end_line;	/* its lines */
+	sqlite3_int64 rowid;	/* its row of the defs table */
 	int file;		/* its file, an index into cgraph.files */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
 				   __attribute__((constructor)) */
@@ -86,7 +88,24 @@ struct cgraph {
 	size_t files_nr, files_alloc;
 	char **prefixes;	/* CG_MENTIONS: strings such as "cmd_" (names looked up at run time) */
 	size_t prefixes_nr, prefixes_alloc;
+	char **kinds;		/* the kinds of definitions, one copy each */
+	size_t kinds_nr, kinds_alloc;
 };
+
+/* A call edge between two files (indexes into cgraph.files, in path order):
+ * how many bound calls the file a makes to definitions of file b (a != b). */
+struct cg_fedge {
+	int a, b;
+	long calls;
+};
+
+/* The calls of g between files, counted, sorted by (a, b), into *out
+ * (owned by the caller); their number. */
+size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out);
+
+/* Only the files of the index into g (no definitions, no calls), as
+ * cgraph_load() reads them (gstore.h's answers need no more). */
+void cgraph_load_files(struct cgraph *g, struct refs *r);
 
 /* Load the whole index's call graph (flags: CG_MENTIONS).  Dies on an SQL
  * error, as refs_prep() does. */
@@ -135,10 +154,11 @@ int refs_dead(struct refs *r);
 /* arch: packages, entry points, layering by imports, clusters. */
 int refs_arch(struct refs *r);
 
-/* arch's clusters (clusters.c): files grouped by the calls between them and
- * their co-changes, one arch_cluster record each (pkg_of: per file, its
- * package in pkgs, -1 for a file left out). */
-void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, const char *const *pkgs);
+/* arch's clusters (clusters.c): files grouped by the calls between them
+ * (fe[0..fe_nr), cgraph_file_edges()) and their co-changes, one arch_cluster
+ * record each (pkg_of: per file, its package in pkgs, -1 for a file left out). */
+void arch_clusters(struct refs *r, const struct cgraph *g, const struct cg_fedge *fe, size_t fe_nr,
+		   const int *pkg_of, const char *const *pkgs);
 
 /* The reason a definition is an entry point (dead leaves it out), or NULL. */
 const char *cgraph_entry_reason(const struct cg_def *d);

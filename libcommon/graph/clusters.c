@@ -48,15 +48,16 @@ static void add_edge(struct uedge **e, size_t *n, size_t *alloc, int a, int b, l
 }
 
 /* Edges from calls and from the coupling table, aggregated, by (a, b). */
-static size_t file_edges(struct refs *r, const struct cgraph *g, const int *pkg_of, struct uedge **e)
+static size_t file_edges(struct refs *r, const struct cgraph *g, const struct cg_fedge *fe, size_t fe_nr,
+			 const int *pkg_of, struct uedge **e)
 {
 	size_t n = 0, alloc = 0, k = 0;
 	sqlite3_stmt *st;
 
-	for (size_t c = 0; c < g->calls_nr; c++) {
-		int x = g->calls[c].file, y = cgraph_file(g, g->defs[g->calls[c].to].path);
-		if (y >= 0 && x != y && pkg_of[x] >= 0 && pkg_of[y] >= 0)
-			add_edge(e, &n, &alloc, x, y, 1, 0);
+	for (size_t c = 0; c < fe_nr; c++) {
+		int x = fe[c].a, y = fe[c].b;
+		if (pkg_of[x] >= 0 && pkg_of[y] >= 0)
+			add_edge(e, &n, &alloc, x, y, fe[c].calls, 0);
 	}
 	if (sqlite3_prepare_v2(r->db, "SELECT a, b, co_changes FROM coupling", -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
@@ -172,10 +173,11 @@ static void emit_cluster(struct refs *r, const struct cgraph *g, const int *pkg_
 	r->emitted++;
 }
 
-void arch_clusters(struct refs *r, const struct cgraph *g, const int *pkg_of, const char *const *pkgs)
+void arch_clusters(struct refs *r, const struct cgraph *g, const struct cg_fedge *fe, size_t fe_nr,
+		   const int *pkg_of, const char *const *pkgs)
 {
 	struct uedge *e = NULL;
-	size_t n = file_edges(r, g, pkg_of, &e), nc = 0;
+	size_t n = file_edges(r, g, fe, fe_nr, pkg_of, &e), nc = 0;
 	int *label = xmalloc((g->files_nr + 1) * sizeof(int));
 	struct clu *c = xcalloc(g->files_nr + 1, sizeof(*c));
 	long *size = xcalloc(g->files_nr + 1, sizeof(long));

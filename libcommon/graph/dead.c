@@ -16,6 +16,7 @@
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
+#include "graph/gstore.h"
 
 #include <ctype.h>
 
@@ -65,25 +66,32 @@ const char *cgraph_entry_reason(const struct cg_def *d)
 }
 
 /* The kinds dead looks at without --kind: what is called. */
-static int default_kind(const char *kind)
+static int dead_default_kind(const char *kind)
 {
 	return !strcmp(kind, "function") || !strcmp(kind, "method") || !strcmp(kind, "constructor") ||
 	       !strcmp(kind, "class");
 }
 
-/* Why d is dead, or NULL when something reaches it. */
-static const char *dead_reason(const struct cg_def *d)
+/* Why d is dead (GS_*), or GS_REACHED when something reaches it. */
+int cgraph_dead_reason(const struct cg_def *d)
 {
 	if (d->calls_in || d->ambiguous_in || d->refs_in || d->mentions)
-		return NULL;
+		return GS_REACHED;
 	if (d->self_calls)
-		return "recursive_only";
+		return GS_RECURSIVE_ONLY;
 	if (d->namesake_calls)
-		return "namesake_calls_only";
-	return "unreferenced";
+		return GS_NAMESAKE_ONLY;
+	return GS_UNREFERENCED;
 }
 
-static void emit_dead(struct refs *r, const struct cg_def *d, const char *why)
+const char *gstore_reason_name(int reason)
+{
+	static const char *const names[] = { NULL, "unreferenced", "recursive_only", "namesake_calls_only" };
+
+	return reason > 0 && reason <= GS_NAMESAKE_ONLY ? names[reason] : NULL;
+}
+
+void dead_emit(struct refs *r, const struct cg_def *d, const char *why)
 {
 	struct buf *b = &r->out;
 
@@ -104,26 +112,41 @@ static void emit_dead(struct refs *r, const struct cg_def *d, const char *why)
 	r->emitted++;
 }
 
+int dead_wanted(const struct refs *r, const char *kind, const char *path, const char *lang)
+{
+	if (r->o.kind ? !refs_kind_matches(r->o.kind, kind) : !dead_default_kind(kind))
+		return 0;
+	return refs_path_ok(r, path) && !(r->o.lang && (!lang || strcmp(r->o.lang, lang)));
+}
+
 int refs_dead(struct refs *r)
 {
 	struct cgraph g;
 	size_t seen = 0, found = 0;
+	/* one read transaction: the stamp and what it vouches for */
+	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 
+	if (gstore_valid(r)) {
+		int ret = gstore_dead(r);
+		if (txn)
+			sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+		return ret;
+	}
 	cgraph_load(&g, r, CG_MENTIONS);
+	if (txn)
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
 	for (size_t i = 0; i < g.defs_nr; i++) {
 		const struct cg_def *d = &g.defs[i];
 		const char *why;
 
-		if (r->o.kind ? !refs_kind_matches(r->o.kind, d->kind) : !default_kind(d->kind))
-			continue;
-		if (!refs_path_ok(r, d->path) || (r->o.lang && (!d->lang || strcmp(r->o.lang, d->lang))))
+		if (!dead_wanted(r, d->kind, d->path, d->lang))
 			continue;
 		seen++;
-		if (cgraph_entry_reason(d) || !(why = dead_reason(d)))
+		if (cgraph_entry_reason(d) || !(why = gstore_reason_name(cgraph_dead_reason(d))))
 			continue;
 		found++;
 		if (r->emitted < r->o.limit)
-			emit_dead(r, d, why);
+			dead_emit(r, d, why);
 	}
 	if (!found)
 		fprintf(stderr, "%s: nothing unreached among %zu definitions\n", progname, seen);

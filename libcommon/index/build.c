@@ -494,6 +494,8 @@ static int build_open(struct build *b, const char *start)
 		return ret;
 	}
 	b->path = r->o.index ? xstrdup(r->o.index) : index_default_path(b->w.root);
+	free(r->wrote);
+	r->wrote = xstrdup(b->path);
 	if (ix_ensure_dir(b->path) < 0 || (b->lock = ix_lock_dir(r, b->path)) < 0) {
 		snapshot_close(&b->sn);
 		walker_close(&b->w);

@@ -42,6 +42,8 @@ void ix_run_close_deferred(struct ix_run *r)
 
 void ix_run_release(struct ix_run *r)
 {
+	free(r->wrote);
+	r->wrote = NULL;
 	if (r->build_lock >= 0) {
 		/* after the server's restart: see build_lock */
 		close(r->build_lock);

@@ -64,6 +64,8 @@ struct ix_run {
 					   state (its watch's hint), else NULL */
 	struct ci_index *deferred_ix;	/* a worker's index, closed once it has answered */
 	int deferred_lock;		/* and its lock */
+	char *wrote;			/* the index the last build or update wrote
+					   (owned; for cmd/ci-index's graph store), or NULL */
 };
 
 /* Defaults: every CPU, no progress, no hooks, no lock.  Cannot fail. */

@@ -196,6 +196,8 @@ static int update_open(struct update *u)
 	if (walker_open(&u->w, ".", &u->wo) < 0)
 		return EXIT_IO;
 	u->path = r->o.index ? xstrdup(r->o.index) : index_default_path(u->w.root);
+	free(r->wrote);
+	r->wrote = xstrdup(u->path);
 	if (access(u->path, F_OK) < 0 && errno == ENOENT) {
 		/* no index yet (perhaps not even its directory): build one */
 		walker_close(&u->w);
