@@ -54,7 +54,9 @@ struct callwalk {
 	size_t names_nr, names_alloc;
 	struct wfile **files;
 	size_t files_nr, files_alloc, last;	/* last: the file asked for last */
-	int unordered;		/* files[] is not in path order */
+	size_t *fmap;		/* files[] hashed by path: index + 1, 0 for an empty slot
+				   (impact on Linux asks for thousands of files) */
+	size_t fmap_mask;	/* slots - 1 */
 	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st;
 	struct refs_world world;	/* Python calls (resolve.h through rsworld.c) */
 };
@@ -127,20 +129,50 @@ static const struct wfile *with_defs(struct callwalk *w, const struct wfile *cf)
 	return f;
 }
 
+static size_t path_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot of path in w->fmap: its file's, or the empty one it would take. */
+static size_t fmap_slot(const struct callwalk *w, const char *path)
+{
+	size_t k = path_hash(path) & w->fmap_mask;
+
+	while (w->fmap[k] && strcmp(w->files[w->fmap[k] - 1]->path, path))
+		k = (k + 1) & w->fmap_mask;
+	return k;
+}
+
+/* Add files[i] to the map, doubling it past half full. */
+static void fmap_add(struct callwalk *w, size_t i)
+{
+	if (2 * (w->files_nr + 1) > w->fmap_mask) {
+		size_t n = w->fmap ? 2 * (w->fmap_mask + 1) : 64;
+		free(w->fmap);
+		w->fmap = xcalloc(n, sizeof(*w->fmap));
+		w->fmap_mask = n - 1;
+		for (size_t j = 0; j < w->files_nr; j++)
+			if (j != i)
+				w->fmap[fmap_slot(w, w->files[j]->path)] = j + 1;
+	}
+	w->fmap[fmap_slot(w, w->files[i]->path)] = i + 1;
+}
+
 /* The file path (cached): its language and resolved imports. */
 static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3_int64 blob)
 {
 	struct wfile *f;
-	size_t alloc = 0;
+	size_t alloc = 0, k;
 
 	if (w->files_nr && !strcmp(w->files[w->last]->path, path))
 		return w->files[w->last];	/* a name's calls come blob by blob */
-	if (w->unordered || !w->files_nr || strcmp(path, w->files[w->files_nr - 1]->path) <= 0)
-		for (size_t i = 0; i < w->files_nr; i++)	/* else it is new: all came in path order */
-			if (!strcmp(w->files[i]->path, path))
-				return w->files[w->last = i];
-	if (w->files_nr && strcmp(path, w->files[w->files_nr - 1]->path) < 0)
-		w->unordered = 1;
+	if (w->fmap && w->fmap[k = fmap_slot(w, path)])
+		return w->files[w->last = w->fmap[k] - 1];
 	f = xcalloc(1, sizeof(*f));
 	f->path = xstrdup(path);
 	f->blob = blob;
@@ -159,6 +191,7 @@ static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3
 	ALLOC_GROW(w->files, w->files_nr + 1, w->files_alloc);
 	w->last = w->files_nr;
 	w->files[w->files_nr++] = f;
+	fmap_add(w, w->last);
 	return f;
 }
 
@@ -236,7 +269,7 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 
 	if (!n->nr)
 		return 0;
-	if (resolver_applies(&w->world.rs, f->path)) {
+	if (f->lang && !strcmp(f->lang, "python") && resolver_applies(&w->world.rs, f->path)) {
 		const struct rs_def *rd = resolve_call(&w->world.rs, f->path, scope, line, col_, n->name, how);
 
 		if (rd || !w->r->o.by_name) {
@@ -474,6 +507,7 @@ void callwalk_free(struct callwalk *w)
 		free(f);
 	}
 	free(w->files);
+	free(w->fmap);
 	refs_world_release(&w->world);
 	sqlite3_finalize(w->def_st);
 	sqlite3_finalize(w->fdef_st);
