@@ -252,18 +252,20 @@ static int cmd_serve(struct ix_run *r, int argc, char **argv)
 
 /* The call graph's answers stored in the index just written (graph/gstore.h):
  * derived data, so a failure is reported and the command still succeeds
- * (dead and arch then bind the whole graph, as without them).  Under the
- * writers' lock (a server's worker holds it still, with its index open). */
+ * (dead and arch then bind the whole graph, as without them), damage too
+ * (the commands that read it report it; CI_INDEX_CHECK=never's update reads
+ * only what it must).  Under the writers' lock (a server's worker holds it
+ * still, with its index open). */
 static void store_graph(struct ix_run *r)
 {
 	struct refs_opts o = { .limit = 100, .depth = -1 };
 	struct ci_index *ix = r->deferred_ix;
 	struct refs q;
-	int lock = -1;
+	int lock = -1, rc;
 
 	if (!r->wrote)
 		return;
-	if (!ix && ((lock = ix_lock_dir(r, r->wrote)) < 0 || index_open(&ix, r->wrote, 0) != 0)) {
+	if (!ix && ((lock = ix_lock_dir(r, r->wrote)) < 0 || index_open(&ix, r->wrote, INDEX_NOTE_DAMAGE) != 0)) {
 		if (lock >= 0)
 			close(lock);
 		return;
@@ -271,8 +273,10 @@ static void store_graph(struct ix_run *r)
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
 	refs_init(&q, ix, &o, stdout);
-	if (gstore_update(&q) > 0 && verbosity)
-		fprintf(stderr, "%s: the index changed meanwhile: the call graph's answers are not stored\n", progname);
+	rc = gstore_update(&q);
+	if (rc > 0 && verbosity)
+		fprintf(stderr, "%s: the index %s: the call graph's answers are not stored\n", progname,
+			rc == 1 ? "changed meanwhile" : "is damaged");
 	refs_release(&q);
 	if (ix != r->deferred_ix)
 		index_close(ix);

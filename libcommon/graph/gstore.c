@@ -4,6 +4,7 @@
  */
 #include "core/common.h"
 #include "graph/gstore.h"
+#include "index/index.h"
 
 static const char gs_tables[] =
 	"CREATE TABLE IF NOT EXISTS graph_stamp(version INTEGER NOT NULL);"
@@ -195,6 +196,10 @@ int gstore_update(struct refs *r)
 	r->o.by_name = by_name;
 	rc = store(db, r, &g);
 	cgraph_release(&g);
+	if (index_damage_seen(r->ix) || (rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return 2;	/* opened with INDEX_NOTE_DAMAGE: what was read is not whole */
+	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)

@@ -24,10 +24,11 @@
 enum { GSTORE_VERSION = 1 };
 
 /*
- * Store the graph's answers in the index r reads (opened writable) unless a
- * valid stamp says they are stored already.  0 when stored (or already
- * were), 1 when another writer changed the index meanwhile (nothing
- * stored), -1 after an error is reported.
+ * Store the graph's answers in the index r reads (opened writable, with
+ * INDEX_NOTE_DAMAGE) unless a valid stamp says they are stored already.  0
+ * when stored (or already were), 1 when another writer changed the index
+ * meanwhile, 2 when reading it met damage (nothing stored either way), -1
+ * after an error is reported.
  */
 int gstore_update(struct refs *r);
 
