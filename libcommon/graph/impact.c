@@ -188,11 +188,13 @@ static int in_file(const char *dpath, const char *scope, void *path)
 	return !strcmp(dpath, path);
 }
 
+/* (cw: the walk's caches of definitions and files, created on first use and
+ * shared with call_signal(), which reads the same callers' files) */
 static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
-			     struct impact_hit *h)
+			     struct impact_hit *h, struct callwalk **cwp)
 {
 	sqlite3_stmt *st;
-	struct callwalk *cw = NULL;
+	struct callwalk *cw = *cwp;
 
 	if (sym)
 		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id, r.recv FROM refs r "
@@ -228,7 +230,7 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
 	}
 	sqlite3_finalize(st);
-	callwalk_free(cw);
+	*cwp = cw;
 }
 
 /*
@@ -253,13 +255,13 @@ static void on_caller(const char *path, long depth, void *arg)
 }
 
 static void call_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
-			struct impact_hit *h)
+			struct impact_hit *h, struct callwalk **cwp)
 {
-	struct callwalk *cw = callwalk_new(r);
 	struct call_arg a = { g, h };
 
-	callwalk_callers(cw, path, sym, r->o.depth > 1 ? r->o.depth : 1, on_caller, &a);
-	callwalk_free(cw);
+	if (!*cwp)
+		*cwp = callwalk_new(r);
+	callwalk_callers(*cwp, path, sym, r->o.depth > 1 ? r->o.depth : 1, on_caller, &a);
 }
 
 /*
@@ -505,6 +507,7 @@ int refs_impact(struct refs *r, const char *arg)
 	char *copy = xstrdup(arg), *colon = strrchr(copy, ':'), *sym = NULL, *path;
 	struct digraph g;
 	struct impact_hit *h = NULL;
+	struct callwalk *cw = NULL;	/* shared by the reference and call signals */
 	int start, no_vectors = 0, ret = EXIT_NOTHING;
 	size_t found = 0;
 
@@ -525,9 +528,9 @@ int refs_impact(struct refs *r, const char *arg)
 	}
 	h = xcalloc(g.n + 1, sizeof(*h));
 	import_signal(r, &g, start, h);
-	reference_signal(r, &g, path, sym, h);
+	reference_signal(r, &g, path, sym, h, &cw);
 	if (sym && (r->o.mode & REFS_M_DEPS)) {
-		call_signal(r, &g, path, sym, h);
+		call_signal(r, &g, path, sym, h, &cw);
 		mention_signal(r, &g, path, sym, h);
 	}
 	coupling_signal(r, &g, path, h);
@@ -542,6 +545,7 @@ int refs_impact(struct refs *r, const char *arg)
 		error("nothing in the index depends on '%s%s%s'", path, sym ? ":" : "", sym ? sym : "");
 	ret = no_vectors ? EXIT_USAGE : found ? EXIT_OK : EXIT_NOTHING;
 done:
+	callwalk_free(cw);
 	free(h);
 	digraph_release(&g);
 	free(path);
