@@ -20,13 +20,20 @@
  */
 static size_t semantic_signal(struct refs *r, const struct digraph *g, int target, struct impact_hit *h)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, v.dim, v.fmt, v.scale, v.vec FROM vectors v "
-				"JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.blob_id = c.blob_id "
-				"ORDER BY f.path, c.id");
+	sqlite3_stmt *st = refs_prep(r, "SELECT 1 FROM vectors LIMIT 1");
 	float *sum = NULL, *v = NULL;
 	double *cosv, mean = 0, var = 0, tn = 0;
 	size_t dim = 0, i, k, nfiles = 0;
-	char *have = xcalloc(g->n, 1);
+	char *have;
+	int any = sqlite3_step(st) == SQLITE_ROW;
+
+	sqlite3_finalize(st);
+	if (!any)
+		return 0;	/* no vectors: the join below walks every file's chunks (Linux: 0.1 s) */
+	st = refs_prep(r, "SELECT f.path, v.dim, v.fmt, v.scale, v.vec FROM vectors v "
+		       "JOIN chunks c ON c.id = v.chunk_id JOIN files f ON f.blob_id = c.blob_id "
+		       "ORDER BY f.path, c.id");
+	have = xcalloc(g->n, 1);
 
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int node = digraph_node(g, refs_col(st, 0));
