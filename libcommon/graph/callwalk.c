@@ -403,7 +403,9 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
 		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
-			const struct wfile *f = with_defs(w, file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1)));
+			/* its definitions only for a call that reaches the frontier
+			 * (bind_site() needs the file's imports alone) */
+			const struct wfile *f = file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1));
 			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
 			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
 			enum bind_how how;
@@ -412,7 +414,8 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
-					add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enclosing(f, line),
+					add_wcall(v, nr, alloc, (struct wcall){ f, line, col_,
+										enclosing(with_defs(w, f), line),
 										&n->d[reach[i]], how });
 		}
 		free(reach);
