@@ -90,7 +90,14 @@ struct rank_opts {
 	const struct rank_model *model_parsed[2];	/* the model read once for many queries (without,
 						   with vectors), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
+	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 };
+
+/*
+ * --semantic-idf's default: the query's words, pooled by a static model
+ * (ci-code), each weighted by its idf in the index to this power (0: all alike).
+ */
+#define RANK_SEM_IDF 0.0
 
 /* ci-rank's defaults. */
 void rank_opts_init(struct rank_opts *o);

@@ -123,6 +123,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->threshold = 0.3;
 	o->learned = -1;
 	o->chunk_order = 1;
+	o->sem_idf = RANK_SEM_IDF;
 }
 
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)

@@ -9,6 +9,133 @@
 #include <pthread.h>
 #include "embed/embed.h"
 #include "embed/embedtext.h"
+#include "embed/static.h"
+#include <math.h>
+
+/* the distinct words of a query whose document count is looked up */
+#define SEM_WORDS_MAX 1024
+
+static int cmp_sem_word(const void *a, const void *b)
+{
+	return strcmp(((const struct sem_word *)a)->w, ((const struct sem_word *)b)->w);
+}
+
+static int collect_word(const char *word, size_t n, void *arg)
+{
+	struct sem_words *sw = arg;
+
+	ALLOC_GROW(sw->v, sw->nr + 1, sw->alloc);
+	sw->v[sw->nr].w = xstrndup(word, n);
+	sw->v[sw->nr++].wt = 1;
+	return sw->nr >= 8 * SEM_WORDS_MAX;
+}
+
+static void sem_words_free(struct sem_words *sw)
+{
+	if (!sw)
+		return;
+	for (size_t i = 0; i < sw->nr; i++)
+		free(sw->v[i].w);
+	free(sw->v);
+	free(sw);
+}
+
+/*
+ * The words of q as a static model cuts them, each weighted by its idf in the
+ * index (BM25's, from term_df or fts5vocab as the keyword signal's terms) to
+ * the power p: a static model pools a long issue text's words by what sets
+ * them apart in this repository, not by their count alone.
+ */
+static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, double p)
+{
+	struct sem_words *sw = xcalloc(1, sizeof(*sw));
+	sqlite3_stmt *st, *vocab = NULL;
+	double n = (double)rq->r->total_chunks;
+	size_t i, j;
+
+	static_words(q, strlen(q), collect_word, sw);
+	qsort(sw->v, sw->nr, sizeof(*sw->v), cmp_sem_word);
+	for (i = j = 0; i < sw->nr; i++) {
+		if (j && !strcmp(sw->v[j - 1].w, sw->v[i].w)) {
+			free(sw->v[i].w);
+			continue;
+		}
+		sw->v[j++] = sw->v[i];
+	}
+	sw->nr = j;
+	if (sw->nr > SEM_WORDS_MAX)
+		return sw;	/* too many to look up: all alike */
+	st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
+	for (i = 0; i < sw->nr; i++) {
+		sqlite3_int64 df = 0;
+		sqlite3_bind_text(st, 1, sw->v[i].w, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			df = sqlite3_column_int64(st, 0);
+		} else {
+			if (!vocab) {
+				if (sqlite3_exec(rq->db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab "
+						 "USING fts5vocab(main, chunks_fts, row)", NULL, NULL, NULL) != SQLITE_OK)
+					die("index: %s", sqlite3_errmsg(rq->db));
+				vocab = rank_stmt(rq->r, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
+			}
+			sqlite3_bind_text(vocab, 1, sw->v[i].w, -1, SQLITE_STATIC);
+			df = sqlite3_step(vocab) == SQLITE_ROW ? sqlite3_column_int64(vocab, 0) : 0;
+			sqlite3_reset(vocab);
+		}
+		sqlite3_reset(st);
+		if (df > n)
+			df = (sqlite3_int64)n;
+		sw->v[i].wt = (float)pow(log(1.0 + (n - (double)df + 0.5) / ((double)df + 0.5)), p);
+	}
+	rank_stmt_done(rq->r, st);
+	rank_stmt_done(rq->r, vocab);
+	return sw;
+}
+
+/* The weight of the model's token id among the query's words (sorted), or -1 if not there. */
+static float sem_word_weight(const struct sem_words *sw, const struct embed_model *m, int32_t id)
+{
+	const char *word;
+	size_t n = embed_token_word(m, id, &word), lo = 0, hi = sw->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(sw->v[mid].w, word, n);
+		if (!c && sw->v[mid].w[n])
+			c = 1;
+		if (!c)
+			return sw->v[mid].wt;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The query's vector: its words pooled as weighed (j->words), else as the model pools them. */
+static void embed_query(struct qvec_job *j, struct embed_model *m, struct embed_work *w, const int32_t *ids, size_t n)
+{
+	const struct sem_words *sw = j->words;
+	float *wt;
+	size_t i, found = 0;
+	double sum = 0;
+
+	if (!sw || !sw->nr || sw->nr > SEM_WORDS_MAX || !n) {
+		embed_forward(w, &ids, &n, 1, j->vec);
+		return;
+	}
+	wt = xmalloc(n * sizeof(*wt));
+	for (i = 0; i < n; i++)
+		if ((wt[i] = sem_word_weight(sw, m, ids[i])) >= 0)
+			sum += wt[i], found++;
+	/* a word not looked up (none, but for a text cut short): the mean weight */
+	for (i = 0; i < n; i++)
+		if (wt[i] < 0)
+			wt[i] = found ? (float)(sum / (double)found) : 1;
+	embed_forward_weighted(w, ids, wt, n, j->vec);
+	free(wt);
+}
 
 static void *embedder(void *arg)
 {
@@ -37,7 +164,7 @@ static void *embedder(void *arg)
 	ids = embed_tokenize(w, j->text, strlen(j->text), embed_max_tokens(m), &n);
 	j->dim = embed_dim(m);
 	j->vec = xmalloc(j->dim * sizeof(float));
-	embed_forward(w, &ids, &n, 1, j->vec);
+	embed_query(j, m, w, ids, n);
 	rank_rtr(j->r, "embedder: the query's vector");
 	j->model = xstrdup(embed_model_name(m, 0));
 	embed_work_free(w);
@@ -68,6 +195,8 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	free(im);
+	/* a static model's words weighted here: the index is this thread's */
+	j->words = rq->o->sem_idf > 0 && static_model_probe(j->dir) ? sem_words_weigh(rq, q, rq->o->sem_idf) : NULL;
 	j->r = rq->r;
 	j->text = xstrdup(q);
 	j->vec = NULL;
@@ -88,6 +217,8 @@ static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **m
 	j->text = NULL;
 	free(j->dir);
 	j->dir = NULL;
+	sem_words_free(j->words);
+	j->words = NULL;
 	*vec = j->vec;
 	*model = j->model;
 	j->vec = NULL;

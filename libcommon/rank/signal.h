@@ -84,6 +84,7 @@ struct early_scan;
  */
 struct qvec_job {
 	const struct ranker *r;	/* the index, and what a server preloaded */
+	struct sem_words *words;	/* the query's words and weights (--semantic-idf), or NULL */
 	int started;		/* the embedder thread runs */
 	pthread_t embedder;	/* that thread */
 	char *text;		/* the query */
@@ -98,6 +99,16 @@ struct qvec_job {
 	struct vecsnap snap;	/* mapped, or map NULL */
 	int snap_rc;		/* vecsnap_map()'s */
 	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
+};
+
+/* The distinct words of a query (static_words) with their idf weights: sorted. */
+struct sem_word {
+	char *w;		/* NUL-terminated */
+	float wt;
+};
+struct sem_words {
+	struct sem_word *v;
+	size_t nr, alloc;
 };
 
 struct sem {

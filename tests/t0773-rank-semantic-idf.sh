@@ -1,0 +1,74 @@
+#!/bin/sh
+# t0773-rank-semantic-idf: ci-rank --semantic-idf, the query's words pooled by
+# ci-code (a static model) with weights: each word's idf in the index to a
+# power.  On six functions that share the words data, value, item and result,
+# one of which computes a checksum: with every word alike the decoys score
+# near the checksum function (the shared words are most of the query's
+# vector); weighted by idf, the words every chunk holds count for almost
+# nothing and the checksum function stands alone.  Keyword mode is untouched,
+# the default is --semantic-idf 0, and bad values are refused.
+
+. "$(dirname "$0")/lib.sh"
+
+unset CI_MODEL
+
+test_expect_success 'setup: six functions, an index with ci-code vectors' '
+	git init -q repo &&
+	mkdir repo/src &&
+	for t in cache queue table buffer stream; do
+		printf "%s\n" "def update_${t}_value(data, item, result):" \
+			"    \"\"\"Update the value of the $t with the data of an item and return the result.\"\"\"" \
+			"    value = data.get(item)" "    result = ${t}_store(value)" "    return result" \
+			>repo/src/$t.py || return 1
+	done &&
+	cat >repo/src/crc.py <<-\EOF &&
+	def crc32_checksum(data, item, result):
+	    """Compute the checksum of the data of an item and return the result value."""
+	    value = zlib.crc32(data[item])
+	    return value
+	EOF
+	(cd repo && git add . && git commit -q -m six && ci-index --embed --model ci-code build)
+'
+
+q="update data value item result checksum"
+
+# the semantic values of the first three files: path<TAB>value lines
+sem() {
+	(cd repo && ci-rank --no-server --mode semantic --limit 3 "$@" "$q") >hits &&
+	"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic] | @tsv" hits
+}
+
+test_expect_success 'words alike: the decoys score near the checksum function' '
+	sem --semantic-idf 0 >all &&
+	test $(wc -l <all) = 3 &&
+	test "$(head -1 all | cut -f1)" = src/crc.py &&
+	awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 > 0.8 * top) }" all
+'
+
+test_expect_success 'weighted by idf: the checksum function stands alone' '
+	for p in 1 2; do
+		sem --semantic-idf $p >idf$p &&
+		test "$(head -1 idf$p | cut -f1)" = src/crc.py &&
+		awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 < 0.2 * top) }" idf$p || return 1
+	done
+'
+
+test_expect_success 'the default is --semantic-idf 0; keyword mode does not read it' '
+	sem >default &&
+	test_cmp all default &&
+	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
+	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 "$q") >k2 &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k0 >k0.hits &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k2 >k2.hits &&
+	test -s k0.hits &&
+	test_cmp k0.hits k2.hits
+'
+
+test_expect_success 'bad values of --semantic-idf are refused' '
+	for v in -1 4.5 abc ""; do
+		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-idf "$v" "$q") 2>err &&
+		test_grep "semantic-idf" err || return 1
+	done
+'
+
+test_done
