@@ -63,6 +63,8 @@ static const char usage_text[] =
 	"      --semantic-idf <p>  weigh the query's words by their idf in the index to\n"
 	"                          the power <p> when a static model (ci-code) embeds it\n"
 	"                          (0-4; 0: all alike; default 0)\n"
+	"      --semantic-title <w> the words of the query's first line count <w> times\n"
+	"                          in its vector, with a static model (0-20; default 1)\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
@@ -81,7 +83,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE, OPT_SEM_IDF };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -111,6 +113,7 @@ static const struct option long_options[] = {
 	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
+	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -217,6 +220,7 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 		break;
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
+	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;
 		r->threshold = parse_unit("--threshold", optarg);

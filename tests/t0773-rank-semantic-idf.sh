@@ -1,12 +1,14 @@
 #!/bin/sh
-# t0773-rank-semantic-idf: ci-rank --semantic-idf, the query's words pooled by
-# ci-code (a static model) with weights: each word's idf in the index to a
-# power.  On six functions that share the words data, value, item and result,
+# t0773-rank-semantic-idf: ci-rank --semantic-idf and --semantic-title, the
+# query's words pooled by ci-code (a static model) with weights: each word's
+# idf in the index to a power, the title's (first line's) words a number of
+# times.  On six functions that share the words data, value, item and result,
 # one of which computes a checksum: with every word alike the decoys score
 # near the checksum function (the shared words are most of the query's
 # vector); weighted by idf, the words every chunk holds count for almost
-# nothing and the checksum function stands alone.  Keyword mode is untouched,
-# the default is --semantic-idf 0, and bad values are refused.
+# nothing and the checksum function stands alone; with "checksum" alone on
+# the first line, a title weight does the same.  Keyword mode is untouched,
+# the defaults are as documented, and bad values are refused.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -53,21 +55,40 @@ test_expect_success 'weighted by idf: the checksum function stands alone' '
 	done
 '
 
-test_expect_success 'the default is --semantic-idf 0; keyword mode does not read it' '
+test_expect_success 'the title (first line) weighted: its words lead the vector' '
+	q0=$q &&
+	q="checksum
+update data value item result" &&
+	sem --semantic-title 1 >t1 &&
+	awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 > 0.8 * top) }" t1 &&
+	sem --semantic-title 3 >t3 &&
+	test "$(head -1 t3 | cut -f1)" = src/crc.py &&
+	awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 < 0.5 * top) }" t3 &&
+	sem --semantic-title 0 >t0 &&
+	! cmp -s t1 t0 &&
+	q=$q0
+'
+
+test_expect_success 'the defaults: --semantic-idf 0 --semantic-title 1; keyword mode reads neither' '
 	sem >default &&
-	test_cmp all default &&
+	sem --semantic-idf 0 --semantic-title 1 >explicit &&
+	test_cmp explicit default &&
 	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
-	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 "$q") >k2 &&
+	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 --semantic-title 5 "$q") >k2 &&
 	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k0 >k0.hits &&
 	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k2 >k2.hits &&
 	test -s k0.hits &&
 	test_cmp k0.hits k2.hits
 '
 
-test_expect_success 'bad values of --semantic-idf are refused' '
+test_expect_success 'bad values of --semantic-idf and --semantic-title are refused' '
 	for v in -1 4.5 abc ""; do
 		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-idf "$v" "$q") 2>err &&
 		test_grep "semantic-idf" err || return 1
+	done &&
+	for v in -1 21 x; do
+		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-title "$v" "$q") 2>err &&
+		test_grep "semantic-title" err || return 1
 	done
 '
 

@@ -91,6 +91,7 @@ struct rank_opts {
 						   with vectors), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
+	double sem_title;	/* --semantic-title: and its title's words this many times */
 };
 
 /*
@@ -98,6 +99,8 @@ struct rank_opts {
  * (ci-code), each weighted by its idf in the index to this power (0: all alike).
  */
 #define RANK_SEM_IDF 0.0
+/* --semantic-title's default: the words of the query's first line count this many times */
+#define RANK_SEM_TITLE 1.0
 
 /* ci-rank's defaults. */
 void rank_opts_init(struct rank_opts *o);

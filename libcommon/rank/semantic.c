@@ -10,6 +10,7 @@
 #include "embed/embed.h"
 #include "embed/embedtext.h"
 #include "embed/static.h"
+#include <ctype.h>
 #include <math.h>
 
 /* the distinct words of a query whose document count is looked up */
@@ -40,20 +41,12 @@ static void sem_words_free(struct sem_words *sw)
 	free(sw);
 }
 
-/*
- * The words of q as a static model cuts them, each weighted by its idf in the
- * index (BM25's, from term_df or fts5vocab as the keyword signal's terms) to
- * the power p: a static model pools a long issue text's words by what sets
- * them apart in this repository, not by their count alone.
- */
-static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, double p)
+/* The distinct words of q[0..len), sorted, into sw. */
+static void sem_words_of(struct sem_words *sw, const char *q, size_t len)
 {
-	struct sem_words *sw = xcalloc(1, sizeof(*sw));
-	sqlite3_stmt *st, *vocab = NULL;
-	double n = (double)rq->r->total_chunks;
 	size_t i, j;
 
-	static_words(q, strlen(q), collect_word, sw);
+	static_words(q, len, collect_word, sw);
 	qsort(sw->v, sw->nr, sizeof(*sw->v), cmp_sem_word);
 	for (i = j = 0; i < sw->nr; i++) {
 		if (j && !strcmp(sw->v[j - 1].w, sw->v[i].w)) {
@@ -63,32 +56,72 @@ static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, d
 		sw->v[j++] = sw->v[i];
 	}
 	sw->nr = j;
-	if (sw->nr > SEM_WORDS_MAX)
-		return sw;	/* too many to look up: all alike */
-	st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
-	for (i = 0; i < sw->nr; i++) {
-		sqlite3_int64 df = 0;
-		sqlite3_bind_text(st, 1, sw->v[i].w, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			df = sqlite3_column_int64(st, 0);
-		} else {
-			if (!vocab) {
-				if (sqlite3_exec(rq->db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab "
-						 "USING fts5vocab(main, chunks_fts, row)", NULL, NULL, NULL) != SQLITE_OK)
-					die("index: %s", sqlite3_errmsg(rq->db));
-				vocab = rank_stmt(rq->r, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
-			}
-			sqlite3_bind_text(vocab, 1, sw->v[i].w, -1, SQLITE_STATIC);
-			df = sqlite3_step(vocab) == SQLITE_ROW ? sqlite3_column_int64(vocab, 0) : 0;
-			sqlite3_reset(vocab);
+}
+
+/* A word's document count in the index: term_df has the common ones, fts5vocab the rest. */
+static sqlite3_int64 sem_word_df(struct rank_query *rq, sqlite3_stmt *st, sqlite3_stmt **vocab, const char *w)
+{
+	sqlite3_int64 df = 0;
+
+	sqlite3_bind_text(st, 1, w, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		df = sqlite3_column_int64(st, 0);
+	} else {
+		if (!*vocab) {
+			if (sqlite3_exec(rq->db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab "
+					 "USING fts5vocab(main, chunks_fts, row)", NULL, NULL, NULL) != SQLITE_OK)
+				die("index: %s", sqlite3_errmsg(rq->db));
+			*vocab = rank_stmt(rq->r, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
 		}
-		sqlite3_reset(st);
-		if (df > n)
-			df = (sqlite3_int64)n;
-		sw->v[i].wt = (float)pow(log(1.0 + (n - (double)df + 0.5) / ((double)df + 0.5)), p);
+		sqlite3_bind_text(*vocab, 1, w, -1, SQLITE_STATIC);
+		df = sqlite3_step(*vocab) == SQLITE_ROW ? sqlite3_column_int64(*vocab, 0) : 0;
+		sqlite3_reset(*vocab);
+	}
+	sqlite3_reset(st);
+	return df;
+}
+
+/*
+ * The words of q as a static model cuts them, weighted: those of its title
+ * (the first line with a word) title times (--semantic-title), and each by
+ * its idf in the index (BM25's, as the keyword signal's terms) to the power
+ * p (--semantic-idf): a static model's vector of a long issue text is
+ * otherwise the sum of all its words alike.
+ */
+static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, double p, double title)
+{
+	struct sem_words *sw = xcalloc(1, sizeof(*sw)), tw = { NULL, 0, 0 };
+	sqlite3_stmt *st = NULL, *vocab = NULL;
+	double n = (double)rq->r->total_chunks;
+	const char *t = q, *te;
+	size_t i;
+
+	sem_words_of(sw, q, strlen(q));
+	if (sw->nr > SEM_WORDS_MAX)
+		return sw;	/* too many: all alike */
+	while (*t && !isalnum((unsigned char)*t))
+		t++;
+	te = strchr(t, '\n');
+	if (title != 1)
+		sem_words_of(&tw, t, te ? (size_t)(te - t) : strlen(t));
+	if (p > 0)
+		st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
+	for (i = 0; i < sw->nr; i++) {
+		struct sem_word *x = &sw->v[i];
+		if (st) {
+			sqlite3_int64 df = sem_word_df(rq, st, &vocab, x->w);
+			if (df > n)
+				df = (sqlite3_int64)n;
+			x->wt = (float)pow(log(1.0 + (n - (double)df + 0.5) / ((double)df + 0.5)), p);
+		}
+		if (tw.nr && bsearch(x, tw.v, tw.nr, sizeof(*tw.v), cmp_sem_word))
+			x->wt *= (float)title;
 	}
 	rank_stmt_done(rq->r, st);
 	rank_stmt_done(rq->r, vocab);
+	for (i = 0; i < tw.nr; i++)
+		free(tw.v[i].w);
+	free(tw.v);
 	return sw;
 }
 
@@ -196,7 +229,8 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	free(im);
 	/* a static model's words weighted here: the index is this thread's */
-	j->words = rq->o->sem_idf > 0 && static_model_probe(j->dir) ? sem_words_weigh(rq, q, rq->o->sem_idf) : NULL;
+	j->words = (rq->o->sem_idf > 0 || rq->o->sem_title != 1) && static_model_probe(j->dir)
+			   ? sem_words_weigh(rq, q, rq->o->sem_idf, rq->o->sem_title) : NULL;
 	j->r = rq->r;
 	j->text = xstrdup(q);
 	j->vec = NULL;
