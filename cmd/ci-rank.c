@@ -64,7 +64,7 @@ static const char usage_text[] =
 	"                          the power <p> when a static model (ci-code) embeds it\n"
 	"                          (0-4; 0: all alike; default 0)\n"
 	"      --semantic-title <w> the words of the query's first line count <w> times\n"
-	"                          in its vector, with a static model (0-20; default 1)\n"
+	"                          in its vector, with a static model (0-20; default 3)\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"

@@ -69,10 +69,16 @@ update data value item result" &&
 	q=$q0
 '
 
-test_expect_success 'the defaults: --semantic-idf 0 --semantic-title 1; keyword mode reads neither' '
+test_expect_success 'the defaults: --semantic-idf 0 --semantic-title 3; keyword mode reads neither' '
+	q0=$q &&
+	q="checksum
+update data value item result" &&
 	sem >default &&
-	sem --semantic-idf 0 --semantic-title 1 >explicit &&
+	sem --semantic-idf 0 --semantic-title 3 >explicit &&
 	test_cmp explicit default &&
+	sem --semantic-title 1 >one &&
+	! cmp -s one default &&
+	q=$q0 &&
 	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
 	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 --semantic-title 5 "$q") >k2 &&
 	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k0 >k0.hits &&

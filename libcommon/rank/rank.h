@@ -99,8 +99,12 @@ struct rank_opts {
  * (ci-code), each weighted by its idf in the index to this power (0: all alike).
  */
 #define RANK_SEM_IDF 0.0
-/* --semantic-title's default: the words of the query's first line count this many times */
-#define RANK_SEM_TITLE 1.0
+/*
+ * --semantic-title's default: the words of the query's first line (an issue's
+ * title, a commit's subject) count this many times.  Chosen on the validation
+ * repositories, both query forms (share/models/ci-code.md): 1, 2, 3, 6.
+ */
+#define RANK_SEM_TITLE 3.0
 
 /* ci-rank's defaults. */
 void rank_opts_init(struct rank_opts *o);
