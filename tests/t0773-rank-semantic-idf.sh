@@ -8,7 +8,8 @@
 # vector); weighted by idf, the words every chunk holds count for almost
 # nothing and the checksum function stands alone; with "checksum" alone on
 # the first line, a title weight does the same.  Keyword mode is untouched,
-# the defaults are as documented, and bad values are refused.
+# the defaults are as documented (the title 3 times in semantic mode, once in
+# hybrid mode, whose learned fusion was fitted so), and bad values are refused.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -69,7 +70,7 @@ update data value item result" &&
 	q=$q0
 '
 
-test_expect_success 'the defaults: --semantic-idf 0 --semantic-title 3; keyword mode reads neither' '
+test_expect_success 'the defaults: --semantic-idf 0, --semantic-title 3 (semantic) or 1 (hybrid); keyword reads neither' '
 	q0=$q &&
 	q="checksum
 update data value item result" &&
@@ -78,6 +79,15 @@ update data value item result" &&
 	test_cmp explicit default &&
 	sem --semantic-title 1 >one &&
 	! cmp -s one default &&
+	hyb() {
+		(cd repo && ci-rank --no-server --mode hybrid --limit 6 "$@" "$q") >h &&
+		"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic] | @tsv" h
+	} &&
+	hyb >hdefault &&
+	hyb --semantic-title 1 >hone &&
+	test_cmp hone hdefault &&
+	hyb --semantic-title 3 >hthree &&
+	! cmp -s hone hthree &&
 	q=$q0 &&
 	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
 	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 --semantic-title 5 "$q") >k2 &&

@@ -91,7 +91,7 @@ struct rank_opts {
 						   with vectors), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
-	double sem_title;	/* --semantic-title: and its title's words this many times */
+	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
 };
 
 /*
@@ -100,9 +100,12 @@ struct rank_opts {
  */
 #define RANK_SEM_IDF 0.0
 /*
- * --semantic-title's default: the words of the query's first line (an issue's
- * title, a commit's subject) count this many times.  Chosen on the validation
- * repositories, both query forms (share/models/ci-code.md): 1, 2, 3, 6.
+ * --semantic-title's default in semantic mode: the words of the query's first
+ * line (an issue's title, a commit's subject) count this many times.  Chosen
+ * on the validation repositories, both query forms (share/models/ci-code.md):
+ * 1, 2, 3, 6.  In hybrid mode the default stays 1: the learned fusion's
+ * with_vectors member was fitted on that signal, and neither it nor a refit on
+ * the weighted one ranked better with 3.
  */
 #define RANK_SEM_TITLE 3.0
 

@@ -221,16 +221,20 @@ static char *index_model(struct rank_query *rq)
 	return m;
 }
 
-static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+/* weigh: a query's words weighted as the options say (an issue), else as the model pools them (code) */
+static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q, int weigh)
 {
 	char *im = index_model(rq);
+	double title;
 
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	free(im);
 	/* a static model's words weighted here: the index is this thread's */
-	j->words = (rq->o->sem_idf > 0 || rq->o->sem_title != 1) && static_model_probe(j->dir)
-			   ? sem_words_weigh(rq, q, rq->o->sem_idf, rq->o->sem_title) : NULL;
+	/* the title's weight not said: RANK_SEM_TITLE in semantic mode, 1 where the fusion reads it */
+	title = rq->o->sem_title >= 0 ? rq->o->sem_title : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_TITLE : 1;
+	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && static_model_probe(j->dir)
+			   ? sem_words_weigh(rq, q, rq->o->sem_idf, title) : NULL;
 	j->r = rq->r;
 	j->text = xstrdup(q);
 	j->vec = NULL;
@@ -266,7 +270,7 @@ size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char
 	struct qvec_job j;
 
 	memset(&j, 0, sizeof(j));
-	rank_query_vector_start(rq, &j, q);
+	rank_query_vector_start(rq, &j, q, 0);
 	return rank_query_vector_finish(&j, vec, model);
 }
 
@@ -322,7 +326,7 @@ void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *
 		else
 			j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
 	}
-	rank_query_vector_start(rq, j, q);
+	rank_query_vector_start(rq, j, q, 1);
 }
 
 /* The snapshot started by rank_semantic_start(), if it could be mapped: 0, else 1. */

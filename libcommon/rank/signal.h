@@ -78,7 +78,8 @@ struct early_scan;
 
 /*
  * The query's vector, embedded here as `ci-embed --query <q>` would (the same
- * library calls, so the same values) on a thread started before the other
+ * library calls, so the same values; but a static model's words weighted by
+ * --semantic-title and --semantic-idf) on a thread started before the other
  * signals are computed and joined after them: loading the model is most of
  * its cost, and it runs meanwhile.
  */
@@ -208,7 +209,7 @@ int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
 int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j);
-/* The query's vector now: its dimension (0: none), *vec and *model malloc'd. */
+/* The vector of q (a chunk's text: its words not weighted) now: its dimension (0: none), *vec and *model malloc'd. */
 size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char **model);
 /* The snapshot the index names: 0, or 1 when there is none. */
 int rank_snapshot_get(const struct ranker *r, struct vecsnap *s, const char *token);
