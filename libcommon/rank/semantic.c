@@ -13,7 +13,7 @@
 #include <ctype.h>
 #include <math.h>
 
-/* the distinct words of a query whose document count is looked up */
+/* the distinct words of a query whose document count is looked up (idf) at most */
 #define SEM_WORDS_MAX 1024
 
 static int cmp_sem_word(const void *a, const void *b)
@@ -97,14 +97,12 @@ static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, d
 	size_t i;
 
 	sem_words_of(sw, q, strlen(q));
-	if (sw->nr > SEM_WORDS_MAX)
-		return sw;	/* too many: all alike */
 	while (*t && !isalnum((unsigned char)*t))
 		t++;
 	te = strchr(t, '\n');
 	if (title != 1)
 		sem_words_of(&tw, t, te ? (size_t)(te - t) : strlen(t));
-	if (p > 0)
+	if (p > 0 && sw->nr <= SEM_WORDS_MAX)	/* more: too many to look up, no idf */
 		st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
 	for (i = 0; i < sw->nr; i++) {
 		struct sem_word *x = &sw->v[i];
@@ -154,7 +152,7 @@ static void embed_query(struct qvec_job *j, struct embed_model *m, struct embed_
 	size_t i, found = 0;
 	double sum = 0;
 
-	if (!sw || !sw->nr || sw->nr > SEM_WORDS_MAX || !n) {
+	if (!sw || !sw->nr || !n) {
 		embed_forward(w, &ids, &n, 1, j->vec);
 		return;
 	}
@@ -162,7 +160,7 @@ static void embed_query(struct qvec_job *j, struct embed_model *m, struct embed_
 	for (i = 0; i < n; i++)
 		if ((wt[i] = sem_word_weight(sw, m, ids[i])) >= 0)
 			sum += wt[i], found++;
-	/* a word not looked up (none, but for a text cut short): the mean weight */
+	/* a word not collected (past 8 * SEM_WORDS_MAX words of a long text): the mean weight */
 	for (i = 0; i < n; i++)
 		if (wt[i] < 0)
 			wt[i] = found ? (float)(sum / (double)found) : 1;
@@ -230,8 +228,11 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	free(im);
-	/* a static model's words weighted here: the index is this thread's */
-	/* the title's weight not said: RANK_SEM_TITLE in semantic mode, 1 where the fusion reads it */
+	/*
+	 * A static model's words weighted here (the index is this thread's); the
+	 * title's weight not said: RANK_SEM_TITLE in semantic mode, 1 where the
+	 * learned fusion reads the signal.
+	 */
 	title = rq->o->sem_title >= 0 ? rq->o->sem_title : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_TITLE : 1;
 	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && static_model_probe(j->dir)
 			   ? sem_words_weigh(rq, q, rq->o->sem_idf, title) : NULL;
