@@ -60,6 +60,12 @@ static const char usage_text[] =
 	"      --chunk-order <how> evidence (default: a file's chunks by their own\n"
 	"                          evidence, so its hit is the function that answers) or\n"
 	"                          fused (by the fused score, as before)\n"
+	"      --semantic-idf <p>  weigh the query's words by their idf in the index to\n"
+	"                          the power <p> when a static model (ci-code) embeds it\n"
+	"                          (0-4; 0: all alike; default 0)\n"
+	"      --semantic-title <w> the words of the query's first line count <w> times\n"
+	"                          in its vector, with a static model (0-20; default 3\n"
+	"                          in semantic mode, 1 in hybrid mode)\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
@@ -78,7 +84,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -107,6 +113,8 @@ static const struct option long_options[] = {
 	{ "features", required_argument, NULL, OPT_FEATURES },
 	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
+	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
+	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -144,16 +152,21 @@ static void human_at_exit(void)
 	human_finish(human_pid);
 }
 
-static double parse_unit(const char *opt, const char *arg)
+static double parse_range(const char *opt, const char *arg, double lo, double hi)
 {
 	char *end;
 	double x;
 
 	errno = 0;
 	x = strtod(arg, &end);
-	if (errno || end == arg || *end || x < 0 || x > 1)
-		usage_error(usage_text, "%s: expected a number from 0 to 1, got '%s'", opt, arg);
+	if (errno || end == arg || *end || !(x >= lo && x <= hi))
+		usage_error(usage_text, "%s: expected a number from %g to %g, got '%s'", opt, lo, hi, arg);
 	return x;
+}
+
+static double parse_unit(const char *opt, const char *arg)
+{
+	return parse_range(opt, arg, 0, 1);
 }
 
 /* One option of the command line: -1, or the exit status of one that ends the command (-h). */
@@ -207,6 +220,8 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 		r->chunk_order = !strcmp(optarg, "evidence");
 		break;
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
+	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
+	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;
 		r->threshold = parse_unit("--threshold", optarg);

@@ -1003,6 +1003,21 @@ static void forward_pool(struct embed_work *w, const int32_t *const *ids, const 
 	}
 }
 
+void embed_forward_weighted(struct embed_work *w, const int32_t *ids, const float *wt, size_t n, float *out)
+{
+	if (w->stw) {
+		static_forward_weighted(w->m->stat, ids, wt, n, out);
+		return;
+	}
+	embed_forward(w, &ids, &n, 1, out);
+}
+
+size_t embed_token_word(const struct embed_model *m, int32_t id, const char **word)
+{
+	*word = "";
+	return m->stat ? static_model_word(m->stat, id, word) : 0;
+}
+
 void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
 		   size_t n, float *out)
 {

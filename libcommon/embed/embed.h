@@ -118,6 +118,19 @@ void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t
 		   size_t n, float *out);
 
 /*
+ * One text's ids[0..n) with a weight each (wt[i]; <= 0 leaves the id out): a
+ * static model (ci-code) sums its rows so weighted; another model ignores the
+ * weights (embed_forward).  out: the L2-normalised vector.  Cannot fail.
+ */
+void embed_forward_weighted(struct embed_work *w, const int32_t *ids, const float *wt, size_t n, float *out);
+
+/*
+ * A static model's word for token id (not NUL-terminated): its length, or 0
+ * for another kind of model or no such id.
+ */
+size_t embed_token_word(const struct embed_model *m, int32_t id, const char **word);
+
+/*
  * The same with the static table (embed_static_build first); any length.  An
  * empty sequence gets the vector of the unknown piece, so every vector is a unit
  * vector.

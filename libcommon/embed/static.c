@@ -235,40 +235,17 @@ static int is_alnum(int c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Take word s[0..n) (as cut, not yet lowercased) if it counts and is new. */
-static void take_word(struct static_work *w, const char *s, size_t n, size_t max, size_t *nr)
-{
-	char low[MAX_WORD];
-	int32_t r;
-	size_t i;
-
-	if (n < 2 || n > MAX_WORD || *nr >= max || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
-		return;
-	for (i = 0; i < n; i++)
-		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
-	r = lookup(w->m, low, n);
-	if (r < 0 || w->stamp[r] == w->text)
-		return;
-	w->stamp[r] = w->text;
-	ALLOC_GROW(w->ids, *nr + 1, w->ids_alloc);
-	w->ids[(*nr)++] = r;
-}
-
-const int32_t *static_tokenize(struct static_work *w, const char *text, size_t len, size_t max,
-			       size_t *nr)
+/*
+ * Cut text[0..len) into words (runs of ASCII letters and digits, cut at
+ * camelCase boundaries), each given to fn as cut (not yet lowercased) until
+ * fn returns nonzero.
+ */
+static void cut_words(const char *text, size_t len, int (*fn)(const char *s, size_t n, void *arg), void *arg)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t i = 0;
 
-	*nr = 0;
-	if (!max)
-		max = w->m->max_words;
-	if (++w->text == 0) {
-		/* the stamps wrapped: start them anew */
-		memset(w->stamp, 0, w->m->rows * sizeof(*w->stamp));
-		w->text = 1;
-	}
-	while (i < len && *nr < max) {
+	while (i < len) {
 		size_t j, k, start;
 		int prev = 0;	/* 1 lower or digit, 2 upper */
 
@@ -282,15 +259,124 @@ const int32_t *static_tokenize(struct static_work *w, const char *text, size_t l
 			int up = s[k] >= 'A' && s[k] <= 'Z';
 			if (k > start && up &&
 			    (prev == 1 || (prev == 2 && k + 1 < j && s[k + 1] >= 'a' && s[k + 1] <= 'z'))) {
-				take_word(w, text + start, k - start, max, nr);
+				if (fn(text + start, k - start, arg))
+					return;
 				start = k;
 			}
 			prev = up ? 2 : 1;
 		}
-		take_word(w, text + start, j - start, max, nr);
+		if (fn(text + start, j - start, arg))
+			return;
 		i = j;
 	}
+}
+
+/* Word s[0..n) lowercased into low (MAX_WORD bytes), if it is one that counts: 1, else 0. */
+static int word_lower(const char *s, size_t n, char *low)
+{
+	if (n < 2 || n > MAX_WORD || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	return 1;
+}
+
+struct take {
+	struct static_work *w;
+	size_t max, *nr;
+};
+
+/* Take word s[0..n) (as cut, not yet lowercased) if it counts and is new; 1 when full. */
+static int take_word(const char *s, size_t n, void *arg)
+{
+	struct take *t = arg;
+	struct static_work *w = t->w;
+	char low[MAX_WORD];
+	int32_t r;
+
+	if (*t->nr >= t->max)
+		return 1;
+	if (!word_lower(s, n, low))
+		return 0;
+	r = lookup(w->m, low, n);
+	if (r < 0 || w->stamp[r] == w->text)
+		return 0;
+	w->stamp[r] = w->text;
+	ALLOC_GROW(w->ids, *t->nr + 1, w->ids_alloc);
+	w->ids[(*t->nr)++] = r;
+	return *t->nr >= t->max;
+}
+
+const int32_t *static_tokenize(struct static_work *w, const char *text, size_t len, size_t max,
+			       size_t *nr)
+{
+	struct take t = { w, max ? max : w->m->max_words, nr };
+
+	*nr = 0;
+	if (++w->text == 0) {
+		/* the stamps wrapped: start them anew */
+		memset(w->stamp, 0, w->m->rows * sizeof(*w->stamp));
+		w->text = 1;
+	}
+	cut_words(text, len, take_word, &t);
 	return w->ids;
+}
+
+struct each_word {
+	int (*fn)(const char *word, size_t n, void *arg);
+	void *arg;
+};
+
+static int each_word(const char *s, size_t n, void *arg)
+{
+	struct each_word *e = arg;
+	char low[MAX_WORD];
+
+	return word_lower(s, n, low) ? e->fn(low, n, e->arg) : 0;
+}
+
+void static_words(const char *text, size_t len, int (*fn)(const char *word, size_t n, void *arg), void *arg)
+{
+	struct each_word e = { fn, arg };
+
+	cut_words(text, len, each_word, &e);
+}
+
+size_t static_model_word(const struct static_model *m, int32_t row, const char **word)
+{
+	if (row < 0 || (size_t)row >= m->rows) {
+		*word = "";
+		return 0;
+	}
+	*word = m->words + m->word_off[row];
+	return m->word_len[row];
+}
+
+void static_forward_weighted(const struct static_model *m, const int32_t *ids, const float *wt, size_t n,
+			     float *out)
+{
+	size_t p, k, dim = m->dim;
+	double ss = 0;
+	float r;
+
+	memset(out, 0, dim * sizeof(float));
+	for (p = 0; p < n; p++) {
+		size_t row = (size_t)ids[p];
+		const int8_t *restrict q;
+		float sc;
+
+		if (row >= m->rows || !(wt[p] > 0))
+			continue;
+		q = m->emb + row * dim;
+		sc = m->scale[row] * wt[p];
+		for (k = 0; k < dim; k++)
+			out[k] += sc * (float)q[k];
+	}
+	for (k = 0; k < dim; k++)
+		ss += (double)out[k] * out[k];
+	r = ss > 0 ? (float)(1.0 / sqrt(ss)) : 0;
+	for (k = 0; k < dim; k++)
+		out[k] *= r;
 }
 
 void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,

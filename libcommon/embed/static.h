@@ -73,4 +73,21 @@ const int32_t *static_tokenize(struct static_work *w, const char *text, size_t l
 void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,
 		    size_t n, float *out);
 
+/*
+ * The same for one text whose rows ids[0..n) count wt[0..n) times each (a
+ * weight <= 0 leaves its row out): out[0..dim) the L2-normalised weighted sum.
+ */
+void static_forward_weighted(const struct static_model *m, const int32_t *ids, const float *wt, size_t n,
+			     float *out);
+
+/* The vocabulary's word of row (not NUL-terminated): its length, 0 for no row. */
+size_t static_model_word(const struct static_model *m, int32_t row, const char **word);
+
+/*
+ * Each word of text[0..len) that static_tokenize() would look up, lowercased
+ * (word[0..n), not NUL-terminated), in text order, repeats included, until fn
+ * returns nonzero.  No model needed.
+ */
+void static_words(const char *text, size_t len, int (*fn)(const char *word, size_t n, void *arg), void *arg);
+
 #endif

@@ -90,7 +90,24 @@ struct rank_opts {
 	const struct rank_model *model_parsed[2];	/* the model read once for many queries (without,
 						   with vectors), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
+	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
+	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
 };
+
+/*
+ * --semantic-idf's default: the query's words, pooled by a static model
+ * (ci-code), each weighted by its idf in the index to this power (0: all alike).
+ */
+#define RANK_SEM_IDF 0.0
+/*
+ * --semantic-title's default in semantic mode: the words of the query's first
+ * line (an issue's title, a commit's subject) count this many times.  Chosen
+ * on the validation repositories, both query forms (share/models/ci-code.md):
+ * 1, 2, 3, 6.  In hybrid mode the default stays 1: the learned fusion's
+ * with_vectors member was fitted on that signal, and neither it nor a refit on
+ * the weighted one ranked better with 3.
+ */
+#define RANK_SEM_TITLE 3.0
 
 /* ci-rank's defaults. */
 void rank_opts_init(struct rank_opts *o);

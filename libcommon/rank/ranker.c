@@ -123,6 +123,8 @@ void rank_opts_init(struct rank_opts *o)
 	o->threshold = 0.3;
 	o->learned = -1;
 	o->chunk_order = 1;
+	o->sem_idf = RANK_SEM_IDF;
+	o->sem_title = -1;	/* by mode: RANK_SEM_TITLE in semantic mode, else 1 */
 }
 
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)

@@ -9,6 +9,164 @@
 #include <pthread.h>
 #include "embed/embed.h"
 #include "embed/embedtext.h"
+#include "embed/static.h"
+#include <ctype.h>
+#include <math.h>
+
+/* the distinct words of a query whose document count is looked up (idf) at most */
+#define SEM_WORDS_MAX 1024
+
+static int cmp_sem_word(const void *a, const void *b)
+{
+	return strcmp(((const struct sem_word *)a)->w, ((const struct sem_word *)b)->w);
+}
+
+static int collect_word(const char *word, size_t n, void *arg)
+{
+	struct sem_words *sw = arg;
+
+	ALLOC_GROW(sw->v, sw->nr + 1, sw->alloc);
+	sw->v[sw->nr].w = xstrndup(word, n);
+	sw->v[sw->nr++].wt = 1;
+	return sw->nr >= 8 * SEM_WORDS_MAX;
+}
+
+static void sem_words_free(struct sem_words *sw)
+{
+	if (!sw)
+		return;
+	for (size_t i = 0; i < sw->nr; i++)
+		free(sw->v[i].w);
+	free(sw->v);
+	free(sw);
+}
+
+/* The distinct words of q[0..len), sorted, into sw. */
+static void sem_words_of(struct sem_words *sw, const char *q, size_t len)
+{
+	size_t i, j;
+
+	static_words(q, len, collect_word, sw);
+	qsort(sw->v, sw->nr, sizeof(*sw->v), cmp_sem_word);
+	for (i = j = 0; i < sw->nr; i++) {
+		if (j && !strcmp(sw->v[j - 1].w, sw->v[i].w)) {
+			free(sw->v[i].w);
+			continue;
+		}
+		sw->v[j++] = sw->v[i];
+	}
+	sw->nr = j;
+}
+
+/* A word's document count in the index: term_df has the common ones, fts5vocab the rest. */
+static sqlite3_int64 sem_word_df(struct rank_query *rq, sqlite3_stmt *st, sqlite3_stmt **vocab, const char *w)
+{
+	sqlite3_int64 df = 0;
+
+	sqlite3_bind_text(st, 1, w, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		df = sqlite3_column_int64(st, 0);
+	} else {
+		if (!*vocab) {
+			if (sqlite3_exec(rq->db, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ci_vocab "
+					 "USING fts5vocab(main, chunks_fts, row)", NULL, NULL, NULL) != SQLITE_OK)
+				die("index: %s", sqlite3_errmsg(rq->db));
+			*vocab = rank_stmt(rq->r, "SELECT doc FROM temp.ci_vocab WHERE term = ?1");
+		}
+		sqlite3_bind_text(*vocab, 1, w, -1, SQLITE_STATIC);
+		df = sqlite3_step(*vocab) == SQLITE_ROW ? sqlite3_column_int64(*vocab, 0) : 0;
+		sqlite3_reset(*vocab);
+	}
+	sqlite3_reset(st);
+	return df;
+}
+
+/*
+ * The words of q as a static model cuts them, weighted: those of its title
+ * (the first line with a word) title times (--semantic-title), and each by
+ * its idf in the index (BM25's, as the keyword signal's terms) to the power
+ * p (--semantic-idf): a static model's vector of a long issue text is
+ * otherwise the sum of all its words alike.
+ */
+static struct sem_words *sem_words_weigh(struct rank_query *rq, const char *q, double p, double title)
+{
+	struct sem_words *sw = xcalloc(1, sizeof(*sw)), tw = { NULL, 0, 0 };
+	sqlite3_stmt *st = NULL, *vocab = NULL;
+	double n = (double)rq->r->total_chunks;
+	const char *t = q, *te;
+	size_t i;
+
+	sem_words_of(sw, q, strlen(q));
+	while (*t && !isalnum((unsigned char)*t))
+		t++;
+	te = strchr(t, '\n');
+	if (title != 1)
+		sem_words_of(&tw, t, te ? (size_t)(te - t) : strlen(t));
+	if (p > 0 && sw->nr <= SEM_WORDS_MAX)	/* more: too many to look up, no idf */
+		st = rank_stmt(rq->r, "SELECT df FROM term_df WHERE term = ?1");
+	for (i = 0; i < sw->nr; i++) {
+		struct sem_word *x = &sw->v[i];
+		if (st) {
+			sqlite3_int64 df = sem_word_df(rq, st, &vocab, x->w);
+			if (df > n)
+				df = (sqlite3_int64)n;
+			x->wt = (float)pow(log(1.0 + (n - (double)df + 0.5) / ((double)df + 0.5)), p);
+		}
+		if (tw.nr && bsearch(x, tw.v, tw.nr, sizeof(*tw.v), cmp_sem_word))
+			x->wt *= (float)title;
+	}
+	rank_stmt_done(rq->r, st);
+	rank_stmt_done(rq->r, vocab);
+	for (i = 0; i < tw.nr; i++)
+		free(tw.v[i].w);
+	free(tw.v);
+	return sw;
+}
+
+/* The weight of the model's token id among the query's words (sorted), or -1 if not there. */
+static float sem_word_weight(const struct sem_words *sw, const struct embed_model *m, int32_t id)
+{
+	const char *word;
+	size_t n = embed_token_word(m, id, &word), lo = 0, hi = sw->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(sw->v[mid].w, word, n);
+		if (!c && sw->v[mid].w[n])
+			c = 1;
+		if (!c)
+			return sw->v[mid].wt;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The query's vector: its words pooled as weighed (j->words), else as the model pools them. */
+static void embed_query(struct qvec_job *j, struct embed_model *m, struct embed_work *w, const int32_t *ids, size_t n)
+{
+	const struct sem_words *sw = j->words;
+	float *wt;
+	size_t i, found = 0;
+	double sum = 0;
+
+	if (!sw || !sw->nr || !n) {
+		embed_forward(w, &ids, &n, 1, j->vec);
+		return;
+	}
+	wt = xmalloc(n * sizeof(*wt));
+	for (i = 0; i < n; i++)
+		if ((wt[i] = sem_word_weight(sw, m, ids[i])) >= 0)
+			sum += wt[i], found++;
+	/* a word not collected (past 8 * SEM_WORDS_MAX words of a long text): the mean weight */
+	for (i = 0; i < n; i++)
+		if (wt[i] < 0)
+			wt[i] = found ? (float)(sum / (double)found) : 1;
+	embed_forward_weighted(w, ids, wt, n, j->vec);
+	free(wt);
+}
 
 static void *embedder(void *arg)
 {
@@ -37,7 +195,7 @@ static void *embedder(void *arg)
 	ids = embed_tokenize(w, j->text, strlen(j->text), embed_max_tokens(m), &n);
 	j->dim = embed_dim(m);
 	j->vec = xmalloc(j->dim * sizeof(float));
-	embed_forward(w, &ids, &n, 1, j->vec);
+	embed_query(j, m, w, ids, n);
 	rank_rtr(j->r, "embedder: the query's vector");
 	j->model = xstrdup(embed_model_name(m, 0));
 	embed_work_free(w);
@@ -61,13 +219,23 @@ static char *index_model(struct rank_query *rq)
 	return m;
 }
 
-static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+/* weigh: a query's words weighted as the options say (an issue), else as the model pools them (code) */
+static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q, int weigh)
 {
 	char *im = index_model(rq);
+	double title;
 
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	free(im);
+	/*
+	 * A static model's words weighted here (the index is this thread's); the
+	 * title's weight not said: RANK_SEM_TITLE in semantic mode, 1 where the
+	 * learned fusion reads the signal.
+	 */
+	title = rq->o->sem_title >= 0 ? rq->o->sem_title : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_TITLE : 1;
+	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && static_model_probe(j->dir)
+			   ? sem_words_weigh(rq, q, rq->o->sem_idf, title) : NULL;
 	j->r = rq->r;
 	j->text = xstrdup(q);
 	j->vec = NULL;
@@ -88,6 +256,8 @@ static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **m
 	j->text = NULL;
 	free(j->dir);
 	j->dir = NULL;
+	sem_words_free(j->words);
+	j->words = NULL;
 	*vec = j->vec;
 	*model = j->model;
 	j->vec = NULL;
@@ -101,7 +271,7 @@ size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char
 	struct qvec_job j;
 
 	memset(&j, 0, sizeof(j));
-	rank_query_vector_start(rq, &j, q);
+	rank_query_vector_start(rq, &j, q, 0);
 	return rank_query_vector_finish(&j, vec, model);
 }
 
@@ -157,7 +327,7 @@ void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *
 		else
 			j->mapping = pthread_create(&j->mapper, NULL, snap_mapper, j) == 0;
 	}
-	rank_query_vector_start(rq, j, q);
+	rank_query_vector_start(rq, j, q, 1);
 }
 
 /* The snapshot started by rank_semantic_start(), if it could be mapped: 0, else 1. */

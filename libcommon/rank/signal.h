@@ -78,12 +78,14 @@ struct early_scan;
 
 /*
  * The query's vector, embedded here as `ci-embed --query <q>` would (the same
- * library calls, so the same values) on a thread started before the other
+ * library calls, so the same values; but a static model's words weighted by
+ * --semantic-title and --semantic-idf) on a thread started before the other
  * signals are computed and joined after them: loading the model is most of
  * its cost, and it runs meanwhile.
  */
 struct qvec_job {
 	const struct ranker *r;	/* the index, and what a server preloaded */
+	struct sem_words *words;	/* the query's words and weights (--semantic-idf), or NULL */
 	int started;		/* the embedder thread runs */
 	pthread_t embedder;	/* that thread */
 	char *text;		/* the query */
@@ -98,6 +100,16 @@ struct qvec_job {
 	struct vecsnap snap;	/* mapped, or map NULL */
 	int snap_rc;		/* vecsnap_map()'s */
 	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
+};
+
+/* The distinct words of a query (static_words) with their idf weights: sorted. */
+struct sem_word {
+	char *w;		/* NUL-terminated */
+	float wt;
+};
+struct sem_words {
+	struct sem_word *v;
+	size_t nr, alloc;
 };
 
 struct sem {
@@ -197,7 +209,7 @@ int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
 int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j);
-/* The query's vector now: its dimension (0: none), *vec and *model malloc'd. */
+/* The vector of q (a chunk's text: its words not weighted) now: its dimension (0: none), *vec and *model malloc'd. */
 size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char **model);
 /* The snapshot the index names: 0, or 1 when there is none. */
 int rank_snapshot_get(const struct ranker *r, struct vecsnap *s, const char *token);
