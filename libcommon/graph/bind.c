@@ -1,7 +1,7 @@
 /*
  * bind.c: rank the definitions a reference may reach (see bind.h).  Called
  * once per reference of a callers/callees question, over the few definitions
- * of one name: a linear pass, no allocation.
+ * of one name: a linear pass (bind_js_call() copies the candidates it keeps).
  */
 #include "core/common.h"
 #include "graph/bind.h"
@@ -246,4 +246,137 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 		return ts_implementation(defs, kinds, lines, nr, reached);
 	}
 	return ts_implementation(defs, kinds, lines, nr, def);
+}
+
+static int word_is(const char *w, size_t n, const char *kw)
+{
+	return w && strlen(kw) == n && !strncmp(w, kw, n);
+}
+
+/* The indentation of a line: its leading blanks, or -1 for a blank or unknown line. */
+static long indent(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return -1;
+	n = strspn(s, " \t");
+	return s[n] && s[n] != '\r' ? (long)n : -1;
+}
+
+int bind_js_visible(const char *const *text, long text_nr, long def, long from)
+{
+	long lo = def < from ? def + 1 : from, hi = def < from ? from : def - 1, in;
+
+	if (def < 1 || def > text_nr || (in = indent(text[def - 1])) <= 0)
+		return 1;
+	for (long l = lo; l <= hi && l <= text_nr; l++) {
+		long i = l >= 1 ? indent(text[l - 1]) : -1;
+		if (i >= 0 && i < in)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 if the line s declares name as a variable: const/let/var name, or name
+ * among the bindings of a destructuring `const { a, name } =` / `[a, name]`. */
+static int declares_var(const char *s, const char *name)
+{
+	for (const char *p = tagtext_word(s, name); p; p = tagtext_word(p + 1, name)) {
+		size_t n;
+		const char *w = tagtext_word_before(s, p, &n), *q = p + strlen(name), *k;
+
+		if (word_is(w, n, "const") || word_is(w, n, "let") || word_is(w, n, "var"))
+			return 1;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == ':' || *q == '(')
+			continue;	/* { key: other }, a call */
+		/* inside { } or [ ] opened right after const/let/var on this line */
+		for (k = p; k > s && k[-1] != '{' && k[-1] != '[' && k[-1] != '=' && k[-1] != '(' && k[-1] != ';'; k--)
+			;
+		if (k > s && (k[-1] == '{' || k[-1] == '[')) {
+			w = tagtext_word_before(s, k - 1, &n);
+			if (word_is(w, n, "const") || word_is(w, n, "let") || word_is(w, n, "var"))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+long bind_js_variable(const char *const *text, long text_nr, const char *name, long from,
+		      const long *skip, size_t skip_nr)
+{
+	long best = 0;
+
+	for (long l = 1; l <= text_nr; l++) {
+		int skipped = 0;
+
+		if (!text[l - 1] || !declares_var(text[l - 1], name))
+			continue;
+		for (size_t i = 0; i < skip_nr && !skipped; i++)
+			skipped = skip[i] == l;
+		if (skipped || !bind_js_visible(text, text_nr, l, from))
+			continue;
+		if (!best || nearer(l, best, from))
+			best = l;
+	}
+	return best;
+}
+
+/* 1 if a call made on recv at line of the file path (text) may reach defs[i] at all. */
+static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
+		      const char *kind, long dline, int declared, const struct bind_js_file *f)
+{
+	if (!kind || strcmp(kind, "function"))
+		return 1;
+	if (recv == RECV_BARE)
+		return declared && (strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line));
+	if (recv == RECV_OTHER)
+		return !(declared && d->scope);	/* a function's local is no property */
+	return 1;
+}
+
+long bind_js_call(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+		  const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+		  const int *declared, size_t nr, const struct bind_js_file *f)
+{
+	struct bind_def *sd = xcalloc(nr + 1, sizeof(*sd));
+	const char **sk = xcalloc(nr + 1, sizeof(*sk));
+	long *sl = xcalloc(nr + 1, sizeof(*sl)), *same = xcalloc(nr + 1, sizeof(*same)), def, v;
+	int *sr = xcalloc(nr + 1, sizeof(*sr));
+	size_t *ix = xcalloc(nr + 1, sizeof(*ix)), n = 0, same_nr = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!strcmp(defs[i].path, path))
+			same[same_nr++] = lines[i];
+		if (!js_reaches(path, line, recv, &defs[i], kinds[i], lines[i], declared[i], f))
+			continue;
+		sd[n] = defs[i], sk[n] = kinds[i], sl[n] = lines[i], sr[n] = reach[i], ix[n] = i;
+		n++;
+	}
+	def = bind_ref(how, path, scope, recv, sd, n);
+	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
+	def = def >= 0 ? (long)ix[def] : -1;
+	if (recv == RECV_BARE && def >= 0 && strcmp(defs[def].path, path)) {
+		/* another file's function, by name only: the imports do not reach it */
+		if (*how == BIND_NAME && !reach[def])
+			def = -1;
+		/* a variable of the file (const x = make(), const { x } = o) is what x() calls */
+		else if (f->name && bind_js_variable(f->text, f->text_nr, f->name, line, same, same_nr))
+			def = -1;
+	} else if (recv == RECV_BARE && def >= 0 && f->name &&
+		   (v = bind_js_variable(f->text, f->text_nr, f->name, line, same, same_nr)) &&
+		   nearer(v, lines[def], line)) {
+		def = -1;	/* a nearer variable of the same name shadows the function */
+	}
+	if (def < 0)
+		*how = BIND_NONE;
+	free(sd);
+	free(sk);
+	free(sl);
+	free(same);
+	free(sr);
+	free(ix);
+	return def;
 }

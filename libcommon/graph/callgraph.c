@@ -16,6 +16,8 @@ struct cands {
 	char **paths, **scopes, **kinds;	/* owned strings behind d, their kinds */
 	long *lines, *ends;	/* their lines and end lines */
 	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
+	int *declared;		/* JS/TS: not an object's property (TAGTEXT_PROPERTY) */
+	struct rs_text text;	/* JS/TS: the lines of the file the flags are for */
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
 };
@@ -29,6 +31,10 @@ static void cands_release(struct cands *c)
 	}
 	free(c->kinds);
 	free(c->reach);
+	free(c->declared);
+	for (long l = 0; l < c->text.lines_nr; l++)
+		free(c->text.lines[l]);
+	free(c->text.lines);
 	free(c->d);
 	free(c->paths);
 	free(c->scopes);
@@ -41,7 +47,7 @@ static void cands_release(struct cands *c)
 /* Load every definition named name. */
 static void cands_load(struct refs *r, struct cands *c, const char *name)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line, d.kind FROM defs d "
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line, d.kind, d.flags FROM defs d "
 				"JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
 				"ORDER BY f.path, d.line");
 	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
@@ -57,6 +63,9 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		ALLOC_GROW(c->kinds, c->nr + 1, a5);
 		c->reach = xrealloc(c->reach, (c->nr + 1) * sizeof(*c->reach));
 		c->reach[c->nr] = 0;
+		c->declared = xrealloc(c->declared, (c->nr + 1) * sizeof(*c->declared));
+		c->declared[c->nr] = 0;
+		c->declared[c->nr] = !(sqlite3_column_int(st, 5) & TAGTEXT_PROPERTY);
 		c->paths[c->nr] = xstrdup(refs_col(st, 0));
 		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
 		c->lines[c->nr] = sqlite3_column_int64(st, 2);
@@ -81,6 +90,12 @@ static void cands_for_file(struct refs *r, struct cands *c, const char *path, sq
 		return;
 	free(c->for_path);
 	c->for_path = xstrdup(path);
+	for (long l = 0; l < c->text.lines_nr; l++)
+		free(c->text.lines[l]);
+	free(c->text.lines);
+	memset(&c->text, 0, sizeof(c->text));
+	if (bind_is_js(path))
+		refs_file_lines(r, path, &c->text);
 	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
 	if (bind_is_js(path))
 		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
@@ -132,6 +147,12 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return -1;
 	}
 	cands_for_file(r, c, path, imp);
+	if (bind_is_js(path)) {
+		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name };
+
+		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
+				    c->reach, c->declared, c->nr, &f);
+	}
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
 	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,
 		      def);
