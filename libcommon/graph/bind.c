@@ -220,8 +220,8 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 		return ts_implementation(defs, kinds, lines, nr, def);
 	for (size_t i = 0; i < nr; i++) {
 		const struct bind_def *d = &defs[i];
-		if (!kinds[i] || strcmp(kinds[i], "function"))
-			continue;
+		if (!kinds[i] || (strcmp(kinds[i], "function") && strcmp(kinds[i], "class")))
+			continue;	/* a function, or a class (new C()) */
 		if (strcmp(d->path, path)) {
 			/* the overloads of one function count once */
 			if (!d->scope && reach[i] && (reached < 0 || strcmp(defs[reached].path, d->path)))
@@ -237,7 +237,7 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 	}
 	if (nested >= 0) {
 		*how = BIND_LOCAL;
-		return nested;
+		return ts_implementation(defs, kinds, lines, nr, nested);
 	}
 	if (*how == BIND_LOCAL || *how == BIND_IMPORT || *how == BIND_MEMBER || here >= 0)
 		return ts_implementation(defs, kinds, lines, nr, def);
@@ -328,6 +328,8 @@ long bind_js_variable(const char *const *text, long text_nr, const char *name, l
 static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
 		      const char *kind, long dline, int declared, const struct bind_js_file *f)
 {
+	if (kind && !strcmp(kind, "class") && recv == RECV_BARE)	/* new C() */
+		return strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line);
 	if (!kind || strcmp(kind, "function"))
 		return 1;
 	if (recv == RECV_BARE)

@@ -10,6 +10,10 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
+/* The references that are calls: f(), and in TS/JS new C() (a "class" reference
+ * there is a new expression: the tags' @reference.class) */
+#define CALL_KINDS "(r.kind = 'call' OR (r.kind = 'class' AND b.lang IN ('javascript', 'typescript', 'tsx')))"
+
 /* The definitions of one name, as candidates of bind_ref() for one file. */
 struct cands {
 	struct bind_def *d;	/* candidates */
@@ -127,13 +131,14 @@ static long cand_at(const struct cands *c, const char *path, long line)
 }
 
 /*
- * Bind a call of name at (path, line, col_): by resolve.h's rules in a Python
- * file (with --by-name, bind.h's where they find nothing), else by bind.h's,
- * a C prototype followed to its function (bind_c_body()), a TS/JS call on an
- * unknown receiver bound to nothing (bind_js()).
+ * Bind a call of name (a reference of kind "call", or "class": new C() in
+ * TS/JS) at (path, line, col_): by resolve.h's rules in a Python file (with
+ * --by-name, bind.h's where they find nothing), in a TS/JS file by
+ * bind_js_call() over its text, else by bind.h's, a C prototype followed to
+ * its function (bind_c_body()).
  */
 static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
-		     const char *path, const char *scope, long line, long col_, enum bind_recv recv,
+		     const char *kind, const char *path, const char *scope, long line, long col_, enum bind_recv recv,
 		     enum bind_how *how)
 {
 	long def;
@@ -149,6 +154,9 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 	cands_for_file(r, c, path, imp);
 	if (bind_is_js(path)) {
 		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name };
+
+		if (!strcmp(kind, "class"))
+			recv = RECV_BARE;	/* new C(), new a.C() */
 
 		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
 				    c->reach, c->declared, c->nr, &f);
@@ -218,14 +226,14 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	if (!callees) {
 		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
-			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
+			  "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
 			const char *path = refs_col(st, 1), *sc = refs_col(st, 4);
 			enum bind_how how;
 			long def;
 
-			def = bind_one(r, &w, &c, imp, name, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+			def = bind_one(r, &w, &c, imp, name, refs_col(st, 0), path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
 				       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
 				       (enum bind_recv)sqlite3_column_int(st, 7), &how);
 			if (def < 0 || !target[def])
@@ -239,7 +247,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	} else {
 		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
-			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
+			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND " CALL_KINDS " "
 			  "ORDER BY r.line, r.col");
 		for (size_t i = 0; i < c.nr && r->emitted < r->o.limit; i++) {
 			if (!target[i])
@@ -256,7 +264,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
-				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
+				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 1), refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
 					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
@@ -304,7 +312,7 @@ struct refs_binder *refs_binder_new(struct refs *r, const char *name)
 long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, long line, long col_,
 		      enum bind_recv recv, enum bind_how *how, const char **def_path)
 {
-	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, line, col_, recv, how);
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, "call", path, scope, line, col_, recv, how);
 
 	if (def < 0) {
 		*how = BIND_NONE;
