@@ -328,14 +328,16 @@ long bind_js_variable(const char *const *text, long text_nr, const char *name, l
 static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
 		      const char *kind, long dline, int declared, const struct bind_js_file *f)
 {
+	if (declared < 0)
+		return 0;	/* a signature of a type or an interface */
 	if (kind && !strcmp(kind, "class") && recv == RECV_BARE)	/* new C() */
 		return strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line);
 	if (!kind || strcmp(kind, "function"))
 		return 1;
 	if (recv == RECV_BARE)
-		return declared && (strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line));
+		return declared == 1 && (strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line));
 	if (recv == RECV_OTHER)
-		return !(declared && d->scope);	/* a function's local is no property */
+		return !(declared && d->scope);	/* a function's local, or o.f = ... run inside one, is no property */
 	return 1;
 }
 

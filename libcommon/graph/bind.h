@@ -130,10 +130,13 @@ struct bind_js_file {
 
 /*
  * A TS/JS call as bind_ref() then bind_js() bind it, over the candidates the
- * call can reach at all (declared[i]: 0 for an object's property, TAGTEXT_PROPERTY):
+ * call can reach at all (declared[i]: 1; 0 for an object's property,
+ * TAGTEXT_PROPERTY; 2 for a function assigned to a member, `o.f = ...`,
+ * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never):
  * a bare f() reaches no object property (declared 0) and, in its own file,
  * only a function in scope (bind_js_visible()); x.f() reaches no function
- * declared inside another (a local of it, not a property).  Then a bare f():
+ * declared inside another (a local of it, not a property), nor a
+ * function assigned to a member inside another (o.f = ... at run time).  Then a bare f():
  * another file's function bound by name only, where the imports do not
  * reach it, is none (the name alone binds only where the imports reach one
  * definition); another file's function where the file declares f as a

@@ -20,7 +20,7 @@ struct cands {
 	char **paths, **scopes, **kinds;	/* owned strings behind d, their kinds */
 	long *lines, *ends;	/* their lines and end lines */
 	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
-	int *declared;		/* JS/TS: not an object's property (TAGTEXT_PROPERTY) */
+	int *declared;		/* JS/TS: bind_js_call()'s declared[] */
 	struct rs_text text;	/* JS/TS: the lines of the file the flags are for */
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
@@ -48,6 +48,30 @@ static void cands_release(struct cands *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* TS: mark -1 in c->declared the candidates inside a type or an interface of
+ * their file (their scope's innermost name): signatures, no definitions. */
+static void js_signatures(struct refs *r, struct cands *c)
+{
+	sqlite3_stmt *st = NULL;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		const char *s = c->scopes[i], *dot;
+
+		if (!s || !bind_is_js(c->paths[i]))
+			continue;
+		if (!st)
+			st = refs_prep(r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				       "AND d.name = ?2 AND d.kind IN ('type', 'interface') LIMIT 1");
+		dot = strrchr(s, '.');
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, c->paths[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, dot ? dot + 1 : s, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			c->declared[i] = -1;
+	}
+	sqlite3_finalize(st);
+}
+
 /* Load every definition named name. */
 static void cands_load(struct refs *r, struct cands *c, const char *name)
 {
@@ -69,7 +93,8 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		c->reach[c->nr] = 0;
 		c->declared = xrealloc(c->declared, (c->nr + 1) * sizeof(*c->declared));
 		c->declared[c->nr] = 0;
-		c->declared[c->nr] = !(sqlite3_column_int(st, 5) & TAGTEXT_PROPERTY);
+		c->declared[c->nr] = sqlite3_column_int(st, 5) & TAGTEXT_ASSIGNED ? 2 :
+				     !(sqlite3_column_int(st, 5) & TAGTEXT_PROPERTY);
 		c->paths[c->nr] = xstrdup(refs_col(st, 0));
 		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
 		c->lines[c->nr] = sqlite3_column_int64(st, 2);
@@ -82,6 +107,7 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		c->d[i].path = c->paths[i];
 		c->d[i].scope = c->scopes[i];
 	}
+	js_signatures(r, c);
 }
 
 /* Mark the candidates whose files the file path imports (kept while the

@@ -667,15 +667,17 @@ static int load_chunk(struct loader *ld, json_t *rec)
 	return 0;
 }
 
-/* TAGTEXT_PROPERTY for a TS/JS function that is an object's property. */
+/* TAGTEXT_PROPERTY, TAGTEXT_ASSIGNED for a TS/JS function that is an object's property. */
 static unsigned js_flags(struct loader *ld, json_t *rec)
 {
-	const char *l = ld->cur_lang;
+	const char *l = ld->cur_lang, *t;
 
 	if (!l || (strcmp(l, "javascript") && strcmp(l, "typescript") && strcmp(l, "tsx")) ||
 	    strcmp(jstr(rec, "kind"), "function"))
 		return 0;
-	return tagtext_js_declared(line_at(ld, (long)jint(rec, "line")), jstr(rec, "name")) ? 0 : TAGTEXT_PROPERTY;
+	t = line_at(ld, (long)jint(rec, "line"));
+	return (tagtext_js_declared(t, jstr(rec, "name")) ? 0 : TAGTEXT_PROPERTY) |
+	       (tagtext_js_assigned(t, jstr(rec, "name")) ? TAGTEXT_ASSIGNED : 0);
 }
 
 static int load_tag(struct loader *ld, json_t *rec, int is_def)

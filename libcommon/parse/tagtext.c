@@ -177,3 +177,16 @@ int tagtext_js_declared(const char *text, const char *name)
 	return 0;
 }
 
+
+int tagtext_js_assigned(const char *text, const char *name)
+{
+	for (const char *p = text ? tagtext_word(text, name) : NULL; p; p = tagtext_word(p + 1, name)) {
+		const char *q = p + strlen(name);
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (p > text && p[-1] == '.' && q[0] == '=' && q[1] != '=' && q[1] != '>')
+			return 1;
+	}
+	return 0;
+}

@@ -37,6 +37,8 @@ enum {
 				   on its line or the one above */
 	TAGTEXT_PROPERTY = 2,	/* TS/JS: a function that is an object's property
 				   (tagtext_js_declared() 0): no bare name reaches it */
+	TAGTEXT_ASSIGNED = 4,	/* TS/JS: a function assigned to an object's member,
+				   `o.name = function` (tagtext_js_assigned()) */
 };
 
 /*
@@ -79,5 +81,9 @@ const char *tagtext_word_before(const char *text, const char *p, size_t *n);
  * (`name: () => ...`, a method shorthand `name() {`, `o.name = function`).
  */
 int tagtext_js_declared(const char *text, const char *name);
+
+/* TypeScript/JavaScript: 1 if the definition line text assigns a function to
+ * a member named name, `o.name = ...` (not `==`, `=>`). */
+int tagtext_js_assigned(const char *text, const char *name);
 
 #endif
