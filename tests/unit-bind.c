@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..74\n");
+	printf("1..81\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		const char *const text[] = { "describe('a', () => {", "  const make = () => 1", "  make()", "})",
 					     "describe('b', () => {", "  make()", "  const area = lib.area", "  area()",
 					     "  x.local()", "  x.prop()", "  x.patched()", "})" };
-		const struct bind_js_file f = { text, 12, "make" };
+		const struct bind_js_file f = { text, 12, "make", 0 };
 		struct bind_def d[] = { { "a.js", NULL, 0 }, { "m.ts", NULL, 1 }, { "lib.js", NULL, 0 },
 					{ "lib.js", "make", 0 }, { "lib.js", "make", 1 }, { "lib.js", "make", 0 },
 					{ "t.ts", "Api", 0 } };
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 					"function" };
 		long dl[] = { 2, 1, 3, 5, 6, 7, 2 };
 		int reach[] = { 0, 1, 0, 1, 1, 1, 1 }, decl[] = { 1, 1, 0, 1, 0, 2, -1 };
-		const struct bind_js_file fa = { text, 12, "area" };
+		const struct bind_js_file fa = { text, 12, "area", 0 };
 
 		r = bind_js_call(&how, "a.js", NULL, 3, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_LOCAL, 1, "JS: make() in the block of its function: that one");
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		/* new Foo(): the class in scope (Foo nested in two test functions of one file) */
 		const char *const text[] = { "function t1() {", "  class Foo {}", "}", "function t2() {",
 					     "  class Foo {}", "  return new Foo()", "}" };
-		const struct bind_js_file f = { text, 7, "Foo" };
+		const struct bind_js_file f = { text, 7, "Foo", 0 };
 		struct bind_def d[] = { { "a.js", "t1", 0 }, { "a.js", "t2", 0 } };
 		const char *kinds[] = { "class", "class" };
 		long dl[] = { 2, 5 };
@@ -257,6 +257,31 @@ int main(int argc, char **argv)
 
 		r = bind_js_call(&how, "a.js", "t2", 6, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 1 && how == BIND_LOCAL, 1, "JS: new Foo(): the class of the enclosing function");
+	}
+	{
+		/* x.inc() with const x = new Counter() or x: Counter: Counter's inc */
+		const char *const text[] = { "function f(a: number, c: Counter) {", "  const x = new Counter()",
+					     "  x.inc()", "  c.inc()", "  y.inc()", "  const z = Counter.make()", "  z.inc()",
+					     "}" };
+		struct bind_def d[] = { { "c.ts", "Counter", 1 }, { "d.ts", "Other", 1 } };
+		const char *kinds[] = { "method", "method" };
+		long dl[] = { 3, 3 };
+		int reach[] = { 1, 1 }, decl[] = { 1, 1 };
+		char cls[64];
+		struct bind_js_file f = { text, 8, "inc", 5 };
+
+		is_int(bind_js_var_class(text, 8, "x", 3, cls, sizeof(cls)) && !strcmp(cls, "Counter"), 1,
+		       "TS: const x = new Counter(): x is a Counter");
+		is_int(bind_js_var_class(text, 8, "c", 4, cls, sizeof(cls)) && !strcmp(cls, "Counter"), 1,
+		       "TS: a parameter c: Counter: c is a Counter");
+		is_int(bind_js_var_class(text, 8, "a", 4, cls, sizeof(cls)), 0, "TS: a: number is no class");
+		is_int(bind_js_var_class(text, 8, "z", 7, cls, sizeof(cls)), 0, "TS: z = Counter.make(): not known");
+		r = bind_js_call(&how, "a.ts", "f", 3, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: x.inc() with x = new Counter(): Counter.inc, receiver");
+		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
+		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
 	}
 	return failures ? 1 : 0;
 }

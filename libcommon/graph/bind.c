@@ -3,6 +3,8 @@
  * once per reference of a callers/callees question, over the few definitions
  * of one name: a linear pass (bind_js_call() copies the candidates it keeps).
  */
+#include <ctype.h>
+
 #include "core/common.h"
 #include "graph/bind.h"
 
@@ -324,6 +326,119 @@ long bind_js_variable(const char *const *text, long text_nr, const char *name, l
 	return best;
 }
 
+static int ident_char(int c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+/* The identifier just before the '.' before col (1-based) of line s: x of
+ * `x.f(`, not of `a.x.f(` or `g().f(`; copied to out (n bytes at most). */
+static int receiver_var(const char *s, long col, char *out, size_t n)
+{
+	const char *p, *e;
+
+	if (!s || col < 2 || (size_t)col - 1 > strlen(s))
+		return 0;
+	e = s + col - 1;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e > s && e[-1] == '.')
+		e--;
+	else
+		return 0;
+	if (e > s && e[-1] == '?')
+		e--;	/* x?.f() */
+	for (p = e; p > s && ident_char(p[-1]); p--)
+		;
+	if (p == e || (size_t)(e - p) >= n || (p > s && (p[-1] == '.' || p[-1] == ')' || p[-1] == ']')))
+		return 0;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return 1;
+}
+
+/* The class of var declared on line s (see bind_js_var_class()), into cls. */
+static int line_class(const char *s, const char *var, char *cls, size_t n)
+{
+	for (const char *p = tagtext_word(s, var); p; p = tagtext_word(p + 1, var)) {
+		size_t wn;
+		const char *w = tagtext_word_before(s, p, &wn), *q = p + strlen(var), *c;
+		int decl = word_is(w, wn, "const") || word_is(w, wn, "let") || word_is(w, wn, "var");
+
+		if (!decl && !w) {
+			const char *b = p;
+			while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+				b--;
+			if (b == s || (b[-1] != '(' && b[-1] != ','))
+				continue;	/* a parameter: (x: C, y: D) */
+		} else if (!decl) {
+			continue;
+		}
+		q += strspn(q, " \t");
+		if (*q == ':')
+			q++;
+		else if (decl && *q == '=' && q[1] != '=' && q[1] != '>') {
+			q++;
+			q += strspn(q, " \t");
+			if (strncmp(q, "new", 3) || ident_char(q[3]))
+				continue;
+			q += 3;
+		} else {
+			continue;
+		}
+		q += strspn(q, " \t");
+		for (c = q; ident_char(*c); c++)
+			;
+		if (c == q || !isupper((unsigned char)*q) || (size_t)(c - q) >= n)
+			continue;
+		memcpy(cls, q, (size_t)(c - q));
+		cls[c - q] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+int bind_js_var_class(const char *const *text, long text_nr, const char *var, long from, char *cls, size_t n)
+{
+	long best = 0;
+	char c[256];
+
+	for (long l = 1; l <= text_nr; l++) {
+		if (!text[l - 1] || !line_class(text[l - 1], var, c, sizeof(c)) ||
+		    !bind_js_visible(text, text_nr, l, from) || (best && !nearer(l, best, from)))
+			continue;
+		if (strlen(c) >= n)
+			continue;
+		best = l;
+		strcpy(cls, c);
+	}
+	return best > 0;
+}
+
+/* The method name of class cls among defs (the call's file first, else the
+ * one a file the imports reach holds), or -1. */
+static long js_method_of(const char *path, const struct bind_def *defs, const char *const *kinds,
+			 const int *reach, size_t nr, const char *cls)
+{
+	long other = -1;
+	size_t others = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *s = defs[i].scope, *dot;
+
+		if (!s || !kinds[i] || (strcmp(kinds[i], "method") && strcmp(kinds[i], "function")))
+			continue;
+		dot = strrchr(s, '.');
+		if (strcmp(dot ? dot + 1 : s, cls))
+			continue;
+		if (!strcmp(defs[i].path, path))
+			return (long)i;
+		if (reach[i] || defs[i].imported)
+			others++, other = (long)i;
+	}
+	return others == 1 ? other : -1;
+}
+
 /* 1 if a call made on recv at line of the file path (text) may reach defs[i] at all. */
 static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
 		      const char *kind, long dline, int declared, const struct bind_js_file *f)
@@ -350,6 +465,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	long *sl = xcalloc(nr + 1, sizeof(*sl)), *same = xcalloc(nr + 1, sizeof(*same)), def, v;
 	int *sr = xcalloc(nr + 1, sizeof(*sr));
 	size_t *ix = xcalloc(nr + 1, sizeof(*ix)), n = 0, same_nr = 0;
+	char var[256], cls[256];
 
 	for (size_t i = 0; i < nr; i++) {
 		if (!strcmp(defs[i].path, path))
@@ -358,6 +474,13 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 			continue;
 		sd[n] = defs[i], sk[n] = kinds[i], sl[n] = lines[i], sr[n] = reach[i], ix[n] = i;
 		n++;
+	}
+	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
+	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
+	    (def = js_method_of(path, defs, kinds, reach, nr, cls)) >= 0) {
+		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
+		goto done;
 	}
 	def = bind_ref(how, path, scope, recv, sd, n);
 	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
@@ -376,6 +499,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	}
 	if (def < 0)
 		*how = BIND_NONE;
+done:
 	free(sd);
 	free(sk);
 	free(sl);

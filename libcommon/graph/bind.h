@@ -126,7 +126,16 @@ struct bind_js_file {
 	const char *const *text;	/* its lines, text_nr of them (an entry may be NULL) */
 	long text_nr;
 	const char *name;		/* the name called */
+	long col;			/* the column (1-based) of the name on the call's line, 0 unknown */
 };
+
+/*
+ * The class the text gives the variable var in scope at line from (the
+ * nearest declaration, bind_js_visible()): `const var = new C(`, `var: C`
+ * after const/let/var or in a parameter list; C copied to cls (n bytes at
+ * most).  0 if none.
+ */
+int bind_js_var_class(const char *const *text, long text_nr, const char *var, long from, char *cls, size_t n);
 
 /*
  * A TS/JS call as bind_ref() then bind_js() bind it, over the candidates the
@@ -136,7 +145,10 @@ struct bind_js_file {
  * a bare f() reaches no object property (declared 0) and, in its own file,
  * only a function in scope (bind_js_visible()); x.f() reaches no function
  * declared inside another (a local of it, not a property), nor a
- * function assigned to a member inside another (o.f = ... at run time).  Then a bare f():
+ * function assigned to a member inside another (o.f = ... at run time);
+ * x.f() where the text types x (bind_js_var_class(): x = new C(), x: C)
+ * reaches C's method f of the call's file or of a file its imports reach,
+ * as a receiver.  Then a bare f():
  * another file's function bound by name only, where the imports do not
  * reach it, is none (the name alone binds only where the imports reach one
  * definition); another file's function where the file declares f as a

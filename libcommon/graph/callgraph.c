@@ -179,7 +179,7 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 	}
 	cands_for_file(r, c, path, imp);
 	if (bind_is_js(path)) {
-		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name };
+		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
 
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
