@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..81\n");
+	printf("1..85\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -282,6 +282,23 @@ int main(int argc, char **argv)
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
+	}
+	{
+		/* actions.add() with const actions = { add, remove }: the file's add */
+		const char *const text[] = { "const add = (i) => i", "const remove = (i) => i", "const actions = {",
+					     "  add,", "  drop: remove,", "}", "actions.add(1)", "actions.remove(1)",
+					     "const more = { x: add, add: 1 }", "more.add(1)" };
+		struct bind_def d[] = { { "a.js", NULL, 0 }, { "lib.js", "Lib", 1 } };
+		const char *kinds[] = { "function", "method" };
+		long dl[] = { 1, 3 };
+		int reach[] = { 0, 1 }, decl[] = { 1, 1 };
+		struct bind_js_file f = { text, 10, "add", 9 };
+
+		is_int(bind_js_shorthand(text, 10, "actions", "add", 7), 3, "JS: { add, ... } holds add as a shorthand");
+		is_int(bind_js_shorthand(text, 10, "actions", "remove", 8), 0, "JS: { drop: remove }: no member remove");
+		is_int(bind_js_shorthand(text, 10, "more", "add", 10), 0, "JS: { x: add, add: 1 }: no shorthand add");
+		r = bind_js_call(&how, "a.js", NULL, 7, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_LOCAL, 1, "JS: actions.add() with actions = { add }: the file's add, local");
 	}
 	return failures ? 1 : 0;
 }

@@ -439,6 +439,80 @@ static long js_method_of(const char *path, const struct bind_def *defs, const ch
 	return others == 1 ? other : -1;
 }
 
+/* 1 if line s opens an object literal assigned to var: `const var = {`; *open the '{'. */
+static int object_decl(const char *s, const char *var, const char **open)
+{
+	for (const char *p = tagtext_word(s, var); p; p = tagtext_word(p + 1, var)) {
+		size_t wn;
+		const char *w = tagtext_word_before(s, p, &wn), *q = p + strlen(var);
+
+		if (!word_is(w, wn, "const") && !word_is(w, wn, "let") && !word_is(w, wn, "var"))
+			continue;
+		q += strspn(q, " \t");
+		if (*q != '=' || q[1] == '=' || q[1] == '>')
+			continue;
+		q++;
+		q += strspn(q, " \t");
+		if (*q == '{') {
+			*open = q;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* 1 if the object literal opened at line l's '{' (open) holds name as a
+ * shorthand member (`{ a, name }`, one a line too), within 300 lines. */
+static int object_has_shorthand(const char *const *text, long text_nr, long l, const char *open, const char *name)
+{
+	int depth = 0;
+	char prev = '{';	/* the last non-blank character at depth 1 before a word */
+	size_t n = strlen(name);
+
+	for (long k = l; k <= text_nr && k < l + 300; k++) {
+		const char *p = k == l ? open : text[k - 1];
+
+		for (; p && *p; p++) {
+			if (*p == '{' || *p == '[' || *p == '(') {
+				depth++;
+				prev = *p;
+			} else if (*p == '}' || *p == ']' || *p == ')') {
+				if (--depth <= 0)
+					return 0;
+				prev = *p;
+			} else if (ident_char(*p) && depth == 1 && (prev == '{' || prev == ',')) {
+				const char *e = p, *q;
+				while (ident_char(*e))
+					e++;
+				q = e + strspn(e, " \t");
+				if ((size_t)(e - p) == n && !strncmp(p, name, n) && (*q == ',' || *q == '}' || !*q))
+					return 1;
+				prev = 'a';
+				p = e - 1;
+			} else if (*p == '/' && p[1] == '/') {
+				break;
+			} else if (*p != ' ' && *p != '\t') {
+				prev = *p;
+			}
+		}
+	}
+	return 0;
+}
+
+long bind_js_shorthand(const char *const *text, long text_nr, const char *var, const char *name, long from)
+{
+	long best = 0;
+
+	for (long l = 1; l <= text_nr; l++) {
+		const char *open;
+
+		if (text[l - 1] && object_decl(text[l - 1], var, &open) && bind_js_visible(text, text_nr, l, from) &&
+		    (!best || nearer(l, best, from)) && object_has_shorthand(text, text_nr, l, open, name))
+			best = l;
+	}
+	return best;
+}
+
 /* 1 if a call made on recv at line of the file path (text) may reach defs[i] at all. */
 static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
 		      const char *kind, long dline, int declared, const struct bind_js_file *f)
@@ -466,6 +540,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	int *sr = xcalloc(nr + 1, sizeof(*sr));
 	size_t *ix = xcalloc(nr + 1, sizeof(*ix)), n = 0, same_nr = 0;
 	char var[256], cls[256];
+	long obj;
 
 	for (size_t i = 0; i < nr; i++) {
 		if (!strcmp(defs[i].path, path))
@@ -480,6 +555,16 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
 	    (def = js_method_of(path, defs, kinds, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
+		goto done;
+	}
+	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr && f->name &&
+	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    (obj = bind_js_shorthand(f->text, f->text_nr, var, f->name, line)) > 0) {
+		/* x.f() with const x = { f, ... }: the f in scope where x is made */
+		const struct bind_js_file at = { f->text, f->text_nr, f->name, 0 };
+
+		def = bind_js_call(how, path, indent(f->text[obj - 1]) > 0 ? scope : NULL, obj, RECV_BARE, defs, kinds,
+				   lines, reach, declared, nr, &at);
 		goto done;
 	}
 	def = bind_ref(how, path, scope, recv, sd, n);

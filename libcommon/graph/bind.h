@@ -121,6 +121,13 @@ int bind_js_visible(const char *const *text, long text_nr, long def, long from);
 long bind_js_variable(const char *const *text, long text_nr, const char *name, long from,
 		      const long *skip, size_t skip_nr);
 
+/*
+ * The line of the nearest object literal `const var = {` in scope at line
+ * from whose members include name as a shorthand (`{ a, name }`, a member a
+ * line too); 0 if none.
+ */
+long bind_js_shorthand(const char *const *text, long text_nr, const char *var, const char *name, long from);
+
 /* The call's file and name, for bind_js_call(). */
 struct bind_js_file {
 	const char *const *text;	/* its lines, text_nr of them (an entry may be NULL) */
@@ -148,7 +155,8 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
  * function assigned to a member inside another (o.f = ... at run time);
  * x.f() where the text types x (bind_js_var_class(): x = new C(), x: C)
  * reaches C's method f of the call's file or of a file its imports reach,
- * as a receiver.  Then a bare f():
+ * as a receiver; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
+ * bound as a bare f() at that line.  Then a bare f():
  * another file's function bound by name only, where the imports do not
  * reach it, is none (the name alone binds only where the imports reach one
  * definition); another file's function where the file declares f as a
