@@ -21,7 +21,8 @@ struct cands {
 	long *lines, *ends;	/* their lines and end lines */
 	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
 	int *declared;		/* JS/TS: bind_js_call()'s declared[] */
-	struct rs_text text;	/* JS/TS: the lines of the file the flags are for */
+	struct rs_text text;	/* JS/TS: the lines of the file text_path */
+	char *text_path;
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
 };
@@ -39,6 +40,7 @@ static void cands_release(struct cands *c)
 	for (long l = 0; l < c->text.lines_nr; l++)
 		free(c->text.lines[l]);
 	free(c->text.lines);
+	free(c->text_path);
 	free(c->d);
 	free(c->paths);
 	free(c->scopes);
@@ -120,12 +122,14 @@ static void cands_for_file(struct refs *r, struct cands *c, const char *path, sq
 		return;
 	free(c->for_path);
 	c->for_path = xstrdup(path);
-	for (long l = 0; l < c->text.lines_nr; l++)
-		free(c->text.lines[l]);
-	free(c->text.lines);
-	memset(&c->text, 0, sizeof(c->text));
-	if (bind_is_js(path))
+	if (bind_is_js(path) && (!c->text_path || strcmp(c->text_path, path))) {
+		for (long l = 0; l < c->text.lines_nr; l++)
+			free(c->text.lines[l]);
+		free(c->text.lines);
+		free(c->text_path);
+		c->text_path = xstrdup(path);
 		refs_file_lines(r, path, &c->text);
+	}
 	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
 	if (bind_is_js(path))
 		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
@@ -237,6 +241,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	sqlite3_stmt *st, *imp;
 	int *target, any = 0, found = 0;
 	struct refs_world w;
+	struct rs_text text = { NULL, 0, NULL, 0, 0 };
+	char *text_path = NULL;
 
 	refs_world_init(&w, r);
 	refs_split_qualified(q, &scope, &name);
@@ -290,11 +296,15 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
+				cc.text = text, cc.text_path = text_path;	/* the file's lines, read once */
 				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 1), refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
 					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);
+				text = cc.text, text_path = cc.text_path;
+				memset(&cc.text, 0, sizeof(cc.text));
+				cc.text_path = NULL;
 				cands_release(&cc);
 				free(callee);
 				found++;
@@ -306,6 +316,10 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	if (!found)
 		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
 done:
+	for (long l = 0; l < text.lines_nr; l++)
+		free(text.lines[l]);
+	free(text.lines);
+	free(text_path);
 	free(target);
 	cands_release(&c);
 	refs_world_release(&w);
