@@ -152,6 +152,9 @@ CREATE TABLE IF NOT EXISTS defs(
 	scope TEXT,
 	flags INTEGER NOT NULL DEFAULT 0	-- 1: decorated (a line starting with '@' above it) or C's
 					-- __attribute__((constructor/destructor)): registered, not called
+					-- 2: TS/JS, a function that is an object's property
+					-- (name: () => ..., name() {}): no bare name reaches it;
+					-- 4: TS/JS, a function assigned to a member (o.name = ...)
 );
 CREATE INDEX IF NOT EXISTS defs_name ON defs(name);
 CREATE INDEX IF NOT EXISTS defs_blob ON defs(blob_id);

@@ -3,7 +3,8 @@
  * memory: the receiver read from a call's line, and the definition each kind
  * of call reaches (member, local, import, name, none); bind_c_body(): a C
  * prototype followed to its function; bind_js(): TS/JS receivers and nested
- * functions.
+ * functions; bind_js_call() and the text rules under it (tagtext_js_declared(),
+ * tagtext_js_assigned(), bind_js_visible(), bind_js_variable()).
  */
 #include "core/common.h"
 #include "graph/bind.h"
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..45\n");
+	printf("1..85\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -170,6 +171,134 @@ int main(int argc, char **argv)
 		how = BIND_NAME;
 		r = bind_js(&how, "a.py", "runTest.it", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
 		is_int(r == 2 && how == BIND_NAME, 1, "not JS: kept");
+	}
+	/* TS/JS, the text rules */
+	is_int(tagtext_js_declared("export function area(s) {", "area"), 1, "TS: function area: declared");
+	is_int(tagtext_js_declared("  const area = (s) => 0", "area"), 1, "TS: const area = () =>: declared");
+	is_int(tagtext_js_declared("export async function* area() {", "area"), 1, "TS: async function* area: declared");
+	is_int(tagtext_js_declared("area = function () {", "area"), 1, "JS: area = function at the line's start: declared");
+	is_int(tagtext_js_declared("  area: () => 0,", "area"), 0, "TS: area: () => (a pair): a property");
+	is_int(tagtext_js_declared("  area(s) {", "area"), 0, "TS: area() { (a method shorthand): a property");
+	is_int(tagtext_js_declared("  o.area = function () {", "area"), 0, "JS: o.area = function: a property");
+	is_int(tagtext_js_declared("const areas = 1, area2 = 2", "area"), 0, "TS: areas, area2 are not area");
+	is_int(tagtext_js_assigned("  store.area = (x) => x", "area"), 1, "JS: store.area = ...: assigned");
+	is_int(tagtext_js_assigned("  if (o.area == f) {", "area"), 0, "JS: o.area == f: no assignment");
+	is_int(tagtext_js_assigned("  area: () => 0,", "area"), 0, "TS: a pair: not assigned");
+	{
+		const char *const text[] = {
+			"describe('a', () => {",		/* 1 */
+			"  const make = () => 1",		/* 2 */
+			"  make()",				/* 3 */
+			"})",					/* 4 */
+			"describe('b', () => {",		/* 5 */
+			"  make()",				/* 6 */
+			"  const { make: m, area } = lib",	/* 7 */
+			"  area()",				/* 8 */
+			"})",					/* 9 */
+			"function top() { return 1 }",		/* 10 */
+			"let [x, load] = pair",			/* 11 */
+		};
+		const long skip[] = { 2 };
+
+		is_int(bind_js_visible(text, 11, 2, 3), 1, "JS: a function in a block: seen in the block");
+		is_int(bind_js_visible(text, 11, 2, 6), 0, "JS: a function in a block: not from the next block");
+		is_int(bind_js_visible(text, 11, 10, 3), 1, "JS: a function at the margin: seen everywhere");
+		is_int(bind_js_variable(text, 11, "area", 8, NULL, 0), 7, "JS: const { a, area } = o declares area");
+		is_int(bind_js_variable(text, 11, "make", 6, NULL, 0), 0, "JS: { make: m } declares m, not make");
+		is_int(bind_js_variable(text, 11, "make", 3, skip, 1), 0, "JS: the function's own line is no variable");
+		is_int(bind_js_variable(text, 11, "load", 3, NULL, 0), 11, "JS: let [x, load] declares load");
+		is_int(bind_js_variable(text, 11, "area", 3, NULL, 0), 0, "JS: a variable of another block: not seen");
+	}
+	{
+		/* make(): in m.ts, nested in two blocks of a.js; a property and a local of lib.js */
+		const char *const text[] = { "describe('a', () => {", "  const make = () => 1", "  make()", "})",
+					     "describe('b', () => {", "  make()", "  const area = lib.area", "  area()",
+					     "  x.local()", "  x.prop()", "  x.patched()", "})" };
+		const struct bind_js_file f = { text, 12, "make", 0 };
+		struct bind_def d[] = { { "a.js", NULL, 0 }, { "m.ts", NULL, 1 }, { "lib.js", NULL, 0 },
+					{ "lib.js", "make", 0 }, { "lib.js", "make", 1 }, { "lib.js", "make", 0 },
+					{ "t.ts", "Api", 0 } };
+		const char *kinds[] = { "function", "function", "function", "function", "function", "function",
+					"function" };
+		long dl[] = { 2, 1, 3, 5, 6, 7, 2 };
+		int reach[] = { 0, 1, 0, 1, 1, 1, 1 }, decl[] = { 1, 1, 0, 1, 0, 2, -1 };
+		const struct bind_js_file fa = { text, 12, "area", 0 };
+
+		r = bind_js_call(&how, "a.js", NULL, 3, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_LOCAL, 1, "JS: make() in the block of its function: that one");
+		r = bind_js_call(&how, "a.js", NULL, 6, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 1 && how == BIND_IMPORT, 1, "JS: make() out of the block of the file's make: the import");
+		reach[1] = d[1].imported = 0;
+		r = bind_js_call(&how, "a.js", NULL, 6, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "JS: the only other make, not reached by the imports: none");
+		reach[1] = d[1].imported = 1;
+		r = bind_js_call(&how, "a.js", NULL, 8, RECV_BARE, d + 1, kinds, dl + 1, reach + 1, decl + 1, 2, &fa);
+		is_int(r == -1 && how == BIND_NONE, 1, "JS: area() where const area = ... shadows the imports: none");
+		r = bind_js_call(&how, "b.js", NULL, 1, RECV_BARE, d + 2, kinds, dl + 2, reach + 2, decl + 2, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "JS: make() and an object's property make: none");
+		r = bind_js_call(&how, "b.js", NULL, 1, RECV_OTHER, d + 3, kinds, dl + 3, reach + 3, decl + 3, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "JS: x.make() and a function's local make: none");
+		r = bind_js_call(&how, "b.js", NULL, 1, RECV_OTHER, d + 4, kinds, dl + 4, reach + 4, decl + 4, 1, &f);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "JS: x.make() and an imported object's property make: that one");
+		r = bind_js_call(&how, "b.js", NULL, 1, RECV_OTHER, d + 5, kinds, dl + 5, reach + 5, decl + 5, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "JS: x.make() and o.make = ... inside a function: none");
+		r = bind_js_call(&how, "b.ts", NULL, 1, RECV_OTHER, d + 6, kinds, dl + 6, reach + 6, decl + 6, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: x.make() and a signature of a type: none");
+	}
+	{
+		/* new Foo(): the class in scope (Foo nested in two test functions of one file) */
+		const char *const text[] = { "function t1() {", "  class Foo {}", "}", "function t2() {",
+					     "  class Foo {}", "  return new Foo()", "}" };
+		const struct bind_js_file f = { text, 7, "Foo", 0 };
+		struct bind_def d[] = { { "a.js", "t1", 0 }, { "a.js", "t2", 0 } };
+		const char *kinds[] = { "class", "class" };
+		long dl[] = { 2, 5 };
+		int reach[] = { 0, 0 }, decl[] = { 1, 1 };
+
+		r = bind_js_call(&how, "a.js", "t2", 6, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 1 && how == BIND_LOCAL, 1, "JS: new Foo(): the class of the enclosing function");
+	}
+	{
+		/* x.inc() with const x = new Counter() or x: Counter: Counter's inc */
+		const char *const text[] = { "function f(a: number, c: Counter) {", "  const x = new Counter()",
+					     "  x.inc()", "  c.inc()", "  y.inc()", "  const z = Counter.make()", "  z.inc()",
+					     "}" };
+		struct bind_def d[] = { { "c.ts", "Counter", 1 }, { "d.ts", "Other", 1 } };
+		const char *kinds[] = { "method", "method" };
+		long dl[] = { 3, 3 };
+		int reach[] = { 1, 1 }, decl[] = { 1, 1 };
+		char cls[64];
+		struct bind_js_file f = { text, 8, "inc", 5 };
+
+		is_int(bind_js_var_class(text, 8, "x", 3, cls, sizeof(cls)) && !strcmp(cls, "Counter"), 1,
+		       "TS: const x = new Counter(): x is a Counter");
+		is_int(bind_js_var_class(text, 8, "c", 4, cls, sizeof(cls)) && !strcmp(cls, "Counter"), 1,
+		       "TS: a parameter c: Counter: c is a Counter");
+		is_int(bind_js_var_class(text, 8, "a", 4, cls, sizeof(cls)), 0, "TS: a: number is no class");
+		is_int(bind_js_var_class(text, 8, "z", 7, cls, sizeof(cls)), 0, "TS: z = Counter.make(): not known");
+		r = bind_js_call(&how, "a.ts", "f", 3, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: x.inc() with x = new Counter(): Counter.inc, receiver");
+		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
+		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
+	}
+	{
+		/* actions.add() with const actions = { add, remove }: the file's add */
+		const char *const text[] = { "const add = (i) => i", "const remove = (i) => i", "const actions = {",
+					     "  add,", "  drop: remove,", "}", "actions.add(1)", "actions.remove(1)",
+					     "const more = { x: add, add: 1 }", "more.add(1)" };
+		struct bind_def d[] = { { "a.js", NULL, 0 }, { "lib.js", "Lib", 1 } };
+		const char *kinds[] = { "function", "method" };
+		long dl[] = { 1, 3 };
+		int reach[] = { 0, 1 }, decl[] = { 1, 1 };
+		struct bind_js_file f = { text, 10, "add", 9 };
+
+		is_int(bind_js_shorthand(text, 10, "actions", "add", 7), 3, "JS: { add, ... } holds add as a shorthand");
+		is_int(bind_js_shorthand(text, 10, "actions", "remove", 8), 0, "JS: { drop: remove }: no member remove");
+		is_int(bind_js_shorthand(text, 10, "more", "add", 10), 0, "JS: { x: add, add: 1 }: no shorthand add");
+		r = bind_js_call(&how, "a.js", NULL, 7, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_LOCAL, 1, "JS: actions.add() with actions = { add }: the file's add, local");
 	}
 	return failures ? 1 : 0;
 }

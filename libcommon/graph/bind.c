@@ -1,8 +1,10 @@
 /*
  * bind.c: rank the definitions a reference may reach (see bind.h).  Called
  * once per reference of a callers/callees question, over the few definitions
- * of one name: a linear pass, no allocation.
+ * of one name: a linear pass (bind_js_call() copies the candidates it keeps).
  */
+#include <ctype.h>
+
 #include "core/common.h"
 #include "graph/bind.h"
 
@@ -220,8 +222,8 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 		return ts_implementation(defs, kinds, lines, nr, def);
 	for (size_t i = 0; i < nr; i++) {
 		const struct bind_def *d = &defs[i];
-		if (!kinds[i] || strcmp(kinds[i], "function"))
-			continue;
+		if (!kinds[i] || (strcmp(kinds[i], "function") && strcmp(kinds[i], "class")))
+			continue;	/* a function, or a class (new C()) */
 		if (strcmp(d->path, path)) {
 			/* the overloads of one function count once */
 			if (!d->scope && reach[i] && (reached < 0 || strcmp(defs[reached].path, d->path)))
@@ -237,7 +239,7 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 	}
 	if (nested >= 0) {
 		*how = BIND_LOCAL;
-		return nested;
+		return ts_implementation(defs, kinds, lines, nr, nested);
 	}
 	if (*how == BIND_LOCAL || *how == BIND_IMPORT || *how == BIND_MEMBER || here >= 0)
 		return ts_implementation(defs, kinds, lines, nr, def);
@@ -246,4 +248,348 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 		return ts_implementation(defs, kinds, lines, nr, reached);
 	}
 	return ts_implementation(defs, kinds, lines, nr, def);
+}
+
+static int word_is(const char *w, size_t n, const char *kw)
+{
+	return w && strlen(kw) == n && !strncmp(w, kw, n);
+}
+
+/* The indentation of a line: its leading blanks, or -1 for a blank or unknown line. */
+static long indent(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return -1;
+	n = strspn(s, " \t");
+	return s[n] && s[n] != '\r' ? (long)n : -1;
+}
+
+int bind_js_visible(const char *const *text, long text_nr, long def, long from)
+{
+	long lo = def < from ? def + 1 : from, hi = def < from ? from : def - 1, in;
+
+	if (def < 1 || def > text_nr || (in = indent(text[def - 1])) <= 0)
+		return 1;
+	for (long l = lo; l <= hi && l <= text_nr; l++) {
+		long i = l >= 1 ? indent(text[l - 1]) : -1;
+		if (i >= 0 && i < in)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 if the line s declares name as a variable: const/let/var name, or name
+ * among the bindings of a destructuring `const { a, name } =` / `[a, name]`. */
+static int declares_var(const char *s, const char *name)
+{
+	for (const char *p = tagtext_word(s, name); p; p = tagtext_word(p + 1, name)) {
+		size_t n;
+		const char *w = tagtext_word_before(s, p, &n), *q = p + strlen(name), *k;
+
+		if (word_is(w, n, "const") || word_is(w, n, "let") || word_is(w, n, "var"))
+			return 1;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == ':' || *q == '(')
+			continue;	/* { key: other }, a call */
+		/* inside { } or [ ] opened right after const/let/var on this line */
+		for (k = p; k > s && k[-1] != '{' && k[-1] != '[' && k[-1] != '=' && k[-1] != '(' && k[-1] != ';'; k--)
+			;
+		if (k > s && (k[-1] == '{' || k[-1] == '[')) {
+			w = tagtext_word_before(s, k - 1, &n);
+			if (word_is(w, n, "const") || word_is(w, n, "let") || word_is(w, n, "var"))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+long bind_js_variable(const char *const *text, long text_nr, const char *name, long from,
+		      const long *skip, size_t skip_nr)
+{
+	long best = 0;
+
+	for (long l = 1; l <= text_nr; l++) {
+		int skipped = 0;
+
+		if (!text[l - 1] || !declares_var(text[l - 1], name))
+			continue;
+		for (size_t i = 0; i < skip_nr && !skipped; i++)
+			skipped = skip[i] == l;
+		if (skipped || !bind_js_visible(text, text_nr, l, from))
+			continue;
+		if (!best || nearer(l, best, from))
+			best = l;
+	}
+	return best;
+}
+
+static int ident_char(int c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+/* The identifier just before the '.' before col (1-based) of line s: x of
+ * `x.f(`, not of `a.x.f(` or `g().f(`; copied to out (n bytes at most). */
+static int receiver_var(const char *s, long col, char *out, size_t n)
+{
+	const char *p, *e;
+
+	if (!s || col < 2 || (size_t)col - 1 > strlen(s))
+		return 0;
+	e = s + col - 1;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e > s && e[-1] == '.')
+		e--;
+	else
+		return 0;
+	if (e > s && e[-1] == '?')
+		e--;	/* x?.f() */
+	for (p = e; p > s && ident_char(p[-1]); p--)
+		;
+	if (p == e || (size_t)(e - p) >= n || (p > s && (p[-1] == '.' || p[-1] == ')' || p[-1] == ']')))
+		return 0;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return 1;
+}
+
+/* The class of var declared on line s (see bind_js_var_class()), into cls. */
+static int line_class(const char *s, const char *var, char *cls, size_t n)
+{
+	for (const char *p = tagtext_word(s, var); p; p = tagtext_word(p + 1, var)) {
+		size_t wn;
+		const char *w = tagtext_word_before(s, p, &wn), *q = p + strlen(var), *c;
+		int decl = word_is(w, wn, "const") || word_is(w, wn, "let") || word_is(w, wn, "var");
+
+		if (!decl && !w) {
+			const char *b = p;
+			while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+				b--;
+			if (b == s || (b[-1] != '(' && b[-1] != ','))
+				continue;	/* a parameter: (x: C, y: D) */
+		} else if (!decl) {
+			continue;
+		}
+		q += strspn(q, " \t");
+		if (*q == ':')
+			q++;
+		else if (decl && *q == '=' && q[1] != '=' && q[1] != '>') {
+			q++;
+			q += strspn(q, " \t");
+			if (strncmp(q, "new", 3) || ident_char(q[3]))
+				continue;
+			q += 3;
+		} else {
+			continue;
+		}
+		q += strspn(q, " \t");
+		for (c = q; ident_char(*c); c++)
+			;
+		if (c == q || !isupper((unsigned char)*q) || (size_t)(c - q) >= n)
+			continue;
+		memcpy(cls, q, (size_t)(c - q));
+		cls[c - q] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+int bind_js_var_class(const char *const *text, long text_nr, const char *var, long from, char *cls, size_t n)
+{
+	long best = 0;
+	char c[256];
+
+	for (long l = 1; l <= text_nr; l++) {
+		if (!text[l - 1] || !line_class(text[l - 1], var, c, sizeof(c)) ||
+		    !bind_js_visible(text, text_nr, l, from) || (best && !nearer(l, best, from)))
+			continue;
+		if (strlen(c) >= n)
+			continue;
+		best = l;
+		strcpy(cls, c);
+	}
+	return best > 0;
+}
+
+/* The method name of class cls among defs (the call's file first, else the
+ * one a file the imports reach holds), or -1. */
+static long js_method_of(const char *path, const struct bind_def *defs, const char *const *kinds,
+			 const int *reach, size_t nr, const char *cls)
+{
+	long other = -1;
+	size_t others = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *s = defs[i].scope, *dot;
+
+		if (!s || !kinds[i] || (strcmp(kinds[i], "method") && strcmp(kinds[i], "function")))
+			continue;
+		dot = strrchr(s, '.');
+		if (strcmp(dot ? dot + 1 : s, cls))
+			continue;
+		if (!strcmp(defs[i].path, path))
+			return (long)i;
+		if (reach[i] || defs[i].imported)
+			others++, other = (long)i;
+	}
+	return others == 1 ? other : -1;
+}
+
+/* 1 if line s opens an object literal assigned to var: `const var = {`; *open the '{'. */
+static int object_decl(const char *s, const char *var, const char **open)
+{
+	for (const char *p = tagtext_word(s, var); p; p = tagtext_word(p + 1, var)) {
+		size_t wn;
+		const char *w = tagtext_word_before(s, p, &wn), *q = p + strlen(var);
+
+		if (!word_is(w, wn, "const") && !word_is(w, wn, "let") && !word_is(w, wn, "var"))
+			continue;
+		q += strspn(q, " \t");
+		if (*q != '=' || q[1] == '=' || q[1] == '>')
+			continue;
+		q++;
+		q += strspn(q, " \t");
+		if (*q == '{') {
+			*open = q;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* 1 if the object literal opened at line l's '{' (open) holds name as a
+ * shorthand member (`{ a, name }`, one a line too), within 300 lines. */
+static int object_has_shorthand(const char *const *text, long text_nr, long l, const char *open, const char *name)
+{
+	int depth = 0;
+	char prev = '{';	/* the last non-blank character at depth 1 before a word */
+	size_t n = strlen(name);
+
+	for (long k = l; k <= text_nr && k < l + 300; k++) {
+		const char *p = k == l ? open : text[k - 1];
+
+		for (; p && *p; p++) {
+			if (*p == '{' || *p == '[' || *p == '(') {
+				depth++;
+				prev = *p;
+			} else if (*p == '}' || *p == ']' || *p == ')') {
+				if (--depth <= 0)
+					return 0;
+				prev = *p;
+			} else if (ident_char(*p) && depth == 1 && (prev == '{' || prev == ',')) {
+				const char *e = p, *q;
+				while (ident_char(*e))
+					e++;
+				q = e + strspn(e, " \t");
+				if ((size_t)(e - p) == n && !strncmp(p, name, n) && (*q == ',' || *q == '}' || !*q))
+					return 1;
+				prev = 'a';
+				p = e - 1;
+			} else if (*p == '/' && p[1] == '/') {
+				break;
+			} else if (*p != ' ' && *p != '\t') {
+				prev = *p;
+			}
+		}
+	}
+	return 0;
+}
+
+long bind_js_shorthand(const char *const *text, long text_nr, const char *var, const char *name, long from)
+{
+	long best = 0;
+
+	for (long l = 1; l <= text_nr; l++) {
+		const char *open;
+
+		if (text[l - 1] && object_decl(text[l - 1], var, &open) && bind_js_visible(text, text_nr, l, from) &&
+		    (!best || nearer(l, best, from)) && object_has_shorthand(text, text_nr, l, open, name))
+			best = l;
+	}
+	return best;
+}
+
+/* 1 if a call made on recv at line of the file path (text) may reach defs[i] at all. */
+static int js_reaches(const char *path, long line, enum bind_recv recv, const struct bind_def *d,
+		      const char *kind, long dline, int declared, const struct bind_js_file *f)
+{
+	if (declared < 0)
+		return 0;	/* a signature of a type or an interface */
+	if (kind && !strcmp(kind, "class") && recv == RECV_BARE)	/* new C() */
+		return strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line);
+	if (!kind || strcmp(kind, "function"))
+		return 1;
+	if (recv == RECV_BARE)
+		return declared == 1 && (strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line));
+	if (recv == RECV_OTHER)
+		return !(declared && d->scope);	/* a function's local, or o.f = ... run inside one, is no property */
+	return 1;
+}
+
+long bind_js_call(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+		  const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+		  const int *declared, size_t nr, const struct bind_js_file *f)
+{
+	struct bind_def *sd = xcalloc(nr + 1, sizeof(*sd));
+	const char **sk = xcalloc(nr + 1, sizeof(*sk));
+	long *sl = xcalloc(nr + 1, sizeof(*sl)), *same = xcalloc(nr + 1, sizeof(*same)), def, v;
+	int *sr = xcalloc(nr + 1, sizeof(*sr));
+	size_t *ix = xcalloc(nr + 1, sizeof(*ix)), n = 0, same_nr = 0;
+	char var[256], cls[256];
+	long obj;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (!strcmp(defs[i].path, path))
+			same[same_nr++] = lines[i];
+		if (!js_reaches(path, line, recv, &defs[i], kinds[i], lines[i], declared[i], f))
+			continue;
+		sd[n] = defs[i], sk[n] = kinds[i], sl[n] = lines[i], sr[n] = reach[i], ix[n] = i;
+		n++;
+	}
+	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
+	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
+	    (def = js_method_of(path, defs, kinds, reach, nr, cls)) >= 0) {
+		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
+		goto done;
+	}
+	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr && f->name &&
+	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    (obj = bind_js_shorthand(f->text, f->text_nr, var, f->name, line)) > 0) {
+		/* x.f() with const x = { f, ... }: the f in scope where x is made */
+		const struct bind_js_file at = { f->text, f->text_nr, f->name, 0 };
+
+		def = bind_js_call(how, path, indent(f->text[obj - 1]) > 0 ? scope : NULL, obj, RECV_BARE, defs, kinds,
+				   lines, reach, declared, nr, &at);
+		goto done;
+	}
+	def = bind_ref(how, path, scope, recv, sd, n);
+	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
+	def = def >= 0 ? (long)ix[def] : -1;
+	if (recv == RECV_BARE && def >= 0 && strcmp(defs[def].path, path)) {
+		/* another file's function, by name only: the imports do not reach it */
+		if (*how == BIND_NAME && !reach[def])
+			def = -1;
+		/* a variable of the file (const x = make(), const { x } = o) is what x() calls */
+		else if (f->name && bind_js_variable(f->text, f->text_nr, f->name, line, same, same_nr))
+			def = -1;
+	} else if (recv == RECV_BARE && def >= 0 && f->name &&
+		   (v = bind_js_variable(f->text, f->text_nr, f->name, line, same, same_nr)) &&
+		   nearer(v, lines[def], line)) {
+		def = -1;	/* a nearer variable of the same name shadows the function */
+	}
+	if (def < 0)
+		*how = BIND_NONE;
+done:
+	free(sd);
+	free(sk);
+	free(sl);
+	free(same);
+	free(sr);
+	free(ix);
+	return def;
 }

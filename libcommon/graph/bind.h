@@ -104,4 +104,68 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
 	     const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
 	     size_t nr, long def);
 
+/*
+ * 1 if a declaration at line def of a file (text[0..text_nr), a NULL entry
+ * unknown) is in scope at line from, by indentation: a declaration at the
+ * left margin is seen everywhere; an indented one only where no line between
+ * the two (from included) is indented less, i.e. in its block.
+ */
+int bind_js_visible(const char *const *text, long text_nr, long def, long from);
+
+/*
+ * The line of the nearest (above first) declaration of name as a variable
+ * (const/let/var name, or a binding of a destructuring `const { a, name } =`)
+ * in scope at line from (bind_js_visible()), leaving out the lines
+ * skip[0..skip_nr) (the file's functions of that name); 0 if none.
+ */
+long bind_js_variable(const char *const *text, long text_nr, const char *name, long from,
+		      const long *skip, size_t skip_nr);
+
+/*
+ * The line of the nearest object literal `const var = {` in scope at line
+ * from whose members include name as a shorthand (`{ a, name }`, a member a
+ * line too); 0 if none.
+ */
+long bind_js_shorthand(const char *const *text, long text_nr, const char *var, const char *name, long from);
+
+/* The call's file and name, for bind_js_call(). */
+struct bind_js_file {
+	const char *const *text;	/* its lines, text_nr of them (an entry may be NULL) */
+	long text_nr;
+	const char *name;		/* the name called */
+	long col;			/* the column (1-based) of the name on the call's line, 0 unknown */
+};
+
+/*
+ * The class the text gives the variable var in scope at line from (the
+ * nearest declaration, bind_js_visible()): `const var = new C(`, `var: C`
+ * after const/let/var or in a parameter list; C copied to cls (n bytes at
+ * most).  0 if none.
+ */
+int bind_js_var_class(const char *const *text, long text_nr, const char *var, long from, char *cls, size_t n);
+
+/*
+ * A TS/JS call as bind_ref() then bind_js() bind it, over the candidates the
+ * call can reach at all (declared[i]: 1; 0 for an object's property,
+ * TAGTEXT_PROPERTY; 2 for a function assigned to a member, `o.f = ...`,
+ * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never):
+ * a bare f() reaches no object property (declared 0) and, in its own file,
+ * only a function in scope (bind_js_visible()); x.f() reaches no function
+ * declared inside another (a local of it, not a property), nor a
+ * function assigned to a member inside another (o.f = ... at run time);
+ * x.f() where the text types x (bind_js_var_class(): x = new C(), x: C)
+ * reaches C's method f of the call's file or of a file its imports reach,
+ * as a receiver; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
+ * bound as a bare f() at that line.  Then a bare f():
+ * another file's function bound by name only, where the imports do not
+ * reach it, is none (the name alone binds only where the imports reach one
+ * definition); another file's function where the file declares f as a
+ * variable in scope (bind_js_variable()), or the file's function where such
+ * a variable is nearer, is none (f() calls the variable's value).  Returns
+ * the index in defs, or -1 with *how = BIND_NONE.  Cannot fail.
+ */
+long bind_js_call(enum bind_how *how, const char *path, const char *scope, long line, enum bind_recv recv,
+		  const struct bind_def *defs, const char *const *kinds, const long *lines, const int *reach,
+		  const int *declared, size_t nr, const struct bind_js_file *f);
+
 #endif

@@ -10,12 +10,19 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
+/* The references that are calls: f(), and in TS/JS new C() (a "class" reference
+ * there is a new expression: the tags' @reference.class) */
+#define CALL_KINDS "(r.kind = 'call' OR (r.kind = 'class' AND b.lang IN ('javascript', 'typescript', 'tsx')))"
+
 /* The definitions of one name, as candidates of bind_ref() for one file. */
 struct cands {
 	struct bind_def *d;	/* candidates */
 	char **paths, **scopes, **kinds;	/* owned strings behind d, their kinds */
 	long *lines, *ends;	/* their lines and end lines */
 	int *reach;		/* JS/TS: the file the flags are for reaches the candidate's in a few imports */
+	int *declared;		/* JS/TS: bind_js_call()'s declared[] */
+	struct rs_text text;	/* JS/TS: the lines of the file text_path */
+	char *text_path;
 	size_t nr, alloc;	/* number of candidates */
 	char *for_path;		/* the file the imported flags are for, or NULL */
 };
@@ -29,6 +36,11 @@ static void cands_release(struct cands *c)
 	}
 	free(c->kinds);
 	free(c->reach);
+	free(c->declared);
+	for (long l = 0; l < c->text.lines_nr; l++)
+		free(c->text.lines[l]);
+	free(c->text.lines);
+	free(c->text_path);
 	free(c->d);
 	free(c->paths);
 	free(c->scopes);
@@ -38,10 +50,34 @@ static void cands_release(struct cands *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* TS: mark -1 in c->declared the candidates inside a type or an interface of
+ * their file (their scope's innermost name): signatures, no definitions. */
+static void js_signatures(struct refs *r, struct cands *c)
+{
+	sqlite3_stmt *st = NULL;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		const char *s = c->scopes[i], *dot;
+
+		if (!s || !bind_is_js(c->paths[i]))
+			continue;
+		if (!st)
+			st = refs_prep(r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				       "AND d.name = ?2 AND d.kind IN ('type', 'interface') LIMIT 1");
+		dot = strrchr(s, '.');
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, c->paths[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, dot ? dot + 1 : s, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			c->declared[i] = -1;
+	}
+	sqlite3_finalize(st);
+}
+
 /* Load every definition named name. */
 static void cands_load(struct refs *r, struct cands *c, const char *name)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line, d.kind FROM defs d "
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, d.scope, d.line, d.end_line, d.kind, d.flags FROM defs d "
 				"JOIN files f ON f.blob_id = d.blob_id WHERE d.name = ?1 "
 				"ORDER BY f.path, d.line");
 	size_t a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0;
@@ -57,6 +93,10 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		ALLOC_GROW(c->kinds, c->nr + 1, a5);
 		c->reach = xrealloc(c->reach, (c->nr + 1) * sizeof(*c->reach));
 		c->reach[c->nr] = 0;
+		c->declared = xrealloc(c->declared, (c->nr + 1) * sizeof(*c->declared));
+		c->declared[c->nr] = 0;
+		c->declared[c->nr] = sqlite3_column_int(st, 5) & TAGTEXT_ASSIGNED ? 2 :
+				     !(sqlite3_column_int(st, 5) & TAGTEXT_PROPERTY);
 		c->paths[c->nr] = xstrdup(refs_col(st, 0));
 		c->scopes[c->nr] = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 1));
 		c->lines[c->nr] = sqlite3_column_int64(st, 2);
@@ -69,6 +109,7 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
 		c->d[i].path = c->paths[i];
 		c->d[i].scope = c->scopes[i];
 	}
+	js_signatures(r, c);
 }
 
 /* Mark the candidates whose files the file path imports (kept while the
@@ -81,6 +122,14 @@ static void cands_for_file(struct refs *r, struct cands *c, const char *path, sq
 		return;
 	free(c->for_path);
 	c->for_path = xstrdup(path);
+	if (bind_is_js(path) && (!c->text_path || strcmp(c->text_path, path))) {
+		for (long l = 0; l < c->text.lines_nr; l++)
+			free(c->text.lines[l]);
+		free(c->text.lines);
+		free(c->text_path);
+		c->text_path = xstrdup(path);
+		refs_file_lines(r, path, &c->text);
+	}
 	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
 	if (bind_is_js(path))
 		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
@@ -112,13 +161,14 @@ static long cand_at(const struct cands *c, const char *path, long line)
 }
 
 /*
- * Bind a call of name at (path, line, col_): by resolve.h's rules in a Python
- * file (with --by-name, bind.h's where they find nothing), else by bind.h's,
- * a C prototype followed to its function (bind_c_body()), a TS/JS call on an
- * unknown receiver bound to nothing (bind_js()).
+ * Bind a call of name (a reference of kind "call", or "class": new C() in
+ * TS/JS) at (path, line, col_): by resolve.h's rules in a Python file (with
+ * --by-name, bind.h's where they find nothing), in a TS/JS file by
+ * bind_js_call() over its text, else by bind.h's, a C prototype followed to
+ * its function (bind_c_body()).
  */
 static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqlite3_stmt *imp, const char *name,
-		     const char *path, const char *scope, long line, long col_, enum bind_recv recv,
+		     const char *kind, const char *path, const char *scope, long line, long col_, enum bind_recv recv,
 		     enum bind_how *how)
 {
 	long def;
@@ -132,6 +182,15 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return -1;
 	}
 	cands_for_file(r, c, path, imp);
+	if (bind_is_js(path)) {
+		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
+
+		if (!strcmp(kind, "class"))
+			recv = RECV_BARE;	/* new C(), new a.C() */
+
+		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
+				    c->reach, c->declared, c->nr, &f);
+	}
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
 	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,
 		      def);
@@ -182,6 +241,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	sqlite3_stmt *st, *imp;
 	int *target, any = 0, found = 0;
 	struct refs_world w;
+	struct rs_text text = { NULL, 0, NULL, 0, 0 };
+	char *text_path = NULL;
 
 	refs_world_init(&w, r);
 	refs_split_qualified(q, &scope, &name);
@@ -197,14 +258,14 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	if (!callees) {
 		st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
-			  "WHERE r.name = ?1 AND r.kind = 'call' ORDER BY f.path, r.line, r.col");
+			  "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
 			const char *path = refs_col(st, 1), *sc = refs_col(st, 4);
 			enum bind_how how;
 			long def;
 
-			def = bind_one(r, &w, &c, imp, name, path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
+			def = bind_one(r, &w, &c, imp, name, refs_col(st, 0), path, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : sc,
 				       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
 				       (enum bind_recv)sqlite3_column_int(st, 7), &how);
 			if (def < 0 || !target[def])
@@ -218,7 +279,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	} else {
 		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
-			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND r.kind = 'call' "
+			  "WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 AND " CALL_KINDS " "
 			  "ORDER BY r.line, r.col");
 		for (size_t i = 0; i < c.nr && r->emitted < r->o.limit; i++) {
 			if (!target[i])
@@ -235,11 +296,15 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				long def;
 
 				cands_load(r, &cc, callee);
-				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
+				cc.text = text, cc.text_path = text_path;	/* the file's lines, read once */
+				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 1), refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
 					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
 				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
 					   sqlite3_column_int64(st, 7), how, &cc, def);
+				text = cc.text, text_path = cc.text_path;
+				memset(&cc.text, 0, sizeof(cc.text));
+				cc.text_path = NULL;
 				cands_release(&cc);
 				free(callee);
 				found++;
@@ -251,6 +316,10 @@ int refs_calls(struct refs *r, const char *q, int callees)
 	if (!found)
 		error("no %s of '%s' in the index", callees ? "callees" : "callers", q);
 done:
+	for (long l = 0; l < text.lines_nr; l++)
+		free(text.lines[l]);
+	free(text.lines);
+	free(text_path);
 	free(target);
 	cands_release(&c);
 	refs_world_release(&w);
@@ -283,7 +352,7 @@ struct refs_binder *refs_binder_new(struct refs *r, const char *name)
 long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope, long line, long col_,
 		      enum bind_recv recv, enum bind_how *how, const char **def_path)
 {
-	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, path, scope, line, col_, recv, how);
+	long def = bind_one(b->r, &b->w, &b->c, b->imp, b->name, "call", path, scope, line, col_, recv, how);
 
 	if (def < 0) {
 		*how = BIND_NONE;

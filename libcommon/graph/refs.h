@@ -67,6 +67,9 @@ void refs_world_release(struct refs_world *w);
 /* The lines and import rows of the indexed file path (python set for Python
  * files; lines only for them); 0 when the index has no such file. */
 int refs_file_text(struct refs *r, const char *path, struct rs_text *t);
+/* The lines of the indexed file path, whatever its language (no import rows,
+ * python left 0); 0 when the index has no such file. */
+int refs_file_lines(struct refs *r, const char *path, struct rs_text *t);
 
 /* The binding of each call reference of one name (callgraph.c): the
  * definition's line (its path in *def_path, valid until the binder is freed)

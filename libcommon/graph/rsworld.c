@@ -6,26 +6,12 @@
 #include "graph/refs.h"
 #include "parse/lang.h"
 
-int refs_file_text(struct refs *r, const char *path, struct rs_text *t)
+/* The lines of the blob, from its chunks, into t. */
+static void blob_lines(struct refs *r, sqlite3_int64 blob, struct rs_text *t)
 {
 	sqlite3_stmt *st;
 	size_t alloc = 0;
-	sqlite3_int64 blob = -1;
-	int python = 0;
 
-	memset(t, 0, sizeof(*t));
-	st = refs_prep(r, "SELECT b.id, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1");
-	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		blob = sqlite3_column_int64(st, 0);
-		python = refs_col(st, 1) && !strcmp(refs_col(st, 1), "python");
-	}
-	sqlite3_finalize(st);
-	if (blob < 0)
-		return 0;
-	t->python = python;
-	if (!python)
-		return 1;
 	st = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 		       "ORDER BY start_line, end_line DESC");
 	sqlite3_bind_int64(st, 1, blob);
@@ -48,7 +34,51 @@ int refs_file_text(struct refs *r, const char *path, struct rs_text *t)
 		}
 	}
 	sqlite3_finalize(st);
-	alloc = 0;
+}
+
+/* The blob of path and whether it is Python; -1 when the index has no such file. */
+static sqlite3_int64 path_blob(struct refs *r, const char *path, int *python)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 blob = -1;
+
+	*python = 0;
+	st = refs_prep(r, "SELECT b.id, b.lang FROM files f JOIN blobs b ON b.id = f.blob_id WHERE f.path = ?1");
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		blob = sqlite3_column_int64(st, 0);
+		*python = refs_col(st, 1) && !strcmp(refs_col(st, 1), "python");
+	}
+	sqlite3_finalize(st);
+	return blob;
+}
+
+int refs_file_lines(struct refs *r, const char *path, struct rs_text *t)
+{
+	int python;
+	sqlite3_int64 blob = path_blob(r, path, &python);
+
+	memset(t, 0, sizeof(*t));
+	if (blob < 0)
+		return 0;
+	blob_lines(r, blob, t);
+	return 1;
+}
+
+int refs_file_text(struct refs *r, const char *path, struct rs_text *t)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 0;
+	int python;
+	sqlite3_int64 blob = path_blob(r, path, &python);
+
+	memset(t, 0, sizeof(*t));
+	if (blob < 0)
+		return 0;
+	t->python = python;
+	if (!python)
+		return 1;
+	blob_lines(r, blob, t);
 	st = refs_prep(r, "SELECT target, resolved, line FROM imports WHERE path = ?1 ORDER BY line");
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {

@@ -667,6 +667,19 @@ static int load_chunk(struct loader *ld, json_t *rec)
 	return 0;
 }
 
+/* TAGTEXT_PROPERTY, TAGTEXT_ASSIGNED for a TS/JS function that is an object's property. */
+static unsigned js_flags(struct loader *ld, json_t *rec)
+{
+	const char *l = ld->cur_lang, *t;
+
+	if (!l || (strcmp(l, "javascript") && strcmp(l, "typescript") && strcmp(l, "tsx")) ||
+	    strcmp(jstr(rec, "kind"), "function"))
+		return 0;
+	t = line_at(ld, (long)jint(rec, "line"));
+	return (tagtext_js_declared(t, jstr(rec, "name")) ? 0 : TAGTEXT_PROPERTY) |
+	       (tagtext_js_assigned(t, jstr(rec, "name")) ? TAGTEXT_ASSIGNED : 0);
+}
+
 static int load_tag(struct loader *ld, json_t *rec, int is_def)
 {
 	const char *type = is_def ? "def" : "ref";
@@ -689,7 +702,7 @@ static int load_tag(struct loader *ld, json_t *rec, int is_def)
 		long long e = jint(rec, "end_line");
 		sqlite3_bind_int64(st, 6, e ? e : jint(rec, "line"));
 		bind_str_or_null(st, 7, json_object_get(rec, "scope"));
-		sqlite3_bind_int(st, 8, (int)tagtext_def_flags(line_at, ld, jint(rec, "line")));
+		sqlite3_bind_int(st, 8, (int)(tagtext_def_flags(line_at, ld, jint(rec, "line")) | js_flags(ld, rec)));
 		ALLOC_GROW(ld->cur_defs, ld->cur_defs_nr + 1, ld->cur_defs_alloc);
 		ld->cur_defs[ld->cur_defs_nr++] = (struct mn_def){ xstrdup(jstr(rec, "name")), (long)jint(rec, "line"),
 								   e ? (long)e : (long)jint(rec, "line") };

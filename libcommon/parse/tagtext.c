@@ -125,3 +125,68 @@ int tagtext_import_line(const char *s)
 	s += strspn(s, " \t");
 	return !strncmp(s, "from ", 5) || !strncmp(s, "import ", 7);
 }
+
+static int js_ident_char(int c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+const char *tagtext_word_before(const char *text, const char *p, size_t *n)
+{
+	const char *e = p;
+
+	while (e > text && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '*'))
+		e--;	/* function* gen() */
+	p = e;
+	while (p > text && js_ident_char(p[-1]))
+		p--;
+	*n = (size_t)(e - p);
+	return *n ? p : NULL;
+}
+
+static int word_is(const char *w, size_t n, const char *kw)
+{
+	return w && strlen(kw) == n && !strncmp(w, kw, n);
+}
+
+const char *tagtext_word(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = s; n && (p = strstr(p, name)); p += n)
+		if ((p == s || !js_ident_char(p[-1])) && !js_ident_char(p[n]))
+			return p;
+	return NULL;
+}
+
+int tagtext_js_declared(const char *text, const char *name)
+{
+	for (const char *p = text ? tagtext_word(text, name) : NULL; p; p = tagtext_word(p + 1, name)) {
+		size_t n;
+		const char *w = tagtext_word_before(text, p, &n), *q = p + strlen(name);
+
+		if (word_is(w, n, "function") || word_is(w, n, "const") || word_is(w, n, "let") ||
+		    word_is(w, n, "var") || word_is(w, n, "class"))
+			return 1;
+		/* name = function () {}, name = () => {}: a plain assignment at the line's start */
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (!w && p == text + strspn(text, " \t") && q[0] == '=' && q[1] != '=' && q[1] != '>')
+			return 1;
+	}
+	return 0;
+}
+
+
+int tagtext_js_assigned(const char *text, const char *name)
+{
+	for (const char *p = text ? tagtext_word(text, name) : NULL; p; p = tagtext_word(p + 1, name)) {
+		const char *q = p + strlen(name);
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (p > text && p[-1] == '.' && q[0] == '=' && q[1] != '=' && q[1] != '>')
+			return 1;
+	}
+	return 0;
+}

@@ -35,6 +35,10 @@ enum {
 	TAGTEXT_DECORATED = 1,	/* a line starting with '@' right above it (blank lines
 				   between), or __attribute__((constructor / destructor
 				   on its line or the one above */
+	TAGTEXT_PROPERTY = 2,	/* TS/JS: a function that is an object's property
+				   (tagtext_js_declared() 0): no bare name reaches it */
+	TAGTEXT_ASSIGNED = 4,	/* TS/JS: a function assigned to an object's member,
+				   `o.name = function` (tagtext_js_assigned()) */
 };
 
 /*
@@ -61,5 +65,25 @@ void tagtext_idents(const char *(*line_at)(void *ctx, long l), void *ctx, long l
 
 /* Does the line start an import statement ("from ", "import ")? */
 int tagtext_import_line(const char *s);
+
+/* The next occurrence of name as a whole word (JS identifiers: letters,
+ * digits, '_', '$') in s, or NULL. */
+const char *tagtext_word(const char *s, const char *name);
+
+/* The word of text ending just before p (blanks and a '*' skipped): its start,
+ * its length in *n; NULL if none. */
+const char *tagtext_word_before(const char *text, const char *p, size_t *n);
+
+/*
+ * TypeScript/JavaScript: 1 if the definition line text declares name so that
+ * a bare name reaches it (function name, const/let/var name, class name,
+ * `name = function` at the line's start), 0 for an object's property
+ * (`name: () => ...`, a method shorthand `name() {`, `o.name = function`).
+ */
+int tagtext_js_declared(const char *text, const char *name);
+
+/* TypeScript/JavaScript: 1 if the definition line text assigns a function to
+ * a member named name, `o.name = ...` (not `==`, `=>`). */
+int tagtext_js_assigned(const char *text, const char *name);
 
 #endif
