@@ -6,7 +6,8 @@
 # end, and schedule was lost).  The chunker parses such macros as "while"
 # (libcommon/parse/cscan.c, cscan_stmt_macros(); rules unit-tested by
 # tests/unit-cscan): each function ends at its brace, the macros stay calls,
-# and ci-refs defs finds every function.  The fixture is indented with tabs
+# and ci-refs defs finds every function; so is a macro ending a do loop
+# (`do { ... } while_each_thread(g, t);`).  The fixture is indented with tabs
 # as kernel code is (a statement macro starts an indented line): no <<-.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +16,7 @@ if ! test_have_lang c; then
 	test_done
 fi
 
-test_expect_success 'setup: two loops through for_each_possible_cpu, one list_for_each_entry, indexed' '
+test_expect_success 'setup: two loops through for_each_possible_cpu, one list_for_each_entry, a do ... while_each_thread(), indexed' '
 	git init -q repo &&
 	cat >repo/sum.c <<\EOF &&
 #include "sum.h"
@@ -65,6 +66,15 @@ void schedule(void)
 {
 	do_schedule();
 }
+
+void walk(struct task *g)
+{
+	struct task *t = g;
+
+	do {
+		visit(t);
+	} while_each_thread(g, t);
+}
 EOF
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
@@ -78,6 +88,7 @@ test_expect_success 'ci-chunk: each function ends at its closing brace' '
 	waiting 23-31
 	drain 33-42
 	schedule 44-47
+	walk 49-56
 	EOF
 	test_cmp expect actual
 '
@@ -95,6 +106,8 @@ test_expect_success 'ci-chunk: the loop macros are calls, their arguments refere
 	list_for_each_entry 37:2
 	release 40:3
 	do_schedule 46:2
+	visit 54:3
+	while_each_thread 55:4
 	EOF
 	test_cmp expect actual
 '

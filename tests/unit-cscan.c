@@ -101,7 +101,7 @@ static void calls(const char *body, const char *params, const char *want)
 int main(int argc, char **argv)
 {
 	util_init(argv[0]);
-	printf("1..32\n");
+	printf("1..34\n");
 
 	/* attribute macros before a declaration's type or name */
 	attrs("static inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
@@ -158,5 +158,9 @@ int main(int argc, char **argv)
 	      "");
 	stmts("#define LOOP(x) \\\n\tfor_each_cpu(x) \\\n\t\tg(x)\nvoid f(void)\n{\n}\n", "");
 	stmts("void f(void)\n{\n\tfor_each_zone(z, (a;b)) g(z);\n}\n", "");
+	/* a macro that ends a do loop; not after another block */
+	stmts("void f(void)\n{\n\tdo {\n\t\tg(t);\n\t} while_each_thread(p, t);\n\tdo {\n\t} while (x);\n"
+	      "\tif (x) {\n\t} after_block(y);\n}\n", "while_each_thread");
+	stmts("struct s {\n\tint a;\n} __aligned(8);\nvoid f(void)\n{\n\tdo\n\t\tg();\n\tnot_after(x);\n}\n", "");
 	return failures ? 1 : 0;
 }

@@ -405,7 +405,8 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 {
 	struct cscan_range *r = NULL;
 	size_t nr = 0, alloc = 0, i = 0, prev = 0, prev_word = 0, prev_word_len = 0;
-	int line_start = 1, col0 = 1, in_directive = 0, depth = 0, seen = 0;
+	int line_start = 1, col0 = 1, in_directive = 0, depth = 0, seen = 0, after_do = 0;
+	uint64_t do_blocks = 0;	/* bit d: the block at depth d + 1 is a do's body */
 
 	while (i < n) {
 		size_t j = skip_lexical(d, n, i);
@@ -440,10 +441,22 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 			i++;
 			continue;
 		}
-		if (d[i] == '{')
+		if (!is_ident_start(d[i]))
+			after_do = 0;
+		if (d[i] == '{') {
+			int is_do = prev_word_len == 2 && !memcmp(d + prev_word, "do", 2);
+
 			depth = line_start && col0 ? 1 : depth + 1;
-		else if (d[i] == '}')
+			if (depth == 1)
+				do_blocks = 0;
+			if (depth <= 64)
+				do_blocks = is_do ? do_blocks | (1ULL << (depth - 1))
+						  : do_blocks & ~(1ULL << (depth - 1));
+		} else if (d[i] == '}') {
+			after_do = depth > 0 && depth <= 64 && (do_blocks >> (depth - 1) & 1) &&
+				   !(line_start && col0);
 			depth = line_start && col0 ? 0 : (depth ? depth - 1 : 0);
+		}
 		if (!is_ident_start(d[i])) {
 			line_start = col0 = 0;
 			prev = i++;
@@ -453,6 +466,25 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 		}
 		for (j = i; j < n && is_ident(d[j]); j++)
 			;
+		if (after_do && j - i >= 5 && !one_of(d + i, j - i, c_keywords) &&
+		    !one_of(d + i, j - i, grammar_words)) {
+			/* do { ... } while_each_thread(g, t); */
+			size_t k = j, e;
+
+			while (k < n && (d[k] == ' ' || d[k] == '\t'))
+				k++;
+			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k))) {
+				while (e < n && is_blank(d[e]))
+					e++;
+				if (e < n && d[e] == ';') {
+					ALLOC_GROW(r, nr + 1, alloc);
+					r[nr].start = (uint32_t)i;
+					r[nr].end = (uint32_t)j;
+					nr++;
+				}
+			}
+		}
+		after_do = 0;
 		if (line_start && !col0 && depth > 0 && seen && j - i >= 5 &&
 		    ends_statement(d, prev, prev_word, prev_word_len) &&
 		    !one_of(d + i, j - i, c_keywords) && !one_of(d + i, j - i, grammar_words)) {

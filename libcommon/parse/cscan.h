@@ -58,7 +58,10 @@ void cscan_macro_calls(const char *text, size_t n, const char *params, size_t pa
  * braces (a '}' or '{' in column 0 ends or opens a function body), after a
  * statement's end (';', '{', '}', ')', ':' or the word else or do), followed
  * by balanced parentheses (at most 16 lines, no ';' or brace in them) and then
- * by '{' or an identifier other than else.  Sets *out to a malloc'd array of
+ * by '{' or an identifier other than else.  Also a macro that ends a do loop
+ * (`do { ... } while_each_thread(g, t);`: an identifier of five or more
+ * characters right after the '}' of a do's body, then balanced parentheses
+ * and ';').  Sets *out to a malloc'd array of
  * the identifiers' ranges in text order (NULL when there are none) and returns
  * their number; the chunker parses a copy in which each reads "while" padded
  * with blanks (same offsets, same lines).  Cannot fail.
