@@ -15,7 +15,10 @@
 # time, and the call edges (call file:line -> definition file:line) of callers
 # against the tool's: ci's bound callers, the same with --by-name, every
 # definition of the name (what ci-refs refs gives), with the tool's own figures
-# beside them (its edges, the call lines it resolves).  --calls-only skips the
+# beside them (its edges, the call lines it resolves).  A second precision,
+# labelled "P @<tool> lines", counts only ci's edges from the call lines where
+# the tool resolves some call into the repository (the tool is no judge of a
+# line it leaves unresolved).  --calls-only skips the
 # imports, dead and arch; --lang ts and --lang c compare call edges only.
 # A table of the call edges of every repository ends the output.
 #
@@ -186,17 +189,24 @@ if [ -s "$tmp/ref.skip" ]; then
 	done
 fi
 nj=$(wc -l <"$tmp/ref.calls")
-printf '%-28s %6s %6s %10s %8s\n' tool edges agree precision recall
+# the call lines where the tool resolves some call into the repository: the
+# precision over ci's edges from those lines only is the second column
+# ("P @tool lines"); the headline precision counts every edge of ci
+jq -c '{path, line}' "$tmp/ref.calls" | sort -u >"$tmp/ref.lines"
+printf '%-28s %6s %6s %10s %8s %14s\n' tool edges agree precision recall "P @$tool lines"
 for t in ci byname name; do
 	n=$(wc -l <"$tmp/$t.calls")
 	b=$(comm -12 "$tmp/$t.calls" "$tmp/ref.calls" | wc -l)
+	nl=$(jq -n --slurpfile l "$tmp/ref.lines" '($l | map("\(.path):\(.line)") | INDEX(.)) as $m |
+		[inputs | select($m["\(.path):\(.line)"])] | length' "$tmp/$t.calls")
 	case $t in
 	ci) label="ci-refs callers (bound)" ;;
 	byname) label="ci-refs callers --by-name" ;;
 	*) label="by name (ci-refs refs)" ;;
 	esac
-	awk -v l="$label" -v n="$n" -v b="$b" -v j="$nj" 'BEGIN {
-		printf "%-28s %6d %6d %9.1f%% %7.1f%%\n", l, n, b, n ? 100 * b / n : 0, j ? 100 * b / j : 0 }' |
+	awk -v l="$label" -v n="$n" -v b="$b" -v j="$nj" -v nl="$nl" 'BEGIN {
+		printf "%-28s %6d %6d %9.1f%% %7.1f%% %13.1f%%\n", l, n, b, n ? 100 * b / n : 0,
+			j ? 100 * b / j : 0, nl ? 100 * b / nl : 0 }' |
 		tee -a "$tmp/row"
 done
 # the tool's own figures: its edges into the repository, the call lines they start from
@@ -236,5 +246,5 @@ for repo in "$@"; do
 	)
 done
 echo "# call edges, every repository (reference: $tool)"
-printf '%-16s %-28s %6s %6s %10s %8s\n' repository tool edges agree precision recall
+printf '%-16s %-28s %6s %6s %10s %8s %14s\n' repository tool edges agree precision recall "P @$tool lines"
 cat "$tmp/summary"

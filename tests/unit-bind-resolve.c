@@ -11,7 +11,8 @@
  * inside the calling function; attributes (self.a = param, a class-level
  * annotation, an @property, obj.a.f()), loop and comprehension variables
  * over list[C], `with` through __enter__ (not an instance called through
- * __call__).
+ * __call__); a parameter of a nested function shadows a sibling nested
+ * function of that name.
  */
 #include "core/common.h"
 #include "graph/resolve.h"
@@ -146,7 +147,18 @@ static const char *const box_lines[] = {
 	NULL };
 static const struct rs_import box_imps[] = { { "pkg.models", "pkg/models.py", 1 }, { NULL, NULL, 0 } };
 
+static const char *const nest_lines[] = {
+	"def outer():",
+	"    def endpoint(receive):",
+	"        return receive()",
+	"    def caller():",
+	"        return receive()",
+	"    def receive():",
+	"        return 1",
+	NULL };
+
 static const struct file files[] = {
+	{ "nest.py", nest_lines, no_imps },
 	{ "box.py", box_lines, box_imps },
 	{ "pkg/__init__.py", init_lines, init_imps },
 	{ "pkg/models.py", models_lines, no_imps },
@@ -177,6 +189,10 @@ static const struct rs_def defs[] = {
 	{ "save", "method", "pkg/models.py", "Base", 2, 3 },
 	{ "save", "method", "pkg/models.py", "Model", 10, 11 },
 	{ "use", "function", "user.py", NULL, 4, 13 },
+	{ "outer", "function", "nest.py", NULL, 1, 7 },
+	{ "endpoint", "function", "nest.py", "outer", 2, 3 },
+	{ "caller", "function", "nest.py", "outer", 4, 5 },
+	{ "receive", "function", "nest.py", "outer", 6, 7 },
 };
 
 static size_t named(void *ctx, const char *name, const struct rs_def **out)
@@ -256,7 +272,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..34\n");
+	printf("1..36\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -269,6 +285,10 @@ int main(int argc, char **argv)
 	      "self.f() the class lacks: the base's (inherited)");
 	check(&rs, "app.py", "run", 8, "helper", NULL, 0, BIND_NONE,
 	      "a local named like a function shadows it (none)");
+	check(&rs, "nest.py", "outer.endpoint", 3, "receive", NULL, 0, BIND_NONE,
+	      "a parameter of a nested function shadows the enclosing function's nested function (none)");
+	check(&rs, "nest.py", "outer.caller", 5, "receive", "nest.py", 6, BIND_LOCAL,
+	      "a nested function not shadowed: the enclosing function's (local)");
 	check(&rs, "app.py", "run", 9, "M", "pkg/models.py", 7, BIND_IMPORT,
 	      "a constructor through from m import C as M: the class (import)");
 	check(&rs, "app.py", "run", 10, "load", "pkg/models.py", 4, BIND_RECEIVER,

@@ -2,7 +2,8 @@
  * unit-cscan.c: TAP tests of cscan_attr_macros() and cscan_macro_calls() on
  * small C texts in memory: which double-underscore invocations are attribute
  * macros (left out of the parse) and which are calls or declarators, and which
- * identifiers of a #define body are calls.
+ * identifiers of a #define body are calls; and which iterator macros are used
+ * as a loop header (cscan_stmt_macros()).
  */
 #include "core/common.h"
 #include "parse/cscan.h"
@@ -45,6 +46,29 @@ static void attrs(const char *text, const char *want)
 	buf_release(&b);
 }
 
+/* The statement macros of text, as their names joined by '|'. */
+static void stmts(const char *text, const char *want)
+{
+	struct cscan_range *r;
+	size_t nr = cscan_stmt_macros(&r, text, strlen(text));
+	struct buf b = BUF_INIT;
+	char *desc;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (i)
+			buf_addch(&b, '|');
+		buf_add(&b, text + r[i].start, r[i].end - r[i].start);
+	}
+	desc = xasprintf("statement macros of: %s", text);
+	for (char *p = desc; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	is_str(b.buf, want, desc);
+	free(desc);
+	free(r);
+	buf_release(&b);
+}
+
 struct calls {
 	struct buf out;		/* "name@off|..." */
 	const char *text;	/* the body scanned */
@@ -77,7 +101,7 @@ static void calls(const char *body, const char *params, const char *want)
 int main(int argc, char **argv)
 {
 	util_init(argv[0]);
-	printf("1..22\n");
+	printf("1..34\n");
 
 	/* attribute macros before a declaration's type or name */
 	attrs("static inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
@@ -114,5 +138,29 @@ int main(int argc, char **argv)
 	calls(" #x ## y(1) 0x1f(2)", NULL, "");
 	calls(" sizeof(int) + typeof(a) + defined(X) + __builtin_expect(a, 1) + likely(b)", NULL,
 	      "likely@65");
+
+	/* iterator macros used as a loop header, inside a function body */
+	stmts("int f(void)\n{\n\tint i, s = 0;\n\n\tfor_each_possible_cpu(i)\n\t\ts += g(i);\n"
+	      "\treturn s;\n}\n", "for_each_possible_cpu");
+	stmts("void f(struct h *h)\n{\n\tlist_for_each_entry(p, h, node) {\n\t\tg(p);\n\t}\n"
+	      "\tif (x)\n\t\tfor_each_cpu(c, mask_of(n))\n\t\t\tg(c);\n\telse\n"
+	      "\t\thash_for_each(t, b, n)\n\t\t\tg(b);\n}\n",
+	      "list_for_each_entry|for_each_cpu|hash_for_each");
+	stmts("void f(void)\n{\nout:\n\tfor_each_node(n) /* each */\n\t\tg(n);\n}\n", "for_each_node");
+	/* calls, keywords, file scope, continuations: none */
+	stmts("void f(void)\n{\n\tcall_me(a);\n\tx = other(b)\n\t\t+ c;\n\tfoo(a,\n\t\tbarrr(b) c);\n}\n",
+	      "");
+	stmts("void f(void)\n{\n\tswitch (x) {\n\t}\n\twhile (x) g();\n\treturn (x) y;\n}\n", "");
+	stmts("SYSCALL_DEFINE1(nice, int, inc)\n{\n\treturn 0;\n}\n"
+	      "static void g(int a)\n\t__acquires(lock)\n{\n}\n", "");
+	stmts("void f(void)\n{\n\tif (x)\n\t\tmacro_call(a)\n\telse\n\t\tg();\n}\n", "");
+	stmts("void f(void)\n{\n\tcall_it(a); /* for_each(x) y */\n\ts = \"\\\n\tfor_each(i) g\";\n}\n",
+	      "");
+	stmts("#define LOOP(x) \\\n\tfor_each_cpu(x) \\\n\t\tg(x)\nvoid f(void)\n{\n}\n", "");
+	stmts("void f(void)\n{\n\tfor_each_zone(z, (a;b)) g(z);\n}\n", "");
+	/* a macro that ends a do loop; not after another block */
+	stmts("void f(void)\n{\n\tdo {\n\t\tg(t);\n\t} while_each_thread(p, t);\n\tdo {\n\t} while (x);\n"
+	      "\tif (x) {\n\t} after_block(y);\n}\n", "while_each_thread");
+	stmts("struct s {\n\tint a;\n} __aligned(8);\nvoid f(void)\n{\n\tdo\n\t\tg();\n\tnot_after(x);\n}\n", "");
 	return failures ? 1 : 0;
 }

@@ -1283,11 +1283,13 @@ static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, 
 	struct rs_thing t;
 	long ix;
 
-	/* a function nested in an enclosing one */
+	/* a function nested in an enclosing one, unless a function nearer the
+	 * call binds the name first (a parameter of a nested function shadows its
+	 * enclosing function's nested function of that name) */
 	for (const char *s = scope; s; ) {
 		char q[512];
 		size_t n = (size_t)(strchrnul(s, '\0') - scope);
-		const struct rs_def *d;
+		const struct rs_def *d, *fq;
 		if (n >= sizeof(q))
 			break;
 		memcpy(q, scope, n);
@@ -1298,6 +1300,8 @@ static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, 
 				*how = BIND_LOCAL;
 				return d;
 			}
+			if ((fq = enclosing_function(rs, e->path, q)) && local_var(rs, e, fq, line, name, &cls))
+				return NULL;	/* a parameter or local of q shadows the name */
 			if (!strrchr(q, '.'))
 				break;
 			*strrchr(q, '.') = '\0';

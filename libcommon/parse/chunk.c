@@ -386,6 +386,8 @@ struct chunker {
 	size_t imps_nr, imps_alloc;
 	uint32_t *bounds;		/* scratch: candidate cut lines */
 	size_t bounds_nr, bounds_alloc;
+	struct cscan_range *stmt_macros;	/* C: the statement macros parsed as "while" */
+	size_t stmt_macros_nr;
 };
 
 struct chunker *chunker_new(const struct chunk_opts *opts)
@@ -436,6 +438,7 @@ void chunker_free(struct chunker *c)
 	free(c->tags);
 	free(c->imps);
 	free(c->bounds);
+	free(c->stmt_macros);
 	free(c->line_off);
 	ts_parser_delete(c->parser);
 	ts_query_cursor_delete(c->qc);
@@ -502,7 +505,7 @@ static TSPoint point_of_byte(const struct chunker *c, uint32_t b)
 static int exclude_attr_macros(struct chunker *c)
 {
 	struct cscan_range *ex = NULL;
-	size_t nex, k = 0;
+	size_t nex, k = 0, m = 0, kept = 0;
 	TSRange *inc;
 	uint32_t at = 0;
 	int ret;
@@ -510,8 +513,19 @@ static int exclude_attr_macros(struct chunker *c)
 	if (strcmp(c->rt->lang->name, "c") && strcmp(c->rt->lang->name, "cpp"))
 		return 0;
 	nex = cscan_attr_macros(&ex, c->data, c->n);
-	if (!nex)
+	/* a statement macro (parsed as "while") is no attribute */
+	for (size_t i = 0; i < nex; i++) {
+		while (m < c->stmt_macros_nr && c->stmt_macros[m].end <= ex[i].start)
+			m++;
+		if (m < c->stmt_macros_nr && c->stmt_macros[m].start < ex[i].end)
+			continue;
+		ex[kept++] = ex[i];
+	}
+	nex = kept;
+	if (!nex) {
+		free(ex);
 		return 0;
+	}
 	inc = xcalloc(nex + 1, sizeof(*inc));
 	for (size_t i = 0; i < nex; i++) {
 		if (ex[i].start > at) {
@@ -534,16 +548,43 @@ static int exclude_attr_macros(struct chunker *c)
 	return ret;
 }
 
-/* Parse the file (its language set in the parser), or NULL. */
+/*
+ * Parse the file (its language set in the parser), or NULL.  C: a copy in
+ * which each statement macro (cscan_stmt_macros()) reads "while", padded to
+ * its length, so that offsets and lines are the file's.
+ */
 static TSTree *parse_file(struct chunker *c)
 {
-	int ranged = exclude_attr_macros(c);
-	TSTree *tree = ts_parser_parse_string(c->parser, NULL, c->data, (uint32_t)c->n);
+	const char *text = c->data;
+	char *copy = NULL;
+	int ranged;
+	TSTree *tree;
 
+	free(c->stmt_macros);
+	c->stmt_macros = NULL;
+	c->stmt_macros_nr = 0;
+	if (!strcmp(c->rt->lang->name, "c"))
+		c->stmt_macros_nr = cscan_stmt_macros(&c->stmt_macros, c->data, c->n);
+	if (c->stmt_macros_nr) {
+		copy = xmalloc(c->n + 1);
+		memcpy(copy, c->data, c->n);
+		copy[c->n] = '\0';
+		for (size_t i = 0; i < c->stmt_macros_nr; i++) {
+			struct cscan_range *m = &c->stmt_macros[i];
+
+			memcpy(copy + m->start, "while", 5);
+			memset(copy + m->start + 5, ' ', m->end - m->start - 5);
+		}
+		text = copy;
+	}
+	ranged = exclude_attr_macros(c);
+	tree = ts_parser_parse_string(c->parser, NULL, text, (uint32_t)c->n);
 	if (ranged)
 		ts_parser_set_included_ranges(c->parser, NULL, 0);
+	free(copy);
 	return tree;
 }
+
 
 /* Does line l (1-based) hold nothing but blanks, punctuation or a block closer? */
 static int trivial_line(struct chunker *c, uint32_t l)
@@ -1607,6 +1648,16 @@ static void macro_refs(struct chunker *c, TSNode n, int depth)
 	ts_tree_cursor_delete(&cur);
 }
 
+/* The statement macros parsed as "while" are calls all the same. */
+static void stmt_macro_refs(struct chunker *c)
+{
+	struct macro_scan ms = { c, 0 };
+
+	for (size_t i = 0; i < c->stmt_macros_nr; i++)
+		add_macro_call(c->stmt_macros[i].start,
+			       c->stmt_macros[i].end - c->stmt_macros[i].start, &ms);
+}
+
 static int cmp_tag(const void *a, const void *b)
 {
 	const struct tag *x = a, *y = b;
@@ -1966,7 +2017,10 @@ int chunker_file(struct chunker *c, const char *path, const struct lang *lang,
 			run_queries(c, root);
 			if ((c->opts.want & CHUNK_WANT_REFS) &&
 			    (!strcmp(lang->name, "c") || !strcmp(lang->name, "cpp")))
+			{
 				macro_refs(c, root, 0);
+				stmt_macro_refs(c);
+			}
 			finish_tags(c);
 			finish_imports(c, path, ictx);
 		}

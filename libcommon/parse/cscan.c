@@ -342,3 +342,176 @@ void cscan_macro_calls(const char *d, size_t n, const char *params, size_t pn,
 		i = j;
 	}
 }
+
+/* Where a statement macro may start: after this char (or word) a statement begins. */
+static int ends_statement(const char *d, size_t prev, size_t prev_word, size_t prev_word_len)
+{
+	if (prev_word_len)
+		return (prev_word_len == 4 && !memcmp(d + prev_word, "else", 4)) ||
+		       (prev_word_len == 2 && !memcmp(d + prev_word, "do", 2));
+	return d[prev] == ';' || d[prev] == '{' || d[prev] == '}' || d[prev] == ')' ||
+	       d[prev] == ':';
+}
+
+/*
+ * The end of the balanced parenthesis opening at d[k] (the index after its
+ * ')'), or 0 when it is not closed within 16 lines or holds ';' or a brace.
+ */
+static size_t balanced_args(const char *d, size_t n, size_t k)
+{
+	size_t lines = 0;
+	int depth = 0;
+
+	for (; k < n; k++) {
+		size_t s = skip_lexical(d, n, k);
+
+		if (s != k) {
+			k = s - 1;
+			continue;
+		}
+		if (d[k] == '(')
+			depth++;
+		else if (d[k] == ')' && !--depth)
+			return k + 1;
+		else if (d[k] == ';' || d[k] == '{' || d[k] == '}' || (d[k] == '\n' && ++lines > 16))
+			return 0;
+	}
+	return 0;
+}
+
+/* 1 if what follows d[k] (blanks and comments skipped) starts a statement body. */
+static int starts_body(const char *d, size_t n, size_t k)
+{
+	for (;;) {
+		size_t s;
+
+		while (k < n && is_blank(d[k]))
+			k++;
+		s = k < n ? skip_lexical(d, n, k) : k;
+		if (s == k || d[k] == '"' || d[k] == '\'')
+			break;
+		k = s;
+	}
+	if (k >= n)
+		return 0;
+	if (d[k] == '{')
+		return 1;
+	if (!is_ident_start(d[k]))
+		return 0;
+	return !(n - k >= 4 && !memcmp(d + k, "else", 4) && (n - k == 4 || !is_ident(d[k + 4])));
+}
+
+size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
+{
+	struct cscan_range *r = NULL;
+	size_t nr = 0, alloc = 0, i = 0, prev = 0, prev_word = 0, prev_word_len = 0;
+	int line_start = 1, col0 = 1, in_directive = 0, depth = 0, seen = 0, after_do = 0;
+	uint64_t do_blocks = 0;	/* bit d: the block at depth d + 1 is a do's body */
+
+	while (i < n) {
+		size_t j = skip_lexical(d, n, i);
+
+		if (j != i) {
+			/* a comment keeps a line's start; a string is a token */
+			if (d[i] == '"' || d[i] == '\'') {
+				line_start = col0 = 0;
+				prev = j - 1;
+				prev_word_len = 0;
+				seen = 1;
+			}
+			i = j;
+			continue;
+		}
+		if (d[i] == '\n') {
+			in_directive = in_directive && i && (d[i - 1] == '\\' ||
+							     (d[i - 1] == '\r' && i > 1 && d[i - 2] == '\\'));
+			line_start = col0 = 1;
+			i++;
+			continue;
+		}
+		if (is_blank(d[i])) {
+			col0 = 0;
+			i++;
+			continue;
+		}
+		if (line_start && d[i] == '#')
+			in_directive = 1;
+		if (in_directive) {
+			line_start = col0 = 0;
+			i++;
+			continue;
+		}
+		if (!is_ident_start(d[i]))
+			after_do = 0;
+		if (d[i] == '{') {
+			int is_do = prev_word_len == 2 && !memcmp(d + prev_word, "do", 2);
+
+			depth = line_start && col0 ? 1 : depth + 1;
+			if (depth == 1)
+				do_blocks = 0;
+			if (depth <= 64)
+				do_blocks = is_do ? do_blocks | (1ULL << (depth - 1))
+						  : do_blocks & ~(1ULL << (depth - 1));
+		} else if (d[i] == '}') {
+			after_do = depth > 0 && depth <= 64 && (do_blocks >> (depth - 1) & 1) &&
+				   !(line_start && col0);
+			depth = line_start && col0 ? 0 : (depth ? depth - 1 : 0);
+		}
+		if (!is_ident_start(d[i])) {
+			line_start = col0 = 0;
+			prev = i++;
+			prev_word_len = 0;
+			seen = 1;
+			continue;
+		}
+		for (j = i; j < n && is_ident(d[j]); j++)
+			;
+		if (after_do && j - i >= 5 && !one_of(d + i, j - i, c_keywords) &&
+		    !one_of(d + i, j - i, grammar_words)) {
+			/* do { ... } while_each_thread(g, t); */
+			size_t k = j, e;
+
+			while (k < n && (d[k] == ' ' || d[k] == '\t'))
+				k++;
+			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k))) {
+				while (e < n && is_blank(d[e]))
+					e++;
+				if (e < n && d[e] == ';') {
+					ALLOC_GROW(r, nr + 1, alloc);
+					r[nr].start = (uint32_t)i;
+					r[nr].end = (uint32_t)j;
+					nr++;
+				}
+			}
+		}
+		after_do = 0;
+		if (line_start && !col0 && depth > 0 && seen && j - i >= 5 &&
+		    ends_statement(d, prev, prev_word, prev_word_len) &&
+		    !one_of(d + i, j - i, c_keywords) && !one_of(d + i, j - i, grammar_words)) {
+			size_t k = j, e;
+
+			while (k < n && (d[k] == ' ' || d[k] == '\t'))
+				k++;
+			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k)) && starts_body(d, n, e)) {
+				ALLOC_GROW(r, nr + 1, alloc);
+				r[nr].start = (uint32_t)i;
+				r[nr].end = (uint32_t)j;
+				nr++;
+				/* the arguments are an expression: go on after them */
+				line_start = col0 = 0;
+				prev = e - 1;
+				prev_word_len = 0;
+				i = e;
+				continue;
+			}
+		}
+		line_start = col0 = 0;
+		prev_word = i;
+		prev_word_len = j - i;
+		prev = j - 1;
+		seen = 1;
+		i = j;
+	}
+	*out = r;
+	return nr;
+}

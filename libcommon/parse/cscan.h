@@ -47,4 +47,25 @@ size_t cscan_attr_macros(struct cscan_range **out, const char *data, size_t n);
 void cscan_macro_calls(const char *text, size_t n, const char *params, size_t params_n,
 		       void (*fn)(size_t off, size_t len, void *payload), void *payload);
 
+/*
+ * The statement macros of the C text data (n bytes): kernel-style iterators
+ * such as `for_each_possible_cpu(i)` or `list_for_each_entry(p, h, m)` that
+ * expand to a loop header, used as one.  The grammar reads them as a call
+ * missing its ';', and its error recovery can then swallow the rest of the
+ * file into one function (kernel/sched/core.c: every function after
+ * nr_context_switches).  Found as: an identifier of five or more characters
+ * (not a keyword, not a known attribute) that starts an indented line inside
+ * braces (a '}' or '{' in column 0 ends or opens a function body), after a
+ * statement's end (';', '{', '}', ')', ':' or the word else or do), followed
+ * by balanced parentheses (at most 16 lines, no ';' or brace in them) and then
+ * by '{' or an identifier other than else.  Also a macro that ends a do loop
+ * (`do { ... } while_each_thread(g, t);`: an identifier of five or more
+ * characters right after the '}' of a do's body, then balanced parentheses
+ * and ';').  Sets *out to a malloc'd array of
+ * the identifiers' ranges in text order (NULL when there are none) and returns
+ * their number; the chunker parses a copy in which each reads "while" padded
+ * with blanks (same offsets, same lines).  Cannot fail.
+ */
+size_t cscan_stmt_macros(struct cscan_range **out, const char *data, size_t n);
+
 #endif
