@@ -65,6 +65,8 @@ static const char usage_text[] =
 	"  -j, --threads <n>       parse and embed with <n> threads (default: the number of CPUs)\n"
 	"      --progress          report progress on stderr even when it is not a terminal\n"
 	"      --no-progress       never report progress\n"
+	"      --no-graph          build, update: do not store the call graph's answers\n"
+	"                          (ci-refs dead and arch then bind the whole graph)\n"
 	"      --no-server         update: run here, not in the index's server, and start\n"
 	"                          none (also: CI_INDEX_SERVER=0)\n"
 	"  -v, --verbose           say more on stderr\n"
@@ -81,6 +83,7 @@ static const struct option long_options[] = {
 	{ "progress", no_argument, NULL, 'P' },
 	{ "no-progress", no_argument, NULL, 'N' },
 	{ "no-server", no_argument, NULL, 'S' },
+	{ "no-graph", no_argument, NULL, 'G' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "help", no_argument, NULL, 'h' },
@@ -263,7 +266,7 @@ static void store_graph(struct ix_run *r)
 	struct refs q;
 	int lock = -1, rc;
 
-	if (!r->wrote)
+	if (!r->wrote || r->o.no_graph)
 		return;
 	if (!ix && ((lock = ix_lock_dir(r, r->wrote)) < 0 || index_open(&ix, r->wrote, INDEX_NOTE_DAMAGE) != 0)) {
 		if (lock >= 0)
@@ -360,6 +363,7 @@ static int parse_options(struct ix_opts *o, int argc, char **argv)
 		}
 		case 'N': o->progress = 0; break;
 		case 'S': o->no_server = 1; break;
+		case 'G': o->no_graph = 1; break;
 		case 'v': verbosity++; break;
 		case OPT_VERSION:
 			return print_version("ci-index");

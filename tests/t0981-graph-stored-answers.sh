@@ -122,4 +122,20 @@ test_expect_success 'a stamp of other rules is not trusted' '
 	test_cmp stored bound
 '
 
+test_expect_success '--no-graph: build and update store none, the answers are the same' '
+	rm -rf repo/.ci-index &&
+	(cd repo && ci-index --no-graph build 2>/dev/null) &&
+	test -z "$(q "SELECT version FROM graph_stamp" 2>/dev/null)" &&
+	answers bound &&
+	test_cmp stored bound &&
+	echo "def later():" >>repo/app/util.py &&
+	echo "    return 3" >>repo/app/util.py &&
+	(cd repo && ci-index --no-graph --no-server update 2>/dev/null) &&
+	test -z "$(q "SELECT version FROM graph_stamp" 2>/dev/null)" &&
+	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
+	grep -qx later names &&
+	(cd repo && ci-index --no-server update 2>/dev/null) &&
+	test "$(q "SELECT version FROM graph_stamp")" = 1
+'
+
 test_done

@@ -45,6 +45,7 @@ struct ix_opts {
 	const char *model;	/* --model, or NULL */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
 	int no_server;		/* --no-server */
+	int no_graph;		/* --no-graph: build and update store no graph answers */
 	int damage;		/* index_open's damage flag: INDEX_NOTE_DAMAGE for the
 				   commands that repair an index (build, update, serve) */
 };
