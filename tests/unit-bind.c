@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..85\n");
+	printf("1..90\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -168,6 +168,26 @@ int main(int argc, char **argv)
 			r = bind_js(&how, "c.ts", NULL, 5, RECV_BARE, od, ok, ol, orch, 2, -1);
 			is_int(r == 1 && how == BIND_IMPORT, 1, "TS: an overloaded function: one, its implementation");
 		}
+		{
+			/* class Q { add(a): T; add(a, b): T; add(a, b?) { ... } }, Other's add at 60 */
+			struct bind_def md[] = { { "q.ts", "Q", 0 }, { "q.ts", "Q", 0 }, { "q.ts", "Q", 0 },
+						 { "q.ts", "Other", 0 }, { "q.js", "Q", 0 }, { "q.js", "Q", 0 } };
+			const char *mk[] = { "method", "method", "method", "method", "method", "method" };
+			long ml[] = { 40, 41, 42, 60, 40, 41 };
+			int mr[] = { 0, 0, 0, 0, 0, 0 };
+			how = BIND_MEMBER;
+			r = bind_js(&how, "q.ts", "Q.run", 70, RECV_SELF, md, mk, ml, mr, 4, 0);
+			is_int(r == 2 && how == BIND_MEMBER, 1, "TS: this.add() of an overloaded method: its implementation");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.ts", "f", 5, RECV_OTHER, md, mk, ml, mr, 4, 1);
+			is_int(r == 2 && how == BIND_IMPORT, 1, "TS: x.add() bound to a method's signature: the implementation");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.ts", "f", 5, RECV_OTHER, md, mk, ml, mr, 4, 3);
+			is_int(r == 3, 1, "TS: another class's method of that name: kept");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.js", "f", 5, RECV_OTHER, md, mk, ml, mr, 6, 4);
+			is_int(r == 4, 1, "JS (no overloads): a method is kept");
+		}
 		how = BIND_NAME;
 		r = bind_js(&how, "a.py", "runTest.it", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
 		is_int(r == 2 && how == BIND_NAME, 1, "not JS: kept");
@@ -282,6 +302,17 @@ int main(int argc, char **argv)
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
+		{
+			/* Counter's inc overloaded in c.ts (lines 3, 4, 5): x.inc() binds at the implementation */
+			struct bind_def od[] = { { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 } };
+			const char *ok[] = { "method", "method", "method" };
+			long ol[] = { 3, 4, 5 };
+			int orch[] = { 1, 1, 1 }, odecl[] = { 1, 1, 1 };
+
+			r = bind_js_call(&how, "a.ts", "f", 3, RECV_OTHER, od, ok, ol, orch, odecl, 3, &f);
+			is_int(r == 2 && how == BIND_RECEIVER, 1,
+			       "TS: x.inc() of an overloaded Counter.inc: its implementation, receiver");
+		}
 	}
 	{
 		/* actions.add() with const actions = { add, remove }: the file's add */

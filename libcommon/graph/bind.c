@@ -179,14 +179,16 @@ int bind_is_js(const char *path)
 }
 
 /*
- * TypeScript: an overloaded function's signatures and its implementation are
- * definitions of one scope, one after the other (each within 30 lines of the
- * one before): the implementation, the last of them, stands for all.
+ * TypeScript: an overloaded function's (or a class's method's) signatures and
+ * its implementation are definitions of one kind, file and scope, one after
+ * the other (each within 30 lines of the one before): the implementation, the
+ * last of them, stands for all.
  */
 static long ts_implementation(const struct bind_def *defs, const char *const *kinds,
 			      const long *lines, size_t nr, long def)
 {
-	int more = def >= 0 && kinds[def] && !strcmp(kinds[def], "function") &&
+	const char *kind = def >= 0 ? kinds[def] : NULL;
+	int more = kind && (!strcmp(kind, "function") || (!strcmp(kind, "method") && defs[def].scope)) &&
 		   (ends_in(defs[def].path, ".ts") || ends_in(defs[def].path, ".tsx") ||
 		    ends_in(defs[def].path, ".mts") || ends_in(defs[def].path, ".cts"));
 
@@ -194,7 +196,7 @@ static long ts_implementation(const struct bind_def *defs, const char *const *ki
 		long next = -1;
 		for (size_t i = 0; i < nr; i++)
 			if (!strcmp(defs[i].path, defs[def].path) && same_scope(defs[i].scope, defs[def].scope) &&
-			    kinds[i] && !strcmp(kinds[i], "function") && lines[i] > lines[def] &&
+			    kinds[i] && !strcmp(kinds[i], kind) && lines[i] > lines[def] &&
 			    lines[i] - lines[def] <= 30 && (next < 0 || lines[i] < lines[next]))
 				next = (long)i;
 		more = next >= 0;
@@ -416,9 +418,10 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
 }
 
 /* The method name of class cls among defs (the call's file first, else the
- * one a file the imports reach holds), or -1. */
+ * one a file the imports reach holds), or -1; an overloaded method's
+ * implementation (its signatures count once). */
 static long js_method_of(const char *path, const struct bind_def *defs, const char *const *kinds,
-			 const int *reach, size_t nr, const char *cls)
+			 const long *lines, const int *reach, size_t nr, const char *cls)
 {
 	long other = -1;
 	size_t others = 0;
@@ -432,9 +435,9 @@ static long js_method_of(const char *path, const struct bind_def *defs, const ch
 		if (strcmp(dot ? dot + 1 : s, cls))
 			continue;
 		if (!strcmp(defs[i].path, path))
-			return (long)i;
-		if (reach[i] || defs[i].imported)
-			others++, other = (long)i;
+			return ts_implementation(defs, kinds, lines, nr, (long)i);
+		if ((reach[i] || defs[i].imported) && other != ts_implementation(defs, kinds, lines, nr, (long)i))
+			others++, other = ts_implementation(defs, kinds, lines, nr, (long)i);
 	}
 	return others == 1 ? other : -1;
 }
@@ -553,7 +556,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
 	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
-	    (def = js_method_of(path, defs, kinds, reach, nr, cls)) >= 0) {
+	    (def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
 		goto done;
 	}
