@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..90\n");
+	printf("1..93\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -313,6 +313,26 @@ int main(int argc, char **argv)
 			is_int(r == 2 && how == BIND_RECEIVER, 1,
 			       "TS: x.inc() of an overloaded Counter.inc: its implementation, receiver");
 		}
+	}
+	{
+		/* this.test() in classes that extend the imported Schema, directly or through Str */
+		const char *const text[] = { "import Schema from './schema'", "export default class Str<",
+					     "  T extends Maybe<string> = string,", "> extends Schema<T> {", "  min() {",
+					     "    return this.test(1)", "  }", "}", "class Deep extends Str {",
+					     "  max() { return this.test(2) }", "}", "class Plain {", "  m() { this.test(3) }",
+					     "}" };
+		struct bind_def d[] = { { "schema.ts", "Schema", 1 }, { "other.ts", "Other", 0 } };
+		const char *kinds[] = { "method", "method" };
+		long dl[] = { 20, 5 };
+		int reach[] = { 1, 0 }, decl[] = { 1, 1 };
+		struct bind_js_file f = { text, 14, "test", 17 };
+
+		r = bind_js_call(&how, "str.ts", "Str.min", 6, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_INHERITED, 1, "TS: this.test() in a class extending Schema<T>: Schema's, inherited");
+		r = bind_js_call(&how, "str.ts", "Deep.max", 10, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_INHERITED, 1, "TS: this.test() through a base of the file: Schema's, inherited");
+		r = bind_js_call(&how, "str.ts", "Plain.m", 13, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: this.test() in a class that extends nothing: none");
 	}
 	{
 		/* actions.add() with const actions = { add, remove }: the file's add */

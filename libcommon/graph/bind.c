@@ -442,6 +442,94 @@ static long js_method_of(const char *path, const struct bind_def *defs, const ch
 	return others == 1 ? other : -1;
 }
 
+/* The line declaring class cls (`class cls`, `abstract class cls`) in the text; 0 if none. */
+static long js_class_line(const char *const *text, long text_nr, const char *cls)
+{
+	for (long l = 1; l <= text_nr; l++) {
+		const char *s = text[l - 1];
+
+		for (const char *p = s ? tagtext_word(s, cls) : NULL; p; p = tagtext_word(p + 1, cls)) {
+			size_t wn;
+			const char *w = tagtext_word_before(s, p, &wn);
+
+			if (word_is(w, wn, "class"))
+				return l;
+		}
+	}
+	return 0;
+}
+
+/* The class that the declaration at line l of class cls extends (`class cls<T
+ * extends X> extends a.B<T> {`, within 20 lines: B), copied to base (n bytes
+ * at most); 0 if none. */
+static int js_class_base(const char *const *text, long text_nr, long l, const char *cls, char *base, size_t n)
+{
+	int depth = 0, after = 0;	/* after: the last word was extends, at depth 0 */
+	char prev = ' ';
+
+	for (long k = l; k <= text_nr && k < l + 20; k++) {
+		const char *p = k == l ? tagtext_word(text[l - 1], cls) + strlen(cls) : text[k - 1];
+
+		for (; p && *p; prev = *p++) {
+			if (*p == '<' || *p == '(' || *p == '[')
+				depth++;
+			else if ((*p == '>' && prev != '=') || *p == ')' || *p == ']')
+				depth--;
+			else if (*p == '{' && depth <= 0)
+				return 0;
+			else if (ident_char(*p)) {
+				const char *e = p, *dot = p;
+				while (ident_char(*e) || (*e == '.' && ident_char(e[1])))
+					if (*e++ == '.')
+						dot = e;
+				if (after) {
+					if ((size_t)(e - dot) >= n)
+						return 0;
+					memcpy(base, dot, (size_t)(e - dot));
+					base[e - dot] = '\0';
+					return 1;
+				}
+				after = depth == 0 && e - p == 7 && !strncmp(p, "extends", 7);
+				p = e - 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* this.f() or super.f() in a method of a class of the file (the innermost
+ * component of scope that the text declares as a class) that has no f of its
+ * own: the f of the nearest base class (each declared in the file, the last
+ * one possibly in a file the imports reach; js_method_of()), or -1. */
+static long js_inherited(const char *path, const char *scope, const struct bind_def *defs,
+			 const char *const *kinds, const long *lines, const int *reach, size_t nr,
+			 const struct bind_js_file *f)
+{
+	char cls[256], base[256];
+	long l = 0, def = -1;
+
+	for (const char *end = scope ? scope + strlen(scope) : NULL; end && !l; ) {
+		const char *start = end;
+		while (start > scope && start[-1] != '.')
+			start--;
+		if ((size_t)(end - start) < sizeof(cls)) {
+			memcpy(cls, start, (size_t)(end - start));
+			cls[end - start] = '\0';
+			l = js_class_line(f->text, f->text_nr, cls);
+		}
+		end = start > scope ? start - 1 : NULL;
+	}
+	for (int hops = 0; l > 0 && hops < 8; hops++) {
+		if (!js_class_base(f->text, f->text_nr, l, cls, base, sizeof(base)))
+			return -1;
+		strcpy(cls, base);
+		if ((def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0)
+			return def;
+		l = js_class_line(f->text, f->text_nr, cls);	/* a base of the file: its base */
+	}
+	return -1;
+}
+
 /* 1 if line s opens an object literal assigned to var: `const var = {`; *open the '{'. */
 static int object_decl(const char *s, const char *var, const char **open)
 {
@@ -573,6 +661,11 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	def = bind_ref(how, path, scope, recv, sd, n);
 	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
 	def = def >= 0 ? (long)ix[def] : -1;
+	if (def < 0 && (recv == RECV_SELF || recv == RECV_SUPER) && f->text &&
+	    (def = js_inherited(path, scope, defs, kinds, lines, reach, nr, f)) >= 0) {
+		*how = BIND_INHERITED;	/* this.f() of a base class */
+		goto done;
+	}
 	if (recv == RECV_BARE && def >= 0 && strcmp(defs[def].path, path)) {
 		/* another file's function, by name only: the imports do not reach it */
 		if (*how == BIND_NAME && !reach[def])
