@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..93\n");
+	printf("1..94\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -301,7 +301,9 @@ int main(int argc, char **argv)
 		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
-		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: y.inc(), y unknown, two imported classes have an inc: none");
+		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 1, &f);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown, one imported class has an inc: that one");
 		{
 			/* Counter's inc overloaded in c.ts (lines 3, 4, 5): x.inc() binds at the implementation */
 			struct bind_def od[] = { { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 } };

@@ -442,6 +442,20 @@ static long js_method_of(const char *path, const struct bind_def *defs, const ch
 	return others == 1 ? other : -1;
 }
 
+/* 1 if a method of another class than defs[def]'s (its overloads aside) is
+ * in a file the imports reach. */
+static int js_other_method(const struct bind_def *defs, const char *const *kinds, const long *lines,
+			   const int *reach, size_t nr, long def)
+{
+	long impl = ts_implementation(defs, kinds, lines, nr, def);
+
+	for (size_t i = 0; i < nr; i++)
+		if ((reach[i] || defs[i].imported) && kinds[i] && !strcmp(kinds[i], "method") && defs[i].scope &&
+		    ts_implementation(defs, kinds, lines, nr, (long)i) != impl)
+			return 1;
+	return 0;
+}
+
 /* The line declaring class cls (`class cls`, `abstract class cls`) in the text; 0 if none. */
 static long js_class_line(const char *const *text, long text_nr, const char *cls)
 {
@@ -661,6 +675,9 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	def = bind_ref(how, path, scope, recv, sd, n);
 	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
 	def = def >= 0 ? (long)ix[def] : -1;
+	if (def >= 0 && recv == RECV_OTHER && *how == BIND_IMPORT && kinds[def] && !strcmp(kinds[def], "method") &&
+	    js_other_method(defs, kinds, lines, reach, nr, def))
+		def = -1;	/* x.f(), x untyped, and two classes the imports reach have an f: not known */
 	if (def < 0 && (recv == RECV_SELF || recv == RECV_SUPER) && f->text &&
 	    (def = js_inherited(path, scope, defs, kinds, lines, reach, nr, f)) >= 0) {
 		*how = BIND_INHERITED;	/* this.f() of a base class */

@@ -155,7 +155,12 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
  * function assigned to a member inside another (o.f = ... at run time);
  * x.f() where the text types x (bind_js_var_class(): x = new C(), x: C)
  * reaches C's method f of the call's file or of a file its imports reach
- * (an overloaded f: its implementation), as a receiver; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
+ * (an overloaded f: its implementation), as a receiver; x.f() on another
+ * receiver, bound to an imported file's method, binds to nothing where a
+ * method f of another class is in a file the imports reach (x's type would
+ * tell which); this.f() or super.f() that finds no f in its class reaches the
+ * f of the class's base (`class A extends B<T>`, B of the file, whose own
+ * base is followed, or of a file the imports reach), as inherited; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
  * bound as a bare f() at that line.  Then a bare f():
  * another file's function bound by name only, where the imports do not
  * reach it, is none (the name alone binds only where the imports reach one
