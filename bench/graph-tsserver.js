@@ -14,10 +14,10 @@
 // gives one line {"path":..,"line":..,"def_path":..,"def_line":..}: the
 // call's file and the line of the callee's name, the definition's file and
 // the line its declaration starts on (where ci's tags put a definition).  An
-// overload signature the call resolves to stands for its implementation; a
-// signature of an interface or a type, an abstract method or a `declare
-// function` is no definition.  Sorted, unique.  Used by bench/graph.sh as the
-// reference for ci-refs callers on TS/JS.
+// overload signature the call resolves to (a function's or a class method's)
+// stands for its implementation; a signature of an interface or a type, an
+// abstract method or a `declare function` is no definition.  Sorted, unique.
+// Used by bench/graph.sh as the reference for ci-refs callers on TS/JS.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -148,12 +148,14 @@ function edge(f, sf, name) {
 		if (decl)
 			found.push({ rel, decl, dsf });
 	}
-	// an overloaded function (the call resolves to a signature): its implementation
+	// an overloaded function or method (the call resolves to a signature): its implementation
 	const checker = program.getTypeChecker();
 	for (const x of found) {
-		if (ts.isFunctionDeclaration(x.decl) && !x.decl.body && x.decl.name) {
+		const kind = ts.isFunctionDeclaration(x.decl) ? ts.isFunctionDeclaration :
+			ts.isMethodDeclaration(x.decl) ? ts.isMethodDeclaration : null;
+		if (kind && !x.decl.body && x.decl.name) {
 			const sym = checker.getSymbolAtLocation(x.decl.name);
-			const impl = sym && (sym.declarations || []).find((d) => ts.isFunctionDeclaration(d) && d.body &&
+			const impl = sym && (sym.declarations || []).find((d) => kind(d) && d.body &&
 				d.getSourceFile() === x.dsf);
 			if (impl)
 				x.decl = impl;

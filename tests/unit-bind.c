@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..85\n");
+	printf("1..94\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -168,6 +168,26 @@ int main(int argc, char **argv)
 			r = bind_js(&how, "c.ts", NULL, 5, RECV_BARE, od, ok, ol, orch, 2, -1);
 			is_int(r == 1 && how == BIND_IMPORT, 1, "TS: an overloaded function: one, its implementation");
 		}
+		{
+			/* class Q { add(a): T; add(a, b): T; add(a, b?) { ... } }, Other's add at 60 */
+			struct bind_def md[] = { { "q.ts", "Q", 0 }, { "q.ts", "Q", 0 }, { "q.ts", "Q", 0 },
+						 { "q.ts", "Other", 0 }, { "q.js", "Q", 0 }, { "q.js", "Q", 0 } };
+			const char *mk[] = { "method", "method", "method", "method", "method", "method" };
+			long ml[] = { 40, 41, 42, 60, 40, 41 };
+			int mr[] = { 0, 0, 0, 0, 0, 0 };
+			how = BIND_MEMBER;
+			r = bind_js(&how, "q.ts", "Q.run", 70, RECV_SELF, md, mk, ml, mr, 4, 0);
+			is_int(r == 2 && how == BIND_MEMBER, 1, "TS: this.add() of an overloaded method: its implementation");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.ts", "f", 5, RECV_OTHER, md, mk, ml, mr, 4, 1);
+			is_int(r == 2 && how == BIND_IMPORT, 1, "TS: x.add() bound to a method's signature: the implementation");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.ts", "f", 5, RECV_OTHER, md, mk, ml, mr, 4, 3);
+			is_int(r == 3, 1, "TS: another class's method of that name: kept");
+			how = BIND_IMPORT;
+			r = bind_js(&how, "a.js", "f", 5, RECV_OTHER, md, mk, ml, mr, 6, 4);
+			is_int(r == 4, 1, "JS (no overloads): a method is kept");
+		}
 		how = BIND_NAME;
 		r = bind_js(&how, "a.py", "runTest.it", 5, RECV_OTHER, jd, kinds, jl, reach, 3, 2);
 		is_int(r == 2 && how == BIND_NAME, 1, "not JS: kept");
@@ -281,7 +301,40 @@ int main(int argc, char **argv)
 		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
-		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown: bind_ref's first import, as before");
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: y.inc(), y unknown, two imported classes have an inc: none");
+		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 1, &f);
+		is_int(r == 0 && how == BIND_IMPORT, 1, "TS: y.inc(), y unknown, one imported class has an inc: that one");
+		{
+			/* Counter's inc overloaded in c.ts (lines 3, 4, 5): x.inc() binds at the implementation */
+			struct bind_def od[] = { { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 }, { "c.ts", "Counter", 1 } };
+			const char *ok[] = { "method", "method", "method" };
+			long ol[] = { 3, 4, 5 };
+			int orch[] = { 1, 1, 1 }, odecl[] = { 1, 1, 1 };
+
+			r = bind_js_call(&how, "a.ts", "f", 3, RECV_OTHER, od, ok, ol, orch, odecl, 3, &f);
+			is_int(r == 2 && how == BIND_RECEIVER, 1,
+			       "TS: x.inc() of an overloaded Counter.inc: its implementation, receiver");
+		}
+	}
+	{
+		/* this.test() in classes that extend the imported Schema, directly or through Str */
+		const char *const text[] = { "import Schema from './schema'", "export default class Str<",
+					     "  T extends Maybe<string> = string,", "> extends Schema<T> {", "  min() {",
+					     "    return this.test(1)", "  }", "}", "class Deep extends Str {",
+					     "  max() { return this.test(2) }", "}", "class Plain {", "  m() { this.test(3) }",
+					     "}" };
+		struct bind_def d[] = { { "schema.ts", "Schema", 1 }, { "other.ts", "Other", 0 } };
+		const char *kinds[] = { "method", "method" };
+		long dl[] = { 20, 5 };
+		int reach[] = { 1, 0 }, decl[] = { 1, 1 };
+		struct bind_js_file f = { text, 14, "test", 17 };
+
+		r = bind_js_call(&how, "str.ts", "Str.min", 6, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_INHERITED, 1, "TS: this.test() in a class extending Schema<T>: Schema's, inherited");
+		r = bind_js_call(&how, "str.ts", "Deep.max", 10, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == 0 && how == BIND_INHERITED, 1, "TS: this.test() through a base of the file: Schema's, inherited");
+		r = bind_js_call(&how, "str.ts", "Plain.m", 13, RECV_SELF, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: this.test() in a class that extends nothing: none");
 	}
 	{
 		/* actions.add() with const actions = { add, remove }: the file's add */

@@ -179,14 +179,16 @@ int bind_is_js(const char *path)
 }
 
 /*
- * TypeScript: an overloaded function's signatures and its implementation are
- * definitions of one scope, one after the other (each within 30 lines of the
- * one before): the implementation, the last of them, stands for all.
+ * TypeScript: an overloaded function's (or a class's method's) signatures and
+ * its implementation are definitions of one kind, file and scope, one after
+ * the other (each within 30 lines of the one before): the implementation, the
+ * last of them, stands for all.
  */
 static long ts_implementation(const struct bind_def *defs, const char *const *kinds,
 			      const long *lines, size_t nr, long def)
 {
-	int more = def >= 0 && kinds[def] && !strcmp(kinds[def], "function") &&
+	const char *kind = def >= 0 ? kinds[def] : NULL;
+	int more = kind && (!strcmp(kind, "function") || (!strcmp(kind, "method") && defs[def].scope)) &&
 		   (ends_in(defs[def].path, ".ts") || ends_in(defs[def].path, ".tsx") ||
 		    ends_in(defs[def].path, ".mts") || ends_in(defs[def].path, ".cts"));
 
@@ -194,7 +196,7 @@ static long ts_implementation(const struct bind_def *defs, const char *const *ki
 		long next = -1;
 		for (size_t i = 0; i < nr; i++)
 			if (!strcmp(defs[i].path, defs[def].path) && same_scope(defs[i].scope, defs[def].scope) &&
-			    kinds[i] && !strcmp(kinds[i], "function") && lines[i] > lines[def] &&
+			    kinds[i] && !strcmp(kinds[i], kind) && lines[i] > lines[def] &&
 			    lines[i] - lines[def] <= 30 && (next < 0 || lines[i] < lines[next]))
 				next = (long)i;
 		more = next >= 0;
@@ -416,9 +418,10 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
 }
 
 /* The method name of class cls among defs (the call's file first, else the
- * one a file the imports reach holds), or -1. */
+ * one a file the imports reach holds), or -1; an overloaded method's
+ * implementation (its signatures count once). */
 static long js_method_of(const char *path, const struct bind_def *defs, const char *const *kinds,
-			 const int *reach, size_t nr, const char *cls)
+			 const long *lines, const int *reach, size_t nr, const char *cls)
 {
 	long other = -1;
 	size_t others = 0;
@@ -432,11 +435,113 @@ static long js_method_of(const char *path, const struct bind_def *defs, const ch
 		if (strcmp(dot ? dot + 1 : s, cls))
 			continue;
 		if (!strcmp(defs[i].path, path))
-			return (long)i;
-		if (reach[i] || defs[i].imported)
-			others++, other = (long)i;
+			return ts_implementation(defs, kinds, lines, nr, (long)i);
+		if ((reach[i] || defs[i].imported) && other != ts_implementation(defs, kinds, lines, nr, (long)i))
+			others++, other = ts_implementation(defs, kinds, lines, nr, (long)i);
 	}
 	return others == 1 ? other : -1;
+}
+
+/* 1 if a method of another class than defs[def]'s (its overloads aside) is
+ * in a file the imports reach. */
+static int js_other_method(const struct bind_def *defs, const char *const *kinds, const long *lines,
+			   const int *reach, size_t nr, long def)
+{
+	long impl = ts_implementation(defs, kinds, lines, nr, def);
+
+	for (size_t i = 0; i < nr; i++)
+		if ((reach[i] || defs[i].imported) && kinds[i] && !strcmp(kinds[i], "method") && defs[i].scope &&
+		    ts_implementation(defs, kinds, lines, nr, (long)i) != impl)
+			return 1;
+	return 0;
+}
+
+/* The line declaring class cls (`class cls`, `abstract class cls`) in the text; 0 if none. */
+static long js_class_line(const char *const *text, long text_nr, const char *cls)
+{
+	for (long l = 1; l <= text_nr; l++) {
+		const char *s = text[l - 1];
+
+		for (const char *p = s ? tagtext_word(s, cls) : NULL; p; p = tagtext_word(p + 1, cls)) {
+			size_t wn;
+			const char *w = tagtext_word_before(s, p, &wn);
+
+			if (word_is(w, wn, "class"))
+				return l;
+		}
+	}
+	return 0;
+}
+
+/* The class that the declaration at line l of class cls extends (`class cls<T
+ * extends X> extends a.B<T> {`, within 20 lines: B), copied to base (n bytes
+ * at most); 0 if none. */
+static int js_class_base(const char *const *text, long text_nr, long l, const char *cls, char *base, size_t n)
+{
+	int depth = 0, after = 0;	/* after: the last word was extends, at depth 0 */
+	char prev = ' ';
+
+	for (long k = l; k <= text_nr && k < l + 20; k++) {
+		const char *p = k == l ? tagtext_word(text[l - 1], cls) + strlen(cls) : text[k - 1];
+
+		for (; p && *p; prev = *p++) {
+			if (*p == '<' || *p == '(' || *p == '[')
+				depth++;
+			else if ((*p == '>' && prev != '=') || *p == ')' || *p == ']')
+				depth--;
+			else if (*p == '{' && depth <= 0)
+				return 0;
+			else if (ident_char(*p)) {
+				const char *e = p, *dot = p;
+				while (ident_char(*e) || (*e == '.' && ident_char(e[1])))
+					if (*e++ == '.')
+						dot = e;
+				if (after) {
+					if ((size_t)(e - dot) >= n)
+						return 0;
+					memcpy(base, dot, (size_t)(e - dot));
+					base[e - dot] = '\0';
+					return 1;
+				}
+				after = depth == 0 && e - p == 7 && !strncmp(p, "extends", 7);
+				p = e - 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* this.f() or super.f() in a method of a class of the file (the innermost
+ * component of scope that the text declares as a class) that has no f of its
+ * own: the f of the nearest base class (each declared in the file, the last
+ * one possibly in a file the imports reach; js_method_of()), or -1. */
+static long js_inherited(const char *path, const char *scope, const struct bind_def *defs,
+			 const char *const *kinds, const long *lines, const int *reach, size_t nr,
+			 const struct bind_js_file *f)
+{
+	char cls[256], base[256];
+	long l = 0, def = -1;
+
+	for (const char *end = scope ? scope + strlen(scope) : NULL; end && !l; ) {
+		const char *start = end;
+		while (start > scope && start[-1] != '.')
+			start--;
+		if ((size_t)(end - start) < sizeof(cls)) {
+			memcpy(cls, start, (size_t)(end - start));
+			cls[end - start] = '\0';
+			l = js_class_line(f->text, f->text_nr, cls);
+		}
+		end = start > scope ? start - 1 : NULL;
+	}
+	for (int hops = 0; l > 0 && hops < 8; hops++) {
+		if (!js_class_base(f->text, f->text_nr, l, cls, base, sizeof(base)))
+			return -1;
+		strcpy(cls, base);
+		if ((def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0)
+			return def;
+		l = js_class_line(f->text, f->text_nr, cls);	/* a base of the file: its base */
+	}
+	return -1;
 }
 
 /* 1 if line s opens an object literal assigned to var: `const var = {`; *open the '{'. */
@@ -553,7 +658,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
 	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
-	    (def = js_method_of(path, defs, kinds, reach, nr, cls)) >= 0) {
+	    (def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
 		goto done;
 	}
@@ -570,6 +675,14 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	def = bind_ref(how, path, scope, recv, sd, n);
 	def = bind_js(how, path, scope, line, recv, sd, sk, sl, sr, n, def);
 	def = def >= 0 ? (long)ix[def] : -1;
+	if (def >= 0 && recv == RECV_OTHER && *how == BIND_IMPORT && kinds[def] && !strcmp(kinds[def], "method") &&
+	    js_other_method(defs, kinds, lines, reach, nr, def))
+		def = -1;	/* x.f(), x untyped, and two classes the imports reach have an f: not known */
+	if (def < 0 && (recv == RECV_SELF || recv == RECV_SUPER) && f->text &&
+	    (def = js_inherited(path, scope, defs, kinds, lines, reach, nr, f)) >= 0) {
+		*how = BIND_INHERITED;	/* this.f() of a base class */
+		goto done;
+	}
 	if (recv == RECV_BARE && def >= 0 && strcmp(defs[def].path, path)) {
 		/* another file's function, by name only: the imports do not reach it */
 		if (*how == BIND_NAME && !reach[def])

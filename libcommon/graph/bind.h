@@ -91,9 +91,9 @@ long bind_c_body(enum bind_how *how, const char *path, enum bind_recv recv,
  * function enclosing the call (the innermost, the nearest above on a tie),
  * as a local; else, where bind_ref() found no local or import and the file
  * has no function of that name, the only module-level function of a file the
- * imports reach, as an import.  A TypeScript function's overload signatures
- * (definitions of one file and scope, each within 30 lines of the one before)
- * stand for their implementation, the last.  Returns
+ * imports reach, as an import.  A TypeScript function's or class method's
+ * overload signatures (definitions of one kind, file and scope, each within
+ * 30 lines of the one before) stand for their implementation, the last.  Returns
  * the definition, or -1 with *how = BIND_NONE; def when no rule applies.
  * Cannot fail.
  */
@@ -154,8 +154,13 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
  * declared inside another (a local of it, not a property), nor a
  * function assigned to a member inside another (o.f = ... at run time);
  * x.f() where the text types x (bind_js_var_class(): x = new C(), x: C)
- * reaches C's method f of the call's file or of a file its imports reach,
- * as a receiver; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
+ * reaches C's method f of the call's file or of a file its imports reach
+ * (an overloaded f: its implementation), as a receiver; x.f() on another
+ * receiver, bound to an imported file's method, binds to nothing where a
+ * method f of another class is in a file the imports reach (x's type would
+ * tell which); this.f() or super.f() that finds no f in its class reaches the
+ * f of the class's base (`class A extends B<T>`, B of the file, whose own
+ * base is followed, or of a file the imports reach), as inherited; x.f() with `const x = { f, ... }` (bind_js_shorthand()) is
  * bound as a bare f() at that line.  Then a bare f():
  * another file's function bound by name only, where the imports do not
  * reach it, is none (the name alone binds only where the imports reach one
