@@ -211,7 +211,7 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 			  "  WHERE d.name = ?2 AND g.path != ?1)"
 			  " OR f.path IN (SELECT i.path FROM imports i WHERE i.resolved = ?1)"
 			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
-			  "  IN ('c', 'cpp') AND EXISTS (SELECT 1 FROM imports i WHERE i.path = f.path AND i.resolved IN "
+			  "  IN ('c', 'cpp') AND f.path IN (SELECT i.path FROM imports i WHERE i.resolved IN "
 			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
 			  ") ORDER BY f.path");
 	else
@@ -364,16 +364,28 @@ done:
 	return n;
 }
 
+/* (an importer not in Python is passed over by one prepared query, not read:
+ * kmalloc's header has thousands of C importers) */
 static void mention_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
 			   struct impact_hit *h)
 {
+	sqlite3_stmt *st = refs_prep(r, "SELECT 1 FROM files f JOIN blobs b ON b.id = f.blob_id "
+				     "WHERE f.path = ?1 AND b.lang = 'python'");
+
 	for (size_t v = 0; v < g->n; v++) {
 		long n;
-		if (h[v].depth != 1 || h[v].refs || h[v].call_depth || !(n = python_mentions(r, g->names[v], path, sym)))
+		int python;
+		if (h[v].depth != 1 || h[v].refs || h[v].call_depth)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, g->names[v], -1, SQLITE_STATIC);
+		python = sqlite3_step(st) == SQLITE_ROW;
+		if (!python || !(n = python_mentions(r, g->names[v], path, sym)))
 			continue;
 		h[v].refs = n;
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)n / 2.0);
 	}
+	sqlite3_finalize(st);
 }
 
 /* The coupling signal, when ci-couple's records are in the index. */
