@@ -20,6 +20,7 @@ struct wdef {
 	sqlite3_int64 id;	/* defs' rowid */
 	char *name, *kind, *path, *scope;	/* scope may be NULL */
 	long line, col, end_line;
+	unsigned char c, hdr;	/* in C or C++ (c_def()); in a header (is_header()): by path, set once */
 };
 
 /* The definitions of one name (in path, line, col order, as cgraph's by_name). */
@@ -82,6 +83,9 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int is_header(const char *path);
+static int c_path(const char *path);
+
 static void read_def(sqlite3_stmt *st, int c, struct wdef *d, const char *path)
 {
 	d->id = sqlite3_column_int64(st, c);
@@ -92,6 +96,8 @@ static void read_def(sqlite3_stmt *st, int c, struct wdef *d, const char *path)
 	d->end_line = sqlite3_column_int64(st, c + 5);
 	d->scope = sqlite3_column_type(st, c + 6) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, c + 6));
 	d->path = xstrdup(path ? path : refs_col(st, c + 7));
+	d->c = (unsigned char)c_path(d->path);
+	d->hdr = (unsigned char)is_header(d->path);
 }
 
 static void free_defs(struct wdef *d, size_t nr)
@@ -295,9 +301,9 @@ static int scope_encloses(const char *cls, const char *s)
 }
 
 /* A definition's language, by its file's name (the candidates' files are not loaded). */
-static int c_def(const struct wdef *d)
+static int c_path(const char *path)
 {
-	const char *e = strrchr(d->path, '.');
+	const char *e = strrchr(path, '.');
 	static const char *const exts[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".C", NULL };
 
 	for (const char *const *x = exts; e && *x; x++)
@@ -308,7 +314,7 @@ static int c_def(const struct wdef *d)
 
 static int same_symbol(const struct wdef *p, const struct wdef *d)
 {
-	return c_def(p) && c_def(d) && is_header(p->path) != is_header(d->path) &&
+	return p->c && d->c && p->hdr != d->hdr &&
 	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
 }
 
@@ -373,14 +379,14 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 		if (inside(d, f->path, line))
 			continue;	/* its own body: a self call */
 		if ((size_t)def == i) {
-			if (is_header(d->path) && c_def(d))
+			if (d->hdr && d->c)
 				hdr = (int)i;
 			else
 				reach[k++] = i;
 		} else if ((*how != BIND_NAME && bind_level(f->path, scope, recv, &bd[i]) == *how) ||
 			   same_symbol(&n->d[def], d)) {
 			reach[k++] = i;
-			body |= !is_header(d->path) && same_symbol(&n->d[def], d);
+			body |= !d->hdr && same_symbol(&n->d[def], d);
 		}
 	}
 	if (hdr >= 0 && (!body || protos))

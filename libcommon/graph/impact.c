@@ -215,9 +215,11 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
 			  ") ORDER BY f.path");
 	else
-		st = refs_prep(r, "SELECT f.path, count(*) FROM refs r JOIN files f ON f.blob_id = r.blob_id "
-			  "WHERE f.path != ?1 AND r.name IN (SELECT d.name FROM defs d JOIN files g "
-			  "ON g.blob_id = d.blob_id WHERE g.path = ?1 AND length(d.name) > 2) GROUP BY f.path");
+		/* counted by blob, then given to its files (list.h: 57,000 references) */
+		st = refs_prep(r, "SELECT f.path, x.n FROM (SELECT r.blob_id, count(*) AS n FROM refs r "
+			  "WHERE r.name IN (SELECT d.name FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+			  "WHERE g.path = ?1 AND length(d.name) > 2) GROUP BY r.blob_id) x "
+			  "JOIN files f ON f.blob_id = x.blob_id WHERE f.path != ?1");
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 	if (sym)
 		sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
