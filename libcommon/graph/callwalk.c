@@ -72,6 +72,9 @@ struct callwalk {
 	size_t *fmap;		/* files[] hashed by path: index + 1, 0 for an empty slot
 				   (impact on Linux asks for thousands of files) */
 	size_t fmap_mask;	/* slots - 1 */
+	const char *pre_name;	/* callwalk_preset(): the calls of pre_name */
+	const struct callwalk_site *pre;
+	size_t pre_nr;
 	struct wimp *wimps;	/* sorted by path */
 	size_t wimps_nr, wimps_alloc;
 	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st, *by_st;
@@ -468,22 +471,40 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 	for (size_t t = 0; t < front_nr; t++) {
 		const struct wname *n;
 		size_t *reach;
+		int pre;	/* the calls preset (callwalk_preset()), not read */
 
 		if (t && !strcmp(names[t - 1], names[t]))
 			continue;	/* the name's calls are read once */
+		pre = w->pre_name && !strcmp(w->pre_name, names[t]);
 		n = named(w, names[t]);
 		reach = xmalloc((n->nr + 1) * sizeof(*reach));
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
-		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+		for (size_t mine = *nr, row = 0; *nr - mine < (size_t)cap; row++) {
+			struct callwalk_site c;
+			const struct wfile *f;
+			long line, col_;
+			enum bind_how how;
+			size_t k;
+
+			if (pre && row >= w->pre_nr)
+				break;
+			if (pre)
+				c = w->pre[row];
+			else if (sqlite3_step(st) == SQLITE_ROW)
+				c = (struct callwalk_site){ refs_col(st, 0),
+							    sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL
+												      : refs_col(st, 4),
+							    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+							    sqlite3_column_int64(st, 3), (enum bind_recv)sqlite3_column_int(st, 5) };
+			else
+				break;
 			/* its definitions only for a call that reaches the frontier
 			 * (bind_site() needs the file's imports alone) */
-			const struct wfile *f = file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1));
-			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
-			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
-			enum bind_how how;
-			size_t k = bind_site(w, f, n, sc, line, col_, (enum bind_recv)sqlite3_column_int(st, 5), reach,
-					     &how, 0);
+			f = file_of(w, c.path, c.blob);
+			line = c.line;
+			col_ = c.col;
+			k = bind_site(w, f, n, c.scope, line, col_, c.recv, reach, &how, 0);
 
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
@@ -616,6 +637,13 @@ struct callwalk *callwalk_new(struct refs *r)
 	w->lang_st = refs_prep(r, "SELECT lang FROM blobs WHERE id = ?1");
 	w->by_st = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
 	return w;
+}
+
+void callwalk_preset(struct callwalk *w, const char *name, const struct callwalk_site *sites, size_t nr)
+{
+	w->pre_name = name;
+	w->pre = sites;
+	w->pre_nr = nr;
 }
 
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,

@@ -195,25 +195,61 @@ static int in_file(const char *dpath, const char *scope, void *path)
 	return !strcmp(dpath, path);
 }
 
+/* The calls of the symbol, read with its references for call_signal()
+ * (callwalk_preset()): the strings are the sites'. */
+struct site_list {
+	struct callwalk_site *v;
+	size_t nr, alloc;
+};
+
+static void sites_release(struct site_list *l)
+{
+	for (size_t i = 0; i < l->nr; i++) {
+		if (!i || l->v[i].path != l->v[i - 1].path)
+			free((char *)l->v[i].path);
+		free((char *)l->v[i].scope);
+	}
+	free(l->v);
+}
+
+static void add_site(struct site_list *l, sqlite3_stmt *st)
+{
+	struct callwalk_site *c;
+	const char *p = refs_col(st, 0);
+
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	c = &l->v[l->nr];
+	/* in path order: a file's calls share its path */
+	c->path = l->nr && !strcmp(l->v[l->nr - 1].path, p) ? l->v[l->nr - 1].path : xstrdup(p);
+	c->scope = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 4));
+	c->blob = sqlite3_column_int64(st, 5);
+	c->line = sqlite3_column_int64(st, 2);
+	c->col = sqlite3_column_int64(st, 3);
+	c->recv = (enum bind_recv)sqlite3_column_int(st, 6);
+	l->nr++;
+}
+
 /* (cw: the walk's caches of definitions and files, created on first use and
- * shared with call_signal(), which reads the same callers' files) */
+ * shared with call_signal(), which reads the same callers' files; calls: where
+ * not NULL, every call of sym, in the order callwalk reads them) */
 static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
-			     struct impact_hit *h, struct callwalk **cwp)
+			     struct impact_hit *h, struct callwalk **cwp, struct site_list *calls)
 {
 	sqlite3_stmt *st;
 	struct callwalk *cw = *cwp;
 
+	/* every reference of sym, whether it counts in column 7 */
 	if (sym)
-		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id, r.recv FROM refs r "
-			  "JOIN files f ON f.blob_id = r.blob_id "
-			  "WHERE r.name = ?2 AND f.path != ?1 AND ("
+		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id, r.recv, "
+			  "(f.path != ?1 AND ("
 			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
 			  "  WHERE d.name = ?2 AND g.path != ?1)"
 			  " OR f.path IN (SELECT i.path FROM imports i WHERE i.resolved = ?1)"
 			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
 			  "  IN ('c', 'cpp') AND f.path IN (SELECT i.path FROM imports i WHERE i.resolved IN "
 			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
-			  ") ORDER BY f.path");
+			  ")) FROM refs r JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?2 "
+			  "ORDER BY f.path, r.line, r.col");
 	else
 		/* counted by blob, then given to its files (list.h: 57,000 references) */
 		st = refs_prep(r, "SELECT f.path, x.n FROM (SELECT r.blob_id, count(*) AS n FROM refs r "
@@ -224,7 +260,12 @@ static void reference_signal(struct refs *r, const struct digraph *g, const char
 	if (sym)
 		sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int v = digraph_node(g, refs_col(st, 0));
+		int v;
+		if (sym && calls && !strcmp(refs_col(st, 1), "call"))
+			add_site(calls, st);
+		if (sym && !sqlite3_column_int(st, 7))
+			continue;	/* a reference that cannot reach the definition */
+		v = digraph_node(g, refs_col(st, 0));
 		if (v < 0)
 			continue;
 		/* a call bound to a namesake (another class's method, self.f()
@@ -264,12 +305,13 @@ static void on_caller(const char *path, long depth, void *arg)
 }
 
 static void call_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
-			struct impact_hit *h, struct callwalk **cwp)
+			struct impact_hit *h, struct callwalk **cwp, const struct site_list *calls)
 {
 	struct call_arg a = { g, h };
 
 	if (!*cwp)
 		*cwp = callwalk_new(r);
+	callwalk_preset(*cwp, sym, calls->v, calls->nr);
 	callwalk_callers(*cwp, path, sym, r->o.depth > 1 ? r->o.depth : 1, on_caller, &a);
 }
 
@@ -597,6 +639,7 @@ int refs_impact(struct refs *r, const char *arg)
 	struct digraph g;
 	struct impact_hit *h = NULL;
 	struct callwalk *cw = NULL;	/* shared by the reference and call signals */
+	struct site_list calls = { NULL, 0, 0 };	/* sym's calls, read once for both */
 	int start, no_vectors = 0, ret = EXIT_NOTHING;
 	size_t found = 0;
 
@@ -617,9 +660,9 @@ int refs_impact(struct refs *r, const char *arg)
 	}
 	h = xcalloc(g.n + 1, sizeof(*h));
 	import_signal(r, &g, start, h);
-	reference_signal(r, &g, path, sym, h, &cw);
+	reference_signal(r, &g, path, sym, h, &cw, sym && (r->o.mode & REFS_M_DEPS) ? &calls : NULL);
 	if (sym && (r->o.mode & REFS_M_DEPS)) {
-		call_signal(r, &g, path, sym, h, &cw);
+		call_signal(r, &g, path, sym, h, &cw, &calls);
 		mention_signal(r, &g, path, sym, h);
 	}
 	coupling_signal(r, &g, path, h);
@@ -635,6 +678,7 @@ int refs_impact(struct refs *r, const char *arg)
 	ret = no_vectors ? EXIT_USAGE : found ? EXIT_OK : EXIT_NOTHING;
 done:
 	callwalk_free(cw);
+	sites_release(&calls);
 	free(h);
 	digraph_release(&g);
 	free(path);
