@@ -20,6 +20,7 @@ struct wdef {
 	sqlite3_int64 id;	/* defs' rowid */
 	char *name, *kind, *path, *scope;	/* scope may be NULL */
 	long line, col, end_line;
+	unsigned char c, hdr;	/* in C or C++ (c_def()); in a header (is_header()): by path, set once */
 };
 
 /* The definitions of one name (in path, line, col order, as cgraph's by_name). */
@@ -38,7 +39,21 @@ struct wfile {
 	char **imps;		/* resolved imports, sorted */
 	size_t imps_nr;
 	int defs_read;		/* d[] read (with_defs()) */
+	int imps_read;		/* imps[] read (file_imports()) */
 };
+
+/* The files that import path (its importers, sorted): for a name of few
+ * definitions, whether a caller imports one of them is asked of these, read
+ * once per definition's file, rather than of each caller's imports (kfree:
+ * 8,800 caller files, two definition files). */
+struct wimp {
+	char *path;
+	char **by;
+	size_t nr;
+};
+
+/* At most this many definitions of a name: their files' importers are read. */
+enum { WIMP_DEFS_MAX = 16 };
 
 /* A call of the answer: the site, the caller (NULL at top level), the callee. */
 struct wcall {
@@ -57,7 +72,12 @@ struct callwalk {
 	size_t *fmap;		/* files[] hashed by path: index + 1, 0 for an empty slot
 				   (impact on Linux asks for thousands of files) */
 	size_t fmap_mask;	/* slots - 1 */
-	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st;
+	const char *pre_name;	/* callwalk_preset(): the calls of pre_name */
+	const struct callwalk_site *pre;
+	size_t pre_nr;
+	struct wimp *wimps;	/* sorted by path */
+	size_t wimps_nr, wimps_alloc;
+	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st, *by_st;
 	struct refs_world world;	/* Python calls (resolve.h through rsworld.c) */
 };
 
@@ -65,6 +85,9 @@ static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
+
+static int is_header(const char *path);
+static int c_path(const char *path);
 
 static void read_def(sqlite3_stmt *st, int c, struct wdef *d, const char *path)
 {
@@ -76,6 +99,8 @@ static void read_def(sqlite3_stmt *st, int c, struct wdef *d, const char *path)
 	d->end_line = sqlite3_column_int64(st, c + 5);
 	d->scope = sqlite3_column_type(st, c + 6) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, c + 6));
 	d->path = xstrdup(path ? path : refs_col(st, c + 7));
+	d->c = (unsigned char)c_path(d->path);
+	d->hdr = (unsigned char)is_header(d->path);
 }
 
 static void free_defs(struct wdef *d, size_t nr)
@@ -167,7 +192,7 @@ static void fmap_add(struct callwalk *w, size_t i)
 static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3_int64 blob)
 {
 	struct wfile *f;
-	size_t alloc = 0, k;
+	size_t k;
 
 	if (w->files_nr && !strcmp(w->files[w->last]->path, path))
 		return w->files[w->last];	/* a name's calls come blob by blob */
@@ -180,14 +205,6 @@ static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3
 	sqlite3_bind_int64(w->lang_st, 1, blob);
 	if (sqlite3_step(w->lang_st) == SQLITE_ROW && refs_col(w->lang_st, 0))
 		f->lang = xstrdup(refs_col(w->lang_st, 0));
-	sqlite3_reset(w->imp_st);
-	sqlite3_bind_text(w->imp_st, 1, path, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(w->imp_st) == SQLITE_ROW) {
-		ALLOC_GROW(f->imps, f->imps_nr + 1, alloc);
-		f->imps[f->imps_nr++] = xstrdup(refs_col(w->imp_st, 0));
-	}
-	if (f->imps_nr)
-		qsort(f->imps, f->imps_nr, sizeof(*f->imps), cmp_str);
 	ALLOC_GROW(w->files, w->files_nr + 1, w->files_alloc);
 	w->last = w->files_nr;
 	w->files[w->files_nr++] = f;
@@ -195,8 +212,65 @@ static const struct wfile *file_of(struct callwalk *w, const char *path, sqlite3
 	return f;
 }
 
-static int imports(const struct wfile *f, const char *path)
+/* The resolved imports of f, read on first use. */
+static const struct wfile *file_imports(struct callwalk *w, const struct wfile *cf)
 {
+	struct wfile *f = (struct wfile *)cf;
+	size_t alloc = 0;
+
+	if (f->imps_read)
+		return f;
+	f->imps_read = 1;
+	sqlite3_reset(w->imp_st);
+	sqlite3_bind_text(w->imp_st, 1, f->path, -1, SQLITE_STATIC);
+	while (sqlite3_step(w->imp_st) == SQLITE_ROW) {
+		ALLOC_GROW(f->imps, f->imps_nr + 1, alloc);
+		f->imps[f->imps_nr++] = xstrdup(refs_col(w->imp_st, 0));
+	}
+	if (f->imps_nr)
+		qsort(f->imps, f->imps_nr, sizeof(*f->imps), cmp_str);
+	return f;
+}
+
+/* The importers of path (cached). */
+static const struct wimp *importers(struct callwalk *w, const char *path)
+{
+	size_t lo = 0, hi = w->wimps_nr, alloc = 0;
+	struct wimp *m;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(w->wimps[mid].path, path);
+		if (!c)
+			return &w->wimps[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ALLOC_GROW(w->wimps, w->wimps_nr + 1, w->wimps_alloc);
+	memmove(w->wimps + lo + 1, w->wimps + lo, (w->wimps_nr++ - lo) * sizeof(*w->wimps));
+	m = &w->wimps[lo];
+	memset(m, 0, sizeof(*m));
+	m->path = xstrdup(path);
+	sqlite3_reset(w->by_st);
+	sqlite3_bind_text(w->by_st, 1, path, -1, SQLITE_STATIC);
+	while (sqlite3_step(w->by_st) == SQLITE_ROW) {
+		ALLOC_GROW(m->by, m->nr + 1, alloc);
+		m->by[m->nr++] = xstrdup(refs_col(w->by_st, 0));
+	}
+	return m;
+}
+
+/* Does f import path?  From path's importers for a name of few definitions
+ * (few), else from f's imports: the same answer either way. */
+static int imports(struct callwalk *w, const struct wfile *f, const char *path, int few)
+{
+	if (few && !f->imps_read) {
+		const struct wimp *m = importers(w, path);
+		return m->nr && bsearch(&f->path, m->by, m->nr, sizeof(*m->by), cmp_str) != NULL;
+	}
+	f = file_imports(w, f);
 	return f->imps_nr && bsearch(&path, f->imps, f->imps_nr, sizeof(*f->imps), cmp_str) != NULL;
 }
 
@@ -230,9 +304,9 @@ static int scope_encloses(const char *cls, const char *s)
 }
 
 /* A definition's language, by its file's name (the candidates' files are not loaded). */
-static int c_def(const struct wdef *d)
+static int c_path(const char *path)
 {
-	const char *e = strrchr(d->path, '.');
+	const char *e = strrchr(path, '.');
 	static const char *const exts[] = { ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".C", NULL };
 
 	for (const char *const *x = exts; e && *x; x++)
@@ -243,7 +317,7 @@ static int c_def(const struct wdef *d)
 
 static int same_symbol(const struct wdef *p, const struct wdef *d)
 {
-	return c_def(p) && c_def(d) && is_header(p->path) != is_header(d->path) &&
+	return p->c && d->c && p->hdr != d->hdr &&
 	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
 }
 
@@ -290,7 +364,8 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 	for (size_t i = 0; i < n->nr; i++) {
 		bd[i].path = n->d[i].path;
 		bd[i].scope = n->d[i].scope;
-		bd[i].imported = strcmp(n->d[i].path, f->path) && imports(f, n->d[i].path);
+		bd[i].imported = strcmp(n->d[i].path, f->path) &&
+				 imports(w, f, n->d[i].path, n->nr <= WIMP_DEFS_MAX);
 	}
 	def = bind_ref(how, f->path, scope, recv, bd, n->nr);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n->nr; i++) {
@@ -307,14 +382,14 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 		if (inside(d, f->path, line))
 			continue;	/* its own body: a self call */
 		if ((size_t)def == i) {
-			if (is_header(d->path) && c_def(d))
+			if (d->hdr && d->c)
 				hdr = (int)i;
 			else
 				reach[k++] = i;
 		} else if ((*how != BIND_NAME && bind_level(f->path, scope, recv, &bd[i]) == *how) ||
 			   same_symbol(&n->d[def], d)) {
 			reach[k++] = i;
-			body |= !is_header(d->path) && same_symbol(&n->d[def], d);
+			body |= !d->hdr && same_symbol(&n->d[def], d);
 		}
 	}
 	if (hdr >= 0 && (!body || protos))
@@ -379,9 +454,10 @@ static void add_wcall(struct wcall **v, size_t *nr, size_t *alloc, struct wcall 
 	(*v)[(*nr)++] = c;
 }
 
-/* The calls that reach a definition of the frontier (callers). */
+/* The calls that reach a definition of the frontier (callers); with
+ * callers, each call's caller (else NULL: the files' definitions unread). */
 static void calls_into(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
-		       struct wcall **v, size_t *nr, size_t *alloc, long cap)
+		       struct wcall **v, size_t *nr, size_t *alloc, long cap, int callers)
 {
 	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope, r.recv FROM refs r "
 				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call' "
@@ -395,27 +471,46 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 	for (size_t t = 0; t < front_nr; t++) {
 		const struct wname *n;
 		size_t *reach;
+		int pre;	/* the calls preset (callwalk_preset()), not read */
 
 		if (t && !strcmp(names[t - 1], names[t]))
 			continue;	/* the name's calls are read once */
+		pre = w->pre_name && !strcmp(w->pre_name, names[t]);
 		n = named(w, names[t]);
 		reach = xmalloc((n->nr + 1) * sizeof(*reach));
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
-		for (size_t mine = *nr; *nr - mine < (size_t)cap && sqlite3_step(st) == SQLITE_ROW; ) {
+		for (size_t mine = *nr, row = 0; *nr - mine < (size_t)cap; row++) {
+			struct callwalk_site c;
+			const struct wfile *f;
+			long line, col_;
+			enum bind_how how;
+			size_t k;
+
+			if (pre && row >= w->pre_nr)
+				break;
+			if (pre)
+				c = w->pre[row];
+			else if (sqlite3_step(st) == SQLITE_ROW)
+				c = (struct callwalk_site){ refs_col(st, 0),
+							    sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL
+												      : refs_col(st, 4),
+							    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+							    sqlite3_column_int64(st, 3), (enum bind_recv)sqlite3_column_int(st, 5) };
+			else
+				break;
 			/* its definitions only for a call that reaches the frontier
 			 * (bind_site() needs the file's imports alone) */
-			const struct wfile *f = file_of(w, refs_col(st, 0), sqlite3_column_int64(st, 1));
-			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3);
-			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
-			enum bind_how how;
-			size_t k = bind_site(w, f, n, sc, line, col_, (enum bind_recv)sqlite3_column_int(st, 5), reach,
-					     &how, 0);
+			f = file_of(w, c.path, c.blob);
+			line = c.line;
+			col_ = c.col;
+			k = bind_site(w, f, n, c.scope, line, col_, c.recv, reach, &how, 0);
 
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
 					add_wcall(v, nr, alloc, (struct wcall){ f, line, col_,
-										enclosing(with_defs(w, f), line),
+										callers ? enclosing(with_defs(w, f), line)
+											: NULL,
 										&n->d[reach[i]], how });
 		}
 		free(reach);
@@ -511,11 +606,19 @@ void callwalk_free(struct callwalk *w)
 	}
 	free(w->files);
 	free(w->fmap);
+	for (size_t i = 0; i < w->wimps_nr; i++) {
+		for (size_t k = 0; k < w->wimps[i].nr; k++)
+			free(w->wimps[i].by[k]);
+		free(w->wimps[i].by);
+		free(w->wimps[i].path);
+	}
+	free(w->wimps);
 	refs_world_release(&w->world);
 	sqlite3_finalize(w->def_st);
 	sqlite3_finalize(w->fdef_st);
 	sqlite3_finalize(w->imp_st);
 	sqlite3_finalize(w->lang_st);
+	sqlite3_finalize(w->by_st);
 	free(w);
 }
 
@@ -532,7 +635,15 @@ struct callwalk *callwalk_new(struct refs *r)
 			       "WHERE blob_id = ?1 ORDER BY line, col, name");
 	w->imp_st = refs_prep(r, "SELECT DISTINCT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
 	w->lang_st = refs_prep(r, "SELECT lang FROM blobs WHERE id = ?1");
+	w->by_st = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
 	return w;
+}
+
+void callwalk_preset(struct callwalk *w, const char *name, const struct callwalk_site *sites, size_t nr)
+{
+	w->pre_name = name;
+	w->pre = sites;
+	w->pre_nr = nr;
 }
 
 int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, const char *name, const char *scope,
@@ -588,12 +699,16 @@ void callwalk_callers(struct callwalk *w, const char *path, const char *name, lo
 		struct wcall *v = NULL;
 		size_t nr = 0, alloc = 0, next_nr = 0;
 
-		calls_into(w, front, front_nr, &v, &nr, &alloc, budget);
+		calls_into(w, front, front_nr, &v, &nr, &alloc, budget, 0);
 		budget -= (long)nr;
 		if (nr)
 			qsort(v, nr, sizeof(*v), cmp_wcall);
 		for (size_t k = 0; k < nr; k++) {
 			fn(v[k].f->path, d, arg);
+			/* the callers only where there is a next level (kfree's
+			 * 20,000 calls spend the budget: its files' definitions unread) */
+			if (d < depth && budget > 0)
+				v[k].from = enclosing(with_defs(w, v[k].f), v[k].line);
 			if (v[k].from && see(&seen, &seen_nr, &seen_alloc, v[k].from)) {
 				ALLOC_GROW(front, next_nr + 1, front_alloc);
 				front[next_nr++] = v[k].from;
@@ -650,7 +765,7 @@ int refs_calls_deep(struct refs *r, const char *q, int callees)
 		if (callees)
 			calls_out_of(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
 		else
-			calls_into(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted);
+			calls_into(w, front, front_nr, &v, &nr, &alloc, r->o.limit - r->emitted, 1);
 		if (nr)
 			qsort(v, nr, sizeof(*v), cmp_wcall);
 		for (size_t k = 0; k < nr && r->emitted < r->o.limit; k++) {

@@ -146,6 +146,17 @@ int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, con
 enum { CALLWALK_CALLERS_MAX = 20000 };
 void callwalk_callers(struct callwalk *w, const char *path, const char *name, long depth,
 		      void (*fn)(const char *path, long depth, void *arg), void *arg);
+/* The calls of name the index holds (refs of kind call, in path, line, col
+ * order, as callwalk reads them), read by the caller already: the walk takes
+ * them for name rather than read them again (impact reads a symbol's
+ * references once).  sites stay the caller's, alive until callwalk_free(). */
+struct callwalk_site {
+	const char *path, *scope;	/* scope may be NULL */
+	sqlite3_int64 blob;
+	long line, col;
+	enum bind_recv recv;
+};
+void callwalk_preset(struct callwalk *w, const char *name, const struct callwalk_site *sites, size_t nr);
 
 /* trace <from> <to>: call paths, shortest first, up to r->o.depth calls. */
 int refs_trace(struct refs *r, const char *from, const char *to);
