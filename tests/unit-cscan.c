@@ -23,11 +23,13 @@ static void is_str(const char *got, const char *want, const char *desc)
 	}
 }
 
-/* The attribute macros of text, as their texts joined by '|'. */
-static void attrs(const char *text, const char *want)
+/* The ranges scan finds in text, as their texts joined by '|', checked
+ * against want (what: the description's words). */
+static void ranges(size_t (*scan)(struct cscan_range **, const char *, size_t), const char *what,
+		   const char *text, const char *want)
 {
 	struct cscan_range *r;
-	size_t nr = cscan_attr_macros(&r, text, strlen(text));
+	size_t nr = scan(&r, text, strlen(text));
 	struct buf b = BUF_INIT;
 	char *desc;
 
@@ -36,30 +38,7 @@ static void attrs(const char *text, const char *want)
 			buf_addch(&b, '|');
 		buf_add(&b, text + r[i].start, r[i].end - r[i].start);
 	}
-	desc = xasprintf("attribute macros of: %s", text);
-	for (char *p = desc; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	is_str(b.buf, want, desc);
-	free(desc);
-	free(r);
-	buf_release(&b);
-}
-
-/* The statement macros of text, as their names joined by '|'. */
-static void stmts(const char *text, const char *want)
-{
-	struct cscan_range *r;
-	size_t nr = cscan_stmt_macros(&r, text, strlen(text));
-	struct buf b = BUF_INIT;
-	char *desc;
-
-	for (size_t i = 0; i < nr; i++) {
-		if (i)
-			buf_addch(&b, '|');
-		buf_add(&b, text + r[i].start, r[i].end - r[i].start);
-	}
-	desc = xasprintf("statement macros of: %s", text);
+	desc = xasprintf("%s of: %s", what, text);
 	for (char *p = desc; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
@@ -67,6 +46,18 @@ static void stmts(const char *text, const char *want)
 	free(desc);
 	free(r);
 	buf_release(&b);
+}
+
+/* The attribute macros of text, as their texts joined by '|'. */
+static void attrs(const char *text, const char *want)
+{
+	ranges(cscan_attr_macros, "attribute macros", text, want);
+}
+
+/* The statement macros of text, as their names joined by '|'. */
+static void stmts(const char *text, const char *want)
+{
+	ranges(cscan_stmt_macros, "statement macros", text, want);
 }
 
 struct calls {

@@ -121,6 +121,32 @@ static int ends_declarator(const char *d, size_t i)
 }
 
 /*
+ * The end of the balanced parenthesis opening at d[k] (the index after its
+ * ')'), or 0 when it is not closed within max_lines lines or holds ';' or a brace.
+ */
+static size_t balanced_args(const char *d, size_t n, size_t k, size_t max_lines)
+{
+	size_t lines = 0;
+	int depth = 0;
+
+	for (; k < n; k++) {
+		size_t s = skip_lexical(d, n, k);
+
+		if (s != k) {
+			k = s - 1;
+			continue;
+		}
+		if (d[k] == '(')
+			depth++;
+		else if (d[k] == ')' && !--depth)
+			return k + 1;
+		else if (d[k] == ';' || d[k] == '{' || d[k] == '}' || (d[k] == '\n' && ++lines > max_lines))
+			return 0;
+	}
+	return 0;
+}
+
+/*
  * 1 if the parenthesised text d[a..b) (without the parentheses) reads as a
  * parameter list, not as an attribute's arguments: empty, "void", "...", or
  * two identifiers in a row ("size_t size") or around a '*' ("char *s").
@@ -211,8 +237,7 @@ size_t cscan_attr_macros(struct cscan_range **out, const char *d, size_t n)
 			continue;
 		}
 		{
-			size_t k = j, lines = 0, open;
-			int depth = 0;
+			size_t k = j, open;
 
 			while (k < n && (d[k] == ' ' || d[k] == '\t'))
 				k++;
@@ -221,22 +246,8 @@ size_t cscan_attr_macros(struct cscan_range **out, const char *d, size_t n)
 				continue;
 			}
 			open = k;
-			for (; k < n; k++) {
-				size_t s = skip_lexical(d, n, k);
-
-				if (s != k) {
-					k = s - 1;
-					continue;
-				}
-				if (d[k] == '(')
-					depth++;
-				else if (d[k] == ')' && !--depth)
-					break;
-				else if (d[k] == ';' || d[k] == '{' || d[k] == '}' ||
-					 (d[k] == '\n' && ++lines > 8))
-					break;
-			}
-			if (k >= n || d[k] != ')' || looks_like_params(d, open + 1, k)) {
+			k = balanced_args(d, n, open, 8);	/* past ')' */
+			if (!k || looks_like_params(d, open + 1, k - 1)) {
 				i = j;
 				continue;
 			}
@@ -250,7 +261,6 @@ size_t cscan_attr_macros(struct cscan_range **out, const char *d, size_t n)
 					continue;
 				}
 			}
-			k++;	/* past ')' */
 			{
 				size_t e = k;
 
@@ -353,31 +363,6 @@ static int ends_statement(const char *d, size_t prev, size_t prev_word, size_t p
 	       d[prev] == ':';
 }
 
-/*
- * The end of the balanced parenthesis opening at d[k] (the index after its
- * ')'), or 0 when it is not closed within 16 lines or holds ';' or a brace.
- */
-static size_t balanced_args(const char *d, size_t n, size_t k)
-{
-	size_t lines = 0;
-	int depth = 0;
-
-	for (; k < n; k++) {
-		size_t s = skip_lexical(d, n, k);
-
-		if (s != k) {
-			k = s - 1;
-			continue;
-		}
-		if (d[k] == '(')
-			depth++;
-		else if (d[k] == ')' && !--depth)
-			return k + 1;
-		else if (d[k] == ';' || d[k] == '{' || d[k] == '}' || (d[k] == '\n' && ++lines > 16))
-			return 0;
-	}
-	return 0;
-}
 
 /* 1 if what follows d[k] (blanks and comments skipped) starts a statement body. */
 static int starts_body(const char *d, size_t n, size_t k)
@@ -473,7 +458,7 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 
 			while (k < n && (d[k] == ' ' || d[k] == '\t'))
 				k++;
-			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k))) {
+			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k, 16))) {
 				while (e < n && is_blank(d[e]))
 					e++;
 				if (e < n && d[e] == ';') {
@@ -492,7 +477,7 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 
 			while (k < n && (d[k] == ' ' || d[k] == '\t'))
 				k++;
-			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k)) && starts_body(d, n, e)) {
+			if (k < n && d[k] == '(' && (e = balanced_args(d, n, k, 16)) && starts_body(d, n, e)) {
 				ALLOC_GROW(r, nr + 1, alloc);
 				r[nr].start = (uint32_t)i;
 				r[nr].end = (uint32_t)j;
