@@ -612,11 +612,14 @@ static char *call_receiver(const char *s, size_t col0)
 	return xasprintf("%.*s()", (int)(e - i), s + i);
 }
 
-/* The first class name of an annotation: Foo, "Foo", Optional[Foo], Foo | None, t.Foo. */
+/* The first class name of an annotation: Foo, "Foo", Optional[Foo], Foo | None, t.Foo;
+ * NULL for none (a may be NULL: a property or attribute without an annotation). */
 static char *annotation_class(const char *a)
 {
 	const char *p = a;
 
+	if (!a)
+		return NULL;
 	for (;;) {
 		const char *b;
 		p += strspn(p, " \t\"'");
