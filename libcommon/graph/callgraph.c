@@ -161,12 +161,29 @@ static long cand_at(const struct cands *c, const char *path, long line)
 	return -1;
 }
 
+/* The module-level definition of c in path that a call (kind "call") or a
+ * `new` (kind "class") of it reaches, among those target[] marks (NULL:
+ * all): the class, or the function's implementation (the last of its
+ * overloads); -1 if none. */
+static long js_module_def(const struct cands *c, const int *target, const char *path, const char *kind)
+{
+	long def = -1;
+
+	for (size_t i = 0; i < c->nr; i++)
+		if ((!target || target[i]) && !c->scopes[i] && !strcmp(c->paths[i], path) &&
+		    !strcmp(c->kinds[i], strcmp(kind, "class") ? "function" : "class") &&
+		    (def < 0 || c->lines[i] > c->lines[def]))
+			def = (long)i;
+	return def;
+}
+
 /*
  * TS/JS: the method of class cls (of its nearest base declaring one) among
  * c's candidates: the implementation in the class's body (the last of its
- * overloads), as a receiver (inherited for a base's), or -1 where the class
- * only declares it (an interface merged with the class: a signature, no
- * body) or no class of the chain has it.
+ * overloads), as a receiver (inherited for a base's), or -1 where an
+ * interface merged with the class declares it (`interface C { m(): ... }`
+ * beside `class C`: the call resolves to that signature, which has no body)
+ * or no class of the chain has it.
  */
 static long js_method(struct js_types *t, const struct cands *c, const struct js_class *cls, enum bind_how *how)
 {
@@ -174,7 +191,7 @@ static long js_method(struct js_types *t, const struct cands *c, const struct js
 
 	for (int hops = 0; hops < 8; hops++) {
 		long best = -1;
-		int any = 0;
+		int any = 0, outside = 0;
 
 		for (size_t i = 0; i < c->nr; i++) {
 			const char *s = c->scopes[i], *dot;
@@ -185,10 +202,16 @@ static long js_method(struct js_types *t, const struct cands *c, const struct js
 			dot = strrchr(s, '.');
 			if (strcmp(dot ? dot + 1 : s, k.name))
 				continue;
-			any = 1;
-			if (c->lines[i] > k.line && c->lines[i] <= k.end && (best < 0 || c->lines[i] > c->lines[best]))
-				best = (long)i;
+			if (c->lines[i] > k.line && c->lines[i] <= k.end) {
+				any = 1;
+				if (best < 0 || c->lines[i] > c->lines[best])
+					best = (long)i;
+			} else if (js_in_interface(t, k.path, k.name, c->lines[i])) {
+				any = outside = 1;
+			}	/* else a method of another class of that name */
 		}
+		if (any && outside)
+			best = -1;	/* an interface merged with the class declares it: the call resolves to that signature */
 		if (any) {
 			*how = best < 0 ? BIND_NONE : hops ? BIND_INHERITED : BIND_RECEIVER;
 			return best;
@@ -226,10 +249,19 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 	if (bind_is_js(path)) {
 		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
 		struct js_class cls;
+		char ns[128];
 
+		if (recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, sizeof(ns)) &&
+		    js_origin(w->js, path, ns, name, &cls)) {
+			/* ns.f() with `import * as ns`: what the module exports as f */
+			def = strcmp(cls.name, name) ? -1 : js_module_def(c, NULL, cls.path, kind);
+			*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
+			return def;
+		}
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
-		else if (recv == RECV_OTHER && js_receiver(w->js, path, scope, line, col_, &cls))
+		else if ((recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) &&
+			 js_receiver(w->js, path, scope, line, col_, &cls))
 			return js_method(w->js, c, &cls, how);	/* the receiver's class is known */
 
 		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
@@ -271,22 +303,6 @@ static void emit_bound(struct refs *r, const char *name, const char *kind, const
 	refs_flush(r);
 	free(snip);
 	r->emitted++;
-}
-
-/* The module-level definition of c in path that a call (kind "call") or a
- * `new` (kind "class") of it reaches, among those target[] marks (NULL:
- * all): the class, or the function's implementation (the last of its
- * overloads); -1 if none. */
-static long js_module_def(const struct cands *c, const int *target, const char *path, const char *kind)
-{
-	long def = -1;
-
-	for (size_t i = 0; i < c->nr; i++)
-		if ((!target || target[i]) && !c->scopes[i] && !strcmp(c->paths[i], path) &&
-		    !strcmp(c->kinds[i], strcmp(kind, "class") ? "function" : "class") &&
-		    (def < 0 || c->lines[i] > c->lines[def]))
-			def = (long)i;
-	return def;
 }
 
 /* The namespace of a TS/JS call made on recv (`ns` of `ns.f()`) into ns, or

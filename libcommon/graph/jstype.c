@@ -42,7 +42,7 @@ struct js_types {
 	struct refs *r;
 	struct jt_file **f;	/* the files read (each allocated: pointers stay valid) */
 	size_t f_nr, f_alloc;
-	sqlite3_stmt *imps, *def, *cls, *importers, *named;
+	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface;
 };
 
 /* An expression being read: its text, where the names in it are. */
@@ -89,6 +89,7 @@ void js_types_free(struct js_types *t)
 	sqlite3_finalize(t->cls);
 	sqlite3_finalize(t->importers);
 	sqlite3_finalize(t->named);
+	sqlite3_finalize(t->iface);
 	free(t);
 }
 
@@ -483,32 +484,66 @@ void js_aliases(struct js_types *t, const char *path, const char *name, char ***
 	free(q);
 }
 
-/* The class name defined in path (its lines), into out. */
-static int class_at(struct js_types *t, const char *path, const char *name, struct js_class *out)
+/* The class name defined in path (its lines), into out: the only one, else
+ * the one around line from, else the nearest above it in scope there. */
+static int class_at(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
 {
-	int ok = 0;
+	struct jt_file *f = NULL;
+	long best = 0, best_end = 0;
+	int n = 0;
 
 	if (!t->cls)
 		t->cls = refs_prep(t->r, "SELECT d.line, d.end_line FROM defs d JOIN files f ON f.blob_id = d.blob_id "
-				   "WHERE f.path = ?1 AND d.name = ?2 AND d.kind = 'class' ORDER BY d.line LIMIT 1");
+				   "WHERE f.path = ?1 AND d.name = ?2 AND d.kind = 'class' ORDER BY d.line");
 	sqlite3_reset(t->cls);
 	sqlite3_bind_text(t->cls, 1, path, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(t->cls, 2, name, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(t->cls) == SQLITE_ROW && set_def(out, path, name)) {
-		out->line = sqlite3_column_int64(t->cls, 0);
-		out->end = sqlite3_column_int64(t->cls, 1);
-		ok = 1;
+	while (sqlite3_step(t->cls) == SQLITE_ROW) {
+		long l = sqlite3_column_int64(t->cls, 0), e = sqlite3_column_int64(t->cls, 1);
+		if (n++ == 0) {
+			best = l, best_end = e;
+			continue;
+		}
+		if (from <= 0 || (!f && !(f = file_of(t, path)))) {
+			best = 0;
+			break;
+		}
+		if (best <= from && from <= best_end && !(l <= from && from <= e))
+			continue;	/* the one around from stays */
+		if ((l <= from && from <= e) ||
+		    (l <= from && bind_js_visible((const char *const *)f->text.lines, f->text.lines_nr, l, from)))
+			best = l, best_end = e;
 	}
 	sqlite3_reset(t->cls);
-	return ok;
+	if (!best || (n > 1 && best > from) || !set_def(out, path, name))
+		return 0;
+	out->line = best;
+	out->end = best_end;
+	return 1;
 }
 
-/* The class a type name means in the file path. */
-static int type_class(struct js_types *t, const char *path, const char *name, struct js_class *out)
+/* The class a type name means in the file path at line from. */
+static int type_class(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
 {
 	struct js_class o;
 
-	return origin(t, path, name, 0, &o) && class_at(t, o.path, o.name, out);
+	return origin(t, path, name, 0, &o) && class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out);
+}
+
+int js_in_interface(struct js_types *t, const char *path, const char *name, long line)
+{
+	int ok = 0;
+
+	if (!t->iface)
+		t->iface = refs_prep(t->r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				     "AND d.name = ?2 AND d.kind = 'interface' AND d.line <= ?3 AND d.end_line >= ?3 LIMIT 1");
+	sqlite3_reset(t->iface);
+	sqlite3_bind_text(t->iface, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->iface, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(t->iface, 3, line);
+	ok = sqlite3_step(t->iface) == SQLITE_ROW;
+	sqlite3_reset(t->iface);
+	return ok;
 }
 
 /* The text of lines [from, to] of f joined by blanks (malloc'd). */
@@ -582,8 +617,8 @@ static int decl_type(const char *p, int colon, char *out, size_t n)
 }
 
 /* The class that the type name tn, written in file path, means: "this" is self. */
-static int named_class(struct js_types *t, const char *path, const char *tn, const struct js_class *self,
-		       struct js_class *out)
+static int named_class(struct js_types *t, const char *path, const char *tn, long from,
+		       const struct js_class *self, struct js_class *out)
 {
 	if (!strcmp(tn, "this")) {
 		if (!self)
@@ -591,7 +626,7 @@ static int named_class(struct js_types *t, const char *path, const char *tn, con
 		*out = *self;
 		return 1;
 	}
-	return type_class(t, path, tn, out);
+	return type_class(t, path, tn, from, out);
 }
 
 /* The class that the definition name at line l of path (a function or a
@@ -610,7 +645,7 @@ static int returns(struct js_types *t, const char *path, const char *name, long 
 	s = join_lines(f, l, l + 30 < end ? l + 30 : end);
 	p = tagtext_word(s, name);
 	if (p && decl_type(p + strlen(name), 0, tn, sizeof(tn))) {
-		ok = named_class(t, path, tn, self, out);
+		ok = named_class(t, path, tn, l, self, out);
 		free(s);
 		return ok;
 	}
@@ -619,12 +654,16 @@ static int returns(struct js_types *t, const char *path, const char *name, long 
 		const char *q = f->text.lines[k - 1];
 		const char *r = q ? tagtext_word(q, "return") : NULL;
 		struct jt_ctx x = { path, NULL, k, self, depth + 1 };
+		char *e;
 		if (!r || strlen(q) > 4000)
 			continue;
 		r = skip_ws(r + 6);
 		if (!*r || *r == ';')
 			continue;
-		return eval_expr(t, &x, r, out, NULL);
+		e = join_lines(f, k, k + 40 < end ? k + 40 : end);	/* the expression, over lines */
+		ok = eval_expr(t, &x, e + (r - q), out, NULL);
+		free(e);
+		return ok;
 	}
 	return 0;
 }
@@ -684,7 +723,7 @@ static int function_returns(struct js_types *t, const char *path, const char *ns
 
 	if (!js_origin(t, path, ns, name, &o))
 		return 0;
-	if (class_at(t, o.path, o.name, out))
+	if (class_at(t, o.path, o.name, 0, out))
 		return 0;	/* C() without new */
 	n = defs_named(t, o.path, o.name, NULL, ls, es, 16);
 	for (size_t i = 0; i < n; i++)
@@ -755,37 +794,45 @@ static int field_class(struct js_types *t, const struct js_class *cls, const cha
 			if (*q == '?' || *q == '!')
 				q++;
 			if (*q == ':' && member && decl_type(q, 1, tn, sizeof(tn)) && strcmp(tn, "this"))
-				return type_class(t, cls->path, tn, out);
+				return type_class(t, cls->path, tn, l, out);
 			if (*q == '=' && q[1] != '=' && q[1] != '>' && (self || member)) {
 				q = skip_ws(q + 1);
 				if (take_kw(&q, "new") && take_word(&q, tn, sizeof(tn)))
-					return type_class(t, cls->path, tn, out);
+					return type_class(t, cls->path, tn, l, out);
 			}
 		}
 	}
 	return 0;
 }
 
-/* The class `this` means at x: x->self, else the innermost class of x->scope in x->path. */
+/* The class `this` means at x: x->self, else the class of x->scope in
+ * x->path when the scope is the class (a field's initializer) or one of its
+ * methods (`C.m`; in a function nested in the method, `this` is another). */
 static int this_class(struct js_types *t, const struct jt_ctx *x, struct js_class *out)
 {
 	char part[128];
+	const char *end, *start;
 
 	if (x->self) {
 		*out = *x->self;
 		return 1;
 	}
-	for (const char *end = x->scope ? x->scope + strlen(x->scope) : NULL; end; ) {
-		const char *start = end;
+	if (!x->scope)
+		return 0;
+	end = x->scope + strlen(x->scope);
+	for (int tries = 0; tries < 2; tries++) {
+		start = end;
 		while (start > x->scope && start[-1] != '.')
 			start--;
 		if ((size_t)(end - start) < sizeof(part)) {
 			memcpy(part, start, (size_t)(end - start));
 			part[end - start] = '\0';
-			if (class_at(t, x->path, part, out))
+			if (class_at(t, x->path, part, x->line, out))
 				return 1;
 		}
-		end = start > x->scope ? start - 1 : NULL;
+		if (start == x->scope)
+			return 0;
+		end = start - 1;
 	}
 	return 0;
 }
@@ -823,10 +870,10 @@ static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var
 		return 0;
 	if (colon) {
 		char tn[128];
-		return decl_type(at, 1, tn, sizeof(tn)) && strcmp(tn, "this") && type_class(t, x->path, tn, out);
+		return decl_type(at, 1, tn, sizeof(tn)) && strcmp(tn, "this") && type_class(t, x->path, tn, best, out);
 	} else {
 		struct jt_ctx y = { x->path, x->scope, best, x->self, x->depth + 1 };
-		char *e = join_lines(f, best, best + 8);
+		char *e = join_lines(f, best, best + 40);
 		const char *s = f->text.lines[best - 1];
 		int ok = eval_expr(t, &y, skip_ws(e + (at - s) + 1), out, NULL);
 		free(e);
@@ -851,7 +898,7 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 	if (take_kw(&p, "await"))
 		return 0;
 	if (take_kw(&p, "new")) {
-		if (!take_word(&p, w, sizeof(w)) || !type_class(t, x->path, w, &c))
+		if (!take_word(&p, w, sizeof(w)) || !type_class(t, x->path, w, x->line, &c))
 			return 0;
 		p = skip_ws(p);
 		if (*p == '<' && !(p = skip_group(p)))
@@ -860,6 +907,10 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 			return 0;
 	} else if (take_kw(&p, "this")) {
 		if (!this_class(t, x, &c))
+			return 0;
+	} else if (take_kw(&p, "super")) {
+		struct js_class k;
+		if (!this_class(t, x, &k) || !js_base(t, &k, &c))
 			return 0;
 	} else if (take_word(&p, w, sizeof(w))) {
 		const char *r;
@@ -946,7 +997,7 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
 		take_word(&p, w, sizeof(w));
 	}
 	free(s);
-	return type_class(t, cls->path, w, out);
+	return type_class(t, cls->path, w, cls->line, out);
 }
 
 /* Back over blanks from index *i of line *l, up to the lines above (20 at

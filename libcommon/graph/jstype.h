@@ -69,6 +69,10 @@ int js_receiver(struct js_types *t, const char *path, const char *scope, long li
  */
 int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out);
 
+/* 1 if an interface named name in the file path spans line (an interface
+ * merged with the class name declares what is there). */
+int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
+
 /* The name of the receiver variable of the call at (line, col) of path, `ns`
  * of `ns.f()` (an identifier alone before the dot), copied to out; 0 if none. */
 int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n);
