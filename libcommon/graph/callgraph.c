@@ -262,7 +262,13 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			recv = RECV_BARE;	/* new C(), new a.C() */
 		else if ((recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) &&
 			 js_receiver(w->js, path, scope, line, col_, &cls))
-			return js_method(w->js, c, &cls, how);	/* the receiver's class is known */
+		{
+			/* the receiver's class is known: this.f() of the class is a member, super.f() inherited */
+			def = js_method(w->js, c, &cls, how);
+			if (*how == BIND_RECEIVER && recv != RECV_OTHER)
+				*how = recv == RECV_SELF ? BIND_MEMBER : BIND_INHERITED;
+			return def;
+		}
 
 		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
 				    c->reach, c->declared, c->nr, &f);

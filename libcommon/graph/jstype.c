@@ -522,12 +522,16 @@ static int class_at(struct js_types *t, const char *path, const char *name, long
 	return 1;
 }
 
-/* The class a type name means in the file path at line from. */
+/* The class a type name means in the file path at line from: one the file
+ * imports or declares at module level, else one declared in a function of
+ * the file, in scope at from. */
 static int type_class(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
 {
 	struct js_class o;
 
-	return origin(t, path, name, 0, &o) && class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out);
+	if (origin(t, path, name, 0, &o))
+		return class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out);
+	return class_at(t, path, name, from, out);
 }
 
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line)
@@ -752,27 +756,40 @@ static int method_returns(struct js_types *t, const struct js_class *cls, const 
 	return 0;
 }
 
-/* 1 if the text of s before e is blanks and modifiers (a class member's
- * start), or ends in '(' or ',' (a constructor's parameter property). */
-static int member_start(const char *s, const char *e)
+/* The number of modifiers (private, readonly, ...) that make up p..e, blanks
+ * aside; -1 if something else is there. */
+static int modifiers(const char *p, const char *e)
 {
 	static const char *const mods[] = { "private", "public", "protected", "readonly", "static",
 					     "declare", "override", NULL };
-	const char *p = s;
+	int n = 0;
 
-	if (e > s && (e[-1] == '(' || e[-1] == ','))
-		return 1;
 	for (;;) {
 		int found = 0;
 		p += strspn(p, " \t");
 		if (p >= e)
-			return 1;
+			return n;
 		for (const char *const *m = mods; *m && !found; m++)
 			if (!strncmp(p, *m, strlen(*m)) && !ident_char(p[strlen(*m)]))
 				p += strlen(*m), found = 1;
 		if (!found)
-			return 0;
+			return -1;
+		n++;
 	}
+}
+
+/* 1 if the text of s before e is blanks and modifiers (a class member's
+ * start), or a '(' or ',' then at least one modifier (a constructor's
+ * parameter property, `constructor(private a: C)`). */
+static int member_start(const char *s, const char *e)
+{
+	const char *p = e;
+
+	if (modifiers(s, e) >= 0)
+		return 1;
+	while (p > s && p[-1] != '(' && p[-1] != ',')
+		p--;
+	return p > s && modifiers(p, e) > 0;
 }
 
 /* The class of field name of an object of class cls: `name: C`, `name = new
