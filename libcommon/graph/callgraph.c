@@ -197,8 +197,8 @@ static long js_method(struct js_types *t, const struct cands *c, const struct js
 			const char *s = c->scopes[i], *dot;
 
 			if (!s || strcmp(c->paths[i], k.path) || (strcmp(c->kinds[i], "method") &&
-								  strcmp(c->kinds[i], "function")))
-				continue;
+				strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "field")))
+				continue;	/* a method, or a field set to an arrow function */
 			dot = strrchr(s, '.');
 			if (strcmp(dot ? dot + 1 : s, k.name))
 				continue;

@@ -14,7 +14,8 @@
 #include "graph/refs.h"
 #include "graph/resolve.h"
 
-#define JT_DEPTH 8	/* files followed, expressions nested */
+#define JT_DEPTH 8	/* files followed */
+#define JT_EXPR_DEPTH 24	/* expressions, declarations and returns nested */
 
 enum jt_kind {
 	JT_IMPORT,	/* import { remote as local } from */
@@ -110,14 +111,17 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
-/* An identifier at *p (after blanks) copied to out; *p moved past it. */
+/* An identifier at *p (after blanks; `#a`, a private name, too) copied to
+ * out; *p moved past it. */
 static int take_word(const char **p, char *out, size_t n)
 {
 	const char *s = skip_ws(*p), *e = s;
 
+	if (*e == '#')
+		e++;
 	while (ident_char(*e))
 		e++;
-	if (e == s || (size_t)(e - s) >= n || isdigit((unsigned char)*s))
+	if (e == s || e == s + (*s == '#') || (size_t)(e - s) >= n || isdigit((unsigned char)*s))
 		return 0;
 	memcpy(out, s, (size_t)(e - s));
 	out[e - s] = '\0';
@@ -644,7 +648,7 @@ static int returns(struct js_types *t, const char *path, const char *name, long 
 	const char *p;
 	int ok = 0;
 
-	if (!f || l < 1 || l > f->text.lines_nr || depth > JT_DEPTH)
+	if (!f || l < 1 || l > f->text.lines_nr || depth > JT_EXPR_DEPTH)
 		return 0;
 	s = join_lines(f, l, l + 30 < end ? l + 30 : end);
 	p = tagtext_word(s, name);
@@ -664,7 +668,7 @@ static int returns(struct js_types *t, const char *path, const char *name, long 
 		r = skip_ws(r + 6);
 		if (!*r || *r == ';')
 			continue;
-		e = join_lines(f, k, k + 40 < end ? k + 40 : end);	/* the expression, over lines */
+		e = join_lines(f, k, k + 100 < end ? k + 100 : end);	/* the expression, over lines */
 		ok = eval_expr(t, &x, e + (r - q), out, NULL);
 		free(e);
 		return ok;
@@ -736,10 +740,11 @@ static int function_returns(struct js_types *t, const char *path, const char *ns
 	return 0;
 }
 
-/* The class a call of method name on an object of class cls returns (the
- * method of cls or of its nearest base declaring it). */
-static int method_returns(struct js_types *t, const struct js_class *cls, const char *name, int depth,
-			  struct js_class *out)
+/* The class a call of method name on an object of class self returns, the
+ * method of cls (self, or a base of it for super.name()) or of its nearest
+ * base declaring it. */
+static int method_returns(struct js_types *t, const struct js_class *cls, const struct js_class *self,
+			  const char *name, int depth, struct js_class *out)
 {
 	struct js_class c = *cls, b;
 	long ls[16], es[16];
@@ -747,7 +752,7 @@ static int method_returns(struct js_types *t, const struct js_class *cls, const 
 	for (int hops = 0; hops < JT_DEPTH; hops++) {
 		size_t n = defs_named(t, c.path, name, c.name, ls, es, 16);
 		for (size_t i = 0; i < n; i++)
-			if (returns(t, c.path, name, ls[i], def_end(ls, es, i, n), cls, depth + 1, out))
+			if (returns(t, c.path, name, ls[i], def_end(ls, es, i, n), self, depth + 1, out))
 				return 1;
 		if (n || !js_base(t, &c, &b))
 			return 0;
@@ -797,13 +802,18 @@ static int member_start(const char *s, const char *e)
 static int field_class(struct js_types *t, const struct js_class *cls, const char *name, struct js_class *out)
 {
 	struct jt_file *f = file_of(t, cls->path);
+	int priv = name[0] == '#';
 	char tn[128];
 
+	name += priv;	/* #a: the word a after a '#' */
 	for (long l = cls->line + 1; f && l < cls->end && l <= f->text.lines_nr; l++) {
 		const char *s = f->text.lines[l - 1], *p;
 		for (p = s ? tagtext_word(s, name) : NULL; p; p = tagtext_word(p + 1, name)) {
 			const char *q = skip_ws(p + strlen(name)), *e = p;
 			int self, member;
+			if (priv != (p > s && p[-1] == '#'))
+				continue;
+			e -= priv;
 			while (e > s && blank(e[-1]))
 				e--;
 			self = e - s >= 5 && !strncmp(e - 5, "this.", 5);
@@ -890,7 +900,7 @@ static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var
 		return decl_type(at, 1, tn, sizeof(tn)) && strcmp(tn, "this") && type_class(t, x->path, tn, best, out);
 	} else {
 		struct jt_ctx y = { x->path, x->scope, best, x->self, x->depth + 1 };
-		char *e = join_lines(f, best, best + 40);
+		char *e = join_lines(f, best, best + 200);
 		const char *s = f->text.lines[best - 1];
 		int ok = eval_expr(t, &y, skip_ws(e + (at - s) + 1), out, NULL);
 		free(e);
@@ -908,9 +918,11 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 {
 	char w[128], ns[128];
 	const char *p = e, *q;
-	struct js_class c;
+	struct js_class c, look;	/* what the value is, where its methods are looked up first */
+	int sup = 0;
 
-	if (x->depth > JT_DEPTH)
+	memset(&look, 0, sizeof(look));
+	if (x->depth > JT_EXPR_DEPTH)
 		return 0;
 	if (take_kw(&p, "await"))
 		return 0;
@@ -926,9 +938,9 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 		if (!this_class(t, x, &c))
 			return 0;
 	} else if (take_kw(&p, "super")) {
-		struct js_class k;
-		if (!this_class(t, x, &k) || !js_base(t, &k, &c))
+		if (!this_class(t, x, &c) || !js_base(t, &c, &look))
 			return 0;
+		sup = 1;	/* super.m(): the base's m, on this */
 	} else if (take_word(&p, w, sizeof(w))) {
 		const char *r;
 		int member = 0;
@@ -946,8 +958,9 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 			if (!function_returns(t, x->path, member ? w : NULL, member ? ns : w, x->depth, &c) ||
 			    !(p = skip_group(q)))
 				return 0;
-		} else if (member || !var_class(t, x, w, &c)) {
-			return 0;
+		} else if (member || (!var_class(t, x, w, &c) &&
+				      (!isupper((unsigned char)w[0]) || !type_class(t, x->path, w, x->line, &c)))) {
+			return 0;	/* C.m(): a static method of class C */
 		}
 	} else {
 		return 0;
@@ -967,17 +980,18 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 			q = skip_ws(q);
 		if (q && *q == '(') {
 			struct js_class r;
-			if (!method_returns(t, &c, w, x->depth, &r) || !(p = skip_group(q)))
+			if (!method_returns(t, sup ? &look : &c, &c, w, x->depth, &r) || !(p = skip_group(q)))
 				return 0;
 			c = r;
 		} else {
 			struct js_class r;
-			if (!field_class(t, &c, w, &r))
+			if (!field_class(t, sup ? &look : &c, w, &r))
 				return 0;
 			c = r;
 		}
+		sup = 0;
 	}
-	*out = c;
+	*out = sup ? look : c;	/* super alone: the base, where super.f() looks */
 	if (rest)
 		*rest = p;
 	return 1;
@@ -1077,6 +1091,8 @@ static int receiver_start(const struct jt_file *f, long l, long i, long *sl, lon
 			return 0;
 		while (i > 0 && ident_char(s[i - 1]))
 			i--;
+		if (i > 0 && s[i - 1] == '#')
+			i--;	/* this.#a */
 		for (k = i; k > 0 && blank(s[k - 1]); k--)
 			;
 		if (k >= 3 && !strncmp(s + k - 3, "new", 3) && (k == 3 || !ident_char(s[k - 4]))) {
