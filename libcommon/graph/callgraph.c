@@ -265,8 +265,11 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		{
 			/* the receiver's class is known: this.f() of the class is a member, super.f() inherited */
 			def = js_method(w->js, c, &cls, how);
-			if (*how == BIND_RECEIVER && recv != RECV_OTHER)
-				*how = recv == RECV_SELF ? BIND_MEMBER : BIND_INHERITED;
+			if (*how == BIND_RECEIVER && (recv == RECV_SUPER || (js_receiver_name(w->js, path, line, col_, ns,
+				sizeof(ns)) && !strcmp(ns, "super"))))
+				*how = BIND_INHERITED;
+			else if (*how == BIND_RECEIVER && recv == RECV_SELF)
+				*how = BIND_MEMBER;
 			return def;
 		}
 
