@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..94\n");
+	printf("1..96\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -277,6 +277,20 @@ int main(int argc, char **argv)
 
 		r = bind_js_call(&how, "a.js", "t2", 6, RECV_BARE, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 1 && how == BIND_LOCAL, 1, "JS: new Foo(): the class of the enclosing function");
+	}
+	{
+		/* new Schema(): an interface Schema merged with class Schema (declared first) is no callee */
+		const char *const text[] = { "interface Schema {}", "class Schema {}", "const s = new Schema()" };
+		const struct bind_js_file f = { text, 3, "Schema", 0 };
+		struct bind_def d[] = { { "a.ts", NULL, 0 }, { "a.ts", NULL, 0 }, { "b.ts", NULL, 1 } };
+		const char *kinds[] = { "interface", "class", "type" };
+		long dl[] = { 1, 2, 1 };
+		int reach[] = { 0, 0, 1 }, decl[] = { 1, 1, 1 };
+
+		r = bind_js_call(&how, "a.ts", NULL, 3, RECV_BARE, d, kinds, dl, reach, decl, 3, &f);
+		is_int(r == 1 && how == BIND_LOCAL, 1, "TS: new Schema(): the class, not the interface merged with it");
+		r = bind_js_call(&how, "a.ts", NULL, 3, RECV_BARE, d + 2, kinds + 2, dl + 2, reach + 2, decl + 2, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: new Schema() and only a type Schema imported: none");
 	}
 	{
 		/* x.inc() with const x = new Counter() or x: Counter: Counter's inc */

@@ -624,6 +624,8 @@ static int js_reaches(const char *path, long line, enum bind_recv recv, const st
 {
 	if (declared < 0)
 		return 0;	/* a signature of a type or an interface */
+	if (kind && (!strcmp(kind, "interface") || !strcmp(kind, "type")))
+		return 0;	/* `new C()` where an interface C merges with class C: the class */
 	if (kind && !strcmp(kind, "class") && recv == RECV_BARE)	/* new C() */
 		return strcmp(d->path, path) || bind_js_visible(f->text, f->text_nr, dline, line);
 	if (!kind || strcmp(kind, "function"))

@@ -8,6 +8,7 @@
  */
 #include "core/common.h"
 #include "graph/bind.h"
+#include "graph/jstype.h"
 #include "graph/refs.h"
 
 /* The references that are calls: f(), and in TS/JS new C() (a "class" reference
@@ -160,6 +161,69 @@ static long cand_at(const struct cands *c, const char *path, long line)
 	return -1;
 }
 
+/* The module-level definition of c in path that a call (kind "call") or a
+ * `new` (kind "class") of it reaches, among those target[] marks (NULL:
+ * all): the class, or the function's implementation (the last of its
+ * overloads); -1 if none. */
+static long js_module_def(const struct cands *c, const int *target, const char *path, const char *kind)
+{
+	long def = -1;
+
+	for (size_t i = 0; i < c->nr; i++)
+		if ((!target || target[i]) && !c->scopes[i] && !strcmp(c->paths[i], path) &&
+		    !strcmp(c->kinds[i], strcmp(kind, "class") ? "function" : "class") &&
+		    (def < 0 || c->lines[i] > c->lines[def]))
+			def = (long)i;
+	return def;
+}
+
+/*
+ * TS/JS: the method of class cls (of its nearest base declaring one) among
+ * c's candidates: the implementation in the class's body (the last of its
+ * overloads), as a receiver (inherited for a base's), or -1 where an
+ * interface merged with the class declares it (`interface C { m(): ... }`
+ * beside `class C`: the call resolves to that signature, which has no body)
+ * or no class of the chain has it.
+ */
+static long js_method(struct js_types *t, const struct cands *c, const struct js_class *cls, enum bind_how *how)
+{
+	struct js_class k = *cls, b;
+
+	for (int hops = 0; hops < 8; hops++) {
+		long best = -1;
+		int any = 0, outside = 0;
+
+		for (size_t i = 0; i < c->nr; i++) {
+			const char *s = c->scopes[i], *dot;
+
+			if (!s || strcmp(c->paths[i], k.path) || (strcmp(c->kinds[i], "method") &&
+				strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "field")))
+				continue;	/* a method, or a field set to an arrow function */
+			dot = strrchr(s, '.');
+			if (strcmp(dot ? dot + 1 : s, k.name))
+				continue;
+			if (c->lines[i] > k.line && c->lines[i] <= k.end) {
+				any = 1;
+				if (best < 0 || c->lines[i] > c->lines[best])
+					best = (long)i;
+			} else if (js_in_interface(t, k.path, k.name, c->lines[i])) {
+				any = outside = 1;
+			}	/* else a method of another class of that name */
+		}
+		if (any && outside)
+			best = -1;	/* an interface merged with the class declares it: the call resolves to that signature */
+		if (any) {
+			*how = best < 0 ? BIND_NONE : hops ? BIND_INHERITED : BIND_RECEIVER;
+			return best;
+		}
+		if (!js_base(t, &k, &b))
+			break;
+		k = b;
+	}
+	*how = BIND_NONE;
+	return -1;
+}
+
 /*
  * Bind a call of name (a reference of kind "call", or "class": new C() in
  * TS/JS) at (path, line, col_): by resolve.h's rules in a Python file (with
@@ -184,9 +248,30 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 	cands_for_file(r, c, path, imp);
 	if (bind_is_js(path)) {
 		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
+		struct js_class cls;
+		char ns[128];
 
+		if (recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, sizeof(ns)) &&
+		    js_origin(w->js, path, ns, name, &cls)) {
+			/* ns.f() with `import * as ns`: what the module exports as f */
+			def = strcmp(cls.name, name) ? -1 : js_module_def(c, NULL, cls.path, kind);
+			*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
+			return def;
+		}
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
+		else if ((recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) &&
+			 js_receiver(w->js, path, scope, line, col_, &cls))
+		{
+			/* the receiver's class is known: this.f() of the class is a member, super.f() inherited */
+			def = js_method(w->js, c, &cls, how);
+			if (*how == BIND_RECEIVER && (recv == RECV_SUPER || (js_receiver_name(w->js, path, line, col_, ns,
+				sizeof(ns)) && !strcmp(ns, "super"))))
+				*how = BIND_INHERITED;
+			else if (*how == BIND_RECEIVER && recv == RECV_SELF)
+				*how = BIND_MEMBER;
+			return def;
+		}
 
 		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
 				    c->reach, c->declared, c->nr, &f);
@@ -227,6 +312,109 @@ static void emit_bound(struct refs *r, const char *name, const char *kind, const
 	refs_flush(r);
 	free(snip);
 	r->emitted++;
+}
+
+/* The namespace of a TS/JS call made on recv (`ns` of `ns.f()`) into ns, or
+ * "" for a bare call or a `new`; 0 for another receiver. */
+static int js_call_ns(struct refs_world *w, const char *kind, const char *path, long line, long col_,
+		      enum bind_recv recv, char *ns, size_t n)
+{
+	ns[0] = '\0';
+	if (!strcmp(kind, "class") || recv == RECV_BARE)
+		return 1;
+	return recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, n);
+}
+
+/*
+ * TS/JS callers of the module-level targets of c (named name) called under
+ * another name: the names js_aliases() finds for them, each call of one
+ * whose origin (js_origin()) is a target, bound to it as an import.
+ * Returns the records written.
+ */
+static int js_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
+			    const char *name)
+{
+	char **names = NULL;
+	size_t names_nr = 0;
+	sqlite3_stmt *st;
+	int found = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		char **nn;
+		size_t n;
+
+		if (!target[i] || c->scopes[i] || !bind_is_js(c->paths[i]) ||
+		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")) ||
+		    (i > 0 && target[i - 1] && !c->scopes[i - 1] && !strcmp(c->paths[i - 1], c->paths[i])))
+			continue;
+		js_aliases(w->js, c->paths[i], name, &nn, &n);
+		for (size_t k = 0; k < n; k++) {
+			size_t j = 0;
+			while (j < names_nr && strcmp(names[j], nn[k]))
+				j++;
+			if (j < names_nr) {
+				free(nn[k]);
+				continue;
+			}
+			names = xrealloc(names, (names_nr + 1) * sizeof(*names));
+			names[names_nr++] = nn[k];
+		}
+		free(nn);
+	}
+	if (!names_nr)
+		return 0;
+	st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
+		       "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+		       "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
+	for (size_t k = 0; k < names_nr; k++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, names[k], -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
+			const char *kind = refs_col(st, 0), *path = refs_col(st, 1);
+			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3), def;
+			char ns[128];
+			struct js_class o;
+
+			if (!bind_is_js(path) ||
+			    !js_call_ns(w, kind, path, line, col_, (enum bind_recv)sqlite3_column_int(st, 7), ns, sizeof(ns)) ||
+			    !js_origin(w->js, path, ns[0] ? ns : NULL, names[k], &o) || strcmp(o.name, name) ||
+			    (def = js_module_def(c, target, o.path, kind)) < 0)
+				continue;
+			emit_bound(r, names[k], kind, path, line, col_,
+				   sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4), refs_col(st, 5),
+				   sqlite3_column_int64(st, 6), BIND_IMPORT, c, def);
+			found++;
+		}
+	}
+	sqlite3_finalize(st);
+	for (size_t k = 0; k < names_nr; k++)
+		free(names[k]);
+	free(names);
+	return found;
+}
+
+/* callees: the call of st's row (r.name, r.kind, f.path, r.line, r.col,
+ * r.scope, b.lang, b.id, r.recv), named callee, in a TS/JS file, where callee
+ * is another name of a module-level function or class (js_origin()): its
+ * record, bound to that definition as an import.  1 if written. */
+static int js_alias_callee(struct refs *r, struct refs_world *w, const char *callee, sqlite3_stmt *st)
+{
+	const char *kind = refs_col(st, 1), *path = refs_col(st, 2);
+	long line = sqlite3_column_int64(st, 3), col_ = sqlite3_column_int64(st, 4), def;
+	char ns[128];
+	struct js_class o;
+	struct cands ca;
+
+	if (!bind_is_js(path) ||
+	    !js_call_ns(w, kind, path, line, col_, (enum bind_recv)sqlite3_column_int(st, 8), ns, sizeof(ns)) ||
+	    !js_origin(w->js, path, ns[0] ? ns : NULL, callee, &o) || !strcmp(o.name, callee))
+		return 0;
+	cands_load(r, &ca, o.name);
+	if ((def = js_module_def(&ca, NULL, o.path, kind)) >= 0)
+		emit_bound(r, callee, kind, path, line, col_, sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL :
+			   refs_col(st, 5), refs_col(st, 6), sqlite3_column_int64(st, 7), BIND_IMPORT, &ca, def);
+	cands_release(&ca);
+	return def >= 0;
 }
 
 /*
@@ -276,6 +464,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 			found++;
 		}
 		sqlite3_finalize(st);
+		found += js_alias_callers(r, &w, &c, target, name);
 	} else {
 		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
@@ -299,9 +488,12 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				cc.text = text, cc.text_path = text_path;	/* the file's lines, read once */
 				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 1), refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
 					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
-				emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
-					   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
-					   sqlite3_column_int64(st, 7), how, &cc, def);
+				if (def < 0 && js_alias_callee(r, &w, callee, st))
+					;	/* a function imported under another name */
+				else
+					emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
+						   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),
+						   sqlite3_column_int64(st, 7), how, &cc, def);
 				text = cc.text, text_path = cc.text_path;
 				memset(&cc.text, 0, sizeof(cc.text));
 				cc.text_path = NULL;

@@ -56,10 +56,12 @@ struct refs {
 /* resolve.h's world read from the index (rsworld.c): definitions by name
  * (cached), files' lines and imports. */
 struct rw_name;
+struct js_types;
 struct refs_world {
 	struct refs *r;
 	struct resolver rs;	/* its resolver */
 	struct rw_name *names;	/* cached definitions by name */
+	struct js_types *js;	/* TS/JS imports and receivers (jstype.h) */
 	size_t names_nr, names_alloc;
 };
 void refs_world_init(struct refs_world *w, struct refs *r);

@@ -3,6 +3,7 @@
  * of a name (cached), the lines and import rows of a file.
  */
 #include "core/common.h"
+#include "graph/jstype.h"
 #include "graph/refs.h"
 #include "parse/lang.h"
 
@@ -146,11 +147,13 @@ void refs_world_init(struct refs_world *w, struct refs *r)
 	memset(w, 0, sizeof(*w));
 	w->r = r;
 	resolver_init(&w->rs, &rw_ops, w);
+	w->js = js_types_new(r);
 }
 
 void refs_world_release(struct refs_world *w)
 {
 	resolver_release(&w->rs);
+	js_types_free(w->js);
 	for (size_t i = 0; i < w->names_nr; i++) {
 		for (size_t k = 0; k < w->names[i].n; k++) {
 			free((char *)w->names[i].d[k].path);

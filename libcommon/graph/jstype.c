@@ -1,0 +1,1167 @@
+/*
+ * jstype.c: TS/JS imports, aliases and receiver classes read from the text
+ * (jstype.h).  Shaped by yup, where most calls are of functions exported
+ * under another name (`string()` is src/string.ts's create) and of methods
+ * on chained receivers (`string().min(2).max(5)`): a callers question reads
+ * a few dozen files' statements once (cached in struct js_types) and walks
+ * expressions a few steps deep.
+ */
+#include <ctype.h>
+
+#include "core/common.h"
+#include "graph/bind.h"
+#include "graph/jstype.h"
+#include "graph/refs.h"
+#include "graph/resolve.h"
+
+#define JT_DEPTH 8	/* files followed */
+#define JT_EXPR_DEPTH 24	/* expressions, declarations and returns nested */
+
+enum jt_kind {
+	JT_IMPORT,	/* import { remote as local } from */
+	JT_DEFAULT,	/* import local from */
+	JT_NS,		/* import * as local from */
+	JT_EXPORT,	/* export { remote as local } [from] */
+	JT_STAR,	/* export * from */
+};
+
+struct jt_bind {
+	enum jt_kind kind;
+	char *local, *remote;	/* see enum jt_kind; NULL where none */
+	char *from;		/* the specifier's resolved file, NULL if none or unresolved */
+	int spec;		/* the statement has a specifier */
+};
+
+struct jt_file {
+	char *path;
+	struct rs_text text;
+	struct jt_bind *b;
+	size_t b_nr, b_alloc;
+};
+
+struct js_types {
+	struct refs *r;
+	struct jt_file **f;	/* the files read (each allocated: pointers stay valid) */
+	size_t f_nr, f_alloc;
+	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface;
+};
+
+/* An expression being read: its text, where the names in it are. */
+struct jt_ctx {
+	const char *path;	/* the file */
+	const char *scope;	/* the enclosing scope, for `this` */
+	long line;		/* the line, for variables in scope */
+	const struct js_class *self;	/* what `this` is, or NULL: the class of scope */
+	int depth;
+};
+
+static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, struct js_class *out,
+		     const char **rest);
+
+struct js_types *js_types_new(struct refs *r)
+{
+	struct js_types *t = xcalloc(1, sizeof(*t));
+
+	t->r = r;
+	return t;
+}
+
+void js_types_free(struct js_types *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->f_nr; i++) {
+		struct jt_file *f = t->f[i];
+		for (size_t k = 0; k < f->b_nr; k++) {
+			free(f->b[k].local);
+			free(f->b[k].remote);
+			free(f->b[k].from);
+		}
+		free(f->b);
+		for (long l = 0; l < f->text.lines_nr; l++)
+			free(f->text.lines[l]);
+		free(f->text.lines);
+		free(f->path);
+		free(f);
+	}
+	free(t->f);
+	sqlite3_finalize(t->imps);
+	sqlite3_finalize(t->def);
+	sqlite3_finalize(t->cls);
+	sqlite3_finalize(t->importers);
+	sqlite3_finalize(t->named);
+	sqlite3_finalize(t->iface);
+	free(t);
+}
+
+static int ident_char(int c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+static int blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	return p;
+}
+
+/* An identifier at *p (after blanks; `#a`, a private name, too) copied to
+ * out; *p moved past it. */
+static int take_word(const char **p, char *out, size_t n)
+{
+	const char *s = skip_ws(*p), *e = s;
+
+	if (*e == '#')
+		e++;
+	while (ident_char(*e))
+		e++;
+	if (e == s || e == s + (*s == '#') || (size_t)(e - s) >= n || isdigit((unsigned char)*s))
+		return 0;
+	memcpy(out, s, (size_t)(e - s));
+	out[e - s] = '\0';
+	*p = e;
+	return 1;
+}
+
+/* 1 (and *p past it) if the word kw is next. */
+static int take_kw(const char **p, const char *kw)
+{
+	const char *s = skip_ws(*p);
+	size_t n = strlen(kw);
+
+	if (strncmp(s, kw, n) || ident_char(s[n]))
+		return 0;
+	*p = s + n;
+	return 1;
+}
+
+/* A quoted string at *p copied to out. */
+static int take_string(const char **p, char *out, size_t n)
+{
+	const char *s = skip_ws(*p), *e;
+
+	if (*s != '\'' && *s != '"' && *s != '`')
+		return 0;
+	e = strchr(s + 1, *s);
+	if (!e || (size_t)(e - s - 1) >= n)
+		return 0;
+	memcpy(out, s + 1, (size_t)(e - s - 1));
+	out[e - s - 1] = '\0';
+	*p = e + 1;
+	return 1;
+}
+
+/* The resolved file of specifier spec imported by the file path, or NULL (malloc'd). */
+static char *spec_file(struct js_types *t, const char *path, const char *spec)
+{
+	char *res = NULL;
+
+	if (!t->imps)
+		t->imps = refs_prep(t->r, "SELECT resolved FROM imports WHERE path = ?1 AND target = ?2 "
+				    "AND resolved IS NOT NULL LIMIT 1");
+	sqlite3_reset(t->imps);
+	sqlite3_bind_text(t->imps, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->imps, 2, spec, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(t->imps) == SQLITE_ROW && refs_col(t->imps, 0))
+		res = xstrdup(refs_col(t->imps, 0));
+	sqlite3_reset(t->imps);
+	return res;
+}
+
+static void add_bind(struct jt_file *f, enum jt_kind kind, const char *local, const char *remote)
+{
+	struct jt_bind *b;
+
+	ALLOC_GROW(f->b, f->b_nr + 1, f->b_alloc);
+	b = &f->b[f->b_nr++];
+	memset(b, 0, sizeof(*b));
+	b->kind = kind;
+	b->local = local ? xstrdup(local) : NULL;
+	b->remote = remote ? xstrdup(remote) : NULL;
+}
+
+/* The `{ a as b, type c, d }` list at *p: each item added as kind (local b, remote a). */
+static void take_list(const char **p, struct jt_file *f, enum jt_kind kind)
+{
+	const char *s = skip_ws(*p);
+	char a[128], b[128];
+
+	if (*s != '{')
+		return;
+	s++;
+	while (*(s = skip_ws(s)) && *s != '}') {
+		int type = 0;
+		const char *save = s;
+
+		if (take_kw(&s, "type") && take_word(&(const char *){ s }, a, sizeof(a)))
+			type = 1;
+		else
+			s = save;
+		if (!take_word(&s, a, sizeof(a)) && !take_string(&s, a, sizeof(a)))
+			break;
+		strcpy(b, a);
+		if (take_kw(&s, "as") && !take_word(&s, b, sizeof(b)) && !take_string(&s, b, sizeof(b)))
+			break;
+		if (!type)
+			add_bind(f, kind, b, a);
+		s = skip_ws(s);
+		if (*s == ',')
+			s++;
+	}
+	*p = *s == '}' ? s + 1 : s;
+}
+
+/* The bindings of one import or export statement (text after the keyword) of f. */
+static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const char *p)
+{
+	size_t first = f->b_nr;
+	char w[128], spec[512];
+
+	if (import) {
+		const char *s = p;
+		if (take_kw(&s, "type") && !take_kw(&(const char *){ s }, "from"))
+			return;	/* import type ... */
+		if (take_word(&p, w, sizeof(w)))
+			add_bind(f, JT_DEFAULT, w, "default");
+		p = skip_ws(p);
+		if (*p == ',')
+			p++;
+		p = skip_ws(p);
+		if (*p == '*') {
+			p++;
+			if (!take_kw(&p, "as") || !take_word(&p, w, sizeof(w)))
+				return;
+			add_bind(f, JT_NS, w, NULL);
+		} else {
+			take_list(&p, f, JT_IMPORT);
+		}
+	} else {
+		p = skip_ws(p);
+		if (*p == '*') {
+			p++;
+			if (take_kw(&(const char *){ p }, "as"))
+				return;	/* export * as ns from: a namespace */
+			add_bind(f, JT_STAR, NULL, NULL);
+		} else if (*p == '{') {
+			take_list(&p, f, JT_EXPORT);
+		} else if (take_kw(&p, "default")) {
+			take_kw(&p, "async");
+			take_kw(&p, "abstract");
+			if (take_kw(&p, "function") || take_kw(&p, "class")) {
+				p = skip_ws(p);
+				if (*p == '*')
+					p++;
+			}
+			if (take_word(&p, w, sizeof(w)) && strcmp(w, "extends") && strcmp(w, "new"))
+				add_bind(f, JT_EXPORT, "default", w);
+			return;
+		} else {
+			return;
+		}
+	}
+	if (!take_kw(&p, "from") || !take_string(&p, spec, sizeof(spec)))
+		return;
+	for (size_t i = first; i < f->b_nr; i++) {
+		f->b[i].spec = 1;
+		f->b[i].from = spec_file(t, f->path, spec);
+	}
+}
+
+/* Read the import and export statements of f (lines at the left margin). */
+static void parse_file(struct js_types *t, struct jt_file *f)
+{
+	struct buf st = BUF_INIT;
+
+	for (long l = 1; l <= f->text.lines_nr; l++) {
+		const char *s = f->text.lines[l - 1], *p = s, *q;
+		int import, depth = 0, multi;
+
+		if (!s || (!(import = take_kw(&p, "import")) && !take_kw(&p, "export")) || s[0] == ' ' || s[0] == '\t')
+			continue;
+		buf_reset(&st);
+		q = skip_ws(p);
+		if (take_kw(&q, "type"))
+			q = skip_ws(q);
+		multi = *q == '{' || (import && strchr(s, '{'));
+		for (long k = l; k <= f->text.lines_nr && k < l + 200; k++) {
+			const char *u = f->text.lines[k - 1] ? f->text.lines[k - 1] : "";
+			buf_addstr(&st, u);
+			buf_addch(&st, ' ');
+			for (; *u; u++)
+				depth += *u == '{' ? 1 : *u == '}' ? -1 : 0;
+			if (depth <= 0)
+				break;
+			if (!multi)
+				break;
+		}
+		p = st.buf;
+		take_kw(&p, import ? "import" : "export");
+		parse_stmt(t, f, import, p);
+	}
+	buf_release(&st);
+}
+
+/* The file path read and parsed (cached), or NULL if the index has none. */
+static struct jt_file *file_of(struct js_types *t, const char *path)
+{
+	struct jt_file *f;
+
+	for (size_t i = 0; i < t->f_nr; i++)
+		if (!strcmp(t->f[i]->path, path))
+			return t->f[i]->text.lines || t->f[i]->b_nr ? t->f[i] : NULL;
+	ALLOC_GROW(t->f, t->f_nr + 1, t->f_alloc);
+	f = t->f[t->f_nr++] = xcalloc(1, sizeof(*f));
+	f->path = xstrdup(path);
+	if (!refs_file_lines(t->r, path, &f->text))
+		return NULL;
+	parse_file(t, f);
+	return f;
+}
+
+/* 1 if the file path defines name at module level (a function or a class). */
+static int module_def(struct js_types *t, const char *path, const char *name)
+{
+	int ok;
+
+	if (!t->def)
+		t->def = refs_prep(t->r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				   "AND d.name = ?2 AND d.scope IS NULL AND d.kind IN ('function', 'class') LIMIT 1");
+	sqlite3_reset(t->def);
+	sqlite3_bind_text(t->def, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->def, 2, name, -1, SQLITE_TRANSIENT);
+	ok = sqlite3_step(t->def) == SQLITE_ROW;
+	sqlite3_reset(t->def);
+	return ok;
+}
+
+static int set_def(struct js_class *out, const char *path, const char *name)
+{
+	if (strlen(path) >= sizeof(out->path) || strlen(name) >= sizeof(out->name))
+		return 0;
+	memset(out, 0, sizeof(*out));
+	strcpy(out->path, path);
+	strcpy(out->name, name);
+	return 1;
+}
+
+static int exported(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out);
+
+/* What the module-level name means in path (see js_origin()). */
+static int origin(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out)
+{
+	struct jt_file *f = depth < JT_DEPTH ? file_of(t, path) : NULL;
+
+	for (size_t i = 0; f && i < f->b_nr; i++) {
+		const struct jt_bind *b = &f->b[i];
+		if ((b->kind == JT_IMPORT || b->kind == JT_DEFAULT) && !strcmp(b->local, name))
+			return b->from && exported(t, b->from, b->remote, depth + 1, out);
+	}
+	return module_def(t, path, name) && set_def(out, path, name);
+}
+
+/* What the file path exports as name. */
+static int exported(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out)
+{
+	struct jt_file *f = depth < JT_DEPTH ? file_of(t, path) : NULL;
+
+	if (!f)
+		return 0;
+	for (size_t i = 0; i < f->b_nr; i++) {
+		const struct jt_bind *b = &f->b[i];
+		if (b->kind != JT_EXPORT || strcmp(b->local, name))
+			continue;
+		if (b->spec)
+			return b->from && exported(t, b->from, b->remote, depth + 1, out);
+		return origin(t, path, b->remote, depth + 1, out);
+	}
+	if (strcmp(name, "default") && module_def(t, path, name))
+		return set_def(out, path, name);
+	for (size_t i = 0; i < f->b_nr; i++)
+		if (f->b[i].kind == JT_STAR && f->b[i].from && exported(t, f->b[i].from, name, depth + 1, out))
+			return 1;
+	return 0;
+}
+
+int js_origin(struct js_types *t, const char *path, const char *ns, const char *name, struct js_class *out)
+{
+	struct jt_file *f;
+
+	if (!ns)
+		return origin(t, path, name, 0, out);
+	f = file_of(t, path);
+	for (size_t i = 0; f && i < f->b_nr; i++)
+		if (f->b[i].kind == JT_NS && !strcmp(f->b[i].local, ns))
+			return f->b[i].from && exported(t, f->b[i].from, name, 1, out);
+	return 0;
+}
+
+/* A (file, name) pair of js_aliases()'s walk. */
+struct jt_pair {
+	char *path, *name;
+};
+
+static void push_pair(struct jt_pair **q, size_t *nr, size_t *alloc, const char *path, const char *name)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if (!strcmp((*q)[i].path, path) && !strcmp((*q)[i].name, name))
+			return;
+	if (*nr >= 256)
+		return;
+	ALLOC_GROW(*q, *nr + 1, *alloc);
+	(*q)[*nr].path = xstrdup(path);
+	(*q)[(*nr)++].name = xstrdup(name);
+}
+
+static void add_name(char ***names, size_t *nr, const char *name, const char *self)
+{
+	if (!strcmp(name, self) || !strcmp(name, "default"))
+		return;
+	for (size_t i = 0; i < *nr; i++)
+		if (!strcmp((*names)[i], name))
+			return;
+	*names = xrealloc(*names, (*nr + 1) * sizeof(**names));
+	(*names)[(*nr)++] = xstrdup(name);
+}
+
+/* js_aliases()'s step for the pair (path, name): the file's own `export { name
+ * as b }`, and each importer's bindings of it. */
+static void alias_step(struct js_types *t, const char *path, const char *name, struct jt_pair **q, size_t *q_nr,
+		       size_t *q_alloc, char ***names, size_t *nr, const char *self)
+{
+	struct jt_file *f = file_of(t, path);
+	char **imp = NULL;
+	size_t imp_nr = 0;
+
+	for (size_t i = 0; f && i < f->b_nr; i++)
+		if (f->b[i].kind == JT_EXPORT && !f->b[i].spec && !strcmp(f->b[i].remote, name))
+			push_pair(q, q_nr, q_alloc, path, f->b[i].local);
+	if (!t->importers)
+		t->importers = refs_prep(t->r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
+	sqlite3_reset(t->importers);
+	sqlite3_bind_text(t->importers, 1, path, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(t->importers) == SQLITE_ROW && imp_nr < 512) {
+		imp = xrealloc(imp, (imp_nr + 1) * sizeof(*imp));
+		imp[imp_nr++] = xstrdup(refs_col(t->importers, 0));
+	}
+	sqlite3_reset(t->importers);
+	for (size_t k = 0; k < imp_nr; k++) {
+		struct jt_file *g = file_of(t, imp[k]);
+		for (size_t i = 0; g && i < g->b_nr; i++) {
+			const struct jt_bind *b = &g->b[i];
+			if (!b->from || strcmp(b->from, path))
+				continue;
+			if (b->kind == JT_STAR) {
+				push_pair(q, q_nr, q_alloc, imp[k], name);
+			} else if ((b->kind == JT_IMPORT || b->kind == JT_DEFAULT || b->kind == JT_EXPORT) &&
+				   !strcmp(b->remote, name)) {
+				add_name(names, nr, b->local, self);
+				push_pair(q, q_nr, q_alloc, imp[k], b->local);
+			}
+		}
+		free(imp[k]);
+	}
+	free(imp);
+}
+
+void js_aliases(struct js_types *t, const char *path, const char *name, char ***names, size_t *nr)
+{
+	struct jt_pair *q = NULL;
+	size_t q_nr = 0, q_alloc = 0;
+
+	*names = NULL;
+	*nr = 0;
+	push_pair(&q, &q_nr, &q_alloc, path, name);
+	for (size_t i = 0; i < q_nr; i++) {
+		add_name(names, nr, q[i].name, name);
+		alias_step(t, q[i].path, q[i].name, &q, &q_nr, &q_alloc, names, nr, name);
+	}
+	for (size_t i = 0; i < q_nr; i++) {
+		free(q[i].path);
+		free(q[i].name);
+	}
+	free(q);
+}
+
+/* The class name defined in path (its lines), into out: the only one, else
+ * the one around line from, else the nearest above it in scope there. */
+static int class_at(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
+{
+	struct jt_file *f = NULL;
+	long best = 0, best_end = 0;
+	int n = 0;
+
+	if (!t->cls)
+		t->cls = refs_prep(t->r, "SELECT d.line, d.end_line FROM defs d JOIN files f ON f.blob_id = d.blob_id "
+				   "WHERE f.path = ?1 AND d.name = ?2 AND d.kind = 'class' ORDER BY d.line");
+	sqlite3_reset(t->cls);
+	sqlite3_bind_text(t->cls, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->cls, 2, name, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(t->cls) == SQLITE_ROW) {
+		long l = sqlite3_column_int64(t->cls, 0), e = sqlite3_column_int64(t->cls, 1);
+		if (n++ == 0) {
+			best = l, best_end = e;
+			continue;
+		}
+		if (from <= 0 || (!f && !(f = file_of(t, path)))) {
+			best = 0;
+			break;
+		}
+		if (best <= from && from <= best_end && !(l <= from && from <= e))
+			continue;	/* the one around from stays */
+		if ((l <= from && from <= e) ||
+		    (l <= from && bind_js_visible((const char *const *)f->text.lines, f->text.lines_nr, l, from)))
+			best = l, best_end = e;
+	}
+	sqlite3_reset(t->cls);
+	if (!best || (n > 1 && best > from) || !set_def(out, path, name))
+		return 0;
+	out->line = best;
+	out->end = best_end;
+	return 1;
+}
+
+/* The class a type name means in the file path at line from: one the file
+ * imports or declares at module level, else one declared in a function of
+ * the file, in scope at from. */
+static int type_class(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
+{
+	struct js_class o;
+
+	if (origin(t, path, name, 0, &o))
+		return class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out);
+	return class_at(t, path, name, from, out);
+}
+
+int js_in_interface(struct js_types *t, const char *path, const char *name, long line)
+{
+	int ok = 0;
+
+	if (!t->iface)
+		t->iface = refs_prep(t->r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				     "AND d.name = ?2 AND d.kind = 'interface' AND d.line <= ?3 AND d.end_line >= ?3 LIMIT 1");
+	sqlite3_reset(t->iface);
+	sqlite3_bind_text(t->iface, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->iface, 2, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(t->iface, 3, line);
+	ok = sqlite3_step(t->iface) == SQLITE_ROW;
+	sqlite3_reset(t->iface);
+	return ok;
+}
+
+/* The text of lines [from, to] of f joined by blanks (malloc'd). */
+static char *join_lines(const struct jt_file *f, long from, long to)
+{
+	struct buf b = BUF_INIT;
+
+	for (long l = from; l <= to && l <= f->text.lines_nr; l++) {
+		if (l < 1)
+			continue;
+		buf_addstr(&b, f->text.lines[l - 1] ? f->text.lines[l - 1] : "");
+		buf_addch(&b, ' ');
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* Past the bracketed group opening at p (`(...)`, `[...]`, `{...}`; `<...>`
+ * counts angle brackets too, but for `=>`), or NULL. */
+static const char *skip_group(const char *p)
+{
+	int depth = 0, angle = *p == '<';
+	char prev = 0;
+
+	for (; *p; prev = *p++) {
+		if (*p == '\'' || *p == '"' || *p == '`') {
+			const char *e = strchr(p + 1, *p);
+			if (!e)
+				return NULL;
+			p = e;
+		} else if (*p == '(' || *p == '[' || *p == '{' || (angle && *p == '<')) {
+			depth++;
+		} else if (*p == ')' || *p == ']' || *p == '}' || (angle && *p == '>' && prev != '=')) {
+			if (--depth == 0)
+				return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The type a declaration gives after p (past a name): `<T>(params): R` or
+ * `: R` alone (colon set), R an identifier (a.B: B) not followed by | & [;
+ * "this" for `this`.  0 if none.
+ */
+static int decl_type(const char *p, int colon, char *out, size_t n)
+{
+	p = skip_ws(p);
+	if (!colon) {
+		if (*p == '<' && !(p = skip_group(p)))
+			return 0;
+		p = skip_ws(p);
+		if (*p != '(' || !(p = skip_group(p)))
+			return 0;
+		p = skip_ws(p);
+	}
+	if (*p != ':')
+		return 0;
+	p++;
+	for (;;) {
+		if (!take_word(&p, out, n))
+			return 0;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	p = skip_ws(p);
+	if (*p == '<' && !(p = skip_group(p)))
+		return 0;
+	p = skip_ws(p);
+	return *p != '|' && *p != '&' && *p != '[' && *p != '.' && strcmp(out, "Promise");
+}
+
+/* The class that the type name tn, written in file path, means: "this" is self. */
+static int named_class(struct js_types *t, const char *path, const char *tn, long from,
+		       const struct js_class *self, struct js_class *out)
+{
+	if (!strcmp(tn, "this")) {
+		if (!self)
+			return 0;
+		*out = *self;
+		return 1;
+	}
+	return type_class(t, path, tn, from, out);
+}
+
+/* The class that the definition name at line l of path (a function or a
+ * method, its lines l..end) returns: its declared type, else that of its
+ * first `return x` (evaluated with `this` self). */
+static int returns(struct js_types *t, const char *path, const char *name, long l, long end,
+		   const struct js_class *self, int depth, struct js_class *out)
+{
+	struct jt_file *f = file_of(t, path);
+	char *s, tn[128];
+	const char *p;
+	int ok = 0;
+
+	if (!f || l < 1 || l > f->text.lines_nr || depth > JT_EXPR_DEPTH)
+		return 0;
+	s = join_lines(f, l, l + 30 < end ? l + 30 : end);
+	p = tagtext_word(s, name);
+	if (p && decl_type(p + strlen(name), 0, tn, sizeof(tn))) {
+		ok = named_class(t, path, tn, l, self, out);
+		free(s);
+		return ok;
+	}
+	free(s);
+	for (long k = l + 1; k <= end && k <= f->text.lines_nr && !ok; k++) {
+		const char *q = f->text.lines[k - 1];
+		const char *r = q ? tagtext_word(q, "return") : NULL;
+		struct jt_ctx x = { path, NULL, k, self, depth + 1 };
+		char *e;
+		if (!r || strlen(q) > 4000)
+			continue;
+		r = skip_ws(r + 6);
+		if (!*r || *r == ';')
+			continue;
+		e = join_lines(f, k, k + 100 < end ? k + 100 : end);	/* the expression, over lines */
+		ok = eval_expr(t, &x, e + (r - q), out, NULL);
+		free(e);
+		return ok;
+	}
+	return 0;
+}
+
+/* The definitions named name in path with scope cls (NULL: module level), in
+ * line order: their lines in ls[], ends in es[] (at most n); the count. */
+static size_t defs_named(struct js_types *t, const char *path, const char *name, const char *cls,
+			 long *ls, long *es, size_t n)
+{
+	size_t k = 0;
+
+	if (!t->named)
+		t->named = refs_prep(t->r, "SELECT d.line, d.end_line, d.scope FROM defs d JOIN files f ON "
+				     "f.blob_id = d.blob_id WHERE f.path = ?1 AND d.name = ?2 AND "
+				     "d.kind IN ('function', 'method') ORDER BY d.line");
+	sqlite3_reset(t->named);
+	sqlite3_bind_text(t->named, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->named, 2, name, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(t->named) == SQLITE_ROW && k < n) {
+		const char *s = sqlite3_column_type(t->named, 2) == SQLITE_NULL ? NULL : refs_col(t->named, 2);
+		const char *dot = s ? strrchr(s, '.') : NULL;
+		if (cls ? !s || strcmp(dot ? dot + 1 : s, cls) : s != NULL)
+			continue;
+		ls[k] = sqlite3_column_int64(t->named, 0);
+		es[k++] = sqlite3_column_int64(t->named, 1);
+	}
+	sqlite3_reset(t->named);
+	return k;
+}
+
+/* 1 if name is an `import * as name` of the file path. */
+static int is_ns(struct js_types *t, const char *path, const char *name)
+{
+	struct jt_file *f = file_of(t, path);
+
+	for (size_t i = 0; f && i < f->b_nr; i++)
+		if (f->b[i].kind == JT_NS && !strcmp(f->b[i].local, name))
+			return 1;
+	return 0;
+}
+
+/* The end line of the i-th of n definitions at ls[] ending at es[]: the line
+ * before the next one (an overload signature's may be its first line), the
+ * last one's own. */
+static long def_end(const long *ls, const long *es, size_t i, size_t n)
+{
+	return i + 1 < n ? ls[i + 1] - 1 : es[i] > ls[i] ? es[i] : ls[i];
+}
+
+/* The class a call of the function name returns, name meaning what it means in path. */
+static int function_returns(struct js_types *t, const char *path, const char *ns, const char *name, int depth,
+			    struct js_class *out)
+{
+	struct js_class o;
+	long ls[16], es[16];
+	size_t n;
+
+	if (!js_origin(t, path, ns, name, &o))
+		return 0;
+	if (class_at(t, o.path, o.name, 0, out))
+		return 0;	/* C() without new */
+	n = defs_named(t, o.path, o.name, NULL, ls, es, 16);
+	for (size_t i = 0; i < n; i++)
+		if (returns(t, o.path, o.name, ls[i], def_end(ls, es, i, n), NULL, depth + 1, out))
+			return 1;
+	return 0;
+}
+
+/* The class a call of method name on an object of class self returns, the
+ * method of cls (self, or a base of it for super.name()) or of its nearest
+ * base declaring it. */
+static int method_returns(struct js_types *t, const struct js_class *cls, const struct js_class *self,
+			  const char *name, int depth, struct js_class *out)
+{
+	struct js_class c = *cls, b;
+	long ls[16], es[16];
+
+	for (int hops = 0; hops < JT_DEPTH; hops++) {
+		size_t n = defs_named(t, c.path, name, c.name, ls, es, 16);
+		for (size_t i = 0; i < n; i++)
+			if (returns(t, c.path, name, ls[i], def_end(ls, es, i, n), self, depth + 1, out))
+				return 1;
+		if (n || !js_base(t, &c, &b))
+			return 0;
+		c = b;
+	}
+	return 0;
+}
+
+/* The number of modifiers (private, readonly, ...) that make up p..e, blanks
+ * aside; -1 if something else is there. */
+static int modifiers(const char *p, const char *e)
+{
+	static const char *const mods[] = { "private", "public", "protected", "readonly", "static",
+					     "declare", "override", NULL };
+	int n = 0;
+
+	for (;;) {
+		int found = 0;
+		p += strspn(p, " \t");
+		if (p >= e)
+			return n;
+		for (const char *const *m = mods; *m && !found; m++)
+			if (!strncmp(p, *m, strlen(*m)) && !ident_char(p[strlen(*m)]))
+				p += strlen(*m), found = 1;
+		if (!found)
+			return -1;
+		n++;
+	}
+}
+
+/* 1 if the text of s before e is blanks and modifiers (a class member's
+ * start), or a '(' or ',' then at least one modifier (a constructor's
+ * parameter property, `constructor(private a: C)`). */
+static int member_start(const char *s, const char *e)
+{
+	const char *p = e;
+
+	if (modifiers(s, e) >= 0)
+		return 1;
+	while (p > s && p[-1] != '(' && p[-1] != ',')
+		p--;
+	return p > s && modifiers(p, e) > 0;
+}
+
+/* The class of field name of an object of class cls: `name: C`, `name = new
+ * C(` in the class body, `this.name = new C(` in its methods. */
+static int field_class(struct js_types *t, const struct js_class *cls, const char *name, struct js_class *out)
+{
+	struct jt_file *f = file_of(t, cls->path);
+	int priv = name[0] == '#';
+	char tn[128];
+
+	name += priv;	/* #a: the word a after a '#' */
+	for (long l = cls->line + 1; f && l < cls->end && l <= f->text.lines_nr; l++) {
+		const char *s = f->text.lines[l - 1], *p;
+		for (p = s ? tagtext_word(s, name) : NULL; p; p = tagtext_word(p + 1, name)) {
+			const char *q = skip_ws(p + strlen(name)), *e = p;
+			int self, member;
+			if (priv != (p > s && p[-1] == '#'))
+				continue;
+			e -= priv;
+			while (e > s && blank(e[-1]))
+				e--;
+			self = e - s >= 5 && !strncmp(e - 5, "this.", 5);
+			member = !self && member_start(s, e);
+			if (*q == '?' || *q == '!')
+				q++;
+			if (*q == ':' && member && decl_type(q, 1, tn, sizeof(tn)) && strcmp(tn, "this"))
+				return type_class(t, cls->path, tn, l, out);
+			if (*q == '=' && q[1] != '=' && q[1] != '>' && (self || member)) {
+				q = skip_ws(q + 1);
+				if (take_kw(&q, "new") && take_word(&q, tn, sizeof(tn)))
+					return type_class(t, cls->path, tn, l, out);
+			}
+		}
+	}
+	return 0;
+}
+
+/* The class `this` means at x: x->self, else the class of x->scope in
+ * x->path when the scope is the class (a field's initializer) or one of its
+ * methods (`C.m`; in a function nested in the method, `this` is another). */
+static int this_class(struct js_types *t, const struct jt_ctx *x, struct js_class *out)
+{
+	char part[128];
+	const char *end, *start;
+
+	if (x->self) {
+		*out = *x->self;
+		return 1;
+	}
+	if (!x->scope)
+		return 0;
+	end = x->scope + strlen(x->scope);
+	for (int tries = 0; tries < 2; tries++) {
+		start = end;
+		while (start > x->scope && start[-1] != '.')
+			start--;
+		if ((size_t)(end - start) < sizeof(part)) {
+			memcpy(part, start, (size_t)(end - start));
+			part[end - start] = '\0';
+			if (class_at(t, x->path, part, x->line, out))
+				return 1;
+		}
+		if (start == x->scope)
+			return 0;
+		end = start - 1;
+	}
+	return 0;
+}
+
+/* The class of variable var in scope at x: the nearest declaration
+ * (`const var: C`, `var = <expression>`, a parameter `var: C`). */
+static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var, struct js_class *out)
+{
+	struct jt_file *f = file_of(t, x->path);
+	long best = 0;
+	const char *at = NULL;
+	int colon = 0;
+
+	for (long l = 1; f && l <= f->text.lines_nr; l++) {
+		const char *s = f->text.lines[l - 1], *p;
+		if (l > x->line || !s || !bind_js_visible((const char *const *)f->text.lines, f->text.lines_nr, l, x->line))
+			continue;
+		for (p = tagtext_word(s, var); p; p = tagtext_word(p + 1, var)) {
+			size_t wn;
+			const char *w = tagtext_word_before(s, p, &wn), *q = skip_ws(p + strlen(var)), *b = p;
+			int decl = w && ((wn == 5 && !strncmp(w, "const", 5)) || (wn == 3 && !strncmp(w, "let", 3)) ||
+					 (wn == 3 && !strncmp(w, "var", 3)));
+			while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+				b--;
+			if (*q == '?')
+				q++;
+			if ((decl && (*q == ':' || (*q == '=' && q[1] != '=' && q[1] != '>'))) ||
+			    (!w && *q == ':' && b > s && (b[-1] == '(' || b[-1] == ','))) {
+				best = l, at = q, colon = *q == ':';
+				break;
+			}
+		}
+	}
+	if (!best)
+		return 0;
+	if (colon) {
+		char tn[128];
+		return decl_type(at, 1, tn, sizeof(tn)) && strcmp(tn, "this") && type_class(t, x->path, tn, best, out);
+	} else {
+		struct jt_ctx y = { x->path, x->scope, best, x->self, x->depth + 1 };
+		char *e = join_lines(f, best, best + 200);
+		const char *s = f->text.lines[best - 1];
+		int ok = eval_expr(t, &y, skip_ws(e + (at - s) + 1), out, NULL);
+		free(e);
+		return ok;
+	}
+}
+
+/*
+ * The class of the expression at the start of e (`new C(...)`, `this`, a
+ * variable, `f(...)`, then `.m(...)`, `.a`, `!`, `?.` steps), read until the
+ * end of the chain.
+ */
+static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, struct js_class *out,
+		     const char **rest)
+{
+	char w[128], ns[128];
+	const char *p = e, *q;
+	struct js_class c, look;	/* what the value is, where its methods are looked up first */
+	int sup = 0;
+
+	memset(&look, 0, sizeof(look));
+	if (x->depth > JT_EXPR_DEPTH)
+		return 0;
+	if (take_kw(&p, "await"))
+		return 0;
+	if (take_kw(&p, "new")) {
+		if (!take_word(&p, w, sizeof(w)) || !type_class(t, x->path, w, x->line, &c))
+			return 0;
+		p = skip_ws(p);
+		if (*p == '<' && !(p = skip_group(p)))
+			return 0;
+		if (*(p = skip_ws(p)) == '(' && !(p = skip_group(p)))
+			return 0;
+	} else if (take_kw(&p, "this")) {
+		if (!this_class(t, x, &c))
+			return 0;
+	} else if (take_kw(&p, "super")) {
+		if (!this_class(t, x, &c) || !js_base(t, &c, &look))
+			return 0;
+		sup = 1;	/* super.m(): the base's m, on this */
+	} else if (take_word(&p, w, sizeof(w))) {
+		const char *r;
+		int member = 0;
+
+		q = skip_ws(p);
+		r = q + 1;
+		if (*q == '.' && is_ns(t, x->path, w) && take_word(&r, ns, sizeof(ns))) {
+			member = 1;	/* ns.f( with ns an `import * as ns` */
+			p = r;
+			q = skip_ws(p);
+		}
+		if (*q == '<' && (q = skip_group(q)))
+			q = skip_ws(q);
+		if (q && *q == '(') {
+			if (!function_returns(t, x->path, member ? w : NULL, member ? ns : w, x->depth, &c) ||
+			    !(p = skip_group(q)))
+				return 0;
+		} else if (member || (!var_class(t, x, w, &c) &&
+				      (!isupper((unsigned char)w[0]) || !type_class(t, x->path, w, x->line, &c)))) {
+			return 0;	/* C.m(): a static method of class C */
+		}
+	} else {
+		return 0;
+	}
+	for (;;) {
+		p = skip_ws(p);
+		if (*p == '!')
+			p++;
+		if (*p == '?' && p[1] == '.')
+			p++;
+		if (*p != '.' || !take_word(&(const char *){ p + 1 }, w, sizeof(w)))
+			break;
+		p++;
+		take_word(&p, w, sizeof(w));
+		q = skip_ws(p);
+		if (*q == '<' && (q = skip_group(q)))
+			q = skip_ws(q);
+		if (q && *q == '(') {
+			struct js_class r;
+			if (!method_returns(t, sup ? &look : &c, &c, w, x->depth, &r) || !(p = skip_group(q)))
+				return 0;
+			c = r;
+		} else {
+			struct js_class r;
+			if (!field_class(t, sup ? &look : &c, w, &r))
+				return 0;
+			c = r;
+		}
+		sup = 0;
+	}
+	*out = sup ? look : c;	/* super alone: the base, where super.f() looks */
+	if (rest)
+		*rest = p;
+	return 1;
+}
+
+int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out)
+{
+	struct jt_file *f = file_of(t, cls->path);
+	char *s, *q, w[128];
+	const char *p;
+
+	if (!f || cls->line < 1)
+		return 0;
+	s = join_lines(f, cls->line, cls->line + 20 < cls->end ? cls->line + 20 : cls->end);
+	p = tagtext_word(s, cls->name);
+	if ((q = strchr(s, '{')))
+		*q = '\0';	/* the body opens: no extends after */
+	if (!p || (q && p > q)) {
+		free(s);
+		return 0;
+	}
+	p += strlen(cls->name);
+	p = skip_ws(p);
+	if (*p == '<' && !(p = skip_group(p))) {
+		free(s);
+		return 0;
+	}
+	if (!take_kw(&p, "extends") || !take_word(&p, w, sizeof(w))) {
+		free(s);
+		return 0;
+	}
+	while (*p == '.' && take_word(&(const char *){ p + 1 }, w, sizeof(w))) {
+		p++;
+		take_word(&p, w, sizeof(w));
+	}
+	free(s);
+	return type_class(t, cls->path, w, cls->line, out);
+}
+
+/* Back over blanks from index *i of line *l, up to the lines above (20 at
+ * most): *l, *i then just after a character (0 if none). */
+static int back_blanks(const struct jt_file *f, long *l, long *i, int *lines)
+{
+	const char *s = f->text.lines[*l - 1];
+
+	while (*i == 0 || blank(s[*i - 1])) {
+		if (*i > 0) {
+			(*i)--;
+			continue;
+		}
+		if (*l <= 1 || ++*lines > 20 || !f->text.lines[*l - 2])
+			return 0;
+		s = f->text.lines[--*l - 1];
+		*i = (long)strlen(s);
+	}
+	return 1;
+}
+
+/* The start of the receiver expression before the '.' that precedes index i
+ * (0-based) of line l, `a.b(x).c<T>()` and the like, over several lines when
+ * a line starts with the '.': *sl, *si; 0 if none. */
+static int receiver_start(const struct jt_file *f, long l, long i, long *sl, long *si)
+{
+	const char *s = f->text.lines[l - 1];
+	int lines = 0;
+
+	while (i > 0 && blank(s[i - 1]))
+		i--;
+	if (i == 0 || s[i - 1] != '.')
+		return 0;
+	i--;
+	if (i > 0 && (s[i - 1] == '?' || s[i - 1] == '!'))
+		i--;
+	for (;;) {
+		long k;
+
+		if (!back_blanks(f, &l, &i, &lines))
+			return 0;
+		s = f->text.lines[l - 1];
+		if (s[i - 1] == ')' || s[i - 1] == '>') {
+			char close = s[i - 1], open = close == ')' ? '(' : '<';
+			int depth = 0;
+			do {
+				if (i == 0) {
+					if (l <= 1 || ++lines > 20 || !f->text.lines[l - 2])
+						return 0;
+					s = f->text.lines[--l - 1];
+					i = (long)strlen(s);
+					continue;
+				}
+				i--;
+				depth += s[i] == close ? 1 : s[i] == open ? -1 : 0;
+			} while (depth > 0);
+			continue;	/* the callee's name next, or its generics */
+		}
+		if (!ident_char(s[i - 1]))
+			return 0;
+		while (i > 0 && ident_char(s[i - 1]))
+			i--;
+		if (i > 0 && s[i - 1] == '#')
+			i--;	/* this.#a */
+		for (k = i; k > 0 && blank(s[k - 1]); k--)
+			;
+		if (k >= 3 && !strncmp(s + k - 3, "new", 3) && (k == 3 || !ident_char(s[k - 4]))) {
+			i = k - 3;
+			break;
+		}
+		if (k > 0 && s[k - 1] == '.' && !(k > 1 && s[k - 2] == '.')) {
+			i = k - 1;
+			if (i > 0 && (s[i - 1] == '?' || s[i - 1] == '!'))
+				i--;
+			continue;
+		}
+		break;
+	}
+	*sl = l, *si = i;
+	return 1;
+}
+
+int js_receiver(struct js_types *t, const char *path, const char *scope, long line, long col,
+		struct js_class *out)
+{
+	struct jt_file *f = file_of(t, path);
+	long sl, si;
+	char *e;
+	int ok;
+
+	if (!f || line < 1 || line > f->text.lines_nr || !f->text.lines[line - 1] || col < 2 ||
+	    (size_t)col - 1 > strlen(f->text.lines[line - 1]) ||
+	    !receiver_start(f, line, col - 1, &sl, &si))
+		return 0;
+	e = join_lines(f, sl, line);
+	{
+		/* cut the text at the call's name: the receiver and its dot */
+		size_t off = 0;
+		for (long l = sl; l < line; l++)
+			off += strlen(f->text.lines[l - 1] ? f->text.lines[l - 1] : "") + 1;
+		e[off + (size_t)col - 1] = '\0';
+	}
+	{
+		struct jt_ctx x = { path, scope, line, NULL, 0 };
+		size_t n = strlen(e);
+		while (n > 0 && (e[n - 1] == ' ' || e[n - 1] == '\t' || e[n - 1] == '.' || e[n - 1] == '?'))
+			e[--n] = '\0';
+		const char *rest;
+		ok = eval_expr(t, &x, e + si, out, &rest) && !*skip_ws(rest);
+	}
+	free(e);
+	return ok;
+}
+
+int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n)
+{
+	struct jt_file *f = file_of(t, path);
+	const char *s, *p, *e;
+
+	if (!f || line < 1 || line > f->text.lines_nr || !(s = f->text.lines[line - 1]) || col < 3 ||
+	    (size_t)col - 1 > strlen(s))
+		return 0;
+	e = s + col - 1;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e == s || e[-1] != '.')
+		return 0;
+	e--;
+	for (p = e; p > s && ident_char(p[-1]); p--)
+		;
+	if (p == e || (size_t)(e - p) >= n || (p > s && (p[-1] == '.' || p[-1] == ')' || p[-1] == ']')))
+		return 0;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+	return 1;
+}

@@ -1,0 +1,80 @@
+/*
+ * jstype.h: TypeScript/JavaScript names and receivers followed through the
+ * text of the indexed files, for ci-refs callers/callees (callgraph.c).
+ *
+ * Two questions bind.h cannot answer from the candidates of one name:
+ * - which definition a name imported under another name means
+ *   (`import { create as stringCreate } from './string'`, `export {
+ *   stringCreate as string }`, `export * from`, `import * as ns`), and under
+ *   which names a definition is reachable elsewhere (for callers of create);
+ * - the class of a call's receiver when the text gives it: `new C()`, `x:
+ *   C`, `const x = <expression>`, a function's or method's declared return
+ *   type (`function f(): C`, `m(): this`), else what its body returns, a
+ *   field `this.a = new C()` or `a: C`, chained calls (`f().m().n()`).
+ * Everything is read from the import/export statements and declarations of
+ * the text, with the index's resolved imports for the specifiers; nothing
+ * is guessed by name alone.  State lives in struct js_types (the files read,
+ * their statements), made by js_types_new() and passed explicitly.
+ */
+#ifndef CI_GRAPH_JSTYPE_H
+#define CI_GRAPH_JSTYPE_H
+
+#include <stddef.h>
+
+struct refs;
+struct js_types;
+
+/* A definition by file and name (module level), or a class with its lines. */
+struct js_class {
+	char path[512];
+	char name[128];
+	long line, end;		/* the class's lines (0 for a definition) */
+};
+
+/* A context over the index r (kept, not owned).  Cannot fail. */
+struct js_types *js_types_new(struct refs *r);
+void js_types_free(struct js_types *t);
+
+/*
+ * The module-level definition that name means in the file path, following
+ * imports, aliases and re-exports (up to 8 files deep); with ns, name is a
+ * member of ns (`ns.name()`, ns an `import * as ns`).  A name the file
+ * defines itself and imports from nowhere is that file's.  1 and *out set,
+ * or 0 when not known (a package outside the index, no such name).
+ */
+int js_origin(struct js_types *t, const char *path, const char *ns, const char *name, struct js_class *out);
+
+/*
+ * The other names under which the module-level definition name of path is
+ * imported or re-exported by the files that import path, directly or
+ * through re-exporting files (`import { name as a }`, `export { a as b }`,
+ * a default export's local names, `export * from`): a superset to check
+ * with js_origin().  *names (each and the array malloc'd, the caller frees)
+ * holds *nr of them, without name itself.
+ */
+void js_aliases(struct js_types *t, const char *path, const char *name, char ***names, size_t *nr);
+
+/*
+ * The class of the receiver of the call whose name starts at (line, col),
+ * 1-based, in the file path, the call enclosed by scope (`C.m`, or NULL):
+ * x.f(), a.b.f(), g().f(), new C().f(), this.a.f(), chains over several
+ * lines.  1 and *out set (a class of the index), 0 when not known.
+ */
+int js_receiver(struct js_types *t, const char *path, const char *scope, long line, long col,
+		struct js_class *out);
+
+/*
+ * The base class of cls (`class cls extends B`), resolved like a type name
+ * of cls's file.  1 and *out set, 0 if none known.
+ */
+int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out);
+
+/* 1 if an interface named name in the file path spans line (an interface
+ * merged with the class name declares what is there). */
+int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
+
+/* The name of the receiver variable of the call at (line, col) of path, `ns`
+ * of `ns.f()` (an identifier alone before the dot), copied to out; 0 if none. */
+int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n);
+
+#endif
