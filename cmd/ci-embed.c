@@ -27,8 +27,7 @@
 #define DEFAULT_FIELDS EMBED_DEFAULT_FIELDS
 
 static const char usage_text[] =
-	"usage: ci-embed [--model <model>] [--dims <n>] [--static] [--fields <list>] [--max-tokens <n>]\n"
-	"                [--batch <n>] [-j <n>]\n"
+	"usage: ci-embed [--model <model>] [--dims <n>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
 	"   or: ci-embed [--model <model>] [--dims <n>] [--static] --query <text>\n"
 	"\n"
 	"Read records (NDJSON) on standard input and write them back, each chunk record\n"
