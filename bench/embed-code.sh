@@ -3,13 +3,15 @@
 # next to USE-lite, in one run: code search by description on the validation
 # pairs, and throughput.
 #
-#   bench/embed-code.sh [-n <pairs>] [--models "<m> ..."] [--data <dir>] [--speed <tree>]
+#   bench/embed-code.sh [-n <pairs>] [--models "<m> ..."] [--dims "<d> ..."] [--data <dir>] [--speed <tree>]
 #
 #   --data <dir>     scripts/embed-pairs' output (default /var/tmp/ci-embed-data):
 #                    its "valid" pairs, from units (packages, kernel directories)
 #                    that training never saw
 #   -n <pairs>       how many of them (default 2000; the first n of a fixed shuffle)
 #   --models <list>  the models, by name or path (default "ci-code use-lite")
+#   --dims <list>    each model (static ones: ci-code) at each of these Matryoshka
+#                    dimensions too, as "<model>/<d>" (ci-embed --dims <d>)
 #   --speed <tree>   also embed the chunks of <tree> with each model, 2 threads:
 #                    chunks/s, CPU seconds, peak RSS (GNU time)
 #
@@ -29,13 +31,15 @@ data=/var/tmp/ci-embed-data
 n=2000
 models="ci-code use-lite"
 speed=
+dims=
 while test $# -gt 0; do
 	case $1 in
 	-n) n=$2; shift 2 ;;
 	--models) models=$2; shift 2 ;;
+	--dims) dims=$2; shift 2 ;;
 	--data) data=$2; shift 2 ;;
 	--speed) speed=$2; shift 2 ;;
-	*) echo "usage: bench/embed-code.sh [-n <pairs>] [--models <list>] [--data <dir>] [--speed <tree>]" >&2; exit 2 ;;
+	*) echo "usage: bench/embed-code.sh [-n <pairs>] [--models <list>] [--dims <list>] [--data <dir>] [--speed <tree>]" >&2; exit 2 ;;
 	esac
 done
 tmp=$(mktemp -d)
@@ -54,6 +58,13 @@ jq -c '{_type: "chunk", path: ("v/" + (input_line_number | tostring)), lang, nam
 jq -c '{_type: "commit", message: .query, want: ("v/" + (input_line_number | tostring))}' \
 	"$tmp/valid.jsonl" >"$tmp/queries"
 echo "validation: $(wc -l <"$tmp/docs") pairs from $(jq -r .unit "$tmp/valid.jsonl" | sort -u | wc -l) units"
+if test -n "$dims"; then
+	all=
+	for m in $models; do
+		for d in $dims; do all="$all $m/$d"; done
+	done
+	models=$all
+fi
 for m in $models; do
 	"$CI_EMBED" --model "$m" -j 2 --no-progress <"$tmp/docs" >"$tmp/d.$$"
 	"$CI_EMBED" --model "$m" -j 2 --no-progress <"$tmp/queries" >"$tmp/q.$$"

@@ -27,8 +27,8 @@
 #define DEFAULT_FIELDS EMBED_DEFAULT_FIELDS
 
 static const char usage_text[] =
-	"usage: ci-embed [--model <model>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
-	"   or: ci-embed [--model <model>] [--static] --query <text>\n"
+	"usage: ci-embed [--model <model>] [--dims <n>] [--static] [--fields <list>] [--max-tokens <n>] [--batch <n>] [-j <n>]\n"
+	"   or: ci-embed [--model <model>] [--dims <n>] [--static] --query <text>\n"
 	"\n"
 	"Read records (NDJSON) on standard input and write them back, each chunk record\n"
 	"(and each commit record, from its message) with \"vec\" (base64 of little-endian\n"
@@ -37,7 +37,11 @@ static const char usage_text[] =
 	"      --model <model>     the model: use-lite, ci-code (static, trained for code\n"
 	"                          search), or a directory: USE-lite (model.json) or a\n"
 	"                          HuggingFace BERT model (config.json, vocab.txt,\n"
-	"                          model.safetensors); default: $CI_MODEL, else ci-code\n"
+	"                          model.safetensors); default: $CI_MODEL, else ci-code;\n"
+	"                          ci-code/<n> is ci-code with --dims <n>\n"
+	"      --dims <n>          a static model's (ci-code's) first <n> values of each\n"
+	"                          vector, re-normalised (Matryoshka dimensions; model\n"
+	"                          \"ci-code/<n>\"); default: all of them (256)\n"
 	"      --static            use the static table distilled from the model: about\n"
 	"                          100 times faster; its vectors compare with its own only\n"
 	"                          (USE-lite only)\n"
@@ -57,12 +61,13 @@ static const char usage_text[] =
 
 enum {
 	OPT_MODEL = 256, OPT_STATIC, OPT_FIELDS, OPT_MAX_TOKENS, OPT_QUERY, OPT_BATCH, OPT_PROGRESS,
-	OPT_NO_PROGRESS,
+	OPT_NO_PROGRESS, OPT_DIMS,
 };
 
 static const struct option long_options[] = {
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "static", no_argument, NULL, OPT_STATIC },
+	{ "dims", required_argument, NULL, OPT_DIMS },
 	{ "fields", required_argument, NULL, OPT_FIELDS },
 	{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
 	{ "query", required_argument, NULL, OPT_QUERY },
@@ -79,6 +84,7 @@ static const struct option long_options[] = {
 struct options {
 	const char *model;		/* --model, or NULL */
 	int static_mode;		/* --static */
+	long dims;			/* --dims, 0: the model's */
 	struct embed_fields fields;	/* --fields */
 	const char *query;		/* --query, or NULL */
 	int max_tokens;			/* --max-tokens, 0: the model's limit */
@@ -592,6 +598,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_MODEL: o.model = optarg; break;
 		case OPT_STATIC: o.static_mode = 1; break;
+		case OPT_DIMS: o.dims = parse_long_arg(usage_text, "--dims", optarg, 1, 4096); break;
 		case OPT_FIELDS: parse_fields(&o, optarg); break;
 		case OPT_MAX_TOKENS:
 			o.max_tokens = (int)parse_long_arg(usage_text, "--max-tokens", optarg, 1, 4096);
@@ -627,6 +634,10 @@ int main(int argc, char **argv)
 		embed_for_queries();
 	if (embed_model_open(&m, dir) < 0)
 		return EXIT_IO;
+	if (o.dims && embed_model_set_dims(m, (size_t)o.dims) < 0) {
+		embed_model_close(m);
+		return EXIT_USAGE;	/* said */
+	}
 	if (o.static_mode && !embed_has_static(m)) {
 		embed_model_close(m);
 		usage_error(usage_text, "--static: the model '%s' has no static mode (USE-lite has)",

@@ -60,6 +60,9 @@ static const char usage_text[] =
 	"                          co-change coupling): ci-couple history | ci-index load\n"
 	"      --model <model>     the embedding model, a name (use-lite, ci-code) or a\n"
 	"                          directory (default: the index's, else as ci-embed's)\n"
+	"      --dims <n>          ci-code's vectors cut to their first <n> values, as\n"
+	"                          ci-embed --dims (model \"ci-code/<n>\"; default: the\n"
+	"                          index's, else all)\n"
 	"      --vectors <format>  store vectors as f32 or int8 (a byte per value and a\n"
 	"                          scale per vector; default: the index's, else f32)\n"
 	"  -j, --threads <n>       parse and embed with <n> threads (default: the number of CPUs)\n"
@@ -79,6 +82,7 @@ static const struct option long_options[] = {
 	{ "embed", no_argument, NULL, 'E' },
 	{ "history", no_argument, NULL, 'H' },
 	{ "model", required_argument, NULL, 'M' },
+	{ "dims", required_argument, NULL, 'D' },
 	{ "vectors", required_argument, NULL, 'V' },
 	{ "progress", no_argument, NULL, 'P' },
 	{ "no-progress", no_argument, NULL, 'N' },
@@ -354,6 +358,7 @@ static int parse_options(struct ix_opts *o, int argc, char **argv)
 		case 'E': o->embed = 1; break;
 		case 'H': o->history = 1; break;
 		case 'M': o->model = optarg; break;
+		case 'D': o->dims = parse_long_arg(usage_text, "--dims", optarg, 1, 4096); break;
 		case 'V': {
 			enum vec_format f;
 			if (vec_format_parse(&f, optarg) < 0)

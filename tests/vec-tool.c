@@ -5,6 +5,8 @@
  *   vec-tool cos <a> <b>          cosine of line i of <a> with line i of <b>, one a line
  *   vec-tool norm <a>             the L2 norm of each line's vector
  *   vec-tool maxdiff <a> <b>      the largest |a[k] - b[k]| of line i of <a> and of <b>
+ *   vec-tool prefix <n> <a>       each line's first <n> values, L2-normalised, as
+ *                                 {"n": <values it had>, "vec": [...]} (Matryoshka dims)
  *   vec-tool rank <queries> <chunks>
  *                                 for each query (a record with "vec" and "want":
  *                                 "<path>" or "<path>:<name>"), the rank of the
@@ -217,6 +219,22 @@ int main(int argc, char **argv)
 		}
 		free_vecs(a, an);
 		free_vecs(b, bn);
+	} else if (argc == 4 && !strcmp(argv[1], "prefix")) {
+		size_t n = (size_t)atol(argv[2]);
+
+		a = load(argv[3], &an, 1);
+		for (i = 0; i < an; i++) {
+			double ss = 0;
+			if (!n || n > a[i].n)
+				die("line %zu: %zu values, not %s", i + 1, a[i].n, argv[2]);
+			for (j = 0; j < n; j++)
+				ss += (double)a[i].v[j] * a[i].v[j];
+			printf("{\"n\":%zu,\"vec\":[", a[i].n);
+			for (j = 0; j < n; j++)
+				printf("%s%.9g", j ? "," : "", ss > 0 ? a[i].v[j] / sqrt(ss) : 0.0);
+			printf("]}\n");
+		}
+		free_vecs(a, an);
 	} else if (argc == 3 && !strcmp(argv[1], "norm")) {
 		a = load(argv[2], &an, 0);
 		for (i = 0; i < an; i++)
@@ -270,7 +288,8 @@ int main(int argc, char **argv)
 		free_vecs(a, an);
 		free_vecs(b, bn);
 	} else {
-		fprintf(stderr, "usage: vec-tool cos <a> <b> | maxdiff <a> <b> | norm <a> | rank <queries> <chunks>\n");
+		fprintf(stderr, "usage: vec-tool cos <a> <b> | maxdiff <a> <b> | prefix <n> <a> | norm <a> |\n"
+				"                rank <queries> <chunks>\n");
 		return EXIT_USAGE;
 	}
 	return close_stdout(EXIT_OK);

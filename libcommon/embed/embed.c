@@ -10,6 +10,7 @@
  */
 #include "core/common.h"
 #include "embed/embed.h"
+#include "embed/embedtext.h"
 #include "embed/bert.h"
 #include "embed/static.h"
 
@@ -518,12 +519,77 @@ static json_t *load_model_json(const char *model_json, json_error_t *jerr)
 	return root;
 }
 
+static int embed_model_open_base(struct embed_model **out, const char *dir, unsigned flags);
+
 int embed_model_open(struct embed_model **out, const char *dir)
 {
 	return embed_model_open_flags(out, dir, 0);
 }
 
-int embed_model_open_flags(struct embed_model **out, const char *dir, unsigned flags)
+/*
+ * spec "<model>/<dims>" that is no model itself: 1, with <model> resolved
+ * (embed_model_resolve()) in *base (malloc'd) and <dims> in *dims; else 0.
+ */
+static int split_dims(const char *spec, char **base, size_t *dims)
+{
+	const char *sl = strrchr(spec, '/');
+	struct stat st;
+	char *end;
+	unsigned long d;
+
+	if (!sl || sl == spec || !(sl[1] >= '0' && sl[1] <= '9') || stat(spec, &st) == 0 ||
+	    static_model_probe(spec))
+		return 0;
+	errno = 0;
+	d = strtoul(sl + 1, &end, 10);
+	if (*end || errno)
+		return 0;
+	{
+		char *b = xstrndup(spec, (size_t)(sl - spec));
+		*base = xstrdup(embed_model_resolve(b));
+		free(b);
+	}
+	*dims = (size_t)d;
+	return 1;
+}
+
+int embed_model_set_dims(struct embed_model *m, size_t dims)
+{
+	if (!m->stat)
+		return error("model '%s': only a static model (ci-code) has Matryoshka dimensions",
+			     embed_model_name(m, 0));
+	return static_model_set_dims(m->stat, dims);
+}
+
+int embed_model_open_flags(struct embed_model **out, const char *spec, unsigned flags)
+{
+	struct embed_model *m;
+	char *base = NULL;
+	size_t dims = 0;
+	int ret;
+
+	if (!split_dims(spec, &base, &dims))
+		return embed_model_open_base(out, spec, flags);
+	if (!static_model_probe(base)) {
+		error("model '%s': '/%zu' (Matryoshka dimensions) is for a static model (ci-code), and "
+		      "'%s' is none", spec, dims, base);
+		free(base);
+		*out = NULL;
+		return -1;
+	}
+	ret = embed_model_open_base(&m, base, flags);
+	free(base);
+	if (ret == 0 && embed_model_set_dims(m, dims) < 0) {
+		embed_model_close(m);
+		m = NULL;
+		ret = -1;
+	}
+	*out = ret == 0 ? m : NULL;
+	return ret;
+}
+
+/* embed_model_open_flags() for a model's own path (no "/<dims>"). */
+static int embed_model_open_base(struct embed_model **out, const char *dir, unsigned flags)
 {
 	struct embed_model *m = xcalloc(1, sizeof(*m));
 

@@ -63,11 +63,23 @@ int embed_model_open_flags(struct embed_model **out, const char *dir, unsigned f
  * choice of kernels is.
  */
 void embed_for_queries(void);
+/*
+ * A static model (ci-code) named "<model>/<dims>" (a name or a path, then a
+ * count: "ci-code/64") opens as <model> with embed_model_set_dims(dims): the
+ * id the index records for its vectors (embed_model_name()) names the prefix.
+ *
+ * embed_model_set_dims: Matryoshka dimensions of a static model: its vectors
+ * become the first dims values of the sum of its rows, L2-normalised, and its
+ * name "<name>/<dims>" (just "<name>" at the full dimension).  0, or -1 after
+ * a message (dims not 1 to the model's dimension; not a static model).
+ */
+int embed_model_set_dims(struct embed_model *m, size_t dims);
 void embed_model_close(struct embed_model *m);
 
 /*
  * The model's id for "model" fields: "use-lite", or "use-lite-static" in static
- * mode; a BERT model's directory name (bert_model_name()).
+ * mode; a BERT model's directory name (bert_model_name()); a static model's
+ * name, with "/<dims>" when cut to a prefix ("ci-code/64").
  */
 const char *embed_model_name(const struct embed_model *m, int static_mode);
 /* The longest input, in tokens (128; a BERT model's, [CLS] and [SEP] included). */

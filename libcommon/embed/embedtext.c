@@ -463,9 +463,33 @@ const char *embed_model_resolve(const char *name)
 	return name;
 }
 
+/* Is s "/<digits>"? */
+static int dims_suffix(const char *s)
+{
+	return s[0] == '/' && s[1] && strspn(s + 1, "0123456789") == strlen(s + 1);
+}
+
 int embed_model_known(const char *name)
 {
-	return name && (!strcmp(name, "use-lite") || !strcmp(name, "ci-code"));
+	return name && (!strcmp(name, "use-lite") || !strcmp(name, "ci-code") ||
+			(!strncmp(name, "ci-code", 7) && dims_suffix(name + 7)));
+}
+
+int embed_model_is_static(const char *spec)
+{
+	const char *sl = strrchr(spec, '/');
+	int r;
+
+	if (static_model_probe(spec))
+		return 1;
+	if (!sl || sl == spec || !dims_suffix(sl))
+		return 0;
+	{
+		char *b = xstrndup(spec, (size_t)(sl - spec));
+		r = static_model_probe(embed_model_resolve(b));
+		free(b);
+	}
+	return r;
 }
 
 const char *embed_model_dir(const char *opt)

@@ -53,11 +53,14 @@ size_t embed_text_limit(int max_tokens);
  * The path embed_model_open() takes for a model's name: "use-lite" (the build
  * tree's copy, scripts/setup, else the installed one), "ci-code" (the source
  * tree's share/models/ci-code, else the installed one); anything else is a
- * path already.  Cannot fail.
+ * path already ("ci-code/64", a prefix of ci-code's vectors, is left to
+ * embed_model_open(), which resolves its "ci-code").  Cannot fail.
  */
 const char *embed_model_resolve(const char *name);
-/* Is name one of the models embed_model_resolve() knows by name? */
+/* Is name one of the models embed_model_resolve() knows by name ("ci-code/<dims>" too)? */
 int embed_model_known(const char *name);
+/* Does spec (a path, as embed_model_dir() gives it) name a static model, "/<dims>" or not? */
+int embed_model_is_static(const char *spec);
 
 /* The model: opt (--model), else $CI_MODEL, else EMBED_DEFAULT_MODEL, each a
  * name or a path (embed_model_resolve()).  Cannot fail. */

@@ -20,9 +20,11 @@ struct static_model {
 	struct safetensors *st;		/* the weights' file, mapped */
 	char *weights_path, *vocab_path;
 	char *name;			/* metadata "name" */
+	char *id;			/* name, or name/<out> when cut */
 	const int8_t *emb;		/* [rows][dim] */
 	const float *scale;		/* [rows] */
 	size_t rows, dim;
+	size_t out;			/* the vectors' dimension: a prefix of dim */
 	size_t max_words;
 	char *words;			/* the vocabulary file's text, NUL-terminated lines */
 	uint32_t *word_off;		/* [rows]: each word's offset in words */
@@ -154,12 +156,13 @@ int static_model_open(struct static_model **out, const char *path)
 		goto done;
 	}
 	m->rows = (size_t)dims[0];
-	m->dim = (size_t)dims[1];
+	m->dim = m->out = (size_t)dims[1];
 	if (safetensors_i8(&m->emb, m->st, "embeddings", 2, dims) < 0 ||
 	    safetensors_f32(&m->scale, m->st, "scales", 1, dims) < 0)
 		goto done;
 	name = safetensors_meta(m->st, "name");
 	m->name = xstrdup(name && *name ? name : "ci-static");
+	m->id = xstrdup(m->name);
 	mw = safetensors_meta(m->st, "max_words");
 	m->max_words = mw && atol(mw) > 0 && atol(mw) <= 65536 ? (size_t)atol(mw) : DEFAULT_MAX_WORDS;
 	if (load_vocab(m) < 0)
@@ -180,6 +183,7 @@ void static_model_close(struct static_model *m)
 	free(m->weights_path);
 	free(m->vocab_path);
 	free(m->name);
+	free(m->id);
 	free(m->words);
 	free(m->word_off);
 	free(m->word_len);
@@ -189,12 +193,28 @@ void static_model_close(struct static_model *m)
 
 const char *static_model_name(const struct static_model *m)
 {
-	return m->name;
+	return m->id;
 }
 
 size_t static_model_dim(const struct static_model *m)
 {
+	return m->out;
+}
+
+size_t static_model_full_dim(const struct static_model *m)
+{
 	return m->dim;
+}
+
+int static_model_set_dims(struct static_model *m, size_t dims)
+{
+	if (dims < 1 || dims > m->dim)
+		return error("%s: dimensions %zu: the model's vectors have 1 to %zu", m->weights_path, dims,
+			     m->dim);
+	m->out = dims;
+	free(m->id);
+	m->id = dims == m->dim ? xstrdup(m->name) : xasprintf("%s/%zu", m->name, dims);
+	return 0;
 }
 
 size_t static_model_max_words(const struct static_model *m)
@@ -355,7 +375,7 @@ size_t static_model_word(const struct static_model *m, int32_t row, const char *
 void static_forward_weighted(const struct static_model *m, const int32_t *ids, const float *wt, size_t n,
 			     float *out)
 {
-	size_t p, k, dim = m->dim;
+	size_t p, k, dim = m->out;
 	double ss = 0;
 	float r;
 
@@ -367,7 +387,7 @@ void static_forward_weighted(const struct static_model *m, const int32_t *ids, c
 
 		if (row >= m->rows || !(wt[p] > 0))
 			continue;
-		q = m->emb + row * dim;
+		q = m->emb + row * m->dim;
 		sc = m->scale[row] * wt[p];
 		for (k = 0; k < dim; k++)
 			out[k] += sc * (float)q[k];
@@ -382,7 +402,7 @@ void static_forward_weighted(const struct static_model *m, const int32_t *ids, c
 void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,
 		    size_t n, float *out)
 {
-	size_t s, p, k, dim = m->dim;
+	size_t s, p, k, dim = m->out;	/* a prefix of each row of m->dim */
 
 	for (s = 0; s < n; s++) {
 		float *restrict o = out + s * dim;
@@ -397,7 +417,7 @@ void static_forward(const struct static_model *m, const int32_t *const *ids, con
 
 			if (row >= m->rows)
 				continue;
-			q = m->emb + row * dim;
+			q = m->emb + row * m->dim;
 			sc = m->scale[row];
 			for (k = 0; k < dim; k++)
 				o[k] += sc * (float)q[k];

@@ -18,7 +18,7 @@
  * "format": "ci-static-1", "name") and <path>.vocab (V lines, a word each: the
  * row of line i is i).  The weights stay in the file's mapping.
  *
- * Threads: the model is read-only once loaded; each thread brings its own
+ * Threads: the model is read-only once loaded (and its dims set); each thread brings its own
  * struct static_work.
  */
 #ifndef CI_EMBED_STATIC_H
@@ -45,10 +45,24 @@ int static_model_probe(const char *path);
 int static_model_open(struct static_model **out, const char *path);
 void static_model_close(struct static_model *m);
 
-/* The model's name for "model" fields (its metadata's "name": "ci-code"). */
+/*
+ * The model's id for "model" fields: its metadata's "name" ("ci-code"), and
+ * "/<dims>" after it when its vectors are cut to a prefix (static_model_set_dims()):
+ * "ci-code/64".
+ */
 const char *static_model_name(const struct static_model *m);
-/* The dimension of its vectors. */
+/* The dimension of its vectors (the prefix's, when cut). */
 size_t static_model_dim(const struct static_model *m);
+/* The dimension of its rows, whatever the prefix. */
+size_t static_model_full_dim(const struct static_model *m);
+/*
+ * Matryoshka dimensions: from now on a vector is the first dims values of the
+ * sum of the rows, L2-normalised (a model trained with scripts/train-embed
+ * --matryoshka keeps most of its quality in such a prefix).  dims from 1 to
+ * static_model_full_dim(); the full dimension is the model itself (its id
+ * without "/<dims>").  0, or -1 after a message.
+ */
+int static_model_set_dims(struct static_model *m, size_t dims);
 /* The most distinct words of a text that count (512). */
 size_t static_model_max_words(const struct static_model *m);
 /* The files it was read from, for a cache key: <path>.safetensors, <path>.vocab. */

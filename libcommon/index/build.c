@@ -459,7 +459,10 @@ static int build_check_model(struct ix_run *r)
 	progress_stop(&pg);
 	if (rc < 0)
 		return EXIT_IO;
+	rc = r->o.dims ? embed_model_set_dims(m, (size_t)r->o.dims) : 0;
 	embed_model_close(m);
+	if (rc < 0)
+		return EXIT_USAGE;
 	return EXIT_OK;
 }
 

@@ -239,6 +239,10 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 		free(im);
 		if (rc < 0)
 			return -1;
+		if (r->o.dims && embed_model_set_dims(m, (size_t)r->o.dims) < 0) {
+			embed_model_close(m);
+			return -1;
+		}
 		rc = -1;
 	}
 	name = embed_model_name(m, 0);

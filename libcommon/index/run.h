@@ -43,6 +43,7 @@ struct ix_opts {
 	int embed;		/* --embed */
 	int history;		/* --history */
 	const char *model;	/* --model, or NULL */
+	long dims;		/* --dims: a static model's prefix (embed_model_set_dims), 0: not cut */
 	const char *vectors;	/* --vectors, or NULL: the index's format */
 	int no_server;		/* --no-server */
 	int no_graph;		/* --no-graph: build and update store no graph answers */

@@ -409,8 +409,8 @@ int rank_query_signals(struct rank_query *rq)
 			rank_tr(rq, "change");
 		}
 	}
-	if (strcmp(mode, "keyword"))
-		rq->used[SIG_SEMANTIC] = rank_signal_semantic(rq, &qjob);
+	if (strcmp(mode, "keyword") && (rq->used[SIG_SEMANTIC] = rank_signal_semantic(rq, &qjob)) < 0)
+		return -1;	/* the index's vectors are of another model: said */
 	rank_tr(rq, "semantic");
 	if (!strcmp(mode, "semantic") && !rq->used[SIG_SEMANTIC])
 		return error("semantic search needs vectors in the index and the model: run "

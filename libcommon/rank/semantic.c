@@ -227,14 +227,15 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
-	free(im);
+	j->index_model = im;
+	j->mismatch = 0;
 	/*
 	 * A static model's words weighted here (the index is this thread's); the
 	 * title's weight not said: RANK_SEM_TITLE in semantic mode, 1 where the
 	 * learned fusion reads the signal.
 	 */
 	title = rq->o->sem_title >= 0 ? rq->o->sem_title : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_TITLE : 1;
-	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && static_model_probe(j->dir)
+	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && embed_model_is_static(j->dir)
 			   ? sem_words_weigh(rq, q, rq->o->sem_idf, title) : NULL;
 	j->r = rq->r;
 	j->text = xstrdup(q);
@@ -258,6 +259,17 @@ static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **m
 	j->dir = NULL;
 	sem_words_free(j->words);
 	j->words = NULL;
+	if (j->vec && j->model && j->index_model && strcmp(j->model, j->index_model)) {
+		/* another model's (or another prefix's) vectors: no answer is better than a wrong one */
+		error("the index's vectors are of model '%s', the query's of '%s' ($CI_MODEL): unset "
+		      "CI_MODEL or set it to '%s', or embed the index anew ('ci-index --embed --model %s "
+		      "update')", j->index_model, j->model, j->index_model, j->model);
+		free(j->vec);
+		j->vec = NULL;
+		j->mismatch = 1;
+	}
+	free(j->index_model);
+	j->index_model = NULL;
 	*vec = j->vec;
 	*model = j->model;
 	j->vec = NULL;
@@ -430,6 +442,11 @@ int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j)
 	int seen, from_snapshot;
 
 	dim = rank_query_vector_finish(j, &qv, &model);
+	if (j->mismatch) {
+		free(model);
+		model = NULL;
+		dim = 0;
+	}
 	if (semantic_snapshot_ready(j) == 0)
 		vs = j->snap;
 	else
@@ -438,7 +455,7 @@ int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j)
 		rank_early_scan_free(j->early);
 		j->early = NULL;
 		vecsnap_close(&vs);
-		return 0;
+		return j->mismatch ? -1 : 0;
 	}
 	rank_tr(rq, "semantic: the query's vector");
 	sc = rank_sem_scan_new(qv, dim);

@@ -93,6 +93,8 @@ struct qvec_job {
 	size_t dim;		/* of vec */
 	char *model;		/* the model's name */
 	char *dir;		/* the model to embed it with (the index's, by name) */
+	char *index_model;	/* the model of the index's vectors, or NULL */
+	int mismatch;		/* the query's model is not index_model (said) */
 	/* the snapshot of the vectors, mapped on a thread meanwhile */
 	int mapping;		/* 1: the thread was started */
 	pthread_t mapper;	/* that thread */
@@ -208,6 +210,7 @@ int rank_signal_structure(struct rank_query *rq);
 int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
+/* 1 when it scored chunks, 0 when not, -1 after a message (the index's vectors are of another model) */
 int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j);
 /* The vector of q (a chunk's text: its words not weighted) now: its dimension (0: none), *vec and *model malloc'd. */
 size_t rank_query_vector(struct rank_query *rq, const char *q, float **vec, char **model);
