@@ -419,11 +419,12 @@ static void affected_files(struct delta *d)
 	uniq_strs(d->f, &d->f_nr);
 }
 
-static int has_python(const struct cgraph *g, char *const *paths, size_t nr)
+/* Is a Python file among g's files (all), or among paths[0..nr)? */
+static int has_python(const struct cgraph *g, int all, char *const *paths, size_t nr)
 {
 	for (size_t f = 0; f < g->files_nr; f++)
 		if (g->files[f].lang && !strcmp(g->files[f].lang, "python") &&
-		    (!paths || has_str(paths, nr, g->files[f].path)))
+		    (all || has_str(paths, nr, g->files[f].path)))
 			return 1;
 	return 0;
 }
@@ -462,7 +463,7 @@ static int now_applies(struct delta *d)
 		classes |= in_c(d, d->now.defs[i].path) && !strcmp(d->now.defs[i].kind, "class");
 	/* a class's coming or going changes which Python classes have a base
 	 * outside the index (their methods are entry points) */
-	return same && !(classes && has_python(&d->now, NULL, 0)) && load_prefixes(d);
+	return same && !(classes && has_python(&d->now, 1, NULL, 0)) && load_prefixes(d);
 }
 
 /* The definitions of file (an index of both graphs) in g: [*lo, return). */
@@ -705,6 +706,9 @@ static int write_rows(struct delta *d)
 
 static void delta_release(struct delta *d)
 {
+	for (size_t i = 0; d->keys && i < d->now.defs_nr; i++)
+		free(d->keys[i]);
+	free(d->keys);
 	cgraph_release(&d->now);
 	cgraph_release(&d->part);
 	for (size_t i = 0; i < d->u_nr; i++)
@@ -716,9 +720,6 @@ static void delta_release(struct delta *d)
 	for (size_t i = 0; i < d->prefixes_nr; i++)
 		free(d->prefixes[i]);
 	free(d->prefixes);
-	for (size_t i = 0; d->keys && i < d->now.defs_nr; i++)
-		free(d->keys[i]);
-	free(d->keys);
 	free(d->counts);
 }
 
@@ -727,19 +728,28 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 	struct delta d = { .r = r, .p = pre };
 	int rc = -1;
 
+	if (getenv("GS_DEBUG"))
+		fprintf(stderr, "gs: pre %p ok %d committed %d base %d\n", (void *)pre, pre ? pre->ok : -1,
+			pre ? pre->committed : -1, base_valid(r->db));
 	if (!pre || !pre->ok || !pre->committed || !base_valid(r->db))
 		return -1;
-	if (!now_applies(&d))
+	if (!now_applies(&d)) {
+		if (getenv("GS_DEBUG"))
+			fprintf(stderr, "gs: now does not apply\n");
 		goto out;
+	}
 	changed_names(&d);
 	affected_files(&d);
 	/* re-binding a large part of the graph: binding it whole is as quick */
-	if (d.f_nr > 64 + d.now.files_nr / 8 || has_python(&d.now, d.f, d.f_nr))
+	if (d.f_nr > 64 + d.now.files_nr / 8 || has_python(&d.now, 0, d.f, d.f_nr))
 		goto out;
 	cgraph_load_part(&d.part, r, (const char *const *)d.f, d.f_nr, (const char *const *)d.u, d.u_nr,
 			 d.u_nr > 0, (const char *const *)d.prefixes, d.prefixes_nr);
-	if (!count_changed(&d))
+	if (!count_changed(&d)) {
+		if (getenv("GS_DEBUG"))
+			fprintf(stderr, "gs: count_changed\n");
 		goto out;
+	}
 	/* what does not add up (a definition the stored answers lack) undoes
 	 * what was written: the full path then binds the whole graph */
 	if (sqlite3_exec(r->db, "SAVEPOINT gs_delta", NULL, NULL, NULL) != SQLITE_OK)
@@ -752,6 +762,8 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 	if (rc == SQLITE_OK)
 		rc = gstore_stamp(r->db);
 	if (rc != SQLITE_OK) {
+		if (getenv("GS_DEBUG"))
+			fprintf(stderr, "gs: write failed %d %s\n", rc, sqlite3_errmsg(r->db));
 		sqlite3_exec(r->db, "ROLLBACK TO gs_delta", NULL, NULL, NULL);
 		rc = -1;
 	}
