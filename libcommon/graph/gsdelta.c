@@ -728,16 +728,10 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 	struct delta d = { .r = r, .p = pre };
 	int rc = -1;
 
-	if (getenv("GS_DEBUG"))
-		fprintf(stderr, "gs: pre %p ok %d committed %d base %d\n", (void *)pre, pre ? pre->ok : -1,
-			pre ? pre->committed : -1, base_valid(r->db));
 	if (!pre || !pre->ok || !pre->committed || !base_valid(r->db))
 		return -1;
-	if (!now_applies(&d)) {
-		if (getenv("GS_DEBUG"))
-			fprintf(stderr, "gs: now does not apply\n");
+	if (!now_applies(&d))
 		goto out;
-	}
 	changed_names(&d);
 	affected_files(&d);
 	/* re-binding a large part of the graph: binding it whole is as quick */
@@ -745,11 +739,8 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 		goto out;
 	cgraph_load_part(&d.part, r, (const char *const *)d.f, d.f_nr, (const char *const *)d.u, d.u_nr,
 			 d.u_nr > 0, (const char *const *)d.prefixes, d.prefixes_nr);
-	if (!count_changed(&d)) {
-		if (getenv("GS_DEBUG"))
-			fprintf(stderr, "gs: count_changed\n");
+	if (!count_changed(&d))
 		goto out;
-	}
 	/* what does not add up (a definition the stored answers lack) undoes
 	 * what was written: the full path then binds the whole graph */
 	if (sqlite3_exec(r->db, "SAVEPOINT gs_delta", NULL, NULL, NULL) != SQLITE_OK)
@@ -762,8 +753,6 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 	if (rc == SQLITE_OK)
 		rc = gstore_stamp(r->db);
 	if (rc != SQLITE_OK) {
-		if (getenv("GS_DEBUG"))
-			fprintf(stderr, "gs: write failed %d %s\n", rc, sqlite3_errmsg(r->db));
 		sqlite3_exec(r->db, "ROLLBACK TO gs_delta", NULL, NULL, NULL);
 		rc = -1;
 	}
