@@ -259,13 +259,14 @@ static int cmd_serve(struct ix_run *r, int argc, char **argv)
  * (the commands that read it report it; CI_INDEX_CHECK=never's update reads
  * only what it must).  Under the writers' lock (a server's worker holds it
  * still, with its index open). */
-static void store_graph(struct ix_run *r, struct gstore_pre *pre)
+static void store_graph(struct ix_run *r, int update, struct gstore_pre *pre)
 {
 	struct refs_opts o = { .limit = 100, .depth = -1 };
 	struct ci_index *ix = r->deferred_ix;
 	struct refs q;
 	int lock = -1, rc;
 	long rebound;
+	const char *why;
 
 	if (!r->wrote || r->o.no_graph)
 		return;
@@ -277,12 +278,15 @@ static void store_graph(struct ix_run *r, struct gstore_pre *pre)
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
 	refs_init(&q, ix, &o, stdout);
-	rc = gstore_update(&q, pre, &rebound);
+	rc = gstore_update(&q, pre, &rebound, &why);
+	if (update && !pre && !why)
+		why = "the answers were not stored whole when the update began";
 	if (rc > 0 && verbosity)
 		fprintf(stderr, "%s: the index %s: the call graph's answers are not stored\n", progname,
 			rc == 1 ? "changed meanwhile" : "is damaged");
 	else if (!rc && verbosity && rebound < 0)
-		fprintf(stderr, "%s: graph store: the whole graph bound\n", progname);
+		fprintf(stderr, "%s: graph store: the whole graph bound%s%s%s\n", progname, why ? " (" : "",
+			why ? why : "", why ? ")" : "");
 	else if (!rc && verbosity)
 		fprintf(stderr, "%s: graph store: %ld files re-bound\n", progname, rebound);
 	refs_release(&q);
@@ -354,7 +358,7 @@ static int cmd_build(struct ix_run *r, int argc, char **argv)
 	if (ret == EXIT_OK && r->o.history)
 		ret = ix_load_history(r, r->build_dir, 0);
 	if (ret == EXIT_OK)
-		store_graph(r, NULL);
+		store_graph(r, 0, NULL);
 	if (ret == EXIT_OK)
 		server_after_build(r);
 	return ret;
@@ -382,7 +386,7 @@ static int cmd_update(struct ix_run *r, int cmd_argc)
 		ret = ix_load_history(r, ".", 1);
 	}
 	if (ret == EXIT_OK)
-		store_graph(r, h.open ? NULL : h.pre);
+		store_graph(r, 1, h.open ? NULL : h.pre);
 	gstore_pre_free(h.pre);
 	return ret;
 }

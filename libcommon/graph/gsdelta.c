@@ -56,6 +56,7 @@ struct gstore_pre {
 	char **prefixes;		/* the strings of names looked up at run time in them, sorted */
 	size_t prefixes_nr;
 	int classes;			/* a class among their definitions */
+	const char *why;		/* why the incremental path does not apply, or NULL */
 };
 
 static int cmp_str(const void *x, const void *y)
@@ -110,9 +111,10 @@ struct gstore_pre *gstore_begin(struct refs *r)
 }
 
 /* The incremental path cannot apply: the update's further writes empty the base. */
-static void give_up(struct gstore_pre *p, struct refs *r)
+static void give_up(struct gstore_pre *p, struct refs *r, const char *why)
 {
 	p->ok = 0;
+	p->why = why;
 	sqlite3_exec(r->db, "DELETE FROM graph_session", NULL, NULL, NULL);
 }
 
@@ -234,13 +236,13 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 	for (size_t i = 0; i < n; i++)
 		p->paths[p->paths_nr++] = xstrdup(paths[i]);
 	if (n > 64 + (size_t)count_files(r) / 50 || python_among(r, paths, n)) {
-		give_up(p, r);
+		give_up(p, r, "many files or a Python file changed");
 		return;
 	}
 	cgraph_load_part(&g, r, paths, n, NULL, 0, 0, NULL, 0);
 	if (too_much(&g, p->paths, p->paths_nr)) {
 		cgraph_release(&g);
-		give_up(p, r);
+		give_up(p, r, "many files or a Python file changed");
 		return;
 	}
 	p->prefixes_nr = copy_prefixes(&g, &p->prefixes);
@@ -252,7 +254,7 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 
 		if (has_str(p->paths, p->paths_nr, d->path)) {
 			if (!stored(st, d->path, d->rowid, &s)) {
-				give_up(p, r);	/* the stored answers lack it: not whole */
+				give_up(p, r, "the stored answers lack a definition");
 				break;
 			}
 			ALLOC_GROW(p->old, p->old_nr + 1, p->old_alloc);
@@ -277,8 +279,10 @@ void gstore_commit(struct gstore_pre *p, struct refs *r)
 		return;
 	if (p->ok && sqlite3_prepare_v2(r->db, "SELECT imports FROM graph_session", -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW)
-			if (sqlite3_column_int(st, 0))
-				p->ok = 0;	/* an unchanged file's import resolved anew */
+			if (sqlite3_column_int(st, 0)) {
+				p->ok = 0;
+				p->why = "an unchanged file's import resolved anew";
+			}
 		sqlite3_finalize(st);
 	}
 	sqlite3_exec(r->db, "DELETE FROM graph_session", NULL, NULL, NULL);
@@ -723,26 +727,34 @@ static void delta_release(struct delta *d)
 	free(d->counts);
 }
 
-int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
+int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why)
 {
 	struct delta d = { .r = r, .p = pre };
 	int rc = -1;
 
-	if (!pre || !pre->ok || !pre->committed || !base_valid(r->db))
+	*why = pre ? pre->why : NULL;
+	if (!pre || !pre->ok || !pre->committed)
 		return -1;
+	*why = "another program wrote to the index";
+	if (!base_valid(r->db))
+		return -1;
+	*why = "the changed files are many, Python, classes, or change run-time name prefixes";
 	if (!now_applies(&d))
 		goto out;
 	changed_names(&d);
 	affected_files(&d);
 	/* re-binding a large part of the graph: binding it whole is as quick */
+	*why = "many files or a Python file to re-bind";
 	if (d.f_nr > 64 + d.now.files_nr / 8 || has_python(&d.now, 0, d.f, d.f_nr))
 		goto out;
 	cgraph_load_part(&d.part, r, (const char *const *)d.f, d.f_nr, (const char *const *)d.u, d.u_nr,
 			 d.u_nr > 0, (const char *const *)d.prefixes, d.prefixes_nr);
+	*why = "a changed definition has no counterpart";
 	if (!count_changed(&d))
 		goto out;
 	/* what does not add up (a definition the stored answers lack) undoes
 	 * what was written: the full path then binds the whole graph */
+	*why = "the stored answers do not add up";
 	if (sqlite3_exec(r->db, "SAVEPOINT gs_delta", NULL, NULL, NULL) != SQLITE_OK)
 		goto out;
 	rc = write_forget(&d);
@@ -757,8 +769,10 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound)
 		rc = -1;
 	}
 	sqlite3_exec(r->db, "RELEASE gs_delta", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
+	if (rc == SQLITE_OK) {
 		*rebound = (long)d.f_nr;
+		*why = NULL;
+	}
 out:
 	delta_release(&d);
 	return rc;

@@ -254,13 +254,14 @@ static int store(sqlite3 *db, const struct cgraph *g)
 	return rc;
 }
 
-int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound)
+int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why)
 {
 	sqlite3 *db = r->db;
 	struct cgraph g;
 	int rc, by_name = r->o.by_name;
 
 	*rebound = -1;
+	*why = NULL;
 	/* read the graph and write its answers in one transaction: a writer
 	 * that comes between makes the write fail (SQLITE_BUSY_SNAPSHOT) */
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -272,7 +273,7 @@ int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound)
 		*rebound = 0;
 		return 0;
 	}
-	rc = gstore_delta(r, pre, rebound);	/* gsdelta.c: -1 when it does not apply */
+	rc = gstore_delta(r, pre, rebound, why);	/* gsdelta.c: -1 when it does not apply */
 	if (rc < 0) {
 		cgraph_load(&g, r, CG_MENTIONS);
 		rc = store(db, &g);

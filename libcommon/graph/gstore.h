@@ -61,17 +61,18 @@ void gstore_pre_free(struct gstore_pre *p);
  * INDEX_NOTE_DAMAGE) unless a valid stamp says they are stored already:
  * from pre (an update's, committed) when the incremental path applies, else
  * from the whole graph.  *rebound: the files re-bound (0: none, the answers
- * were stored already), -1 when the whole graph was.  0 when stored (or
+ * were stored already), -1 when the whole graph was (*why: why, or NULL
+ * for a build).  0 when stored (or
  * already were), 1 when another writer changed the index meanwhile, 2 when
  * reading it met damage (nothing stored either way), -1 after an error is
  * reported.
  */
-int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound);
+int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why);
 
 /* gsdelta.c: the incremental path, in gstore_update()'s transaction:
  * SQLITE_OK or SQLite's code once written, -1 (nothing written) when it does
  * not apply. */
-int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound);
+int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why);
 
 /* What gsdelta.c shares with the full store: a definition's uses; its row
  * of graph_defs (st: INSERT OR REPLACE ... VALUES (?1 .. ?6)), SQLITE_OK or
