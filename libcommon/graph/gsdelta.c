@@ -55,7 +55,8 @@ struct gstore_pre {
 	size_t share_nr, share_alloc;
 	char **prefixes;		/* the strings of names looked up at run time in them, sorted */
 	size_t prefixes_nr;
-	int classes;			/* a class among their definitions */
+	char **classes;			/* the names of their classes, one per class, sorted */
+	size_t classes_nr, classes_alloc;
 	const char *why;		/* why the incremental path does not apply, or NULL */
 };
 
@@ -260,7 +261,10 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 			ALLOC_GROW(p->old, p->old_nr + 1, p->old_alloc);
 			p->old[p->old_nr++] = (struct gs_old){ sig_of(d), xstrdup(d->name),
 				{ s.uses - c.uses, s.self_calls - c.self_calls, s.namesake_calls - c.namesake_calls } };
-			p->classes |= !strcmp(d->kind, "class");
+			if (!strcmp(d->kind, "class")) {
+				ALLOC_GROW(p->classes, p->classes_nr + 1, p->classes_alloc);
+				p->classes[p->classes_nr++] = xstrdup(d->name);
+			}
 		} else if (!zero(c)) {
 			ALLOC_GROW(p->share, p->share_nr + 1, p->share_alloc);
 			p->share[p->share_nr++] = (struct gs_share){ xstrdup(d->path), xstrdup(d->name), d->rowid, c };
@@ -269,6 +273,8 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 	sqlite3_finalize(st);
 	cgraph_release(&g);
 	number_old(p);
+	if (p->classes_nr)
+		qsort(p->classes, p->classes_nr, sizeof(*p->classes), cmp_str);
 }
 
 void gstore_commit(struct gstore_pre *p, struct refs *r)
@@ -309,6 +315,9 @@ void gstore_pre_free(struct gstore_pre *p)
 	for (size_t i = 0; i < p->prefixes_nr; i++)
 		free(p->prefixes[i]);
 	free(p->prefixes);
+	for (size_t i = 0; i < p->classes_nr; i++)
+		free(p->classes[i]);
+	free(p->classes);
 	free(p);
 }
 
@@ -445,13 +454,65 @@ static int load_prefixes(struct delta *d)
 	return d->prefixes_nr < 1000;
 }
 
+/* How many of v[0..nr) (sorted) are name. */
+static size_t count_of(char *const *v, size_t nr, const char *name)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		n += !strcmp(v[i], name);
+	return n;
+}
+
+/*
+ * Does a name have a class somewhere in the index now and none before, or
+ * the other way round, where the index has Python files?  (Which Python
+ * classes have a base outside the index, and so methods that are entry
+ * points, would change: cgraph.c's mark_overrides().)
+ */
+static int class_comes_or_goes(struct delta *d)
+{
+	struct gstore_pre *p = d->p;
+	char **now = NULL;
+	size_t nr = 0, alloc = 0;
+	int yes = 0;
+	sqlite3_stmt *st;
+
+	for (size_t i = 0; i < d->now.defs_nr; i++)
+		if (in_c(d, d->now.defs[i].path) && !strcmp(d->now.defs[i].kind, "class"))
+			add_str(&now, &nr, &alloc, d->now.defs[i].name);
+	if (nr)
+		qsort(now, nr, sizeof(*now), cmp_str);
+	st = refs_prep(d->r, "SELECT count(*) FROM defs x JOIN files f ON f.blob_id = x.blob_id "
+		       "WHERE x.name = ?1 AND x.kind = 'class'");
+	for (int side = 0; !yes && side < 2; side++) {
+		char *const *v = side ? p->classes : now;
+		size_t vn = side ? p->classes_nr : nr;
+		for (size_t i = 0; !yes && i < vn; i++) {
+			size_t was = count_of(p->classes, p->classes_nr, v[i]), is = count_of(now, nr, v[i]);
+			long total;
+			if (was == is || (i && !strcmp(v[i - 1], v[i])))
+				continue;
+			sqlite3_reset(st);
+			sqlite3_bind_text(st, 1, v[i], -1, SQLITE_STATIC);
+			total = sqlite3_step(st) == SQLITE_ROW ? (long)sqlite3_column_int64(st, 0) : 0;
+			yes = (total > 0) != (total - (long)is + (long)was > 0);
+		}
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < nr; i++)
+		free(now[i]);
+	free(now);
+	return yes && has_python(&d->now, 1, NULL, 0);
+}
+
 /* The changed files as they are: may the incremental path go on? */
 static int now_applies(struct delta *d)
 {
 	struct gstore_pre *p = d->p;
 	char **pre;
 	size_t n;
-	int same, classes = p->classes;
+	int same;
 
 	cgraph_load_part(&d->now, d->r, (const char *const *)p->paths, p->paths_nr, NULL, 0, 0, NULL, 0);
 	if (too_much(&d->now, p->paths, p->paths_nr))
@@ -463,11 +524,7 @@ static int now_applies(struct delta *d)
 		free(pre[i]);
 	}
 	free(pre);
-	for (size_t i = 0; i < d->now.defs_nr; i++)
-		classes |= in_c(d, d->now.defs[i].path) && !strcmp(d->now.defs[i].kind, "class");
-	/* a class's coming or going changes which Python classes have a base
-	 * outside the index (their methods are entry points) */
-	return same && !(classes && has_python(&d->now, 1, NULL, 0)) && load_prefixes(d);
+	return same && !class_comes_or_goes(d) && load_prefixes(d);
 }
 
 /* The definitions of file (an index of both graphs) in g: [*lo, return). */
