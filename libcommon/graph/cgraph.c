@@ -804,6 +804,59 @@ static void sort_calls(struct cgraph *g)
 	g->calls_alloc = g->calls_nr + 1;
 }
 
+static int cmp_i64(const void *x, const void *y)
+{
+	sqlite3_int64 a = *(const sqlite3_int64 *)x, b = *(const sqlite3_int64 *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The blobs whose text may hold one of names[0..nr) (the trigram index,
+ * chunks_tri, as ci-grep reads it: its rows are a blob's id << 8 | a
+ * segment; a blob whose trigrams are not exact is a candidate whole), sorted,
+ * into *out; NULL (every blob) for a name shorter than a trigram, or an
+ * index without one.
+ */
+static size_t scan_candidates(struct refs *r, const char *const *names, size_t nr, sqlite3_int64 **out)
+{
+	sqlite3_stmt *st;
+	size_t n = 0, alloc = 0, m = 0;
+	int rc;
+
+	*out = NULL;
+	for (size_t i = 0; i < nr; i++)
+		if (strlen(names[i]) < 3 || strchr(names[i], '"'))
+			return 0;
+	if (sqlite3_prepare_v2(r->db, "SELECT rowid >> 8 FROM chunks_tri WHERE chunks_tri MATCH ?1 "
+			       "UNION SELECT id FROM blobs WHERE exact = 0", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	*out = xmalloc(sizeof(**out));
+	for (size_t i = 0; i < nr; i++) {
+		char *q = xasprintf("\"%s\"", names[i]);
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, q, -1, SQLITE_TRANSIENT);
+		free(q);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			ALLOC_GROW(*out, n + 1, alloc);
+			(*out)[n++] = sqlite3_column_int64(st, 0);
+		}
+		if (rc != SQLITE_DONE) {
+			free(*out);	/* a query the table refuses: every blob */
+			*out = NULL;
+			sqlite3_finalize(st);
+			return 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		if (!m || (*out)[m - 1] != (*out)[i])
+			(*out)[m++] = (*out)[i];
+	return m;
+}
+
 /*
  * Read the files files[0..nr) of g (indexes, ascending; NULL: every file),
  * whose definitions and imports (imps, sorted) g holds: their calls bound,
@@ -815,7 +868,8 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 {
 	struct file_pass fp = { 0 };
 	sqlite3_stmt *lst, *rst, *mst, *ist;
-	size_t d = 0;
+	size_t d = 0, cand_nr = 0;
+	sqlite3_int64 *cand = NULL;	/* the blobs whose text may mention a name scanned, or NULL: all */
 
 	fp.imps = imps;
 	fp.imps_nr = imps_nr;
@@ -862,15 +916,20 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 		for (size_t k2 = fp.imp_lo; k2 < fp.imp_hi; k2++)
 			fp.imp_of[imps[k2].b] = 0;
 	}
-	/* the files not read: their mentions of the names scanned */
+	/* the files not read: their mentions of the names scanned, in the
+	 * files whose text may hold one (the trigram index says which) */
+	cand_nr = scan_nr ? scan_candidates(r, scan, scan_nr, &cand) : 0;
 	for (size_t f = 0, k = 0; scan_nr && f < g->files_nr; f++) {
 		while (k < nr && (size_t)files[k] < f)
 			k++;
 		if (k < nr && (size_t)files[k] == f)
 			continue;
+		if (cand && !(cand_nr && bsearch(&g->files[f].blob, cand, cand_nr, sizeof(*cand), cmp_i64)))
+			continue;
 		fp.lines_nr = 0;	/* none of its definitions holds a mention */
 		load_mentions(g, &fp, mst, (int)f, g->files[f].blob, scan, scan_nr, ist);
 	}
+	free(cand);
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
 	sqlite3_finalize(mst);
