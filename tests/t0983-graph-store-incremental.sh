@@ -113,6 +113,26 @@ test_expect_success 'a header prototype added and its file edited together' '
 	same_as_built
 '
 
+test_expect_success 'a definition of a name another file only mentions (a callback): found by its mention' '
+	write_lines cli/table.c "int (*hook)(void) = late_cb;" &&
+	update && grep -q "files re-bound" path &&
+	same_as_built &&
+	write_lines extra/cb.c "int late_cb(void) { return 0; }" &&
+	update && grep -qx "ci-index: graph store: 1 files re-bound" path &&
+	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
+	! grep -qx late_cb names &&
+	same_as_built
+'
+
+test_expect_success 'a C struct: its file edited stays incremental; a new struct name where Python is indexed does not' '
+	write_lines lib/shape.c "struct shape { int w; };" "int area(struct shape *s) { return s->w; }" &&
+	update && grep -q "graph store: the whole graph bound (" path &&
+	same_as_built &&
+	write_lines lib/shape.c "struct shape { int w; int h; };" "int area(struct shape *s) { return s->w * s->h; }" &&
+	update && grep -qx "ci-index: graph store: 1 files re-bound" path &&
+	same_as_built
+'
+
 test_expect_success 'a Python file changed: the whole graph is bound' '
 	write_lines tool/run.py "def go():" "    return idle()" "" "def idle():" "    return 2" &&
 	update && grep -q "^ci-index: graph store: the whole graph bound (" path &&
