@@ -11,6 +11,7 @@
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
+#include "index/trigram.h"
 #include "parse/lang.h"
 
 #include <ctype.h>
@@ -826,17 +827,25 @@ static size_t scan_candidates(struct refs *r, const char *const *names, size_t n
 
 	*out = NULL;
 	for (size_t i = 0; i < nr; i++)
-		if (strlen(names[i]) < 3 || strchr(names[i], '"'))
+		if (strlen(names[i]) < 3)
 			return 0;
 	if (sqlite3_prepare_v2(r->db, "SELECT rowid >> 8 FROM chunks_tri WHERE chunks_tri MATCH ?1 "
 			       "UNION SELECT id FROM blobs WHERE exact = 0", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	*out = xmalloc(sizeof(**out));
 	for (size_t i = 0; i < nr; i++) {
-		char *q = xasprintf("\"%s\"", names[i]);
+		struct trigram_info ti;
+		trigram_analyze(&ti, names[i], TRIGRAM_FIXED);	/* "abc" AND "bcd" ... */
+		if (!ti.query) {
+			trigram_info_release(&ti);
+			sqlite3_finalize(st);
+			free(*out);
+			*out = NULL;
+			return 0;
+		}
 		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, q, -1, SQLITE_TRANSIENT);
-		free(q);
+		sqlite3_bind_text(st, 1, ti.query, -1, SQLITE_TRANSIENT);
+		trigram_info_release(&ti);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			ALLOC_GROW(*out, n + 1, alloc);
 			(*out)[n++] = sqlite3_column_int64(st, 0);
