@@ -380,34 +380,35 @@ static const struct gs_old *find_old(const struct delta *d, const char *key)
 static void changed_names(struct delta *d)
 {
 	struct gstore_pre *p = d->p;
-	char ***refs = xmalloc((d->now.defs_nr + 1) * sizeof(*refs));
+	char ***at = xmalloc((d->now.defs_nr + 1) * sizeof(*at));
+	char **now = xcalloc(d->now.defs_nr + 1, sizeof(*now));
 	size_t n = 0;
 
 	d->keys = xcalloc(d->now.defs_nr + 1, sizeof(*d->keys));
 	for (size_t i = 0; i < d->now.defs_nr; i++)
 		if (in_c(d, d->now.defs[i].path)) {
 			d->keys[i] = sig_of(&d->now.defs[i]);
-			refs[n++] = &d->keys[i];
+			at[n++] = &d->keys[i];
 		}
-	number_keys(refs, n);
-	free(refs);
+	number_keys(at, n);
+	free(at);
 	if (p->old_nr)
 		qsort(p->old, p->old_nr, sizeof(*p->old), cmp_old_key);
-	for (size_t i = 0; i < d->now.defs_nr; i++)
-		if (d->keys[i] && !find_old(d, d->keys[i]))
-			add_str(&d->u, &d->u_nr, &d->u_alloc, d->now.defs[i].name);
-	/* the old ones that have no equal now */
-	refs = (char ***)xcalloc(d->now.defs_nr + 1, sizeof(char *));
+	/* the new ones that have no equal before, and the other way round */
 	n = 0;
-	for (size_t i = 0; i < d->now.defs_nr; i++)
-		if (d->keys[i])
-			((char **)refs)[n++] = d->keys[i];
+	for (size_t i = 0; i < d->now.defs_nr; i++) {
+		if (!d->keys[i])
+			continue;
+		now[n++] = d->keys[i];
+		if (!find_old(d, d->keys[i]))
+			add_str(&d->u, &d->u_nr, &d->u_alloc, d->now.defs[i].name);
+	}
 	if (n)
-		qsort(refs, n, sizeof(char *), cmp_str);
+		qsort(now, n, sizeof(*now), cmp_str);
 	for (size_t i = 0; i < p->old_nr; i++)
-		if (!has_str((char **)refs, n, p->old[i].key))
+		if (!has_str(now, n, p->old[i].key))
 			add_str(&d->u, &d->u_nr, &d->u_alloc, p->old[i].name);
-	free(refs);
+	free(now);
 	uniq_strs(d->u, &d->u_nr);
 }
 
