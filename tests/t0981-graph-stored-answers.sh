@@ -47,13 +47,13 @@ test_expect_success 'setup: Python and C files calling each other, dead code in 
 '
 
 test_expect_success 'build stores them: a stamp, dead definitions, calls between files' '
-	test "$(q "SELECT version FROM graph_stamp")" = 1 &&
-	q "SELECT d.name FROM graph_dead g JOIN defs d ON d.rowid = g.def ORDER BY g.seq" >actual &&
+	test "$(q "SELECT version FROM graph_stamp")" = 2 &&
+	q "SELECT d.name FROM graph_defs g JOIN graph_files f ON f.id = g.fid JOIN defs d ON d.rowid = g.def
+	   WHERE g.uses = 0 AND g.entry = 0 ORDER BY f.path, d.line, d.col" >actual &&
 	printf "%s\n" unused Old stale spare unused_c lonely unused_c >expect &&
 	test_cmp expect actual &&
-	q "WITH f AS (SELECT path, row_number() OVER (ORDER BY path) - 1 AS i FROM files)
-	   SELECT fa.path, fb.path, calls FROM graph_calls JOIN f fa ON fa.i = a JOIN f fb ON fb.i = b
-	   ORDER BY 1, 2" >actual &&
+	q "SELECT fa.path, fb.path, calls FROM graph_calls JOIN graph_files fa ON fa.id = a
+	   JOIN graph_files fb ON fb.id = b ORDER BY 1, 2" >actual &&
 	printf "%s\n" "app/core.py|app/util.py|1" "cli/main.c|lib/calc.c|1" >expect &&
 	test_cmp expect actual
 '
@@ -75,7 +75,7 @@ test_expect_success 'update: edits, a new file and a removal; stored anew, as a 
 	write_lines app/extra.py "from app.util import spare" "" "def use():" "    return spare()" &&
 	rm repo/cli/main.c &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 1 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 2 &&
 	answers updated &&
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
 	grep -qx helper names && grep -qx use names && grep -qx add names &&
@@ -90,11 +90,11 @@ test_expect_success 'update: edits, a new file and a removal; stored anew, as a 
 
 test_expect_success 'any write to what they derive from makes them stale (a trigger)' '
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 1 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 2 &&
 	q "UPDATE files SET mtime = mtime + 1 WHERE path = '"'app/util.py'"'" &&
 	test -z "$(q "SELECT * FROM graph_stamp")" &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 1 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 2 &&
 	q "DELETE FROM refs WHERE name = '"'unused'"'" &&
 	test -z "$(q "SELECT * FROM graph_stamp")" &&
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
@@ -104,20 +104,20 @@ test_expect_success 'any write to what they derive from makes them stale (a trig
 test_expect_success 'an index without them (an older ci) answers as before; update adds them' '
 	(cd repo && ci-index build 2>/dev/null) &&
 	answers stored &&
-	q "DROP TABLE graph_stamp; DROP TABLE graph_dead; DROP TABLE graph_calls" &&
+	q "DROP TABLE graph_stamp; DROP TABLE graph_defs; DROP TABLE graph_calls" &&
 	for t in $(q "SELECT name FROM sqlite_master WHERE type = '"'trigger'"'"); do
 		q "DROP TRIGGER $t" || return 1
 	done &&
 	answers bound &&
 	test_cmp stored bound &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 1 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 2 &&
 	answers again &&
 	test_cmp stored again
 '
 
 test_expect_success 'a stamp of other rules is not trusted' '
-	q "UPDATE graph_stamp SET version = 999; DELETE FROM graph_dead" &&
+	q "UPDATE graph_stamp SET version = 999; DELETE FROM graph_defs" &&
 	answers bound &&
 	test_cmp stored bound
 '
@@ -135,7 +135,7 @@ test_expect_success '--no-graph: build and update store none, the answers are th
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
 	grep -qx later names &&
 	(cd repo && ci-index --no-server update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 1
+	test "$(q "SELECT version FROM graph_stamp")" = 2
 '
 
 test_done

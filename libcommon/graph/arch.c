@@ -395,7 +395,7 @@ int refs_arch(struct refs *r)
 
 	if (gstore_valid(r)) {
 		cgraph_load_files(&a.g, r);
-		a.fe_nr = gstore_file_edges(r, &a.fe);
+		a.fe_nr = gstore_file_edges(r, &a.g, &a.fe);
 	} else {
 		cgraph_load(&a.g, r, 0);
 		a.fe_nr = cgraph_file_edges(&a.g, &a.fe);

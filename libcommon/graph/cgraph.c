@@ -11,6 +11,7 @@
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
+#include "index/trigram.h"
 #include "parse/lang.h"
 
 #include <ctype.h>
@@ -41,6 +42,8 @@ struct file_pass {
 	int *parent;		/* per definition, the one holding its first line, or -1 */
 	unsigned char *imp_of;	/* per file, 1 if the file being read imports it */
 	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
+	int *lazy;		/* a file not read: the files imp_of[] has it import */
+	size_t lazy_nr, lazy_alloc;
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -199,44 +202,33 @@ void cgraph_load_files(struct cgraph *g, struct refs *r)
 	sqlite3_finalize(st);
 }
 
-/* Files, definitions, imports. */
-static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, size_t *imps_nr,
-			sqlite3_int64 **blobs)
+/* A definition of file f from st's row (name, kind, line, end_line, scope,
+ * flags, rowid, col). */
+static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 {
-	sqlite3_stmt *st;
-	size_t alloc = 0;
-	struct name_ix *nx;
+	struct cg_def *d;
 
-	cgraph_load_files(g, r);
-	*blobs = xmalloc((g->files_nr + 1) * sizeof(**blobs));
-	for (size_t f = 0; f < g->files_nr; f++)
-		(*blobs)[f] = g->files[f].blob;
-	/* file by file (files are in path order): one sort of every definition
-	 * of Linux spilled to disk */
-	st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags, rowid FROM defs WHERE blob_id = ?1 "
-		       "ORDER BY line, col, name");
-	for (size_t f = 0; f < g->files_nr; f++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, (*blobs)[f]);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			struct cg_def *d;
-			ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
-			d = &g->defs[g->defs_nr++];
-			memset(d, 0, sizeof(*d));
-			d->file = (int)f;
-			d->path = g->files[f].path;	/* not owned */
-			d->name = xstrdup(refs_col(st, 0));
-			d->kind = intern_kind(g, refs_col(st, 1));
-			d->line = sqlite3_column_int64(st, 2);
-			d->end_line = sqlite3_column_int64(st, 3);
-			d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
-			d->lang = g->files[f].lang;	/* not owned */
-			d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
-			d->rowid = sqlite3_column_int64(st, 6);
-		}
-	}
-	sqlite3_finalize(st);
-	nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
+	ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
+	d = &g->defs[g->defs_nr++];
+	memset(d, 0, sizeof(*d));
+	d->file = f;
+	d->path = g->files[f].path;	/* not owned */
+	d->name = xstrdup(refs_col(st, 0));
+	d->kind = intern_kind(g, refs_col(st, 1));
+	d->line = sqlite3_column_int64(st, 2);
+	d->end_line = sqlite3_column_int64(st, 3);
+	d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
+	d->lang = g->files[f].lang;	/* not owned */
+	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
+	d->rowid = sqlite3_column_int64(st, 6);
+	d->col = sqlite3_column_int64(st, 7);
+}
+
+/* by_name and the names hashed, of the definitions in place. */
+static void index_names(struct cgraph *g)
+{
+	struct name_ix *nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
+
 	for (size_t i = 0; i < g->defs_nr; i++)
 		nx[i] = (struct name_ix){ g->defs[i].name, name_hash(g->defs[i].name), (int)i };
 	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
@@ -245,6 +237,31 @@ static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, siz
 		g->by_name[i] = nx[i].i;
 	hash_names(g, nx);
 	free(nx);
+}
+
+/* Files, definitions, imports. */
+static void load_tables(struct cgraph *g, struct refs *r, struct imp **imps, size_t *imps_nr,
+			sqlite3_int64 **blobs)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 0;
+
+	cgraph_load_files(g, r);
+	*blobs = xmalloc((g->files_nr + 1) * sizeof(**blobs));
+	for (size_t f = 0; f < g->files_nr; f++)
+		(*blobs)[f] = g->files[f].blob;
+	/* file by file (files are in path order): one sort of every definition
+	 * of Linux spilled to disk */
+	st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags, rowid, col FROM defs WHERE blob_id = ?1 "
+		       "ORDER BY line, col, name, rowid");
+	for (size_t f = 0; f < g->files_nr; f++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (*blobs)[f]);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			add_def(g, st, (int)f);
+	}
+	sqlite3_finalize(st);
+	index_names(g);
 	st = refs_prep(r, "SELECT DISTINCT path, resolved FROM imports WHERE resolved IS NOT NULL");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int a = cgraph_file(g, refs_col(st, 0)), b = cgraph_file(g, refs_col(st, 1));
@@ -586,11 +603,55 @@ static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t 
 	}
 }
 
-/* The stored mentions of one file (index/mentions.h's text), from mst. */
-static void load_mentions(struct cgraph *g, const struct file_pass *fp, sqlite3_stmt *mst, int file,
-			  sqlite3_int64 blob)
+/* Is name one of scan[0..scan_nr) (sorted)? */
+static int scanned(const char *const *scan, size_t scan_nr, const char *name)
+{
+	size_t lo = 0, hi = scan_nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(scan[mid], name);
+		if (!c)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* imp_of[] of file (not read: its imports looked up here), for its import
+ * mentions; undone by unload_imports(). */
+static void load_imports_of(struct cgraph *g, struct file_pass *fp, sqlite3_stmt *ist, int file)
+{
+	sqlite3_reset(ist);
+	sqlite3_bind_text(ist, 1, g->files[file].path, -1, SQLITE_STATIC);
+	while (sqlite3_step(ist) == SQLITE_ROW) {
+		int b = cgraph_file(g, refs_col(ist, 0));
+		if (b < 0 || fp->imp_of[b])
+			continue;
+		fp->imp_of[b] = 1;
+		ALLOC_GROW(fp->lazy, fp->lazy_nr + 1, fp->lazy_alloc);
+		fp->lazy[fp->lazy_nr++] = b;
+	}
+}
+
+static void unload_imports(struct file_pass *fp)
+{
+	for (size_t i = 0; i < fp->lazy_nr; i++)
+		fp->imp_of[fp->lazy[i]] = 0;
+	fp->lazy_nr = 0;
+}
+
+/* The stored mentions of one file (index/mentions.h's text), from mst; with
+ * scan (a file not read: its mentions of those names only), its imports
+ * looked up from ist when an import line mentions one. */
+static void load_mentions(struct cgraph *g, struct file_pass *fp, sqlite3_stmt *mst, int file,
+			  sqlite3_int64 blob, const char *const *scan, size_t scan_nr, sqlite3_stmt *ist)
 {
 	char *text, *p, *next;
+	int imports = 0;
 
 	sqlite3_reset(mst);
 	sqlite3_bind_int64(mst, 1, blob);
@@ -604,17 +665,26 @@ static void load_mentions(struct cgraph *g, const struct file_pass *fp, sqlite3_
 		next = *e ? e + 1 : e;
 		*e = '\0';
 		if (kind == '$') {
-			add_prefix(g, p + 1);
+			if (!scan)
+				add_prefix(g, p + 1);
 			continue;
 		}
 		if (!(sp = strchr(p, ' ')))
 			continue;
 		*sp = '\0';
+		if (scan && !scanned(scan, scan_nr, kind == '=' || kind == '>' ? p + 1 : p))
+			continue;
+		if (scan && kind == '>' && !imports) {
+			load_imports_of(g, fp, ist, file);
+			imports = 1;
+		}
 		if (kind == '=' || kind == '>')
 			mention(g, fp, file, p + 1, atol(sp + 1), kind == '>');
 		else if ((s = find_slot(g, p)))
 			s->mentions += atol(sp + 1);
 	}
+	if (imports)
+		unload_imports(fp);
 	free(text);
 }
 
@@ -649,7 +719,7 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		}
 	}
 	if (flags & CG_MENTIONS)
-		load_mentions(g, fp, mst, file, blob);
+		load_mentions(g, fp, mst, file, blob, NULL, 0, NULL);
 	mark_overrides(g, fp, lo, hi);
 }
 
@@ -735,18 +805,81 @@ static void sort_calls(struct cgraph *g)
 	g->calls_alloc = g->calls_nr + 1;
 }
 
-void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
+static int cmp_i64(const void *x, const void *y)
 {
-	struct imp *imps = NULL;
-	size_t imps_nr = 0, d = 0;
-	sqlite3_int64 *blobs = NULL;
-	sqlite3_stmt *lst, *rst, *mst;
-	struct file_pass fp = { 0 };
-	/* one read transaction: not a lock taken and dropped per statement */
-	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	sqlite3_int64 a = *(const sqlite3_int64 *)x, b = *(const sqlite3_int64 *)y;
 
-	memset(g, 0, sizeof(*g));
-	load_tables(g, r, &imps, &imps_nr, &blobs);
+	return (a > b) - (a < b);
+}
+
+/*
+ * The blobs whose text may hold one of names[0..nr) (the trigram index,
+ * chunks_tri, as ci-grep reads it: its rows are a blob's id << 8 | a
+ * segment; a blob whose trigrams are not exact is a candidate whole), sorted,
+ * into *out; NULL (every blob) for a name shorter than a trigram, or an
+ * index without one.
+ */
+static size_t scan_candidates(struct refs *r, const char *const *names, size_t nr, sqlite3_int64 **out)
+{
+	sqlite3_stmt *st;
+	size_t n = 0, alloc = 0, m = 0;
+	int rc;
+
+	*out = NULL;
+	for (size_t i = 0; i < nr; i++)
+		if (strlen(names[i]) < 3)
+			return 0;
+	if (sqlite3_prepare_v2(r->db, "SELECT rowid >> 8 FROM chunks_tri WHERE chunks_tri MATCH ?1 "
+			       "UNION SELECT id FROM blobs WHERE exact = 0", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	*out = xmalloc(sizeof(**out));
+	for (size_t i = 0; i < nr; i++) {
+		struct trigram_info ti;
+		trigram_analyze(&ti, names[i], TRIGRAM_FIXED);	/* "abc" AND "bcd" ... */
+		if (!ti.query) {
+			trigram_info_release(&ti);
+			sqlite3_finalize(st);
+			free(*out);
+			*out = NULL;
+			return 0;
+		}
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, ti.query, -1, SQLITE_TRANSIENT);
+		trigram_info_release(&ti);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			ALLOC_GROW(*out, n + 1, alloc);
+			(*out)[n++] = sqlite3_column_int64(st, 0);
+		}
+		if (rc != SQLITE_DONE) {
+			free(*out);	/* a query the table refuses: every blob */
+			*out = NULL;
+			sqlite3_finalize(st);
+			return 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		if (!m || (*out)[m - 1] != (*out)[i])
+			(*out)[m++] = (*out)[i];
+	return m;
+}
+
+/*
+ * Read the files files[0..nr) of g (indexes, ascending; NULL: every file),
+ * whose definitions and imports (imps, sorted) g holds: their calls bound,
+ * their references and (CG_MENTIONS) mentions counted; with scan, the
+ * mentions of those names (sorted) in every other file too.
+ */
+static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps, size_t imps_nr, const int *files,
+		       size_t nr, const char *const *scan, size_t scan_nr, unsigned flags)
+{
+	struct file_pass fp = { 0 };
+	sqlite3_stmt *lst, *rst, *mst, *ist;
+	size_t d = 0, cand_nr = 0;
+	sqlite3_int64 *cand = NULL;	/* the blobs whose text may mention a name scanned, or NULL: all */
+
 	fp.imps = imps;
 	fp.imps_nr = imps_nr;
 	fp.g = g;
@@ -763,14 +896,14 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope, recv FROM refs WHERE blob_id = ?1 ORDER BY line, col");
 	mst = refs_prep(r, "SELECT ci_inflate(names) FROM mentions WHERE blob_id = ?1");
-	for (size_t f = 0; f < g->files_nr; f++) {
-		size_t lo = d;
+	ist = refs_prep(r, "SELECT DISTINCT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
+	for (size_t k = 0; k < nr; k++) {
+		size_t f = files ? (size_t)files[k] : k, lo;
 		while (d < g->defs_nr && g->defs[d].file < (int)f)
 			d++;
 		lo = d;
 		while (d < g->defs_nr && g->defs[d].file == (int)f)
 			d++;
-		g->files[f].blob = blobs[f];
 		while (fp.imp_lo < imps_nr && imps[fp.imp_lo].a < (int)f)
 			fp.imp_lo++;
 		for (fp.imp_hi = fp.imp_lo; fp.imp_hi < imps_nr && imps[fp.imp_hi].a == (int)f; fp.imp_hi++)
@@ -778,30 +911,44 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 		/* the text: for Python's classes (mark_overrides()); receivers,
 		 * decorators, main guards and mentions are stored in the index */
 		if (is_python(g->files[f].lang)) {
-			load_lines(r, lst, blobs[f], &fp);
+			load_lines(r, lst, g->files[f].blob, &fp);
 		} else {
 			fp.lines_nr = 0;
-			for (size_t k = lo; k < d; k++)
-				if (g->defs[k].end_line > fp.lines_nr)
-					fp.lines_nr = g->defs[k].end_line;
+			for (size_t k2 = lo; k2 < d; k2++)
+				if (g->defs[k2].end_line > fp.lines_nr)
+					fp.lines_nr = g->defs[k2].end_line;
 			ALLOC_GROW(fp.lines, (size_t)fp.lines_nr + 1, fp.lines_alloc);
 			memset(fp.lines, 0, ((size_t)fp.lines_nr + 1) * sizeof(*fp.lines));
 		}
-		load_file(g, r, &fp, rst, mst, (int)f, blobs[f], lo, d, flags);
+		load_file(g, r, &fp, rst, mst, (int)f, g->files[f].blob, lo, d, flags);
 		free_lines(&fp);
-		for (size_t k = fp.imp_lo; k < fp.imp_hi; k++)
-			fp.imp_of[imps[k].b] = 0;
+		for (size_t k2 = fp.imp_lo; k2 < fp.imp_hi; k2++)
+			fp.imp_of[imps[k2].b] = 0;
 	}
+	/* the files not read: their mentions of the names scanned, in the
+	 * files whose text may hold one (the trigram index says which) */
+	cand_nr = scan_nr ? scan_candidates(r, scan, scan_nr, &cand) : 0;
+	for (size_t f = 0, k = 0; scan_nr && f < g->files_nr; f++) {
+		while (k < nr && (size_t)files[k] < f)
+			k++;
+		if (k < nr && (size_t)files[k] == f)
+			continue;
+		if (cand && !(cand_nr && bsearch(&g->files[f].blob, cand, cand_nr, sizeof(*cand), cmp_i64)))
+			continue;
+		fp.lines_nr = 0;	/* none of its definitions holds a mention */
+		load_mentions(g, &fp, mst, (int)f, g->files[f].blob, scan, scan_nr, ist);
+	}
+	free(cand);
 	sqlite3_finalize(lst);
 	sqlite3_finalize(rst);
 	sqlite3_finalize(mst);
-	if (txn)
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	sqlite3_finalize(ist);
 	free(fp.lines);
 	free(fp.bufs);
 	free(fp.inner);
 	free(fp.parent);
 	free(fp.imp_of);
+	free(fp.lazy);
 	for (size_t k = 0; g->slots && k <= g->slots_mask; k++) {
 		const struct cg_slot *s = &g->slots[k];
 		for (size_t i = s->first; g->slot_tags[k] && i < s->first + s->count; i++) {
@@ -813,23 +960,226 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	free(fp.bd);
 	resolver_release(&fp.rs);
 	free(fp.rsd);
-	free(imps);
-	free(blobs);
+}
+
+/* The calls sorted, out[] (calls from definition i; top-level calls, from -1, come first). */
+static void finish_calls(struct cgraph *g)
+{
+	size_t c = 0;
+
 	mark_dynamic(g);
 	if (g->calls_nr)
 		sort_calls(g);
-	/* out[]: calls from definition i (top-level calls, from -1, come first) */
 	g->out = xcalloc(g->defs_nr + 2, sizeof(*g->out));
-	{
-		size_t c = 0;
-		while (c < g->calls_nr && g->calls[c].from < 0)
+	while (c < g->calls_nr && g->calls[c].from < 0)
+		c++;
+	for (size_t i = 0; i <= g->defs_nr; i++) {
+		g->out[i] = c;
+		while (c < g->calls_nr && g->calls[c].from == (int)i)
 			c++;
-		for (size_t i = 0; i <= g->defs_nr; i++) {
-			g->out[i] = c;
-			while (c < g->calls_nr && g->calls[c].from == (int)i)
-				c++;
+	}
+}
+
+void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
+{
+	struct imp *imps = NULL;
+	size_t imps_nr = 0;
+	sqlite3_int64 *blobs = NULL;
+	/* one read transaction: not a lock taken and dropped per statement */
+	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+
+	memset(g, 0, sizeof(*g));
+	load_tables(g, r, &imps, &imps_nr, &blobs);
+	read_files(g, r, imps, imps_nr, NULL, g->files_nr, NULL, 0, flags);
+	if (txn)
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	free(imps);
+	free(blobs);
+	finish_calls(g);
+}
+
+/* A list of names, sorted and made unique by names_uniq(). */
+struct names {
+	char **v;
+	size_t nr, alloc;
+};
+
+static void names_add(struct names *n, const char *x)
+{
+	ALLOC_GROW(n->v, n->nr + 1, n->alloc);
+	n->v[n->nr++] = xstrdup(x);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void names_uniq(struct names *n)
+{
+	size_t m = 0;
+
+	if (n->nr)
+		qsort(n->v, n->nr, sizeof(*n->v), cmp_str);
+	for (size_t i = 0; i < n->nr; i++) {
+		if (m && !strcmp(n->v[m - 1], n->v[i]))
+			free(n->v[i]);
+		else
+			n->v[m++] = n->v[i];
+	}
+	n->nr = m;
+}
+
+/* The names file f's stored mentions hold (index/mentions.h), into n. */
+static void mention_names(const struct cgraph *g, sqlite3_stmt *mst, int f, struct names *n)
+{
+	char *text, *p, *next;
+
+	sqlite3_reset(mst);
+	sqlite3_bind_int64(mst, 1, g->files[f].blob);
+	if (sqlite3_step(mst) != SQLITE_ROW || !refs_col(mst, 0))
+		return;
+	text = xstrdup(refs_col(mst, 0));
+	for (p = text; *p; p = next) {
+		char *e = strchrnul(p, '\n'), *sp;
+
+		next = *e ? e + 1 : e;
+		*e = '\0';
+		if (*p == '$' || !(sp = strchr(p, ' ')))
+			continue;
+		*sp = '\0';
+		names_add(n, *p == '=' || *p == '>' ? p + 1 : p);
+	}
+	free(text);
+}
+
+static int cmp_def_order(const void *x, const void *y)
+{
+	const struct cg_def *a = x, *b = y;
+	int c;
+
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->col != b->col)
+		return a->col < b->col ? -1 : 1;
+	c = strcmp(a->name, b->name);
+	return c ? c : (a->rowid > b->rowid) - (a->rowid < b->rowid);
+}
+
+struct blob_file {
+	sqlite3_int64 blob;
+	int file;
+};
+
+static int cmp_blob_file(const void *x, const void *y)
+{
+	const struct blob_file *a = x, *b = y;
+
+	if (a->blob != b->blob)
+		return a->blob < b->blob ? -1 : 1;
+	return (a->file > b->file) - (a->file < b->file);
+}
+
+/* Every definition of the names n (sorted), of whichever files hold their blobs. */
+static void load_named_defs(struct cgraph *g, struct refs *r, const struct names *n)
+{
+	struct blob_file *bf = xmalloc((g->files_nr + 1) * sizeof(*bf));
+	sqlite3_stmt *st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags, rowid, col, blob_id "
+				     "FROM defs WHERE name = ?1");
+
+	for (size_t f = 0; f < g->files_nr; f++)
+		bf[f] = (struct blob_file){ g->files[f].blob, (int)f };
+	qsort(bf, g->files_nr, sizeof(*bf), cmp_blob_file);
+	for (size_t i = 0; i < n->nr; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, n->v[i], -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			sqlite3_int64 blob = sqlite3_column_int64(st, 8);
+			size_t lo = 0, hi = g->files_nr;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (bf[mid].blob < blob)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			for (; lo < g->files_nr && bf[lo].blob == blob; lo++)
+				add_def(g, st, bf[lo].file);
 		}
 	}
+	sqlite3_finalize(st);
+	free(bf);
+	if (g->defs_nr)
+		qsort(g->defs, g->defs_nr, sizeof(*g->defs), cmp_def_order);
+}
+
+void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths, size_t nr,
+		      const char *const *names, size_t names_nr, int scan, const char *const *prefixes,
+		      size_t prefixes_nr)
+{
+	struct names n = { 0 };
+	int *files = xmalloc((nr + 1) * sizeof(*files));
+	size_t files_nr = 0, imps_nr = 0, alloc = 0;
+	struct imp *imps = NULL;
+	sqlite3_stmt *st, *mst;
+	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+
+	memset(g, 0, sizeof(*g));
+	cgraph_load_files(g, r);
+	for (size_t i = 0; i < nr; i++) {
+		int f = cgraph_file(g, paths[i]);
+		if (f >= 0 && (!files_nr || files[files_nr - 1] < f))
+			files[files_nr++] = f;	/* paths in strcmp order: files ascending */
+	}
+	for (size_t i = 0; i < names_nr; i++)
+		names_add(&n, names[i]);
+	st = refs_prep(r, "SELECT name FROM refs WHERE blob_id = ?1 UNION SELECT name FROM defs WHERE blob_id = ?1");
+	mst = refs_prep(r, "SELECT ci_inflate(names) FROM mentions WHERE blob_id = ?1");
+	for (size_t k = 0; k < files_nr; k++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, g->files[files[k]].blob);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			names_add(&n, refs_col(st, 0));
+		mention_names(g, mst, files[k], &n);
+	}
+	sqlite3_finalize(st);
+	sqlite3_finalize(mst);
+	names_uniq(&n);
+	load_named_defs(g, r, &n);
+	index_names(g);
+	st = refs_prep(r, "SELECT DISTINCT resolved FROM imports WHERE path = ?1 AND resolved IS NOT NULL");
+	for (size_t k = 0; k < files_nr; k++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, g->files[files[k]].path, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int b = cgraph_file(g, refs_col(st, 0));
+			if (b < 0)
+				continue;
+			ALLOC_GROW(imps, imps_nr + 1, alloc);
+			imps[imps_nr++] = (struct imp){ files[k], b };
+		}
+	}
+	sqlite3_finalize(st);
+	if (imps_nr)
+		qsort(imps, imps_nr, sizeof(*imps), cmp_imp);
+	read_files(g, r, imps, imps_nr, files, files_nr, scan ? names : NULL, scan ? names_nr : 0, CG_MENTIONS);
+	if (txn)
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	if (prefixes) {
+		for (size_t i = 0; i < g->prefixes_nr; i++)
+			free(g->prefixes[i]);
+		g->prefixes_nr = 0;
+		for (size_t i = 0; i < prefixes_nr; i++)
+			add_prefix(g, prefixes[i]);
+	}
+	finish_calls(g);
+	for (size_t i = 0; i < n.nr; i++)
+		free(n.v[i]);
+	free(n.v);
+	free(imps);
+	free(files);
 }
 
 static int cmp_u64(const void *x, const void *y)

@@ -38,7 +38,7 @@ struct cg_def {
 	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL;
 							   path and lang are its file's, kind
 							   one of cgraph.kinds (not owned) */
-	long line, end_line;	/* its lines */
+	long line, end_line, col;	/* its lines, and the column it starts at */
 	sqlite3_int64 rowid;	/* its row of the defs table */
 	int file;		/* its file, an index into cgraph.files */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
@@ -111,6 +111,21 @@ void cgraph_load_files(struct cgraph *g, struct refs *r);
  * error, as refs_prep() does. */
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags);
 void cgraph_release(struct cgraph *g);
+
+/*
+ * Part of the graph, for graph/gstore.h's incremental path: every file of
+ * the index; the definitions of the names that the files paths[0..nr)
+ * (strcmp order; those the index lacks are left out) define, reference or
+ * mention, and of names[0..names_nr) (sorted), each name with all its
+ * definitions; those files read as cgraph_load() reads them (CG_MENTIONS),
+ * no other.  What the counts of a definition then hold is what those files
+ * contribute (with scan: names' mentions in every other file too).  With
+ * prefixes, those are the strings of names looked up at run time (the whole
+ * index's), not the files' own.  Dies on an SQL error.
+ */
+void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths, size_t nr,
+		      const char *const *names, size_t names_nr, int scan, const char *const *prefixes,
+		      size_t prefixes_nr);
 
 /* The definitions named name: *first into g->by_name, and how many. */
 size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);

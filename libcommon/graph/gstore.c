@@ -7,15 +7,30 @@
 #include "index/index.h"
 
 static const char gs_tables[] =
+	"DROP TABLE IF EXISTS graph_dead;"	/* version 1's */
 	"CREATE TABLE IF NOT EXISTS graph_stamp(version INTEGER NOT NULL);"
-	/* dead's definitions in cgraph.defs order (seq), before its filters */
-	"CREATE TABLE IF NOT EXISTS graph_dead(seq INTEGER PRIMARY KEY, file INTEGER NOT NULL, "
-	"def INTEGER NOT NULL, reason INTEGER NOT NULL, namesake_calls INTEGER NOT NULL, "
-	"self_calls INTEGER NOT NULL);"
-	/* files as indexes into the files in path order (any change of the
-	 * files empties the stamp) */
+	/* the answers are whole for the index as it was when they were stored,
+	 * and every write since was an update's (a session), whose changed
+	 * files gsdelta.c knows: the incremental path may start from them */
+	"CREATE TABLE IF NOT EXISTS graph_base(version INTEGER NOT NULL);"
+	/* a row only inside a ci-index update's transaction (imports: 1 when
+	 * an unchanged file's import resolved anew) */
+	"CREATE TABLE IF NOT EXISTS graph_session(imports INTEGER NOT NULL DEFAULT 0);"
+	/* the files, by an id that outlives the others' coming and going (a
+	 * build numbers them in path order from 0) */
+	"CREATE TABLE IF NOT EXISTS graph_files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
+	/* every definition of every file: its uses (calls_in + ambiguous_in +
+	 * refs_in + mentions, cgraph.h), self and namesake calls, 1 in entry
+	 * when it is an entry point; dead's are those with no use, no entry */
+	"CREATE TABLE IF NOT EXISTS graph_defs(fid INTEGER NOT NULL, def INTEGER NOT NULL, uses INTEGER NOT NULL, "
+	"self_calls INTEGER NOT NULL, namesake_calls INTEGER NOT NULL, entry INTEGER NOT NULL, "
+	"PRIMARY KEY (fid, def)) WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS graph_defs_dead ON graph_defs(fid) WHERE uses = 0 AND entry = 0;"
+	/* calls between files (graph_files ids), counted */
 	"CREATE TABLE IF NOT EXISTS graph_calls(a INTEGER NOT NULL, b INTEGER NOT NULL, calls INTEGER NOT NULL, "
-	"PRIMARY KEY (a, b)) WITHOUT ROWID;";
+	"PRIMARY KEY (a, b)) WITHOUT ROWID;"
+	/* the strings of names looked up at run time (cgraph.h's prefixes) */
+	"CREATE TABLE IF NOT EXISTS graph_prefixes(tok TEXT NOT NULL);";
 
 /* The tables the answers derive from: a write to any makes them stale. */
 static const char *const gs_sources[] = { "files", "blobs", "defs", "refs", "mentions", "imports" };
@@ -48,18 +63,49 @@ int gstore_valid(struct refs *r)
 	return ok;
 }
 
-size_t gstore_file_edges(struct refs *r, struct cg_fedge **out)
+static int cmp_fedge(const void *x, const void *y)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT a, b, calls FROM graph_calls ORDER BY a, b");
-	size_t n = 0, alloc = 0;
+	const struct cg_fedge *a = x, *b = y;
 
-	*out = NULL;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+size_t gstore_file_edges(struct refs *r, const struct cgraph *g, struct cg_fedge **out)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT id, path FROM graph_files");
+	size_t n = 0, alloc = 0, ids_nr = 0;
+	int *ids = NULL, sorted = 1;	/* graph_files id -> g's file, or -1 */
+
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		ALLOC_GROW(*out, n + 1, alloc);
-		(*out)[n++] = (struct cg_fedge){ sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
-						 (long)sqlite3_column_int64(st, 2) };
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		if (id < 0 || id > (sqlite3_int64)g->files_nr * 4 + 1024)
+			die("index: graph_files is not one of ci's: run 'ci-index build'");
+		if ((size_t)id >= ids_nr) {
+			size_t was = ids_nr;
+			ALLOC_GROW(ids, (size_t)id + 1, ids_nr);
+			for (size_t i = was; i < ids_nr; i++)
+				ids[i] = -1;
+		}
+		ids[id] = cgraph_file(g, refs_col(st, 1));
 	}
 	sqlite3_finalize(st);
+	*out = NULL;
+	st = refs_prep(r, "SELECT a, b, calls FROM graph_calls");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+		if (a < 0 || b < 0 || (size_t)a >= ids_nr || (size_t)b >= ids_nr || ids[a] < 0 || ids[b] < 0)
+			die("index: graph_calls names a file the index lacks: run 'ci-index build'");
+		ALLOC_GROW(*out, n + 1, alloc);
+		(*out)[n] = (struct cg_fedge){ ids[a], ids[b], (long)sqlite3_column_int64(st, 2) };
+		sorted &= !n || cmp_fedge(&(*out)[n - 1], &(*out)[n]) < 0;
+		n++;
+	}
+	sqlite3_finalize(st);
+	free(ids);
+	if (n && !sorted)
+		qsort(*out, n, sizeof(**out), cmp_fedge);
 	return n;
 }
 
@@ -87,29 +133,35 @@ int gstore_dead(struct refs *r)
 	size_t found = 0;
 
 	cgraph_load_files(&g, r);
-	st = refs_prep(r, "SELECT g.file, g.reason, g.namesake_calls, g.self_calls, d.name, d.kind, d.line, "
-		       "d.end_line, d.scope FROM graph_dead g JOIN defs d ON d.rowid = g.def ORDER BY g.seq");
+	/* in cgraph.c's order of definitions: by path, line, col, name, rowid */
+	/* file by file in path order (graph_files' index), each one's sorted:
+	 * not a sort of every dead definition of the index (1.3 M on Linux) */
+	st = refs_prep(r, "SELECT gf.path, g.self_calls, g.namesake_calls, d.name, d.kind, d.line, d.end_line, d.scope "
+		       "FROM graph_files gf CROSS JOIN graph_defs g INDEXED BY graph_defs_dead "
+		       "ON g.fid = gf.id AND g.uses = 0 AND g.entry = 0 CROSS JOIN defs d ON d.rowid = g.def "
+		       "ORDER BY gf.path, d.line, d.col, d.name, d.rowid");
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int file = sqlite3_column_int(st, 0);
-		const char *why = gstore_reason_name(sqlite3_column_int(st, 1));
+		int file = cgraph_file(&g, refs_col(st, 0));
 		struct cg_def d = { 0 };
+		const char *why;
 
-		if (file < 0 || (size_t)file >= g.files_nr || !why)
-			die("index: graph_dead names no file of the index: run 'ci-index build'");
+		if (file < 0)
+			die("index: graph_defs names a file the index lacks: run 'ci-index build'");
 		d.path = g.files[file].path;
 		d.lang = g.files[file].lang;
-		d.kind = (char *)refs_col(st, 5);
+		d.kind = (char *)refs_col(st, 4);
 		if (!dead_wanted(r, d.kind, d.path, d.lang))
 			continue;
 		found++;
 		if (r->emitted >= r->o.limit)
 			continue;
+		d.self_calls = sqlite3_column_int64(st, 1);
 		d.namesake_calls = sqlite3_column_int64(st, 2);
-		d.self_calls = sqlite3_column_int64(st, 3);
-		d.name = (char *)refs_col(st, 4);
-		d.line = sqlite3_column_int64(st, 6);
-		d.end_line = sqlite3_column_int64(st, 7);
-		d.scope = sqlite3_column_type(st, 8) == SQLITE_NULL ? NULL : (char *)refs_col(st, 8);
+		why = gstore_reason_name(cgraph_dead_reason(&d));
+		d.name = (char *)refs_col(st, 3);
+		d.line = sqlite3_column_int64(st, 5);
+		d.end_line = sqlite3_column_int64(st, 6);
+		d.scope = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : (char *)refs_col(st, 7);
 		dead_emit(r, &d, why);
 	}
 	sqlite3_finalize(st);
@@ -119,40 +171,80 @@ int gstore_dead(struct refs *r)
 	return found ? EXIT_OK : EXIT_NOTHING;
 }
 
-/* The statements that write the answers of g; SQLITE_OK or SQLite's code. */
-static int store(sqlite3 *db, struct refs *r, const struct cgraph *g)
+/* The tables, the triggers that empty the stamp on any write and the base
+ * on any write outside an update's session; SQLITE_OK or SQLite's code. */
+static int make_tables(sqlite3 *db)
 {
-	struct cg_fedge *fe;
-	size_t fe_nr = cgraph_file_edges(g, &fe);
-	sqlite3_stmt *st = NULL;
 	struct buf sql = BUF_INIT;
 	int rc;
 
 	buf_addstr(&sql, gs_tables);
 	for (size_t i = 0; i < sizeof(gs_sources) / sizeof(*gs_sources); i++) {
 		static const char *const ev[] = { "INSERT", "UPDATE", "DELETE" };
-		for (size_t k = 0; k < 3; k++)
+		for (size_t k = 0; k < 3; k++) {
 			buf_addf(&sql, "CREATE TRIGGER IF NOT EXISTS graph_stale_%s_%c AFTER %s ON %s "
 				 "BEGIN DELETE FROM graph_stamp; END;", gs_sources[i], ev[k][0], ev[k], gs_sources[i]);
+			buf_addf(&sql, "CREATE TRIGGER IF NOT EXISTS graph_base_%s_%c AFTER %s ON %s "
+				 "WHEN NOT EXISTS (SELECT 1 FROM graph_session) BEGIN DELETE FROM graph_base; END;",
+				 gs_sources[i], ev[k][0], ev[k], gs_sources[i]);
+		}
 	}
-	buf_addstr(&sql, "DELETE FROM graph_stamp; DELETE FROM graph_dead; DELETE FROM graph_calls;");
+	buf_addstr(&sql, "CREATE TRIGGER IF NOT EXISTS graph_session_imports AFTER UPDATE ON imports "
+		   "WHEN EXISTS (SELECT 1 FROM graph_session) BEGIN UPDATE graph_session SET imports = 1; END;");
 	rc = sqlite3_exec(db, sql.buf, NULL, NULL, NULL);
 	buf_release(&sql);
+	return rc;
+}
+
+int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def *d, long uses, long self_calls,
+		   long namesake_calls)
+{
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, fid);
+	sqlite3_bind_int64(st, 2, d->rowid);
+	sqlite3_bind_int64(st, 3, uses);
+	sqlite3_bind_int64(st, 4, self_calls);
+	sqlite3_bind_int64(st, 5, namesake_calls);
+	sqlite3_bind_int(st, 6, cgraph_entry_reason(d) != NULL);
+	return sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+}
+
+int gstore_stamp(sqlite3 *db)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "DELETE FROM graph_base; INSERT INTO graph_stamp VALUES (%d); "
+		 "INSERT INTO graph_base VALUES (%d)", GSTORE_VERSION, GSTORE_VERSION);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* The statements that write the answers of g; SQLITE_OK or SQLite's code. */
+static int store(sqlite3 *db, const struct cgraph *g)
+{
+	struct cg_fedge *fe;
+	size_t fe_nr = cgraph_file_edges(g, &fe);
+	sqlite3_stmt *st = NULL;
+	int rc = make_tables(db);
+
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_dead VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
+		rc = sqlite3_exec(db, "DELETE FROM graph_stamp; DELETE FROM graph_base; DELETE FROM graph_session; "
+				  "DELETE FROM graph_files; DELETE FROM graph_defs; DELETE FROM graph_calls; "
+				  "DELETE FROM graph_prefixes", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_files VALUES (?1, ?2)", -1, &st, NULL);
+	for (size_t f = 0; rc == SQLITE_OK && f < g->files_nr; f++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)f);
+		sqlite3_bind_text(st, 2, g->files[f].path, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_defs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *d = &g->defs[i];
-		int why = cgraph_dead_reason(d);
-		if (!why || cgraph_entry_reason(d))
-			continue;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, (sqlite3_int64)i);
-		sqlite3_bind_int(st, 2, d->file);
-		sqlite3_bind_int64(st, 3, d->rowid);
-		sqlite3_bind_int(st, 4, why);
-		sqlite3_bind_int64(st, 5, d->namesake_calls);
-		sqlite3_bind_int64(st, 6, d->self_calls);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+		rc = gstore_def_row(db, st, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
 	}
 	sqlite3_finalize(st);
 	st = NULL;
@@ -166,22 +258,29 @@ static int store(sqlite3 *db, struct refs *r, const struct cgraph *g)
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 	}
 	sqlite3_finalize(st);
+	st = NULL;
 	free(fe);
-	if (rc == SQLITE_OK) {
-		char stamp[64];
-		snprintf(stamp, sizeof(stamp), "INSERT INTO graph_stamp VALUES (%d)", GSTORE_VERSION);
-		rc = sqlite3_exec(db, stamp, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_prefixes VALUES (?1)", -1, &st, NULL);
+	for (size_t i = 0; rc == SQLITE_OK && i < g->prefixes_nr; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, g->prefixes[i], -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 	}
-	(void)r;
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK)
+		rc = gstore_stamp(db);
 	return rc;
 }
 
-int gstore_update(struct refs *r)
+int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why)
 {
 	sqlite3 *db = r->db;
 	struct cgraph g;
 	int rc, by_name = r->o.by_name;
 
+	*rebound = -1;
+	*why = NULL;
 	/* read the graph and write its answers in one transaction: a writer
 	 * that comes between makes the write fail (SQLITE_BUSY_SNAPSHOT) */
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -190,14 +289,19 @@ int gstore_update(struct refs *r)
 	if (gstore_valid(r)) {
 		r->o.by_name = by_name;
 		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+		*rebound = 0;
 		return 0;
 	}
-	cgraph_load(&g, r, CG_MENTIONS);
+	rc = gstore_delta(r, pre, rebound, why);	/* gsdelta.c: -1 when it does not apply */
+	if (rc < 0) {
+		cgraph_load(&g, r, CG_MENTIONS);
+		rc = store(db, &g);
+		cgraph_release(&g);
+	}
 	r->o.by_name = by_name;
-	rc = store(db, r, &g);
-	cgraph_release(&g);
 	if (index_damage_seen(r->ix) || (rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		*rebound = -1;
 		return 2;	/* opened with INDEX_NOTE_DAMAGE: what was read is not whole */
 	}
 	if (rc == SQLITE_OK)
@@ -205,6 +309,7 @@ int gstore_update(struct refs *r)
 	if (rc == SQLITE_OK)
 		return 0;
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	*rebound = -1;
 	if ((rc & 0xff) == SQLITE_BUSY)
 		return 1;	/* another writer: the answers stay unstored (and unused) */
 	return error("index: cannot store the call graph's answers: %s", sqlite3_errstr(rc));

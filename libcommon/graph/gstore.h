@@ -4,33 +4,86 @@
  * (on Linux, 4.9 M calls: about 20 s each).
  *
  * ci-index build and update store them once the index is written
- * (gstore_update()): the definitions dead reports (before its --kind,
- * --path and --lang filters: entry points left out) and the calls between
- * files, counted (arch's edges).  They are derived data, kept in tables of
- * their own (graph_stamp, graph_dead, graph_calls) that the schema does not
- * list: an index without them is answered as before, from the whole graph.
+ * (gstore_update()): per definition, its uses, self calls and namesake
+ * calls and whether it is an entry point (dead's are those with no use and
+ * no entry, before its --kind, --path and --lang filters), and the calls
+ * between files, counted (arch's edges).  They are derived data, kept in
+ * tables of their own (graph_stamp, graph_base, graph_session, graph_files,
+ * graph_defs, graph_calls, graph_prefixes) that the schema does not list:
+ * an index without them is answered as before, from the whole graph.
  * Triggers on the tables they derive from (files, blobs, defs, refs,
  * mentions, imports) empty graph_stamp on any write, so a change by any
  * writer (a ci-index of an older version, a server's update) leaves the
  * stored answers unused until the next gstore_update(); the stamp holds
  * GSTORE_VERSION, the rules they were computed by.  Computed with the
  * default binding (no --by-name): a query with --by-name binds anew.
+ *
+ * Incremental path (gsdelta.c): an update that changed a few files
+ * refreshes the answers from what those files contributed before and after
+ * (bound before it writes, and after), and re-binds only the files that
+ * reference a name whose definitions changed (added, removed, or another
+ * kind or scope), rather than the whole graph; the result is the one a
+ * build stores.  It applies only when the stored answers were whole when the
+ * update began (graph_stamp) and nothing but the update wrote since
+ * (graph_base: a trigger empties it on a write outside the update's
+ * session), and falls back to binding the whole graph where the effect of
+ * the change cannot be bounded cheaply: many files changed or to re-bind,
+ * a Python file among them (its calls follow imports and aliases through
+ * other files' text), an unchanged file's import resolving anew, a class
+ * added or removed where the index has Python files, the strings of names
+ * looked up at run time changed.
  */
 #ifndef CI_GRAPH_GSTORE_H
 #define CI_GRAPH_GSTORE_H
 
 #include "graph/cgraph.h"
 
-enum { GSTORE_VERSION = 1 };
+enum { GSTORE_VERSION = 2 };
+
+/* What an update's incremental path learnt before it wrote (gsdelta.c). */
+struct gstore_pre;
+
+/*
+ * The hooks of ci-index update (index/run.h), r on the index it writes,
+ * inside its write transaction: gstore_begin() before any write (NULL when
+ * the stored answers are not whole: the update then takes the full path),
+ * gstore_changed() once the files to re-read or forget are known, before
+ * they are written (paths[0..n), strcmp order), gstore_commit() just before
+ * its commit.  A rolled-back update's pre is never committed: freed unused.
+ */
+struct gstore_pre *gstore_begin(struct refs *r);
+void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *paths, size_t n);
+void gstore_commit(struct gstore_pre *p, struct refs *r);
+void gstore_pre_free(struct gstore_pre *p);
 
 /*
  * Store the graph's answers in the index r reads (opened writable, with
- * INDEX_NOTE_DAMAGE) unless a valid stamp says they are stored already.  0
- * when stored (or already were), 1 when another writer changed the index
- * meanwhile, 2 when reading it met damage (nothing stored either way), -1
- * after an error is reported.
+ * INDEX_NOTE_DAMAGE) unless a valid stamp says they are stored already:
+ * from pre (an update's, committed) when the incremental path applies, else
+ * from the whole graph.  *rebound: the files re-bound (0: none, the answers
+ * were stored already), -1 when the whole graph was (*why: why, or NULL
+ * for a build).  0 when stored (or
+ * already were), 1 when another writer changed the index meanwhile, 2 when
+ * reading it met damage (nothing stored either way), -1 after an error is
+ * reported.
  */
-int gstore_update(struct refs *r);
+int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why);
+
+/* gsdelta.c: the incremental path, in gstore_update()'s transaction:
+ * SQLITE_OK or SQLite's code once written, -1 (nothing written) when it does
+ * not apply. */
+int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why);
+
+/* What gsdelta.c shares with the full store: a definition's uses; its row
+ * of graph_defs (st: INSERT OR REPLACE ... VALUES (?1 .. ?6)), SQLITE_OK or
+ * SQLite's code; the stamp and base written. */
+static inline long gstore_uses(const struct cg_def *d)
+{
+	return d->calls_in + d->ambiguous_in + d->refs_in + d->mentions;
+}
+int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def *d, long uses, long self_calls,
+		   long namesake_calls);
+int gstore_stamp(sqlite3 *db);
 
 /*
  * In a read transaction of r's (the caller's BEGIN): 1 if the stored answers
@@ -38,8 +91,9 @@ int gstore_update(struct refs *r);
  */
 int gstore_valid(struct refs *r);
 
-/* The stored file edges (gstore_valid() holding), as cgraph_file_edges(). */
-size_t gstore_file_edges(struct refs *r, struct cg_fedge **out);
+/* The stored file edges (gstore_valid() holding), as cgraph_file_edges(),
+ * as indexes into g's files (cgraph_load_files()). */
+size_t gstore_file_edges(struct refs *r, const struct cgraph *g, struct cg_fedge **out);
 
 /* dead from the stored answers (gstore_valid() holding): as refs_dead(). */
 int gstore_dead(struct refs *r);

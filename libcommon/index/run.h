@@ -68,7 +68,16 @@ struct ix_run {
 	int deferred_lock;		/* and its lock */
 	char *wrote;			/* the index the last build or update wrote
 					   (owned; for cmd/ci-index's graph store), or NULL */
+	/* cmd/ci-index's graph store (graph/gstore.h's incremental path),
+	 * called by an update in its write transaction (NULL: none):
+	 * IX_GRAPH_BEGIN before it writes, IX_GRAPH_CHANGED with the files it
+	 * is to re-read or forget (paths[0..n), strcmp order) before it writes
+	 * them, IX_GRAPH_COMMIT before its commit, IX_GRAPH_ABORT before a
+	 * rollback (an update that began ends with one of the two) */
+	void (*graph_hook)(void *data, struct ci_index *ix, int phase, const char *const *paths, size_t n);
+	void *graph_data;
 };
+enum { IX_GRAPH_BEGIN, IX_GRAPH_CHANGED, IX_GRAPH_COMMIT, IX_GRAPH_ABORT };
 
 /* Defaults: every CPU, no progress, no hooks, no lock.  Cannot fail. */
 void ix_run_init(struct ix_run *r);

@@ -456,11 +456,37 @@ static int update_reread(struct update *u, int ret)
 	return ret;
 }
 
+/* The files the update re-reads or forgets, for the graph store's hook. */
+static void update_hook_changed(struct update *u)
+{
+	struct ix_run *r = u->r;
+	const char **paths = xcalloc(u->todo.files_nr + u->known_nr + 1, sizeof(*paths));
+	size_t n = 0, i = 0, j = 0;
+
+	/* both in strcmp order: merged */
+	while (i < u->todo.files_nr || j < u->known_nr) {
+		const struct known *k = j < u->known_nr ? &u->known[j] : NULL;
+		if (k && (k->seen || k->skipped)) {
+			j++;
+			continue;
+		}
+		if (i < u->todo.files_nr && (!k || strcmp(u->todo.files[i].path, k->path) < 0))
+			paths[n++] = u->todo.files[i++].path;
+		else
+			paths[n++] = u->known[j++].path;	/* gone from the tree */
+	}
+	r->graph_hook(r->graph_data, u->ix, IX_GRAPH_CHANGED, paths, n);
+	free(paths);
+}
+
 /* Commit (ret: the status so far), or roll back.  An exit status, or UPDATE_REBUILD. */
 static int update_commit(struct update *u, int ret)
 {
 	sqlite3 *db = u->db;
 	int corrupt = 0;
+
+	if (u->r->graph_hook)
+		u->r->graph_hook(u->r->graph_data, u->ix, ret == EXIT_OK ? IX_GRAPH_COMMIT : IX_GRAPH_ABORT, NULL, 0);
 
 	if (ret == EXIT_OK) {
 		ix_stamp(db, u->w.root, "updated", NULL);
@@ -524,7 +550,11 @@ static int update_run(struct update *u)
 		progress_stop(&u->pg);
 		return EXIT_IO;
 	}
+	if (r->graph_hook)
+		r->graph_hook(r->graph_data, u->ix, IX_GRAPH_BEGIN, NULL, 0);
 	update_changes(u);
+	if (r->graph_hook)
+		update_hook_changed(u);
 	ret = update_forget(u);
 	ret = update_reread(u, ret);
 	return update_commit(u, ret);
