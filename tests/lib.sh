@@ -359,3 +359,48 @@ http_url() {
 test_have_prog() {
 	command -v "$1" >/dev/null 2>&1
 }
+
+# three_functions_repo: a git repository "repo" of three functions on three
+# subjects (src/config.py: load_settings, src/net.py: send_request,
+# src/matrix.c: matrix_multiply), committed: what the ci-code tests embed
+three_functions_repo() {
+	git init -q repo &&
+	mkdir repo/src &&
+	cat >repo/src/config.py <<-\EOF &&
+	def load_settings(path):
+	    sections = {}
+	    current = None
+	    with open(path) as f:
+	        for line in f:
+	            line = line.strip()
+	            if line.startswith("["):
+	                current = line.strip("[]")
+	                sections[current] = {}
+	            elif "=" in line and current:
+	                key, value = line.split("=", 1)
+	                sections[current][key.strip()] = value.strip()
+	    return sections
+	EOF
+	cat >repo/src/net.py <<-\EOF &&
+	def send_request(url, payload, retries=3):
+	    for attempt in range(retries):
+	        response = http_post(url, json=payload, timeout=10)
+	        if response.status == 200:
+	            return response.json()
+	        time.sleep(2 ** attempt)
+	    raise ConnectionError(url)
+	EOF
+	cat >repo/src/matrix.c <<-\EOF &&
+	void matrix_multiply(const double *a, const double *b, double *out, int n)
+	{
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				double s = 0;
+				for (int k = 0; k < n; k++)
+					s += a[i * n + k] * b[k * n + j];
+				out[i * n + j] = s;
+			}
+	}
+	EOF
+	(cd repo && git add . && git commit -q -m "three functions")
+}

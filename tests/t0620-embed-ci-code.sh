@@ -89,45 +89,7 @@ test_expect_success '--static is for USE-lite: a usage error with ci-code' '
 '
 
 test_expect_success 'setup: a small repository' '
-	git init -q repo && cd repo &&
-	mkdir src &&
-	cat >src/config.py <<-\EOF &&
-	def load_settings(path):
-	    sections = {}
-	    current = None
-	    with open(path) as f:
-	        for line in f:
-	            line = line.strip()
-	            if line.startswith("["):
-	                current = line.strip("[]")
-	                sections[current] = {}
-	            elif "=" in line and current:
-	                key, value = line.split("=", 1)
-	                sections[current][key.strip()] = value.strip()
-	    return sections
-	EOF
-	cat >src/net.py <<-\EOF &&
-	def send_request(url, payload, retries=3):
-	    for attempt in range(retries):
-	        response = http_post(url, json=payload, timeout=10)
-	        if response.status == 200:
-	            return response.json()
-	        time.sleep(2 ** attempt)
-	    raise ConnectionError(url)
-	EOF
-	cat >src/matrix.c <<-\EOF &&
-	void matrix_multiply(const double *a, const double *b, double *out, int n)
-	{
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j < n; j++) {
-				double s = 0;
-				for (int k = 0; k < n; k++)
-					s += a[i * n + k] * b[k * n + j];
-				out[i * n + j] = s;
-			}
-	}
-	EOF
-	git add . && git commit -q -m "three functions"
+	three_functions_repo
 '
 
 test_expect_success 'ci-index build --embed --model ci-code: the index says ci-code' '
