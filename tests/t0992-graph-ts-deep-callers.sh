@@ -77,4 +77,10 @@ test_expect_success 'the first level of --depth 2 is callers at depth 1, for eac
 	level1 make.make 2 >d2 && echo "make call other/make.ts:5:9 local other/make.ts:1" >expect && test_cmp expect d2
 '
 
+test_expect_success 'impact src/shape.ts:make: the caller through build() first, at call depth 1' '
+	(cd repo && ci-refs --json impact src/shape.ts:make) | "$JQ" -r "\"\(.path) \(.call_depth)\"" >actual &&
+	printf "%s\n" "app/main.ts 1" "src/index.ts null" >expect &&
+	test_cmp expect actual
+'
+
 test_done
