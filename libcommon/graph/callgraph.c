@@ -564,3 +564,108 @@ void refs_binder_free(struct refs_binder *b)
 	free(b->name);
 	free(b);
 }
+
+/* TS/JS calls of any name, bound as callers/callees bind them (refs.h). */
+struct jsb_name {
+	char *name;
+	struct cands c;
+};
+
+struct refs_jsbind {
+	struct refs *r;
+	struct refs_world *w;	/* not owned */
+	struct jsb_name *names;	/* the candidates of each name met (cands_load()) */
+	size_t names_nr, names_alloc;
+	struct rs_text text;	/* the lines of text_path, lent to the candidates in turn */
+	char *text_path;
+	sqlite3_stmt *imp;
+};
+
+struct refs_jsbind *refs_jsbind_new(struct refs *r, struct refs_world *w)
+{
+	struct refs_jsbind *b = xcalloc(1, sizeof(*b));
+
+	b->r = r;
+	b->w = w;
+	b->imp = refs_prep(r, "SELECT 1 FROM imports WHERE path = ?1 AND resolved = ?2 LIMIT 1");
+	return b;
+}
+
+/* The candidates of name (cached), lent the binder's text (valid until the next call). */
+static struct jsb_name *jsb_cands(struct refs_jsbind *b, const char *name)
+{
+	struct jsb_name *n = NULL;
+
+	for (size_t i = 0; i < b->names_nr && !n; i++)
+		if (!strcmp(b->names[i].name, name))
+			n = &b->names[i];
+	if (!n) {
+		ALLOC_GROW(b->names, b->names_nr + 1, b->names_alloc);
+		n = &b->names[b->names_nr++];
+		n->name = xstrdup(name);
+		cands_load(b->r, &n->c, name);
+	}
+	n->c.text = b->text;
+	n->c.text_path = b->text_path;
+	return n;
+}
+
+/* Take the text back from c (cands_for_file() may have read another file's). */
+static void jsb_return(struct refs_jsbind *b, struct cands *c)
+{
+	b->text = c->text;
+	b->text_path = c->text_path;
+	memset(&c->text, 0, sizeof(c->text));
+	c->text_path = NULL;
+}
+
+int refs_jsbind_call(struct refs_jsbind *b, const char *name, const char *kind, const char *path, const char *scope,
+		     long line, long col_, enum bind_recv recv, int follow, enum bind_how *how, const char **def_name,
+		     const char **def_path, long *def_line)
+{
+	struct jsb_name *n = NULL;
+	long def = -1;
+	char ns[128];
+	struct js_class o;
+
+	*how = BIND_NONE;
+	if (follow != REFS_JS_ORIGIN) {
+		n = jsb_cands(b, name);
+		def = bind_one(b->r, b->w, &n->c, b->imp, name, kind, path, scope, line, col_, recv, how);
+		jsb_return(b, &n->c);
+	}
+	if (def < 0 && follow != REFS_JS_BIND &&
+	    js_call_ns(b->w, kind, path, line, col_, recv, ns, sizeof(ns)) &&
+	    js_origin(b->w->js, path, ns[0] ? ns : NULL, name, &o) && strcmp(o.name, name)) {
+		/* a name imported under another name: what it names (js_alias_callers(), js_alias_callee()) */
+		n = jsb_cands(b, o.name);
+		jsb_return(b, &n->c);
+		def = js_module_def(&n->c, NULL, o.path, kind);
+		*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
+	}
+	if (def < 0) {
+		*how = BIND_NONE;
+		return 0;
+	}
+	*def_name = n->name;
+	*def_path = n->c.paths[def];
+	*def_line = n->c.lines[def];
+	return 1;
+}
+
+void refs_jsbind_free(struct refs_jsbind *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->names_nr; i++) {
+		cands_release(&b->names[i].c);
+		free(b->names[i].name);
+	}
+	free(b->names);
+	for (long l = 0; l < b->text.lines_nr; l++)
+		free(b->text.lines[l]);
+	free(b->text.lines);
+	free(b->text_path);
+	sqlite3_finalize(b->imp);
+	free(b);
+}

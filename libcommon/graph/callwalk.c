@@ -10,10 +10,17 @@
  * (the one definition a call resolves to, or none unless --by-name); else
  * bind_ref()'s choice, the ties of as good a binding, a nested function in
  * the function that defines it, a C prototype in a header and the functions
- * of that name and scope elsewhere.
+ * of that name and scope elsewhere.  Not so in a TS/JS file: there a call
+ * binds as callers/callees at depth 1 bind it (refs.h's refs_jsbind: the
+ * text's imports, aliases and receivers), `new C()` is a call of C, a
+ * function's callers include its calls under the other names it is imported
+ * or re-exported as (jstype.h's js_aliases()), and a definition's callees the
+ * calls of the functions nested in it, so that the first level of a walk is
+ * the answer of depth 1 (less the callees that bind to nothing).
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
+#include "graph/jstype.h"
 
 /* A definition met on the walk: a candidate, a caller or a callee. */
 struct wdef {
@@ -58,6 +65,7 @@ enum { WIMP_DEFS_MAX = 16 };
 /* A call of the answer: the site, the caller (NULL at top level), the callee. */
 struct wcall {
 	const struct wfile *f;
+	const char *name, *kind;	/* the call's: name (a TS/JS alias's own), "call" or "class" (new C()) */
 	long line, col;
 	const struct wdef *from, *to;
 	enum bind_how how;
@@ -79,6 +87,8 @@ struct callwalk {
 	size_t wimps_nr, wimps_alloc;
 	sqlite3_stmt *def_st, *fdef_st, *imp_st, *lang_st, *by_st;
 	struct refs_world world;	/* Python calls (resolve.h through rsworld.c) */
+	struct refs_jsbind *js;	/* TS/JS calls (callgraph.c's binding), made on first use */
+	int js_self;		/* TS/JS: a call inside the definition it reaches counts (as in callers) */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -398,6 +408,31 @@ static size_t bind_site(struct callwalk *w, const struct wfile *f, const struct 
 	return k;
 }
 
+/*
+ * The definition the call of name (kind "call" or "class") at (line, col_)
+ * of the TS/JS file f reaches, bound by refs_jsbind_call() (follow: its
+ * REFS_JS_*), or NULL; how in *how.  A call inside the definition it reaches
+ * is left out unless w->js_self.
+ */
+static const struct wdef *js_site(struct callwalk *w, const struct wfile *f, const char *name, const char *kind,
+				  const char *scope, long line, long col_, enum bind_recv recv, int follow,
+				  enum bind_how *how)
+{
+	const char *dname, *dpath;
+	const struct wname *n;
+	long dline;
+
+	if (!w->js)
+		w->js = refs_jsbind_new(w->r, &w->world);
+	if (!refs_jsbind_call(w->js, name, kind, f->path, scope, line, col_, recv, follow, how, &dname, &dpath, &dline))
+		return NULL;
+	n = named(w, dname);
+	for (size_t i = 0; i < n->nr; i++)
+		if (n->d[i].line == dline && !strcmp(n->d[i].path, dpath))
+			return !w->js_self && inside(&n->d[i], f->path, line) ? NULL : &n->d[i];
+	return NULL;
+}
+
 static int cmp_def(const struct wdef *a, const struct wdef *b)
 {
 	return a->id != b->id ? (a->id < b->id ? -1 : 1) : strcmp(a->path, b->path);
@@ -454,34 +489,89 @@ static void add_wcall(struct wcall **v, size_t *nr, size_t *alloc, struct wcall 
 	(*v)[(*nr)++] = c;
 }
 
+/* The references that are calls: f(), and in a TS/JS file new C() (as callgraph.c's CALL_KINDS) */
+#define WALK_CALL_KINDS "(r.kind = 'call' OR (r.kind = 'class' AND EXISTS (SELECT 1 FROM blobs b " \
+	"WHERE b.id = r.blob_id AND b.lang IN ('javascript', 'typescript', 'tsx'))))"
+
+/* A reference's kind as a call's ("call", or "class" for new C()), a static string. */
+static const char *walk_kind(const char *kind)
+{
+	return kind && !strcmp(kind, "class") ? "class" : "call";
+}
+
+/* A name whose calls calls_into() reads: a frontier definition's (front),
+ * or another name of a TS/JS frontier function or class (alias). */
+struct wcallee {
+	const char *name;
+	int front, alias;
+};
+
+static int cmp_wcallee(const void *a, const void *b)
+{
+	return strcmp(((const struct wcallee *)a)->name, ((const struct wcallee *)b)->name);
+}
+
+/* The names calls_into() reads, sorted, one each: the frontier's, and the
+ * other names of its TS/JS module-level functions and classes. */
+static struct wcallee *into_names(struct callwalk *w, const struct wdef *const *front, size_t front_nr, size_t *nr)
+{
+	struct wcallee *v = xmalloc((front_nr + 1) * sizeof(*v));
+	size_t n = 0, alloc = front_nr + 1, k = 0;
+
+	for (size_t t = 0; t < front_nr; t++)
+		v[n++] = (struct wcallee){ front[t]->name, 1, 0 };
+	for (size_t t = 0; t < front_nr; t++) {
+		const struct wdef *d = front[t];
+		char **nn;
+		size_t nn_nr;
+
+		if (d->scope || !bind_is_js(d->path) || (strcmp(d->kind, "function") && strcmp(d->kind, "class")))
+			continue;
+		js_aliases(w->world.js, d->path, d->name, &nn, &nn_nr);
+		for (size_t i = 0; i < nn_nr; i++) {
+			ALLOC_GROW(v, n + 1, alloc);
+			v[n++] = (struct wcallee){ named(w, nn[i])->name, 0, 1 };	/* a string kept by w */
+			free(nn[i]);
+		}
+		free(nn);
+	}
+	qsort(v, n, sizeof(*v), cmp_wcallee);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1].name, v[i].name)) {
+			v[k - 1].front |= v[i].front;
+			v[k - 1].alias |= v[i].alias;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	*nr = k;
+	return v;
+}
+
 /* The calls that reach a definition of the frontier (callers); with
  * callers, each call's caller (else NULL: the files' definitions unread). */
 static void calls_into(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
 		       struct wcall **v, size_t *nr, size_t *alloc, long cap, int callers)
 {
-	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope, r.recv FROM refs r "
-				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND r.kind = 'call' "
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT f.path, r.blob_id, r.line, r.col, r.scope, r.recv, r.kind FROM refs r "
+				     "JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?1 AND " WALK_CALL_KINDS " "
 				     "ORDER BY f.path, r.line, r.col");
+	size_t names_nr;
+	struct wcallee *names = into_names(w, front, front_nr, &names_nr);
 
-	const char **names = xmalloc((front_nr + 1) * sizeof(*names));
-
-	for (size_t t = 0; t < front_nr; t++)
-		names[t] = front[t]->name;
-	qsort(names, front_nr, sizeof(*names), cmp_str);
-	for (size_t t = 0; t < front_nr; t++) {
-		const struct wname *n;
+	for (size_t t = 0; t < names_nr; t++) {
+		struct wname n;
 		size_t *reach;
 		int pre;	/* the calls preset (callwalk_preset()), not read */
 
-		if (t && !strcmp(names[t - 1], names[t]))
-			continue;	/* the name's calls are read once */
-		pre = w->pre_name && !strcmp(w->pre_name, names[t]);
-		n = named(w, names[t]);
-		reach = xmalloc((n->nr + 1) * sizeof(*reach));
+		pre = w->pre_name && !strcmp(w->pre_name, names[t].name);
+		n = *named(w, names[t].name);	/* a copy: named() may move w->names */
+		reach = xmalloc((n.nr + 1) * sizeof(*reach));
 		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, names[t], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 1, names[t].name, -1, SQLITE_TRANSIENT);
 		for (size_t mine = *nr, row = 0; *nr - mine < (size_t)cap; row++) {
 			struct callwalk_site c;
+			const char *kind = "call";
 			const struct wfile *f;
 			long line, col_;
 			enum bind_how how;
@@ -491,27 +581,51 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 				break;
 			if (pre)
 				c = w->pre[row];
-			else if (sqlite3_step(st) == SQLITE_ROW)
+			else if (sqlite3_step(st) == SQLITE_ROW) {
 				c = (struct callwalk_site){ refs_col(st, 0),
 							    sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL
 												      : refs_col(st, 4),
 							    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
 							    sqlite3_column_int64(st, 3), (enum bind_recv)sqlite3_column_int(st, 5) };
-			else
+				kind = walk_kind(refs_col(st, 6));
+			} else
 				break;
 			/* its definitions only for a call that reaches the frontier
 			 * (bind_site() needs the file's imports alone) */
 			f = file_of(w, c.path, c.blob);
 			line = c.line;
 			col_ = c.col;
-			k = bind_site(w, f, n, c.scope, line, col_, c.recv, reach, &how, 0);
+			if (bind_is_js(c.path)) {
+				/* as callers at depth 1: the call bound by its name, and an alias followed */
+				const struct wdef *d1 = NULL, *d2 = NULL;
+				enum bind_how how2 = BIND_NONE;
+
+				if (names[t].front)
+					d1 = js_site(w, f, n.name, kind, c.scope, line, col_, c.recv, REFS_JS_BIND, &how);
+				if (names[t].alias)
+					d2 = js_site(w, f, n.name, kind, c.scope, line, col_, c.recv, REFS_JS_ORIGIN, &how2);
+				if (d1 && !in_set(front, front_nr, d1, NULL))
+					d1 = NULL;
+				if (d2 && (d2 == d1 || !in_set(front, front_nr, d2, NULL)))
+					d2 = NULL;
+				for (int i = 0; i < 2; i++)
+					if (i ? d2 != NULL : d1 != NULL)
+						add_wcall(v, nr, alloc, (struct wcall){ f, n.name, kind, line, col_,
+											callers ? enclosing(with_defs(w, f), line)
+												: NULL,
+											i ? d2 : d1, i ? how2 : how });
+				continue;
+			}
+			if (!names[t].front || strcmp(kind, "call"))
+				continue;	/* a TS/JS alias or new C() elsewhere */
+			k = bind_site(w, f, &n, c.scope, line, col_, c.recv, reach, &how, 0);
 
 			for (size_t i = 0; i < k; i++)
-				if (in_set(front, front_nr, &n->d[reach[i]], NULL))
-					add_wcall(v, nr, alloc, (struct wcall){ f, line, col_,
+				if (in_set(front, front_nr, &n.d[reach[i]], NULL))
+					add_wcall(v, nr, alloc, (struct wcall){ f, n.name, kind, line, col_,
 										callers ? enclosing(with_defs(w, f), line)
 											: NULL,
-										&n->d[reach[i]], how });
+										&n.d[reach[i]], how });
 		}
 		free(reach);
 	}
@@ -523,9 +637,9 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 static void calls_out_of(struct callwalk *w, const struct wdef *const *front, size_t front_nr,
 			 struct wcall **v, size_t *nr, size_t *alloc, long cap)
 {
-	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id, r.recv FROM files f "
+	sqlite3_stmt *st = refs_prep(w->r, "SELECT r.name, r.line, r.col, r.scope, f.blob_id, r.recv, r.kind FROM files f "
 				     "JOIN refs r ON r.blob_id = f.blob_id WHERE f.path = ?1 AND r.line BETWEEN ?2 AND ?3 "
-				     "AND r.kind = 'call' ORDER BY r.line, r.col");
+				     "AND " WALK_CALL_KINDS " ORDER BY r.line, r.col");
 
 	for (size_t t = 0; t < front_nr; t++) {
 		const struct wdef *from = front[t];
@@ -542,13 +656,26 @@ static void calls_out_of(struct callwalk *w, const struct wdef *const *front, si
 			size_t *reach, k;
 			enum bind_how how;
 
+			if (bind_is_js(from->path)) {
+				/* as callees at depth 1: the calls of nested functions too */
+				const struct wdef *d = js_site(w, f, refs_col(st, 0), refs_col(st, 6), sc, line, col_,
+							       (enum bind_recv)sqlite3_column_int(st, 5), REFS_JS_BOTH, &how);
+				if (d)
+					add_wcall(v, nr, alloc, (struct wcall){ f, named(w, refs_col(st, 0))->name,
+										walk_kind(refs_col(st, 6)), line, col_,
+										from, d, how });
+				continue;
+			}
 			if (!enc || enc->id != from->id)
 				continue;	/* a nested definition's call: its own */
+			if (strcmp(refs_col(st, 6), "call"))
+				continue;	/* new C() in a TS/JS file only */
 			n = named(w, refs_col(st, 0));
 			reach = xmalloc((n->nr + 1) * sizeof(*reach));
 			k = bind_site(w, f, n, sc, line, col_, (enum bind_recv)sqlite3_column_int(st, 5), reach, &how, 0);
 			for (size_t i = 0; i < k; i++)
-				add_wcall(v, nr, alloc, (struct wcall){ f, line, col_, enc, &n->d[reach[i]], how });
+				add_wcall(v, nr, alloc, (struct wcall){ f, n->name, "call", line, col_, enc, &n->d[reach[i]],
+									how });
 			free(reach);
 		}
 	}
@@ -562,9 +689,9 @@ static void emit_call(struct refs *r, const struct wcall *c, long depth)
 	if (c->from)
 		qs = c->from->scope ? xasprintf("%s.%s", c->from->scope, c->from->name) : xstrdup(c->from->name);
 	nd_begin(&r->out, "occurrence");
-	nd_str(&r->out, "name", c->to->name);
+	nd_str(&r->out, "name", c->name);
 	nd_str(&r->out, "type", "reference");
-	nd_str(&r->out, "kind", "call");
+	nd_str(&r->out, "kind", c->kind);
 	nd_str(&r->out, "path", c->f->path);
 	nd_int(&r->out, "line", c->line);
 	nd_int(&r->out, "col", c->col);
@@ -613,6 +740,7 @@ void callwalk_free(struct callwalk *w)
 		free(w->wimps[i].path);
 	}
 	free(w->wimps);
+	refs_jsbind_free(w->js);
 	refs_world_release(&w->world);
 	sqlite3_finalize(w->def_st);
 	sqlite3_finalize(w->fdef_st);
@@ -651,11 +779,17 @@ int callwalk_binds(struct callwalk *w, const char *path, sqlite3_int64 blob, con
 		   void *arg)
 {
 	const struct wfile *f = file_of(w, path, blob);
-	const struct wname *n = named(w, name);
-	size_t *reach = xmalloc((n->nr + 1) * sizeof(*reach)), k;
+	const struct wname *n;
+	size_t *reach, k;
 	enum bind_how how;
 	int ret = -1;
 
+	if (bind_is_js(path)) {
+		const struct wdef *d = js_site(w, f, name, "call", scope, line, col_, recv, REFS_JS_BOTH, &how);
+		return d ? want(d->path, d->scope, arg) : -1;
+	}
+	n = named(w, name);
+	reach = xmalloc((n->nr + 1) * sizeof(*reach));
 	k = bind_site(w, f, n, scope, line, col_, recv, reach, &how, 1);
 	for (size_t i = 0; i < k; i++) {
 		if (ret < 0)
@@ -737,6 +871,7 @@ int refs_calls_deep(struct refs *r, const char *q, int callees)
 	char *scope, *name;
 	int found = 0;
 
+	w->js_self = 1;	/* as callers and callees at depth 1 */
 	refs_split_qualified(q, &scope, &name);
 	{
 		const struct wname *n = named(w, name);

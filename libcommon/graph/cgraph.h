@@ -134,7 +134,9 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);
 int cgraph_file(const struct cgraph *g, const char *path);
 
 /* callers (callees == 0) or callees of q to r->o.depth levels of calls,
- * each call with its depth (callwalk.c: from the index, not the whole graph). */
+ * each call with its depth (callwalk.c: from the index, not the whole graph;
+ * a TS/JS call bound as at depth 1, so the first level is refs_calls()'s
+ * answer, less the callees bound to nothing). */
 int refs_calls_deep(struct refs *r, const char *q, int callees);
 
 /*
@@ -142,7 +144,8 @@ int refs_calls_deep(struct refs *r, const char *q, int callees);
  * the definitions of a name and the files of the calls are read as needed
  * and kept.  callwalk_binds(): the call of name at (line, col) of path
  * made on recv (refs.recv)
- * (whose blob is blob), enclosed by scope, bound as the call graph binds it:
+ * (whose blob is blob), enclosed by scope, bound as the call graph binds it
+ * (in a TS/JS file as callers binds it: refs.h's refs_jsbind, the text's rules):
  * 1 if it reaches a definition for which want(its path, its scope, arg)
  * holds (a C prototype and its function both count), 0 if it reaches only
  * others, -1 if it binds to none.

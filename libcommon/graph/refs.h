@@ -82,6 +82,24 @@ long refs_binder_bind(struct refs_binder *b, const char *path, const char *scope
 		      enum bind_recv recv, enum bind_how *how, const char **def_path);
 void refs_binder_free(struct refs_binder *b);
 
+/* TS/JS calls of any name bound as callers/callees bind them (callgraph.c:
+ * the text's rules of jstype.h), for the walks to --depth levels (callwalk.c),
+ * over the world w (kept, not owned): the call of name (kind "call", or
+ * "class": new C()) at (line, col_) of the TS/JS file path, made on recv,
+ * enclosed by scope.  follow: REFS_JS_BIND binds it as callers of name does;
+ * REFS_JS_ORIGIN only follows name, imported or re-exported under another
+ * name, to the module-level definition it names (as callers of that one
+ * does); REFS_JS_BOTH the first, else the second (as callees does).  1 with
+ * the definition's name, path (valid until the binder is freed), line and
+ * *how; 0 with *how = BIND_NONE. */
+enum { REFS_JS_BIND, REFS_JS_ORIGIN, REFS_JS_BOTH };
+struct refs_jsbind;
+struct refs_jsbind *refs_jsbind_new(struct refs *r, struct refs_world *w);
+int refs_jsbind_call(struct refs_jsbind *b, const char *name, const char *kind, const char *path, const char *scope,
+		     long line, long col_, enum bind_recv recv, int follow, enum bind_how *how, const char **def_name,
+		     const char **def_path, long *def_line);
+void refs_jsbind_free(struct refs_jsbind *b);
+
 /* Start a query on ix (not owned) writing to fp.  Cannot fail. */
 void refs_init(struct refs *r, struct ci_index *ix, const struct refs_opts *o, FILE *fp);
 void refs_release(struct refs *r);
