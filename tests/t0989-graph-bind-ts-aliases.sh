@@ -58,4 +58,22 @@ test_expect_success 'callees main: each alias bound to its definition' '
 	test_cmp expect actual
 '
 
+test_expect_success 'a file of more than 512 importers: the bound is said on stderr, the answer still given' '
+	git init -q wide &&
+	mkdir wide/src wide/use &&
+	echo "export function make(n: number) { return n }" >wide/src/lib.ts &&
+	i=0 &&
+	while test $i -lt 515; do
+		printf "import { make } from \"../src/lib\";\nexport function u$i() { return make($i) }\n" \
+			>wide/use/u$i.ts || return 1
+		i=$((i + 1))
+	done &&
+	printf "export { make as build } from \"./use/u0\";\n" >wide/index.ts &&
+	(cd wide && ci-index --no-progress build 2>/dev/null) &&
+	(cd wide && ci-refs --json --limit 1000 callers make 2>../err) >out &&
+	test_grep "were followed to 256 re-exports and 512 importers" err &&
+	test "$(grep -c "\"_type\":\"occurrence\"" out)" = 515 &&
+	test "$(grep -c "followed to" err)" = 1
+'
+
 test_done

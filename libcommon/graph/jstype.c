@@ -44,6 +44,7 @@ struct js_types {
 	struct jt_file **f;	/* the files read (each allocated: pointers stay valid) */
 	size_t f_nr, f_alloc;
 	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface;
+	int bounded;		/* js_aliases() stopped at a bound: warned once */
 };
 
 /* An expression being read: its text, where the names in it are. */
@@ -406,16 +407,21 @@ struct jt_pair {
 	char *path, *name;
 };
 
-static void push_pair(struct jt_pair **q, size_t *nr, size_t *alloc, const char *path, const char *name)
+#define JT_PAIRS_MAX 256		/* (file, name) pairs js_aliases() follows */
+#define JT_IMPORTERS_MAX 512	/* importers of one file it reads */
+
+/* Queue (path, name) unless queued; 1 when the queue is full and it was dropped. */
+static int push_pair(struct jt_pair **q, size_t *nr, size_t *alloc, const char *path, const char *name)
 {
 	for (size_t i = 0; i < *nr; i++)
 		if (!strcmp((*q)[i].path, path) && !strcmp((*q)[i].name, name))
-			return;
-	if (*nr >= 256)
-		return;
+			return 0;
+	if (*nr >= JT_PAIRS_MAX)
+		return 1;
 	ALLOC_GROW(*q, *nr + 1, *alloc);
 	(*q)[*nr].path = xstrdup(path);
 	(*q)[(*nr)++].name = xstrdup(name);
+	return 0;
 }
 
 static void add_name(char ***names, size_t *nr, const char *name, const char *self)
@@ -430,22 +436,27 @@ static void add_name(char ***names, size_t *nr, const char *name, const char *se
 }
 
 /* js_aliases()'s step for the pair (path, name): the file's own `export { name
- * as b }`, and each importer's bindings of it. */
-static void alias_step(struct js_types *t, const char *path, const char *name, struct jt_pair **q, size_t *q_nr,
+ * as b }`, and each importer's bindings of it.  1 when a bound left some out. */
+static int alias_step(struct js_types *t, const char *path, const char *name, struct jt_pair **q, size_t *q_nr,
 		       size_t *q_alloc, char ***names, size_t *nr, const char *self)
 {
 	struct jt_file *f = file_of(t, path);
 	char **imp = NULL;
 	size_t imp_nr = 0;
+	int bounded = 0;
 
 	for (size_t i = 0; f && i < f->b_nr; i++)
 		if (f->b[i].kind == JT_EXPORT && !f->b[i].spec && !strcmp(f->b[i].remote, name))
-			push_pair(q, q_nr, q_alloc, path, f->b[i].local);
+			bounded |= push_pair(q, q_nr, q_alloc, path, f->b[i].local);
 	if (!t->importers)
 		t->importers = refs_prep(t->r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
 	sqlite3_reset(t->importers);
 	sqlite3_bind_text(t->importers, 1, path, -1, SQLITE_TRANSIENT);
-	while (sqlite3_step(t->importers) == SQLITE_ROW && imp_nr < 512) {
+	while (sqlite3_step(t->importers) == SQLITE_ROW) {
+		if (imp_nr >= JT_IMPORTERS_MAX) {
+			bounded = 1;
+			break;
+		}
 		imp = xrealloc(imp, (imp_nr + 1) * sizeof(*imp));
 		imp[imp_nr++] = xstrdup(refs_col(t->importers, 0));
 	}
@@ -457,16 +468,17 @@ static void alias_step(struct js_types *t, const char *path, const char *name, s
 			if (!b->from || strcmp(b->from, path))
 				continue;
 			if (b->kind == JT_STAR) {
-				push_pair(q, q_nr, q_alloc, imp[k], name);
+				bounded |= push_pair(q, q_nr, q_alloc, imp[k], name);
 			} else if ((b->kind == JT_IMPORT || b->kind == JT_DEFAULT || b->kind == JT_EXPORT) &&
 				   !strcmp(b->remote, name)) {
 				add_name(names, nr, b->local, self);
-				push_pair(q, q_nr, q_alloc, imp[k], b->local);
+				bounded |= push_pair(q, q_nr, q_alloc, imp[k], b->local);
 			}
 		}
 		free(imp[k]);
 	}
 	free(imp);
+	return bounded;
 }
 
 void js_aliases(struct js_types *t, const char *path, const char *name, char ***names, size_t *nr)
@@ -474,12 +486,20 @@ void js_aliases(struct js_types *t, const char *path, const char *name, char ***
 	struct jt_pair *q = NULL;
 	size_t q_nr = 0, q_alloc = 0;
 
+	int bounded = 0;
+
 	*names = NULL;
 	*nr = 0;
 	push_pair(&q, &q_nr, &q_alloc, path, name);
 	for (size_t i = 0; i < q_nr; i++) {
 		add_name(names, nr, q[i].name, name);
-		alias_step(t, q[i].path, q[i].name, &q, &q_nr, &q_alloc, names, nr, name);
+		bounded |= alias_step(t, q[i].path, q[i].name, &q, &q_nr, &q_alloc, names, nr, name);
+	}
+	if (bounded && !t->bounded) {
+		t->bounded = 1;
+		warning("the other names of %s (%s) were followed to %d re-exports and %d importers a file: "
+			"calls under names beyond those may be missing", name, path, JT_PAIRS_MAX,
+			JT_IMPORTERS_MAX);
 	}
 	for (size_t i = 0; i < q_nr; i++) {
 		free(q[i].path);

@@ -50,7 +50,9 @@ int js_origin(struct js_types *t, const char *path, const char *ns, const char *
  * through re-exporting files (`import { name as a }`, `export { a as b }`,
  * a default export's local names, `export * from`): a superset to check
  * with js_origin().  *names (each and the array malloc'd, the caller frees)
- * holds *nr of them, without name itself.
+ * holds *nr of them, without name itself.  The walk follows at most 256
+ * (file, name) pairs and 512 importers a file; past those it warns on stderr,
+ * once for t, that calls under further names may be missing.
  */
 void js_aliases(struct js_types *t, const char *path, const char *name, char ***names, size_t *nr);
 
