@@ -333,9 +333,7 @@ static int ident_char(int c)
 	return isalnum((unsigned char)c) || c == '_' || c == '$';
 }
 
-/* The identifier just before the '.' before col (1-based) of line s: x of
- * `x.f(`, not of `a.x.f(` or `g().f(`; copied to out (n bytes at most). */
-static int receiver_var(const char *s, long col, char *out, size_t n)
+int bind_js_receiver_var(const char *s, long col, char *out, size_t n)
 {
 	const char *p, *e;
 
@@ -658,14 +656,14 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 		n++;
 	}
 	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
-	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    bind_js_receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
 	    (def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
 		goto done;
 	}
 	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr && f->name &&
-	    receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
+	    bind_js_receiver_var(f->text[line - 1], f->col, var, sizeof(var)) &&
 	    (obj = bind_js_shorthand(f->text, f->text_nr, var, f->name, line)) > 0) {
 		/* x.f() with const x = { f, ... }: the f in scope where x is made */
 		const struct bind_js_file at = { f->text, f->text_nr, f->name, 0 };

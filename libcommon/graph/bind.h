@@ -112,6 +112,11 @@ long bind_js(enum bind_how *how, const char *path, const char *scope, long line,
  */
 int bind_js_visible(const char *const *text, long text_nr, long def, long from);
 
+/* The identifier just before the '.' (or '?.') before col (1-based) of line s:
+ * x of `x.f(` and `x?.f(`, not of `a.x.f(` or `g().f(`; copied to out (n bytes
+ * at most).  1 when there is one, else 0. */
+int bind_js_receiver_var(const char *s, long col, char *out, size_t n);
+
 /*
  * The line of the nearest (above first) declaration of name as a variable
  * (const/let/var name, or a binding of a destructuring `const { a, name } =`)

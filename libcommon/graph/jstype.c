@@ -1166,22 +1166,8 @@ int js_receiver(struct js_types *t, const char *path, const char *scope, long li
 int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n)
 {
 	struct jt_file *f = file_of(t, path);
-	const char *s, *p, *e;
 
-	if (!f || line < 1 || line > f->text.lines_nr || !(s = f->text.lines[line - 1]) || col < 3 ||
-	    (size_t)col - 1 > strlen(s))
+	if (!f || line < 1 || line > f->text.lines_nr)
 		return 0;
-	e = s + col - 1;
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	if (e == s || e[-1] != '.')
-		return 0;
-	e--;
-	for (p = e; p > s && ident_char(p[-1]); p--)
-		;
-	if (p == e || (size_t)(e - p) >= n || (p > s && (p[-1] == '.' || p[-1] == ')' || p[-1] == ']')))
-		return 0;
-	memcpy(out, p, (size_t)(e - p));
-	out[e - p] = '\0';
-	return 1;
+	return bind_js_receiver_var(f->text.lines[line - 1], col, out, n);
 }
