@@ -285,9 +285,12 @@ static void store_graph(struct ix_run *r, int update, struct gstore_pre *pre)
 	rc = gstore_update(&q, pre, &rebound, &why);
 	if (update && !pre && !why)
 		why = "the answers were not stored whole when the update began";
-	if (rc > 0 && verbosity)
-		fprintf(stderr, "%s: the index %s: the call graph's answers are not stored\n", progname,
-			rc == 1 ? "changed meanwhile" : "is damaged");
+	if (rc == 1 && verbosity)
+		fprintf(stderr, "%s: the index changed meanwhile: the call graph's answers are not stored\n",
+			progname);
+	else if (rc > 1)	/* damage is said whatever the verbosity: the build or update still stands */
+		warning("the index is damaged: the call graph's answers are not stored (ci-refs dead and arch "
+			"bind the whole graph; 'ci-index build' anew mends it)");
 	else if (!rc && verbosity && rebound < 0)
 		fprintf(stderr, "%s: graph store: the whole graph bound%s%s%s\n", progname, why ? " (" : "",
 			why ? why : "", why ? ")" : "");
