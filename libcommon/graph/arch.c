@@ -391,7 +391,7 @@ int refs_arch(struct refs *r)
 	struct arch a = { .r = r };
 	long limit = r->o.limit;
 	/* one read transaction: the stamp and what it vouches for */
-	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	int txn = refs_read_begin(r);
 
 	if (gstore_valid(r)) {
 		cgraph_load_files(&a.g, r);
@@ -402,8 +402,7 @@ int refs_arch(struct refs *r)
 	}
 	find_packages(&a);
 	if (!a.pkgs_nr) {
-		if (txn)
-			sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+		refs_read_end(r, txn);
 		error("no code in the index%s", r->o.path ? " under that path" : "");
 		release(&a);
 		return EXIT_NOTHING;
@@ -419,8 +418,7 @@ int refs_arch(struct refs *r)
 	r->o.limit = r->emitted + limit;
 	arch_clusters(r, &a.g, a.fe, a.fe_nr, a.pkg_of, (const char *const *)a.pkgs);
 	r->o.limit = limit;
-	if (txn)
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	refs_read_end(r, txn);
 	release(&a);
 	return EXIT_OK;
 }

@@ -986,13 +986,12 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	size_t imps_nr = 0;
 	sqlite3_int64 *blobs = NULL;
 	/* one read transaction: not a lock taken and dropped per statement */
-	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	int txn = refs_read_begin(r);
 
 	memset(g, 0, sizeof(*g));
 	load_tables(g, r, &imps, &imps_nr, &blobs);
 	read_files(g, r, imps, imps_nr, NULL, g->files_nr, NULL, 0, flags);
-	if (txn)
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	refs_read_end(r, txn);
 	free(imps);
 	free(blobs);
 	finish_calls(g);
@@ -1124,7 +1123,7 @@ void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths
 	size_t files_nr = 0, imps_nr = 0, alloc = 0;
 	struct imp *imps = NULL;
 	sqlite3_stmt *st, *mst;
-	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	int txn = refs_read_begin(r);
 
 	memset(g, 0, sizeof(*g));
 	cgraph_load_files(g, r);
@@ -1165,8 +1164,7 @@ void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths
 	if (imps_nr)
 		qsort(imps, imps_nr, sizeof(*imps), cmp_imp);
 	read_files(g, r, imps, imps_nr, files, files_nr, scan ? names : NULL, scan ? names_nr : 0, CG_MENTIONS);
-	if (txn)
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	refs_read_end(r, txn);
 	if (prefixes) {
 		for (size_t i = 0; i < g->prefixes_nr; i++)
 			free(g->prefixes[i]);

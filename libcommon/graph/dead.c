@@ -124,17 +124,15 @@ int refs_dead(struct refs *r)
 	struct cgraph g;
 	size_t seen = 0, found = 0;
 	/* one read transaction: the stamp and what it vouches for */
-	int txn = sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	int txn = refs_read_begin(r);
 
 	if (gstore_valid(r)) {
 		int ret = gstore_dead(r);
-		if (txn)
-			sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+		refs_read_end(r, txn);
 		return ret;
 	}
 	cgraph_load(&g, r, CG_MENTIONS);
-	if (txn)
-		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+	refs_read_end(r, txn);
 	for (size_t i = 0; i < g.defs_nr; i++) {
 		const struct cg_def *d = &g.defs[i];
 		const char *why;

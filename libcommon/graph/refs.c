@@ -50,6 +50,17 @@ void refs_flush(struct refs *r)
 	buf_reset(&r->out);
 }
 
+int refs_read_begin(struct refs *r)
+{
+	return sqlite3_get_autocommit(r->db) && sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+void refs_read_end(struct refs *r, int txn)
+{
+	if (txn)
+		sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+}
+
 sqlite3_stmt *refs_prep(struct refs *r, const char *sql)
 {
 	sqlite3_stmt *st;

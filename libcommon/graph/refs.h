@@ -161,6 +161,12 @@ int refs_kind_matches(const char *want, const char *kind);
 
 /* Internal to refs.c, callgraph.c, cycles.c, impact.c. */
 sqlite3_stmt *refs_prep(struct refs *r, const char *sql);
+
+/* One read transaction over several queries (what a stored answer's stamp
+ * vouches for is read with it): 1 when begun here, 0 when one was open
+ * already or none could be begun; refs_read_end() ends what this began. */
+int refs_read_begin(struct refs *r);
+void refs_read_end(struct refs *r, int txn);
 void refs_flush(struct refs *r);
 int refs_path_ok(const struct refs *r, const char *path);
 char *refs_file_arg(struct refs *r, const char *arg);
