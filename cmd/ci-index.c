@@ -22,7 +22,6 @@
 #include "index/server.h"
 #include "index/fork-server.h"
 #include "index/index.h"
-#include "index/engine.h"
 #include "graph/gstore.h"
 #include "embed/vec.h"
 
@@ -257,86 +256,6 @@ static int cmd_serve(struct ix_run *r, int argc, char **argv)
 	return ret;
 }
 
-/* The call graph's answers stored in the index just written (graph/gstore.h):
- * derived data, so a failure is reported and the command still succeeds
- * (dead and arch then bind the whole graph, as without them), damage too
- * (the commands that read it report it; CI_INDEX_CHECK=never's update reads
- * only what it must).  Under the writers' lock (a server's worker holds it
- * still, with its index open). */
-static void store_graph(struct ix_run *r, int update, struct gstore_pre *pre)
-{
-	struct refs_opts o = { .limit = 100, .depth = -1 };
-	struct ci_index *ix = r->deferred_ix;
-	struct refs q;
-	int lock = -1, rc;
-	long rebound;
-	const char *why;
-
-	if (!r->wrote || r->o.no_graph)
-		return;
-	if (!ix && ((lock = ix_lock_dir(r, r->wrote)) < 0 || index_open(&ix, r->wrote, INDEX_NOTE_DAMAGE) != 0)) {
-		if (lock >= 0)
-			close(lock);
-		return;
-	}
-	if (verbosity)
-		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
-	refs_init(&q, ix, &o, stdout);
-	rc = gstore_update(&q, pre, &rebound, &why);
-	if (update && !pre && !why)
-		why = "the answers were not stored whole when the update began";
-	if (rc == 1 && verbosity)
-		fprintf(stderr, "%s: the index changed meanwhile: the call graph's answers are not stored\n",
-			progname);
-	else if (rc > 1)	/* damage is said whatever the verbosity: the build or update still stands */
-		warning("the index is damaged: the call graph's answers are not stored (ci-refs dead and arch "
-			"bind the whole graph; 'ci-index build' anew mends it)");
-	else if (!rc && verbosity && rebound < 0)
-		fprintf(stderr, "%s: graph store: the whole graph bound%s%s%s\n", progname, why ? " (" : "",
-			why ? why : "", why ? ")" : "");
-	else if (!rc && verbosity)
-		fprintf(stderr, "%s: graph store: %ld files re-bound\n", progname, rebound);
-	refs_release(&q);
-	if (ix != r->deferred_ix)
-		index_close(ix);
-	if (lock >= 0)
-		close(lock);
-}
-
-/* An update's graph hooks (index/run.h): the incremental path's state. */
-struct graph_hook {
-	struct refs q;		/* on the update's index, from IX_GRAPH_BEGIN to its end */
-	int open;
-	struct gstore_pre *pre;	/* gstore_begin()'s, NULL when the path does not apply */
-};
-
-static void graph_hook(void *data, struct ci_index *ix, int phase, const char *const *paths, size_t n)
-{
-	struct graph_hook *h = data;
-	struct refs_opts o = { .limit = 100, .depth = -1 };
-
-	if (phase == IX_GRAPH_BEGIN && !h->open) {
-		refs_init(&h->q, ix, &o, stdout);
-		h->open = 1;
-		h->pre = gstore_begin(&h->q);
-		return;
-	}
-	if (!h->open)
-		return;
-	if (phase == IX_GRAPH_CHANGED) {
-		gstore_changed(h->pre, &h->q, paths, n);
-		return;
-	}
-	if (phase == IX_GRAPH_COMMIT) {
-		gstore_commit(h->pre, &h->q);
-	} else {
-		gstore_pre_free(h->pre);
-		h->pre = NULL;
-	}
-	refs_release(&h->q);
-	h->open = 0;
-}
-
 static int cmd_build(struct ix_run *r, int argc, char **argv)
 {
 	const char *rev = NULL, *start = NULL;
@@ -365,7 +284,7 @@ static int cmd_build(struct ix_run *r, int argc, char **argv)
 	if (ret == EXIT_OK && r->o.history)
 		ret = ix_load_history(r, r->build_dir, 0);
 	if (ret == EXIT_OK)
-		store_graph(r, 0, NULL);
+		gstore_run(r, NULL);
 	if (ret == EXIT_OK)
 		server_after_build(r);
 	return ret;
@@ -374,31 +293,24 @@ static int cmd_build(struct ix_run *r, int argc, char **argv)
 /* update, here (not in the index's server). */
 static int cmd_update(struct ix_run *r, int cmd_argc)
 {
-	struct graph_hook h = { .open = 0 };
+	struct gstore_hook h;
 	int ret;
 
 	if (cmd_argc)
 		usage_error(usage_text, "update takes no arguments");
-	if (!r->o.no_graph) {
-		r->graph_hook = graph_hook;
-		r->graph_data = &h;
-	}
+	gstore_hook_attach(r, &h);
 	ret = ix_update(r);
-	r->graph_hook = NULL;
-	r->graph_data = NULL;
-	if (h.open)
-		refs_release(&h.q);	/* an update that rebuilt the index: no end */
+	gstore_hook_detach(r, &h);
 	if (ret == EXIT_OK && r->o.history) {
 		ix_run_close_deferred(r);	/* the history is stored under the same lock */
 		ret = ix_load_history(r, ".", 1);
 	}
 	if (ret == EXIT_OK)
-		store_graph(r, 1, h.open ? NULL : h.pre);
-	gstore_pre_free(h.pre);
+		gstore_run(r, &h);
+	gstore_hook_free(&h);
 	return ret;
 }
 
-/* Parse the options before the command into o: -1, or the exit status of -h, --version. */
 static int parse_options(struct ix_opts *o, int argc, char **argv)
 {
 	int c;

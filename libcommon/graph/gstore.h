@@ -108,4 +108,34 @@ const char *gstore_reason_name(int reason);
 int dead_wanted(const struct refs *r, const char *kind, const char *path, const char *lang);
 void dead_emit(struct refs *r, const struct cg_def *d, const char *why);
 
+/* ---- gsrun.c: the store in ci-index's runs (index/run.h) ---- */
+struct ix_run;
+
+/* An update's incremental path, from its hooks to the store. */
+struct gstore_hook {
+	struct refs q;		/* on the update's index, from IX_GRAPH_BEGIN to its end */
+	int open;
+	struct gstore_pre *pre;	/* gstore_begin()'s, NULL when the path does not apply */
+};
+
+/*
+ * Around ix_update(r): attach sets r's graph hooks to h's (none with
+ * --no-graph), detach takes them off (an update that rebuilt the index
+ * began and never ended: what it learnt is dropped).  Then gstore_run(r, h)
+ * once the update succeeded, and gstore_hook_free(h) either way.
+ */
+void gstore_hook_attach(struct ix_run *r, struct gstore_hook *h);
+void gstore_hook_detach(struct ix_run *r, struct gstore_hook *h);
+void gstore_hook_free(struct gstore_hook *h);
+
+/*
+ * The call graph's answers stored in the index r's build (h NULL) or update
+ * (h its hooks') just wrote, unless --no-graph: derived data, so a failure
+ * is reported and the command still succeeds (dead and arch then bind the
+ * whole graph, as without them), damage too, whatever the verbosity (the
+ * commands that read it report it).  Under the writers' lock (a server's
+ * worker holds it still, with its index open).  With -v, says what it did.
+ */
+void gstore_run(struct ix_run *r, const struct gstore_hook *h);
+
 #endif

@@ -67,8 +67,8 @@ struct ix_run {
 	struct ci_index *deferred_ix;	/* a worker's index, closed once it has answered */
 	int deferred_lock;		/* and its lock */
 	char *wrote;			/* the index the last build or update wrote
-					   (owned; for cmd/ci-index's graph store), or NULL */
-	/* cmd/ci-index's graph store (graph/gstore.h's incremental path),
+					   (owned; for the graph store, graph/gstore.h), or NULL */
+	/* the graph store's incremental path (graph/gstore.h gstore_hook),
 	 * called by an update in its write transaction (NULL: none):
 	 * IX_GRAPH_BEGIN before it writes, IX_GRAPH_CHANGED with the files it
 	 * is to re-read or forget (paths[0..n), strcmp order) before it writes
