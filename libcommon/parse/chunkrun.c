@@ -4,16 +4,21 @@
  * Shaped by whole repositories (the Linux kernel: 70k files): N workers take
  * files in list order, read and chunk them into per-slot buffers; the calling
  * thread hands each slot to the callback in order.  Workers never run more than
- * WINDOW files ahead, so memory stays bounded whatever the tree.
+ * WINDOW files ahead, nor past BUDGET bytes of records waiting to be handed
+ * over (a run of large generated headers, 2-6 MB of records each, held 290
+ * MB in 512 slots on drivers/gpu/drm/amd), so memory stays bounded whatever
+ * the tree.
  */
 #include "core/common.h"
 #include "parse/chunkrun.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <git2.h>
 
 #define WINDOW 512
+#define BUDGET (32L << 20)	/* CI_CHUNK_BUDGET (bytes) in tests */
 
 struct slot {
 	struct buf out;		/* its records */
@@ -34,8 +39,10 @@ struct job {
 	struct slot *slots;		/* WINDOW slots, file i in slots[i % WINDOW] */
 	size_t next;			/* next file to take */
 	size_t written;			/* files handed to the callback */
+	size_t held;			/* bytes of records done and not yet handed over */
+	size_t budget;			/* BUDGET */
 	int stop;			/* the callback asked to stop */
-	pthread_mutex_t lock;		/* guards next, written, stop, slots' done */
+	pthread_mutex_t lock;		/* guards next, written, held, stop, slots' done */
 	pthread_cond_t cond;		/* signalled when a slot is done or handed over */
 };
 
@@ -118,7 +125,9 @@ static void *worker(void *arg)
 		struct slot *s;
 
 		pthread_mutex_lock(&jb->lock);
-		while (!jb->stop && jb->next < jb->list->files_nr && jb->next >= jb->written + WINDOW)
+		/* the file the caller waits for is always taken: no deadlock */
+		while (!jb->stop && jb->next < jb->list->files_nr &&
+		       (jb->next >= jb->written + WINDOW || (jb->held >= jb->budget && jb->next > jb->written)))
 			pthread_cond_wait(&jb->cond, &jb->lock);
 		if (jb->stop || jb->next >= jb->list->files_nr) {
 			pthread_mutex_unlock(&jb->lock);
@@ -132,6 +141,7 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&jb->lock);
 		s->done = 1;
+		jb->held += s->out.len;
 		pthread_cond_broadcast(&jb->cond);
 		pthread_mutex_unlock(&jb->lock);
 	}
@@ -160,6 +170,7 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 	jb.ictx = ictx;
 	jb.gitdir = gitdir;
 	jb.oids = oids;
+	jb.budget = (size_t)env_long("CI_CHUNK_BUDGET", 1, LONG_MAX, BUDGET, ENV_DIE);
 	pthread_mutex_init(&jb.lock, NULL);
 	pthread_cond_init(&jb.cond, NULL);
 	jb.slots = xcalloc(WINDOW, sizeof(*jb.slots));
@@ -206,6 +217,7 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 
 		pthread_mutex_lock(&jb.lock);
 		s->done = 0;
+		jb.held -= r.records_len;
 		jb.written = f + 1;
 		if (ret < 0)
 			jb.stop = 1;
