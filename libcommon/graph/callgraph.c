@@ -258,6 +258,10 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
 			return def;
 		}
+		if (recv == RECV_SELF && js_this_rebound(w->js, path, scope, line)) {
+			*how = BIND_NONE;	/* this.f() in a function with a `this` of its own */
+			return -1;
+		}
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
 		else if ((recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) &&

@@ -75,6 +75,12 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
  * merged with the class name declares what is there). */
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
 
+/* 1 if a function nested in scope (a def of kind function whose scope is
+ * scope, spanning line in path) that has a `this` of its own encloses line:
+ * `function`, an object literal's method `m(v) { ... }`, not an arrow
+ * function; `this` there is not scope's class. */
+int js_this_rebound(struct js_types *t, const char *path, const char *scope, long line);
+
 /* The name of the receiver variable of the call at (line, col) of path, `ns`
  * of `ns.f()` (an identifier alone before the dot), copied to out; 0 if none. */
 int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n);
