@@ -117,6 +117,12 @@ int bind_js_visible(const char *const *text, long text_nr, long def, long from);
  * at most).  1 when there is one, else 0. */
 int bind_js_receiver_var(const char *s, long col, char *out, size_t n);
 
+/* 1 if the receiver of the call whose name starts at col (1-based) of the
+ * line s is a literal: a regular expression (`/a+/i.test()`, where an
+ * operand may start), a string or template (`'a'.f()`), `{}`; its method is
+ * the language's own, never the repository's. */
+int bind_js_literal_receiver(const char *s, long col);
+
 /*
  * The line of the nearest (above first) declaration of name as a variable
  * (const/let/var name, or a binding of a destructuring `const { a, name } =`)
