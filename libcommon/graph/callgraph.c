@@ -250,6 +250,7 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
 		struct js_class cls;
 		char ns[128];
+		int bare = recv == RECV_BARE;
 
 		if (recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, sizeof(ns)) &&
 		    js_origin(w->js, path, ns, name, &cls)) {
@@ -277,8 +278,13 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return def;
 		}
 
-		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
-				    c->reach, c->declared, c->nr, &f);
+		def = bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
+				   c->reach, c->declared, c->nr, &f);
+		if (def >= 0 && bare && strcmp(c->paths[def], path) && !js_imports_name(w->js, path, name)) {
+			*how = BIND_NONE;	/* f() in a module that imports no f: a global, not another file's f */
+			def = -1;
+		}
+		return def;
 	}
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
 	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,

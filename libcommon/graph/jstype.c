@@ -326,6 +326,23 @@ static struct jt_file *file_of(struct js_types *t, const char *path)
 	return f;
 }
 
+int js_imports_name(struct js_types *t, const char *path, const char *name)
+{
+	struct jt_file *f = file_of(t, path);
+	int any = 0;
+
+	for (size_t i = 0; f && i < f->b_nr; i++) {
+		const struct jt_bind *b = &f->b[i];
+
+		if (b->kind != JT_IMPORT && b->kind != JT_DEFAULT && b->kind != JT_NS)
+			continue;
+		any = 1;
+		if (b->local && !strcmp(b->local, name))
+			return 1;
+	}
+	return any ? 0 : -1;
+}
+
 /* 1 if the file path defines name at module level (a function or a class). */
 static int module_def(struct js_types *t, const char *path, const char *name)
 {

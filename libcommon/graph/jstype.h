@@ -75,6 +75,12 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
  * merged with the class name declares what is there). */
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
 
+/* Whether the file path imports name (as a value, under that local name:
+ * `import { name }`, `import name`, `import * as name`): 1, else 0; -1 when
+ * the file has no import statement at all (maybe no module: a script's
+ * globals are another file's). */
+int js_imports_name(struct js_types *t, const char *path, const char *name);
+
 /* 1 if a function nested in scope (a def of kind function whose scope is
  * scope, spanning line in path) that has a `this` of its own encloses line:
  * `function`, an object literal's method `m(v) { ... }`, not an arrow
