@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: x.inc() with x = new Counter(): Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
-		decl[0] = -1;	/* Counter an interface: inc a signature */
+		decl[0] = -2;	/* Counter an interface: inc a signature in its body */
 		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == -1 && how == BIND_NONE, 1, "TS: c.inc() with c: an interface Counter: none (its signature)");
 		decl[0] = 1;

@@ -704,7 +704,7 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
 	    (def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
-		if (declared[def] < 0)
+		if (declared[def] == -2)
 			def = -1;	/* x: I, an interface or a type: its signature, no body to call */
 		goto done;
 	}

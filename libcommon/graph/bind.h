@@ -159,7 +159,9 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
  * A TS/JS call as bind_ref() then bind_js() bind it, over the candidates the
  * call can reach at all (declared[i]: 1; 0 for an object's property,
  * TAGTEXT_PROPERTY; 2 for a function assigned to a member, `o.f = ...`,
- * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never;
+ * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never (-2
+ * where it lies within the type's or interface's lines: x.f() with x: I
+ * binds to nothing, not to that signature);
  * an interface or a type itself, never: `new C()` with an interface C merged
  * with class C reaches the class): a bare f() reaches no object property (declared 0) and, in its own file,
  * only a function in scope (bind_js_visible()); x.f() reaches no function

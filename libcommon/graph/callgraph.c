@@ -52,7 +52,8 @@ static void cands_release(struct cands *c)
 }
 
 /* TS: mark -1 in c->declared the candidates inside a type or an interface of
- * their file (their scope's innermost name): signatures, no definitions. */
+ * their file (their scope's innermost name): signatures, no definitions; -2
+ * those within its lines (not a method of a class merged with it). */
 static void js_signatures(struct refs *r, struct cands *c)
 {
 	sqlite3_stmt *st = NULL;
@@ -63,14 +64,16 @@ static void js_signatures(struct refs *r, struct cands *c)
 		if (!s || !bind_is_js(c->paths[i]))
 			continue;
 		if (!st)
-			st = refs_prep(r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
-				       "AND d.name = ?2 AND d.kind IN ('type', 'interface') LIMIT 1");
+			st = refs_prep(r, "SELECT d.line <= ?3 AND d.end_line >= ?3 FROM defs d JOIN files f ON "
+				       "f.blob_id = d.blob_id WHERE f.path = ?1 AND d.name = ?2 AND d.kind IN ('type', "
+				       "'interface') ORDER BY 1 DESC LIMIT 1");
 		dot = strrchr(s, '.');
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, c->paths[i], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, dot ? dot + 1 : s, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, c->lines[i]);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			c->declared[i] = -1;
+			c->declared[i] = sqlite3_column_int(st, 0) ? -2 : -1;
 	}
 	sqlite3_finalize(st);
 }
