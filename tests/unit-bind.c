@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..96\n");
+	printf("1..109\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
