@@ -228,6 +228,33 @@ static long js_method(struct js_types *t, const struct cands *c, const struct js
 }
 
 /*
+ * TS/JS: whether a bare f() of path may call another file's candidate def,
+ * by how path imports f: not in a module that imports no f (a global), nor
+ * one importing f from a package (outside the index); where f is imported
+ * from a file, only the definition its imports lead to (js_origin()), and,
+ * when they lead to none known, only under its own name (`import { f }`),
+ * not a default or renamed import (`import f from` of `export default x`,
+ * x no function: that x, not a namesake f of the file).
+ */
+static int js_bare_origin(struct js_types *t, const struct cands *c, long def, const char *path, const char *name)
+{
+	struct js_class o;
+
+	switch (js_imports_name(t, path, name)) {
+	case JS_IMPORT_NO_MODULE:
+		return 1;
+	case JS_IMPORT_NONE:
+	case JS_IMPORT_OUTSIDE:
+		return 0;
+	case JS_IMPORT_SAME:
+		return !js_origin(t, path, NULL, name, &o) || (!strcmp(o.path, c->paths[def]) && !strcmp(o.name, name));
+	case JS_IMPORT_RENAMED:
+		return js_origin(t, path, NULL, name, &o) && !strcmp(o.path, c->paths[def]) && !strcmp(o.name, name);
+	}
+	return 1;
+}
+
+/*
  * Bind a call of name (a reference of kind "call", or "class": new C() in
  * TS/JS) at (path, line, col_): by resolve.h's rules in a Python file (with
  * --by-name, bind.h's where they find nothing), in a TS/JS file by
@@ -283,8 +310,8 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 
 		def = bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
 				   c->reach, c->declared, c->nr, &f);
-		if (def >= 0 && bare && strcmp(c->paths[def], path) && !js_imports_name(w->js, path, name)) {
-			*how = BIND_NONE;	/* f() in a module that imports no f: a global, not another file's f */
+		if (def >= 0 && bare && strcmp(c->paths[def], path) && !js_bare_origin(w->js, c, def, path, name)) {
+			*how = BIND_NONE;
 			def = -1;
 		}
 		return def;

@@ -337,10 +337,13 @@ int js_imports_name(struct js_types *t, const char *path, const char *name)
 		if (b->kind != JT_IMPORT && b->kind != JT_DEFAULT && b->kind != JT_NS)
 			continue;
 		any = 1;
-		if (b->local && !strcmp(b->local, name))
-			return 1;
+		if (!b->local || strcmp(b->local, name))
+			continue;
+		if (!b->from)
+			return JS_IMPORT_OUTSIDE;
+		return b->kind == JT_IMPORT && b->remote && !strcmp(b->remote, name) ? JS_IMPORT_SAME : JS_IMPORT_RENAMED;
 	}
-	return any ? 0 : -1;
+	return any ? JS_IMPORT_NONE : JS_IMPORT_NO_MODULE;
 }
 
 /* 1 if the file path defines name at module level (a function or a class). */

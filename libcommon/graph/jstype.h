@@ -75,10 +75,14 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
  * merged with the class name declares what is there). */
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
 
-/* Whether the file path imports name (as a value, under that local name:
- * `import { name }`, `import name`, `import * as name`): 1, else 0; -1 when
- * the file has no import statement at all (maybe no module: a script's
- * globals are another file's). */
+/* How the file path imports name (as a value, under that local name). */
+enum js_import_how {
+	JS_IMPORT_NO_MODULE = -1,	/* the file has no import statement (maybe a script: globals) */
+	JS_IMPORT_NONE = 0,		/* a module that does not import name */
+	JS_IMPORT_SAME,			/* `import { name } from` a file of the index */
+	JS_IMPORT_RENAMED,		/* `import name from`, `{ a as name }`, `* as name`: from a file */
+	JS_IMPORT_OUTSIDE,		/* from a specifier no file of the index answers (a package) */
+};
 int js_imports_name(struct js_types *t, const char *path, const char *name);
 
 /* 1 if a function nested in scope (a def of kind function whose scope is
