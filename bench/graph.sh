@@ -27,7 +27,10 @@
 #   python  bench/graph-jedi.py      apt-get install python3-jedi (skipped if missing)
 #   ts      bench/graph-tsserver.js  npm install --prefix /var/tmp/ci-bench-node typescript@5
 #           (the package is looked for under $GRAPH_NODE_PATH, default
-#           /var/tmp/ci-bench-node/node_modules, then node's own paths)
+#           /var/tmp/ci-bench-node/node_modules, then node's own paths); call
+#           lines whose callee comes from a repository file that is not there
+#           (a relative import of an unbuilt dist/), which the service cannot
+#           judge, are left out of ci's edges
 #   c       bench/graph-clang.py     apt-get install python3-clang-14 (libclang, what
 #           clangd is built on); the repository's compile_commands.json (at its top
 #           or under build/) when it has one, else a per-file list (cc -I<each
