@@ -17,6 +17,12 @@
 // overload signature the call resolves to (a function's or a class method's)
 // stands for its implementation; a signature of an interface or a type, an
 // abstract method or a `declare function` is no definition.  Sorted, unique.
+// A call line where the service finds no definition in the repository because
+// the callee comes from a repository file that is not there (a relative import
+// of a build output such as `../dist/index.js` that no tracked file provides,
+// directly or through a variable initialised from it: `const c = new LRU()`)
+// gives {"path":..,"skip_from":line,"skip_to":line}: the service cannot judge
+// it, and bench/graph.sh leaves ci's edges from that line out (and counts them).
 // Used by bench/graph.sh as the reference for ci-refs callers on TS/JS.
 'use strict';
 const fs = require('fs');
@@ -110,7 +116,62 @@ function declLine(sf, d) {
 	return sf.getLineAndCharacterOfPosition(n.getStart(sf, false)).line + 1;
 }
 
+const lineOf = (sf, n) => sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1;
+const relative = (t) => t.startsWith('./') || t.startsWith('../') || t.startsWith('/');
+
+// a relative module specifier (import ... from, require(), import()) that resolves to no file
+function missingModule(spec) {
+	if (!spec || !ts.isStringLiteralLike(spec) || !relative(spec.text))
+		return false;
+	return !program.getTypeChecker().getSymbolAtLocation(spec);
+}
+
+// whether the value of expression e comes from a missing repository file: its
+// leftmost name is imported from one, or is a variable initialised from such
+// a value (d: how many variables were followed)
+function fromMissingFile(e, d) {
+	for (;;) {
+		if (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e) || ts.isCallExpression(e) ||
+		    ts.isNewExpression(e) || ts.isParenthesizedExpression(e) || ts.isNonNullExpression(e) ||
+		    ts.isAwaitExpression(e) || ts.isAsExpression(e) || ts.isTypeAssertionExpression(e)) {
+			if (ts.isCallExpression(e) && (e.expression.kind === ts.SyntaxKind.ImportKeyword ||
+			    (ts.isIdentifier(e.expression) && e.expression.text === 'require')))
+				return missingModule(e.arguments[0]);
+			e = e.expression;
+		} else if (ts.isTypeReferenceNode(e)) {
+			e = e.typeName;
+		} else if (ts.isQualifiedName(e)) {
+			e = e.left;
+		} else {
+			break;
+		}
+	}
+	if (!ts.isIdentifier(e) || d > 4)
+		return false;
+	const sym = program.getTypeChecker().getSymbolAtLocation(e);
+	for (const decl of (sym && sym.declarations) || []) {
+		let n = decl;
+		while (n && !ts.isImportDeclaration(n) && !ts.isImportEqualsDeclaration(n) && !ts.isSourceFile(n) &&
+		       (ts.isImportSpecifier(n) || ts.isNamedImports(n) || ts.isNamespaceImport(n) || ts.isImportClause(n)))
+			n = n.parent;
+		if (ts.isImportDeclaration(n))
+			return missingModule(n.moduleSpecifier);
+		if (ts.isImportEqualsDeclaration(n))
+			return ts.isExternalModuleReference(n.moduleReference) && missingModule(n.moduleReference.expression);
+		if (ts.isVariableDeclaration(n) && n.initializer && ts.isIdentifier(n.name))
+			return fromMissingFile(n.type || n.initializer, d + 1);
+		if (ts.isBindingElement(n)) {
+			let v = n.parent;
+			while (v && (ts.isObjectBindingPattern(v) || ts.isArrayBindingPattern(v) || ts.isBindingElement(v)))
+				v = v.parent;
+			return !!(v && ts.isVariableDeclaration(v) && v.initializer && fromMissingFile(v.initializer, d + 1));
+		}
+	}
+	return false;
+}
+
 const edges = new Set();
+const skips = new Set();
 for (const f of files) {
 	const sf = program.getSourceFile(abs(f));
 	if (!sf)
@@ -121,8 +182,8 @@ for (const f of files) {
 			while (ts.isParenthesizedExpression(e) || ts.isNonNullExpression(e))
 				e = e.expression;
 			const name = ts.isIdentifier(e) ? e : ts.isPropertyAccessExpression(e) ? e.name : null;
-			if (name && ts.isIdentifier(name))
-				edge(f, sf, name);
+			if (name && ts.isIdentifier(name) && !edge(f, sf, name) && fromMissingFile(e, 0))
+				skips.add(JSON.stringify({ path: f, skip_from: lineOf(sf, name), skip_to: lineOf(sf, name) }));
 		}
 		ts.forEachChild(n, visit);
 	};
@@ -135,7 +196,7 @@ function edge(f, sf, name) {
 	try {
 		defs = service.getDefinitionAtPosition(abs(f), pos) || [];
 	} catch (err) {
-		return;
+		return false;
 	}
 	const line = sf.getLineAndCharacterOfPosition(pos).line + 1;
 	const found = [];
@@ -165,6 +226,10 @@ function edge(f, sf, name) {
 	const bodies = found.filter((x) => !ts.isFunctionLike(x.decl) || x.decl.body);
 	for (const x of bodies)
 		edges.add(JSON.stringify({ path: f, line, def_path: x.rel, def_line: declLine(x.dsf, x.decl) }));
+	return bodies.length > 0;
 }
 
-process.stdout.write([...edges].sort().map((s) => s + '\n').join(''));
+// a line is skipped only where no call on it has an edge
+const resolved = new Set([...edges].map((s) => { const x = JSON.parse(s); return x.path + ':' + x.line; }));
+const out = [...edges, ...[...skips].filter((s) => { const x = JSON.parse(s); return !resolved.has(x.path + ':' + x.skip_from); })];
+process.stdout.write(out.sort().map((s) => s + '\n').join(''));

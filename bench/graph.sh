@@ -20,13 +20,17 @@
 # the tool resolves some call into the repository (the tool is no judge of a
 # line it leaves unresolved).  --calls-only skips the
 # imports, dead and arch; --lang ts and --lang c compare call edges only.
-# A table of the call edges of every repository ends the output.
+# A table of the call edges of every repository ends the output, then the
+# same rows pooled over the repositories (sums of edges, of agreeing edges).
 #
 # The tools (ts and c exit 2 here when theirs is missing):
 #   python  bench/graph-jedi.py      apt-get install python3-jedi (skipped if missing)
 #   ts      bench/graph-tsserver.js  npm install --prefix /var/tmp/ci-bench-node typescript@5
 #           (the package is looked for under $GRAPH_NODE_PATH, default
-#           /var/tmp/ci-bench-node/node_modules, then node's own paths)
+#           /var/tmp/ci-bench-node/node_modules, then node's own paths); call
+#           lines whose callee comes from a repository file that is not there
+#           (a relative import of an unbuilt dist/), which the service cannot
+#           judge, are left out of ci's edges
 #   c       bench/graph-clang.py     apt-get install python3-clang-14 (libclang, what
 #           clangd is built on); the repository's compile_commands.json (at its top
 #           or under build/) when it has one, else a per-file list (cc -I<each
@@ -162,7 +166,8 @@ cache=
 if [ -n "${GRAPH_JEDI_CACHE:-}" ]; then
 	mkdir -p "$GRAPH_JEDI_CACHE"
 	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).jsonl
-	test "$tool" = jedi || cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$tool.jsonl
+	# tsserver.v2: the driver's skip records (callees from missing files)
+	case $tool in clang) cache=${cache%.jsonl}.clang.jsonl ;; tsserver) cache=${cache%.jsonl}.tsserver.v2.jsonl ;; esac
 fi
 : >"$tmp/ref.skip"
 if [ -n "$cache" ] && [ -s "$cache" ]; then
@@ -178,13 +183,14 @@ else
 	jq -c 'select(.skip_from)' "$tmp/ref.all" >"$tmp/ref.skip"
 	test -z "$cache" || { cp "$tmp/ref.calls" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
 fi
-# C: the call sites clang cannot judge (#define bodies, code an #if leaves
-# out) are left out of ci's edges, and counted
+# the call sites the tool cannot judge (C: #define bodies, code an #if leaves
+# out; TS: callees from a repository file that is not there) are left out of
+# ci's edges, and counted
 if [ -s "$tmp/ref.skip" ]; then
 	for t in ci byname name; do
 		jq -c --slurpfile s "$tmp/ref.skip" '. as $e | select(any($s[]; .path == $e.path and
 			.skip_from <= $e.line and $e.line <= .skip_to) | not)' "$tmp/$t.calls" >"$tmp/$t.in"
-		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge (#define bodies, #if'd-out code) left out"
+		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge left out"
 		mv "$tmp/$t.in" "$tmp/$t.calls"
 	done
 fi
@@ -208,6 +214,7 @@ for t in ci byname name; do
 		printf "%-28s %6d %6d %9.1f%% %7.1f%% %13.1f%%\n", l, n, b, n ? 100 * b / n : 0,
 			j ? 100 * b / j : 0, nl ? 100 * b / nl : 0 }' |
 		tee -a "$tmp/row"
+	printf '%s\t%d\t%d\t%d\t%d\n' "$label" "$n" "$b" "$nj" "$nl" >>"$tmp/pool"
 done
 # the tool's own figures: its edges into the repository, the call lines they start from
 sites=$(jq -c '{path, line}' "$tmp/ref.calls" | sort -u | wc -l)
@@ -217,6 +224,7 @@ tsserver) label="tsserver definition" ;;
 clang) label="clang (libclang) USR" ;;
 esac
 printf '%-28s %6d %6s %10s %8s  (%d call lines)\n' "$label (reference)" "$nj" "" "" "" "$sites" | tee -a "$tmp/row"
+printf '%s\t%d\t\t\t%d\n' "$label (reference)" "$nj" "$sites" >>"$tmp/pool"
 sed "s/^/$(printf '%-16s ' "$1")/" "$tmp/row" >>"$tmp/summary"
 rm -f "$tmp/row"
 if [ -n "${GRAPH_KEEP:-}" ]; then
@@ -248,3 +256,10 @@ done
 echo "# call edges, every repository (reference: $tool)"
 printf '%-16s %-28s %6s %6s %10s %8s %14s\n' repository tool edges agree precision recall "P @$tool lines"
 cat "$tmp/summary"
+# pooled over the repositories: the sums of agreeing edges over the sums of
+# ci's edges (precision), of the tool's (recall), of ci's on the tool's lines
+test ! -s "$tmp/pool" || awk -F '\t' -v k=$# '{ if (!($1 in n)) o[m++] = $1; n[$1] += $2; b[$1] += $3; j[$1] += $4; l[$1] += $5 }
+	END { for (i = 0; i < m; i++) { x = o[i]; p = "pooled (" k ")"
+		if (x ~ /reference/) { printf "%-16s %-28s %6d %6s %10s %8s  (%d call lines)\n", p, x, n[x], "", "", "", l[x]; continue }
+		printf "%-16s %-28s %6d %6d %9.1f%% %7.1f%% %13.1f%%\n", p, x, n[x], b[x], n[x] ? 100 * b[x] / n[x] : 0,
+			j[x] ? 100 * b[x] / j[x] : 0, l[x] ? 100 * b[x] / l[x] : 0 } }' "$tmp/pool"

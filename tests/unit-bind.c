@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	long r;
 
 	util_init(argv[0]);
-	printf("1..96\n");
+	printf("1..109\n");
 	is_int(recv_of("    return make_response(rv)", "make_response"), RECV_BARE, "receiver: f()");
 	is_int(recv_of("x = self.make_response(rv)", "make_response"), RECV_SELF, "receiver: self.f()");
 	is_int(recv_of("cls . make(rv)", "make"), RECV_SELF, "receiver: cls . f()");
@@ -314,6 +314,10 @@ int main(int argc, char **argv)
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: x.inc() with x = new Counter(): Counter.inc, receiver");
 		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_RECEIVER, 1, "TS: c.inc() with c: Counter: Counter.inc, receiver");
+		decl[0] = -2;	/* Counter an interface: inc a signature in its body */
+		r = bind_js_call(&how, "a.ts", "f", 4, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: c.inc() with c: an interface Counter: none (its signature)");
+		decl[0] = 1;
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == -1 && how == BIND_NONE, 1, "TS: y.inc(), y unknown, two imported classes have an inc: none");
 		r = bind_js_call(&how, "a.ts", "f", 5, RECV_OTHER, d, kinds, dl, reach, decl, 1, &f);
@@ -366,6 +370,43 @@ int main(int argc, char **argv)
 		is_int(bind_js_shorthand(text, 10, "more", "add", 10), 0, "JS: { x: add, add: 1 }: no shorthand add");
 		r = bind_js_call(&how, "a.js", NULL, 7, RECV_OTHER, d, kinds, dl, reach, decl, 2, &f);
 		is_int(r == 0 && how == BIND_LOCAL, 1, "JS: actions.add() with actions = { add }: the file's add, local");
+	}
+	{
+		/* literal receivers: the language's methods (the column of the name, 1-based) */
+		static const struct { const char *s, *name; int want; } lit[] = {
+			{ "if (/^(true|1)$/i.test(String(v))) return", "test", 1 },
+			{ "is: (v) => /hello/.test(v),", "test", 1 },
+			{ "return /a\\/b/.test(s)", "test", 1 },
+			{ "let tag = {}.toString();", "toString", 1 },
+			{ "const u = 'a,b'.split(',')", "split", 1 },
+			{ "const u = `${a}b`.trim()", "trim", 1 },
+			{ "const r = a / b.test(c)", "test", 0 },
+			{ "const r = (a / 2) / i.test(c)", "test", 0 },
+			{ "schema.test(value)", "test", 0 },
+			{ "fn().test(value)", "test", 0 },
+		};
+		for (size_t i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
+			char desc[160];
+
+			snprintf(desc, sizeof(desc), "JS: literal receiver of %s in `%s`: %d", lit[i].name, lit[i].s,
+				 lit[i].want);
+			is_int(bind_js_literal_receiver(lit[i].s, (long)(strstr(lit[i].s, lit[i].name) - lit[i].s) + 1),
+			       lit[i].want, desc);
+		}
+	}
+	{
+		/* /re/.test() binds to no function test, even one the imports reach */
+		const char *text[] = { "import { make } from './lib'", "if (/a/.test(s)) make()", "o.test(s)" };
+		struct bind_def d[] = { { "lib.ts", "Lib", 1 } };
+		const char *kinds[] = { "method" };
+		long dl[] = { 3 };
+		int reach[] = { 1 }, decl[] = { 1 };
+		struct bind_js_file f = { text, 3, "test", 9 }, g = { text, 3, "test", 3 };
+
+		r = bind_js_call(&how, "a.ts", NULL, 2, RECV_OTHER, d, kinds, dl, reach, decl, 1, &f);
+		is_int(r == -1 && how == BIND_NONE, 1, "TS: /a/.test(s): none");
+		r = bind_js_call(&how, "a.ts", NULL, 3, RECV_OTHER, d, kinds, dl, reach, decl, 1, &g);
+		is_int(r == 0, 1, "TS: o.test(s): the method the imports reach");
 	}
 	return failures ? 1 : 0;
 }

@@ -357,6 +357,45 @@ int bind_js_receiver_var(const char *s, long col, char *out, size_t n)
 	return 1;
 }
 
+int bind_js_literal_receiver(const char *s, long col)
+{
+	const char *e, *p;
+
+	if (!s || col < 2 || (size_t)col - 1 > strlen(s))
+		return 0;
+	e = s + col - 1;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e == s || e[-1] != '.')
+		return 0;
+	e--;
+	if (e > s && e[-1] == '?')
+		e--;
+	if (e > s && (e[-1] == '\'' || e[-1] == '"' || e[-1] == '`'))
+		return 1;	/* 'a'.f(), `a${b}`.f() */
+	if (e - s >= 2 && e[-2] == '{' && e[-1] == '}')
+		return 1;	/* {}.f() */
+	for (p = e; p > s && strchr("dgimsuyv", p[-1]); p--)
+		;	/* /re/flags */
+	if (p == s || p[-1] != '/' || p - 1 == s)
+		return 0;
+	for (p -= 2; p >= s; p--) {
+		int bs = 0;
+
+		for (const char *q = p; q > s && q[-1] == '\\'; q--)
+			bs++;
+		if (*p == '/' && !(bs & 1))
+			break;
+	}
+	if (p < s || p[1] == '/' || p[1] == '*')
+		return 0;	/* no opening slash, or a comment */
+	while (p > s && (p[-1] == ' ' || p[-1] == '\t'))
+		p--;
+	/* a regular expression starts where an operand may start, not after one (a / b.f()) */
+	return p == s || strchr("(,=:[!&|?{};+-*%<>~^", p[-1]) ||
+	       (p - s >= 6 && !strncmp(p - 6, "return", 6) && (p - s == 6 || !ident_char(p[-7])));
+}
+
 /* The class of var declared on line s (see bind_js_var_class()), into cls. */
 static int line_class(const char *s, const char *var, char *cls, size_t n)
 {
@@ -647,6 +686,11 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	char var[256], cls[256];
 	long obj;
 
+	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr &&
+	    bind_js_literal_receiver(f->text[line - 1], f->col)) {
+		def = -1;	/* /re/.test(), 'a'.f(), {}.f(): a method of the language's own */
+		goto done;
+	}
 	for (size_t i = 0; i < nr; i++) {
 		if (!strcmp(defs[i].path, path))
 			same[same_nr++] = lines[i];
@@ -660,6 +704,8 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 	    bind_js_var_class(f->text, f->text_nr, var, line, cls, sizeof(cls)) &&
 	    (def = js_method_of(path, defs, kinds, lines, reach, nr, cls)) >= 0) {
 		*how = BIND_RECEIVER;	/* x.f() with x = new C() or x: C */
+		if (declared[def] == -2)
+			def = -1;	/* x: I, an interface or a type: its signature, no body to call */
 		goto done;
 	}
 	if (recv == RECV_OTHER && f->col > 0 && line >= 1 && line <= f->text_nr && f->name &&
@@ -695,9 +741,9 @@ long bind_js_call(enum bind_how *how, const char *path, const char *scope, long 
 		   nearer(v, lines[def], line)) {
 		def = -1;	/* a nearer variable of the same name shadows the function */
 	}
+done:
 	if (def < 0)
 		*how = BIND_NONE;
-done:
 	free(sd);
 	free(sk);
 	free(sl);

@@ -117,6 +117,12 @@ int bind_js_visible(const char *const *text, long text_nr, long def, long from);
  * at most).  1 when there is one, else 0. */
 int bind_js_receiver_var(const char *s, long col, char *out, size_t n);
 
+/* 1 if the receiver of the call whose name starts at col (1-based) of the
+ * line s is a literal: a regular expression (`/a+/i.test()`, where an
+ * operand may start), a string or template (`'a'.f()`), `{}`; its method is
+ * the language's own, never the repository's. */
+int bind_js_literal_receiver(const char *s, long col);
+
 /*
  * The line of the nearest (above first) declaration of name as a variable
  * (const/let/var name, or a binding of a destructuring `const { a, name } =`)
@@ -153,7 +159,9 @@ int bind_js_var_class(const char *const *text, long text_nr, const char *var, lo
  * A TS/JS call as bind_ref() then bind_js() bind it, over the candidates the
  * call can reach at all (declared[i]: 1; 0 for an object's property,
  * TAGTEXT_PROPERTY; 2 for a function assigned to a member, `o.f = ...`,
- * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never;
+ * TAGTEXT_ASSIGNED; -1 for a signature in a type or an interface, never (-2
+ * where it lies within the type's or interface's lines: x.f() with x: I
+ * binds to nothing, not to that signature);
  * an interface or a type itself, never: `new C()` with an interface C merged
  * with class C reaches the class): a bare f() reaches no object property (declared 0) and, in its own file,
  * only a function in scope (bind_js_visible()); x.f() reaches no function

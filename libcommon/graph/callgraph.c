@@ -52,7 +52,8 @@ static void cands_release(struct cands *c)
 }
 
 /* TS: mark -1 in c->declared the candidates inside a type or an interface of
- * their file (their scope's innermost name): signatures, no definitions. */
+ * their file (their scope's innermost name): signatures, no definitions; -2
+ * those within its lines (not a method of a class merged with it). */
 static void js_signatures(struct refs *r, struct cands *c)
 {
 	sqlite3_stmt *st = NULL;
@@ -63,14 +64,16 @@ static void js_signatures(struct refs *r, struct cands *c)
 		if (!s || !bind_is_js(c->paths[i]))
 			continue;
 		if (!st)
-			st = refs_prep(r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
-				       "AND d.name = ?2 AND d.kind IN ('type', 'interface') LIMIT 1");
+			st = refs_prep(r, "SELECT d.line <= ?3 AND d.end_line >= ?3 FROM defs d JOIN files f ON "
+				       "f.blob_id = d.blob_id WHERE f.path = ?1 AND d.name = ?2 AND d.kind IN ('type', "
+				       "'interface') ORDER BY 1 DESC LIMIT 1");
 		dot = strrchr(s, '.');
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, c->paths[i], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, dot ? dot + 1 : s, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, c->lines[i]);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			c->declared[i] = -1;
+			c->declared[i] = sqlite3_column_int(st, 0) ? -2 : -1;
 	}
 	sqlite3_finalize(st);
 }
@@ -225,6 +228,33 @@ static long js_method(struct js_types *t, const struct cands *c, const struct js
 }
 
 /*
+ * TS/JS: whether a bare f() of path may call another file's candidate def,
+ * by how path imports f: not in a module that imports no f (a global), nor
+ * one importing f from a package (outside the index); where f is imported
+ * from a file, only the definition its imports lead to (js_origin()), and,
+ * when they lead to none known, only under its own name (`import { f }`),
+ * not a default or renamed import (`import f from` of `export default x`,
+ * x no function: that x, not a namesake f of the file).
+ */
+static int js_bare_origin(struct js_types *t, const struct cands *c, long def, const char *path, const char *name)
+{
+	struct js_class o;
+
+	switch (js_imports_name(t, path, name)) {
+	case JS_IMPORT_NO_MODULE:
+		return 1;
+	case JS_IMPORT_NONE:
+	case JS_IMPORT_OUTSIDE:
+		return 0;
+	case JS_IMPORT_SAME:
+		return !js_origin(t, path, NULL, name, &o) || (!strcmp(o.path, c->paths[def]) && !strcmp(o.name, name));
+	case JS_IMPORT_RENAMED:
+		return js_origin(t, path, NULL, name, &o) && !strcmp(o.path, c->paths[def]) && !strcmp(o.name, name);
+	}
+	return 1;
+}
+
+/*
  * Bind a call of name (a reference of kind "call", or "class": new C() in
  * TS/JS) at (path, line, col_): by resolve.h's rules in a Python file (with
  * --by-name, bind.h's where they find nothing), in a TS/JS file by
@@ -250,6 +280,7 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 		const struct bind_js_file f = { (const char *const *)c->text.lines, c->text.lines_nr, name, col_ };
 		struct js_class cls;
 		char ns[128];
+		int bare = recv == RECV_BARE;
 
 		if (recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, sizeof(ns)) &&
 		    js_origin(w->js, path, ns, name, &cls)) {
@@ -257,6 +288,10 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			def = strcmp(cls.name, name) ? -1 : js_module_def(c, NULL, cls.path, kind);
 			*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
 			return def;
+		}
+		if (recv == RECV_SELF && js_this_rebound(w->js, path, scope, line)) {
+			*how = BIND_NONE;	/* this.f() in a function with a `this` of its own */
+			return -1;
 		}
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
@@ -273,8 +308,13 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			return def;
 		}
 
-		return bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
-				    c->reach, c->declared, c->nr, &f);
+		def = bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,
+				   c->reach, c->declared, c->nr, &f);
+		if (def >= 0 && bare && strcmp(c->paths[def], path) && !js_bare_origin(w->js, c, def, path, name)) {
+			*how = BIND_NONE;
+			def = -1;
+		}
+		return def;
 	}
 	def = bind_ref(how, path, scope, recv, c->d, c->nr);
 	def = bind_js(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines, c->reach, c->nr,

@@ -43,7 +43,7 @@ struct js_types {
 	struct refs *r;
 	struct jt_file **f;	/* the files read (each allocated: pointers stay valid) */
 	size_t f_nr, f_alloc;
-	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface;
+	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface, *nested;
 	int bounded;		/* js_aliases() stopped at a bound: warned once */
 };
 
@@ -92,6 +92,7 @@ void js_types_free(struct js_types *t)
 	sqlite3_finalize(t->importers);
 	sqlite3_finalize(t->named);
 	sqlite3_finalize(t->iface);
+	sqlite3_finalize(t->nested);
 	free(t);
 }
 
@@ -323,6 +324,26 @@ static struct jt_file *file_of(struct js_types *t, const char *path)
 		return NULL;
 	parse_file(t, f);
 	return f;
+}
+
+int js_imports_name(struct js_types *t, const char *path, const char *name)
+{
+	struct jt_file *f = file_of(t, path);
+	int any = 0;
+
+	for (size_t i = 0; f && i < f->b_nr; i++) {
+		const struct jt_bind *b = &f->b[i];
+
+		if (b->kind != JT_IMPORT && b->kind != JT_DEFAULT && b->kind != JT_NS)
+			continue;
+		any = 1;
+		if (!b->local || strcmp(b->local, name))
+			continue;
+		if (!b->from)
+			return JS_IMPORT_OUTSIDE;
+		return b->kind == JT_IMPORT && b->remote && !strcmp(b->remote, name) ? JS_IMPORT_SAME : JS_IMPORT_RENAMED;
+	}
+	return any ? JS_IMPORT_NONE : JS_IMPORT_NO_MODULE;
 }
 
 /* 1 if the file path defines name at module level (a function or a class). */
@@ -852,9 +873,94 @@ static int field_class(struct js_types *t, const struct js_class *cls, const cha
 	return 0;
 }
 
+/* 1 if the text of a function's first line s (named name) starts a function
+ * that has a `this` of its own: `function`, `name(` (a method of an object
+ * literal), `name: function`, `const name = function`; not an arrow function. */
+static int own_this(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+
+	s = skip_ws(s);
+	if (take_kw(&s, "const") || take_kw(&s, "let") || take_kw(&s, "var")) {
+		s = skip_ws(s);
+		if (strncmp(s, name, n) || ident_char((unsigned char)s[n]))
+			return 0;
+		s = skip_ws(s + n);
+		return *s == '=' && (s = skip_ws(s + 1), take_kw(&s, "async"), take_kw(&s, "function"));
+	}
+	if (take_kw(&s, "async"))
+		s = skip_ws(s);
+	if (*s == '*')
+		s = skip_ws(s + 1);
+	if (take_kw(&s, "function"))
+		return 1;
+	if (strncmp(s, name, n) || ident_char((unsigned char)s[n]))
+		return 0;
+	s = skip_ws(s + n);
+	if (*s == '(' || *s == '<')
+		return 1;
+	return *s == ':' && (s = skip_ws(s + 1), take_kw(&s, "function"));
+}
+
+/* 1 if a function of path whose scope is scope (named name, unless NULL)
+ * spans line and has a `this` of its own; *found: whether one spans it. */
+static int nested_this(struct js_types *t, struct jt_file *f, const char *scope, const char *name, long line,
+		       int *found)
+{
+	int hit = 0;
+
+	if (!t->nested)
+		t->nested = refs_prep(t->r, "SELECT d.line, d.name FROM defs d JOIN files f ON f.blob_id = d.blob_id "
+				      "WHERE f.path = ?1 AND d.scope = ?2 AND d.kind = 'function' AND d.line <= ?3 "
+				      "AND d.end_line >= ?3 AND (?4 IS NULL OR d.name = ?4)");
+	sqlite3_reset(t->nested);
+	sqlite3_bind_text(t->nested, 1, f->path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->nested, 2, scope, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(t->nested, 3, line);
+	if (name)
+		sqlite3_bind_text(t->nested, 4, name, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(t->nested, 4);
+	*found = 0;
+	while (!hit && sqlite3_step(t->nested) == SQLITE_ROW) {
+		long l = sqlite3_column_int64(t->nested, 0);
+		const char *n = (const char *)sqlite3_column_text(t->nested, 1);
+
+		*found = 1;
+		hit = l >= 1 && l <= f->text.lines_nr && f->text.lines[l - 1] && n && own_this(f->text.lines[l - 1], n);
+	}
+	sqlite3_reset(t->nested);
+	return hit;
+}
+
+int js_this_rebound(struct js_types *t, const char *path, const char *scope, long line)
+{
+	struct jt_file *f;
+	char s[512];
+	char *dot;
+	int found;
+
+	if (!scope || strlen(scope) >= sizeof(s) || !(f = file_of(t, path)))
+		return 0;
+	/* a function that is no scope of its own (an object literal's method) */
+	if (nested_this(t, f, scope, NULL, line, &found))
+		return 1;
+	/* the scope's functions, innermost first, up to its method or class */
+	strcpy(s, scope);
+	while ((dot = strrchr(s, '.'))) {
+		*dot = '\0';
+		if (nested_this(t, f, s, dot + 1, line, &found))
+			return 1;
+		if (!found)
+			break;
+	}
+	return 0;
+}
+
 /* The class `this` means at x: x->self, else the class of x->scope in
  * x->path when the scope is the class (a field's initializer) or one of its
- * methods (`C.m`; in a function nested in the method, `this` is another). */
+ * methods (`C.m`; in a function nested in the method, `this` is another,
+ * js_this_rebound()). */
 static int this_class(struct js_types *t, const struct jt_ctx *x, struct js_class *out)
 {
 	char part[128];
@@ -864,7 +970,7 @@ static int this_class(struct js_types *t, const struct jt_ctx *x, struct js_clas
 		*out = *x->self;
 		return 1;
 	}
-	if (!x->scope)
+	if (!x->scope || js_this_rebound(t, x->path, x->scope, x->line))
 		return 0;
 	end = x->scope + strlen(x->scope);
 	for (int tries = 0; tries < 2; tries++) {

@@ -75,6 +75,22 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
  * merged with the class name declares what is there). */
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line);
 
+/* How the file path imports name (as a value, under that local name). */
+enum js_import_how {
+	JS_IMPORT_NO_MODULE = -1,	/* the file has no import statement (maybe a script: globals) */
+	JS_IMPORT_NONE = 0,		/* a module that does not import name */
+	JS_IMPORT_SAME,			/* `import { name } from` a file of the index */
+	JS_IMPORT_RENAMED,		/* `import name from`, `{ a as name }`, `* as name`: from a file */
+	JS_IMPORT_OUTSIDE,		/* from a specifier no file of the index answers (a package) */
+};
+int js_imports_name(struct js_types *t, const char *path, const char *name);
+
+/* 1 if a function nested in scope (a def of kind function whose scope is
+ * scope, spanning line in path) that has a `this` of its own encloses line:
+ * `function`, an object literal's method `m(v) { ... }`, not an arrow
+ * function; `this` there is not scope's class. */
+int js_this_rebound(struct js_types *t, const char *path, const char *scope, long line);
+
 /* The name of the receiver variable of the call at (line, col) of path, `ns`
  * of `ns.f()` (an identifier alone before the dot), copied to out; 0 if none. */
 int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n);
