@@ -160,9 +160,12 @@ jq -c --slurpfile d "$tmp/defs.by.name" \
 	"$tmp/refs.calls" | sort -u >"$tmp/name.calls"
 cache=
 if [ -n "${GRAPH_JEDI_CACHE:-}" ]; then
+	# keyed by the repository's commit and the driver's text: a changed driver
+	# asks the tool again
 	mkdir -p "$GRAPH_JEDI_CACHE"
-	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).jsonl
-	test "$tool" = jedi || cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$tool.jsonl
+	drv=$(git hash-object "$here"/graph-$tool.* | cut -c1-12)
+	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$drv.jsonl
+	test "$tool" = jedi || cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$tool.$drv.jsonl
 fi
 : >"$tmp/ref.skip"
 if [ -n "$cache" ] && [ -s "$cache" ]; then
@@ -174,17 +177,24 @@ else
 	tsserver) NODE_PATH=$GRAPH_NODE_PATH${NODE_PATH:+:$NODE_PATH} node "$here/graph-tsserver.js" . ;;
 	clang) /usr/bin/python3 "$here/graph-clang.py" . ;;
 	esac >"$tmp/ref.all"
-	jq -c 'select(.def_path) | {path, line, def_path, def_line}' "$tmp/ref.all" | sort -u >"$tmp/ref.calls"
+	jq -c 'select(.def_path)' "$tmp/ref.all" | sort -u >"$tmp/ref.via"
 	jq -c 'select(.skip_from)' "$tmp/ref.all" >"$tmp/ref.skip"
-	test -z "$cache" || { cp "$tmp/ref.calls" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
+	test -z "$cache" || { cp "$tmp/ref.via" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
+	cp "$tmp/ref.via" "$tmp/ref.calls"
 fi
-# C: the call sites clang cannot judge (#define bodies, code an #if leaves
-# out) are left out of ci's edges, and counted
+# the edges as compared; jedi's also say how it found each one (.via)
+mv "$tmp/ref.calls" "$tmp/ref.via"
+jq -c '{path, line, def_path, def_line}' "$tmp/ref.via" | sort -u >"$tmp/ref.calls"
+# the call sites the tool cannot judge are left out of ci's edges, and
+# counted: C, #define bodies and code an #if leaves out; Python, calls jedi
+# leaves on a re-export (an import statement) of a package with .pyi stubs
+why="#define bodies, #if'd-out code"
+test "$tool" != jedi || why="jedi stops on a re-export"
 if [ -s "$tmp/ref.skip" ]; then
 	for t in ci byname name; do
 		jq -c --slurpfile s "$tmp/ref.skip" '. as $e | select(any($s[]; .path == $e.path and
 			.skip_from <= $e.line and $e.line <= .skip_to) | not)' "$tmp/$t.calls" >"$tmp/$t.in"
-		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge (#define bodies, #if'd-out code) left out"
+		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge ($why) left out"
 		mv "$tmp/$t.in" "$tmp/$t.calls"
 	done
 fi
@@ -208,7 +218,17 @@ for t in ci byname name; do
 		printf "%-28s %6d %6d %9.1f%% %7.1f%% %13.1f%%\n", l, n, b, n ? 100 * b / n : 0,
 			j ? 100 * b / j : 0, nl ? 100 * b / nl : 0 }' |
 		tee -a "$tmp/row"
+	echo "$t $n $b $nj $nl" >>"$tmp/pool"
 done
+# jedi: ci's recall over each way jedi found its edges (goto, goto past a
+# re-export, infer of a variable called)
+if [ -n "$(jq -c 'select(.via) | 1' "$tmp/ref.via" | head -1)" ]; then
+	jq -r .via "$tmp/ref.via" | sort | uniq -c | while read -r k v; do
+		jq -c --arg v "$v" 'select(.via == $v) | {path, line, def_path, def_line}' "$tmp/ref.via" | sort -u >"$tmp/ref.v"
+		printf '# %s edges found by %s: %d, ci-refs callers has %d\n' "$tool" "$v" "$k" \
+			"$(comm -12 "$tmp/ci.calls" "$tmp/ref.v" | wc -l)"
+	done
+fi
 # the tool's own figures: its edges into the repository, the call lines they start from
 sites=$(jq -c '{path, line}' "$tmp/ref.calls" | sort -u | wc -l)
 case $tool in
@@ -248,3 +268,15 @@ done
 echo "# call edges, every repository (reference: $tool)"
 printf '%-16s %-28s %6s %6s %10s %8s %14s\n' repository tool edges agree precision recall "P @$tool lines"
 cat "$tmp/summary"
+# pooled over the repositories of the run: agreeing edges summed over ci's
+# edges summed (precision) and over the tool's edges summed (recall)
+test ! -s "$tmp/pool" || awk -v lang="$lang" -v n="$#" '
+	{ c[$1] += $2; b[$1] += $3; j[$1] += $4; l[$1] += $5 }
+	END {
+		split("ci byname name", k, " ")
+		split("ci-refs callers (bound)|ci-refs callers --by-name|by name (ci-refs refs)", lab, "|")
+		for (i = 1; i <= 3; i++)
+			printf "%-16s %-28s %6d %6d %9.1f%% %7.1f%% %13.1f%%\n", lang " (" n " repos)", lab[i], c[k[i]], b[k[i]],
+				c[k[i]] ? 100 * b[k[i]] / c[k[i]] : 0, j[k[i]] ? 100 * b[k[i]] / j[k[i]] : 0,
+				l[k[i]] ? 100 * b[k[i]] / l[k[i]] : 0
+	}' "$tmp/pool"
