@@ -20,7 +20,9 @@
 # the tool resolves some call into the repository (the tool is no judge of a
 # line it leaves unresolved).  --calls-only skips the
 # imports, dead and arch; --lang ts and --lang c compare call edges only.
-# A table of the call edges of every repository ends the output.
+# A table of the call edges of every repository ends the output, with a line
+# pooled over the repositories (agreeing edges summed over ci's edges summed,
+# and over the tool's) per language.
 #
 # The tools (ts and c exit 2 here when theirs is missing):
 #   python  bench/graph-jedi.py      apt-get install python3-jedi (skipped if missing)
@@ -34,7 +36,8 @@
 #           #if'd-out code, which clang cannot judge, are left out of ci's edges
 # Needs /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH, or
 # from the build directory with CI_BIN=<dir>.  GRAPH_JEDI_CACHE=<dir> keeps the
-# tool's edges of a repository's commit there (the tool is the slow part);
+# tool's edges of a repository's commit there, keyed by the driver's text too
+# (the tool is the slow part);
 # GRAPH_KEEP=<dir> keeps the edge lists compared (<repo>.ci.calls, .byname,
 # .name, .jedi / .tsserver / .clang .calls).
 set -eu
