@@ -38,7 +38,8 @@
 #           #if'd-out code, which clang cannot judge, are left out of ci's edges
 # Needs /usr/bin/python3, jq, git, bc.  The binaries are taken from $PATH, or
 # from the build directory with CI_BIN=<dir>.  GRAPH_JEDI_CACHE=<dir> keeps the
-# tool's edges of a repository's commit there (the tool is the slow part);
+# tool's edges of a repository's commit there, keyed by the driver's text too
+# (the tool is the slow part);
 # GRAPH_KEEP=<dir> keeps the edge lists compared (<repo>.ci.calls, .byname,
 # .name, .jedi / .tsserver / .clang .calls).
 set -eu
@@ -164,10 +165,12 @@ jq -c --slurpfile d "$tmp/defs.by.name" \
 	"$tmp/refs.calls" | sort -u >"$tmp/name.calls"
 cache=
 if [ -n "${GRAPH_JEDI_CACHE:-}" ]; then
+	# keyed by the repository's commit and the driver's text: a changed driver
+	# asks the tool again
 	mkdir -p "$GRAPH_JEDI_CACHE"
-	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).jsonl
-	# tsserver.v2: the driver's skip records (callees from missing files)
-	case $tool in clang) cache=${cache%.jsonl}.clang.jsonl ;; tsserver) cache=${cache%.jsonl}.tsserver.v2.jsonl ;; esac
+	drv=$(git hash-object "$here"/graph-$tool.* | cut -c1-12)
+	cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$drv.jsonl
+	test "$tool" = jedi || cache=$GRAPH_JEDI_CACHE/$1.$(git rev-parse HEAD).$tool.$drv.jsonl
 fi
 : >"$tmp/ref.skip"
 if [ -n "$cache" ] && [ -s "$cache" ]; then
@@ -179,18 +182,26 @@ else
 	tsserver) NODE_PATH=$GRAPH_NODE_PATH${NODE_PATH:+:$NODE_PATH} node "$here/graph-tsserver.js" . ;;
 	clang) /usr/bin/python3 "$here/graph-clang.py" . ;;
 	esac >"$tmp/ref.all"
-	jq -c 'select(.def_path) | {path, line, def_path, def_line}' "$tmp/ref.all" | sort -u >"$tmp/ref.calls"
+	jq -c 'select(.def_path)' "$tmp/ref.all" | sort -u >"$tmp/ref.via"
 	jq -c 'select(.skip_from)' "$tmp/ref.all" >"$tmp/ref.skip"
-	test -z "$cache" || { cp "$tmp/ref.calls" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
+	test -z "$cache" || { cp "$tmp/ref.via" "$cache"; cp "$tmp/ref.skip" "$cache.skip"; }
+	cp "$tmp/ref.via" "$tmp/ref.calls"
 fi
-# the call sites the tool cannot judge (C: #define bodies, code an #if leaves
-# out; TS: callees from a repository file that is not there) are left out of
-# ci's edges, and counted
+# the edges as compared; jedi's also say how it found each one (.via)
+mv "$tmp/ref.calls" "$tmp/ref.via"
+jq -c '{path, line, def_path, def_line}' "$tmp/ref.via" | sort -u >"$tmp/ref.calls"
+# the call sites the tool cannot judge are left out of ci's edges, and
+# counted: C, #define bodies and code an #if leaves out; Python, calls jedi
+# leaves on a re-export (an import statement) of a package with .pyi stubs;
+# TS, callees from a repository file that is not there (an unbuilt dist/)
+why="#define bodies, #if'd-out code"
+test "$tool" != jedi || why="jedi stops on a re-export"
+test "$tool" != tsserver || why="callees from a missing file"
 if [ -s "$tmp/ref.skip" ]; then
 	for t in ci byname name; do
 		jq -c --slurpfile s "$tmp/ref.skip" '. as $e | select(any($s[]; .path == $e.path and
 			.skip_from <= $e.line and $e.line <= .skip_to) | not)' "$tmp/$t.calls" >"$tmp/$t.in"
-		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge left out"
+		echo "# $t: $(($(wc -l <"$tmp/$t.calls") - $(wc -l <"$tmp/$t.in"))) edges from call sites $tool cannot judge ($why) left out"
 		mv "$tmp/$t.in" "$tmp/$t.calls"
 	done
 fi
@@ -216,6 +227,15 @@ for t in ci byname name; do
 		tee -a "$tmp/row"
 	printf '%s\t%d\t%d\t%d\t%d\n' "$label" "$n" "$b" "$nj" "$nl" >>"$tmp/pool"
 done
+# jedi: ci's recall over each way jedi found its edges (goto, goto past a
+# re-export, infer of a variable called)
+if [ -n "$(jq -c 'select(.via) | 1' "$tmp/ref.via" | head -1)" ]; then
+	jq -r .via "$tmp/ref.via" | sort | uniq -c | while read -r k v; do
+		jq -c --arg v "$v" 'select(.via == $v) | {path, line, def_path, def_line}' "$tmp/ref.via" | sort -u >"$tmp/ref.v"
+		printf '# %s edges found by %s: %d, ci-refs callers has %d\n' "$tool" "$v" "$k" \
+			"$(comm -12 "$tmp/ci.calls" "$tmp/ref.v" | wc -l)"
+	done
+fi
 # the tool's own figures: its edges into the repository, the call lines they start from
 sites=$(jq -c '{path, line}' "$tmp/ref.calls" | sort -u | wc -l)
 case $tool in

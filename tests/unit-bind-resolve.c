@@ -10,8 +10,8 @@
  * assignment, a keyword argument that is no assignment, a name imported
  * inside the calling function; attributes (self.a = param, a class-level
  * annotation, an @property, obj.a.f()), loop and comprehension variables
- * over list[C], `with` through __enter__ (not an instance called through
- * __call__); a parameter of a nested function shadows a sibling nested
+ * over list[C], an instance called (__call__) and `with` through __enter__;
+ * a parameter of a nested function shadows a sibling nested
  * function of that name.
  */
 #include "core/common.h"
@@ -335,8 +335,8 @@ int main(int argc, char **argv)
 	      "for x in self.xs with xs: list[C]: C's method (receiver)");
 	check(&rs, "box.py", "Box.go", 29, "save", "pkg/models.py", 10, BIND_RECEIVER,
 	      "for x in self.xs with self.xs = param: \"list[C]\" (receiver)");
-	check(&rs, "box.py", "Box.go", 31, "load", NULL, 0, BIND_NONE,
-	      "x = obj(): an instance called is not typed through __call__ (none: jedi often leaves it unresolved)");
+	check(&rs, "box.py", "Box.go", 31, "load", "pkg/models.py", 4, BIND_RECEIVER,
+	      "x = obj() with obj's class's __call__ -> C (receiver)");
 	check(&rs, "box.py", "Box.go", 33, "save", "pkg/models.py", 10, BIND_RECEIVER,
 	      "with K(...) as x: __enter__ -> C (receiver)");
 	check(&rs, "box.py", "Box.go", 35, "save", NULL, 0, BIND_NONE,

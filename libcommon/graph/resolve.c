@@ -765,6 +765,8 @@ static const struct rs_def *expr_class(struct resolver *rs, struct rs_env *e, co
 static const struct rs_def *iter_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
 				       const char *x);
 static const struct rs_def *entered_class(struct resolver *rs, const struct rs_def *c, int async);
+static const struct rs_def *call_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *callee);
 
 /* The class of function d's return annotation (def f(...) -> Foo:), or NULL. */
 static const struct rs_def *return_class(struct resolver *rs, const struct rs_def *d)
@@ -864,6 +866,8 @@ static const struct rs_def *value_class(struct resolver *rs, struct rs_env *e, c
 		r = d;
 	else if (d && (!strcmp(d->kind, "function") || !strcmp(d->kind, "method")))
 		r = return_class(rs, d);
+	else if (!d)
+		r = call_class(rs, e, f, line, buf);
 	rs->depth--;
 	return r;
 }
@@ -1192,6 +1196,23 @@ static const struct rs_def *expr_class(struct resolver *rs, struct rs_env *e, co
 	else
 		c = var_class(rs, e, f, line, first);
 	return c && expr[fl] ? chain_class(rs, c, expr + fl + 1) : !strcmp(first, "self") ? NULL : c;
+}
+
+/* callee(...) where callee is an instance: its class's __call__'s return class. */
+static const struct rs_def *call_class(struct resolver *rs, struct rs_env *e, const struct rs_def *f, long line,
+				       const char *callee)
+{
+	const struct rs_def *c, *a;
+	int inh = 0;
+	long ix;
+
+	rs->depth++;
+	c = expr_class(rs, e, f, line, callee);
+	rs->depth--;
+	if (!c || (ix = method_of(rs, c, "__call__", 0, &inh, 0)) < 0)
+		return NULL;
+	rs->ops->named(rs->ctx, "__call__", &a);
+	return return_class(rs, &a[ix]);
 }
 
 /* with C(...) as x: __enter__'s (__aenter__'s) return class when it names one, else C. */

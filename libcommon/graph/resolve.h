@@ -17,7 +17,7 @@
  *   - x.f() where x is a local assigned x = Foo(...), a parameter annotated
  *     x: Foo (Optional[Foo], "Foo", Foo | None), or self.x assigned
  *     self.x = Foo(...) in the class: Foo's f along its bases (receiver);
- *     also `with K() as x`
+ *     also x = obj() through obj's class's __call__ -> Foo, `with K() as x`
  *     through K.__enter__ -> Foo (else K), `for x in xs` where xs is
  *     self.xs, a local or parameter annotated list[Foo] (Sequence, Iterator,
  *     tuple[Foo, ...], ...) or a call returning one;
