@@ -576,6 +576,8 @@ struct refs_jsbind {
 	struct refs_world *w;	/* not owned */
 	struct jsb_name *names;	/* the candidates of each name met (cands_load()) */
 	size_t names_nr, names_alloc;
+	size_t *slots;		/* names hashed: 1 + its index into names, 0 when empty */
+	size_t slots_mask;	/* slots - 1, a power of two less one (0: none yet) */
 	struct rs_text text;	/* the lines of text_path, lent to the candidates in turn */
 	char *text_path;
 	sqlite3_stmt *imp;
@@ -591,19 +593,58 @@ struct refs_jsbind *refs_jsbind_new(struct refs *r, struct refs_world *w)
 	return b;
 }
 
+static size_t jsb_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot of name in b->slots: its own, or the empty one where it goes. */
+static size_t *jsb_slot(struct refs_jsbind *b, const char *name)
+{
+	size_t j = jsb_hash(name) & b->slots_mask;
+
+	while (b->slots[j] && strcmp(b->names[b->slots[j] - 1].name, name))
+		j = (j + 1) & b->slots_mask;
+	return &b->slots[j];
+}
+
+/* The slots grown to four times the names (a whole graph's names: callers
+ * met a few, cgraph.c's whole-index load meets every one). */
+static void jsb_rehash(struct refs_jsbind *b)
+{
+	size_t n = 64;
+
+	while (n < 4 * (b->names_nr + 1))
+		n *= 2;
+	if (b->slots_mask + 1 >= n && b->slots)
+		return;
+	free(b->slots);
+	b->slots = xcalloc(n, sizeof(*b->slots));
+	b->slots_mask = n - 1;
+	for (size_t i = 0; i < b->names_nr; i++)
+		*jsb_slot(b, b->names[i].name) = i + 1;
+}
+
 /* The candidates of name (cached), lent the binder's text (valid until the next call). */
 static struct jsb_name *jsb_cands(struct refs_jsbind *b, const char *name)
 {
-	struct jsb_name *n = NULL;
+	struct jsb_name *n;
+	size_t *slot;
 
-	for (size_t i = 0; i < b->names_nr && !n; i++)
-		if (!strcmp(b->names[i].name, name))
-			n = &b->names[i];
-	if (!n) {
+	jsb_rehash(b);
+	slot = jsb_slot(b, name);
+	if (*slot) {
+		n = &b->names[*slot - 1];
+	} else {
 		ALLOC_GROW(b->names, b->names_nr + 1, b->names_alloc);
 		n = &b->names[b->names_nr++];
 		n->name = xstrdup(name);
 		cands_load(b->r, &n->c, name);
+		*slot = b->names_nr;
 	}
 	n->c.text = b->text;
 	n->c.text_path = b->text_path;
@@ -662,6 +703,7 @@ void refs_jsbind_free(struct refs_jsbind *b)
 		free(b->names[i].name);
 	}
 	free(b->names);
+	free(b->slots);
 	for (long l = 0; l < b->text.lines_nr; l++)
 		free(b->text.lines[l]);
 	free(b->text.lines);
