@@ -447,7 +447,8 @@ static int def_at(const struct cgraph *g, const char *name, const char *path, lo
  * A call (kind "call", or "class": new C()) in a TS/JS file, bound as
  * callers/callees bind it (refs_jsbind_call(): other names, typed receivers,
  * `new C()`), so that the graph's edges are depth 1's; counted on the
- * definitions of its name as bind_call() counts them.  0 for a `new C()`
+ * TS/JS definitions of its name as bind_call() counts them (a definition
+ * of another language is not one it may reach).  0 for a `new C()`
  * bound to nothing (the caller counts it as a reference, as before), else 1.
  */
 static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int from, const char *name,
@@ -478,8 +479,8 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 		struct cg_def *d = &g->defs[di];
 		int own = di == from || inside(d, file, line);
 
-		if (di == to)
-			continue;
+		if (di == to || !bind_is_js(d->path))
+			continue;	/* (a call of a TS/JS file never reaches another language's) */
 		else if (!own && d->scope && method_call && strcmp(d->kind, "function"))
 			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
