@@ -464,8 +464,10 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 		refs_world_init(&fp->jw, fp->r);
 		fp->jsb = refs_jsbind_new(fp->r, &fp->jw);
 	}
-	if (refs_jsbind_call(fp->jsb, name, kind, path, scope, line, col_, recv, REFS_JS_BOTH, &how, &dname, &dpath,
-			     &dline))
+	/* a name nothing defines binds only as another name of a definition
+	 * (REFS_JS_BOTH's second step): its receiver's class is not looked up */
+	if (refs_jsbind_call(fp->jsb, name, kind, path, scope, line, col_, recv, n ? REFS_JS_BOTH : REFS_JS_ORIGIN,
+			     &how, &dname, &dpath, &dline))
 		to = def_at(g, dname, dpath, dline);	/* -1: a definition g does not hold (a part of it) */
 	if (to < 0 && !strcmp(kind, "class"))
 		return 0;
