@@ -117,7 +117,9 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
  * calls come from the same file: they come in path order). */
 static void cands_for_file(struct refs *r, struct cands *c, const char *path, sqlite3_stmt *imp)
 {
-	sqlite3_stmt *reach = NULL;
+	sqlite3_stmt *reach;
+	char **near = NULL;	/* JS/TS: the files three imports away, path's own included */
+	size_t near_nr = 0, near_alloc = 0;
 
 	if (c->for_path && !strcmp(c->for_path, path))
 		return;
@@ -131,25 +133,31 @@ static void cands_for_file(struct refs *r, struct cands *c, const char *path, sq
 		c->text_path = xstrdup(path);
 		refs_file_lines(r, path, &c->text);
 	}
-	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
-	if (bind_is_js(path))
+	/* JS/TS: the files three imports away (an index file's re-exports of a
+	 * re-exporting one), read once for the file, not once per candidate */
+	if (bind_is_js(path) && c->nr) {
 		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
 				  "SELECT i.resolved, rc.d + 1 FROM imports i JOIN rc ON i.path = rc.p "
-				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT 1 FROM rc WHERE p = ?2 LIMIT 1");
+				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT DISTINCT p FROM rc");
+		sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(reach) == SQLITE_ROW) {
+			ALLOC_GROW(near, near_nr + 1, near_alloc);
+			near[near_nr++] = xstrdup(refs_col(reach, 0));
+		}
+		sqlite3_finalize(reach);
+	}
 	for (size_t i = 0; i < c->nr; i++) {
 		sqlite3_reset(imp);
 		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
 		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
 		c->reach[i] = 0;
-		if (reach) {
-			sqlite3_reset(reach);
-			sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(reach, 2, c->paths[i], -1, SQLITE_TRANSIENT);
-			c->reach[i] = sqlite3_step(reach) == SQLITE_ROW;
-		}
+		for (size_t k = 0; k < near_nr && !c->reach[i]; k++)
+			c->reach[i] = !strcmp(near[k], c->paths[i]);
 	}
-	sqlite3_finalize(reach);
+	for (size_t k = 0; k < near_nr; k++)
+		free(near[k]);
+	free(near);
 }
 
 /* The candidate of c at (path, line), or -1. */
