@@ -120,7 +120,9 @@ static void cands_load(struct refs *r, struct cands *c, const char *name)
  * calls come from the same file: they come in path order). */
 static void cands_for_file(struct refs *r, struct cands *c, const char *path, sqlite3_stmt *imp)
 {
-	sqlite3_stmt *reach = NULL;
+	sqlite3_stmt *reach;
+	char **near = NULL;	/* JS/TS: the files three imports away, path's own included */
+	size_t near_nr = 0, near_alloc = 0;
 
 	if (c->for_path && !strcmp(c->for_path, path))
 		return;
@@ -134,25 +136,31 @@ static void cands_for_file(struct refs *r, struct cands *c, const char *path, sq
 		c->text_path = xstrdup(path);
 		refs_file_lines(r, path, &c->text);
 	}
-	/* JS/TS: the files three imports away (an index file's re-exports of a re-exporting one) */
-	if (bind_is_js(path))
+	/* JS/TS: the files three imports away (an index file's re-exports of a
+	 * re-exporting one), read once for the file, not once per candidate */
+	if (bind_is_js(path) && c->nr) {
 		reach = refs_prep(r, "WITH RECURSIVE rc(p, d) AS (SELECT ?1, 0 UNION "
 				  "SELECT i.resolved, rc.d + 1 FROM imports i JOIN rc ON i.path = rc.p "
-				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT 1 FROM rc WHERE p = ?2 LIMIT 1");
+				  "WHERE rc.d < 3 AND i.resolved IS NOT NULL) SELECT DISTINCT p FROM rc");
+		sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(reach) == SQLITE_ROW) {
+			ALLOC_GROW(near, near_nr + 1, near_alloc);
+			near[near_nr++] = xstrdup(refs_col(reach, 0));
+		}
+		sqlite3_finalize(reach);
+	}
 	for (size_t i = 0; i < c->nr; i++) {
 		sqlite3_reset(imp);
 		sqlite3_bind_text(imp, 1, path, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(imp, 2, c->paths[i], -1, SQLITE_TRANSIENT);
 		c->d[i].imported = sqlite3_step(imp) == SQLITE_ROW;
 		c->reach[i] = 0;
-		if (reach) {
-			sqlite3_reset(reach);
-			sqlite3_bind_text(reach, 1, path, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(reach, 2, c->paths[i], -1, SQLITE_TRANSIENT);
-			c->reach[i] = sqlite3_step(reach) == SQLITE_ROW;
-		}
+		for (size_t k = 0; k < near_nr && !c->reach[i]; k++)
+			c->reach[i] = !strcmp(near[k], c->paths[i]);
 	}
-	sqlite3_finalize(reach);
+	for (size_t k = 0; k < near_nr; k++)
+		free(near[k]);
+	free(near);
 }
 
 /* The candidate of c at (path, line), or -1. */
@@ -616,6 +624,8 @@ struct refs_jsbind {
 	struct refs_world *w;	/* not owned */
 	struct jsb_name *names;	/* the candidates of each name met (cands_load()) */
 	size_t names_nr, names_alloc;
+	size_t *slots;		/* names hashed: 1 + its index into names, 0 when empty */
+	size_t slots_mask;	/* slots - 1, a power of two less one (0: none yet) */
 	struct rs_text text;	/* the lines of text_path, lent to the candidates in turn */
 	char *text_path;
 	sqlite3_stmt *imp;
@@ -631,19 +641,58 @@ struct refs_jsbind *refs_jsbind_new(struct refs *r, struct refs_world *w)
 	return b;
 }
 
+static size_t jsb_hash(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot of name in b->slots: its own, or the empty one where it goes. */
+static size_t *jsb_slot(struct refs_jsbind *b, const char *name)
+{
+	size_t j = jsb_hash(name) & b->slots_mask;
+
+	while (b->slots[j] && strcmp(b->names[b->slots[j] - 1].name, name))
+		j = (j + 1) & b->slots_mask;
+	return &b->slots[j];
+}
+
+/* The slots grown to four times the names (a whole graph's names: callers
+ * met a few, cgraph.c's whole-index load meets every one). */
+static void jsb_rehash(struct refs_jsbind *b)
+{
+	size_t n = 64;
+
+	while (n < 4 * (b->names_nr + 1))
+		n *= 2;
+	if (b->slots_mask + 1 >= n && b->slots)
+		return;
+	free(b->slots);
+	b->slots = xcalloc(n, sizeof(*b->slots));
+	b->slots_mask = n - 1;
+	for (size_t i = 0; i < b->names_nr; i++)
+		*jsb_slot(b, b->names[i].name) = i + 1;
+}
+
 /* The candidates of name (cached), lent the binder's text (valid until the next call). */
 static struct jsb_name *jsb_cands(struct refs_jsbind *b, const char *name)
 {
-	struct jsb_name *n = NULL;
+	struct jsb_name *n;
+	size_t *slot;
 
-	for (size_t i = 0; i < b->names_nr && !n; i++)
-		if (!strcmp(b->names[i].name, name))
-			n = &b->names[i];
-	if (!n) {
+	jsb_rehash(b);
+	slot = jsb_slot(b, name);
+	if (*slot) {
+		n = &b->names[*slot - 1];
+	} else {
 		ALLOC_GROW(b->names, b->names_nr + 1, b->names_alloc);
 		n = &b->names[b->names_nr++];
 		n->name = xstrdup(name);
 		cands_load(b->r, &n->c, name);
+		*slot = b->names_nr;
 	}
 	n->c.text = b->text;
 	n->c.text_path = b->text_path;
@@ -702,6 +751,7 @@ void refs_jsbind_free(struct refs_jsbind *b)
 		free(b->names[i].name);
 	}
 	free(b->names);
+	free(b->slots);
 	for (long l = 0; l < b->text.lines_nr; l++)
 		free(b->text.lines[l]);
 	free(b->text.lines);

@@ -6,8 +6,10 @@
  * files one by one, each with its references (in line order, each call with
  * its receiver as the index stores it) and, for dead, the names it mentions
  * outside calls (stored too: index/mentions.h).  Only a Python file's text
- * is read back (its classes' bases, resolve.h).  Binding is bind.h's, as for
- * callers/callees.
+ * is read back here (its classes' bases, resolve.h).  Binding is bind.h's, as
+ * for callers/callees; in a TS/JS file callers' own (refs_jsbind_call():
+ * other names, typed receivers, `new C()`), which reads the file's text and
+ * its imports' through jstype.h.
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
@@ -44,6 +46,8 @@ struct file_pass {
 	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
 	int *lazy;		/* a file not read: the files imp_of[] has it import */
 	size_t lazy_nr, lazy_alloc;
+	struct refs_world jw;	/* TS/JS calls: the world of jsb, made at the first TS/JS file */
+	struct refs_jsbind *jsb;	/* TS/JS calls bound as callers binds them (refs.h), or NULL */
 };
 
 static int cmp_imp(const void *x, const void *y)
@@ -413,6 +417,82 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
 	}
 }
 
+/* fp->bd[0..n): the n definitions of a name from first, as candidates of a
+ * call in file (imported: the file imports theirs). */
+static void fill_cands(struct cgraph *g, struct file_pass *fp, int file, size_t first, size_t n)
+{
+	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_def *d = &g->defs[g->by_name[first + i]];
+		fp->bd[i].path = d->path;
+		fp->bd[i].scope = d->scope;
+		fp->bd[i].imported = d->file != file && imported(fp, d->file);
+	}
+}
+
+/* The definition of g named name at (path, line), or -1. */
+static int def_at(const struct cgraph *g, const char *name, const char *path, long line)
+{
+	size_t first, n = cgraph_named(g, name, &first);
+
+	for (size_t i = 0; i < n; i++) {
+		int di = g->by_name[first + i];
+		if (g->defs[di].line == line && !strcmp(g->defs[di].path, path))
+			return di;
+	}
+	return -1;
+}
+
+/*
+ * A call (kind "call", or "class": new C()) in a TS/JS file, bound as
+ * callers/callees bind it (refs_jsbind_call(): other names, typed receivers,
+ * `new C()`), so that the graph's edges are depth 1's; counted on the
+ * TS/JS definitions of its name as bind_call() counts them (a definition
+ * of another language is not one it may reach).  0 for a `new C()`
+ * bound to nothing (the caller counts it as a reference, as before), else 1.
+ */
+static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int from, const char *name,
+			const char *kind, const char *scope, long line, long col_, enum bind_recv recv)
+{
+	const char *path = g->files[file].path, *dname, *dpath;
+	enum bind_how how;
+	size_t first, n = cgraph_named(g, name, &first);
+	long dline;
+	int to = -1, method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
+
+	if (!fp->jsb) {
+		refs_world_init(&fp->jw, fp->r);
+		fp->jsb = refs_jsbind_new(fp->r, &fp->jw);
+	}
+	/* a name nothing defines binds only as another name of a definition
+	 * (REFS_JS_BOTH's second step): its receiver's class is not looked up */
+	if (refs_jsbind_call(fp->jsb, name, kind, path, scope, line, col_, recv, n ? REFS_JS_BOTH : REFS_JS_ORIGIN,
+			     &how, &dname, &dpath, &dline))
+		to = def_at(g, dname, dpath, dline);	/* -1: a definition g does not hold (a part of it) */
+	if (to < 0 && !strcmp(kind, "class"))
+		return 0;
+	if (to >= 0 && (to == from || inside(&g->defs[to], file, line)))
+		g->defs[to].self_calls++;
+	else if (to >= 0)
+		add_call(g, from, to, file, line, col_, how);
+	fill_cands(g, fp, file, first, n);
+	for (size_t i = 0; i < n; i++) {
+		int di = g->by_name[first + i];
+		struct cg_def *d = &g->defs[di];
+		int own = di == from || inside(d, file, line);
+
+		if (di == to || !bind_is_js(d->path))
+			continue;	/* (a call of a TS/JS file never reaches another language's) */
+		else if (!own && d->scope && method_call && strcmp(d->kind, "function"))
+			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+		else if (to >= 0)
+			d->namesake_calls++;
+		else if (!own && bind_fits(path, scope, recv, &fp->bd[i]))
+			d->ambiguous_in++;
+	}
+	return 1;
+}
+
 /*
  * Bind one call reference and count it on the definitions it may reach:
  * bind_ref()'s choice, and the ties of as good a binding; a function nested
@@ -438,13 +518,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 			return;
 		}
 	}
-	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
-	for (size_t i = 0; i < n; i++) {
-		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		fp->bd[i].path = d->path;
-		fp->bd[i].scope = d->scope;
-		fp->bd[i].imported = d->file != file && imported(fp, d->file);
-	}
+	fill_cands(g, fp, file, first, n);
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
@@ -693,6 +767,13 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		      int file, sqlite3_int64 blob,
 		      size_t lo, size_t hi, unsigned flags)
 {
+	/* TS/JS calls bound by the text's rules, as callers binds them: a
+	 * call in a file bind_is_js() names, a new C() (a class reference) in
+	 * one of those languages (callgraph.c's CALL_KINDS) */
+	const char *lang = g->files[file].lang;
+	int js = bind_is_js(g->files[file].path);
+	int js_new = js && lang && (!strcmp(lang, "javascript") || !strcmp(lang, "typescript") || !strcmp(lang, "tsx"));
+
 	(void)r;
 	fp->lo = lo;
 	fp->hi = hi;
@@ -705,7 +786,11 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		struct cg_slot *s;
 		long line = sqlite3_column_int64(rst, 2), col_ = sqlite3_column_int64(rst, 3);
 
-		if (!strcmp(kind, "call")) {
+		if (((js && !strcmp(kind, "call")) || (js_new && !strcmp(kind, "class"))) &&
+		    bind_js_site(g, fp, file, enclosing(g, lo, hi, line), name, kind, scope, line, col_,
+				 (enum bind_recv)sqlite3_column_int(rst, 5))) {
+			;	/* a TS/JS call, or a new C() that binds */
+		} else if (!js && !strcmp(kind, "call")) {
 			bind_call(g, fp, file, enclosing(g, lo, hi, line), name, scope, line, col_,
 				  (enum bind_recv)sqlite3_column_int(rst, 5));
 		} else if ((s = find_slot(g, name))) {
@@ -960,6 +1045,10 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	free(fp.bd);
 	resolver_release(&fp.rs);
 	free(fp.rsd);
+	if (fp.jsb) {
+		refs_jsbind_free(fp.jsb);
+		refs_world_release(&fp.jw);
+	}
 }
 
 /* The calls sorted, out[] (calls from definition i; top-level calls, from -1, come first). */

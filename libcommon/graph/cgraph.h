@@ -15,7 +15,12 @@
  * definitions outside calls and definitions (a callback passed by name, a
  * name in __all__, an import of it, a C prototype) are read: a mention is a
  * use of every definition of that name.  The text itself is read back only
- * for Python files (the bases of their classes).
+ * for Python files (the bases of their classes) and TS/JS files: a TS/JS call
+ * (and `new C()`) is bound as callers binds it (refs.h's refs_jsbind_call():
+ * a name imported or re-exported under another name, `ns.f()`, a receiver's
+ * class read from the text), so trace, dead, arch and the stored answers
+ * (gstore.h) have depth 1's edges; a `new C()` that binds to nothing stays a
+ * reference of every C.
  */
 #ifndef CI_GRAPH_CGRAPH_H
 #define CI_GRAPH_CGRAPH_H

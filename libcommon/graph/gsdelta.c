@@ -70,6 +70,14 @@ static int has_str(char *const *v, size_t nr, const char *s)
 	return nr && bsearch(&s, v, nr, sizeof(*v), cmp_str) != NULL;
 }
 
+/* A file whose calls follow imports and aliases through other files' text:
+ * Python (resolve.h), TS/JS (jstype.h: re-exports, imported classes). */
+static int binds_across(const char *lang, const char *path)
+{
+	return (lang && (!strcmp(lang, "python") || !strcmp(lang, "javascript") || !strcmp(lang, "typescript") ||
+			 !strcmp(lang, "tsx"))) || bind_is_js(path);
+}
+
 static struct gs_count counts_of(const struct cg_def *d)
 {
 	return (struct gs_count){ gstore_uses(d), d->self_calls, d->namesake_calls };
@@ -154,15 +162,15 @@ static size_t copy_prefixes(const struct cgraph *g, char ***out)
 	return g->prefixes_nr;
 }
 
-/* Many changed files, or a Python file among them (resolve.h reads text
- * through imports). */
+/* Many changed files, or a Python or TS/JS file among them (their calls
+ * follow imports through other files' text). */
 static int too_much(const struct cgraph *g, char *const *paths, size_t nr)
 {
 	if (nr > 64 + g->files_nr / 50)
 		return 1;
 	for (size_t i = 0; i < nr; i++) {
 		int f = cgraph_file(g, paths[i]);
-		if (f >= 0 && g->files[f].lang && !strcmp(g->files[f].lang, "python"))
+		if (f >= 0 && binds_across(g->files[f].lang, g->files[f].path))
 			return 1;
 	}
 	return 0;
@@ -210,17 +218,17 @@ static void number_old(struct gstore_pre *p)
 	free(keys);
 }
 
-/* Is one of paths[0..n) a Python file of the index? */
+/* Is one of paths[0..n) a Python or TS/JS file of the index (binds_across())? */
 static int python_among(struct refs *r, const char *const *paths, size_t n)
 {
 	sqlite3_stmt *st = refs_prep(r, "SELECT 1 FROM files f JOIN blobs b ON b.id = f.blob_id "
-				     "WHERE f.path = ?1 AND b.lang = 'python'");
+				     "WHERE f.path = ?1 AND b.lang IN ('python', 'javascript', 'typescript', 'tsx')");
 	int yes = 0;
 
 	for (size_t i = 0; !yes && i < n; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, paths[i], -1, SQLITE_STATIC);
-		yes = sqlite3_step(st) == SQLITE_ROW;
+		yes = sqlite3_step(st) == SQLITE_ROW || bind_is_js(paths[i]);
 	}
 	sqlite3_finalize(st);
 	return yes;
@@ -237,13 +245,13 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 	for (size_t i = 0; i < n; i++)
 		p->paths[p->paths_nr++] = xstrdup(paths[i]);
 	if (n > 64 + (size_t)count_files(r) / 50 || python_among(r, paths, n)) {
-		give_up(p, r, "many files or a Python file changed");
+		give_up(p, r, "many files or a Python or TS/JS file changed");
 		return;
 	}
 	cgraph_load_part(&g, r, paths, n, NULL, 0, 0, NULL, 0);
 	if (too_much(&g, p->paths, p->paths_nr)) {
 		cgraph_release(&g);
-		give_up(p, r, "many files or a Python file changed");
+		give_up(p, r, "many files or a Python or TS/JS file changed");
 		return;
 	}
 	p->prefixes_nr = copy_prefixes(&g, &p->prefixes);
@@ -433,11 +441,13 @@ static void affected_files(struct delta *d)
 	uniq_strs(d->f, &d->f_nr);
 }
 
-/* Is a Python file among g's files (all), or among paths[0..nr)? */
-static int has_python(const struct cgraph *g, int all, char *const *paths, size_t nr)
+/* Is a Python file among g's files (all), or among paths[0..nr)?  With js,
+ * a TS/JS file counts too (binds_across()). */
+static int has_python(const struct cgraph *g, int all, char *const *paths, size_t nr, int js)
 {
 	for (size_t f = 0; f < g->files_nr; f++)
-		if (g->files[f].lang && !strcmp(g->files[f].lang, "python") &&
+		if ((js ? binds_across(g->files[f].lang, g->files[f].path) :
+			  g->files[f].lang && !strcmp(g->files[f].lang, "python")) &&
 		    (all || has_str(paths, nr, g->files[f].path)))
 			return 1;
 	return 0;
@@ -504,7 +514,7 @@ static int class_comes_or_goes(struct delta *d)
 	for (size_t i = 0; i < nr; i++)
 		free(now[i]);
 	free(now);
-	return yes && has_python(&d->now, 1, NULL, 0);
+	return yes && has_python(&d->now, 1, NULL, 0, 0);
 }
 
 /* The changed files as they are: may the incremental path go on? */
@@ -796,14 +806,14 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const ch
 	*why = "another program wrote to the index";
 	if (!base_valid(r->db))
 		return -1;
-	*why = "the changed files are many, Python, classes, or change run-time name prefixes";
+	*why = "the changed files are many, Python, TS/JS, classes, or change run-time name prefixes";
 	if (!now_applies(&d))
 		goto out;
 	changed_names(&d);
 	affected_files(&d);
 	/* re-binding a large part of the graph: binding it whole is as quick */
-	*why = "many files or a Python file to re-bind";
-	if (d.f_nr > 64 + d.now.files_nr / 8 || has_python(&d.now, 0, d.f, d.f_nr))
+	*why = "many files or a Python or TS/JS file to re-bind";
+	if (d.f_nr > 64 + d.now.files_nr / 8 || has_python(&d.now, 0, d.f, d.f_nr, 1))
 		goto out;
 	cgraph_load_part(&d.part, r, (const char *const *)d.f, d.f_nr, (const char *const *)d.u, d.u_nr,
 			 d.u_nr > 0, (const char *const *)d.prefixes, d.prefixes_nr);

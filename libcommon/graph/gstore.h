@@ -28,8 +28,9 @@
  * (graph_base: a trigger empties it on a write outside the update's
  * session), and falls back to binding the whole graph where the effect of
  * the change cannot be bounded cheaply: many files changed or to re-bind,
- * a Python file among them (its calls follow imports and aliases through
- * other files' text), an unchanged file's import resolving anew, a class
+ * a Python or TS/JS file among them (its calls follow imports and aliases
+ * through other files' text: resolve.h, jstype.h), an unchanged file's
+ * import resolving anew, a class
  * added or removed where the index has Python files, the strings of names
  * looked up at run time changed.
  */
@@ -38,7 +39,7 @@
 
 #include "graph/cgraph.h"
 
-enum { GSTORE_VERSION = 2 };
+enum { GSTORE_VERSION = 3 };	/* 3: TS/JS calls bound as callers binds them */
 
 /* What an update's incremental path learnt before it wrote (gsdelta.c). */
 struct gstore_pre;
