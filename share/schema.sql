@@ -188,7 +188,10 @@ CREATE TABLE IF NOT EXISTS imports(
 	type_only INTEGER NOT NULL DEFAULT 0	-- 1: under Python's `if TYPE_CHECKING:`
 );
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
-CREATE INDEX IF NOT EXISTS imports_resolved ON imports(resolved);
+-- (resolved, path): the importers of a file without reading the table (impact
+-- and callers ask for thousands of files' importers; Linux: 23 MB, against 12
+-- for resolved alone).  An index built before has imports_resolved(resolved).
+CREATE INDEX IF NOT EXISTS imports_resolved_path ON imports(resolved, path);
 
 -- Embeddings (ci-embed, ci-index build --embed).  Each row says its format, so
 -- readers decode either through vec_decode() (libcommon/embed/vec.h):
