@@ -551,21 +551,26 @@ static int exclude_attr_macros(struct chunker *c)
 /*
  * Parse the file (its language set in the parser), or NULL.  C: a copy in
  * which each statement macro (cscan_stmt_macros()) reads "while", padded to
- * its length, so that offsets and lines are the file's.
+ * its length, and what cscan_hidden() finds is blanks, so that offsets and
+ * lines are the file's.
  */
 static TSTree *parse_file(struct chunker *c)
 {
 	const char *text = c->data;
 	char *copy = NULL;
+	struct cscan_range *hid = NULL;
+	size_t hid_nr = 0;
 	int ranged;
 	TSTree *tree;
 
 	free(c->stmt_macros);
 	c->stmt_macros = NULL;
 	c->stmt_macros_nr = 0;
-	if (!strcmp(c->rt->lang->name, "c"))
+	if (!strcmp(c->rt->lang->name, "c")) {
 		c->stmt_macros_nr = cscan_stmt_macros(&c->stmt_macros, c->data, c->n);
-	if (c->stmt_macros_nr) {
+		hid_nr = cscan_hidden(&hid, c->data, c->n);
+	}
+	if (c->stmt_macros_nr || hid_nr) {
 		copy = xmalloc(c->n + 1);
 		memcpy(copy, c->data, c->n);
 		copy[c->n] = '\0';
@@ -575,8 +580,14 @@ static TSTree *parse_file(struct chunker *c)
 			memcpy(copy + m->start, "while", 5);
 			memset(copy + m->start + 5, ' ', m->end - m->start - 5);
 		}
+		/* what the parse should not see (cscan_hidden()): blanks */
+		for (size_t i = 0; i < hid_nr; i++)
+			for (uint32_t b = hid[i].start; b < hid[i].end && b < c->n; b++)
+				if (copy[b] != '\n')
+					copy[b] = ' ';
 		text = copy;
 	}
+	free(hid);
 	ranged = exclude_attr_macros(c);
 	tree = ts_parser_parse_string(c->parser, NULL, text, (uint32_t)c->n);
 	if (ranged)
