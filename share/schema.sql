@@ -170,7 +170,11 @@ CREATE TABLE IF NOT EXISTS refs(
 					-- 0 unknown (no text, or not a call), 1 bare f(), 2 self.f()
 					-- (cls, this), 3 super().f(), 4 other x.f()
 );
-CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
+-- (name, blob_id): the files that reference a name without reading the table
+-- (impact of a header counts them by file; callers sorts them by file; Linux:
+-- 193.5 MB against 163.4 for name alone, the table itself 407 MB).  An index
+-- built before has refs_name(name).
+CREATE INDEX IF NOT EXISTS refs_name_blob ON refs(name, blob_id);
 CREATE INDEX IF NOT EXISTS refs_blob ON refs(blob_id);
 
 -- What ci-refs dead needs from a blob's text, stored when it is indexed: its

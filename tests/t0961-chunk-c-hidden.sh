@@ -49,7 +49,7 @@ static unsigned char *ptr_of(struct sbi *sbi, int type)
 {
 	if (type == GC_THREAD)
 		return (unsigned char *)&sbi->gc_thread;
-#ifdef CONFIG_FAULT_INJECTION
+#if IS_ENABLED(CONFIG_FAULT_INJECTION)
 	else if (type == FAULT_INFO)
 		return (unsigned char *)fault_info(sbi);
 #endif
@@ -159,13 +159,23 @@ test_expect_success 'ci-chunk: the #define continued over commented lines is one
 	test_cmp expect actual
 '
 
-test_expect_success 'ci-chunk: the calls of the code kept are references, with their function' '
-	(cd repo && ci-chunk --refs --no-files branches.c chain.c split.c) >out &&
+test_expect_success 'ci-chunk: the calls of the code kept are references, with their function; so are the macro lines and the calls of a directive' '
+	(cd repo && ci-chunk --refs --no-files branches.c chain.c lines.c split.c) >out &&
 	"$JQ" -r "select(.kind == \"call\") | \"\(.path) \(.name) \(.line) \(.scope)\"" out >actual &&
 	cat >expect <<-\EOF &&
 	branches.c emit_hi 10 put_hex
+	chain.c IS_ENABLED 5 ptr_of
 	chain.c fault_info 7 ptr_of
 	chain.c cprc_info 10 ptr_of
+	lines.c __diag_pop 1 null
+	lines.c BTF_SET8_START 3 null
+	lines.c BTF_ID_FLAGS 4 null
+	lines.c BTF_ID_FLAGS 5 null
+	lines.c BTF_SET8_END 6 null
+	lines.c register_set 10 key_init
+	lines.c HUF_DGEN 13 null
+	lines.c HUF_DGEN 14 null
+	lines.c decompress_one 18 decompress
 	split.c drop_entry 8 move_entries
 	split.c copy_entry 11 move_entries
 	split.c finish 16 move_entries

@@ -1,11 +1,13 @@
 #!/bin/sh
 # t0962-graph-impact-imports-index: the index keeps imports(resolved, path)
-# (share/schema.sql's imports_resolved_path), so that impact and the call walk
-# read a file's importers without the imports table (Linux: impact of
-# include/linux/slab.h:kmalloc 0.22 -> 0.13 s CPU, bench/README.md).  An
-# index built before has imports(resolved) alone: impact then expands a level
-# of 512 files or more by one pass over the imports, as it did; the answers
-# are the same bytes either way, for a file and for a symbol, at each depth.
+# and refs(name, blob_id) (share/schema.sql's imports_resolved_path and
+# refs_name_blob), so that impact and the call walk read a file's importers,
+# and a name's files, without the tables (Linux: impact of
+# include/linux/slab.h:kmalloc 0.26 -> 0.16 s CPU, bench/README.md).  An
+# index built before has imports(resolved) and refs(name) alone: impact then
+# expands a level of 512 files or more by one pass over the imports, as it
+# did; the answers are the same bytes either way, for a file and for a
+# symbol, at each depth, and so are the callers.
 . "$(dirname "$0")/lib.sh"
 
 if ! test_have_lang c; then
@@ -37,11 +39,13 @@ test_expect_success 'setup: core.h, 520 headers that include it, their .c files,
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 
-test_expect_success 'a new index has imports(resolved, path), not imports(resolved) alone' '
-	q "SELECT name || \": \" || sql FROM sqlite_master WHERE type = '"'index'"' AND tbl_name = '"'imports'"' ORDER BY name" >actual &&
+test_expect_success 'a new index has imports(resolved, path) and refs(name, blob_id), not the one-column indexes' '
+	q "SELECT name || \": \" || sql FROM sqlite_master WHERE type = '"'index'"' AND tbl_name IN ('"'imports'"', '"'refs'"') ORDER BY name" >actual &&
 	cat >expect <<-\EOF &&
 	imports_path: CREATE INDEX imports_path ON imports(path)
 	imports_resolved_path: CREATE INDEX imports_resolved_path ON imports(resolved, path)
+	refs_blob: CREATE INDEX refs_blob ON refs(blob_id)
+	refs_name_blob: CREATE INDEX refs_name_blob ON refs(name, blob_id)
 	EOF
 	test_cmp expect actual
 '
@@ -52,6 +56,10 @@ answers() {
 			echo "== --depth $d impact $a" &&
 			(cd repo && ci-refs --json --limit 10000 --depth $d impact $a) || return 1
 		done
+	done &&
+	for n in core_get core_put w7; do
+		echo "== callers $n" &&
+		(cd repo && ci-refs --json --limit 10000 --depth 2 callers $n) || return 1
 	done
 }
 
@@ -65,8 +73,9 @@ test_expect_success 'the answers: every importer at its depth, the callers of a 
 	test "$(cat calls)" -gt 1000
 '
 
-test_expect_success 'an index with imports(resolved) alone gives the same bytes' '
-	q "DROP INDEX imports_resolved_path; CREATE INDEX imports_resolved ON imports(resolved)" &&
+test_expect_success 'an index with imports(resolved) and refs(name) alone gives the same bytes' '
+	q "DROP INDEX imports_resolved_path; CREATE INDEX imports_resolved ON imports(resolved);
+	   DROP INDEX refs_name_blob; CREATE INDEX refs_name ON refs(name)" &&
 	answers >old &&
 	test_cmp new old
 '
