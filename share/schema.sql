@@ -170,7 +170,11 @@ CREATE TABLE IF NOT EXISTS refs(
 					-- 0 unknown (no text, or not a call), 1 bare f(), 2 self.f()
 					-- (cls, this), 3 super().f(), 4 other x.f()
 );
-CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
+-- (name, blob_id): the files that reference a name without reading the table
+-- (impact of a header counts them by file; callers sorts them by file; Linux:
+-- 193.5 MB against 163.4 for name alone, the table itself 407 MB).  An index
+-- built before has refs_name(name).
+CREATE INDEX IF NOT EXISTS refs_name_blob ON refs(name, blob_id);
 CREATE INDEX IF NOT EXISTS refs_blob ON refs(blob_id);
 
 -- What ci-refs dead needs from a blob's text, stored when it is indexed: its
@@ -188,7 +192,10 @@ CREATE TABLE IF NOT EXISTS imports(
 	type_only INTEGER NOT NULL DEFAULT 0	-- 1: under Python's `if TYPE_CHECKING:`
 );
 CREATE INDEX IF NOT EXISTS imports_path ON imports(path);
-CREATE INDEX IF NOT EXISTS imports_resolved ON imports(resolved);
+-- (resolved, path): the importers of a file without reading the table (impact
+-- and callers ask for thousands of files' importers; Linux: 23 MB, against 12
+-- for resolved alone).  An index built before has imports_resolved(resolved).
+CREATE INDEX IF NOT EXISTS imports_resolved_path ON imports(resolved, path);
 
 -- Embeddings (ci-embed, ci-index build --embed).  Each row says its format, so
 -- readers decode either through vec_decode() (libcommon/embed/vec.h):

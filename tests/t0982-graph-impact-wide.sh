@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0982-graph-impact-wide: impact on a header that many files include.  A
 # level of 512 importers or more is read in one pass over the imports
-# (impact.c), a smaller one file by file: both give each file its distance;
+# (impact.c) where the index lacks imports(resolved, path) (t0962), a smaller
+# one, or any with that index, file by file: both give each file its distance;
 # the symbol's calls, read once with its references, still give each caller
 # its call depth, the callers' imports asked of the definitions' importers
 # (callwalk.c, a name of few definitions).

@@ -3,7 +3,8 @@
  * small C texts in memory: which double-underscore invocations are attribute
  * macros (left out of the parse) and which are calls or declarators, and which
  * identifiers of a #define body are calls; and which iterator macros are used
- * as a loop header (cscan_stmt_macros()).
+ * as a loop header (cscan_stmt_macros()); and what the parse should not see
+ * (cscan_hidden()).
  */
 #include "core/common.h"
 #include "parse/cscan.h"
@@ -60,6 +61,12 @@ static void stmts(const char *text, const char *want)
 	ranges(cscan_stmt_macros, "statement macros", text, want);
 }
 
+/* The ranges hidden from the parse, as their texts joined by '|'. */
+static void hidden(const char *text, const char *want)
+{
+	ranges(cscan_hidden, "hidden", text, want);
+}
+
 struct calls {
 	struct buf out;		/* "name@off|..." */
 	const char *text;	/* the body scanned */
@@ -92,7 +99,7 @@ static void calls(const char *body, const char *params, const char *want)
 int main(int argc, char **argv)
 {
 	util_init(argv[0]);
-	printf("1..34\n");
+	printf("1..43\n");
 
 	/* attribute macros before a declaration's type or name */
 	attrs("static inline __alloc_size(1) void *kmalloc(size_t size, gfp_t flags)\n{\n"
@@ -153,5 +160,33 @@ int main(int argc, char **argv)
 	stmts("void f(void)\n{\n\tdo {\n\t\tg(t);\n\t} while_each_thread(p, t);\n\tdo {\n\t} while (x);\n"
 	      "\tif (x) {\n\t} after_block(y);\n}\n", "while_each_thread");
 	stmts("struct s {\n\tint a;\n} __aligned(8);\nvoid f(void)\n{\n\tdo\n\t\tg();\n\tnot_after(x);\n}\n", "");
+
+	/* an #if group in a body whose branches each open a loop: the
+	 * directives, and the branches after the first */
+	hidden("int f(void)\n{\n#ifdef A\n\tfor (i = 0; i < n; i++) {\n#else\n\tfor (i = n; i; i--) {\n"
+	       "#endif\n\t\tg(i);\n\t}\n}\n",
+	       "#ifdef A|#else|\n\tfor (i = n; i; i--) {\n|#endif");
+	/* braces split over two groups: the directives only (the code as if each #if held) */
+	hidden("void f(void)\n{\n#ifdef G\n\tif (x) {\n\t} else {\n#endif /* G */\n\t\tg();\n"
+	       "#ifdef G\n\t}\n#endif\n}\n", "#ifdef G|#endif /* G */|#ifdef G|#endif");
+	/* a branch that continues an if-else chain: its directives */
+	hidden("int f(int t)\n{\n\tif (t == 1)\n\t\treturn 1;\n#ifdef B\n\telse if (t == 2)\n"
+	       "\t\treturn 2;\n#endif\n\treturn 0;\n}\n", "#ifdef B|#endif");
+	/* balanced groups, and any group outside a body ('{' not in column 0): nothing */
+	hidden("int f(void)\n{\n#ifdef A\n\tif (x) {\n\t\tg();\n\t}\n#else\n\th();\n#endif\n}\n", "");
+	hidden("#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n", "");
+	hidden("struct s {\n#ifdef A\n\tint a; };\n#else\n\tint b; };\n#endif\n", "");
+	/* lines that are a macro invocation alone, outside braces */
+	hidden("__diag_pop()\n\nSET_START(s)\nID_FLAGS(func, f, 1) /* flags */\n#ifdef X\nID_FLAGS(func, g, 2)\n"
+	       "#endif\nSET_END(s)\n\nstatic int h(void)\n{\n\treturn 0;\n}\n",
+	       "__diag_pop()|SET_START(s)|ID_FLAGS(func, f, 1) /* flags */|ID_FLAGS(func, g, 2)|SET_END(s)");
+	/* not: a function's header, K&R parameters, a statement, after a declaration's type,
+	 * an indented line, a comment over lines after it */
+	hidden("SYSCALL_DEFINE1(nice, int, inc)\n{\n}\nint\nold(a)\n\tint a;\n{\n}\n"
+	       "MODULE_LICENSE(\"GPL\");\nstatic int\nfn(void)\nnext_line\n  INDENTED(x)\n"
+	       "x;\nTWO(a) /* a\n b */\nint y;\n", "");
+	/* block comments of a #define continued over lines; not of one line */
+	hidden("#define FLAGS \\\n\tpf(A)\t/* a */ \\\n\tpf(B)\t/* b */\n#define ONE 1 /* one */\n",
+	       "/* a */|/* b */");
 	return failures ? 1 : 0;
 }

@@ -75,6 +75,8 @@ struct callwalk {
 	struct refs *r;
 	struct wname *names;
 	size_t names_nr, names_alloc;
+	size_t *nmap;		/* names[] hashed by name, as fmap (impact at depth 2 asks for thousands) */
+	size_t nmap_mask;
 	struct wfile **files;
 	size_t files_nr, files_alloc, last;	/* last: the file asked for last */
 	size_t *fmap;		/* files[] hashed by path: index + 1, 0 for an empty slot
@@ -124,19 +126,46 @@ static void free_defs(struct wdef *d, size_t nr)
 	free(d);
 }
 
+static size_t path_hash(const char *s);
+
+/* The slot of name in w->nmap: its entry's, or the empty one it would take. */
+static size_t nmap_slot(const struct callwalk *w, const char *name)
+{
+	size_t k = path_hash(name) & w->nmap_mask;
+
+	while (w->nmap[k] && strcmp(w->names[w->nmap[k] - 1].name, name))
+		k = (k + 1) & w->nmap_mask;
+	return k;
+}
+
+/* Add names[i] to the map, doubling it past half full. */
+static void nmap_add(struct callwalk *w, size_t i)
+{
+	if (2 * (w->names_nr + 1) > w->nmap_mask) {
+		size_t n = w->nmap ? 2 * (w->nmap_mask + 1) : 64;
+		free(w->nmap);
+		w->nmap = xcalloc(n, sizeof(*w->nmap));
+		w->nmap_mask = n - 1;
+		for (size_t j = 0; j < w->names_nr; j++)
+			if (j != i)
+				w->nmap[nmap_slot(w, w->names[j].name)] = j + 1;
+	}
+	w->nmap[nmap_slot(w, w->names[i].name)] = i + 1;
+}
+
 /* The definitions named name (cached). */
 static const struct wname *named(struct callwalk *w, const char *name)
 {
 	struct wname *n;
-	size_t alloc = 0;
+	size_t alloc = 0, k;
 
-	for (size_t i = 0; i < w->names_nr; i++)
-		if (!strcmp(w->names[i].name, name))
-			return &w->names[i];
+	if (w->nmap && w->nmap[k = nmap_slot(w, name)])
+		return &w->names[w->nmap[k] - 1];
 	ALLOC_GROW(w->names, w->names_nr + 1, w->names_alloc);
 	n = &w->names[w->names_nr++];
 	memset(n, 0, sizeof(*n));
 	n->name = xstrdup(name);
+	nmap_add(w, w->names_nr - 1);
 	sqlite3_reset(w->def_st);
 	sqlite3_bind_text(w->def_st, 1, name, -1, SQLITE_TRANSIENT);
 	while (sqlite3_step(w->def_st) == SQLITE_ROW) {
@@ -721,6 +750,7 @@ void callwalk_free(struct callwalk *w)
 		free_defs(w->names[i].d, w->names[i].nr);
 	}
 	free(w->names);
+	free(w->nmap);
 	for (size_t i = 0; i < w->files_nr; i++) {
 		struct wfile *f = w->files[i];
 		free(f->path);

@@ -212,75 +212,217 @@ static void sites_release(struct site_list *l)
 	free(l->v);
 }
 
-static void add_site(struct site_list *l, sqlite3_stmt *st)
+/* One reference of the symbol in one file (a blob's references are its files'). */
+struct sym_ref {
+	int node;		/* the file */
+	int call;		/* a call (kind "call") */
+	enum bind_recv recv;
+	long line, col;
+	sqlite3_int64 id, blob;	/* refs' rowid (the last key of the order), blob */
+	char *scope;		/* NULL at top level */
+};
+
+static void add_site(struct site_list *l, const char *p, const struct sym_ref *x)
 {
 	struct callwalk_site *c;
-	const char *p = refs_col(st, 0);
 
 	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
 	c = &l->v[l->nr];
 	/* in path order: a file's calls share its path */
 	c->path = l->nr && !strcmp(l->v[l->nr - 1].path, p) ? l->v[l->nr - 1].path : xstrdup(p);
-	c->scope = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : xstrdup(refs_col(st, 4));
-	c->blob = sqlite3_column_int64(st, 5);
-	c->line = sqlite3_column_int64(st, 2);
-	c->col = sqlite3_column_int64(st, 3);
-	c->recv = (enum bind_recv)sqlite3_column_int(st, 6);
+	c->scope = x->scope ? xstrdup(x->scope) : NULL;
+	c->blob = x->blob;
+	c->line = x->line;
+	c->col = x->col;
+	c->recv = x->recv;
 	l->nr++;
+}
+
+/* Each file's blob, sorted by blob then node (a blob may be several files'). */
+struct blob_node {
+	sqlite3_int64 blob;
+	int node;
+};
+
+struct blob_nodes {
+	struct blob_node *v;
+	size_t nr, alloc;
+};
+
+static int cmp_blob_node(const void *x, const void *y)
+{
+	const struct blob_node *a = x, *b = y;
+
+	if (a->blob != b->blob)
+		return a->blob < b->blob ? -1 : 1;
+	return (a->node > b->node) - (a->node < b->node);
+}
+
+/* The first of blob's files in bn, or bn->nr. */
+static size_t blob_first(const struct blob_nodes *bn, sqlite3_int64 blob)
+{
+	size_t lo = 0, hi = bn->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (bn->v[mid].blob < blob)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* In path (node), line, col order, as `ORDER BY f.path, r.line, r.col` read them. */
+static int cmp_sym_ref(const void *x, const void *y)
+{
+	const struct sym_ref *a = x, *b = y;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->col != b->col)
+		return a->col < b->col ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Mark (1) in reach[] each file that imports path. */
+static void mark_importers(struct refs *r, const struct digraph *g, sqlite3_stmt *st, const char *path,
+			   char *reach)
+{
+	sqlite3_reset(st);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int v = digraph_node(g, refs_col(st, 0));
+		if (v >= 0)
+			reach[v] = 1;
+	}
+	(void)r;
+}
+
+/*
+ * The files from which a reference to sym counts (1 in the array returned,
+ * g->n long): not path itself; any other when no other file defines sym;
+ * else those that import path, and in C and C++ those that import a file
+ * defining sym (a header declaring it).
+ */
+static char *reaching_files(struct refs *r, const struct digraph *g, int start, const char *path, const char *sym)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+				     "WHERE d.name = ?2 AND g.path != ?1), (SELECT b.lang FROM files h "
+				     "JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1) IN ('c', 'cpp')");
+	sqlite3_stmt *imp = refs_prep(r, "SELECT path FROM imports WHERE resolved = ?1");
+	char *reach = xcalloc(g->n + 1, 1);
+	int elsewhere = 1, c = 0;
+
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		elsewhere = sqlite3_column_int(st, 0);
+		c = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (!elsewhere)
+		memset(reach, 1, g->n);
+	else {
+		mark_importers(r, g, imp, path, reach);
+		if (c) {
+			st = refs_prep(r, "SELECT DISTINCT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+				       "WHERE d.name = ?1");
+			sqlite3_bind_text(st, 1, sym, -1, SQLITE_STATIC);
+			while (sqlite3_step(st) == SQLITE_ROW)
+				mark_importers(r, g, imp, refs_col(st, 0), reach);
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_finalize(imp);
+	if (start >= 0)
+		reach[start] = 0;
+	return reach;
+}
+
+/* Every reference of sym, in path, line, col order (joined to the files in
+ * C, not by SQL: kfree's 37,000 references). */
+static struct sym_ref *sym_refs(struct refs *r, const struct blob_nodes *bn, const char *sym, size_t *nr)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT rowid, blob_id, kind, line, col, scope, recv FROM refs WHERE name = ?1");
+	struct sym_ref *v = NULL;
+	size_t alloc = 0, n = 0;
+
+	sqlite3_bind_text(st, 1, sym, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_int64 blob = sqlite3_column_int64(st, 1);
+		const char *kind = refs_col(st, 2);
+		for (size_t i = blob_first(bn, blob); i < bn->nr && bn->v[i].blob == blob; i++) {
+			ALLOC_GROW(v, n + 1, alloc);
+			v[n] = (struct sym_ref){ bn->v[i].node, kind && !strcmp(kind, "call"),
+						 (enum bind_recv)sqlite3_column_int(st, 6), sqlite3_column_int64(st, 3),
+						 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 0), blob,
+						 sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL
+											  : xstrdup(refs_col(st, 5)) };
+			n++;
+		}
+	}
+	sqlite3_finalize(st);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_sym_ref);
+	*nr = n;
+	return v;
 }
 
 /* (cw: the walk's caches of definitions and files, created on first use and
  * shared with call_signal(), which reads the same callers' files; calls: where
  * not NULL, every call of sym, in the order callwalk reads them) */
-static void reference_signal(struct refs *r, const struct digraph *g, const char *path, const char *sym,
-			     struct impact_hit *h, struct callwalk **cwp, struct site_list *calls)
+static void symbol_references(struct refs *r, const struct digraph *g, const struct blob_nodes *bn, int start,
+			      const char *path, const char *sym, struct impact_hit *h, struct callwalk **cwp,
+			      struct site_list *calls)
 {
-	sqlite3_stmt *st;
+	char *reach = reaching_files(r, g, start, path, sym);
+	size_t nr;
+	struct sym_ref *v = sym_refs(r, bn, sym, &nr);
 	struct callwalk *cw = *cwp;
 
-	/* every reference of sym, whether it counts in column 7 */
-	if (sym)
-		st = refs_prep(r, "SELECT f.path, r.kind, r.line, r.col, r.scope, r.blob_id, r.recv, "
-			  "(f.path != ?1 AND ("
-			  " NOT EXISTS (SELECT 1 FROM defs d JOIN files g ON g.blob_id = d.blob_id "
-			  "  WHERE d.name = ?2 AND g.path != ?1)"
-			  " OR f.path IN (SELECT i.path FROM imports i WHERE i.resolved = ?1)"
-			  " OR ((SELECT b.lang FROM files h JOIN blobs b ON b.id = h.blob_id WHERE h.path = ?1)"
-			  "  IN ('c', 'cpp') AND f.path IN (SELECT i.path FROM imports i WHERE i.resolved IN "
-			  "  (SELECT g.path FROM defs d JOIN files g ON g.blob_id = d.blob_id WHERE d.name = ?2)))"
-			  ")) FROM refs r JOIN files f ON f.blob_id = r.blob_id WHERE r.name = ?2 "
-			  "ORDER BY f.path, r.line, r.col");
-	else
-		/* counted by blob, then given to its files (list.h: 57,000 references) */
-		st = refs_prep(r, "SELECT f.path, x.n FROM (SELECT r.blob_id, count(*) AS n FROM refs r "
-			  "WHERE r.name IN (SELECT d.name FROM defs d JOIN files g ON g.blob_id = d.blob_id "
-			  "WHERE g.path = ?1 AND length(d.name) > 2) GROUP BY r.blob_id) x "
-			  "JOIN files f ON f.blob_id = x.blob_id WHERE f.path != ?1");
-	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-	if (sym)
-		sqlite3_bind_text(st, 2, sym, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int v;
-		if (sym && calls && !strcmp(refs_col(st, 1), "call"))
-			add_site(calls, st);
-		if (sym && !sqlite3_column_int(st, 7))
+	for (size_t i = 0; i < nr; i++) {
+		const struct sym_ref *x = &v[i];
+		int u = x->node;
+		if (calls && x->call)
+			add_site(calls, g->names[u], x);
+		if (!reach[u])
 			continue;	/* a reference that cannot reach the definition */
-		v = digraph_node(g, refs_col(st, 0));
-		if (v < 0)
-			continue;
 		/* a call bound to a namesake (another class's method, self.f()
 		 * of the caller's own class) is not a use of this definition */
-		if (sym && !strcmp(refs_col(st, 1), "call") &&
-		    !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), refs_col(st, 0), sqlite3_column_int64(st, 5),
-				    sym, sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4),
-				    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-				    (enum bind_recv)sqlite3_column_int(st, 6), in_file, (void *)path))
+		if (x->call && !callwalk_binds(cw ? cw : (cw = callwalk_new(r)), g->names[u], x->blob, sym, x->scope,
+					       x->line, x->col, x->recv, in_file, (void *)path))
 			continue;
-		h[v].refs += sym ? 1 : sqlite3_column_int64(st, 1);
+		h[u].refs++;
+		h[u].ref = 1.0 - 1.0 / (1.0 + (double)h[u].refs / 2.0);
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(v[i].scope);
+	free(v);
+	free(reach);
+	*cwp = cw;
+}
+
+/* The reference signal of a file: the references to every symbol it defines,
+ * counted by blob, then given to its files (list.h: 57,000 references). */
+static void file_references(struct refs *r, const struct digraph *g, const char *path, struct impact_hit *h)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT f.path, x.n FROM (SELECT r.blob_id, count(*) AS n FROM refs r "
+				     "WHERE r.name IN (SELECT d.name FROM defs d JOIN files g ON g.blob_id = d.blob_id "
+				     "WHERE g.path = ?1 AND length(d.name) > 2) GROUP BY r.blob_id) x "
+				     "JOIN files f ON f.blob_id = x.blob_id WHERE f.path != ?1");
+
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int v = digraph_node(g, refs_col(st, 0));
+		if (v < 0)
+			continue;
+		h[v].refs += sqlite3_column_int64(st, 1);
 		h[v].ref = 1.0 - 1.0 / (1.0 + (double)h[v].refs / 2.0);
 	}
 	sqlite3_finalize(st);
-	*cwp = cw;
 }
 
 /*
@@ -508,8 +650,22 @@ static size_t rank_and_emit(struct refs *r, const struct digraph *g, int start, 
 }
 
 /* A frontier this large is expanded by one pass over the imports, not a
- * lookup per file (list.h's 1,800 importers import it from 55,000 rows) */
+ * lookup per file (list.h's 1,800 importers import it from 55,000 rows),
+ * unless the index has imports_resolved_path: its lookups read no table row
+ * (on Linux, kmalloc's 8,900 importers: 18 ms against 72 for the pass) */
 enum { IMPORT_SCAN_MIN = 512 };
+
+/* Does the index have the (resolved, path) index on imports (schema.sql)?  An
+ * index built before it answers the same, with imports(resolved) alone. */
+static int imports_covered(struct refs *r)
+{
+	sqlite3_stmt *st = refs_prep(r, "SELECT 1 FROM sqlite_master WHERE type = 'index' "
+				     "AND name = 'imports_resolved_path'");
+	int yes = sqlite3_step(st) == SQLITE_ROW;
+
+	sqlite3_finalize(st);
+	return yes;
+}
 
 static size_t name_hash(const char *s)
 {
@@ -579,23 +735,30 @@ static size_t expand_by_scan(struct refs *r, struct digraph *g, const int *front
  * imports(resolved) (the reverse distances are those of the whole graph; on
  * Linux the whole graph is 350,000 imports, most of them never reached).
  */
-static void load_importers(struct refs *r, struct digraph *g, const char *path, long depth)
+static void load_importers(struct refs *r, struct digraph *g, struct blob_nodes *bn, const char *path, long depth)
 {
-	sqlite3_stmt *st = refs_prep(r, "SELECT path FROM files ORDER BY path");
+	sqlite3_stmt *st = refs_prep(r, "SELECT path, blob_id FROM files ORDER BY path");
 	int *front, *next, start;
-	size_t fn = 1, nn;
+	size_t fn = 1, nn, scan_min;
 	char *seen;
 
 	memset(g, 0, sizeof(*g));
-	while (sqlite3_step(st) == SQLITE_ROW)
+	memset(bn, 0, sizeof(*bn));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		ALLOC_GROW(bn->v, bn->nr + 1, bn->alloc);
+		bn->v[bn->nr++] = (struct blob_node){ sqlite3_column_int64(st, 1), (int)g->n };
 		digraph_add_node(g, refs_col(st, 0));
+	}
 	sqlite3_finalize(st);
+	if (bn->nr > 1)
+		qsort(bn->v, bn->nr, sizeof(*bn->v), cmp_blob_node);
 	digraph_nodes_done(g);
 	start = digraph_node(g, path);
 	if (start < 0) {
 		digraph_finish(g);
 		return;
 	}
+	scan_min = imports_covered(r) ? SIZE_MAX : IMPORT_SCAN_MIN;
 	st = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1");
 	seen = xcalloc(g->n + 1, 1);
 	front = xmalloc((g->n + 1) * sizeof(int));
@@ -605,9 +768,9 @@ static void load_importers(struct refs *r, struct digraph *g, const char *path, 
 	for (long d = 0; d < depth && fn; d++) {
 		int *t;
 		nn = 0;
-		if (fn >= IMPORT_SCAN_MIN)
+		if (fn >= scan_min)
 			nn = expand_by_scan(r, g, front, fn, seen, next);
-		for (size_t i = 0; i < fn && fn < IMPORT_SCAN_MIN; i++) {
+		for (size_t i = 0; i < fn && fn < scan_min; i++) {
 			sqlite3_reset(st);
 			sqlite3_bind_text(st, 1, g->names[front[i]], -1, SQLITE_STATIC);
 			while (sqlite3_step(st) == SQLITE_ROW) {
@@ -637,6 +800,7 @@ int refs_impact(struct refs *r, const char *arg)
 {
 	char *copy = xstrdup(arg), *colon = strrchr(copy, ':'), *sym = NULL, *path;
 	struct digraph g;
+	struct blob_nodes bn;
 	struct impact_hit *h = NULL;
 	struct callwalk *cw = NULL;	/* shared by the reference and call signals */
 	struct site_list calls = { NULL, 0, 0 };	/* sym's calls, read once for both */
@@ -648,7 +812,7 @@ int refs_impact(struct refs *r, const char *arg)
 		sym = colon + 1;
 	}
 	path = refs_file_arg(r, copy);
-	load_importers(r, &g, path, r->o.depth);
+	load_importers(r, &g, &bn, path, r->o.depth);
 	start = digraph_node(&g, path);
 	if (start < 0) {
 		error("'%s' is not in the index (run 'ci-index update'?)", path);
@@ -660,7 +824,10 @@ int refs_impact(struct refs *r, const char *arg)
 	}
 	h = xcalloc(g.n + 1, sizeof(*h));
 	import_signal(r, &g, start, h);
-	reference_signal(r, &g, path, sym, h, &cw, sym && (r->o.mode & REFS_M_DEPS) ? &calls : NULL);
+	if (sym)
+		symbol_references(r, &g, &bn, start, path, sym, h, &cw, r->o.mode & REFS_M_DEPS ? &calls : NULL);
+	else
+		file_references(r, &g, path, h);
 	if (sym && (r->o.mode & REFS_M_DEPS)) {
 		call_signal(r, &g, path, sym, h, &cw, &calls);
 		mention_signal(r, &g, path, sym, h);
@@ -679,6 +846,7 @@ int refs_impact(struct refs *r, const char *arg)
 done:
 	callwalk_free(cw);
 	sites_release(&calls);
+	free(bn.v);
 	free(h);
 	digraph_release(&g);
 	free(path);

@@ -13,6 +13,7 @@
 #include "parse/blob.h"
 #include "parse/cscan.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -388,6 +389,8 @@ struct chunker {
 	size_t bounds_nr, bounds_alloc;
 	struct cscan_range *stmt_macros;	/* C: the statement macros parsed as "while" */
 	size_t stmt_macros_nr;
+	struct cscan_range *hidden;	/* C: what the parse did not see (cscan_hidden()) */
+	size_t hidden_nr;
 };
 
 struct chunker *chunker_new(const struct chunk_opts *opts)
@@ -439,6 +442,7 @@ void chunker_free(struct chunker *c)
 	free(c->imps);
 	free(c->bounds);
 	free(c->stmt_macros);
+	free(c->hidden);
 	free(c->line_off);
 	ts_parser_delete(c->parser);
 	ts_query_cursor_delete(c->qc);
@@ -551,7 +555,8 @@ static int exclude_attr_macros(struct chunker *c)
 /*
  * Parse the file (its language set in the parser), or NULL.  C: a copy in
  * which each statement macro (cscan_stmt_macros()) reads "while", padded to
- * its length, so that offsets and lines are the file's.
+ * its length, and what cscan_hidden() finds is blanks, so that offsets and
+ * lines are the file's.
  */
 static TSTree *parse_file(struct chunker *c)
 {
@@ -563,9 +568,14 @@ static TSTree *parse_file(struct chunker *c)
 	free(c->stmt_macros);
 	c->stmt_macros = NULL;
 	c->stmt_macros_nr = 0;
-	if (!strcmp(c->rt->lang->name, "c"))
+	free(c->hidden);
+	c->hidden = NULL;
+	c->hidden_nr = 0;
+	if (!strcmp(c->rt->lang->name, "c")) {
 		c->stmt_macros_nr = cscan_stmt_macros(&c->stmt_macros, c->data, c->n);
-	if (c->stmt_macros_nr) {
+		c->hidden_nr = cscan_hidden(&c->hidden, c->data, c->n);
+	}
+	if (c->stmt_macros_nr || c->hidden_nr) {
 		copy = xmalloc(c->n + 1);
 		memcpy(copy, c->data, c->n);
 		copy[c->n] = '\0';
@@ -575,6 +585,11 @@ static TSTree *parse_file(struct chunker *c)
 			memcpy(copy + m->start, "while", 5);
 			memset(copy + m->start + 5, ' ', m->end - m->start - 5);
 		}
+		/* what the parse should not see (cscan_hidden()): blanks */
+		for (size_t i = 0; i < c->hidden_nr; i++)
+			for (uint32_t b = c->hidden[i].start; b < c->hidden[i].end && b < c->n; b++)
+				if (copy[b] != '\n')
+					copy[b] = ' ';
 		text = copy;
 	}
 	ranged = exclude_attr_macros(c);
@@ -1648,7 +1663,9 @@ static void macro_refs(struct chunker *c, TSNode n, int depth)
 	ts_tree_cursor_delete(&cur);
 }
 
-/* The statement macros parsed as "while" are calls all the same. */
+/* The statement macros parsed as "while" are calls all the same; so are
+ * a blanked macro line's name and the calls of a blanked directive
+ * (`#if IS_ENABLED(CONFIG_X)`). */
 static void stmt_macro_refs(struct chunker *c)
 {
 	struct macro_scan ms = { c, 0 };
@@ -1656,6 +1673,23 @@ static void stmt_macro_refs(struct chunker *c)
 	for (size_t i = 0; i < c->stmt_macros_nr; i++)
 		add_macro_call(c->stmt_macros[i].start,
 			       c->stmt_macros[i].end - c->stmt_macros[i].start, &ms);
+	for (size_t i = 0; i < c->hidden_nr; i++) {
+		uint32_t a = c->hidden[i].start, e = a;
+
+		while (e < c->hidden[i].end && (c->data[e] == ' ' || c->data[e] == '\t'))
+			e++;
+		if (e < c->hidden[i].end && c->data[e] == '#') {
+			ms.base = a;
+			cscan_macro_calls(c->data + a, c->hidden[i].end - a, NULL, 0, add_macro_call, &ms);
+			continue;
+		}
+		while (e < c->hidden[i].end && (isalnum((unsigned char)c->data[e]) || c->data[e] == '_'))
+			e++;
+		if (e > a && !isdigit((unsigned char)c->data[a])) {
+			ms.base = 0;
+			add_macro_call(a, e - a, &ms);
+		}
+	}
 }
 
 static int cmp_tag(const void *a, const void *b)

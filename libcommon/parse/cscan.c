@@ -500,3 +500,260 @@ size_t cscan_stmt_macros(struct cscan_range **out, const char *d, size_t n)
 	*out = r;
 	return nr;
 }
+
+/* ---- cscan_hidden(): what the parse of a C file should not see ---- */
+
+/* One branch of a conditional group: its braces, and whether it starts with else. */
+struct cbranch {
+	int delta;		/* '{' less '}' (a nested group: its first branch's) */
+	int first;		/* 0 no token yet, 1 the first was else, 2 another */
+	size_t start;		/* its first byte, after its directive */
+};
+
+/* An #if group open at the scan's point. */
+struct cgroup {
+	int in_body;		/* opened inside a function body */
+	struct cscan_range *dirs;	/* its directive lines (#if, #elif, #else, #endif) */
+	size_t dirs_nr, dirs_alloc;
+	struct cbranch *br;
+	size_t br_nr, br_alloc;
+};
+
+struct hide {
+	struct cscan_range *r;
+	size_t nr, alloc;
+	struct cgroup *g;	/* the open groups, innermost last */
+	size_t g_nr, g_alloc;
+};
+
+static void hide_add(struct hide *h, size_t start, size_t end)
+{
+	if (end <= start)
+		return;
+	ALLOC_GROW(h->r, h->nr + 1, h->alloc);
+	h->r[h->nr].start = (uint32_t)start;
+	h->r[h->nr].end = (uint32_t)end;
+	h->nr++;
+}
+
+static void group_branch(struct cgroup *g, size_t start)
+{
+	ALLOC_GROW(g->br, g->br_nr + 1, g->br_alloc);
+	g->br[g->br_nr++] = (struct cbranch){ 0, 0, start };
+}
+
+static void group_dir(struct cgroup *g, size_t start, size_t end)
+{
+	ALLOC_GROW(g->dirs, g->dirs_nr + 1, g->dirs_alloc);
+	g->dirs[g->dirs_nr].start = (uint32_t)start;
+	g->dirs[g->dirs_nr].end = (uint32_t)end;
+	g->dirs_nr++;
+}
+
+/*
+ * The group closes at its #endif (line [a, b)): inside a function body, when
+ * its branches do not balance their braces, or one starts with else, its
+ * directive lines are hidden (the code reads as if each #if were true) and,
+ * unbalanced, the branches after the first too (#ifdef A `for (...) {`
+ * #else `for (...) {` #endif: one loop header).  The first branch's braces
+ * count in the enclosing group's branch.
+ */
+static void group_close(struct hide *h, size_t a, size_t b)
+{
+	struct cgroup *g = &h->g[--h->g_nr];
+	int unbalanced = 0, after_else = 0;
+
+	group_dir(g, a, b);
+	for (size_t i = 0; i < g->br_nr; i++) {
+		unbalanced |= g->br[i].delta != 0;
+		after_else |= g->br[i].first == 1;
+	}
+	if (g->in_body && (unbalanced || after_else)) {
+		for (size_t i = 0; i < g->dirs_nr; i++)
+			hide_add(h, g->dirs[i].start, g->dirs[i].end);
+		for (size_t i = 1; unbalanced && i < g->br_nr; i++)
+			hide_add(h, g->br[i].start, g->dirs[i + 1].start);
+	}
+	if (h->g_nr && g->br_nr)
+		h->g[h->g_nr - 1].br[h->g[h->g_nr - 1].br_nr - 1].delta += g->br[0].delta;
+	free(g->dirs);
+	free(g->br);
+}
+
+/* The end of the directive line starting at i (its continuation lines
+ * included), at its last '\n' or n. */
+static size_t directive_end(const char *d, size_t n, size_t i)
+{
+	while (i < n) {
+		size_t s = skip_lexical(d, n, i);
+
+		if (s != i) {
+			i = s;
+			continue;
+		}
+		if (d[i] == '\n' && !(i && (d[i - 1] == '\\' || (d[i - 1] == '\r' && i > 1 && d[i - 2] == '\\'))))
+			return i;
+		i++;
+	}
+	return n;
+}
+
+/*
+ * A directive line [a, b): opens, continues or closes a group; a #define
+ * continued on further lines has its block comments hidden (tree-sitter's
+ * macro body ends at one: net/core/pktgen.c's `#define PKT_FLAGS`).
+ */
+static void directive(struct hide *h, const char *d, size_t a, size_t b, int in_body)
+{
+	size_t i = a + 1, w;
+
+	while (i < b && (d[i] == ' ' || d[i] == '\t'))
+		i++;
+	for (w = i; w < b && is_ident(d[w]); w++)
+		;
+	if ((w - i == 2 && !memcmp(d + i, "if", 2)) || (w - i == 5 && !memcmp(d + i, "ifdef", 5)) ||
+	    (w - i == 6 && !memcmp(d + i, "ifndef", 6))) {
+		struct cgroup *g;
+
+		ALLOC_GROW(h->g, h->g_nr + 1, h->g_alloc);
+		g = &h->g[h->g_nr++];
+		memset(g, 0, sizeof(*g));
+		g->in_body = in_body;
+		group_dir(g, a, b);
+		group_branch(g, b);
+	} else if (h->g_nr && w - i >= 4 && (!memcmp(d + i, "elif", 4) || (w - i == 4 && !memcmp(d + i, "else", 4)))) {
+		group_dir(&h->g[h->g_nr - 1], a, b);
+		group_branch(&h->g[h->g_nr - 1], b);
+	} else if (h->g_nr && w - i == 5 && !memcmp(d + i, "endif", 5)) {
+		group_close(h, a, b);
+	} else if (w - i == 6 && !memcmp(d + i, "define", 6) && memchr(d + a, '\n', b - a)) {
+		for (i = w; i < b; ) {
+			size_t s = skip_lexical(d, b, i);
+			if (s != i && d[i] == '/' && d[i + 1] == '*')
+				hide_add(h, i, s);
+			i = s != i ? s : i + 1;
+		}
+	}
+}
+
+/*
+ * 1 if the line at i (column 0, outside braces) is a macro invocation alone,
+ * `BTF_ID_FLAGS(func, f, KF_RELEASE)` or `HUF_DGEN(name)`, that the grammar
+ * would read as a function's declarator: an identifier, its arguments on the
+ * line and nothing after them, after a ';', '}' or ')' (or nothing), with a
+ * blank, directive or column-0 identifier line (or nothing) next, not '{' or
+ * an indented line (a function's header, K&R parameters).  *end: the line's end.
+ */
+static int macro_line(const char *d, size_t n, size_t i, int prev, size_t *end)
+{
+	size_t j = i, k, e;
+
+	if (prev && prev != ';' && prev != '}' && prev != ')')
+		return 0;
+	while (j < n && is_ident(d[j]))
+		j++;
+	if (one_of(d + i, j - i, c_keywords) || one_of(d + i, j - i, grammar_words))
+		return 0;
+	for (k = j; k < n && (d[k] == ' ' || d[k] == '\t'); k++)
+		;
+	if (k >= n || d[k] != '(' || !(e = balanced_args(d, n, k, 0)))
+		return 0;
+	for (;;) {
+		size_t s;
+		while (e < n && (d[e] == ' ' || d[e] == '\t' || d[e] == '\r'))
+			e++;
+		if (e + 1 >= n || d[e] != '/' || (d[e + 1] != '*' && d[e + 1] != '/'))
+			break;
+		s = skip_lexical(d, n, e);
+		if (memchr(d + e, '\n', s - e) && d[e + 1] == '*')
+			return 0;	/* a comment over lines */
+		e = s;
+	}
+	if (e < n && d[e] != '\n')
+		return 0;
+	*end = e;
+	k = e < n ? e + 1 : n;
+	return k >= n || d[k] == '\n' || d[k] == '\r' || d[k] == '#' || is_ident_start(d[k]);
+}
+
+static int cmp_range(const void *x, const void *y)
+{
+	const struct cscan_range *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->end > b->end) - (a->end < b->end);
+}
+
+size_t cscan_hidden(struct cscan_range **out, const char *d, size_t n)
+{
+	struct hide h = { NULL, 0, 0, NULL, 0, 0 };
+	size_t i = 0;
+	int line_start = 1, col0 = 1, depth = 0, body = 0, prev = 0;
+
+	while (i < n) {
+		size_t j = skip_lexical(d, n, i), e;
+
+		if (j != i) {
+			if (d[i] == '"' || d[i] == '\'') {
+				line_start = col0 = 0;
+				prev = d[i];
+			}
+			i = j;
+			continue;
+		}
+		if (d[i] == '\n' || is_blank(d[i])) {
+			if (d[i] == '\n')
+				line_start = col0 = 1;
+			else
+				col0 = 0;
+			i++;
+			continue;
+		}
+		if (line_start && d[i] == '#') {
+			size_t a = i;
+			while (a && d[a - 1] != '\n')
+				a--;
+			e = directive_end(d, n, i);
+			directive(&h, d, a, e, depth > 0 && body);
+			i = e;
+			continue;
+		}
+		if (line_start && col0 && depth == 0 && is_ident_start(d[i]) && macro_line(d, n, i, prev, &e)) {
+			hide_add(&h, i, e);
+			i = e;
+			continue;
+		}
+		if (h.g_nr) {
+			struct cbranch *b = &h.g[h.g_nr - 1].br[h.g[h.g_nr - 1].br_nr - 1];
+			if (!b->first)
+				b->first = d[i] == 'e' && n - i >= 4 && !memcmp(d + i, "else", 4) &&
+					   (n - i == 4 || !is_ident(d[i + 4])) ? 1 : 2;
+			b->delta += (d[i] == '{') - (d[i] == '}');
+		}
+		if (d[i] == '{') {
+			body = depth == 0 ? line_start && col0 : body;
+			depth = line_start && col0 ? 1 : depth + 1;
+		} else if (d[i] == '}') {
+			depth = line_start && col0 ? 0 : (depth ? depth - 1 : 0);
+		}
+		line_start = col0 = 0;
+		if (is_ident_start(d[i])) {
+			while (i < n && is_ident(d[i]))
+				i++;
+			prev = 'a';
+			continue;
+		}
+		prev = d[i++];
+	}
+	while (h.g_nr) {	/* an #if never closed: as if closed at the end */
+		struct cgroup *g = &h.g[--h.g_nr];
+		free(g->dirs);
+		free(g->br);
+	}
+	free(h.g);
+	if (h.nr > 1)
+		qsort(h.r, h.nr, sizeof(*h.r), cmp_range);
+	*out = h.r;
+	return h.nr;
+}

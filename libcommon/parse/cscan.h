@@ -68,4 +68,28 @@ void cscan_macro_calls(const char *text, size_t n, const char *params, size_t pa
  */
 size_t cscan_stmt_macros(struct cscan_range **out, const char *data, size_t n);
 
+/*
+ * What the parse of the C text data (n bytes) should not see, so that a
+ * function's span is its own (over the .c files of Linux's kernel/ mm/ fs/
+ * net/ block/ lib/, these made definitions swallow the functions after them):
+ * - inside a function body (opened by a '{' in column 0), an #if group whose
+ *   branches do not balance their braces or one of which starts with else:
+ *   its directive lines, and when unbalanced its branches after the first
+ *   (`#ifdef __BIG_ENDIAN for (...) { #else for (...) { #endif`: the first
+ *   loop header alone; `#ifdef GROT } else { #endif`: the code as if each #if
+ *   held; `#ifdef X else if (...) #endif` in an if-else chain);
+ * - outside braces, a line that is a macro invocation alone
+ *   (`BTF_ID_FLAGS(func, f, KF_RELEASE)`, `HUF_DGEN(name)`: no ';', so the
+ *   grammar reads a declarator) after a ';', '}' or ')' and before a blank,
+ *   directive or column-0 identifier line (never before '{' or an indented
+ *   line: a function's header, K&R parameter declarations);
+ * - the block comments of a #define continued over lines (the grammar ends
+ *   the macro's body at the first).
+ * Sets *out to a malloc'd array of the ranges in text order (they may
+ * overlap; NULL when there are none) and returns their number; the chunker
+ * parses a copy in which they are blanks (newlines kept: same offsets, same
+ * lines).  Cannot fail.
+ */
+size_t cscan_hidden(struct cscan_range **out, const char *data, size_t n);
+
 #endif
