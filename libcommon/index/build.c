@@ -614,8 +614,11 @@ static int build_finish_db(struct build *b)
 	 * b-tree seek, not one per segment the build flushed (the trigram
 	 * query of an identifier took 20 ms over 11 segments on the Linux
 	 * tree, 10 ms over one).  VACUUM packs the indexes filled in random
-	 * order (a third of their pages empty on the Linux tree).  Then
-	 * the common trigrams' counts (13 s on the Linux tree).
+	 * order (a third of their pages empty on the Linux tree), with a
+	 * page cache of 8 MiB, not the load's 64: its copy takes the main
+	 * database's and held 120 MB of pages on drivers/gpu/drm/amd alone,
+	 * the build's peak, for no gain in time.  Then the common trigrams'
+	 * counts (13 s on the Linux tree).
 	 */
 	if (index_exec(db, "INSERT INTO chunks_tri(chunks_tri) VALUES('optimize');"
 			 "INSERT INTO chunks_fts(chunks_fts) VALUES('optimize');"
@@ -623,7 +626,7 @@ static int build_finish_db(struct build *b)
 			 "INSERT INTO tri_df(tri, df) SELECT term, doc FROM temp.tri_vocab WHERE doc >= 1000;"
 			 "DROP TABLE temp.tri_vocab") < 0 ||
 	    index_exec(db, "COMMIT") < 0 || (b->prev > 0 && index_exec(db, "DETACH prev") < 0) ||
-	    index_exec(db, "VACUUM") < 0)
+	    index_exec(db, "PRAGMA cache_size=-8192; VACUUM") < 0)
 		return -1;
 	return 0;
 }
