@@ -11,23 +11,6 @@
 
 if ! test_have_lang typescript; then
 	test_skip 'TS global calls' 'the typescript grammar is not compiled in'
-	test_expect_success 'setup: a test importing test from a package, ow as a default export of a wrapped value' '
-	write_lines src/test.ts "export default function test(v: unknown) {" "	return v" "}" &&
-	write_lines src/ow.ts "import test from \"./test\"" "const ow = (v: unknown) => test(v)" \
-		"const _ow = Object.assign(ow, {})" "export default _ow" &&
-	write_lines src/make.ts "export default function make() {" "	return 1" "}" &&
-	write_lines test/ow.ts "import test from \"ava\"" "import ow from \"../src/ow\"" "import mk from \"../src/make\"" \
-		"test(\"ow\", () => ow(1))" "export const one = () => mk()" &&
-	(cd repo && git add . && git commit -qm more && ci-index update 2>/dev/null)
-'
-
-test_expect_success 'callers test, ow, make: not from the package import nor the wrapped default' '
-	(cd repo && ci-refs --json callers test && { ci-refs --json callers ow 2>/dev/null || :; } &&
-		ci-refs --json callers make) | "$JQ" -r "\"\(.name) \(.path):\(.line) \(.binding) \(.definition.path):\(.definition.line)\"" >actual &&
-	printf "%s\n" "test src/ow.ts:2 import src/test.ts:1" "mk test/ow.ts:5 import src/make.ts:1" >expect &&
-	test_cmp expect actual
-'
-
 test_done
 fi
 
