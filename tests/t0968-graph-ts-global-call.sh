@@ -11,7 +11,7 @@
 
 if ! test_have_lang typescript; then
 	test_skip 'TS global calls' 'the typescript grammar is not compiled in'
-test_done
+	test_done
 fi
 
 test_expect_success 'setup: a local isNaN in number.ts, re-exported number(), a test calling both' '
