@@ -404,3 +404,19 @@ three_functions_repo() {
 	EOF
 	(cd repo && git add . && git commit -q -m "three functions")
 }
+
+# ts_call_chain_files: in "repo" (already a git repository), TypeScript files
+# whose chain main -> string() -> create -> Schema.validate -> u.check goes
+# through a re-export under another name, a typed receiver, new Schema() and
+# a namespace import; src/util.ts's spare() is called by nothing.  Not
+# committed (t0951, t0952).
+ts_call_chain_files() {
+	write_lines src/util.ts "export function check(v: number) {" "	return v > 0" "}" \
+		"export function spare() {" "	return 0" "}" &&
+	write_lines src/schema.ts "import * as u from \"./util\"" "export class Schema {" "	validate(v: number) {" \
+		"		return u.check(v)" "	}" "}" &&
+	write_lines src/string.ts "import { Schema } from \"./schema\"" "export default function create(v: number) {" \
+		"	const s: Schema = new Schema()" "	return s.validate(v)" "}" &&
+	write_lines src/index.ts "export { default as string } from \"./string\"" &&
+	write_lines app.ts "import { string } from \"./src/index\"" "export function main() {" "	return string(1)" "}"
+}

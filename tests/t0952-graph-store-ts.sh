@@ -18,14 +18,7 @@ whole_ts="ci-index: graph store: the whole graph bound (many files or a Python o
 
 test_expect_success 'setup: an alias, a typed receiver, a namespace, new C(); a C tool beside' '
 	git init -q repo &&
-	write_lines src/util.ts "export function check(v: number) {" "	return v > 0" "}" \
-		"export function spare() {" "	return 0" "}" &&
-	write_lines src/schema.ts "import * as u from \"./util\"" "export class Schema {" "	validate(v: number) {" \
-		"		return u.check(v)" "	}" "}" &&
-	write_lines src/string.ts "import { Schema } from \"./schema\"" "export default function create(v: number) {" \
-		"	const s: Schema = new Schema()" "	return s.validate(v)" "}" &&
-	write_lines src/index.ts "export { default as string } from \"./string\"" &&
-	write_lines app.ts "import { string } from \"./src/index\"" "export function main() {" "	return string(1)" "}" &&
+	ts_call_chain_files &&
 	write_lines tool/cli.c "static int helper(void) { return 1; }" "static int unused_c(void) { return 2; }" \
 		"int main(void) { return helper(); }" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null) &&
