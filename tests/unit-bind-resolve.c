@@ -12,7 +12,8 @@
  * annotation, an @property, obj.a.f()), loop and comprehension variables
  * over list[C], an instance called (__call__) and `with` through __enter__;
  * a parameter of a nested function shadows a sibling nested
- * function of that name.
+ * function of that name; a module-level alias by assignment (h = hh = f)
+ * and a reassigned one.
  */
 #include "core/common.h"
 #include "graph/resolve.h"
@@ -157,7 +158,21 @@ static const char *const nest_lines[] = {
 	"        return 1",
 	NULL };
 
+static const char *const alias_lines[] = {
+	"from pkg.util import helper",
+	"",
+	"h = hh = helper",
+	"twice = helper",
+	"twice = helper",
+	"",
+	"def calls():",
+	"    hh()",
+	"    twice()",
+	NULL };
+static const struct rs_import alias_imps[] = { { "pkg.util", "pkg/util.py", 1 }, { NULL, NULL, 0 } };
+
 static const struct file files[] = {
+	{ "alias.py", alias_lines, alias_imps },
 	{ "nest.py", nest_lines, no_imps },
 	{ "box.py", box_lines, box_imps },
 	{ "pkg/__init__.py", init_lines, init_imps },
@@ -193,6 +208,10 @@ static const struct rs_def defs[] = {
 	{ "endpoint", "function", "nest.py", "outer", 2, 3 },
 	{ "caller", "function", "nest.py", "outer", 4, 5 },
 	{ "receive", "function", "nest.py", "outer", 6, 7 },
+	{ "h", "constant", "alias.py", NULL, 3, 3 },
+	{ "twice", "constant", "alias.py", NULL, 4, 4 },
+	{ "twice", "constant", "alias.py", NULL, 5, 5 },
+	{ "calls", "function", "alias.py", NULL, 7, 9 },
 };
 
 static size_t named(void *ctx, const char *name, const struct rs_def **out)
@@ -272,7 +291,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..36\n");
+	printf("1..38\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -347,6 +366,10 @@ int main(int argc, char **argv)
 	      "[x.f() for x in self.xs] with xs: list[C]: C's method (receiver)");
 	check(&rs, "app.py", "run", 12, "save", NULL, 0, BIND_NONE,
 	      "still: a parameter without annotation binds to nothing (none)");
+	check(&rs, "alias.py", "calls", 8, "hh", "pkg/util.py", 1, BIND_IMPORT,
+	      "h = hh = f with f imported: hh() reaches f (import)");
+	check(&rs, "alias.py", "calls", 9, "twice", NULL, 0, BIND_NONE,
+	      "a module variable assigned twice binds to nothing (none)");
 	resolver_release(&rs);
 	return failures ? 1 : 0;
 }

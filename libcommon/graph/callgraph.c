@@ -465,6 +465,102 @@ static int js_alias_callee(struct refs *r, struct refs_world *w, const char *cal
 	return def >= 0;
 }
 
+/* Adds a copy of s to the set names (n of them) unless it holds it. */
+static void name_add(char ***names, size_t *n, const char *s)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (!strcmp((*names)[j], s))
+			return;
+	*names = xrealloc(*names, (*n + 1) * sizeof(**names));
+	(*names)[(*n)++] = xstrdup(s);
+}
+
+/* callers: the Python calls of another name a module-level assignment gives
+ * a target function or class (`ib = attr = attrib` in its file or in one
+ * that imports it), that resolve_call() binds to it.  The number written. */
+static int py_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
+			    const char *name)
+{
+	char **names = NULL, **paths = NULL;
+	size_t names_nr = 0, paths_nr = 0;
+	sqlite3_stmt *st, *imp;
+	int found = 0;
+
+	imp = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
+	for (size_t i = 0; i < c->nr; i++) {
+		if (!target[i] || c->scopes[i] || !resolver_applies(&w->rs, c->paths[i]) ||
+		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")))
+			continue;
+		name_add(&paths, &paths_nr, c->paths[i]);
+		sqlite3_reset(imp);
+		sqlite3_bind_text(imp, 1, c->paths[i], -1, SQLITE_STATIC);
+		while (sqlite3_step(imp) == SQLITE_ROW)
+			name_add(&paths, &paths_nr, refs_col(imp, 0));
+		for (size_t k = 0; k < paths_nr; k++) {
+			char **nn;
+			size_t n = resolve_aliases(&w->rs, paths[k], name, &nn);
+			for (size_t j = 0; j < n; j++) {
+				name_add(&names, &names_nr, nn[j]);
+				free(nn[j]);
+			}
+			free(nn);
+		}
+	}
+	sqlite3_finalize(imp);
+	st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
+		       "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
+		       "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
+	for (size_t k = 0; k < names_nr; k++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, names[k], -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
+			const char *path = refs_col(st, 1), *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL :
+				refs_col(st, 4);
+			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3), def;
+			const struct rs_def *d;
+			enum bind_how how;
+
+			if (!resolver_applies(&w->rs, path) ||
+			    !(d = resolve_call(&w->rs, path, sc, line, col_, names[k], &how)) ||
+			    (def = cand_at(c, d->path, d->line)) < 0 || !target[def])
+				continue;
+			emit_bound(r, names[k], refs_col(st, 0), path, line, col_, sc, refs_col(st, 5),
+				   sqlite3_column_int64(st, 6), how, c, def);
+			found++;
+		}
+	}
+	sqlite3_finalize(st);
+	for (size_t k = 0; k < names_nr; k++)
+		free(names[k]);
+	for (size_t k = 0; k < paths_nr; k++)
+		free(paths[k]);
+	free(names);
+	free(paths);
+	return found;
+}
+
+/* callees: the call of st's row (as js_alias_callee()'s) in a Python file
+ * whose name, callee, resolve_call() binds to a definition of another name
+ * (an alias by assignment or import): its record.  1 if written. */
+static int py_alias_callee(struct refs *r, struct refs_world *w, const char *callee, sqlite3_stmt *st)
+{
+	const char *path = refs_col(st, 2), *sc = sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : refs_col(st, 5);
+	long line = sqlite3_column_int64(st, 3), col_ = sqlite3_column_int64(st, 4), def;
+	const struct rs_def *d;
+	enum bind_how how;
+	struct cands ca;
+
+	if (!resolver_applies(&w->rs, path) || !(d = resolve_call(&w->rs, path, sc, line, col_, callee, &how)) ||
+	    !strcmp(d->name, callee))
+		return 0;
+	cands_load(r, &ca, d->name);
+	if ((def = cand_at(&ca, d->path, d->line)) >= 0)
+		emit_bound(r, callee, refs_col(st, 1), path, line, col_, sc, refs_col(st, 6),
+			   sqlite3_column_int64(st, 7), how, &ca, def);
+	cands_release(&ca);
+	return def >= 0;
+}
+
 /*
  * callers <name>: the calls that bind (bind_ref()) to a definition of name
  * (Class.method, module.func narrow it as for defs).  callees <name>: the calls
@@ -513,6 +609,7 @@ int refs_calls(struct refs *r, const char *q, int callees)
 		}
 		sqlite3_finalize(st);
 		found += js_alias_callers(r, &w, &c, target, name);
+		found += py_alias_callers(r, &w, &c, target, name);
 	} else {
 		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
@@ -536,8 +633,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 				cc.text = text, cc.text_path = text_path;	/* the file's lines, read once */
 				def = bind_one(r, &w, &cc, imp, callee, refs_col(st, 1), refs_col(st, 2), sc, sqlite3_column_int64(st, 3),
 					       sqlite3_column_int64(st, 4), (enum bind_recv)sqlite3_column_int(st, 8), &how);
-				if (def < 0 && js_alias_callee(r, &w, callee, st))
-					;	/* a function imported under another name */
+				if (def < 0 && (js_alias_callee(r, &w, callee, st) || py_alias_callee(r, &w, callee, st)))
+					;	/* a function imported, or assigned, under another name */
 				else
 					emit_bound(r, callee, refs_col(st, 1), refs_col(st, 2), sqlite3_column_int64(st, 3),
 						   sqlite3_column_int64(st, 4), sc, refs_col(st, 6),

@@ -509,15 +509,18 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 	long def;
 	int method_call, hdr = -1, body = 0;
 
-	if (!n)
+	if (!n && !is_python(g->files[file].lang))
 		return;
 	if (is_python(g->files[file].lang) && resolver_applies(&fp->rs, path)) {
+		/* (a name nothing defines may be another name of a definition: ib = attrib) */
 		const struct rs_def *rd = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
-		if (rd || !fp->r->o.by_name) {
+		if (rd || !fp->r->o.by_name || !n) {
 			bind_resolved(g, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
 			return;
 		}
 	}
+	if (!n)
+		return;
 	fill_cands(g, fp, file, first, n);
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {

@@ -39,7 +39,7 @@
 
 #include "graph/cgraph.h"
 
-enum { GSTORE_VERSION = 3 };	/* 3: TS/JS calls bound as callers binds them */
+enum { GSTORE_VERSION = 4 };	/* 3: TS/JS calls bound as callers binds them; 4: Python aliases by assignment */
 
 /* What an update's incremental path learnt before it wrote (gsdelta.c). */
 struct gstore_pre;

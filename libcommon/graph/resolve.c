@@ -329,6 +329,7 @@ static const struct rs_def *def_in(struct resolver *rs, const char *path, const 
 }
 
 static struct rs_thing resolve_name(struct resolver *rs, struct rs_env *e, const char *name, int depth);
+static struct rs_thing resolve_dotted(struct resolver *rs, struct rs_env *e, const char *expr, int depth);
 
 /* The submodule name of the package whose __init__.py is path (pkg/name.py or
  * pkg/name/__init__.py), when the index has it, else NULL. */
@@ -360,7 +361,7 @@ static struct rs_thing module_attr(struct resolver *rs, const char *path, const 
 	if (!path || depth > RS_DEPTH)
 		return t;
 	t.def = def_in(rs, path, NULL, orig, NULL);
-	if (t.def)
+	if (t.def && strcmp(t.def->kind, "constant"))
 		return t;
 	m = env_of(rs, path);
 	if (m && m->t.python)
@@ -370,14 +371,89 @@ static struct rs_thing module_attr(struct resolver *rs, const char *path, const 
 	return t;
 }
 
+/*
+ * The value of the module-level assignment of name in e's file when it is a
+ * plain or dotted name (`ib = attr = attrib`, `s = mod.f`), into buf; NULL
+ * when no line at the left margin assigns name, more than one does
+ * (reassigned: which value holds is not known), or the value is anything else.
+ */
+static const char *assigned_name(const struct rs_env *e, const char *name, char *buf, size_t n)
+{
+	size_t nl = strlen(name);
+	int seen = 0;
+
+	buf[0] = '\0';
+	for (long l = 1; l <= e->t.lines_nr; l++) {
+		const char *s = line_at(e, l), *p = s, *q, *v;
+		int hit = 0, last = 0;
+		if (!s || !is_id((unsigned char)*s) || !strstr(s, name) || !strchr(s, '='))
+			continue;
+		for (;;) {	/* targets: each name followed by `=` */
+			for (q = p; is_id((unsigned char)*q); q++)
+				;
+			v = q + strspn(q, " \t");
+			if (*v != '=' || v[1] == '=') {
+				last = (size_t)(q - p) == nl && !strncmp(p, name, nl) && p == s && *v &&
+				       strchr("+-*/|&%^@<>:,", *v);	/* name += ..., name: T = ..., name, x = ... */
+				break;
+			}
+			hit |= (size_t)(q - p) == nl && !strncmp(p, name, nl);
+			p = v + 1 + strspn(v + 1, " \t");
+			if (!is_id((unsigned char)*p))
+				break;
+		}
+		if (!hit && !last)
+			continue;
+		if (++seen > 1)
+			return NULL;
+		if (last)
+			continue;	/* not a plain assignment: no value */
+		/* the value from p: a dotted name, then nothing but a comment */
+		for (q = p; is_id((unsigned char)*q) || (*q == '.' && is_id((unsigned char)q[1])); q++)
+			;
+		v = q + strspn(q, " \t\r");
+		if (q > p && !isdigit((unsigned char)*p) && (!*v || *v == '#') && (size_t)(q - p) < n) {
+			memcpy(buf, p, (size_t)(q - p));
+			buf[q - p] = '\0';
+		}
+	}
+	return seen == 1 && buf[0] ? buf : NULL;
+}
+
 /* What name denotes at the top level of e's file: its own definition, else an import. */
 static struct rs_thing resolve_name(struct resolver *rs, struct rs_env *e, const char *name, int depth)
 {
 	struct rs_thing t = { NULL, NULL };
+	char v[256];
 
 	t.def = def_in(rs, e->path, NULL, name, NULL);
+	if (t.def && !strcmp(t.def->kind, "constant") && depth <= RS_DEPTH &&
+	    assigned_name(e, name, v, sizeof(v)) && strcmp(v, name)) {
+		/* `ib = attr = attrib` (a module variable, the index's "constant"):
+		 * the function or class the value names, unless an import binds the name too */
+		size_t i = 0;
+		while (i < e->al_nr && strcmp(e->al[i].name, name))
+			i++;
+		if (i == e->al_nr) {
+			struct rs_thing a = resolve_dotted(rs, e, v, depth + 1);
+			if (a.def && (!strcmp(a.def->kind, "function") || !strcmp(a.def->kind, "class")))
+				return a;
+		}
+	}
 	if (t.def)
 		return t;
+	/* `ib = attr = attrib` where the index keeps the first name only */
+	if (depth <= RS_DEPTH && assigned_name(e, name, v, sizeof(v)) && strcmp(v, name)) {
+		size_t i = 0;
+		while (i < e->al_nr && strcmp(e->al[i].name, name))
+			i++;
+		if (i == e->al_nr) {
+			t = resolve_dotted(rs, e, v, depth + 1);
+			if (t.def && strcmp(t.def->kind, "function") && strcmp(t.def->kind, "class"))
+				t.def = NULL;
+			return t;
+		}
+	}
 	for (size_t i = e->al_nr; i-- > 0; ) {
 		const struct rs_alias *a = &e->al[i];
 		if (strcmp(a->name, name))
@@ -1352,7 +1428,7 @@ static const struct rs_def *resolve_bare(struct resolver *rs, struct rs_env *e, 
 /* x.f(), mod.f(), Foo.f(), self.x.f() */
 static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const struct rs_def *f, const char *path,
 				const char *scope, long line, const char *recv, const char *name,
-				enum bind_how *how)
+				enum bind_how *how, const struct rs_def **other)
 {
 	const struct rs_def *cls = NULL;
 	struct rs_thing t = { NULL, NULL };
@@ -1377,9 +1453,13 @@ static long resolve_dotted_call(struct resolver *rs, struct rs_env *e, const str
 		t = resolve_dotted(rs, e, recv, 0);
 		if (t.module) {
 			const struct rs_thing m = module_attr(rs, t.module, name, 0);
+			char v[256];
+			struct rs_env *me = env_of(rs, t.module);
 			if (m.def && (!strcmp(m.def->kind, "function") || !strcmp(m.def->kind, "class")) &&
-			    !strcmp(m.def->name, name)) {
+			    (!strcmp(m.def->name, name) || (me && assigned_name(me, name, v, sizeof(v))))) {
 				*how = BIND_IMPORT;
+				if (strcmp(m.def->name, name))
+					*other = m.def;	/* mod.ib() with ib = attrib in mod: a definition of another name */
 				return index_of(rs, m.def);
 			}
 			return -1;
@@ -1430,8 +1510,8 @@ const struct rs_def *resolve_call(struct resolver *rs, const char *path, const c
 	else if (!strcmp(recv, "self") || !strcmp(recv, "cls") || !strcmp(recv, "super()"))
 		ix = resolve_self(rs, path, scope, name, recv[0] == 's' && recv[1] == 'u', how);
 	else
-		ix = resolve_dotted_call(rs, e, f, path, scope, line, recv, name, how);
-	if (*recv) {
+		ix = resolve_dotted_call(rs, e, f, path, scope, line, recv, name, how, &d);
+	if (*recv && !d) {
 		const struct rs_def *a;
 		size_t n = rs->ops->named(rs->ctx, name, &a);
 		d = ix >= 0 && (size_t)ix < n ? &a[ix] : NULL;
@@ -1440,4 +1520,38 @@ const struct rs_def *resolve_call(struct resolver *rs, const char *path, const c
 		*how = BIND_NONE;
 	free(recv);
 	return d;
+}
+
+size_t resolve_aliases(struct resolver *rs, const char *path, const char *name, char ***out)
+{
+	struct rs_env *e = env_of(rs, path);
+	size_t nl = strlen(name), nr = 0;
+
+	*out = NULL;
+	for (long l = 1; e && e->t.python && l <= e->t.lines_nr; l++) {
+		const char *s = line_at(e, l), *p = s, *q;
+		if (!s || !is_id((unsigned char)*s) || !strstr(s, name))
+			continue;
+		for (;;) {	/* each target of the line whose value ends in name */
+			char t[256], v[256];
+			const char *val;
+			size_t vl;
+			for (q = p; is_id((unsigned char)*q); q++)
+				;
+			if (q == p || (size_t)(q - p) >= sizeof(t))
+				break;
+			memcpy(t, p, (size_t)(q - p));
+			t[q - p] = '\0';
+			p = q + strspn(q, " \t");
+			if (*p != '=' || p[1] == '=')
+				break;
+			p += 1 + strspn(p + 1, " \t");
+			if (strcmp(t, name) && (val = assigned_name(e, t, v, sizeof(v))) && (vl = strlen(val)) >= nl &&
+			    !strcmp(val + vl - nl, name) && (vl == nl || val[vl - nl - 1] == '.')) {
+				*out = xrealloc(*out, (nr + 1) * sizeof(**out));
+				(*out)[nr++] = xstrdup(t);
+			}
+		}
+	}
+	return nr;
 }

@@ -14,6 +14,11 @@
  *     bases' f only (inherited);
  *   - mod.f(), pkg.mod.f(): f of the module's file (import); Foo.f(): Foo's
  *     method (member);
+ *   - a module-level alias by assignment, `ib = attr = attrib`, `s = mod.f`
+ *     (the value a plain or dotted name): ib(), mod.ib(), an imported ib()
+ *     reach the function or class the value names, followed a few hops
+ *     (local in its own file, else import); a name assigned more than once
+ *     at module level, or also imported, is not followed;
  *   - x.f() where x is a local assigned x = Foo(...), a parameter annotated
  *     x: Foo (Optional[Foo], "Foo", Foo | None), or self.x assigned
  *     self.x = Foo(...) in the class: Foo's f along its bases (receiver);
@@ -95,5 +100,13 @@ int resolver_applies(struct resolver *rs, const char *path);
  */
 const struct rs_def *resolve_call(struct resolver *rs, const char *path, const char *scope, long line, long col,
 				  const char *name, enum bind_how *how);
+
+/*
+ * The other names a module-level assignment of file path gives name
+ * (`ib = attr = attrib` in path: "ib", "attr"; also `s = mod.name`), each
+ * assigned once; *out (n of them, malloc'ed, the caller frees) may hold a
+ * name whose value names another name's definition: resolve_call() decides.
+ */
+size_t resolve_aliases(struct resolver *rs, const char *path, const char *name, char ***out);
 
 #endif
