@@ -89,6 +89,7 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	int lock = -1, rc;
 	long rebound;
 	const char *why;
+	sqlite3_int64 map;
 
 	if (!r->wrote || r->o.no_graph)
 		return;
@@ -99,8 +100,10 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	}
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
+	map = index_unmap(index_db(ix));	/* it reads most of the index once */
 	refs_init(&q, ix, &o, stdout);
 	rc = gstore_update(&q, h ? h->pre : NULL, &rebound, &why);
+	index_remap(index_db(ix), map);
 	say(rc, h != NULL, h && h->pre, rebound, why);
 	refs_release(&q);
 	if (ix != r->deferred_ix)

@@ -907,3 +907,26 @@ int index_vec_decode(float *out, size_t dim, sqlite3_stmt *st, int col)
 	return vec_decode(out, dim, (const char *)sqlite3_column_text(st, col),
 			  sqlite3_column_double(st, col + 1), blob, bytes);
 }
+
+sqlite3_int64 index_unmap(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 map = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA mmap_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		map = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (map > 0)
+		sqlite3_exec(db, "PRAGMA mmap_size=0", NULL, NULL, NULL);
+	return map;
+}
+
+void index_remap(sqlite3 *db, sqlite3_int64 map)
+{
+	char sql[64];
+
+	if (map <= 0)
+		return;
+	snprintf(sql, sizeof(sql), "PRAGMA mmap_size=%lld", (long long)map);
+	sqlite3_exec(db, sql, NULL, NULL, NULL);
+}

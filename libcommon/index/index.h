@@ -161,6 +161,15 @@ void index_damage_thread(int on, struct ci_index *ix);
 sqlite3 *index_db(struct ci_index *ix);
 /* Run the statements of sql on db: 0, or -1 after reporting SQLite's message. */
 int index_exec(sqlite3 *db, const char *sql);
+
+/*
+ * For one pass over much of the index (a writer's vector snapshot, the call
+ * graph's store): reads go through the page cache, not the map index_open()
+ * sets up for queries, so that the pages read do not stay resident in the
+ * process.  index_unmap() returns the map's size, to give index_remap().
+ */
+sqlite3_int64 index_unmap(sqlite3 *db);
+void index_remap(sqlite3 *db, sqlite3_int64 map);
 /* The repository root recorded at build time (absolute). */
 const char *index_root(struct ci_index *ix);
 /* A meta value ("schema_version", "root", "commit", "updated", ...) or NULL;

@@ -407,7 +407,7 @@ static int write_snapshot(sqlite3 *db, const char *tmp, const char *token, const
 	return ret;
 }
 
-int vecsnap_refresh(sqlite3 *db, const char *db_path)
+static int refresh(sqlite3 *db, const char *db_path)
 {
 	struct vecsnap_head h;
 	sqlite3_stmt *st;
@@ -522,5 +522,19 @@ out:
 	free(model);
 	free(tmp);
 	free(path);
+	return rc;
+}
+
+/*
+ * One pass over every vector, read through the page cache (index_unmap()): a
+ * mapped scan left the pages it touched resident in the writer, 540 MB of
+ * the Linux tree's vectors after a build, its peak RSS.
+ */
+int vecsnap_refresh(sqlite3 *db, const char *db_path)
+{
+	sqlite3_int64 map = index_unmap(db);
+	int rc = refresh(db, db_path);
+
+	index_remap(db, map);
 	return rc;
 }
