@@ -637,6 +637,25 @@ static void directive(struct hide *h, const char *d, size_t a, size_t b, int in_
 }
 
 /*
+ * 1 if the line at k is a function's declarator: `name(args)` (over lines),
+ * then blanks and a '{' (a function's body).
+ */
+static int declarator_line(const char *d, size_t n, size_t k)
+{
+	size_t e;
+
+	while (k < n && is_ident(d[k]))
+		k++;
+	while (k < n && (d[k] == ' ' || d[k] == '\t'))
+		k++;
+	if (k >= n || d[k] != '(' || !(e = balanced_args(d, n, k, 16)))
+		return 0;
+	while (e < n && (d[e] == ' ' || d[e] == '\t' || d[e] == '\r' || d[e] == '\n'))
+		e++;
+	return e < n && d[e] == '{';
+}
+
+/*
  * 1 if the line at i (column 0, outside braces) is a macro invocation alone,
  * `BTF_ID_FLAGS(func, f, KF_RELEASE)` or `HUF_DGEN(name)`, that the grammar
  * would read as a function's declarator: an identifier, its arguments on the
@@ -673,6 +692,8 @@ static int macro_line(const char *d, size_t n, size_t i, int prev, size_t *end)
 		return 0;
 	*end = e;
 	k = e < n ? e + 1 : n;
+	if (k < n && is_ident_start(d[k]) && declarator_line(d, n, k))
+		return 0;	/* `YAML_DECLARE(int)` over `f(args)` and '{': the function's type */
 	return k >= n || d[k] == '\n' || d[k] == '\r' || d[k] == '#' || is_ident_start(d[k]);
 }
 
