@@ -638,7 +638,7 @@ static void directive(struct hide *h, const char *d, size_t a, size_t b, int in_
 
 /*
  * 1 if the line at k is a function's declarator: `name(args)` (over lines),
- * then blanks and a '{' (a function's body).
+ * then blanks and a '{' (a function's body) or a ';' (its prototype).
  */
 static int declarator_line(const char *d, size_t n, size_t k)
 {
@@ -652,7 +652,7 @@ static int declarator_line(const char *d, size_t n, size_t k)
 		return 0;
 	while (e < n && (d[e] == ' ' || d[e] == '\t' || d[e] == '\r' || d[e] == '\n'))
 		e++;
-	return e < n && d[e] == '{';
+	return e < n && (d[e] == '{' || d[e] == ';');
 }
 
 /*
@@ -693,7 +693,7 @@ static int macro_line(const char *d, size_t n, size_t i, int prev, size_t *end)
 	*end = e;
 	k = e < n ? e + 1 : n;
 	if (k < n && is_ident_start(d[k]) && declarator_line(d, n, k))
-		return 0;	/* `YAML_DECLARE(int)` over `f(args)` and '{': the function's type */
+		return 0;	/* `YAML_DECLARE(int)` over `f(args)` and '{' or ';': the function's type */
 	return k >= n || d[k] == '\n' || d[k] == '\r' || d[k] == '#' || is_ident_start(d[k]);
 }
 
