@@ -37,13 +37,20 @@ struct jt_file {
 	struct rs_text text;
 	struct jt_bind *b;
 	size_t b_nr, b_alloc;
+	struct jt_bind *tb;	/* type-only ones (`import type`, `{ type a }`): for type names */
+	size_t tb_nr, tb_alloc;
 };
+
+/* What origin() follows a name to: a function or class (a value), a class,
+ * interface or type alias (a type), a function, class or module-level
+ * variable (a variable). */
+enum jt_mode { JT_VALUE, JT_TYPE, JT_VAR };
 
 struct js_types {
 	struct refs *r;
 	struct jt_file **f;	/* the files read (each allocated: pointers stay valid) */
 	size_t f_nr, f_alloc;
-	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface, *nested;
+	sqlite3_stmt *imps, *def, *cls, *importers, *named, *iface, *nested, *tdef, *tdefs;
 	int bounded;		/* js_aliases() stopped at a bound: warned once */
 };
 
@@ -73,12 +80,14 @@ void js_types_free(struct js_types *t)
 		return;
 	for (size_t i = 0; i < t->f_nr; i++) {
 		struct jt_file *f = t->f[i];
-		for (size_t k = 0; k < f->b_nr; k++) {
-			free(f->b[k].local);
-			free(f->b[k].remote);
-			free(f->b[k].from);
+		for (size_t k = 0; k < f->b_nr + f->tb_nr; k++) {
+			struct jt_bind *b = k < f->b_nr ? &f->b[k] : &f->tb[k - f->b_nr];
+			free(b->local);
+			free(b->remote);
+			free(b->from);
 		}
 		free(f->b);
+		free(f->tb);
 		for (long l = 0; l < f->text.lines_nr; l++)
 			free(f->text.lines[l]);
 		free(f->text.lines);
@@ -93,6 +102,8 @@ void js_types_free(struct js_types *t)
 	sqlite3_finalize(t->named);
 	sqlite3_finalize(t->iface);
 	sqlite3_finalize(t->nested);
+	sqlite3_finalize(t->tdef);
+	sqlite3_finalize(t->tdefs);
 	free(t);
 }
 
@@ -176,20 +187,26 @@ static char *spec_file(struct js_types *t, const char *path, const char *spec)
 	return res;
 }
 
-static void add_bind(struct jt_file *f, enum jt_kind kind, const char *local, const char *remote)
+static void add_bind(struct jt_file *f, enum jt_kind kind, const char *local, const char *remote, int type)
 {
 	struct jt_bind *b;
 
-	ALLOC_GROW(f->b, f->b_nr + 1, f->b_alloc);
-	b = &f->b[f->b_nr++];
+	if (type) {
+		ALLOC_GROW(f->tb, f->tb_nr + 1, f->tb_alloc);
+		b = &f->tb[f->tb_nr++];
+	} else {
+		ALLOC_GROW(f->b, f->b_nr + 1, f->b_alloc);
+		b = &f->b[f->b_nr++];
+	}
 	memset(b, 0, sizeof(*b));
 	b->kind = kind;
 	b->local = local ? xstrdup(local) : NULL;
 	b->remote = remote ? xstrdup(remote) : NULL;
 }
 
-/* The `{ a as b, type c, d }` list at *p: each item added as kind (local b, remote a). */
-static void take_list(const char **p, struct jt_file *f, enum jt_kind kind)
+/* The `{ a as b, type c, d }` list at *p: each item added as kind (local b,
+ * remote a), `type c` and all of them with all_type among the type-only ones. */
+static void take_list(const char **p, struct jt_file *f, enum jt_kind kind, int all_type)
 {
 	const char *s = skip_ws(*p);
 	char a[128], b[128];
@@ -210,8 +227,7 @@ static void take_list(const char **p, struct jt_file *f, enum jt_kind kind)
 		strcpy(b, a);
 		if (take_kw(&s, "as") && !take_word(&s, b, sizeof(b)) && !take_string(&s, b, sizeof(b)))
 			break;
-		if (!type)
-			add_bind(f, kind, b, a);
+		add_bind(f, kind, b, a, type || all_type);
 		s = skip_ws(s);
 		if (*s == ',')
 			s++;
@@ -222,15 +238,18 @@ static void take_list(const char **p, struct jt_file *f, enum jt_kind kind)
 /* The bindings of one import or export statement (text after the keyword) of f. */
 static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const char *p)
 {
-	size_t first = f->b_nr;
+	size_t first = f->b_nr, tfirst = f->tb_nr;
 	char w[128], spec[512];
+	int all_type = 0;
+	const char *s = p;
 
+	if (take_kw(&s, "type") && !take_kw(&(const char *){ s }, "from") && !take_kw(&(const char *){ s }, "=")) {
+		all_type = 1;	/* import type ..., export type { ... } */
+		p = s;
+	}
 	if (import) {
-		const char *s = p;
-		if (take_kw(&s, "type") && !take_kw(&(const char *){ s }, "from"))
-			return;	/* import type ... */
 		if (take_word(&p, w, sizeof(w)))
-			add_bind(f, JT_DEFAULT, w, "default");
+			add_bind(f, JT_DEFAULT, w, "default", all_type);
 		p = skip_ws(p);
 		if (*p == ',')
 			p++;
@@ -239,9 +258,9 @@ static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const 
 			p++;
 			if (!take_kw(&p, "as") || !take_word(&p, w, sizeof(w)))
 				return;
-			add_bind(f, JT_NS, w, NULL);
+			add_bind(f, JT_NS, w, NULL, all_type);
 		} else {
-			take_list(&p, f, JT_IMPORT);
+			take_list(&p, f, JT_IMPORT, all_type);
 		}
 	} else {
 		p = skip_ws(p);
@@ -249,9 +268,11 @@ static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const 
 			p++;
 			if (take_kw(&(const char *){ p }, "as"))
 				return;	/* export * as ns from: a namespace */
-			add_bind(f, JT_STAR, NULL, NULL);
+			add_bind(f, JT_STAR, NULL, NULL, all_type);
 		} else if (*p == '{') {
-			take_list(&p, f, JT_EXPORT);
+			take_list(&p, f, JT_EXPORT, all_type);
+		} else if (all_type) {
+			return;	/* export type T = ... */
 		} else if (take_kw(&p, "default")) {
 			take_kw(&p, "async");
 			take_kw(&p, "abstract");
@@ -261,7 +282,7 @@ static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const 
 					p++;
 			}
 			if (take_word(&p, w, sizeof(w)) && strcmp(w, "extends") && strcmp(w, "new"))
-				add_bind(f, JT_EXPORT, "default", w);
+				add_bind(f, JT_EXPORT, "default", w, 0);
 			return;
 		} else {
 			return;
@@ -272,6 +293,10 @@ static void parse_stmt(struct js_types *t, struct jt_file *f, int import, const 
 	for (size_t i = first; i < f->b_nr; i++) {
 		f->b[i].spec = 1;
 		f->b[i].from = spec_file(t, f->path, spec);
+	}
+	for (size_t i = tfirst; i < f->tb_nr; i++) {
+		f->tb[i].spec = 1;
+		f->tb[i].from = spec_file(t, f->path, spec);
 	}
 }
 
@@ -372,41 +397,102 @@ static int set_def(struct js_class *out, const char *path, const char *name)
 	return 1;
 }
 
-static int exported(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out);
+/* 1 if the file path declares name at module level as a type: a class, an
+ * interface, a type alias. */
+static int module_type(struct js_types *t, const char *path, const char *name)
+{
+	int ok;
 
-/* What the module-level name means in path (see js_origin()). */
-static int origin(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out)
+	if (!t->tdef)
+		t->tdef = refs_prep(t->r, "SELECT 1 FROM defs d JOIN files f ON f.blob_id = d.blob_id WHERE f.path = ?1 "
+				    "AND d.name = ?2 AND d.scope IS NULL AND d.kind IN ('class', 'interface', 'type') "
+				    "LIMIT 1");
+	sqlite3_reset(t->tdef);
+	sqlite3_bind_text(t->tdef, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->tdef, 2, name, -1, SQLITE_TRANSIENT);
+	ok = sqlite3_step(t->tdef) == SQLITE_ROW;
+	sqlite3_reset(t->tdef);
+	return ok;
+}
+
+/* The line of the module-level declaration of the variable name in f
+ * (`[export] [declare] const|let|var name` at the left margin), or 0. */
+static long module_var(struct jt_file *f, const char *name)
+{
+	for (long l = 1; f && l <= f->text.lines_nr; l++) {
+		const char *p = f->text.lines[l - 1];
+		char w[128];
+
+		if (!p || blank(*p))
+			continue;
+		take_kw(&p, "export");
+		take_kw(&p, "declare");
+		if ((take_kw(&p, "const") || take_kw(&p, "let") || take_kw(&p, "var")) &&
+		    take_word(&p, w, sizeof(w)) && !strcmp(w, name))
+			return l;
+	}
+	return 0;
+}
+
+/* 1 if name is what mode looks for at module level in path. */
+static int module_has(struct js_types *t, const char *path, const char *name, enum jt_mode mode)
+{
+	if (mode == JT_TYPE)
+		return module_type(t, path, name);
+	return module_def(t, path, name) || (mode == JT_VAR && module_var(file_of(t, path), name));
+}
+
+/* The bindings of f that mode follows: the value ones, then for a type the type-only ones. */
+static size_t binds_nr(const struct jt_file *f, enum jt_mode mode)
+{
+	return f ? f->b_nr + (mode == JT_TYPE ? f->tb_nr : 0) : 0;
+}
+
+static const struct jt_bind *bind_i(const struct jt_file *f, size_t i)
+{
+	return i < f->b_nr ? &f->b[i] : &f->tb[i - f->b_nr];
+}
+
+static int exported(struct js_types *t, const char *path, const char *name, int depth, enum jt_mode mode,
+		    struct js_class *out);
+
+/* What the module-level name means in path (see js_origin()), as mode. */
+static int origin(struct js_types *t, const char *path, const char *name, int depth, enum jt_mode mode,
+		  struct js_class *out)
 {
 	struct jt_file *f = depth < JT_DEPTH ? file_of(t, path) : NULL;
 
-	for (size_t i = 0; f && i < f->b_nr; i++) {
-		const struct jt_bind *b = &f->b[i];
+	for (size_t i = 0; i < binds_nr(f, mode); i++) {
+		const struct jt_bind *b = bind_i(f, i);
 		if ((b->kind == JT_IMPORT || b->kind == JT_DEFAULT) && !strcmp(b->local, name))
-			return b->from && exported(t, b->from, b->remote, depth + 1, out);
+			return b->from && exported(t, b->from, b->remote, depth + 1, mode, out);
 	}
-	return module_def(t, path, name) && set_def(out, path, name);
+	return module_has(t, path, name, mode) && set_def(out, path, name);
 }
 
-/* What the file path exports as name. */
-static int exported(struct js_types *t, const char *path, const char *name, int depth, struct js_class *out)
+/* What the file path exports as name, as mode. */
+static int exported(struct js_types *t, const char *path, const char *name, int depth, enum jt_mode mode,
+		    struct js_class *out)
 {
 	struct jt_file *f = depth < JT_DEPTH ? file_of(t, path) : NULL;
 
 	if (!f)
 		return 0;
-	for (size_t i = 0; i < f->b_nr; i++) {
-		const struct jt_bind *b = &f->b[i];
+	for (size_t i = 0; i < binds_nr(f, mode); i++) {
+		const struct jt_bind *b = bind_i(f, i);
 		if (b->kind != JT_EXPORT || strcmp(b->local, name))
 			continue;
 		if (b->spec)
-			return b->from && exported(t, b->from, b->remote, depth + 1, out);
-		return origin(t, path, b->remote, depth + 1, out);
+			return b->from && exported(t, b->from, b->remote, depth + 1, mode, out);
+		return origin(t, path, b->remote, depth + 1, mode, out);
 	}
-	if (strcmp(name, "default") && module_def(t, path, name))
+	if (strcmp(name, "default") && module_has(t, path, name, mode))
 		return set_def(out, path, name);
-	for (size_t i = 0; i < f->b_nr; i++)
-		if (f->b[i].kind == JT_STAR && f->b[i].from && exported(t, f->b[i].from, name, depth + 1, out))
+	for (size_t i = 0; i < binds_nr(f, mode); i++) {
+		const struct jt_bind *b = bind_i(f, i);
+		if (b->kind == JT_STAR && b->from && exported(t, b->from, name, depth + 1, mode, out))
 			return 1;
+	}
 	return 0;
 }
 
@@ -415,11 +501,11 @@ int js_origin(struct js_types *t, const char *path, const char *ns, const char *
 	struct jt_file *f;
 
 	if (!ns)
-		return origin(t, path, name, 0, out);
+		return origin(t, path, name, 0, JT_VALUE, out);
 	f = file_of(t, path);
 	for (size_t i = 0; f && i < f->b_nr; i++)
 		if (f->b[i].kind == JT_NS && !strcmp(f->b[i].local, ns))
-			return f->b[i].from && exported(t, f->b[i].from, name, 1, out);
+			return f->b[i].from && exported(t, f->b[i].from, name, 1, JT_VALUE, out);
 	return 0;
 }
 
@@ -567,16 +653,41 @@ static int class_at(struct js_types *t, const char *path, const char *name, long
 	return 1;
 }
 
-/* The class a type name means in the file path at line from: one the file
- * imports or declares at module level, else one declared in a function of
- * the file, in scope at from. */
+/* The interface or type alias name of path (the first one, module-level
+ * ones first), into out. */
+static int type_at(struct js_types *t, const char *path, const char *name, struct js_class *out)
+{
+	int ok = 0;
+
+	if (!t->tdefs)
+		t->tdefs = refs_prep(t->r, "SELECT d.line, d.end_line, d.kind FROM defs d JOIN files f ON "
+				     "f.blob_id = d.blob_id WHERE f.path = ?1 AND d.name = ?2 AND d.kind IN "
+				     "('interface', 'type') ORDER BY d.scope IS NOT NULL, d.line LIMIT 1");
+	sqlite3_reset(t->tdefs);
+	sqlite3_bind_text(t->tdefs, 1, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(t->tdefs, 2, name, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(t->tdefs) == SQLITE_ROW && set_def(out, path, name)) {
+		out->line = sqlite3_column_int64(t->tdefs, 0);
+		out->end = sqlite3_column_int64(t->tdefs, 1);
+		out->kind = strcmp(refs_col(t->tdefs, 2), "interface") ? JS_KIND_TYPE : JS_KIND_INTERFACE;
+		ok = 1;
+	}
+	sqlite3_reset(t->tdefs);
+	return ok;
+}
+
+/* The class (else the interface or type alias) a type name means in the
+ * file path at line from: one the file imports (`import type` too) or
+ * declares at module level, else one declared in a function of the file,
+ * in scope at from. */
 static int type_class(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
 {
 	struct js_class o;
 
-	if (origin(t, path, name, 0, &o))
-		return class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out);
-	return class_at(t, path, name, from, out);
+	if (origin(t, path, name, 0, JT_TYPE, &o))
+		return class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out) ||
+		       type_at(t, o.path, o.name, out);
+	return class_at(t, path, name, from, out) || type_at(t, path, name, out);
 }
 
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line)
@@ -838,9 +949,21 @@ static int member_start(const char *s, const char *e)
 	return p > s && modifiers(p, e) > 0;
 }
 
+/* 1 if the text of s before e is `get` after a member's start (a getter's name follows). */
+static int getter_start(const char *s, const char *e)
+{
+	while (e > s && blank(e[-1]))
+		e--;
+	if (e - s < 3 || strncmp(e - 3, "get", 3) || (e - s > 3 && ident_char(e[-4])))
+		return 0;
+	return modifiers(s, e - 3) >= 0;
+}
+
 /* The class of field name of an object of class cls: `name: C`, `name = new
- * C(` in the class body, `this.name = new C(` in its methods. */
-static int field_class(struct js_types *t, const struct js_class *cls, const char *name, struct js_class *out)
+ * C(` in the class body, `this.name = new C(` in its methods, a getter `get
+ * name(): C` (`this`: self). */
+static int field_class(struct js_types *t, const struct js_class *cls, const char *name,
+		       const struct js_class *self, struct js_class *out)
 {
 	struct jt_file *f = file_of(t, cls->path);
 	int priv = name[0] == '#';
@@ -851,24 +974,288 @@ static int field_class(struct js_types *t, const struct js_class *cls, const cha
 		const char *s = f->text.lines[l - 1], *p;
 		for (p = s ? tagtext_word(s, name) : NULL; p; p = tagtext_word(p + 1, name)) {
 			const char *q = skip_ws(p + strlen(name)), *e = p;
-			int self, member;
+			int on_this, member;
 			if (priv != (p > s && p[-1] == '#'))
 				continue;
 			e -= priv;
 			while (e > s && blank(e[-1]))
 				e--;
-			self = e - s >= 5 && !strncmp(e - 5, "this.", 5);
-			member = !self && member_start(s, e);
+			on_this = e - s >= 5 && !strncmp(e - 5, "this.", 5);
+			member = !on_this && member_start(s, e);
+			if (!priv && !on_this && *q == '(' && getter_start(s, e))
+				return decl_type(q, 0, tn, sizeof(tn)) && named_class(t, cls->path, tn, l, self, out);
 			if (*q == '?' || *q == '!')
 				q++;
 			if (*q == ':' && member && decl_type(q, 1, tn, sizeof(tn)) && strcmp(tn, "this"))
 				return type_class(t, cls->path, tn, l, out);
-			if (*q == '=' && q[1] != '=' && q[1] != '>' && (self || member)) {
+			if (*q == '=' && q[1] != '=' && q[1] != '>' && (on_this || member)) {
 				q = skip_ws(q + 1);
 				if (take_kw(&q, "new") && take_word(&q, tn, sizeof(tn)))
 					return type_class(t, cls->path, tn, l, out);
 			}
 		}
+	}
+	return 0;
+}
+
+/* The text of lines [from, to] of f joined by newlines, comments blanked
+ * (malloc'd). */
+static char *clean_text(const struct jt_file *f, long from, long to)
+{
+	struct buf b = BUF_INIT;
+	int comment = 0;	/* inside a block comment */
+	char quote = 0;		/* inside a template literal, over lines */
+
+	for (long l = from < 1 ? 1 : from; l <= to && l <= f->text.lines_nr; l++) {
+		const char *p = f->text.lines[l - 1] ? f->text.lines[l - 1] : "";
+		for (; *p; p++) {
+			if (comment) {
+				if (*p == '*' && p[1] == '/')
+					comment = 0, p++;
+				buf_addch(&b, ' ');
+			} else if (quote) {
+				buf_addch(&b, *p);
+				if (*p == quote)
+					quote = 0;
+			} else if (*p == '/' && p[1] == '/') {
+				break;
+			} else if (*p == '/' && p[1] == '*') {
+				comment = 1, p++;
+				buf_addch(&b, ' ');
+			} else {
+				if (*p == '`' || *p == '\'' || *p == '"')
+					quote = *p;
+				buf_addch(&b, *p);
+			}
+		}
+		if (quote != '`')
+			quote = 0;
+		buf_addch(&b, '\n');
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* Past the group or the string at p (skip_group()), or NULL. */
+static const char *skip_group_or_string(const char *p)
+{
+	const char *e;
+
+	if (*p != '\'' && *p != '"' && *p != '`')
+		return skip_group(p);
+	e = strchr(p + 1, *p);
+	return e ? e + 1 : NULL;
+}
+
+/* Past the type at p up to a separator at its level: ';', ',', a newline
+ * or e, groups skipped; NULL if a group does not close. */
+static const char *skip_member(const char *p, const char *e)
+{
+	while (p && p < e && *p && *p != ';' && *p != ',' && *p != '\n')
+		p = strchr("({[<'\"`", *p) ? skip_group_or_string(p) : p + 1;
+	return p && p > e ? NULL : p;
+}
+
+/* The return type of the function type at p (`<T>(params) => R`), R an
+ * identifier as decl_type() reads it; 0 if none. */
+static int fn_return(const char *p, char *out, size_t n)
+{
+	p = skip_ws(p);
+	if (*p == '<' && !(p = skip_group(p)))
+		return 0;
+	p = skip_ws(p);
+	if (*p != '(' || !(p = skip_group(p)))
+		return 0;
+	p = skip_ws(p);
+	if (p[0] != '=' || p[1] != '>')
+		return 0;
+	/* decl_type() reads `: R`: the arrow stands for the colon */
+	{
+		char *s = xstrdup(p + 1);
+		int ok;
+		s[0] = ':';
+		ok = decl_type(s, 1, out, n);
+		free(s);
+		return ok;
+	}
+}
+
+static int member_of(struct js_types *t, const struct js_class *ty, const char *name, int call,
+		     const struct js_class *self, int depth, struct js_class *out);
+
+/*
+ * The member name of the object type whose members are [p, e) (the inside
+ * of `{ ... }` in the file path, at line): a property `name: T` (for a call
+ * name: `(...) => T`), a getter `get name(): T`, a method `name(...): T`
+ * (for a call); *found set where the object type declares name.  The class
+ * (interface, type alias) of T, `this` being self.
+ */
+static int body_member(struct js_types *t, const char *path, long line, const char *p, const char *e,
+		       const char *name, int call, const struct js_class *self, int *found, struct js_class *out)
+{
+	char w[128], tn[128];
+
+	*found = 0;
+	while (p && p < e) {
+		const char *q;
+		int get = 0;
+
+		p = skip_ws(p);
+		if (p >= e)
+			break;
+		while (take_kw(&p, "readonly") || take_kw(&p, "public") || take_kw(&p, "protected") ||
+		       take_kw(&p, "private") || take_kw(&p, "static") || take_kw(&p, "declare") ||
+		       take_kw(&p, "abstract") || take_kw(&p, "override"))
+			;
+		q = p;
+		if (take_kw(&q, "get") && take_word(&(const char *){ q }, w, sizeof(w)))
+			p = q, get = 1;
+		if (take_word(&p, w, sizeof(w)) && !strcmp(w, name)) {
+			q = skip_ws(p);
+			if (*q == '?')
+				q = skip_ws(q + 1);
+			*found = 1;
+			if ((*q == '(' || *q == '<') && get == !call)
+				return decl_type(q, 0, tn, sizeof(tn)) && named_class(t, path, tn, line, self, out);
+			if (*q == ':' && !get && !call)
+				return decl_type(q, 1, tn, sizeof(tn)) && named_class(t, path, tn, line, self, out);
+			if (*q == ':' && !get && call)
+				return fn_return(q + 1, tn, sizeof(tn)) && named_class(t, path, tn, line, self, out);
+			return 0;
+		}
+		if ((p = skip_member(p, e)) && p < e)
+			p++;
+	}
+	return 0;
+}
+
+/* 1 if the type at p (up to a ';' at its level or end) is a union or a
+ * conditional type: a '|' or '?' outside its groups. */
+static int not_one_type(const char *p, const char *end)
+{
+	while (p && p < end && *p && *p != ';') {
+		if (*p == '|' || *p == '?')
+			return 1;
+		p = strchr("({[<'\"`", *p) ? skip_group_or_string(p) : p + 1;
+	}
+	return !p;
+}
+
+/* The member name of the type at p (in ty's file): an intersection `A & {
+ * ... } & B<X>` of object types and type names, each looked up in turn
+ * (the first declaring name answers); not a union. */
+static int parts_member(struct js_types *t, const struct js_class *ty, const char *p, const char *end,
+			const char *name, int call, const struct js_class *self, int depth, struct js_class *out)
+{
+	if (not_one_type(p, end))
+		return 0;
+	for (;;) {
+		struct js_class u;
+		const char *q;
+		char w[128];
+		int found = 0, named = 0;
+
+		p = skip_ws(p);
+		if (*p == '{') {
+			if (!(q = skip_group(p)) || q > end)
+				return 0;
+		} else if (take_word(&p, w, sizeof(w))) {
+			while (*p == '.' && take_word(&(const char *){ p + 1 }, w, sizeof(w))) {
+				p++;
+				take_word(&p, w, sizeof(w));
+			}
+			q = skip_ws(p);
+			if (*q == '<' && !(q = skip_group(q)))
+				return 0;
+			named = 1;
+		} else {
+			return 0;
+		}
+		q = skip_ws(q);
+		if (q < end && *q && *q != '&' && *q != ';')
+			return 0;	/* X[], keyof X, ...: not an object type */
+		if (named) {
+			if (type_class(t, ty->path, w, ty->line, &u) &&
+			    member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + 1, out))
+				return 1;
+		} else {
+			if (body_member(t, ty->path, ty->line, p + 1, q - 1, name, call, self, &found, out))
+				return 1;
+			if (found)
+				return 0;
+		}
+		if (*q != '&')
+			return 0;
+		p = q + 1;
+	}
+}
+
+/* The member name of the interface or type alias ty: its object type, the
+ * parts of an alias's intersection, the interfaces an interface extends. */
+static int type_member(struct js_types *t, const struct js_class *ty, const char *name, int call,
+		       const struct js_class *self, int depth, struct js_class *out)
+{
+	struct jt_file *f = file_of(t, ty->path);
+	char *s, w[128];
+	const char *p, *e;
+	int ok = 0, found = 0;
+
+	if (!f || depth > JT_EXPR_DEPTH || ty->end - ty->line > 2000)
+		return 0;
+	s = clean_text(f, ty->line, ty->end);
+	p = tagtext_word(s, ty->name);
+	if (!p) {
+		free(s);
+		return 0;
+	}
+	p = skip_ws(p + strlen(ty->name));
+	if (*p == '<')
+		p = skip_group(p);
+	if (p && ty->kind == JS_KIND_TYPE) {
+		p = skip_ws(p);
+		if (*p == '=')
+			ok = parts_member(t, ty, p + 1, s + strlen(s), name, call, self, depth, out);
+	} else if (p && (e = strchr(p, '{')) && (e = skip_group(e))) {
+		const char *body = strchr(p, '{');
+		ok = body_member(t, ty->path, ty->line, body + 1, e - 1, name, call, self, &found, out);
+		if (!ok && !found && take_kw(&p, "extends")) {
+			while (!ok && take_word(&p, w, sizeof(w))) {
+				struct js_class u;
+				p = skip_ws(p);
+				if (*p == '<' && !(p = skip_group(p)))
+					break;
+				ok = type_class(t, ty->path, w, ty->line, &u) &&
+				     member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + 1, out);
+				p = skip_ws(p);
+				if (*p != ',')
+					break;
+				p++;
+			}
+		}
+	}
+	free(s);
+	return ok;
+}
+
+/* The member name of a value of type ty (a call of it with call): a class's
+ * field, getter or method (its own or its nearest base's), an interface's or
+ * type alias's member (type_member()); `this` in its type is self. */
+static int member_of(struct js_types *t, const struct js_class *ty, const char *name, int call,
+		     const struct js_class *self, int depth, struct js_class *out)
+{
+	struct js_class c = *ty, b;
+
+	if (depth > JT_EXPR_DEPTH)
+		return 0;
+	if (ty->kind != JS_KIND_CLASS)
+		return type_member(t, ty, name, call, self, depth, out);
+	if (call)
+		return method_returns(t, ty, self, name, depth, out);
+	for (int hops = 0; hops < JT_DEPTH; hops++) {
+		if (field_class(t, &c, name, self, out))
+			return 1;
+		if (!js_base(t, &c, &b))
+			return 0;
+		c = b;
 	}
 	return 0;
 }
@@ -990,8 +1377,28 @@ static int this_class(struct js_types *t, const struct jt_ctx *x, struct js_clas
 	return 0;
 }
 
+static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var, struct js_class *out);
+
+/* The class of the variable var that x's file imports (`import var from`,
+ * `{ a as var }`): its module-level declaration in the file it comes from. */
+static int imported_var(struct js_types *t, const struct jt_ctx *x, const char *var, struct js_class *out)
+{
+	struct js_class o;
+	struct jt_file *g;
+	int how = js_imports_name(t, x->path, var);
+
+	if ((how != JS_IMPORT_SAME && how != JS_IMPORT_RENAMED) || x->depth + 1 > JT_EXPR_DEPTH ||
+	    !origin(t, x->path, var, 0, JT_VAR, &o) || module_def(t, o.path, o.name) || !(g = file_of(t, o.path)))
+		return 0;
+	{
+		struct jt_ctx y = { g->path, NULL, g->text.lines_nr, NULL, x->depth + 1 };
+		return var_class(t, &y, o.name, out);
+	}
+}
+
 /* The class of variable var in scope at x: the nearest declaration
- * (`const var: C`, `var = <expression>`, a parameter `var: C`). */
+ * (`const var: C`, `var = <expression>`, a parameter `var: C`), else
+ * imported_var()'s. */
 static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var, struct js_class *out)
 {
 	struct jt_file *f = file_of(t, x->path);
@@ -1020,7 +1427,7 @@ static int var_class(struct js_types *t, const struct jt_ctx *x, const char *var
 		}
 	}
 	if (!best)
-		return 0;
+		return imported_var(t, x, var, out);
 	if (colon) {
 		char tn[128];
 		return decl_type(at, 1, tn, sizeof(tn)) && strcmp(tn, "this") && type_class(t, x->path, tn, best, out);
@@ -1085,7 +1492,8 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 			    !(p = skip_group(q)))
 				return 0;
 		} else if (member || (!var_class(t, x, w, &c) &&
-				      (!isupper((unsigned char)w[0]) || !type_class(t, x->path, w, x->line, &c)))) {
+				      (!isupper((unsigned char)w[0]) || !type_class(t, x->path, w, x->line, &c) ||
+				       c.kind != JS_KIND_CLASS))) {
 			return 0;	/* C.m(): a static method of class C */
 		}
 	} else {
@@ -1106,12 +1514,12 @@ static int eval_expr(struct js_types *t, const struct jt_ctx *x, const char *e, 
 			q = skip_ws(q);
 		if (q && *q == '(') {
 			struct js_class r;
-			if (!method_returns(t, sup ? &look : &c, &c, w, x->depth, &r) || !(p = skip_group(q)))
+			if (!member_of(t, sup ? &look : &c, w, 1, &c, x->depth + 1, &r) || !(p = skip_group(q)))
 				return 0;
 			c = r;
 		} else {
 			struct js_class r;
-			if (!field_class(t, sup ? &look : &c, w, &r))
+			if (!member_of(t, sup ? &look : &c, w, 0, &c, x->depth + 1, &r))
 				return 0;
 			c = r;
 		}
@@ -1154,7 +1562,7 @@ int js_base(struct js_types *t, const struct js_class *cls, struct js_class *out
 		take_word(&p, w, sizeof(w));
 	}
 	free(s);
-	return type_class(t, cls->path, w, cls->line, out);
+	return type_class(t, cls->path, w, cls->line, out) && out->kind == JS_KIND_CLASS;
 }
 
 /* Back over blanks from index *i of line *l, up to the lines above (20 at
@@ -1263,7 +1671,7 @@ int js_receiver(struct js_types *t, const char *path, const char *scope, long li
 		while (n > 0 && (e[n - 1] == ' ' || e[n - 1] == '\t' || e[n - 1] == '.' || e[n - 1] == '?'))
 			e[--n] = '\0';
 		const char *rest;
-		ok = eval_expr(t, &x, e + si, out, &rest) && !*skip_ws(rest);
+		ok = eval_expr(t, &x, e + si, out, &rest) && !*skip_ws(rest) && out->kind == JS_KIND_CLASS;
 	}
 	free(e);
 	return ok;

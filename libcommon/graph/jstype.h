@@ -10,7 +10,14 @@
  * - the class of a call's receiver when the text gives it: `new C()`, `x:
  *   C`, `const x = <expression>`, a function's or method's declared return
  *   type (`function f(): C`, `m(): this`), else what its body returns, a
- *   field `this.a = new C()` or `a: C`, chained calls (`f().m().n()`).
+ *   field `this.a = new C()` or `a: C`, a getter `get a(): C` (`this`: the
+ *   receiver's class), members inherited from base classes, chained calls
+ *   (`f().m().n()`), a variable imported from another module (`import x
+ *   from`, its `const x: T` there); on the way, values typed by an
+ *   interface or a type alias (`type T = { a: C } & B`, `interface I
+ *   extends B { a: C }`): the member's declared type, looked up in the
+ *   object type, in each part of an intersection, in the interfaces
+ *   extended (not in a union).
  * Everything is read from the import/export statements and declarations of
  * the text, with the index's resolved imports for the specifiers; nothing
  * is guessed by name alone.  State lives in struct js_types (the files read,
@@ -24,11 +31,21 @@
 struct refs;
 struct js_types;
 
-/* A definition by file and name (module level), or a class with its lines. */
+/* What a struct js_class names: a class (or a definition), an interface, a
+ * type alias. */
+enum js_kind {
+	JS_KIND_CLASS = 0,
+	JS_KIND_INTERFACE,
+	JS_KIND_TYPE,
+};
+
+/* A definition by file and name (module level), or a class (an interface,
+ * a type alias: kind) with its lines. */
 struct js_class {
 	char path[512];
 	char name[128];
 	long line, end;		/* the class's lines (0 for a definition) */
+	enum js_kind kind;
 };
 
 /* A context over the index r (kept, not owned).  Cannot fail. */
@@ -60,7 +77,8 @@ void js_aliases(struct js_types *t, const char *path, const char *name, char ***
  * The class of the receiver of the call whose name starts at (line, col),
  * 1-based, in the file path, the call enclosed by scope (`C.m`, or NULL):
  * x.f(), a.b.f(), g().f(), new C().f(), this.a.f(), chains over several
- * lines.  1 and *out set (a class of the index), 0 when not known.
+ * lines.  1 and *out set (a class of the index), 0 when not known or not a
+ * class (an interface's or a type alias's signature has no body).
  */
 int js_receiver(struct js_types *t, const char *path, const char *scope, long line, long col,
 		struct js_class *out);
