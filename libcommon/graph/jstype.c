@@ -676,18 +676,65 @@ static int type_at(struct js_types *t, const char *path, const char *name, struc
 	return ok;
 }
 
+static char *clean_text(const struct jt_file *f, long from, long to);
+static const char *skip_group(const char *p);
+static int type_ref(const char **p, char *out, size_t n);
+
+/* The type name that the type alias ty stands for, `type A<T> = B<T>` or `=
+ * B | null` (type_ref()), into out; 0 if it is another type. */
+static int alias_of(struct js_types *t, const struct js_class *ty, char *out, size_t n)
+{
+	struct jt_file *f = file_of(t, ty->path);
+	char *s;
+	const char *p;
+	int ok = 0;
+
+	if (!f || ty->end - ty->line > 200)
+		return 0;
+	s = clean_text(f, ty->line, ty->end);
+	p = tagtext_word(s, ty->name);
+	if (p) {
+		p = skip_ws(p + strlen(ty->name));
+		if (*p == '<')
+			p = skip_group(p);
+		if (p && *(p = skip_ws(p)) == '=') {
+			p++;
+			ok = type_ref(&p, out, n) && (*(p = skip_ws(p)) == ';' || !*p) && strcmp(out, ty->name);
+		}
+	}
+	free(s);
+	return ok;
+}
+
 /* The class (else the interface or type alias) a type name means in the
  * file path at line from: one the file imports (`import type` too) or
  * declares at module level, else one declared in a function of the file,
- * in scope at from. */
+ * in scope at from; a type alias that stands for another type name
+ * (alias_of()) is that one. */
 static int type_class(struct js_types *t, const char *path, const char *name, long from, struct js_class *out)
 {
-	struct js_class o;
+	struct js_class o, at, u;
+	char tn[128], cur[128];
 
-	if (origin(t, path, name, 0, JT_TYPE, &o))
-		return class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out) ||
-		       type_at(t, o.path, o.name, out);
-	return class_at(t, path, name, from, out) || type_at(t, path, name, out);
+	if (origin(t, path, name, 0, JT_TYPE, &o)) {
+		if (!class_at(t, o.path, o.name, strcmp(o.path, path) ? 0 : from, out) && !type_at(t, o.path, o.name, out))
+			return 0;
+	} else if (!class_at(t, path, name, from, out) && !type_at(t, path, name, out)) {
+		return 0;
+	}
+	for (int hops = 0; hops < JT_DEPTH && out->kind == JS_KIND_TYPE && alias_of(t, out, tn, sizeof(tn)); hops++) {
+		at = *out;
+		strcpy(cur, tn);
+		if (origin(t, at.path, cur, 0, JT_TYPE, &o)) {
+			if (!class_at(t, o.path, o.name, strcmp(o.path, at.path) ? 0 : at.line, &u) &&
+			    !type_at(t, o.path, o.name, &u))
+				break;
+		} else if (!class_at(t, at.path, cur, at.line, &u) && !type_at(t, at.path, cur, &u)) {
+			break;
+		}
+		*out = u;
+	}
+	return 1;
 }
 
 int js_in_interface(struct js_types *t, const char *path, const char *name, long line)
@@ -743,10 +790,105 @@ static const char *skip_group(const char *p)
 	return NULL;
 }
 
+/* Past the group or the string at p (skip_group()), or NULL. */
+static const char *skip_group_or_string(const char *p)
+{
+	const char *e;
+
+	if (*p != '\'' && *p != '"' && *p != '`')
+		return skip_group(p);
+	e = strchr(p + 1, *p);
+	return e ? e + 1 : NULL;
+}
+
+/*
+ * One part of a type at *p, *p moved past it: 1 for a type name (copied to
+ * out, `a.B<X>`: B), 2 for one that names nothing of the repository's code
+ * (a primitive type's keyword, a literal, an array `X[]`), 0 for anything
+ * else (followed by & . or [, a function type, ...).
+ */
+static int type_part(const char **p, char *out, size_t n)
+{
+	static const char *const prims[] = { "null", "undefined", "void", "string", "number", "boolean", "bigint",
+					     "symbol", "never", "true", "false", NULL };
+	const char *s = skip_ws(*p);
+	char w[128];
+	int prim = 0;
+
+	if (*s == '\'' || *s == '"' || *s == '`') {
+		if (!(s = skip_group_or_string(s)))
+			return 0;
+		*p = s;
+		return 2;
+	}
+	if (isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))) {
+		for (s++; isalnum((unsigned char)*s) || *s == '.' || *s == '_'; s++)
+			;
+		*p = s;
+		return 2;
+	}
+	if (!take_word(&s, w, sizeof(w)))
+		return 0;
+	while (*s == '.' && take_word(&(const char *){ s + 1 }, w, sizeof(w))) {
+		s++;
+		take_word(&s, w, sizeof(w));
+	}
+	for (const char *const *m = prims; *m && !prim; m++)
+		prim = !strcmp(w, *m);
+	s = skip_ws(s);
+	if (*s == '<' && !(s = skip_group(s)))
+		return 0;
+	s = skip_ws(s);
+	if (s[0] == '[' && s[1] == ']') {
+		while (s[0] == '[' && s[1] == ']')
+			s = skip_ws(s + 2);
+		*p = s;
+		return 2;
+	}
+	if (*s == '&' || *s == '.' || *s == '[')
+		return 0;
+	*p = s;
+	if (prim)
+		return 2;
+	if (strlen(w) >= n)
+		return 0;
+	strcpy(out, w);
+	return 1;
+}
+
+/* The type named at *p (type_part()), alone or in a union with parts that
+ * name nothing of the repository's code (`C | null`, `C | C[]`), into out;
+ * *p moved past it.  0 if none or several, or a Promise. */
+static int type_ref(const char **p, char *out, size_t n)
+{
+	const char *s = skip_ws(*p);
+	char w[128];
+	int names = 0;
+
+	if (*s == '|')
+		s++;
+	for (;;) {
+		int k = type_part(&s, w, sizeof(w));
+		if (!k || (k == 1 && names++))
+			return 0;
+		if (k == 1 && (strlen(w) >= n || !strcmp(w, "Promise")))
+			return 0;
+		if (k == 1)
+			strcpy(out, w);
+		s = skip_ws(s);
+		if (*s != '|')
+			break;
+		s++;
+	}
+	*p = s;
+	return names == 1;
+}
+
 /*
  * The type a declaration gives after p (past a name): `<T>(params): R` or
- * `: R` alone (colon set), R an identifier (a.B: B) not followed by | & [;
- * "this" for `this`.  0 if none.
+ * `: R` alone (colon set), R an identifier (a.B: B) not followed by & [,
+ * or one in a union with parts that name nothing of the repository's code
+ * (type_ref()); "this" for `this`.  0 if none.
  */
 static int decl_type(const char *p, int colon, char *out, size_t n)
 {
@@ -762,18 +904,7 @@ static int decl_type(const char *p, int colon, char *out, size_t n)
 	if (*p != ':')
 		return 0;
 	p++;
-	for (;;) {
-		if (!take_word(&p, out, n))
-			return 0;
-		if (*p != '.')
-			break;
-		p++;
-	}
-	p = skip_ws(p);
-	if (*p == '<' && !(p = skip_group(p)))
-		return 0;
-	p = skip_ws(p);
-	return *p != '|' && *p != '&' && *p != '[' && *p != '.' && strcmp(out, "Promise");
+	return type_ref(&p, out, n);
 }
 
 /* The class that the type name tn, written in file path, means: "this" is self. */
@@ -873,6 +1004,28 @@ static long def_end(const long *ls, const long *es, size_t i, size_t n)
 	return i + 1 < n ? ls[i + 1] - 1 : es[i] > ls[i] ? es[i] : ls[i];
 }
 
+/* The class the first of the n overloads of name in path (at ls[], ending
+ * at es[]) that returns one gives, else the interface or type alias the
+ * first gives (`m(): Meta | undefined` beside `m(v: Meta): this`: this). */
+static int overloads_return(struct js_types *t, const char *path, const char *name, const long *ls,
+			    const long *es, size_t n, const struct js_class *self, int depth, struct js_class *out)
+{
+	struct js_class r;
+	int other = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!returns(t, path, name, ls[i], def_end(ls, es, i, n), self, depth + 1, &r))
+			continue;
+		if (r.kind == JS_KIND_CLASS) {
+			*out = r;
+			return 1;
+		}
+		if (!other++)
+			*out = r;
+	}
+	return other > 0;
+}
+
 /* The class a call of the function name returns, name meaning what it means in path. */
 static int function_returns(struct js_types *t, const char *path, const char *ns, const char *name, int depth,
 			    struct js_class *out)
@@ -886,10 +1039,7 @@ static int function_returns(struct js_types *t, const char *path, const char *ns
 	if (class_at(t, o.path, o.name, 0, out))
 		return 0;	/* C() without new */
 	n = defs_named(t, o.path, o.name, NULL, ls, es, 16);
-	for (size_t i = 0; i < n; i++)
-		if (returns(t, o.path, o.name, ls[i], def_end(ls, es, i, n), NULL, depth + 1, out))
-			return 1;
-	return 0;
+	return overloads_return(t, o.path, o.name, ls, es, n, NULL, depth, out);
 }
 
 /* The class a call of method name on an object of class self returns, the
@@ -903,11 +1053,8 @@ static int method_returns(struct js_types *t, const struct js_class *cls, const 
 
 	for (int hops = 0; hops < JT_DEPTH; hops++) {
 		size_t n = defs_named(t, c.path, name, c.name, ls, es, 16);
-		for (size_t i = 0; i < n; i++)
-			if (returns(t, c.path, name, ls[i], def_end(ls, es, i, n), self, depth + 1, out))
-				return 1;
 		if (n || !js_base(t, &c, &b))
-			return 0;
+			return overloads_return(t, c.path, name, ls, es, n, self, depth, out);
 		c = b;
 	}
 	return 0;
@@ -1035,16 +1182,6 @@ static char *clean_text(const struct jt_file *f, long from, long to)
 	return buf_detach(&b, NULL);
 }
 
-/* Past the group or the string at p (skip_group()), or NULL. */
-static const char *skip_group_or_string(const char *p)
-{
-	const char *e;
-
-	if (*p != '\'' && *p != '"' && *p != '`')
-		return skip_group(p);
-	e = strchr(p + 1, *p);
-	return e ? e + 1 : NULL;
-}
 
 /* Past the type at p up to a separator at its level: ';', ',', a newline
  * or e, groups skipped; NULL if a group does not close. */
