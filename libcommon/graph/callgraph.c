@@ -301,19 +301,31 @@ static long bind_one(struct refs *r, struct refs_world *w, struct cands *c, sqli
 			*how = BIND_NONE;	/* this.f() in a function with a `this` of its own */
 			return -1;
 		}
+		if (bare && !strcmp(kind, "call") && js_bound_method(w->js, path, name, &cls) &&
+		    (def = js_method(w->js, c, &cls, how)) >= 0)
+			return def;	/* f() with `const f = x.f.bind(x)`: the method of x's class */
 		if (!strcmp(kind, "class"))
 			recv = RECV_BARE;	/* new C(), new a.C() */
 		else if ((recv == RECV_OTHER || recv == RECV_SELF || recv == RECV_SUPER) &&
-			 js_receiver(w->js, path, scope, line, col_, &cls))
-		{
-			/* the receiver's class is known: this.f() of the class is a member, super.f() inherited */
-			def = js_method(w->js, c, &cls, how);
-			if (*how == BIND_RECEIVER && (recv == RECV_SUPER || (js_receiver_name(w->js, path, line, col_, ns,
-				sizeof(ns)) && !strcmp(ns, "super"))))
-				*how = BIND_INHERITED;
-			else if (*how == BIND_RECEIVER && recv == RECV_SELF)
-				*how = BIND_MEMBER;
-			return def;
+			 js_receiver_type(w->js, path, scope, line, col_, &cls)) {
+			struct js_class fn;
+
+			if (cls.kind == JS_KIND_CLASS) {
+				/* the receiver's class is known: this.f() of the class is a member, super.f() inherited */
+				def = js_method(w->js, c, &cls, how);
+				if (*how == BIND_RECEIVER && (recv == RECV_SUPER || (js_receiver_name(w->js, path, line, col_,
+					ns, sizeof(ns)) && !strcmp(ns, "super"))))
+					*how = BIND_INHERITED;
+				else if (*how == BIND_RECEIVER && recv == RECV_SELF)
+					*how = BIND_MEMBER;
+				return def;
+			}
+			if (recv == RECV_OTHER && js_member_typeof(w->js, &cls, name, &fn)) {
+				/* x.f() with x's type declaring `f: typeof g`: g, as imported */
+				def = strcmp(fn.name, name) ? -1 : js_module_def(c, NULL, fn.path, kind);
+				*how = def >= 0 ? BIND_IMPORT : BIND_NONE;
+				return def;
+			}	/* else an interface's or a type's signature: the rules below */
 		}
 
 		def = bind_js_call(how, path, scope, line, recv, c->d, (const char *const *)c->kinds, c->lines,

@@ -43,8 +43,9 @@ struct jt_file {
 
 /* What origin() follows a name to: a function or class (a value), a class,
  * interface or type alias (a type), a function, class or module-level
- * variable (a variable). */
-enum jt_mode { JT_VALUE, JT_TYPE, JT_VAR };
+ * variable (a variable), a function or class named in a type (`typeof f`,
+ * through type-only imports too). */
+enum jt_mode { JT_VALUE, JT_TYPE, JT_VAR, JT_TYPEOF };
 
 struct js_types {
 	struct refs *r;
@@ -445,7 +446,7 @@ static int module_has(struct js_types *t, const char *path, const char *name, en
 /* The bindings of f that mode follows: the value ones, then for a type the type-only ones. */
 static size_t binds_nr(const struct jt_file *f, enum jt_mode mode)
 {
-	return f ? f->b_nr + (mode == JT_TYPE ? f->tb_nr : 0) : 0;
+	return f ? f->b_nr + (mode == JT_TYPE || mode == JT_TYPEOF ? f->tb_nr : 0) : 0;
 }
 
 static const struct jt_bind *bind_i(const struct jt_file *f, size_t i)
@@ -935,7 +936,15 @@ static int returns(struct js_types *t, const char *path, const char *name, long 
 		return 0;
 	s = join_lines(f, l, l + 30 < end ? l + 30 : end);
 	p = tagtext_word(s, name);
-	if (p && decl_type(p + strlen(name), 0, tn, sizeof(tn))) {
+	if (p) {
+		const char *q = skip_ws(p + strlen(name));
+		p += strlen(name);
+		if (*q == '=' && q[1] != '=' && q[1] != '>') {
+			p = skip_ws(q + 1);	/* const name = [async] (params): T => */
+			take_kw(&p, "async");
+		}
+	}
+	if (p && decl_type(p, 0, tn, sizeof(tn))) {
 		ok = named_class(t, path, tn, l, self, out);
 		free(s);
 		return ok;
@@ -1224,7 +1233,8 @@ static int member_of(struct js_types *t, const struct js_class *ty, const char *
  * of `{ ... }` in the file path, at line): a property `name: T` (for a call
  * name: `(...) => T`), a getter `get name(): T`, a method `name(...): T`
  * (for a call); *found set where the object type declares name.  The class
- * (interface, type alias) of T, `this` being self.
+ * (interface, type alias) of T, `this` being self; with call 2, the callee
+ * itself: the function or class f of a property `name: typeof f`.
  */
 static int body_member(struct js_types *t, const char *path, long line, const char *p, const char *e,
 		       const char *name, int call, const struct js_class *self, int *found, struct js_class *out)
@@ -1251,6 +1261,17 @@ static int body_member(struct js_types *t, const char *path, long line, const ch
 			if (*q == '?')
 				q = skip_ws(q + 1);
 			*found = 1;
+			if (call == 2) {	/* name: typeof f */
+				if (get || *q != ':')
+					return 0;
+				q++;
+				if (!take_kw(&q, "typeof") || !take_word(&q, tn, sizeof(tn)))
+					return 0;
+				while (blank(*q))
+					q++;
+				return (q >= e || *q == ';' || *q == ',' || *q == '\n') &&
+				       origin(t, path, tn, 0, JT_TYPEOF, out);
+			}
 			if ((*q == '(' || *q == '<') && get == !call)
 				return decl_type(q, 0, tn, sizeof(tn)) && named_class(t, path, tn, line, self, out);
 			if (*q == ':' && !get && !call)
@@ -1385,6 +1406,8 @@ static int member_of(struct js_types *t, const struct js_class *ty, const char *
 		return 0;
 	if (ty->kind != JS_KIND_CLASS)
 		return type_member(t, ty, name, call, self, depth, out);
+	if (call == 2)
+		return 0;	/* the class's own method: callgraph.c's js_method() */
 	if (call)
 		return method_returns(t, ty, self, name, depth, out);
 	for (int hops = 0; hops < JT_DEPTH; hops++) {
@@ -1785,6 +1808,17 @@ static int receiver_start(const struct jt_file *f, long l, long i, long *sl, lon
 int js_receiver(struct js_types *t, const char *path, const char *scope, long line, long col,
 		struct js_class *out)
 {
+	return js_receiver_type(t, path, scope, line, col, out) && out->kind == JS_KIND_CLASS;
+}
+
+int js_member_typeof(struct js_types *t, const struct js_class *ty, const char *name, struct js_class *out)
+{
+	return ty->kind != JS_KIND_CLASS && member_of(t, ty, name, 2, ty, 0, out);
+}
+
+int js_receiver_type(struct js_types *t, const char *path, const char *scope, long line, long col,
+		     struct js_class *out)
+{
 	struct jt_file *f = file_of(t, path);
 	long sl, si;
 	char *e;
@@ -1808,7 +1842,7 @@ int js_receiver(struct js_types *t, const char *path, const char *scope, long li
 		while (n > 0 && (e[n - 1] == ' ' || e[n - 1] == '\t' || e[n - 1] == '.' || e[n - 1] == '?'))
 			e[--n] = '\0';
 		const char *rest;
-		ok = eval_expr(t, &x, e + si, out, &rest) && !*skip_ws(rest) && out->kind == JS_KIND_CLASS;
+		ok = eval_expr(t, &x, e + si, out, &rest) && !*skip_ws(rest);
 	}
 	free(e);
 	return ok;
@@ -1821,4 +1855,56 @@ int js_receiver_name(struct js_types *t, const char *path, long line, long col, 
 	if (!f || line < 1 || line > f->text.lines_nr)
 		return 0;
 	return bind_js_receiver_var(f->text.lines[line - 1], col, out, n);
+}
+
+/* The end of the statement that e starts: the first ';', or a newline not
+ * followed by a line starting with '.', outside groups and strings. */
+static const char *stmt_end(const char *e)
+{
+	while (e && *e && *e != ';') {
+		if (*e == '\n' && *skip_ws(e) != '.')
+			break;
+		e = strchr("({[\'\"`", *e) ? skip_group_or_string(e) : e + 1;
+	}
+	return e;
+}
+
+int js_bound_method(struct js_types *t, const char *path, const char *name, struct js_class *out)
+{
+	struct js_class o;
+	struct jt_file *g;
+	const char *p, *q, *end;
+	char *s;
+	long l;
+	int how = js_imports_name(t, path, name), ok = 0;
+
+	if (how == JS_IMPORT_OUTSIDE || (how == JS_IMPORT_NONE && !module_var(file_of(t, path), name)) ||
+	    how == JS_IMPORT_NO_MODULE || !origin(t, path, name, 0, JT_VAR, &o) || strcmp(o.name, name) ||
+	    module_def(t, o.path, o.name) || !(g = file_of(t, o.path)) || !(l = module_var(g, o.name)))
+		return 0;
+	s = clean_text(g, l, l + 10);
+	/* past `const name =` (a declared type is the value's: `const produce: IProduce = x.produce`) */
+	p = tagtext_word(s, name);
+	p = p ? skip_ws(p + strlen(name)) : NULL;
+	if (!p || *p != '=' || p[1] == '=' || p[1] == '>' || !(end = stmt_end(p + 1))) {
+		free(s);
+		return 0;
+	}
+	p = skip_ws(p + 1);
+	/* `<receiver>.name` then `.bind(...)` or the statement's end */
+	for (q = tagtext_word(p, name); q && q < end && !ok; q = tagtext_word(q + 1, name)) {
+		const char *r = skip_ws(q + strlen(name)), *rest;
+		struct jt_ctx x = { g->path, NULL, l, NULL, 0 };
+		char *e;
+
+		int bind = *r == '.' && take_kw(&(const char *){ r + 1 }, "bind");
+
+		if (q == p || q[-1] != '.' || (r < end && !bind))
+			continue;
+		e = xstrndup(p, (size_t)(q - 1 - p));
+		ok = eval_expr(t, &x, e, out, &rest) && !*skip_ws(rest) && out->kind == JS_KIND_CLASS;
+		free(e);
+	}
+	free(s);
+	return ok;
 }

@@ -83,6 +83,20 @@ void js_aliases(struct js_types *t, const char *path, const char *name, char ***
 int js_receiver(struct js_types *t, const char *path, const char *scope, long line, long col,
 		struct js_class *out);
 
+/* js_receiver()'s type of the receiver, whichever its kind: a class, an
+ * interface, a type alias. */
+int js_receiver_type(struct js_types *t, const char *path, const char *scope, long line, long col,
+		     struct js_class *out);
+
+/*
+ * The function or class that the member name of the interface or type alias
+ * ty is where it is declared `name: typeof f` (in ty's object type, a part
+ * of its intersection, an interface it extends): f's module-level
+ * definition, followed through imports (`import type` too) as js_origin()
+ * does.  1 and *out set, 0 otherwise (ty a class, another member).
+ */
+int js_member_typeof(struct js_types *t, const struct js_class *ty, const char *name, struct js_class *out);
+
 /*
  * The base class of cls (`class cls extends B`), resolved like a type name
  * of cls's file.  1 and *out set, 0 if none known.
@@ -112,5 +126,15 @@ int js_this_rebound(struct js_types *t, const char *path, const char *scope, lon
 /* The name of the receiver variable of the call at (line, col) of path, `ns`
  * of `ns.f()` (an identifier alone before the dot), copied to out; 0 if none. */
 int js_receiver_name(struct js_types *t, const char *path, long line, long col, char *out, size_t n);
+
+/*
+ * The class whose method name a bare call name() in path reaches where name
+ * is a module-level variable (of path, or imported from another file under
+ * its own name) set to a method of a value of a known class: `export const
+ * name = x.name.bind(x)`, `= x.name` (comments aside, x typed as
+ * js_receiver() types it), not declared with a type (`const name: T =`, T
+ * an interface's call signature).  1 and *out set (the class), 0 otherwise.
+ */
+int js_bound_method(struct js_types *t, const char *path, const char *name, struct js_class *out);
 
 #endif
