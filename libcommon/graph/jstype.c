@@ -4,7 +4,11 @@
  * under another name (`string()` is src/string.ts's create) and of methods
  * on chained receivers (`string().min(2).max(5)`): a callers question reads
  * a few dozen files' statements once (cached in struct js_types) and walks
- * expressions a few steps deep.
+ * expressions a few steps deep.  Then by ow, whose calls go through values
+ * typed by type aliases and interfaces (`ow.string.minLength(3)`, `_ow: Ow`,
+ * `type Ow = {...} & Predicates`, `readonly string: StringPredicate`) and
+ * getters (`get not(): this`): a type's members are read from its text,
+ * comments blanked, each time asked.
  */
 #include <ctype.h>
 
@@ -38,7 +42,7 @@ struct jt_file {
 	struct jt_bind *b;
 	size_t b_nr, b_alloc;
 	struct jt_bind *tb;	/* type-only ones (`import type`, `{ type a }`): for type names */
-	size_t tb_nr, tb_alloc;
+	size_t tb_nr, tb_alloc;	/* tb's count and room */
 };
 
 /* What origin() follows a name to: a function or class (a value), a class,

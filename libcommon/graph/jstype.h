@@ -45,7 +45,7 @@ struct js_class {
 	char path[512];
 	char name[128];
 	long line, end;		/* the class's lines (0 for a definition) */
-	enum js_kind kind;
+	enum js_kind kind;	/* a class (and any definition), an interface, a type alias */
 };
 
 /* A context over the index r (kept, not owned).  Cannot fail. */
