@@ -6,7 +6,7 @@
 # Stack`) is what it stands for: calls on fields of those types bind to the
 # class's method.  Of a method's overloads, the one returning a class is
 # followed (`meta(): Info | undefined` beside `meta(v: Info): this`), and a
-# union of two classes is not one type.
+# union of two classes is not one type; circular aliases stay bounded.
 . "$(dirname "$0")/lib.sh"
 
 if ! test_have_lang typescript; then
@@ -46,6 +46,16 @@ test_expect_success 'push: on a field of an alias of a union with an array, of a
 test_expect_success 'check: after the overload of meta that returns this' '
 	callers check >actual &&
 	echo "app.ts:15 receiver src/schema.ts:10" >expect &&
+	test_cmp expect actual
+'
+
+test_expect_success 'circular type aliases (a type error): the member found, the missing one given up' '
+	write_lines loop.ts "import type { Stack } from \"./src/stack\"" "type A = { s: Stack } & B" \
+		"type B = A & { t: number }" "export function spin(a: A) {" "	a.u.push(4)" "	return a.s.push(5)" "}" &&
+	(cd repo && git add loop.ts && git commit -qm loop && ci-index update 2>/dev/null) &&
+	callers push >actual &&
+	printf "%s\n" "app.ts:12 receiver src/stack.ts:2" "app.ts:13 receiver src/stack.ts:2" \
+		"loop.ts:6 receiver src/stack.ts:2" >expect &&
 	test_cmp expect actual
 '
 

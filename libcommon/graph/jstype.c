@@ -20,6 +20,8 @@
 
 #define JT_DEPTH 8	/* files followed */
 #define JT_EXPR_DEPTH 24	/* expressions, declarations and returns nested */
+#define JT_TYPE_HOP 4	/* the depth a type's part or base adds: types nest 6 deep at most, each
+			 * with a few parts (circular types, an error, stay bounded) */
 
 enum jt_kind {
 	JT_IMPORT,	/* import { remote as local } from */
@@ -1337,7 +1339,7 @@ static int parts_member(struct js_types *t, const struct js_class *ty, const cha
 			return 0;	/* X[], keyof X, ...: not an object type */
 		if (named) {
 			if (type_class(t, ty->path, w, ty->line, &u) &&
-			    member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + 1, out))
+			    member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + JT_TYPE_HOP, out))
 				return 1;
 		} else {
 			if (body_member(t, ty->path, ty->line, p + 1, q - 1, name, call, self, &found, out))
@@ -1386,7 +1388,7 @@ static int type_member(struct js_types *t, const struct js_class *ty, const char
 				if (*p == '<' && !(p = skip_group(p)))
 					break;
 				ok = type_class(t, ty->path, w, ty->line, &u) &&
-				     member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + 1, out);
+				     member_of(t, &u, name, call, u.kind == JS_KIND_CLASS ? &u : self, depth + JT_TYPE_HOP, out);
 				p = skip_ws(p);
 				if (*p != ',')
 					break;
