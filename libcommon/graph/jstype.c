@@ -1884,10 +1884,11 @@ int js_bound_method(struct js_types *t, const char *path, const char *name, stru
 	long l;
 	int how = js_imports_name(t, path, name), ok = 0;
 
-	if (how == JS_IMPORT_OUTSIDE || (how == JS_IMPORT_NONE && !module_var(file_of(t, path), name)) ||
-	    how == JS_IMPORT_NO_MODULE || !origin(t, path, name, 0, JT_VAR, &o) || strcmp(o.name, name) ||
-	    module_def(t, o.path, o.name) || !(g = file_of(t, o.path)) || !(l = module_var(g, o.name)))
-		return 0;
+	if (how == JS_IMPORT_OUTSIDE || how == JS_IMPORT_NO_MODULE ||
+	    (how == JS_IMPORT_NONE && (module_def(t, path, name) || !module_var(file_of(t, path), name))) ||
+	    !origin(t, path, name, 0, JT_VAR, &o) || strcmp(o.name, name) || module_def(t, o.path, o.name) ||
+	    !(g = file_of(t, o.path)) || !(l = module_var(g, o.name)))
+		return 0;	/* a function of the file (checked first: most bare calls), no variable */
 	s = clean_text(g, l, l + 10);
 	/* past `const name =` (a declared type is the value's: `const produce: IProduce = x.produce`) */
 	p = tagtext_word(s, name);
