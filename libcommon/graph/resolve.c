@@ -1533,6 +1533,30 @@ static void str_add(char ***v, size_t *nr, const char *s)
 	(*v)[(*nr)++] = xstrdup(s);
 }
 
+/* Whether the line s is `t = [t2 = ...] v` with v a dotted name ending in
+ * name (nl long) and nothing after it but a comment: a line worth reading
+ * its targets' values (assigned_name()) for. */
+static int value_ends_in(const char *s, const char *name, size_t nl)
+{
+	const char *p = s, *q, *v;
+
+	for (;;) {
+		for (q = p; is_id((unsigned char)*q); q++)
+			;
+		v = q + strspn(q, " \t");
+		if (q == p || *v != '=' || v[1] == '=')
+			break;
+		p = v + 1 + strspn(v + 1, " \t");
+	}
+	if (p == s)
+		return 0;	/* no target */
+	for (q = p; is_id((unsigned char)*q) || (*q == '.' && is_id((unsigned char)q[1])); q++)
+		;
+	v = q + strspn(q, " \t\r");
+	return (size_t)(q - p) >= nl && !strncmp(q - nl, name, nl) && (q - nl == p || q[-(long)nl - 1] == '.') &&
+	       (!*v || *v == '#');
+}
+
 size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, const char *name, char ***out)
 {
 	struct rs_env *e = env_of(rs, path);
@@ -1550,7 +1574,7 @@ size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, 
 	}
 	for (long l = 1; l <= e->t.lines_nr; l++) {
 		const char *s = line_at(e, l), *p = s, *q;
-		if (!s || !is_id((unsigned char)*s) || !strstr(s, name))
+		if (!s || !is_id((unsigned char)*s) || !strstr(s, name) || !value_ends_in(s, name, nl))
 			continue;
 		for (;;) {	/* each target of the line whose value ends in name */
 			char t[256], v[256];
