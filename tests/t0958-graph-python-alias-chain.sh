@@ -19,6 +19,9 @@ test_expect_success 'setup: f, aliases of it two and three imports away, callers
 	write_lines c.py "from b import g" "" "h2 = g" "" "" "def k():" "    return g()" &&
 	write_lines d.py "from c import h2" "from a import f as ff" "" "" "def m():" "    h2()" "    ff()" &&
 	write_lines e.py "from c import k" "from d import m" "" "" "def top():" "    k()" "    m()" &&
+	write_lines pkg/core.py "def run():" "    return 1" &&
+	write_lines pkg/__init__.py "from .core import *" &&
+	write_lines u.py "from pkg import run as go" "" "" "def w():" "    go()" &&
 	(cd repo && git add . && git commit -qm init && ci-index build 2>/dev/null)
 '
 
@@ -29,6 +32,16 @@ test_expect_success 'callers f: the calls through g, ff and h2 (names in the ord
 	{"name":"g","path":"c.py","line":7,"scope":"k","binding":"import","definition":{"path":"a.py","line":1}}
 	{"name":"ff","path":"d.py","line":7,"scope":"m","binding":"import","definition":{"path":"a.py","line":1}}
 	{"name":"h2","path":"d.py","line":6,"scope":"m","binding":"import","definition":{"path":"a.py","line":1}}
+	EOF
+	test_cmp expect actual
+'
+
+test_expect_success 'callers run: renamed on import from the package that star-imports it' '
+	(cd repo && ci-refs --json callers run && ci-refs --json --depth 2 callers run) >out &&
+	"$JQ" -c "{name, path, line, depth, definition}" out >actual &&
+	cat >expect <<-\EOF &&
+	{"name":"go","path":"u.py","line":5,"depth":null,"definition":{"path":"pkg/core.py","line":1}}
+	{"name":"go","path":"u.py","line":5,"depth":1,"definition":{"path":"pkg/core.py","line":1}}
 	EOF
 	test_cmp expect actual
 '
@@ -74,15 +87,22 @@ test_expect_success 'impact a.py:f --depth 2: the alias callers have the call si
 	test_cmp expect actual
 '
 
+test_expect_success 'trace top f: through k and through m, an alias call the last hop of each' '
+	(cd repo && ci-refs --json trace top f) >out &&
+	"$JQ" -c "[.hops[] | \"\(.name):\(.call.line)\"] | join(\" \")" out >actual &&
+	printf "\"top:null k:6 f:7\"\n\"top:null m:7 f:6\"\n" >expect &&
+	test_cmp expect actual
+'
+
 test_expect_success 'the stored graph: the same file edges, f not dead, lone dead' '
 	sqlite3 -separator " " repo/.ci-index/index.db "SELECT fa.path, fb.path, c.calls FROM graph_calls c
 		JOIN graph_files fa ON fa.id = c.a JOIN graph_files fb ON fb.id = c.b ORDER BY 1, 2" >stored &&
-	for n in f k m; do (cd repo && ci-refs --json callers $n) || return 1; done >recs &&
+	for n in f k m run; do (cd repo && ci-refs --json callers $n) || return 1; done >recs &&
 	"$JQ" -r "select(.path != .definition.path) | \"\(.path) \(.definition.path)\"" recs |
 		sort | uniq -c | awk "{ print \$2, \$3, \$1 }" >callers &&
 	test_cmp callers stored &&
 	(cd repo && ci-refs --json dead) | "$JQ" -r "\"\(.path):\(.name)\"" | sort >actual &&
-	printf "a.py:lone\ne.py:top\n" >expect &&
+	printf "a.py:lone\ne.py:top\nu.py:w\n" >expect &&
 	test_cmp expect actual
 '
 
