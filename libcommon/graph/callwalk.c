@@ -583,8 +583,8 @@ static struct wcallee *into_names(struct callwalk *w, const struct wdef *const *
 
 		int js;
 
-		if (d->scope || (strcmp(d->kind, "function") && strcmp(d->kind, "class")))
-			continue;
+		if (d->scope || d->c || (strcmp(d->kind, "function") && strcmp(d->kind, "class")))
+			continue;	/* (a C file: not even asked whether Python, Linux walks meet thousands) */
 		if ((js = bind_is_js(d->path)))
 			js_aliases(w->world.js, d->path, d->name, &nn, &nn_nr);
 		else if (resolver_applies(&w->world.rs, d->path))
