@@ -1598,6 +1598,15 @@ size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, 
 	return nr;
 }
 
+/* Whether path is a package's __init__.py (or .pyi). */
+static int is_init(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, "__init__.py") || !strcmp(b, "__init__.pyi");
+}
+
 /* A name bound in a file, met by resolve_alias_names(). */
 struct rs_bound {
 	char *path, *name;
@@ -1624,6 +1633,13 @@ size_t resolve_alias_names(struct resolver *rs, const char *path, const char *na
 				size_t n = resolve_aliases(rs, fp, v[i].path, v[i].name, &nn);
 				for (size_t k = 0; k < n; k++) {
 					size_t j = 0;
+					if (!strcmp(nn[k], v[i].name) && f && !is_init(fp)) {
+						/* imported under its own name into a module, not a
+						 * package's __init__.py: a use, not a re-export (rich's
+						 * cell_len: its importers' importers are not read) */
+						free(nn[k]);
+						continue;
+					}
 					while (j < v_nr && (strcmp(v[j].name, nn[k]) || strcmp(v[j].path, fp)))
 						j++;
 					if (j == v_nr && v_nr < RS_ALIAS_MAX) {

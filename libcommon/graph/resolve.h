@@ -120,7 +120,9 @@ size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, 
  * called: resolve_aliases() of path and of each file that imports it
  * (ops->importers; without it, path's own), then of those names in turn
  * through the files that import theirs, a few levels (b.py `from a import f;
- * g = f`, c.py `from b import g as h`: "g", "h").  *out (n of them, in the
+ * g = f`, c.py `from b import g as h`: "g", "h"; a name imported under its
+ * own name is followed further only out of a package's __init__.py, a
+ * re-export, not out of a module that uses it).  *out (n of them, in the
  * order met, malloc'ed) leaves name out; a call of one reaches the
  * definition only where resolve_call() says so.
  */
