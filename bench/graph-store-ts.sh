@@ -13,11 +13,14 @@
 # from another file.  Prints the names asked, the records, the file edges of
 # each side and how many differ (0 when the two agree), and the definitions
 # dead reports though callers reaches them (0 expected).  The binaries come
-# from $PATH or from CI_BIN=<build dir>.  Needs jq, sqlite3.
+# from $PATH or from CI_BIN=<build dir>.  GRAPH_LANGS=python asks the names
+# of Python files instead (the languages of the index's blobs.lang, comma
+# separated).  Needs jq, sqlite3.
 set -eu
 CI_INDEX_SERVER=0; export CI_INDEX_SERVER	# no resident server left behind
 test $# -ge 1 || { echo "usage: bench/graph-store-ts.sh <repo>..." >&2; exit 2; }
 if [ -n "${CI_BIN:-}" ]; then PATH=$CI_BIN:$PATH; export PATH; fi
+langs=$(echo "${GRAPH_LANGS:-javascript,typescript,tsx}" | sed "s/[^a-z,]//g; s/[a-z]*/'&'/g")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for repo in "$@"; do
@@ -29,7 +32,7 @@ for repo in "$@"; do
 	e=$(date +%s.%N)
 	db=.ci-index/index.db
 	sqlite3 "$db" "SELECT DISTINCT d.name FROM defs d JOIN files f ON f.blob_id = d.blob_id
-		JOIN blobs b ON b.id = d.blob_id WHERE b.lang IN ('javascript', 'typescript', 'tsx') ORDER BY 1" >"$tmp/names"
+		JOIN blobs b ON b.id = d.blob_id WHERE b.lang IN ($langs) ORDER BY 1" >"$tmp/names"
 	: >"$tmp/recs"
 	while read -r n; do
 		ci-refs --json --limit 10000 callers "$n" </dev/null 2>/dev/null >>"$tmp/recs" || test $? = 1

@@ -171,8 +171,23 @@ static const char *const alias_lines[] = {
 	NULL };
 static const struct rs_import alias_imps[] = { { "pkg.util", "pkg/util.py", 1 }, { NULL, NULL, 0 } };
 
+static const char *const alias2_lines[] = {
+	"from alias import hh as H2",
+	"import alias",
+	"",
+	"G = alias.h",
+	"G2 = H2",
+	"",
+	"def calls2():",
+	"    G2()",
+	"    G()",
+	NULL };
+static const struct rs_import alias2_imps[] = {
+	{ "alias", "alias.py", 1 }, { "alias", "alias.py", 2 }, { NULL, NULL, 0 } };
+
 static const struct file files[] = {
 	{ "alias.py", alias_lines, alias_imps },
+	{ "alias2.py", alias2_lines, alias2_imps },
 	{ "nest.py", nest_lines, no_imps },
 	{ "box.py", box_lines, box_imps },
 	{ "pkg/__init__.py", init_lines, init_imps },
@@ -212,6 +227,9 @@ static const struct rs_def defs[] = {
 	{ "twice", "constant", "alias.py", NULL, 4, 4 },
 	{ "twice", "constant", "alias.py", NULL, 5, 5 },
 	{ "calls", "function", "alias.py", NULL, 7, 9 },
+	{ "G", "constant", "alias2.py", NULL, 4, 4 },
+	{ "G2", "constant", "alias2.py", NULL, 5, 5 },
+	{ "calls2", "function", "alias2.py", NULL, 7, 9 },
 };
 
 static size_t named(void *ctx, const char *name, const struct rs_def **out)
@@ -253,7 +271,45 @@ static int file_of(void *ctx, const char *path, struct rs_text *t)
 	return 0;
 }
 
-static const struct rs_ops ops = { named, file_of };
+/* The files whose import rows resolve to path, in files[] order. */
+static size_t importers_of(void *ctx, const char *path, char ***out)
+{
+	size_t n = 0;
+
+	(void)ctx;
+	*out = xcalloc(ARRAY_SIZE(files), sizeof(**out));
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		for (size_t k = 0; files[i].imps[k].target; k++)
+			if (files[i].imps[k].resolved && !strcmp(files[i].imps[k].resolved, path)) {
+				(*out)[n++] = xstrdup(files[i].path);
+				break;
+			}
+	return n;
+}
+
+static const struct rs_ops ops = { named, file_of, importers_of };
+
+/* resolve_alias_names(path, name) gives want (names joined by spaces). */
+static void check_names(struct resolver *rs, const char *path, const char *name, const char *want, const char *desc)
+{
+	char **nn;
+	size_t n = resolve_alias_names(rs, path, name, &nn);
+	struct buf b = BUF_INIT;
+	int ok;
+
+	for (size_t i = 0; i < n; i++) {
+		buf_addf(&b, "%s%s", i ? " " : "", nn[i]);
+		free(nn[i]);
+	}
+	free(nn);
+	ok = !strcmp(b.buf ? b.buf : "", want);
+	printf("%sok %d - %s\n", ok ? "" : "not ", ++test_nr, desc);
+	if (!ok) {
+		printf("#   got '%s'\n", b.buf ? b.buf : "");
+		failures++;
+	}
+	buf_release(&b);
+}
 
 /*
  * The call of name on line (1-based) of path, in scope, resolves to the
@@ -291,7 +347,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	util_init(argv[0]);
-	printf("1..38\n");
+	printf("1..41\n");
 	resolver_init(&rs, &ops, NULL);
 	printf("%sok %d - a Python file applies, an unknown one does not\n",
 	       resolver_applies(&rs, "app.py") && !resolver_applies(&rs, "nosuch.py") ? "" : "not ", ++test_nr);
@@ -370,6 +426,12 @@ int main(int argc, char **argv)
 	      "h = hh = f with f imported: hh() reaches f (import)");
 	check(&rs, "alias.py", "calls", 9, "twice", NULL, 0, BIND_NONE,
 	      "a module variable assigned twice binds to nothing (none)");
+	check(&rs, "alias2.py", "calls2", 8, "G2", "pkg/util.py", 1, BIND_IMPORT,
+	      "G2 = H2 with `from alias import hh as H2`, hh = f there: G2() reaches f (import)");
+	check(&rs, "alias2.py", "calls2", 9, "G", "pkg/util.py", 1, BIND_IMPORT,
+	      "G = alias.h with h = f in alias: G() reaches f (import)");
+	check_names(&rs, "pkg/util.py", "helper", "h hh G H2 G2",
+		    "the names of f an import or two away, in the order met; not one assigned twice");
 	resolver_release(&rs);
 	return failures ? 1 : 0;
 }

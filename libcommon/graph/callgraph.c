@@ -385,74 +385,6 @@ static int js_call_ns(struct refs_world *w, const char *kind, const char *path, 
 	return recv == RECV_OTHER && js_receiver_name(w->js, path, line, col_, ns, n);
 }
 
-/*
- * TS/JS callers of the module-level targets of c (named name) called under
- * another name: the names js_aliases() finds for them, each call of one
- * whose origin (js_origin()) is a target, bound to it as an import.
- * Returns the records written.
- */
-static int js_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
-			    const char *name)
-{
-	char **names = NULL;
-	size_t names_nr = 0;
-	sqlite3_stmt *st;
-	int found = 0;
-
-	for (size_t i = 0; i < c->nr; i++) {
-		char **nn;
-		size_t n;
-
-		if (!target[i] || c->scopes[i] || !bind_is_js(c->paths[i]) ||
-		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")) ||
-		    (i > 0 && target[i - 1] && !c->scopes[i - 1] && !strcmp(c->paths[i - 1], c->paths[i])))
-			continue;
-		js_aliases(w->js, c->paths[i], name, &nn, &n);
-		for (size_t k = 0; k < n; k++) {
-			size_t j = 0;
-			while (j < names_nr && strcmp(names[j], nn[k]))
-				j++;
-			if (j < names_nr) {
-				free(nn[k]);
-				continue;
-			}
-			names = xrealloc(names, (names_nr + 1) * sizeof(*names));
-			names[names_nr++] = nn[k];
-		}
-		free(nn);
-	}
-	if (!names_nr)
-		return 0;
-	st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
-		       "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
-		       "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
-	for (size_t k = 0; k < names_nr; k++) {
-		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, names[k], -1, SQLITE_STATIC);
-		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
-			const char *kind = refs_col(st, 0), *path = refs_col(st, 1);
-			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3), def;
-			char ns[128];
-			struct js_class o;
-
-			if (!bind_is_js(path) ||
-			    !js_call_ns(w, kind, path, line, col_, (enum bind_recv)sqlite3_column_int(st, 7), ns, sizeof(ns)) ||
-			    !js_origin(w->js, path, ns[0] ? ns : NULL, names[k], &o) || strcmp(o.name, name) ||
-			    (def = js_module_def(c, target, o.path, kind)) < 0)
-				continue;
-			emit_bound(r, names[k], kind, path, line, col_,
-				   sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4), refs_col(st, 5),
-				   sqlite3_column_int64(st, 6), BIND_IMPORT, c, def);
-			found++;
-		}
-	}
-	sqlite3_finalize(st);
-	for (size_t k = 0; k < names_nr; k++)
-		free(names[k]);
-	free(names);
-	return found;
-}
-
 /* callees: the call of st's row (r.name, r.kind, f.path, r.line, r.col,
  * r.scope, b.lang, b.id, r.recv), named callee, in a TS/JS file, where callee
  * is another name of a module-level function or class (js_origin()): its
@@ -487,38 +419,27 @@ static void name_add(char ***names, size_t *n, const char *s)
 	(*names)[(*n)++] = xstrdup(s);
 }
 
-/* callers: the Python calls of another name a module-level assignment gives
- * a target function or class (`ib = attr = attrib` in its file or in one
- * that imports it), that resolve_call() binds to it.  The number written. */
-static int py_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
-			    const char *name)
+/* A call of alias, another name of the targets of c (named name), at (line,
+ * col_) of path: the target it reaches, or -1; *how set.  (kind: "call" or
+ * "class"; scope NULL at top level.) */
+typedef long (*alias_bind_fn)(struct refs_world *w, const struct cands *c, const int *target, const char *name,
+			      const char *alias, const char *kind, const char *path, const char *scope, long line,
+			      long col_, enum bind_recv recv, enum bind_how *how);
+
+/*
+ * callers: the calls (CALL_KINDS) of each of names[0..names_nr), another name
+ * of the targets of c (named name), that bind() binds to a target, in path,
+ * line, col order for each name: their records.  Frees names.  Returns the
+ * records written.
+ */
+static int alias_calls(struct refs *r, struct refs_world *w, struct cands *c, const int *target, const char *name,
+		       char **names, size_t names_nr, alias_bind_fn bind)
 {
-	char **names = NULL, **paths = NULL;
-	size_t names_nr = 0, paths_nr = 0;
-	sqlite3_stmt *st, *imp;
+	sqlite3_stmt *st;
 	int found = 0;
 
-	imp = refs_prep(r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
-	for (size_t i = 0; i < c->nr; i++) {
-		if (!target[i] || c->scopes[i] || !resolver_applies(&w->rs, c->paths[i]) ||
-		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")))
-			continue;
-		name_add(&paths, &paths_nr, c->paths[i]);
-		sqlite3_reset(imp);
-		sqlite3_bind_text(imp, 1, c->paths[i], -1, SQLITE_STATIC);
-		while (sqlite3_step(imp) == SQLITE_ROW)
-			name_add(&paths, &paths_nr, refs_col(imp, 0));
-		for (size_t k = 0; k < paths_nr; k++) {
-			char **nn;
-			size_t n = resolve_aliases(&w->rs, paths[k], name, &nn);
-			for (size_t j = 0; j < n; j++) {
-				name_add(&names, &names_nr, nn[j]);
-				free(nn[j]);
-			}
-			free(nn);
-		}
-	}
-	sqlite3_finalize(imp);
+	if (!names_nr)
+		return 0;
 	st = refs_prep(r, "SELECT r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 		       "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
 		       "WHERE r.name = ?1 AND " CALL_KINDS " ORDER BY f.path, r.line, r.col");
@@ -526,29 +447,117 @@ static int py_alias_callers(struct refs *r, struct refs_world *w, struct cands *
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, names[k], -1, SQLITE_STATIC);
 		while (sqlite3_step(st) == SQLITE_ROW && r->emitted < r->o.limit) {
-			const char *path = refs_col(st, 1), *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL :
-				refs_col(st, 4);
+			const char *kind = refs_col(st, 0), *path = refs_col(st, 1);
+			const char *sc = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : refs_col(st, 4);
 			long line = sqlite3_column_int64(st, 2), col_ = sqlite3_column_int64(st, 3), def;
-			const struct rs_def *d;
-			enum bind_how how;
+			enum bind_how how = BIND_NONE;
 
-			if (!resolver_applies(&w->rs, path) ||
-			    !(d = resolve_call(&w->rs, path, sc, line, col_, names[k], &how)) ||
-			    (def = cand_at(c, d->path, d->line)) < 0 || !target[def])
+			def = bind(w, c, target, name, names[k], kind, path, sc, line, col_,
+				   (enum bind_recv)sqlite3_column_int(st, 7), &how);
+			if (def < 0)
 				continue;
-			emit_bound(r, names[k], refs_col(st, 0), path, line, col_, sc, refs_col(st, 5),
-				   sqlite3_column_int64(st, 6), how, c, def);
+			emit_bound(r, names[k], kind, path, line, col_, sc, refs_col(st, 5), sqlite3_column_int64(st, 6),
+				   how, c, def);
 			found++;
 		}
 	}
 	sqlite3_finalize(st);
 	for (size_t k = 0; k < names_nr; k++)
 		free(names[k]);
-	for (size_t k = 0; k < paths_nr; k++)
-		free(paths[k]);
 	free(names);
-	free(paths);
 	return found;
+}
+
+/* alias_calls()'s binding in a TS/JS file: a call whose origin (js_origin())
+ * is a target, as an import. */
+static long js_alias_bind(struct refs_world *w, const struct cands *c, const int *target, const char *name,
+			  const char *alias, const char *kind, const char *path, const char *scope, long line,
+			  long col_, enum bind_recv recv, enum bind_how *how)
+{
+	char ns[128];
+	struct js_class o;
+
+	(void)scope;
+	if (!bind_is_js(path) || !js_call_ns(w, kind, path, line, col_, recv, ns, sizeof(ns)) ||
+	    !js_origin(w->js, path, ns[0] ? ns : NULL, alias, &o) || strcmp(o.name, name))
+		return -1;
+	*how = BIND_IMPORT;
+	return js_module_def(c, target, o.path, kind);
+}
+
+/* alias_calls()'s binding in a Python file: the definition resolve_call() gives. */
+static long py_alias_bind(struct refs_world *w, const struct cands *c, const int *target, const char *name,
+			  const char *alias, const char *kind, const char *path, const char *scope, long line,
+			  long col_, enum bind_recv recv, enum bind_how *how)
+{
+	const struct rs_def *d;
+	long def;
+
+	(void)name, (void)kind, (void)recv;
+	if (!resolver_applies(&w->rs, path) || !(d = resolve_call(&w->rs, path, scope, line, col_, alias, how)) ||
+	    (def = cand_at(c, d->path, d->line)) < 0 || !target[def])
+		return -1;
+	return def;
+}
+
+/*
+ * TS/JS callers of the module-level targets of c (named name) called under
+ * another name: the names js_aliases() finds for them, each call of one
+ * whose origin (js_origin()) is a target, bound to it as an import.
+ * Returns the records written.
+ */
+static int js_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
+			    const char *name)
+{
+	char **names = NULL;
+	size_t names_nr = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		char **nn;
+		size_t n;
+
+		if (!target[i] || c->scopes[i] || !bind_is_js(c->paths[i]) ||
+		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")) ||
+		    (i > 0 && target[i - 1] && !c->scopes[i - 1] && !strcmp(c->paths[i - 1], c->paths[i])))
+			continue;
+		js_aliases(w->js, c->paths[i], name, &nn, &n);
+		for (size_t k = 0; k < n; k++) {
+			name_add(&names, &names_nr, nn[k]);
+			free(nn[k]);
+		}
+		free(nn);
+	}
+	return alias_calls(r, w, c, target, name, names, names_nr, js_alias_bind);
+}
+
+/*
+ * callers: the Python calls of the other names of a module-level target
+ * function or class (resolve_alias_names(): `ib = attr = attrib` in its file,
+ * `from m import f as g` in an importer, `h = g` in a file importing that
+ * one, a few imports away) that resolve_call() binds to it.  Returns the
+ * records written.
+ */
+static int py_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
+			    const char *name)
+{
+	char **names = NULL;
+	size_t names_nr = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		char **nn;
+		size_t n;
+
+		if (!target[i] || c->scopes[i] || !resolver_applies(&w->rs, c->paths[i]) ||
+		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")))
+			continue;
+		n = resolve_alias_names(&w->rs, c->paths[i], name, &nn);
+		for (size_t k = 0; k < n; k++) {
+			name_add(&names, &names_nr, nn[k]);
+			free(nn[k]);
+		}
+		free(nn);
+	}
+	return alias_calls(r, w, c, target, name, names, names_nr, py_alias_bind);
 }
 
 /* callees: the call of st's row (as js_alias_callee()'s) in a Python file

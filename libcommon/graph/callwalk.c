@@ -16,7 +16,11 @@
  * function's callers include its calls under the other names it is imported
  * or re-exported as (jstype.h's js_aliases()), and a definition's callees the
  * calls of the functions nested in it, so that the first level of a walk is
- * the answer of depth 1 (less the callees that bind to nothing).
+ * the answer of depth 1 (less the callees that bind to nothing).  Likewise a
+ * Python module-level function's or class's callers include the calls of the
+ * other names it is given by assignment or import, a few imports away
+ * (resolve.h's resolve_alias_names()), and a Python call of such a name is a
+ * callee of the definition it stands for, at every level.
  */
 #include "core/common.h"
 #include "graph/cgraph.h"
@@ -462,6 +466,28 @@ static const struct wdef *js_site(struct callwalk *w, const struct wfile *f, con
 	return NULL;
 }
 
+/*
+ * The definition of another name that the call of name at (line, col_) of
+ * the Python file f reaches (resolve.h: an alias, ib() with ib = attrib,
+ * `from m import f as g`), or NULL; how in *how.  Not a call inside that
+ * definition (as bind_site()).
+ */
+static const struct wdef *py_site(struct callwalk *w, const struct wfile *f, const char *name, const char *scope,
+				  long line, long col_, enum bind_how *how)
+{
+	const struct rs_def *rd;
+	const struct wname *n;
+
+	if (!f->lang || strcmp(f->lang, "python") || !resolver_applies(&w->world.rs, f->path) ||
+	    !(rd = resolve_call(&w->world.rs, f->path, scope, line, col_, name, how)) || !strcmp(rd->name, name))
+		return NULL;
+	n = named(w, rd->name);
+	for (size_t i = 0; i < n->nr; i++)
+		if (n->d[i].line == rd->line && !strcmp(n->d[i].path, rd->path))
+			return inside(&n->d[i], f->path, line) ? NULL : &n->d[i];
+	return NULL;
+}
+
 static int cmp_def(const struct wdef *a, const struct wdef *b)
 {
 	return a->id != b->id ? (a->id < b->id ? -1 : 1) : strcmp(a->path, b->path);
@@ -529,10 +555,11 @@ static const char *walk_kind(const char *kind)
 }
 
 /* A name whose calls calls_into() reads: a frontier definition's (front),
- * or another name of a TS/JS frontier function or class (alias). */
+ * or another name of a TS/JS frontier function or class (alias), of a
+ * Python one (py: resolve_alias_names()). */
 struct wcallee {
 	const char *name;
-	int front, alias;
+	int front, alias, py;
 };
 
 static int cmp_wcallee(const void *a, const void *b)
@@ -541,25 +568,32 @@ static int cmp_wcallee(const void *a, const void *b)
 }
 
 /* The names calls_into() reads, sorted, one each: the frontier's, and the
- * other names of its TS/JS module-level functions and classes. */
+ * other names of its TS/JS and Python module-level functions and classes. */
 static struct wcallee *into_names(struct callwalk *w, const struct wdef *const *front, size_t front_nr, size_t *nr)
 {
 	struct wcallee *v = xmalloc((front_nr + 1) * sizeof(*v));
 	size_t n = 0, alloc = front_nr + 1, k = 0;
 
 	for (size_t t = 0; t < front_nr; t++)
-		v[n++] = (struct wcallee){ front[t]->name, 1, 0 };
+		v[n++] = (struct wcallee){ front[t]->name, 1, 0, 0 };
 	for (size_t t = 0; t < front_nr; t++) {
 		const struct wdef *d = front[t];
 		char **nn;
 		size_t nn_nr;
 
-		if (d->scope || !bind_is_js(d->path) || (strcmp(d->kind, "function") && strcmp(d->kind, "class")))
+		int js;
+
+		if (d->scope || d->c || (strcmp(d->kind, "function") && strcmp(d->kind, "class")))
+			continue;	/* (a C file: not even asked whether Python, Linux walks meet thousands) */
+		if ((js = bind_is_js(d->path)))
+			js_aliases(w->world.js, d->path, d->name, &nn, &nn_nr);
+		else if (resolver_applies(&w->world.rs, d->path))
+			nn_nr = resolve_alias_names(&w->world.rs, d->path, d->name, &nn);
+		else
 			continue;
-		js_aliases(w->world.js, d->path, d->name, &nn, &nn_nr);
 		for (size_t i = 0; i < nn_nr; i++) {
 			ALLOC_GROW(v, n + 1, alloc);
-			v[n++] = (struct wcallee){ named(w, nn[i])->name, 0, 1 };	/* a string kept by w */
+			v[n++] = (struct wcallee){ named(w, nn[i])->name, 0, js, !js };	/* a string kept by w */
 			free(nn[i]);
 		}
 		free(nn);
@@ -569,6 +603,7 @@ static struct wcallee *into_names(struct callwalk *w, const struct wdef *const *
 		if (k && !strcmp(v[k - 1].name, v[i].name)) {
 			v[k - 1].front |= v[i].front;
 			v[k - 1].alias |= v[i].alias;
+			v[k - 1].py |= v[i].py;
 		} else {
 			v[k++] = v[i];
 		}
@@ -645,16 +680,24 @@ static void calls_into(struct callwalk *w, const struct wdef *const *front, size
 											i ? d2 : d1, i ? how2 : how });
 				continue;
 			}
-			if (!names[t].front || strcmp(kind, "call"))
-				continue;	/* a TS/JS alias or new C() elsewhere */
-			k = bind_site(w, f, &n, c.scope, line, col_, c.recv, reach, &how, 0);
-
+			if (strcmp(kind, "call"))
+				continue;	/* new C() elsewhere */
+			k = names[t].front ? bind_site(w, f, &n, c.scope, line, col_, c.recv, reach, &how, 0) : 0;
 			for (size_t i = 0; i < k; i++)
 				if (in_set(front, front_nr, &n.d[reach[i]], NULL))
 					add_wcall(v, nr, alloc, (struct wcall){ f, n.name, kind, line, col_,
 										callers ? enclosing(with_defs(w, f), line)
 											: NULL,
 										&n.d[reach[i]], how });
+			if (!k && names[t].py) {
+				/* a Python alias's call: the definition of the name it stands for */
+				const struct wdef *d = py_site(w, f, n.name, c.scope, line, col_, &how);
+				if (d && in_set(front, front_nr, d, NULL))
+					add_wcall(v, nr, alloc, (struct wcall){ f, n.name, kind, line, col_,
+										callers ? enclosing(with_defs(w, f), line)
+											: NULL,
+										d, how });
+			}
 		}
 		free(reach);
 	}
@@ -706,6 +749,13 @@ static void calls_out_of(struct callwalk *w, const struct wdef *const *front, si
 				add_wcall(v, nr, alloc, (struct wcall){ f, n->name, "call", line, col_, enc, &n->d[reach[i]],
 									how });
 			free(reach);
+			if (!k) {
+				/* a Python alias (ib() with ib = attrib): the definition of the other name */
+				const char *name = n->name;	/* kept by w: n may move */
+				const struct wdef *d = py_site(w, f, name, sc, line, col_, &how);
+				if (d)
+					add_wcall(v, nr, alloc, (struct wcall){ f, name, "call", line, col_, enc, d, how });
+			}
 		}
 	}
 	sqlite3_finalize(st);

@@ -827,7 +827,7 @@ static int cg_file(void *ctx, const char *path, struct rs_text *t)
 	return refs_file_text(fp->r, path, t);
 }
 
-static const struct rs_ops cg_ops = { cg_named, cg_file };
+static const struct rs_ops cg_ops = { cg_named, cg_file, NULL };	/* every call bound: no alias names asked */
 
 /* The definitions whose names start with a prefix (and go on): the prefixes
  * hashed, each distinct name's own prefixes looked up as its hash grows, one

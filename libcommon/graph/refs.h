@@ -63,6 +63,7 @@ struct refs_world {
 	struct rw_name *names;	/* cached definitions by name */
 	struct js_types *js;	/* TS/JS imports and receivers (jstype.h) */
 	size_t names_nr, names_alloc;
+	sqlite3_stmt *by_st;	/* a file's importers, prepared on first use */
 };
 void refs_world_init(struct refs_world *w, struct refs *r);
 void refs_world_release(struct refs_world *w);

@@ -13,6 +13,7 @@
 #include <ctype.h>
 
 enum { RS_DEPTH = 6 };	/* re-exports and bases followed at most */
+enum { RS_ALIAS_MAX = 512 };	/* names bound in files, met by resolve_alias_names() at most */
 
 /* A name the file's imports bind. */
 struct rs_alias {
@@ -1522,15 +1523,58 @@ const struct rs_def *resolve_call(struct resolver *rs, const char *path, const c
 	return d;
 }
 
-size_t resolve_aliases(struct resolver *rs, const char *path, const char *name, char ***out)
+/* Adds a copy of s to the set v (*nr of them) unless it holds it. */
+static void str_add(char ***v, size_t *nr, const char *s)
+{
+	for (size_t j = 0; j < *nr; j++)
+		if (!strcmp((*v)[j], s))
+			return;
+	*v = xrealloc(*v, (*nr + 1) * sizeof(**v));
+	(*v)[(*nr)++] = xstrdup(s);
+}
+
+/* Whether the line s is `t = [t2 = ...] v` with v a dotted name ending in
+ * name (nl long) and nothing after it but a comment: a line worth reading
+ * its targets' values (assigned_name()) for. */
+static int value_ends_in(const char *s, const char *name, size_t nl)
+{
+	const char *p = s, *q, *v;
+
+	for (;;) {
+		for (q = p; is_id((unsigned char)*q); q++)
+			;
+		v = q + strspn(q, " \t");
+		if (q == p || *v != '=' || v[1] == '=')
+			break;
+		p = v + 1 + strspn(v + 1, " \t");
+	}
+	if (p == s)
+		return 0;	/* no target */
+	for (q = p; is_id((unsigned char)*q) || (*q == '.' && is_id((unsigned char)q[1])); q++)
+		;
+	v = q + strspn(q, " \t\r");
+	return (size_t)(q - p) >= nl && !strncmp(q - nl, name, nl) && (q - nl == p || q[-(long)nl - 1] == '.') &&
+	       (!*v || *v == '#');
+}
+
+size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, const char *name, char ***out)
 {
 	struct rs_env *e = env_of(rs, path);
 	size_t nl = strlen(name), nr = 0;
 
 	*out = NULL;
-	for (long l = 1; e && e->t.python && l <= e->t.lines_nr; l++) {
+	if (!e || !e->t.python)
+		return 0;
+	for (size_t i = 0; strcmp(path, from) && i < e->al_nr; i++) {
+		const struct rs_alias *a = &e->al[i];	/* from <from> import name [as x], from <from> import * */
+		if (a->path && a->orig && !strcmp(a->path, from) && !strcmp(a->orig, name))
+			str_add(out, &nr, a->name);
+		else if (a->path && a->orig && !strcmp(a->path, from) && !strcmp(a->orig, "*"))
+			str_add(out, &nr, name);
+	}
+	for (long l = 1; l <= e->t.lines_nr; l++) {
 		const char *s = line_at(e, l), *p = s, *q;
-		if (!s || !is_id((unsigned char)*s) || !strstr(s, name))
+		if (!s || !is_id((unsigned char)*s) || !strstr(s, name) || !value_ends_in(s, name, nl))
 			continue;
 		for (;;) {	/* each target of the line whose value ends in name */
 			char t[256], v[256];
@@ -1547,11 +1591,77 @@ size_t resolve_aliases(struct resolver *rs, const char *path, const char *name, 
 				break;
 			p += 1 + strspn(p + 1, " \t");
 			if (strcmp(t, name) && (val = assigned_name(e, t, v, sizeof(v))) && (vl = strlen(val)) >= nl &&
-			    !strcmp(val + vl - nl, name) && (vl == nl || val[vl - nl - 1] == '.')) {
-				*out = xrealloc(*out, (nr + 1) * sizeof(**out));
-				(*out)[nr++] = xstrdup(t);
-			}
+			    !strcmp(val + vl - nl, name) && (vl == nl || val[vl - nl - 1] == '.'))
+				str_add(out, &nr, t);
 		}
 	}
+	return nr;
+}
+
+/* Whether path is a package's __init__.py (or .pyi). */
+static int is_init(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strcmp(b, "__init__.py") || !strcmp(b, "__init__.pyi");
+}
+
+/* A name bound in a file, met by resolve_alias_names(). */
+struct rs_bound {
+	char *path, *name;
+};
+
+size_t resolve_alias_names(struct resolver *rs, const char *path, const char *name, char ***out)
+{
+	struct rs_bound *v = NULL;
+	size_t v_nr = 0, v_alloc = 0, level_start = 0, nr = 0;
+
+	*out = NULL;
+	ALLOC_GROW(v, 1, v_alloc);
+	v[v_nr++] = (struct rs_bound){ xstrdup(path), xstrdup(name) };
+	/* breadth first: each level the names the files of the last one, and
+	 * the files that import them, bind to what the last level's names denote */
+	for (int depth = 0; depth < RS_DEPTH && level_start < v_nr && v_nr < RS_ALIAS_MAX; depth++) {
+		size_t level_end = v_nr;
+		for (size_t i = level_start; i < level_end && v_nr < RS_ALIAS_MAX; i++) {
+			char **files = NULL;
+			size_t files_nr = rs->ops->importers ? rs->ops->importers(rs->ctx, v[i].path, &files) : 0;
+			for (size_t f = 0; f <= files_nr; f++) {
+				const char *fp = f ? files[f - 1] : v[i].path;
+				char **nn;
+				size_t n = resolve_aliases(rs, fp, v[i].path, v[i].name, &nn);
+				for (size_t k = 0; k < n; k++) {
+					size_t j = 0;
+					if (!strcmp(nn[k], v[i].name) && f && !is_init(fp)) {
+						/* imported under its own name into a module, not a
+						 * package's __init__.py: a use, not a re-export (rich's
+						 * cell_len: its importers' importers are not read) */
+						free(nn[k]);
+						continue;
+					}
+					while (j < v_nr && (strcmp(v[j].name, nn[k]) || strcmp(v[j].path, fp)))
+						j++;
+					if (j == v_nr && v_nr < RS_ALIAS_MAX) {
+						ALLOC_GROW(v, v_nr + 1, v_alloc);
+						v[v_nr++] = (struct rs_bound){ xstrdup(fp), xstrdup(nn[k]) };
+						if (strcmp(nn[k], name))
+							str_add(out, &nr, nn[k]);
+					}
+					free(nn[k]);
+				}
+				free(nn);
+			}
+			for (size_t f = 0; f < files_nr; f++)
+				free(files[f]);
+			free(files);
+		}
+		level_start = level_end;
+	}
+	for (size_t i = 0; i < v_nr; i++) {
+		free(v[i].path);
+		free(v[i].name);
+	}
+	free(v);
 	return nr;
 }

@@ -18,7 +18,8 @@
  *     (the value a plain or dotted name): ib(), mod.ib(), an imported ib()
  *     reach the function or class the value names, followed a few hops
  *     (local in its own file, else import); a name assigned more than once
- *     at module level, or also imported, is not followed;
+ *     at module level, or also imported, is not followed; callers of the
+ *     function find such names a few imports away (resolve_alias_names());
  *   - x.f() where x is a local assigned x = Foo(...), a parameter annotated
  *     x: Foo (Optional[Foo], "Foo", Foo | None), or self.x assigned
  *     self.x = Foo(...) in the class: Foo's f along its bases (receiver);
@@ -71,6 +72,9 @@ struct rs_ops {
 	size_t (*named)(void *ctx, const char *name, const struct rs_def **out);
 	/* Fill t with the text of path; return 0 when the file is not known. */
 	int (*file)(void *ctx, const char *path, struct rs_text *t);
+	/* The files that import path, into *out (n of them, malloc'ed, the
+	 * caller frees); may be NULL (resolve_alias_names() then reads path only). */
+	size_t (*importers)(void *ctx, const char *path, char ***out);
 };
 
 struct rs_env;
@@ -102,11 +106,26 @@ const struct rs_def *resolve_call(struct resolver *rs, const char *path, const c
 				  const char *name, enum bind_how *how);
 
 /*
- * The other names a module-level assignment of file path gives name
- * (`ib = attr = attrib` in path: "ib", "attr"; also `s = mod.name`), each
+ * The module-level names file path binds to name of file from (from may be
+ * path itself): `from <from> import name as x` (x, name itself when not
+ * renamed, also through `import *`) where path is not from, and assignments
+ * whose value ends in name (`ib = attr = name`, `s = mod.name`), each
  * assigned once; *out (n of them, malloc'ed, the caller frees) may hold a
  * name whose value names another name's definition: resolve_call() decides.
  */
-size_t resolve_aliases(struct resolver *rs, const char *path, const char *name, char ***out);
+size_t resolve_aliases(struct resolver *rs, const char *path, const char *from, const char *name, char ***out);
+
+/*
+ * The other names under which name, defined at module level in path, may be
+ * called: resolve_aliases() of path and of each file that imports it
+ * (ops->importers; without it, path's own), then of those names in turn
+ * through the files that import theirs, a few levels (b.py `from a import f;
+ * g = f`, c.py `from b import g as h`: "g", "h"; a name imported under its
+ * own name is followed further only out of a package's __init__.py, a
+ * re-export, not out of a module that uses it).  *out (n of them, in the
+ * order met, malloc'ed) leaves name out; a call of one reaches the
+ * definition only where resolve_call() says so.
+ */
+size_t resolve_alias_names(struct resolver *rs, const char *path, const char *name, char ***out);
 
 #endif

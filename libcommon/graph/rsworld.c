@@ -140,7 +140,24 @@ static int rw_file(void *ctx, const char *path, struct rs_text *t)
 	return refs_file_text(((struct refs_world *)ctx)->r, path, t);
 }
 
-static const struct rs_ops rw_ops = { rw_named, rw_file };
+static size_t rw_importers(void *ctx, const char *path, char ***out)
+{
+	struct refs_world *w = ctx;
+	size_t n = 0, alloc = 0;
+
+	*out = NULL;
+	if (!w->by_st)
+		w->by_st = refs_prep(w->r, "SELECT DISTINCT path FROM imports WHERE resolved = ?1 ORDER BY path");
+	sqlite3_reset(w->by_st);
+	sqlite3_bind_text(w->by_st, 1, path, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(w->by_st) == SQLITE_ROW) {
+		ALLOC_GROW(*out, n + 1, alloc);
+		(*out)[n++] = xstrdup(refs_col(w->by_st, 0));
+	}
+	return n;
+}
+
+static const struct rs_ops rw_ops = { rw_named, rw_file, rw_importers };
 
 void refs_world_init(struct refs_world *w, struct refs *r)
 {
@@ -154,6 +171,7 @@ void refs_world_release(struct refs_world *w)
 {
 	resolver_release(&w->rs);
 	js_types_free(w->js);
+	sqlite3_finalize(w->by_st);
 	for (size_t i = 0; i < w->names_nr; i++) {
 		for (size_t k = 0; k < w->names[i].n; k++) {
 			free((char *)w->names[i].d[k].path);
