@@ -47,7 +47,7 @@ test_expect_success 'setup: Python and C files calling each other, dead code in 
 '
 
 test_expect_success 'build stores them: a stamp, dead definitions, calls between files' '
-	test "$(q "SELECT version FROM graph_stamp")" = 4 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 5 &&
 	q "SELECT d.name FROM graph_defs g JOIN graph_files f ON f.id = g.fid JOIN defs d ON d.rowid = g.def
 	   WHERE g.uses = 0 AND g.entry = 0 ORDER BY f.path, d.line, d.col" >actual &&
 	printf "%s\n" unused Old stale spare unused_c lonely unused_c >expect &&
@@ -75,7 +75,7 @@ test_expect_success 'update: edits, a new file and a removal; stored anew, as a 
 	write_lines app/extra.py "from app.util import spare" "" "def use():" "    return spare()" &&
 	rm repo/cli/main.c &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 4 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 5 &&
 	answers updated &&
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
 	grep -qx helper names && grep -qx use names && grep -qx add names &&
@@ -90,11 +90,11 @@ test_expect_success 'update: edits, a new file and a removal; stored anew, as a 
 
 test_expect_success 'any write to what they derive from makes them stale (a trigger)' '
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 4 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 5 &&
 	q "UPDATE files SET mtime = mtime + 1 WHERE path = '"'app/util.py'"'" &&
 	test -z "$(q "SELECT * FROM graph_stamp")" &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 4 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 5 &&
 	q "DELETE FROM refs WHERE name = '"'unused'"'" &&
 	test -z "$(q "SELECT * FROM graph_stamp")" &&
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
@@ -111,7 +111,7 @@ test_expect_success 'an index without them (an older ci) answers as before; upda
 	answers bound &&
 	test_cmp stored bound &&
 	(cd repo && ci-index update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 4 &&
+	test "$(q "SELECT version FROM graph_stamp")" = 5 &&
 	answers again &&
 	test_cmp stored again
 '
@@ -135,7 +135,7 @@ test_expect_success '--no-graph: build and update store none, the answers are th
 	(cd repo && ci-refs --json dead) | "$JQ" -r .name >names &&
 	grep -qx later names &&
 	(cd repo && ci-index --no-server update 2>/dev/null) &&
-	test "$(q "SELECT version FROM graph_stamp")" = 4
+	test "$(q "SELECT version FROM graph_stamp")" = 5
 '
 
 test_done

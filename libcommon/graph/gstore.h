@@ -39,7 +39,7 @@
 
 #include "graph/cgraph.h"
 
-enum { GSTORE_VERSION = 4 };	/* 3: TS/JS calls bound as callers binds them; 4: Python aliases by assignment */
+enum { GSTORE_VERSION = 5 };	/* 3: TS/JS calls bound as callers binds them; 4: Python aliases by assignment; 5: TS receivers through interfaces and aliases, Python other names */
 
 /* What an update's incremental path learnt before it wrote (gsdelta.c). */
 struct gstore_pre;
