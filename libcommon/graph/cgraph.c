@@ -41,14 +41,50 @@ struct file_pass {
 	size_t lo, hi;		/* the file's definitions, g->defs[lo..hi) */
 	int *inner;		/* per line, the innermost definition holding it, or -1 */
 	size_t inner_alloc;
-	int *parent;		/* per definition, the one holding its first line, or -1 */
+	int *parent;		/* per definition of the file (from lo), the one holding its
+				   first line, or -1 */
+	size_t parent_alloc;
 	unsigned char *imp_of;	/* per file, 1 if the file being read imports it */
 	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
 	int *lazy;		/* a file not read: the files imp_of[] has it import */
 	size_t lazy_nr, lazy_alloc;
 	struct refs_world jw;	/* TS/JS calls: the world of jsb, made at the first TS/JS file */
 	struct refs_jsbind *jsb;	/* TS/JS calls bound as callers binds them (refs.h), or NULL */
+	long *ecount;		/* CG_EDGES: per file, the calls the file being read makes to it */
+	int *etouched;		/* the files of ecount[] not 0 */
+	size_t etouched_nr, etouched_alloc;
 };
+
+/* The definition holding the first line of definition d of the file being read, or -1. */
+#define parent_of(fp, d) ((fp)->parent[(size_t)(d) - (fp)->lo])
+
+/* The names and scopes of the definitions, in blocks (millions of short
+ * strings: a malloc() each cost about as much again). */
+struct cg_strs {
+	struct cg_strs *next;
+	size_t used, size;
+	char buf[];
+};
+
+enum { CG_STRS_BLOCK = 1 << 20 };
+
+static char *strs_add(struct cgraph *g, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	struct cg_strs *b = g->strs;
+
+	if (!b || b->size - b->used < n) {
+		size_t size = n > CG_STRS_BLOCK ? n : CG_STRS_BLOCK;
+		b = xmalloc(sizeof(*b) + size);
+		b->next = g->strs;
+		b->used = 0;
+		b->size = size;
+		g->strs = b;
+	}
+	memcpy(b->buf + b->used, s, n);
+	b->used += n;
+	return b->buf + b->used - n;
+}
 
 static int cmp_imp(const void *x, const void *y)
 {
@@ -115,8 +151,10 @@ static void hash_names(struct cgraph *g, const struct name_ix *nx)
 		names += !i || nx[i - 1].hash != nx[i].hash || strcmp(nx[i - 1].name, nx[i].name);
 	while (n < 2 * names + 2)
 		n *= 2;
-	g->slots = xcalloc(n, sizeof(*g->slots));
+	g->slots = xcalloc(names + 1, sizeof(*g->slots));
+	g->slots_nr = 0;
 	g->slot_tags = xcalloc(n, sizeof(*g->slot_tags));
+	g->slot_of = xmalloc(n * sizeof(*g->slot_of));
 	g->slots_mask = n - 1;
 	for (size_t i = 0; i < g->defs_nr; ) {
 		const char *name = nx[i].name;
@@ -126,8 +164,9 @@ static void hash_names(struct cgraph *g, const struct name_ix *nx)
 			e++;
 		while (g->slot_tags[k])
 			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0, 0 };
+		g->slots[g->slots_nr] = (struct cg_slot){ h, (unsigned)(e - i), (unsigned)i, 0, 0, name };
 		g->slot_tags[k] = h | 1;
+		g->slot_of[k] = (unsigned)g->slots_nr++;
 		i = e;
 	}
 }
@@ -139,8 +178,9 @@ static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 	if (!g->slots)
 		return NULL;
 	for (size_t k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
-		if (g->slot_tags[k] == t && g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
-			return &g->slots[k];
+		if (g->slot_tags[k] == t && g->slots[g->slot_of[k]].hash == h &&
+		    !strcmp(g->slots[g->slot_of[k]].name, name))
+			return &g->slots[g->slot_of[k]];
 	return NULL;
 }
 
@@ -217,11 +257,11 @@ static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 	memset(d, 0, sizeof(*d));
 	d->file = f;
 	d->path = g->files[f].path;	/* not owned */
-	d->name = xstrdup(refs_col(st, 0));
+	d->name = strs_add(g, refs_col(st, 0));
 	d->kind = intern_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
-	d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
+	d->scope = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : NULL;
 	d->lang = g->files[f].lang;	/* not owned */
 	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
 	d->rowid = sqlite3_column_int64(st, 6);
@@ -378,11 +418,42 @@ static int scope_encloses(const char *cls, const char *s)
 	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
 }
 
-static void add_call(struct cgraph *g, int from, int to, int file, long line, long col_, enum bind_how how)
+static void add_call(struct cgraph *g, struct file_pass *fp, int from, int to, int file, long line, long col_,
+		     enum bind_how how)
 {
 	g->defs[to].calls_in++;
+	if (fp->ecount) {	/* CG_EDGES: the call counted between files, not kept */
+		int b = g->defs[to].file;
+		if (b != file && !fp->ecount[b]++) {
+			ALLOC_GROW(fp->etouched, fp->etouched_nr + 1, fp->etouched_alloc);
+			fp->etouched[fp->etouched_nr++] = b;
+		}
+		return;
+	}
 	ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
-	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, line, col_, how };
+	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, (int)line, (int)col_, how };
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* CG_EDGES: the calls of file a (read last) to other files, into g->fedges
+ * in the order of cgraph_file_edges() (a file after the files before it). */
+static void flush_edges(struct cgraph *g, struct file_pass *fp, int a)
+{
+	if (fp->etouched_nr > 1)
+		qsort(fp->etouched, fp->etouched_nr, sizeof(*fp->etouched), cmp_int);
+	for (size_t i = 0; i < fp->etouched_nr; i++) {
+		int b = fp->etouched[i];
+		ALLOC_GROW(g->fedges, g->fedges_nr + 1, g->fedges_alloc);
+		g->fedges[g->fedges_nr++] = (struct cg_fedge){ a, b, fp->ecount[b] };
+		fp->ecount[b] = 0;
+	}
+	fp->etouched_nr = 0;
 }
 
 /*
@@ -391,7 +462,7 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
  * namesakes, or as possible uses when the call binds to nothing (dead must
  * not report what it may reach) or reaches a method an override may replace.
  */
-static void bind_resolved(struct cgraph *g, int file, int from, size_t first, size_t n,
+static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int from, size_t first, size_t n,
 			  int to, enum bind_how how, enum bind_recv recv, long line, long col_)
 {
 	int method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
@@ -400,7 +471,7 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
 		if (to == from || inside(&g->defs[to], file, line))
 			g->defs[to].self_calls++;
 		else
-			add_call(g, from, to, file, line, col_, how);
+			add_call(g, fp, from, to, file, line, col_, how);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
@@ -474,7 +545,7 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 	if (to >= 0 && (to == from || inside(&g->defs[to], file, line)))
 		g->defs[to].self_calls++;
 	else if (to >= 0)
-		add_call(g, from, to, file, line, col_, how);
+		add_call(g, fp, from, to, file, line, col_, how);
 	fill_cands(g, fp, file, first, n);
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
@@ -515,7 +586,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 		/* (a name nothing defines may be another name of a definition: ib = attrib) */
 		const struct rs_def *rd = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
 		if (rd || !fp->r->o.by_name || !n) {
-			bind_resolved(g, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
+			bind_resolved(g, fp, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
 			return;
 		}
 	}
@@ -544,11 +615,11 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 			else if (is_header(d->path) && c_family(d))
 				hdr = di;	/* a prototype: the edge goes to the function, if any */
 			else
-				add_call(g, from, di, file, line, col_, how);
+				add_call(g, fp, from, di, file, line, col_, how);
 		} else if (def >= 0 && !own &&
 			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
 			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
-			add_call(g, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
+			add_call(g, fp, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
 			body |= !is_header(d->path) && same_symbol(&g->defs[g->by_name[first + def]], d);
 		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
 			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
@@ -561,7 +632,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 	if (hdr >= 0 && body)
 		g->defs[hdr].calls_in++;
 	else if (hdr >= 0)
-		add_call(g, from, hdr, file, line, col_, how);
+		add_call(g, fp, from, hdr, file, line, col_, how);
 }
 
 /* A mention of tok on line of the file (import: on an import line) outside
@@ -594,9 +665,9 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 	/* a mention of every definition of the name but those whose body holds
 	 * it: counted once for the name, and once for each of those */
 	s->mentions++;
-	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = fp->parent[d])
+	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = parent_of(fp, d))
 		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
-			g->defs[d].own_mentions++;
+			g->defs[d].mentions--;	/* the name's count added at the end */
 }
 
 /* inner[] and parent[] of the file's definitions (nested ones inside their
@@ -606,9 +677,10 @@ static void nest_defs(const struct cgraph *g, struct file_pass *fp)
 	ALLOC_GROW(fp->inner, (size_t)fp->lines_nr + 1, fp->inner_alloc);
 	for (long l = 0; l < fp->lines_nr; l++)
 		fp->inner[l] = -1;
+	ALLOC_GROW(fp->parent, fp->hi - fp->lo + 1, fp->parent_alloc);
 	for (size_t i = fp->lo; i < fp->hi; i++) {
 		const struct cg_def *d = &g->defs[i];
-		fp->parent[i] = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
+		parent_of(fp, i) = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
 		for (long l = d->line; l >= 1 && l <= d->end_line && l <= fp->lines_nr; l++)
 			fp->inner[l - 1] = (int)i;
 	}
@@ -801,9 +873,9 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 			 * body holds it: once for the name, once for each of those */
 			s->refs++;
 			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
-			     d = fp->parent[d])
+			     d = parent_of(fp, d))
 				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
-					g->defs[d].own_refs++;
+					g->defs[d].refs_in--;	/* the name's count added at the end */
 		}
 	}
 	if (flags & CG_MENTIONS)
@@ -816,6 +888,12 @@ static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
 	struct file_pass *fp = ctx;
 	size_t first, n = cgraph_named(fp->g, name, &first);
 
+	/* rsd is filled a name at a time, as the resolver asks: in a tree of
+	 * few Python files (Linux) most of its pages are never touched */
+	for (size_t i = first; n && !fp->rsd[first + n - 1].name && i < first + n; i++) {
+		const struct cg_def *x = &fp->g->defs[fp->g->by_name[i]];
+		fp->rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
+	}
 	*out = fp->rsd + first;
 	return n;
 }
@@ -852,13 +930,11 @@ static void mark_dynamic(struct cgraph *g)
 		if (pl < sizeof(has_len))
 			has_len[pl] = 1;
 	}
-	for (size_t k = 0; g->slots && k <= g->slots_mask; k++) {
+	for (size_t k = 0; k < g->slots_nr; k++) {
 		const char *name = g->slots[k].name;
 		unsigned h = 2166136261u;	/* name_hash() of its first l bytes */
 		int dyn = 0;
 
-		if (!g->slot_tags[k])
-			continue;
 		for (size_t l = 0; name[l] && !dyn; h = (h ^ (unsigned char)name[l]) * 16777619u, l++) {
 			if (l >= sizeof(has_len) || !has_len[l])
 				continue;
@@ -972,14 +1048,12 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	fp.imps_nr = imps_nr;
 	fp.g = g;
 	fp.r = r;
+	/* zeroed, filled as cg_named() asks (a large calloc() is fresh pages) */
 	fp.rsd = xcalloc(g->defs_nr + 1, sizeof(*fp.rsd));
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		const struct cg_def *x = &g->defs[g->by_name[i]];
-		fp.rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
-	}
 	resolver_init(&fp.rs, &cg_ops, &fp);
-	fp.parent = xmalloc((g->defs_nr + 1) * sizeof(int));
 	fp.imp_of = xcalloc(g->files_nr + 1, 1);
+	if (flags & CG_EDGES)
+		fp.ecount = xcalloc(g->files_nr + 1, sizeof(*fp.ecount));
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope, recv FROM refs WHERE blob_id = ?1 ORDER BY line, col");
@@ -1009,6 +1083,8 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 			memset(fp.lines, 0, ((size_t)fp.lines_nr + 1) * sizeof(*fp.lines));
 		}
 		load_file(g, r, &fp, rst, mst, (int)f, g->files[f].blob, lo, d, flags);
+		if (fp.ecount)
+			flush_edges(g, &fp, (int)f);
 		free_lines(&fp);
 		for (size_t k2 = fp.imp_lo; k2 < fp.imp_hi; k2++)
 			fp.imp_of[imps[k2].b] = 0;
@@ -1037,12 +1113,14 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	free(fp.parent);
 	free(fp.imp_of);
 	free(fp.lazy);
-	for (size_t k = 0; g->slots && k <= g->slots_mask; k++) {
+	free(fp.ecount);
+	free(fp.etouched);
+	for (size_t k = 0; k < g->slots_nr; k++) {
 		const struct cg_slot *s = &g->slots[k];
-		for (size_t i = s->first; g->slot_tags[k] && i < s->first + s->count; i++) {
+		for (size_t i = s->first; i < s->first + s->count; i++) {
 			struct cg_def *x = &g->defs[g->by_name[i]];
-			x->mentions += s->mentions - x->own_mentions;
-			x->refs_in += s->refs - x->own_refs;
+			x->mentions += s->mentions;	/* less its own, counted while reading */
+			x->refs_in += s->refs;
 		}
 	}
 	free(fp.bd);
@@ -1055,11 +1133,13 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 }
 
 /* The calls sorted, out[] (calls from definition i; top-level calls, from -1, come first). */
-static void finish_calls(struct cgraph *g)
+static void finish_calls(struct cgraph *g, unsigned flags)
 {
 	size_t c = 0;
 
 	mark_dynamic(g);
+	if (flags & CG_EDGES)
+		return;	/* no calls kept */
 	if (g->calls_nr)
 		sort_calls(g);
 	g->out = xcalloc(g->defs_nr + 2, sizeof(*g->out));
@@ -1086,7 +1166,7 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	refs_read_end(r, txn);
 	free(imps);
 	free(blobs);
-	finish_calls(g);
+	finish_calls(g, flags);
 }
 
 /* A list of names, sorted and made unique by names_uniq(). */
@@ -1264,7 +1344,7 @@ void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths
 		for (size_t i = 0; i < prefixes_nr; i++)
 			add_prefix(g, prefixes[i]);
 	}
-	finish_calls(g);
+	finish_calls(g, CG_MENTIONS);
 	for (size_t i = 0; i < n.nr; i++)
 		free(n.v[i]);
 	free(n.v);
@@ -1281,9 +1361,10 @@ static int cmp_u64(const void *x, const void *y)
 
 size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out)
 {
-	uint64_t *k = xmalloc((g->calls_nr + 1) * sizeof(*k));
+	uint64_t *k;
 	size_t n = 0, m = 0;
 
+	k = xmalloc((g->calls_nr + 1) * sizeof(*k));
 	for (size_t c = 0; c < g->calls_nr; c++) {
 		int a = g->calls[c].file, b = g->defs[g->calls[c].to].file;
 		if (a != b)
@@ -1304,9 +1385,10 @@ size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out)
 
 void cgraph_release(struct cgraph *g)
 {
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		free(g->defs[i].name);
-		free(g->defs[i].scope);
+	while (g->strs) {
+		struct cg_strs *next = g->strs->next;
+		free(g->strs);
+		g->strs = next;
 	}
 	for (size_t i = 0; i < g->kinds_nr; i++)
 		free(g->kinds[i]);
@@ -1319,6 +1401,8 @@ void cgraph_release(struct cgraph *g)
 	free(g->by_name);
 	free(g->slots);
 	free(g->slot_tags);
+	free(g->slot_of);
+	free(g->fedges);
 	free(g->calls);
 	free(g->out);
 	free(g->files);

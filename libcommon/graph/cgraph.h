@@ -28,43 +28,45 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
-/* A name of the hash table: its run in by_name (count 0: an empty slot). */
+/* A name of the hash table: its run in by_name. */
 struct cg_slot {
 	unsigned hash;		/* of the name */
 	unsigned count;		/* definitions of that name */
-	size_t first;		/* the first, into by_name */
+	unsigned first;		/* the first, into by_name */
+	int mentions;		/* while loading: its mentions, every definition's */
+	int refs;		/* while loading: its non-call references, every definition's */
 	const char *name;	/* the name (one of its definitions'), compared without a hop */
-	long mentions;		/* while loading: its mentions, every definition's */
-	long refs;		/* while loading: its non-call references, every definition's */
 };
 
-/* One definition, a node of the call graph. */
+/* One definition, a node of the call graph (3.4 M on Linux: kept small;
+ * lines, columns and counts fit in an int). */
 struct cg_def {
 	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL;
-							   path and lang are its file's, kind
-							   one of cgraph.kinds (not owned) */
-	long line, end_line, col;	/* its lines, and the column it starts at */
+							   name and scope in cgraph.strs, path
+							   and lang its file's, kind one of
+							   cgraph.kinds (none owned) */
 	sqlite3_int64 rowid;	/* its row of the defs table */
+	int line, end_line, col;	/* its lines, and the column it starts at */
 	int file;		/* its file, an index into cgraph.files */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
 				   __attribute__((constructor)) */
 	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
 	unsigned override:1;	/* a method of a Python class with a base the index lacks */
-	long calls_in;		/* bound calls from outside its own body */
-	long ambiguous_in;	/* unbound calls that fit it among others */
-	long self_calls;	/* bound calls from inside its own body */
-	long namesake_calls;	/* calls of its name bound to another definition */
-	long mentions;		/* its name outside calls and definitions, elsewhere */
-	long own_mentions;	/* while loading: its name's mentions inside its own body */
-	long own_refs;		/* while loading: its name's non-call references there */
-	long refs_in;		/* references of another kind (type, ...) to its name */
+	int calls_in;		/* bound calls from outside its own body */
+	int ambiguous_in;	/* unbound calls that fit it among others */
+	int self_calls;		/* bound calls from inside its own body */
+	int namesake_calls;	/* calls of its name bound to another definition */
+	int mentions;		/* its name outside calls and definitions, elsewhere (while
+				   loading: less its name's mentions inside its own body) */
+	int refs_in;		/* references of another kind (type, ...) to its name (while
+				   loading: less its name's non-call references there) */
 };
 
 /* A bound call: caller -> callee, at a call site. */
 struct cg_call {
 	int from, to;		/* definitions (from: -1 at a file's top level) */
 	int file;		/* the call site's file, an index into cgraph.files */
-	long line, col;		/* the call site */
+	int line, col;		/* the call site */
 	enum bind_how how;	/* how it bound */
 };
 
@@ -76,27 +78,6 @@ struct cg_file {
 	sqlite3_int64 blob;	/* its blob's id in the index */
 };
 
-enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
-
-struct cgraph {
-	struct cg_def *defs;	/* in path, line order */
-	size_t defs_nr, defs_alloc;
-	int *by_name;		/* definitions grouped by name (by its hash), each name's in
-				   definition order */
-	struct cg_slot *slots;	/* names hashed: where each name's run of by_name starts */
-	unsigned *slot_tags;	/* per slot, its hash | 1, or 0 when empty */
-	size_t slots_mask;	/* slots - 1, a power of two less one */
-	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
-	size_t calls_nr, calls_alloc;
-	size_t *out;		/* calls of definition i: calls[out[i] .. out[i + 1]) */
-	struct cg_file *files;	/* every file, in path order */
-	size_t files_nr, files_alloc;
-	char **prefixes;	/* CG_MENTIONS: strings such as "cmd_" (names looked up at run time) */
-	size_t prefixes_nr, prefixes_alloc;
-	char **kinds;		/* the kinds of definitions, one copy each */
-	size_t kinds_nr, kinds_alloc;
-};
-
 /* A call edge between two files (indexes into cgraph.files, in path order):
  * how many bound calls the file a makes to definitions of file b (a != b). */
 struct cg_fedge {
@@ -104,8 +85,39 @@ struct cg_fedge {
 	long calls;
 };
 
+/* Flags of cgraph_load(): CG_MENTIONS, read the mentions; CG_EDGES, keep
+ * no calls (calls_nr 0, out NULL), only the calls between files counted in
+ * fedges (what gstore.h stores: on Linux the calls were 4.9 M). */
+enum { CG_MENTIONS = 1, CG_EDGES = 2 };
+
+struct cg_strs;		/* the names and scopes, in blocks (cgraph.c) */
+
+struct cgraph {
+	struct cg_def *defs;	/* in path, line order */
+	size_t defs_nr, defs_alloc;
+	int *by_name;		/* definitions grouped by name (by its hash), each name's in
+				   definition order */
+	struct cg_slot *slots;	/* one per name: where its run of by_name starts */
+	size_t slots_nr;
+	unsigned *slot_tags;	/* the names hashed: per entry, the name's hash | 1, or 0 when empty */
+	unsigned *slot_of;	/* per entry, its slot */
+	size_t slots_mask;	/* entries - 1, a power of two less one */
+	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
+	size_t calls_nr, calls_alloc;
+	size_t *out;		/* calls of definition i: calls[out[i] .. out[i + 1]) */
+	struct cg_fedge *fedges;	/* CG_EDGES: cgraph_file_edges()'s answer */
+	size_t fedges_nr, fedges_alloc;
+	struct cg_file *files;	/* every file, in path order */
+	size_t files_nr, files_alloc;
+	char **prefixes;	/* CG_MENTIONS: strings such as "cmd_" (names looked up at run time) */
+	size_t prefixes_nr, prefixes_alloc;
+	char **kinds;		/* the kinds of definitions, one copy each */
+	size_t kinds_nr, kinds_alloc;
+	struct cg_strs *strs;	/* the definitions' names and scopes */
+};
+
 /* The calls of g between files, counted, sorted by (a, b), into *out
- * (owned by the caller); their number. */
+ * (owned by the caller); their number.  (With CG_EDGES: g->fedges.) */
 size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out);
 
 /* Only the files of the index into g (no definitions, no calls), as

@@ -219,12 +219,14 @@ int gstore_stamp(sqlite3 *db)
 }
 
 /* The statements that write the answers of g; SQLITE_OK or SQLite's code. */
-static int store(sqlite3 *db, const struct cgraph *g)
+static int store(sqlite3 *db, struct cgraph *g)
 {
-	struct cg_fedge *fe;
-	size_t fe_nr = cgraph_file_edges(g, &fe);
+	struct cg_fedge *fe = g->fedges;	/* cgraph_load()'s CG_EDGES counted them */
+	size_t fe_nr = fe ? g->fedges_nr : cgraph_file_edges(g, &fe);
 	sqlite3_stmt *st = NULL;
 	int rc = make_tables(db);
+
+	g->fedges = NULL;	/* fe's now */
 
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "DELETE FROM graph_stamp; DELETE FROM graph_base; DELETE FROM graph_session; "
@@ -294,7 +296,7 @@ int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const c
 	}
 	rc = gstore_delta(r, pre, rebound, why);	/* gsdelta.c: -1 when it does not apply */
 	if (rc < 0) {
-		cgraph_load(&g, r, CG_MENTIONS);
+		cgraph_load(&g, r, CG_MENTIONS | CG_EDGES);
 		rc = store(db, &g);
 		cgraph_release(&g);
 	}

@@ -102,7 +102,7 @@ static void add_hop(struct buf *b, const struct cgraph *g, int d, const struct c
 		nd_key(b, "call");
 		buf_addstr(b, "{\"path\":");
 		nd_json_string(b, g->files[via->file].path, strlen(g->files[via->file].path));
-		buf_addf(b, ",\"line\":%ld,\"col\":%ld", via->line, via->col);
+		buf_addf(b, ",\"line\":%d,\"col\":%d", via->line, via->col);
 		nd_str(b, "binding", how);
 		buf_addch(b, '}');
 	}
