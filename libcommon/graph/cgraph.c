@@ -104,27 +104,6 @@ static unsigned name_hash(const char *s)
 	return h;
 }
 
-/* qsort context-free: by_name sorts indices against a global-free copy. */
-struct name_ix {
-	const char *name;	/* definition's name */
-	unsigned hash;		/* of the name (name_hash()) */
-	int i;			/* its index */
-};
-
-/* By hash, then name, then index: only the runs of equal names matter (each
- * in definition order), and comparing hashes first spares most strcmp()s
- * (on Linux, 3.4 M definitions). */
-static int cmp_name_ix(const void *x, const void *y)
-{
-	const struct name_ix *a = x, *b = y;
-	int c;
-
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
-	c = strcmp(a->name, b->name);
-	return c ? c : (a->i > b->i) - (a->i < b->i);
-}
-
 static int cmp_call(const void *x, const void *y)
 {
 	const struct cg_call *a = x, *b = y;
@@ -138,44 +117,50 @@ static int cmp_call(const void *x, const void *y)
 	return (a->col > b->col) - (a->col < b->col);
 }
 
-/* Hash the runs of equal names of by_name (dead looks up every name each
- * file mentions: a binary search was half the time of dead).  A lookup probes
- * the tags, 4 bytes a slot, and reads a slot only when its tag matches. */
-static void hash_names(struct cgraph *g, const struct name_ix *nx)
+/* The table of names twice as large, its entries placed anew (their hashes
+ * kept: no name hashed again). */
+static void grow_names(struct cgraph *g)
 {
-	size_t n = 16, names = 0;
+	size_t n = g->slot_tags ? 2 * (g->slots_mask + 1) : 1024;
+	unsigned *tags = xcalloc(n, sizeof(*tags)), *of = xmalloc(n * sizeof(*of));
 
-	/* nx: by_name with the names and their hashes, in a row (by_name's
-	 * names are scattered: a strcmp() of two was a cache miss) */
-	for (size_t i = 0; i < g->defs_nr; i++)
-		names += !i || nx[i - 1].hash != nx[i].hash || strcmp(nx[i - 1].name, nx[i].name);
-	while (n < 2 * names + 2)
-		n *= 2;
-	g->slots = xcalloc(names + 1, sizeof(*g->slots));
-	g->slots_nr = 0;
-	g->slot_tags = xcalloc(n, sizeof(*g->slot_tags));
-	g->slot_of = xmalloc(n * sizeof(*g->slot_of));
-	g->slots_mask = n - 1;
-	for (size_t i = 0; i < g->defs_nr; ) {
-		const char *name = nx[i].name;
-		unsigned h = nx[i].hash;
-		size_t e = i + 1, k = h & g->slots_mask;
-		while (e < g->defs_nr && nx[e].hash == h && !strcmp(nx[e].name, name))
-			e++;
-		while (g->slot_tags[k])
-			k = (k + 1) & g->slots_mask;
-		g->slots[g->slots_nr] = (struct cg_slot){ h, (unsigned)(e - i), (unsigned)i, 0, 0, name };
-		g->slot_tags[k] = h | 1;
-		g->slot_of[k] = (unsigned)g->slots_nr++;
-		i = e;
+	for (size_t s = 0; s < g->slots_nr; s++) {
+		size_t k = g->slots[s].hash & (n - 1);
+		while (tags[k])
+			k = (k + 1) & (n - 1);
+		tags[k] = g->slots[s].hash | 1;
+		of[k] = (unsigned)s;
 	}
+	free(g->slot_tags);
+	free(g->slot_of);
+	g->slot_tags = tags;
+	g->slot_of = of;
+	g->slots_mask = n - 1;
+}
+
+/* The slot of name (its hash h), added (count 0) if it has none. */
+static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
+{
+	size_t k;
+
+	if (!g->slot_tags || (g->slots_nr + 1) * 4 > (g->slots_mask + 1) * 3)
+		grow_names(g);	/* at most three quarters full */
+	for (k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
+		if (g->slot_tags[k] == (h | 1) && g->slots[g->slot_of[k]].hash == h &&
+		    !strcmp(g->slots[g->slot_of[k]].name, name))
+			return g->slot_of[k];
+	ALLOC_GROW(g->slots, g->slots_nr + 1, g->slots_alloc);
+	g->slots[g->slots_nr] = (struct cg_slot){ h, 0, 0, 0, 0, name };
+	g->slot_tags[k] = h | 1;
+	g->slot_of[k] = (unsigned)g->slots_nr;
+	return (unsigned)g->slots_nr++;
 }
 
 static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
 	unsigned h = name_hash(name), t = h | 1;
 
-	if (!g->slots)
+	if (!g->slot_tags)
 		return NULL;
 	for (size_t k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
 		if (g->slot_tags[k] == t && g->slots[g->slot_of[k]].hash == h &&
@@ -268,19 +253,29 @@ static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 	d->col = sqlite3_column_int64(st, 7);
 }
 
-/* by_name and the names hashed, of the definitions in place. */
+/* The names hashed, and by_name: the definitions grouped by name, each
+ * name's in definition order (a counting sort by slot: no sort of 3.4 M
+ * names, no copy of them). */
 static void index_names(struct cgraph *g)
 {
-	struct name_ix *nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
+	unsigned *of = xmalloc((g->defs_nr + 1) * sizeof(*of));	/* per definition, its name's slot */
+	size_t at = 0;
 
-	for (size_t i = 0; i < g->defs_nr; i++)
-		nx[i] = (struct name_ix){ g->defs[i].name, name_hash(g->defs[i].name), (int)i };
-	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		of[i] = name_slot(g, g->defs[i].name, name_hash(g->defs[i].name));	/* (slots may move) */
+		g->slots[of[i]].count++;
+	}
+	for (size_t k = 0; k < g->slots_nr; k++) {
+		g->slots[k].first = (unsigned)at;
+		at += g->slots[k].count;
+		g->slots[k].count = 0;	/* counted again as by_name fills */
+	}
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
-	for (size_t i = 0; i < g->defs_nr; i++)
-		g->by_name[i] = nx[i].i;
-	hash_names(g, nx);
-	free(nx);
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		struct cg_slot *s = &g->slots[of[i]];
+		g->by_name[s->first + s->count++] = (int)i;
+	}
+	free(of);
 }
 
 /* Files, definitions, imports. */

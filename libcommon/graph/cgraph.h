@@ -98,7 +98,7 @@ struct cgraph {
 	int *by_name;		/* definitions grouped by name (by its hash), each name's in
 				   definition order */
 	struct cg_slot *slots;	/* one per name: where its run of by_name starts */
-	size_t slots_nr;
+	size_t slots_nr, slots_alloc;
 	unsigned *slot_tags;	/* the names hashed: per entry, the name's hash | 1, or 0 when empty */
 	unsigned *slot_of;	/* per entry, its slot */
 	size_t slots_mask;	/* entries - 1, a power of two less one */
