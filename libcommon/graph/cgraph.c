@@ -203,14 +203,17 @@ static int is_python(const char *lang)
 #define imported(fp, b) ((fp)->imp_of[(b)])
 
 /* The kind k, one copy of each (a few kinds, millions of definitions). */
-static char *intern_kind(struct cgraph *g, const char *k)
+unsigned cgraph_kind(struct cgraph *g, const char *k)
 {
 	k = k ? k : "";
 	for (size_t i = 0; i < g->kinds_nr; i++)
 		if (!strcmp(g->kinds[i], k))
-			return g->kinds[i];
+			return (unsigned)i;
+	if (g->kinds_nr >= 0xffff)
+		die("index: more than 65535 kinds of definitions");
 	ALLOC_GROW(g->kinds, g->kinds_nr + 1, g->kinds_alloc);
-	return g->kinds[g->kinds_nr++] = xstrdup(k);
+	g->kinds[g->kinds_nr] = xstrdup(k);
+	return (unsigned)g->kinds_nr++;
 }
 
 void cgraph_load_files(struct cgraph *g, struct refs *r)
@@ -241,13 +244,11 @@ static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 	d = &g->defs[g->defs_nr++];
 	memset(d, 0, sizeof(*d));
 	d->file = f;
-	d->path = g->files[f].path;	/* not owned */
 	d->name = strs_add(g, refs_col(st, 0));
-	d->kind = intern_kind(g, refs_col(st, 1));
+	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
 	d->scope = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : NULL;
-	d->lang = g->files[f].lang;	/* not owned */
 	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
 	d->rowid = sqlite3_column_int64(st, 6);
 	d->col = sqlite3_column_int64(st, 7);
@@ -392,16 +393,18 @@ static int is_header(const char *path)
 	return e && (!strcmp(e, ".h") || !strcmp(e, ".hh") || !strcmp(e, ".hpp") || !strcmp(e, ".hxx"));
 }
 
-static int c_family(const struct cg_def *d)
+static int c_family(const struct cgraph *g, const struct cg_def *d)
 {
-	return d->lang && (!strcmp(d->lang, "c") || !strcmp(d->lang, "cpp"));
+	const char *lang = cg_lang(g, d);
+
+	return lang && (!strcmp(lang, "c") || !strcmp(lang, "cpp"));
 }
 
 /* Are p and d a C prototype in a header and the function it declares (either
  * way round), of the same scope? */
-static int same_symbol(const struct cg_def *p, const struct cg_def *d)
+static int same_symbol(const struct cgraph *g, const struct cg_def *p, const struct cg_def *d)
 {
-	return c_family(p) && c_family(d) && is_header(p->path) != is_header(d->path) &&
+	return c_family(g, p) && c_family(g, d) && is_header(cg_path(g, p)) != is_header(cg_path(g, d)) &&
 	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
 }
 
@@ -475,7 +478,7 @@ static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int 
 
 		if (di == to) {
 			continue;
-		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(d->kind, "function")))) {
+		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(cg_kind(g, d), "function")))) {
 			d->ambiguous_in++;
 		} else if (!own) {
 			d->namesake_calls++;
@@ -490,7 +493,7 @@ static void fill_cands(struct cgraph *g, struct file_pass *fp, int file, size_t 
 	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		fp->bd[i].path = d->path;
+		fp->bd[i].path = cg_path(g, d);
 		fp->bd[i].scope = d->scope;
 		fp->bd[i].imported = d->file != file && imported(fp, d->file);
 	}
@@ -503,7 +506,7 @@ static int def_at(const struct cgraph *g, const char *name, const char *path, lo
 
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
-		if (g->defs[di].line == line && !strcmp(g->defs[di].path, path))
+		if (g->defs[di].line == line && !strcmp(cg_path(g, &g->defs[di]), path))
 			return di;
 	}
 	return -1;
@@ -547,9 +550,9 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 		struct cg_def *d = &g->defs[di];
 		int own = di == from || inside(d, file, line);
 
-		if (di == to || !bind_is_js(d->path))
+		if (di == to || !bind_is_js(cg_path(g, d)))
 			continue;	/* (a call of a TS/JS file never reaches another language's) */
-		else if (!own && d->scope && method_call && strcmp(d->kind, "function"))
+		else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function"))
 			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
 			d->namesake_calls++;
@@ -591,7 +594,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->scope && !strcmp(d->kind, "function") && !strcmp(d->path, path) &&
+		if (d->scope && !strcmp(cg_kind(g, d), "function") && !strcmp(cg_path(g, d), path) &&
 		    scope_encloses(d->scope, scope)) {
 			def = (long)i;	/* a nested function, in the function that defines it */
 			how = BIND_LOCAL;
@@ -607,16 +610,16 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
 				d->self_calls++;
-			else if (is_header(d->path) && c_family(d))
+			else if (is_header(cg_path(g, d)) && c_family(g, d))
 				hdr = di;	/* a prototype: the edge goes to the function, if any */
 			else
 				add_call(g, fp, from, di, file, line, col_, how);
 		} else if (def >= 0 && !own &&
 			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
-			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
+			    same_symbol(g, &g->defs[g->by_name[first + def]], d))) {
 			add_call(g, fp, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
-			body |= !is_header(d->path) && same_symbol(&g->defs[g->by_name[first + def]], d);
-		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
+			body |= !is_header(cg_path(g, d)) && same_symbol(g, &g->defs[g->by_name[first + def]], d);
+		} else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function")) {
 			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
 			d->namesake_calls++;
@@ -721,7 +724,7 @@ static int external_base(const struct cgraph *g, const char *text)
 		name[e - b] = '\0';
 		n = cgraph_named(g, name, &first);
 		for (size_t i = 0; i < n; i++)
-			known |= !strcmp(g->defs[g->by_name[first + i]].kind, "class");
+			known |= !strcmp(cg_kind(g, &g->defs[g->by_name[first + i]]), "class");
 		if (!known && strcmp(name, "object"))
 			return 1;
 	}
@@ -735,7 +738,8 @@ static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t 
 		const struct cg_def *c = &g->defs[i];
 		size_t nl = strlen(c->name);
 
-		if (strcmp(c->kind, "class") || !c->lang || strcmp(c->lang, "python") || c->line > fp->lines_nr ||
+		if (strcmp(cg_kind(g, c), "class") || !cg_lang(g, c) || strcmp(cg_lang(g, c), "python") ||
+		    c->line > fp->lines_nr ||
 		    !external_base(g, fp->lines[c->line - 1]))
 			continue;
 		for (size_t k = i + 1; k < hi && g->defs[k].line <= c->end_line; k++) {
@@ -887,7 +891,8 @@ static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
 	 * few Python files (Linux) most of its pages are never touched */
 	for (size_t i = first; n && !fp->rsd[first + n - 1].name && i < first + n; i++) {
 		const struct cg_def *x = &fp->g->defs[fp->g->by_name[i]];
-		fp->rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
+		fp->rsd[i] = (struct rs_def){ x->name, cg_kind(fp->g, x), cg_path(fp->g, x), x->scope, x->line,
+					      x->end_line };
 	}
 	*out = fp->rsd + first;
 	return n;

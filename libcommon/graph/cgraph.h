@@ -41,13 +41,12 @@ struct cg_slot {
 /* One definition, a node of the call graph (3.4 M on Linux: kept small;
  * lines, columns and counts fit in an int). */
 struct cg_def {
-	char *name, *kind, *path, *scope, *lang;	/* from the index; scope may be NULL;
-							   name and scope in cgraph.strs, path
-							   and lang its file's, kind one of
-							   cgraph.kinds (none owned) */
+	char *name, *scope;	/* from the index (in cgraph.strs); scope may be NULL */
 	sqlite3_int64 rowid;	/* its row of the defs table */
 	int line, end_line, col;	/* its lines, and the column it starts at */
-	int file;		/* its file, an index into cgraph.files */
+	int file;		/* its file, an index into cgraph.files: its path and lang
+				   (cg_path(), cg_lang()) */
+	unsigned kind:16;	/* an index into cgraph.kinds (cg_kind()) */
 	unsigned decorated:1;	/* a line starting with '@' right above it, or C's
 				   __attribute__((constructor)) */
 	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
@@ -77,6 +76,11 @@ struct cg_file {
 	long main_guard;	/* Python: the line of if __name__ == "__main__", or 0 */
 	sqlite3_int64 blob;	/* its blob's id in the index */
 };
+
+/* The path, lang (or NULL) and kind of definition d of g. */
+#define cg_path(g, d) ((g)->files[(d)->file].path)
+#define cg_lang(g, d) ((g)->files[(d)->file].lang)
+#define cg_kind(g, d) ((g)->kinds[(d)->kind])
 
 /* A call edge between two files (indexes into cgraph.files, in path order):
  * how many bound calls the file a makes to definitions of file b (a != b). */
@@ -147,6 +151,9 @@ void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths
 /* The definitions named name: *first into g->by_name, and how many. */
 size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first);
 
+/* The index of kind k in g->kinds, added if new (cg_def.kind). */
+unsigned cgraph_kind(struct cgraph *g, const char *k);
+
 /* The file index of path, or -1. */
 int cgraph_file(const struct cgraph *g, const char *path);
 
@@ -207,7 +214,7 @@ void arch_clusters(struct refs *r, const struct cgraph *g, const struct cg_fedge
 		   const int *pkg_of, const char *const *pkgs);
 
 /* The reason a definition is an entry point (dead leaves it out), or NULL. */
-const char *cgraph_entry_reason(const struct cg_def *d);
+const char *cgraph_entry_reason(const struct cgraph *g, const struct cg_def *d);
 
 /* 1 if path looks like a test file (tests/, test_x.py, x_test.go, x.spec.ts). */
 int cgraph_is_test_path(const char *path);

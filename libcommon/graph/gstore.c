@@ -147,10 +147,9 @@ int gstore_dead(struct refs *r)
 
 		if (file < 0)
 			die("index: graph_defs names a file the index lacks: run 'ci-index build'");
-		d.path = g.files[file].path;
-		d.lang = g.files[file].lang;
-		d.kind = (char *)refs_col(st, 4);
-		if (!dead_wanted(r, d.kind, d.path, d.lang))
+		d.file = file;
+		d.kind = cgraph_kind(&g, refs_col(st, 4));
+		if (!dead_wanted(r, cg_kind(&g, &d), cg_path(&g, &d), cg_lang(&g, &d)))
 			continue;
 		found++;
 		if (r->emitted >= r->o.limit)
@@ -162,7 +161,7 @@ int gstore_dead(struct refs *r)
 		d.line = sqlite3_column_int64(st, 5);
 		d.end_line = sqlite3_column_int64(st, 6);
 		d.scope = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : (char *)refs_col(st, 7);
-		dead_emit(r, &d, why);
+		dead_emit(r, &g, &d, why);
 	}
 	sqlite3_finalize(st);
 	if (!found)
@@ -196,7 +195,8 @@ static int make_tables(sqlite3 *db)
 	return rc;
 }
 
-int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def *d, long uses, long self_calls,
+int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, const struct cgraph *g, long fid, const struct cg_def *d,
+		   long uses, long self_calls,
 		   long namesake_calls)
 {
 	sqlite3_reset(st);
@@ -205,7 +205,7 @@ int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def 
 	sqlite3_bind_int64(st, 3, uses);
 	sqlite3_bind_int64(st, 4, self_calls);
 	sqlite3_bind_int64(st, 5, namesake_calls);
-	sqlite3_bind_int(st, 6, cgraph_entry_reason(d) != NULL);
+	sqlite3_bind_int(st, 6, cgraph_entry_reason(g, d) != NULL);
 	return sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 }
 
@@ -246,7 +246,7 @@ static int store(sqlite3 *db, struct cgraph *g)
 		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_defs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *d = &g->defs[i];
-		rc = gstore_def_row(db, st, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
+		rc = gstore_def_row(db, st, g, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
 	}
 	sqlite3_finalize(st);
 	st = NULL;
