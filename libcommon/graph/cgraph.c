@@ -138,7 +138,8 @@ static void grow_names(struct cgraph *g)
 	g->slots_mask = n - 1;
 }
 
-/* The slot of name (its hash h), added (count 0) if it has none. */
+/* The slot of name (its hash h), added (count 0, the name copied into
+ * g->strs) if it has none. */
 static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
 {
 	size_t k;
@@ -147,10 +148,10 @@ static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
 		grow_names(g);	/* at most three quarters full */
 	for (k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
 		if (g->slot_tags[k] == (h | 1) && g->slots[g->slot_of[k]].hash == h &&
-		    !strcmp(g->slots[g->slot_of[k]].name, name))
+		    (g->slots[g->slot_of[k]].name == name || !strcmp(g->slots[g->slot_of[k]].name, name)))
 			return g->slot_of[k];
 	ALLOC_GROW(g->slots, g->slots_nr + 1, g->slots_alloc);
-	g->slots[g->slots_nr] = (struct cg_slot){ h, 0, 0, 0, 0, name };
+	g->slots[g->slots_nr] = (struct cg_slot){ h, 0, 0, 0, strs_add(g, name) };
 	g->slot_tags[k] = h | 1;
 	g->slot_of[k] = (unsigned)g->slots_nr;
 	return (unsigned)g->slots_nr++;
@@ -239,12 +240,14 @@ void cgraph_load_files(struct cgraph *g, struct refs *r)
 static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 {
 	struct cg_def *d;
+	unsigned slot;
 
 	ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
 	d = &g->defs[g->defs_nr++];
 	memset(d, 0, sizeof(*d));
 	d->file = f;
-	d->name = strs_add(g, refs_col(st, 0));
+	slot = name_slot(g, refs_col(st, 0), name_hash(refs_col(st, 0)));	/* (slots may move) */
+	d->name = (char *)g->slots[slot].name;
 	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
@@ -419,7 +422,7 @@ static int scope_encloses(const char *cls, const char *s)
 static void add_call(struct cgraph *g, struct file_pass *fp, int from, int to, int file, long line, long col_,
 		     enum bind_how how)
 {
-	g->defs[to].calls_in++;
+	g->defs[to].uses++;
 	if (fp->ecount) {	/* CG_EDGES: the call counted between files, not kept */
 		int b = g->defs[to].file;
 		if (b != file && !fp->ecount[b]++) {
@@ -479,7 +482,7 @@ static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int 
 		if (di == to) {
 			continue;
 		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(cg_kind(g, d), "function")))) {
-			d->ambiguous_in++;
+			d->uses++;
 		} else if (!own) {
 			d->namesake_calls++;
 		}
@@ -553,11 +556,11 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 		if (di == to || !bind_is_js(cg_path(g, d)))
 			continue;	/* (a call of a TS/JS file never reaches another language's) */
 		else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function"))
-			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+			d->uses++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
 			d->namesake_calls++;
 		else if (!own && bind_fits(path, scope, recv, &fp->bd[i]))
-			d->ambiguous_in++;
+			d->uses++;
 	}
 	return 1;
 }
@@ -620,15 +623,15 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 			add_call(g, fp, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
 			body |= !is_header(cg_path(g, d)) && same_symbol(g, &g->defs[g->by_name[first + def]], d);
 		} else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function")) {
-			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+			d->uses++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
 			d->namesake_calls++;
 		} else if (!own && bind_fits(path, scope, recv, &fp->bd[i])) {
-			d->ambiguous_in++;
+			d->uses++;
 		}
 	}
 	if (hdr >= 0 && body)
-		g->defs[hdr].calls_in++;
+		g->defs[hdr].uses++;
 	else if (hdr >= 0)
 		add_call(g, fp, from, hdr, file, line, col_, how);
 }
@@ -656,16 +659,16 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 		for (size_t i = 0; i < n; i++) {
 			struct cg_def *d = &g->defs[g->by_name[first + i]];
 			if (!inside(d, file, line) && imported(fp, d->file))
-				d->mentions++;
+				d->uses++;
 		}
 		return;
 	}
 	/* a mention of every definition of the name but those whose body holds
 	 * it: counted once for the name, and once for each of those */
-	s->mentions++;
+	s->uses++;
 	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = parent_of(fp, d))
 		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
-			g->defs[d].mentions--;	/* the name's count added at the end */
+			g->defs[d].uses--;	/* the name's count added at the end */
 }
 
 /* inner[] and parent[] of the file's definitions (nested ones inside their
@@ -829,7 +832,7 @@ static void load_mentions(struct cgraph *g, struct file_pass *fp, sqlite3_stmt *
 		if (kind == '=' || kind == '>')
 			mention(g, fp, file, p + 1, atol(sp + 1), kind == '>');
 		else if ((s = find_slot(g, p)))
-			s->mentions += atol(sp + 1);
+			s->uses += atol(sp + 1);
 	}
 	if (imports)
 		unload_imports(fp);
@@ -870,11 +873,11 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		} else if ((s = find_slot(g, name))) {
 			/* a use of every definition of the name but those whose
 			 * body holds it: once for the name, once for each of those */
-			s->refs++;
+			s->uses++;
 			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
 			     d = parent_of(fp, d))
 				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
-					g->defs[d].refs_in--;	/* the name's count added at the end */
+					g->defs[d].uses--;	/* the name's count added at the end */
 		}
 	}
 	if (flags & CG_MENTIONS)
@@ -1119,8 +1122,7 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 		const struct cg_slot *s = &g->slots[k];
 		for (size_t i = s->first; i < s->first + s->count; i++) {
 			struct cg_def *x = &g->defs[g->by_name[i]];
-			x->mentions += s->mentions;	/* less its own, counted while reading */
-			x->refs_in += s->refs;
+			x->uses += s->uses;	/* less its own, counted while reading */
 		}
 	}
 	free(fp.bd);

@@ -33,15 +33,16 @@ struct cg_slot {
 	unsigned hash;		/* of the name */
 	unsigned count;		/* definitions of that name */
 	unsigned first;		/* the first, into by_name */
-	int mentions;		/* while loading: its mentions, every definition's */
-	int refs;		/* while loading: its non-call references, every definition's */
-	const char *name;	/* the name (one of its definitions'), compared without a hop */
+	int uses;		/* while loading: its mentions and non-call references, every
+				   definition's */
+	const char *name;	/* the name (its definitions' one copy), compared without a hop */
 };
 
 /* One definition, a node of the call graph (3.4 M on Linux: kept small;
  * lines, columns and counts fit in an int). */
 struct cg_def {
-	char *name, *scope;	/* from the index (in cgraph.strs); scope may be NULL */
+	char *name, *scope;	/* from the index (in cgraph.strs: a name once, each
+				   definition of it pointing there); scope may be NULL */
 	sqlite3_int64 rowid;	/* its row of the defs table */
 	int line, end_line, col;	/* its lines, and the column it starts at */
 	int file;		/* its file, an index into cgraph.files: its path and lang
@@ -51,14 +52,13 @@ struct cg_def {
 				   __attribute__((constructor)) */
 	unsigned dynamic:1;	/* its name starts with a string's prefix ("cmd_") */
 	unsigned override:1;	/* a method of a Python class with a base the index lacks */
-	int calls_in;		/* bound calls from outside its own body */
-	int ambiguous_in;	/* unbound calls that fit it among others */
+	int uses;		/* what reaches it, summed: bound calls from outside its own
+				   body, unbound calls that fit it among others, references of
+				   another kind (type, ...) to its name and its name outside
+				   calls and definitions, elsewhere (while loading: less its
+				   name's references and mentions inside its own body) */
 	int self_calls;		/* bound calls from inside its own body */
 	int namesake_calls;	/* calls of its name bound to another definition */
-	int mentions;		/* its name outside calls and definitions, elsewhere (while
-				   loading: less its name's mentions inside its own body) */
-	int refs_in;		/* references of another kind (type, ...) to its name (while
-				   loading: less its name's non-call references there) */
 };
 
 /* A bound call: caller -> callee, at a call site. */

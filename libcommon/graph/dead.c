@@ -75,7 +75,7 @@ static int dead_default_kind(const char *kind)
 /* Why d is dead (GS_*), or GS_REACHED when something reaches it. */
 int cgraph_dead_reason(const struct cg_def *d)
 {
-	if (d->calls_in || d->ambiguous_in || d->refs_in || d->mentions)
+	if (d->uses)
 		return GS_REACHED;
 	if (d->self_calls)
 		return GS_RECURSIVE_ONLY;

@@ -19,8 +19,8 @@ static const char gs_tables[] =
 	/* the files, by an id that outlives the others' coming and going (a
 	 * build numbers them in path order from 0) */
 	"CREATE TABLE IF NOT EXISTS graph_files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
-	/* every definition of every file: its uses (calls_in + ambiguous_in +
-	 * refs_in + mentions, cgraph.h), self and namesake calls, 1 in entry
+	/* every definition of every file: its uses (cg_def.uses: calls, ambiguous
+	 * calls, references and mentions, cgraph.h), self and namesake calls, 1 in entry
 	 * when it is an entry point; dead's are those with no use, no entry */
 	"CREATE TABLE IF NOT EXISTS graph_defs(fid INTEGER NOT NULL, def INTEGER NOT NULL, uses INTEGER NOT NULL, "
 	"self_calls INTEGER NOT NULL, namesake_calls INTEGER NOT NULL, entry INTEGER NOT NULL, "

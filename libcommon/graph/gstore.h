@@ -80,7 +80,7 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const ch
  * SQLite's code; the stamp and base written. */
 static inline long gstore_uses(const struct cg_def *d)
 {
-	return d->calls_in + d->ambiguous_in + d->refs_in + d->mentions;
+	return d->uses;
 }
 int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, const struct cgraph *g, long fid, const struct cg_def *d,
 		   long uses, long self_calls,
