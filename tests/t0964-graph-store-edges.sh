@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0964-graph-store-edges: the store binds the whole graph without keeping
-# its calls (cgraph.h's CG_EDGES: the calls between files counted as each
+# its calls (cgraph.h's cgraph_load_edges(): the calls between files counted as each
 # file is read, each definition's uses in one count, names interned): what it
 # stores is what dead, arch and trace find by binding every call anew.
 . "$(dirname "$0")/lib.sh"

@@ -55,6 +55,9 @@ struct file_pass {
 	size_t etouched_nr, etouched_alloc;
 };
 
+/* cgraph_load_edges(): no calls kept, only the calls between files counted. */
+enum { CG_EDGES = 0x100 };
+
 /* The definition holding the first line of definition d of the file being read, or -1. */
 #define parent_of(fp, d) ((fp)->parent[(size_t)(d) - (fp)->lo])
 
@@ -442,7 +445,7 @@ static int cmp_int(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* CG_EDGES: the calls of file a (read last) to other files, into g->fedges
+/* CG_EDGES: the calls of file a (read last) to other files, to g->edge(),
  * in the order of cgraph_file_edges() (a file after the files before it). */
 static void flush_edges(struct cgraph *g, struct file_pass *fp, int a)
 {
@@ -450,8 +453,7 @@ static void flush_edges(struct cgraph *g, struct file_pass *fp, int a)
 		qsort(fp->etouched, fp->etouched_nr, sizeof(*fp->etouched), cmp_int);
 	for (size_t i = 0; i < fp->etouched_nr; i++) {
 		int b = fp->etouched[i];
-		ALLOC_GROW(g->fedges, g->fedges_nr + 1, g->fedges_alloc);
-		g->fedges[g->fedges_nr++] = (struct cg_fedge){ a, b, fp->ecount[b] };
+		g->edge(g->edge_arg, a, b, fp->ecount[b]);
 		fp->ecount[b] = 0;
 	}
 	fp->etouched_nr = 0;
@@ -1156,6 +1158,11 @@ static void finish_calls(struct cgraph *g, unsigned flags)
 
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 {
+	cgraph_load_edges(g, r, flags & ~CG_EDGES, NULL, NULL);
+}
+
+void cgraph_load_edges(struct cgraph *g, struct refs *r, unsigned flags, cg_edge_fn *edge, void *arg)
+{
 	struct imp *imps = NULL;
 	size_t imps_nr = 0;
 	sqlite3_int64 *blobs = NULL;
@@ -1163,12 +1170,17 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	int txn = refs_read_begin(r);
 
 	memset(g, 0, sizeof(*g));
+	g->edge = edge;
+	g->edge_arg = arg;
+	if (edge)
+		flags |= CG_EDGES;
 	load_tables(g, r, &imps, &imps_nr, &blobs);
 	read_files(g, r, imps, imps_nr, NULL, g->files_nr, NULL, 0, flags);
 	refs_read_end(r, txn);
 	free(imps);
 	free(blobs);
 	finish_calls(g, flags);
+	g->edge = NULL;
 }
 
 /* A list of names, sorted and made unique by names_uniq(). */
@@ -1404,7 +1416,6 @@ void cgraph_release(struct cgraph *g)
 	free(g->slots);
 	free(g->slot_tags);
 	free(g->slot_of);
-	free(g->fedges);
 	free(g->calls);
 	free(g->out);
 	free(g->files);
