@@ -120,56 +120,61 @@ static int cmp_call(const void *x, const void *y)
 	return (a->col > b->col) - (a->col < b->col);
 }
 
-/* The table of names twice as large, its entries placed anew (their hashes
- * kept: no name hashed again). */
+/* The number of definitions of slot s. */
+#define slot_count(g, s) ((size_t)((s)[1].first - (s)[0].first))
+
+/* The table of names twice as large, its entries placed anew. */
 static void grow_names(struct cgraph *g)
 {
-	size_t n = g->slot_tags ? 2 * (g->slots_mask + 1) : 1024;
-	unsigned *tags = xcalloc(n, sizeof(*tags)), *of = xmalloc(n * sizeof(*of));
+	size_t n = g->names ? 2 * (g->slots_mask + 1) : 1024;
+	unsigned *t = xcalloc(n, sizeof(*t)), hi = ~(unsigned)(n - 1);
 
+	if (n > 1u << 30)
+		die("index: too many names for the call graph");
 	for (size_t s = 0; s < g->slots_nr; s++) {
-		size_t k = g->slots[s].hash & (n - 1);
-		while (tags[k])
+		unsigned h = name_hash(g->slots[s].name);
+		size_t k = h & (n - 1);
+		while (t[k])
 			k = (k + 1) & (n - 1);
-		tags[k] = g->slots[s].hash | 1;
-		of[k] = (unsigned)s;
+		t[k] = (h & hi) | (unsigned)(s + 1);
 	}
-	free(g->slot_tags);
-	free(g->slot_of);
-	g->slot_tags = tags;
-	g->slot_of = of;
+	free(g->names);
+	g->names = t;
 	g->slots_mask = n - 1;
 }
 
-/* The slot of name (its hash h), added (count 0, the name copied into
- * g->strs) if it has none. */
+/* The slot of name (its hash h), added (the name copied into g->strs) if it
+ * has none. */
 static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
 {
 	size_t k;
+	unsigned hi;
 
-	if (!g->slot_tags || (g->slots_nr + 1) * 4 > (g->slots_mask + 1) * 3)
-		grow_names(g);	/* at most three quarters full */
-	for (k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
-		if (g->slot_tags[k] == (h | 1) && g->slots[g->slot_of[k]].hash == h &&
-		    (g->slots[g->slot_of[k]].name == name || !strcmp(g->slots[g->slot_of[k]].name, name)))
-			return g->slot_of[k];
-	ALLOC_GROW(g->slots, g->slots_nr + 1, g->slots_alloc);
-	g->slots[g->slots_nr] = (struct cg_slot){ h, 0, 0, 0, strs_add(g, name) };
-	g->slot_tags[k] = h | 1;
-	g->slot_of[k] = (unsigned)g->slots_nr;
+	if (!g->names || (g->slots_nr + 2) * 4 > (g->slots_mask + 1) * 3)
+		grow_names(g);	/* at most three quarters full (and slot + 1 fits below the mask) */
+	hi = ~(unsigned)g->slots_mask;
+	for (k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
+		const struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
+		if ((g->names[k] & hi) == (h & hi) && (s->name == name || !strcmp(s->name, name)))
+			return (unsigned)(s - g->slots);
+	}
+	ALLOC_GROW(g->slots, g->slots_nr + 2, g->slots_alloc);	/* (and one past the last) */
+	g->slots[g->slots_nr] = (struct cg_slot){ 0, 0, strs_add(g, name) };
+	g->names[k] = (h & hi) | (unsigned)(g->slots_nr + 1);
 	return (unsigned)g->slots_nr++;
 }
 
 static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
-	unsigned h = name_hash(name), t = h | 1;
+	unsigned h = name_hash(name), hi = ~(unsigned)g->slots_mask;
 
-	if (!g->slot_tags)
+	if (!g->names)
 		return NULL;
-	for (size_t k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
-		if (g->slot_tags[k] == t && g->slots[g->slot_of[k]].hash == h &&
-		    !strcmp(g->slots[g->slot_of[k]].name, name))
-			return &g->slots[g->slot_of[k]];
+	for (size_t k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
+		struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
+		if ((g->names[k] & hi) == (h & hi) && !strcmp(s->name, name))
+			return s;
+	}
 	return NULL;
 }
 
@@ -178,7 +183,7 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
 	const struct cg_slot *s = find_slot(g, name);
 
 	*first = s ? s->first : 0;
-	return s ? s->count : 0;
+	return s ? slot_count(g, s) : 0;
 }
 
 int cgraph_file(const struct cgraph *g, const char *path)
@@ -270,18 +275,22 @@ static void index_names(struct cgraph *g)
 
 	for (size_t i = 0; i < g->defs_nr; i++) {
 		of[i] = name_slot(g, g->defs[i].name, name_hash(g->defs[i].name));	/* (slots may move) */
-		g->slots[of[i]].count++;
+		g->slots[of[i]].first++;	/* (counted, then made the first) */
 	}
 	for (size_t k = 0; k < g->slots_nr; k++) {
+		size_t n = g->slots[k].first;
 		g->slots[k].first = (unsigned)at;
-		at += g->slots[k].count;
-		g->slots[k].count = 0;	/* counted again as by_name fills */
+		at += n;
 	}
+	if (g->slots)
+		g->slots[g->slots_nr].first = (unsigned)at;	/* one past the last */
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++) {
 		struct cg_slot *s = &g->slots[of[i]];
-		g->by_name[s->first + s->count++] = (int)i;
+		g->by_name[s->first + s->uses++] = (int)i;	/* (uses: those placed, meanwhile) */
 	}
+	for (size_t k = 0; k < g->slots_nr; k++)
+		g->slots[k].uses = 0;
 	free(of);
 }
 
@@ -650,7 +659,7 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 	if (!s)
 		return;
 	first = s->first;
-	n = s->count;
+	n = slot_count(g, s);
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
 	if (import)
@@ -946,7 +955,7 @@ static void mark_dynamic(struct cgraph *g)
 			for (size_t j = h & mask; set[j] && !dyn; j = (j + 1) & mask)
 				dyn = strlen(set[j]) == l && !strncmp(set[j], name, l);
 		}
-		for (size_t i = g->slots[k].first; dyn && i < g->slots[k].first + g->slots[k].count; i++)
+		for (size_t i = g->slots[k].first; dyn && i < g->slots[k + 1].first; i++)
 			g->defs[g->by_name[i]].dynamic = 1;
 	}
 	free(set);
@@ -1122,7 +1131,7 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	free(fp.etouched);
 	for (size_t k = 0; k < g->slots_nr; k++) {
 		const struct cg_slot *s = &g->slots[k];
-		for (size_t i = s->first; i < s->first + s->count; i++) {
+		for (size_t i = s->first; i < s[1].first; i++) {
 			struct cg_def *x = &g->defs[g->by_name[i]];
 			x->uses += s->uses;	/* less its own, counted while reading */
 		}
@@ -1414,8 +1423,7 @@ void cgraph_release(struct cgraph *g)
 	free(g->defs);
 	free(g->by_name);
 	free(g->slots);
-	free(g->slot_tags);
-	free(g->slot_of);
+	free(g->names);
 	free(g->calls);
 	free(g->out);
 	free(g->files);

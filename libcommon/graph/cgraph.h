@@ -28,11 +28,10 @@
 #include "graph/bind.h"
 #include "graph/refs.h"
 
-/* A name of the hash table: its run in by_name. */
+/* A name: its run in by_name, to the next name's first (cgraph.slots has
+ * one past the last, its first the number of definitions). */
 struct cg_slot {
-	unsigned hash;		/* of the name */
-	unsigned count;		/* definitions of that name */
-	unsigned first;		/* the first, into by_name */
+	unsigned first;		/* its first definition, into by_name */
 	int uses;		/* while loading: its mentions and non-call references, every
 				   definition's */
 	const char *name;	/* the name (its definitions' one copy), compared without a hop */
@@ -103,8 +102,8 @@ struct cgraph {
 				   definition order */
 	struct cg_slot *slots;	/* one per name: where its run of by_name starts */
 	size_t slots_nr, slots_alloc;
-	unsigned *slot_tags;	/* the names hashed: per entry, the name's hash | 1, or 0 when empty */
-	unsigned *slot_of;	/* per entry, its slot */
+	unsigned *names;	/* the names hashed: per entry, 0 when empty, else the bits of
+				   the name's hash above slots_mask, and its slot + 1 */
 	size_t slots_mask;	/* entries - 1, a power of two less one */
 	struct cg_call *calls;	/* in caller order after cgraph_load(), then line */
 	size_t calls_nr, calls_alloc;
