@@ -120,8 +120,8 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
 #ifdef __GLIBC__
-	/* what the build freed, given back before the graph is bound: the
-	 * parsing threads' arenas held 190 MB of it on Linux */
+	/* what the build freed (its threads' arenas keep it), given back
+	 * before the graph is bound: a peak of its own on top of the build's */
 	malloc_trim(0);
 #endif
 	map = index_unmap(index_db(ix));	/* it reads most of the index once */
