@@ -119,13 +119,14 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	}
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
-#ifdef __GLIBC__
-	/* what the build freed (its threads' arenas keep it), given back
-	 * before the graph is bound: a peak of its own on top of the build's */
-	malloc_trim(0);
-#endif
 	map = index_unmap(index_db(ix));	/* it reads most of the index once */
 	cache = cache_size(index_db(ix), -8192);	/* the graph is the peak of memory: 8 MiB, not 64 */
+#ifdef __GLIBC__
+	/* what the build freed (its threads' arenas keep it, and the pages
+	 * the smaller cache let go), given back before the graph is bound: a
+	 * peak of its own on top of the build's */
+	malloc_trim(0);
+#endif
 	refs_init(&q, ix, &o, stdout);
 	rc = gstore_update(&q, h ? h->pre : NULL, &rebound, &why);
 	cache_size(index_db(ix), cache);
