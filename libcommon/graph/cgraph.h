@@ -98,8 +98,8 @@ struct cg_strs;		/* the names and scopes, in blocks (cgraph.c) */
 struct cgraph {
 	struct cg_def *defs;	/* in path, line order */
 	size_t defs_nr, defs_alloc;
-	int *by_name;		/* definitions grouped by name (by its hash), each name's in
-				   definition order */
+	int *by_name;		/* definitions grouped by name (in the order the names first
+				   come), each name's in definition order */
 	struct cg_slot *slots;	/* one per name: where its run of by_name starts */
 	size_t slots_nr, slots_alloc;
 	unsigned *names;	/* the names hashed: per entry, 0 when empty, else the bits of
