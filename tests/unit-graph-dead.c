@@ -32,13 +32,15 @@ static void is_int(long got, long want, const char *desc)
 /* The entry reason of a definition named name in path. */
 static const char *entry(const char *name, const char *path, int decorated)
 {
+	struct cg_file f = { 0 };
+	char *kind = (char *)"function";
+	struct cgraph g = { .files = &f, .files_nr = 1, .kinds = &kind, .kinds_nr = 1 };
 	struct cg_def d = { 0 };
 
+	f.path = (char *)path;
 	d.name = (char *)name;
-	d.path = (char *)path;
-	d.kind = (char *)"function";
 	d.decorated = decorated;
-	return cgraph_entry_reason(&d);
+	return cgraph_entry_reason(&g, &d);
 }
 
 int main(int argc, char **argv)

@@ -41,14 +41,53 @@ struct file_pass {
 	size_t lo, hi;		/* the file's definitions, g->defs[lo..hi) */
 	int *inner;		/* per line, the innermost definition holding it, or -1 */
 	size_t inner_alloc;
-	int *parent;		/* per definition, the one holding its first line, or -1 */
+	int *parent;		/* per definition of the file (from lo), the one holding its
+				   first line, or -1 */
+	size_t parent_alloc;
 	unsigned char *imp_of;	/* per file, 1 if the file being read imports it */
 	size_t imp_lo, imp_hi;	/* its imports, imps[imp_lo..imp_hi) */
 	int *lazy;		/* a file not read: the files imp_of[] has it import */
 	size_t lazy_nr, lazy_alloc;
 	struct refs_world jw;	/* TS/JS calls: the world of jsb, made at the first TS/JS file */
 	struct refs_jsbind *jsb;	/* TS/JS calls bound as callers binds them (refs.h), or NULL */
+	long *ecount;		/* CG_EDGES: per file, the calls the file being read makes to it */
+	int *etouched;		/* the files of ecount[] not 0 */
+	size_t etouched_nr, etouched_alloc;
 };
+
+/* cgraph_load_edges(): no calls kept, only the calls between files counted. */
+enum { CG_EDGES = 0x100 };
+
+/* The definition holding the first line of definition d of the file being read, or -1. */
+#define parent_of(fp, d) ((fp)->parent[(size_t)(d) - (fp)->lo])
+
+/* The names and scopes of the definitions, in blocks (millions of short
+ * strings: a malloc() each cost about as much again). */
+struct cg_strs {
+	struct cg_strs *next;
+	size_t used, size;
+	char buf[];
+};
+
+enum { CG_STRS_BLOCK = 1 << 20 };
+
+static char *strs_add(struct cgraph *g, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	struct cg_strs *b = g->strs;
+
+	if (!b || b->size - b->used < n) {
+		size_t size = n > CG_STRS_BLOCK ? n : CG_STRS_BLOCK;
+		b = xmalloc(sizeof(*b) + size);
+		b->next = g->strs;
+		b->used = 0;
+		b->size = size;
+		g->strs = b;
+	}
+	memcpy(b->buf + b->used, s, n);
+	b->used += n;
+	return b->buf + b->used - n;
+}
 
 static int cmp_imp(const void *x, const void *y)
 {
@@ -68,27 +107,6 @@ static unsigned name_hash(const char *s)
 	return h;
 }
 
-/* qsort context-free: by_name sorts indices against a global-free copy. */
-struct name_ix {
-	const char *name;	/* definition's name */
-	unsigned hash;		/* of the name (name_hash()) */
-	int i;			/* its index */
-};
-
-/* By hash, then name, then index: only the runs of equal names matter (each
- * in definition order), and comparing hashes first spares most strcmp()s
- * (on Linux, 3.4 M definitions). */
-static int cmp_name_ix(const void *x, const void *y)
-{
-	const struct name_ix *a = x, *b = y;
-	int c;
-
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
-	c = strcmp(a->name, b->name);
-	return c ? c : (a->i > b->i) - (a->i < b->i);
-}
-
 static int cmp_call(const void *x, const void *y)
 {
 	const struct cg_call *a = x, *b = y;
@@ -102,45 +120,61 @@ static int cmp_call(const void *x, const void *y)
 	return (a->col > b->col) - (a->col < b->col);
 }
 
-/* Hash the runs of equal names of by_name (dead looks up every name each
- * file mentions: a binary search was half the time of dead).  A lookup probes
- * the tags, 4 bytes a slot, and reads a slot only when its tag matches. */
-static void hash_names(struct cgraph *g, const struct name_ix *nx)
-{
-	size_t n = 16, names = 0;
+/* The number of definitions of slot s. */
+#define slot_count(g, s) ((size_t)((s)[1].first - (s)[0].first))
 
-	/* nx: by_name with the names and their hashes, in a row (by_name's
-	 * names are scattered: a strcmp() of two was a cache miss) */
-	for (size_t i = 0; i < g->defs_nr; i++)
-		names += !i || nx[i - 1].hash != nx[i].hash || strcmp(nx[i - 1].name, nx[i].name);
-	while (n < 2 * names + 2)
-		n *= 2;
-	g->slots = xcalloc(n, sizeof(*g->slots));
-	g->slot_tags = xcalloc(n, sizeof(*g->slot_tags));
-	g->slots_mask = n - 1;
-	for (size_t i = 0; i < g->defs_nr; ) {
-		const char *name = nx[i].name;
-		unsigned h = nx[i].hash;
-		size_t e = i + 1, k = h & g->slots_mask;
-		while (e < g->defs_nr && nx[e].hash == h && !strcmp(nx[e].name, name))
-			e++;
-		while (g->slot_tags[k])
-			k = (k + 1) & g->slots_mask;
-		g->slots[k] = (struct cg_slot){ h, (unsigned)(e - i), i, name, 0, 0 };
-		g->slot_tags[k] = h | 1;
-		i = e;
+/* The table of names twice as large, its entries placed anew. */
+static void grow_names(struct cgraph *g)
+{
+	size_t n = g->names ? 2 * (g->slots_mask + 1) : 1024;
+	unsigned *t = xcalloc(n, sizeof(*t)), hi = ~(unsigned)(n - 1);
+
+	if (n > 1u << 30)
+		die("index: too many names for the call graph");
+	for (size_t s = 0; s < g->slots_nr; s++) {
+		unsigned h = name_hash(g->slots[s].name);
+		size_t k = h & (n - 1);
+		while (t[k])
+			k = (k + 1) & (n - 1);
+		t[k] = (h & hi) | (unsigned)(s + 1);
 	}
+	free(g->names);
+	g->names = t;
+	g->slots_mask = n - 1;
+}
+
+/* The slot of name (its hash h), added (the name copied into g->strs) if it
+ * has none. */
+static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
+{
+	size_t k;
+	unsigned hi;
+
+	if (!g->names || (g->slots_nr + 2) * 4 > (g->slots_mask + 1) * 3)
+		grow_names(g);	/* at most three quarters full (and slot + 1 fits below the mask) */
+	hi = ~(unsigned)g->slots_mask;
+	for (k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
+		const struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
+		if ((g->names[k] & hi) == (h & hi) && (s->name == name || !strcmp(s->name, name)))
+			return (unsigned)(s - g->slots);
+	}
+	ALLOC_GROW(g->slots, g->slots_nr + 2, g->slots_alloc);	/* (and one past the last) */
+	g->slots[g->slots_nr] = (struct cg_slot){ 0, 0, strs_add(g, name) };
+	g->names[k] = (h & hi) | (unsigned)(g->slots_nr + 1);
+	return (unsigned)g->slots_nr++;
 }
 
 static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 {
-	unsigned h = name_hash(name), t = h | 1;
+	unsigned h = name_hash(name), hi = ~(unsigned)g->slots_mask;
 
-	if (!g->slots)
+	if (!g->names)
 		return NULL;
-	for (size_t k = h & g->slots_mask; g->slot_tags[k]; k = (k + 1) & g->slots_mask)
-		if (g->slot_tags[k] == t && g->slots[k].hash == h && !strcmp(g->slots[k].name, name))
-			return &g->slots[k];
+	for (size_t k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
+		struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
+		if ((g->names[k] & hi) == (h & hi) && !strcmp(s->name, name))
+			return s;
+	}
 	return NULL;
 }
 
@@ -149,7 +183,7 @@ size_t cgraph_named(const struct cgraph *g, const char *name, size_t *first)
 	const struct cg_slot *s = find_slot(g, name);
 
 	*first = s ? s->first : 0;
-	return s ? s->count : 0;
+	return s ? slot_count(g, s) : 0;
 }
 
 int cgraph_file(const struct cgraph *g, const char *path)
@@ -178,14 +212,17 @@ static int is_python(const char *lang)
 #define imported(fp, b) ((fp)->imp_of[(b)])
 
 /* The kind k, one copy of each (a few kinds, millions of definitions). */
-static char *intern_kind(struct cgraph *g, const char *k)
+unsigned cgraph_kind(struct cgraph *g, const char *k)
 {
 	k = k ? k : "";
 	for (size_t i = 0; i < g->kinds_nr; i++)
 		if (!strcmp(g->kinds[i], k))
-			return g->kinds[i];
+			return (unsigned)i;
+	if (g->kinds_nr >= 0xffff)
+		die("index: more than 65535 kinds of definitions");
 	ALLOC_GROW(g->kinds, g->kinds_nr + 1, g->kinds_alloc);
-	return g->kinds[g->kinds_nr++] = xstrdup(k);
+	g->kinds[g->kinds_nr] = xstrdup(k);
+	return (unsigned)g->kinds_nr++;
 }
 
 void cgraph_load_files(struct cgraph *g, struct refs *r)
@@ -211,36 +248,50 @@ void cgraph_load_files(struct cgraph *g, struct refs *r)
 static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 {
 	struct cg_def *d;
+	unsigned slot;
 
 	ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
 	d = &g->defs[g->defs_nr++];
 	memset(d, 0, sizeof(*d));
 	d->file = f;
-	d->path = g->files[f].path;	/* not owned */
-	d->name = xstrdup(refs_col(st, 0));
-	d->kind = intern_kind(g, refs_col(st, 1));
+	slot = name_slot(g, refs_col(st, 0), name_hash(refs_col(st, 0)));	/* (slots may move) */
+	d->name = (char *)g->slots[slot].name;
+	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
-	d->scope = refs_col(st, 4) ? xstrdup(refs_col(st, 4)) : NULL;
-	d->lang = g->files[f].lang;	/* not owned */
+	d->scope = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : NULL;
 	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
 	d->rowid = sqlite3_column_int64(st, 6);
 	d->col = sqlite3_column_int64(st, 7);
 }
 
-/* by_name and the names hashed, of the definitions in place. */
+/* The names hashed, and by_name: the definitions grouped by name, each
+ * name's in definition order (a counting sort by slot: no sort of 3.4 M
+ * names, no copy of them). */
 static void index_names(struct cgraph *g)
 {
-	struct name_ix *nx = xmalloc((g->defs_nr + 1) * sizeof(*nx));
+	unsigned *of = xmalloc((g->defs_nr + 1) * sizeof(*of));	/* per definition, its name's slot */
+	size_t at = 0;
 
-	for (size_t i = 0; i < g->defs_nr; i++)
-		nx[i] = (struct name_ix){ g->defs[i].name, name_hash(g->defs[i].name), (int)i };
-	qsort(nx, g->defs_nr, sizeof(*nx), cmp_name_ix);
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		of[i] = name_slot(g, g->defs[i].name, name_hash(g->defs[i].name));	/* (slots may move) */
+		g->slots[of[i]].first++;	/* (counted, then made the first) */
+	}
+	for (size_t k = 0; k < g->slots_nr; k++) {
+		size_t n = g->slots[k].first;
+		g->slots[k].first = (unsigned)at;
+		at += n;
+	}
+	if (g->slots)
+		g->slots[g->slots_nr].first = (unsigned)at;	/* one past the last */
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
-	for (size_t i = 0; i < g->defs_nr; i++)
-		g->by_name[i] = nx[i].i;
-	hash_names(g, nx);
-	free(nx);
+	for (size_t i = 0; i < g->defs_nr; i++) {
+		struct cg_slot *s = &g->slots[of[i]];
+		g->by_name[s->first + s->uses++] = (int)i;	/* (uses: those placed, meanwhile) */
+	}
+	for (size_t k = 0; k < g->slots_nr; k++)
+		g->slots[k].uses = 0;
+	free(of);
 }
 
 /* Files, definitions, imports. */
@@ -357,16 +408,18 @@ static int is_header(const char *path)
 	return e && (!strcmp(e, ".h") || !strcmp(e, ".hh") || !strcmp(e, ".hpp") || !strcmp(e, ".hxx"));
 }
 
-static int c_family(const struct cg_def *d)
+static int c_family(const struct cgraph *g, const struct cg_def *d)
 {
-	return d->lang && (!strcmp(d->lang, "c") || !strcmp(d->lang, "cpp"));
+	const char *lang = cg_lang(g, d);
+
+	return lang && (!strcmp(lang, "c") || !strcmp(lang, "cpp"));
 }
 
 /* Are p and d a C prototype in a header and the function it declares (either
  * way round), of the same scope? */
-static int same_symbol(const struct cg_def *p, const struct cg_def *d)
+static int same_symbol(const struct cgraph *g, const struct cg_def *p, const struct cg_def *d)
 {
-	return c_family(p) && c_family(d) && is_header(p->path) != is_header(d->path) &&
+	return c_family(g, p) && c_family(g, d) && is_header(cg_path(g, p)) != is_header(cg_path(g, d)) &&
 	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
 }
 
@@ -378,11 +431,41 @@ static int scope_encloses(const char *cls, const char *s)
 	return s && !strncmp(cls, s, n) && (s[n] == '\0' || s[n] == '.');
 }
 
-static void add_call(struct cgraph *g, int from, int to, int file, long line, long col_, enum bind_how how)
+static void add_call(struct cgraph *g, struct file_pass *fp, int from, int to, int file, long line, long col_,
+		     enum bind_how how)
 {
-	g->defs[to].calls_in++;
+	g->defs[to].uses++;
+	if (fp->ecount) {	/* CG_EDGES: the call counted between files, not kept */
+		int b = g->defs[to].file;
+		if (b != file && !fp->ecount[b]++) {
+			ALLOC_GROW(fp->etouched, fp->etouched_nr + 1, fp->etouched_alloc);
+			fp->etouched[fp->etouched_nr++] = b;
+		}
+		return;
+	}
 	ALLOC_GROW(g->calls, g->calls_nr + 1, g->calls_alloc);
-	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, line, col_, how };
+	g->calls[g->calls_nr++] = (struct cg_call){ from, to, file, (int)line, (int)col_, how };
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* CG_EDGES: the calls of file a (read last) to other files, to g->edge(),
+ * in the order of cgraph_file_edges() (a file after the files before it). */
+static void flush_edges(struct cgraph *g, struct file_pass *fp, int a)
+{
+	if (fp->etouched_nr > 1)
+		qsort(fp->etouched, fp->etouched_nr, sizeof(*fp->etouched), cmp_int);
+	for (size_t i = 0; i < fp->etouched_nr; i++) {
+		int b = fp->etouched[i];
+		g->edge(g->edge_arg, a, b, fp->ecount[b]);
+		fp->ecount[b] = 0;
+	}
+	fp->etouched_nr = 0;
 }
 
 /*
@@ -391,7 +474,7 @@ static void add_call(struct cgraph *g, int from, int to, int file, long line, lo
  * namesakes, or as possible uses when the call binds to nothing (dead must
  * not report what it may reach) or reaches a method an override may replace.
  */
-static void bind_resolved(struct cgraph *g, int file, int from, size_t first, size_t n,
+static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int from, size_t first, size_t n,
 			  int to, enum bind_how how, enum bind_recv recv, long line, long col_)
 {
 	int method_call = recv == RECV_SELF || recv == RECV_OTHER || recv == RECV_SUPER;
@@ -400,7 +483,7 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
 		if (to == from || inside(&g->defs[to], file, line))
 			g->defs[to].self_calls++;
 		else
-			add_call(g, from, to, file, line, col_, how);
+			add_call(g, fp, from, to, file, line, col_, how);
 	}
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
@@ -409,8 +492,8 @@ static void bind_resolved(struct cgraph *g, int file, int from, size_t first, si
 
 		if (di == to) {
 			continue;
-		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(d->kind, "function")))) {
-			d->ambiguous_in++;
+		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(cg_kind(g, d), "function")))) {
+			d->uses++;
 		} else if (!own) {
 			d->namesake_calls++;
 		}
@@ -424,7 +507,7 @@ static void fill_cands(struct cgraph *g, struct file_pass *fp, int file, size_t 
 	ALLOC_GROW(fp->bd, n, fp->bd_alloc);
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		fp->bd[i].path = d->path;
+		fp->bd[i].path = cg_path(g, d);
 		fp->bd[i].scope = d->scope;
 		fp->bd[i].imported = d->file != file && imported(fp, d->file);
 	}
@@ -437,7 +520,7 @@ static int def_at(const struct cgraph *g, const char *name, const char *path, lo
 
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
-		if (g->defs[di].line == line && !strcmp(g->defs[di].path, path))
+		if (g->defs[di].line == line && !strcmp(cg_path(g, &g->defs[di]), path))
 			return di;
 	}
 	return -1;
@@ -474,21 +557,21 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 	if (to >= 0 && (to == from || inside(&g->defs[to], file, line)))
 		g->defs[to].self_calls++;
 	else if (to >= 0)
-		add_call(g, from, to, file, line, col_, how);
+		add_call(g, fp, from, to, file, line, col_, how);
 	fill_cands(g, fp, file, first, n);
 	for (size_t i = 0; i < n; i++) {
 		int di = g->by_name[first + i];
 		struct cg_def *d = &g->defs[di];
 		int own = di == from || inside(d, file, line);
 
-		if (di == to || !bind_is_js(d->path))
+		if (di == to || !bind_is_js(cg_path(g, d)))
 			continue;	/* (a call of a TS/JS file never reaches another language's) */
-		else if (!own && d->scope && method_call && strcmp(d->kind, "function"))
-			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+		else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function"))
+			d->uses++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
 			d->namesake_calls++;
 		else if (!own && bind_fits(path, scope, recv, &fp->bd[i]))
-			d->ambiguous_in++;
+			d->uses++;
 	}
 	return 1;
 }
@@ -515,7 +598,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 		/* (a name nothing defines may be another name of a definition: ib = attrib) */
 		const struct rs_def *rd = resolve_call(&fp->rs, path, scope, line, col_, name, &how);
 		if (rd || !fp->r->o.by_name || !n) {
-			bind_resolved(g, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
+			bind_resolved(g, fp, file, from, first, n, rd ? g->by_name[rd - fp->rsd] : -1, how, recv, line, col_);
 			return;
 		}
 	}
@@ -525,7 +608,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->scope && !strcmp(d->kind, "function") && !strcmp(d->path, path) &&
+		if (d->scope && !strcmp(cg_kind(g, d), "function") && !strcmp(cg_path(g, d), path) &&
 		    scope_encloses(d->scope, scope)) {
 			def = (long)i;	/* a nested function, in the function that defines it */
 			how = BIND_LOCAL;
@@ -541,27 +624,27 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
 				d->self_calls++;
-			else if (is_header(d->path) && c_family(d))
+			else if (is_header(cg_path(g, d)) && c_family(g, d))
 				hdr = di;	/* a prototype: the edge goes to the function, if any */
 			else
-				add_call(g, from, di, file, line, col_, how);
+				add_call(g, fp, from, di, file, line, col_, how);
 		} else if (def >= 0 && !own &&
 			   ((how != BIND_NAME && bind_level(path, scope, recv, &fp->bd[i]) == how) ||
-			    same_symbol(&g->defs[g->by_name[first + def]], d))) {
-			add_call(g, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
-			body |= !is_header(d->path) && same_symbol(&g->defs[g->by_name[first + def]], d);
-		} else if (!own && d->scope && method_call && strcmp(d->kind, "function")) {
-			d->ambiguous_in++;	/* an override, or inherited: which one runs is not known */
+			    same_symbol(g, &g->defs[g->by_name[first + def]], d))) {
+			add_call(g, fp, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
+			body |= !is_header(cg_path(g, d)) && same_symbol(g, &g->defs[g->by_name[first + def]], d);
+		} else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function")) {
+			d->uses++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
 			d->namesake_calls++;
 		} else if (!own && bind_fits(path, scope, recv, &fp->bd[i])) {
-			d->ambiguous_in++;
+			d->uses++;
 		}
 	}
 	if (hdr >= 0 && body)
-		g->defs[hdr].calls_in++;
+		g->defs[hdr].uses++;
 	else if (hdr >= 0)
-		add_call(g, from, hdr, file, line, col_, how);
+		add_call(g, fp, from, hdr, file, line, col_, how);
 }
 
 /* A mention of tok on line of the file (import: on an import line) outside
@@ -576,7 +659,7 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 	if (!s)
 		return;
 	first = s->first;
-	n = s->count;
+	n = slot_count(g, s);
 	/* an import statement names the module: the definitions of the files it
 	 * imports, when there are some, else (a module outside) every one */
 	if (import)
@@ -587,16 +670,16 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 		for (size_t i = 0; i < n; i++) {
 			struct cg_def *d = &g->defs[g->by_name[first + i]];
 			if (!inside(d, file, line) && imported(fp, d->file))
-				d->mentions++;
+				d->uses++;
 		}
 		return;
 	}
 	/* a mention of every definition of the name but those whose body holds
 	 * it: counted once for the name, and once for each of those */
-	s->mentions++;
-	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = fp->parent[d])
+	s->uses++;
+	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = parent_of(fp, d))
 		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
-			g->defs[d].own_mentions++;
+			g->defs[d].uses--;	/* the name's count added at the end */
 }
 
 /* inner[] and parent[] of the file's definitions (nested ones inside their
@@ -606,9 +689,10 @@ static void nest_defs(const struct cgraph *g, struct file_pass *fp)
 	ALLOC_GROW(fp->inner, (size_t)fp->lines_nr + 1, fp->inner_alloc);
 	for (long l = 0; l < fp->lines_nr; l++)
 		fp->inner[l] = -1;
+	ALLOC_GROW(fp->parent, fp->hi - fp->lo + 1, fp->parent_alloc);
 	for (size_t i = fp->lo; i < fp->hi; i++) {
 		const struct cg_def *d = &g->defs[i];
-		fp->parent[i] = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
+		parent_of(fp, i) = d->line >= 1 && d->line <= fp->lines_nr ? fp->inner[d->line - 1] : -1;
 		for (long l = d->line; l >= 1 && l <= d->end_line && l <= fp->lines_nr; l++)
 			fp->inner[l - 1] = (int)i;
 	}
@@ -654,7 +738,7 @@ static int external_base(const struct cgraph *g, const char *text)
 		name[e - b] = '\0';
 		n = cgraph_named(g, name, &first);
 		for (size_t i = 0; i < n; i++)
-			known |= !strcmp(g->defs[g->by_name[first + i]].kind, "class");
+			known |= !strcmp(cg_kind(g, &g->defs[g->by_name[first + i]]), "class");
 		if (!known && strcmp(name, "object"))
 			return 1;
 	}
@@ -668,7 +752,8 @@ static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t 
 		const struct cg_def *c = &g->defs[i];
 		size_t nl = strlen(c->name);
 
-		if (strcmp(c->kind, "class") || !c->lang || strcmp(c->lang, "python") || c->line > fp->lines_nr ||
+		if (strcmp(cg_kind(g, c), "class") || !cg_lang(g, c) || strcmp(cg_lang(g, c), "python") ||
+		    c->line > fp->lines_nr ||
 		    !external_base(g, fp->lines[c->line - 1]))
 			continue;
 		for (size_t k = i + 1; k < hi && g->defs[k].line <= c->end_line; k++) {
@@ -758,7 +843,7 @@ static void load_mentions(struct cgraph *g, struct file_pass *fp, sqlite3_stmt *
 		if (kind == '=' || kind == '>')
 			mention(g, fp, file, p + 1, atol(sp + 1), kind == '>');
 		else if ((s = find_slot(g, p)))
-			s->mentions += atol(sp + 1);
+			s->uses += atol(sp + 1);
 	}
 	if (imports)
 		unload_imports(fp);
@@ -799,11 +884,11 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 		} else if ((s = find_slot(g, name))) {
 			/* a use of every definition of the name but those whose
 			 * body holds it: once for the name, once for each of those */
-			s->refs++;
+			s->uses++;
 			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
-			     d = fp->parent[d])
+			     d = parent_of(fp, d))
 				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
-					g->defs[d].own_refs++;
+					g->defs[d].uses--;	/* the name's count added at the end */
 		}
 	}
 	if (flags & CG_MENTIONS)
@@ -816,6 +901,13 @@ static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
 	struct file_pass *fp = ctx;
 	size_t first, n = cgraph_named(fp->g, name, &first);
 
+	/* rsd is filled a name at a time, as the resolver asks: in a tree of
+	 * few Python files (Linux) most of its pages are never touched */
+	for (size_t i = first; n && !fp->rsd[first + n - 1].name && i < first + n; i++) {
+		const struct cg_def *x = &fp->g->defs[fp->g->by_name[i]];
+		fp->rsd[i] = (struct rs_def){ x->name, cg_kind(fp->g, x), cg_path(fp->g, x), x->scope, x->line,
+					      x->end_line };
+	}
 	*out = fp->rsd + first;
 	return n;
 }
@@ -852,20 +944,18 @@ static void mark_dynamic(struct cgraph *g)
 		if (pl < sizeof(has_len))
 			has_len[pl] = 1;
 	}
-	for (size_t k = 0; g->slots && k <= g->slots_mask; k++) {
+	for (size_t k = 0; k < g->slots_nr; k++) {
 		const char *name = g->slots[k].name;
 		unsigned h = 2166136261u;	/* name_hash() of its first l bytes */
 		int dyn = 0;
 
-		if (!g->slot_tags[k])
-			continue;
 		for (size_t l = 0; name[l] && !dyn; h = (h ^ (unsigned char)name[l]) * 16777619u, l++) {
 			if (l >= sizeof(has_len) || !has_len[l])
 				continue;
 			for (size_t j = h & mask; set[j] && !dyn; j = (j + 1) & mask)
 				dyn = strlen(set[j]) == l && !strncmp(set[j], name, l);
 		}
-		for (size_t i = g->slots[k].first; dyn && i < g->slots[k].first + g->slots[k].count; i++)
+		for (size_t i = g->slots[k].first; dyn && i < g->slots[k + 1].first; i++)
 			g->defs[g->by_name[i]].dynamic = 1;
 	}
 	free(set);
@@ -972,14 +1062,12 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	fp.imps_nr = imps_nr;
 	fp.g = g;
 	fp.r = r;
+	/* zeroed, filled as cg_named() asks (a large calloc() is fresh pages) */
 	fp.rsd = xcalloc(g->defs_nr + 1, sizeof(*fp.rsd));
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		const struct cg_def *x = &g->defs[g->by_name[i]];
-		fp.rsd[i] = (struct rs_def){ x->name, x->kind, x->path, x->scope, x->line, x->end_line };
-	}
 	resolver_init(&fp.rs, &cg_ops, &fp);
-	fp.parent = xmalloc((g->defs_nr + 1) * sizeof(int));
 	fp.imp_of = xcalloc(g->files_nr + 1, 1);
+	if (flags & CG_EDGES)
+		fp.ecount = xcalloc(g->files_nr + 1, sizeof(*fp.ecount));
 	lst = refs_prep(r, "SELECT start_line, end_line, ci_inflate(text) FROM chunks WHERE blob_id = ?1 "
 			"ORDER BY start_line, end_line DESC");
 	rst = refs_prep(r, "SELECT name, kind, line, col, scope, recv FROM refs WHERE blob_id = ?1 ORDER BY line, col");
@@ -1009,6 +1097,8 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 			memset(fp.lines, 0, ((size_t)fp.lines_nr + 1) * sizeof(*fp.lines));
 		}
 		load_file(g, r, &fp, rst, mst, (int)f, g->files[f].blob, lo, d, flags);
+		if (fp.ecount)
+			flush_edges(g, &fp, (int)f);
 		free_lines(&fp);
 		for (size_t k2 = fp.imp_lo; k2 < fp.imp_hi; k2++)
 			fp.imp_of[imps[k2].b] = 0;
@@ -1037,12 +1127,13 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 	free(fp.parent);
 	free(fp.imp_of);
 	free(fp.lazy);
-	for (size_t k = 0; g->slots && k <= g->slots_mask; k++) {
+	free(fp.ecount);
+	free(fp.etouched);
+	for (size_t k = 0; k < g->slots_nr; k++) {
 		const struct cg_slot *s = &g->slots[k];
-		for (size_t i = s->first; g->slot_tags[k] && i < s->first + s->count; i++) {
+		for (size_t i = s->first; i < s[1].first; i++) {
 			struct cg_def *x = &g->defs[g->by_name[i]];
-			x->mentions += s->mentions - x->own_mentions;
-			x->refs_in += s->refs - x->own_refs;
+			x->uses += s->uses;	/* less its own, counted while reading */
 		}
 	}
 	free(fp.bd);
@@ -1055,11 +1146,13 @@ static void read_files(struct cgraph *g, struct refs *r, const struct imp *imps,
 }
 
 /* The calls sorted, out[] (calls from definition i; top-level calls, from -1, come first). */
-static void finish_calls(struct cgraph *g)
+static void finish_calls(struct cgraph *g, unsigned flags)
 {
 	size_t c = 0;
 
 	mark_dynamic(g);
+	if (flags & CG_EDGES)
+		return;	/* no calls kept */
 	if (g->calls_nr)
 		sort_calls(g);
 	g->out = xcalloc(g->defs_nr + 2, sizeof(*g->out));
@@ -1074,6 +1167,11 @@ static void finish_calls(struct cgraph *g)
 
 void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 {
+	cgraph_load_edges(g, r, flags & ~CG_EDGES, NULL, NULL);
+}
+
+void cgraph_load_edges(struct cgraph *g, struct refs *r, unsigned flags, cg_edge_fn *edge, void *arg)
+{
 	struct imp *imps = NULL;
 	size_t imps_nr = 0;
 	sqlite3_int64 *blobs = NULL;
@@ -1081,12 +1179,17 @@ void cgraph_load(struct cgraph *g, struct refs *r, unsigned flags)
 	int txn = refs_read_begin(r);
 
 	memset(g, 0, sizeof(*g));
+	g->edge = edge;
+	g->edge_arg = arg;
+	if (edge)
+		flags |= CG_EDGES;
 	load_tables(g, r, &imps, &imps_nr, &blobs);
 	read_files(g, r, imps, imps_nr, NULL, g->files_nr, NULL, 0, flags);
 	refs_read_end(r, txn);
 	free(imps);
 	free(blobs);
-	finish_calls(g);
+	finish_calls(g, flags);
+	g->edge = NULL;
 }
 
 /* A list of names, sorted and made unique by names_uniq(). */
@@ -1264,7 +1367,7 @@ void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths
 		for (size_t i = 0; i < prefixes_nr; i++)
 			add_prefix(g, prefixes[i]);
 	}
-	finish_calls(g);
+	finish_calls(g, CG_MENTIONS);
 	for (size_t i = 0; i < n.nr; i++)
 		free(n.v[i]);
 	free(n.v);
@@ -1281,9 +1384,10 @@ static int cmp_u64(const void *x, const void *y)
 
 size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out)
 {
-	uint64_t *k = xmalloc((g->calls_nr + 1) * sizeof(*k));
+	uint64_t *k;
 	size_t n = 0, m = 0;
 
+	k = xmalloc((g->calls_nr + 1) * sizeof(*k));
 	for (size_t c = 0; c < g->calls_nr; c++) {
 		int a = g->calls[c].file, b = g->defs[g->calls[c].to].file;
 		if (a != b)
@@ -1304,9 +1408,10 @@ size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out)
 
 void cgraph_release(struct cgraph *g)
 {
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		free(g->defs[i].name);
-		free(g->defs[i].scope);
+	while (g->strs) {
+		struct cg_strs *next = g->strs->next;
+		free(g->strs);
+		g->strs = next;
 	}
 	for (size_t i = 0; i < g->kinds_nr; i++)
 		free(g->kinds[i]);
@@ -1318,7 +1423,7 @@ void cgraph_release(struct cgraph *g)
 	free(g->defs);
 	free(g->by_name);
 	free(g->slots);
-	free(g->slot_tags);
+	free(g->names);
 	free(g->calls);
 	free(g->out);
 	free(g->files);

@@ -39,14 +39,14 @@ int cgraph_is_test_path(const char *path)
 	return dot && (strstr(dot, ".test.") || strstr(dot, ".spec."));
 }
 
-const char *cgraph_entry_reason(const struct cg_def *d)
+const char *cgraph_entry_reason(const struct cgraph *g, const struct cg_def *d)
 {
 	size_t n = strlen(d->name);
 
 	if (!strcmp(d->name, "main") || !strcmp(d->name, "__main__") || !strcmp(d->name, "wmain") ||
 	    !strncmp(d->name, "LLVMFuzzer", 10))
 		return "main";	/* LLVMFuzzerTestOneInput: a fuzzer's entry */
-	if (cgraph_is_test_path(d->path))
+	if (cgraph_is_test_path(cg_path(g, d)))
 		return "test";
 	if (!strncmp(d->name, "test", 4) || !strncmp(d->name, "Test", 4) || !strncmp(d->name, "Benchmark", 9) ||
 	    !strncmp(d->name, "Example", 7) || !strncmp(d->name, "Fuzz", 4))
@@ -75,7 +75,7 @@ static int dead_default_kind(const char *kind)
 /* Why d is dead (GS_*), or GS_REACHED when something reaches it. */
 int cgraph_dead_reason(const struct cg_def *d)
 {
-	if (d->calls_in || d->ambiguous_in || d->refs_in || d->mentions)
+	if (d->uses)
 		return GS_REACHED;
 	if (d->self_calls)
 		return GS_RECURSIVE_ONLY;
@@ -91,18 +91,18 @@ const char *gstore_reason_name(int reason)
 	return reason > 0 && reason <= GS_NAMESAKE_ONLY ? names[reason] : NULL;
 }
 
-void dead_emit(struct refs *r, const struct cg_def *d, const char *why)
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *why)
 {
 	struct buf *b = &r->out;
 
 	nd_begin(b, "dead");
 	nd_str(b, "name", d->name);
-	nd_str(b, "kind", d->kind);
-	nd_str(b, "path", d->path);
+	nd_str(b, "kind", cg_kind(g, d));
+	nd_str(b, "path", cg_path(g, d));
 	nd_int(b, "line", d->line);
 	nd_int(b, "end_line", d->end_line);
 	nd_str(b, "scope", d->scope);
-	nd_str(b, "lang", d->lang);
+	nd_str(b, "lang", cg_lang(g, d));
 	nd_str(b, "reason", why);
 	nd_int(b, "namesake_calls", d->namesake_calls);
 	nd_int(b, "self_calls", d->self_calls);
@@ -137,14 +137,14 @@ int refs_dead(struct refs *r)
 		const struct cg_def *d = &g.defs[i];
 		const char *why;
 
-		if (!dead_wanted(r, d->kind, d->path, d->lang))
+		if (!dead_wanted(r, cg_kind(&g, d), cg_path(&g, d), cg_lang(&g, d)))
 			continue;
 		seen++;
-		if (cgraph_entry_reason(d) || !(why = gstore_reason_name(cgraph_dead_reason(d))))
+		if (cgraph_entry_reason(&g, d) || !(why = gstore_reason_name(cgraph_dead_reason(d))))
 			continue;
 		found++;
 		if (r->emitted < r->o.limit)
-			dead_emit(r, d, why);
+			dead_emit(r, &g, d, why);
 	}
 	if (!found)
 		fprintf(stderr, "%s: nothing unreached among %zu definitions\n", progname, seen);

@@ -89,9 +89,9 @@ static int zero(struct gs_count c)
 }
 
 /* "path\tname\tkind\tscope" of d (a NULL scope written "\1"). */
-static char *sig_of(const struct cg_def *d)
+static char *sig_of(const struct cgraph *g, const struct cg_def *d)
 {
-	return xasprintf("%s\t%s\t%s\t%s", d->path, d->name, d->kind, d->scope ? d->scope : "\1");
+	return xasprintf("%s\t%s\t%s\t%s", cg_path(g, d), d->name, cg_kind(g, d), d->scope ? d->scope : "\1");
 }
 
 static int base_valid(sqlite3 *db)
@@ -261,21 +261,21 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 		const struct cg_def *d = &g.defs[i];
 		struct gs_count c = counts_of(d), s;
 
-		if (has_str(p->paths, p->paths_nr, d->path)) {
-			if (!stored(st, d->path, d->rowid, &s)) {
+		if (has_str(p->paths, p->paths_nr, cg_path(&g, d))) {
+			if (!stored(st, cg_path(&g, d), d->rowid, &s)) {
 				give_up(p, r, "the stored answers lack a definition");
 				break;
 			}
 			ALLOC_GROW(p->old, p->old_nr + 1, p->old_alloc);
-			p->old[p->old_nr++] = (struct gs_old){ sig_of(d), xstrdup(d->name),
+			p->old[p->old_nr++] = (struct gs_old){ sig_of(&g, d), xstrdup(d->name),
 				{ s.uses - c.uses, s.self_calls - c.self_calls, s.namesake_calls - c.namesake_calls } };
-			if (!strcmp(d->kind, "class")) {
+			if (!strcmp(cg_kind(&g, d), "class")) {
 				ALLOC_GROW(p->classes, p->classes_nr + 1, p->classes_alloc);
 				p->classes[p->classes_nr++] = xstrdup(d->name);
 			}
 		} else if (!zero(c)) {
 			ALLOC_GROW(p->share, p->share_nr + 1, p->share_alloc);
-			p->share[p->share_nr++] = (struct gs_share){ xstrdup(d->path), xstrdup(d->name), d->rowid, c };
+			p->share[p->share_nr++] = (struct gs_share){ xstrdup(cg_path(&g, d)), xstrdup(d->name), d->rowid, c };
 		}
 	}
 	sqlite3_finalize(st);
@@ -394,8 +394,8 @@ static void changed_names(struct delta *d)
 
 	d->keys = xcalloc(d->now.defs_nr + 1, sizeof(*d->keys));
 	for (size_t i = 0; i < d->now.defs_nr; i++)
-		if (in_c(d, d->now.defs[i].path)) {
-			d->keys[i] = sig_of(&d->now.defs[i]);
+		if (in_c(d, cg_path(&d->now, &d->now.defs[i]))) {
+			d->keys[i] = sig_of(&d->now, &d->now.defs[i]);
 			at[n++] = &d->keys[i];
 		}
 	number_keys(at, n);
@@ -490,7 +490,7 @@ static int class_comes_or_goes(struct delta *d)
 	sqlite3_stmt *st;
 
 	for (size_t i = 0; i < d->now.defs_nr; i++)
-		if (in_c(d, d->now.defs[i].path) && !strcmp(d->now.defs[i].kind, "class"))
+		if (in_c(d, cg_path(&d->now, &d->now.defs[i])) && !strcmp(cg_kind(&d->now, &d->now.defs[i]), "class"))
 			add_str(&now, &nr, &alloc, d->now.defs[i].name);
 	if (nr)
 		qsort(now, nr, sizeof(*now), cmp_str);
@@ -686,10 +686,10 @@ static int write_shares(struct delta *d)
 	}
 	for (size_t i = 0; i < d->now.defs_nr; i++) {
 		const struct cg_def *x = &d->now.defs[i];
-		if (in_c(d, x->path) || has_str(d->u, d->u_nr, x->name) || zero(counts_of(x)))
+		if (in_c(d, cg_path(&d->now, x)) || has_str(d->u, d->u_nr, x->name) || zero(counts_of(x)))
 			continue;
 		ALLOC_GROW(s, nr + 1, alloc);
-		s[nr++] = (struct gs_share){ x->path, x->name, x->rowid, counts_of(x) };
+		s[nr++] = (struct gs_share){ cg_path(&d->now, x), x->name, x->rowid, counts_of(x) };
 	}
 	if (nr)
 		qsort(s, nr, sizeof(*s), cmp_share);
@@ -738,16 +738,16 @@ static int write_rows(struct delta *d)
 	rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO graph_defs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *x = &g->defs[i];
-		int c = in_c(d, x->path);
+		int c = in_c(d, cg_path(g, x));
 		struct gs_count n = c ? d->counts[i] : counts_of(x);
 		if (!c && !has_str(d->u, d->u_nr, x->name))
 			continue;
 		if (ids[x->file] == -2)
-			ids[x->file] = file_id(db, x->path, 0);
+			ids[x->file] = file_id(db, cg_path(g, x), 0);
 		if (ids[x->file] < 0)
 			rc = SQLITE_CORRUPT;
 		else
-			rc = gstore_def_row(db, st, (long)ids[x->file], x, n.uses, n.self_calls, n.namesake_calls);
+			rc = gstore_def_row(db, st, g, (long)ids[x->file], x, n.uses, n.self_calls, n.namesake_calls);
 	}
 	sqlite3_finalize(st);
 	fe_nr = cgraph_file_edges(g, &fe);

@@ -9,6 +9,10 @@
 #include "index/run.h"
 #include "index/engine.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 static void hook(void *data, struct ci_index *ix, int phase, const char *const *paths, size_t n)
 {
 	struct gstore_hook *h = data;
@@ -81,6 +85,21 @@ static void say(int rc, int update, int incremental, long rebound, const char *w
 		fprintf(stderr, "%s: graph store: %ld files re-bound\n", progname, rebound);
 }
 
+/* SQLite's page cache of db set to size (PRAGMA cache_size's units); the size it had. */
+static sqlite3_int64 cache_size(sqlite3 *db, sqlite3_int64 size)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 was = size;
+	char sql[64];
+
+	if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		was = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size=%lld", (long long)size);
+	sqlite3_exec(db, sql, NULL, NULL, NULL);
+	return was;
+}
+
 void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 {
 	struct refs_opts o = { .limit = 100, .depth = -1 };
@@ -89,7 +108,7 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	int lock = -1, rc;
 	long rebound;
 	const char *why;
-	sqlite3_int64 map;
+	sqlite3_int64 map, cache;
 
 	if (!r->wrote || r->o.no_graph)
 		return;
@@ -101,8 +120,16 @@ void gstore_run(struct ix_run *r, const struct gstore_hook *h)
 	if (verbosity)
 		fprintf(stderr, "%s: storing the call graph's answers (dead, arch)\n", progname);
 	map = index_unmap(index_db(ix));	/* it reads most of the index once */
+	cache = cache_size(index_db(ix), -8192);	/* the graph is the peak of memory: 8 MiB, not 64 */
+#ifdef __GLIBC__
+	/* what the build freed (its threads' arenas keep it, and the pages
+	 * the smaller cache let go), given back before the graph is bound: a
+	 * peak of its own on top of the build's */
+	malloc_trim(0);
+#endif
 	refs_init(&q, ix, &o, stdout);
 	rc = gstore_update(&q, h ? h->pre : NULL, &rebound, &why);
+	cache_size(index_db(ix), cache);
 	index_remap(index_db(ix), map);
 	say(rc, h != NULL, h && h->pre, rebound, why);
 	refs_release(&q);

@@ -19,8 +19,8 @@ static const char gs_tables[] =
 	/* the files, by an id that outlives the others' coming and going (a
 	 * build numbers them in path order from 0) */
 	"CREATE TABLE IF NOT EXISTS graph_files(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
-	/* every definition of every file: its uses (calls_in + ambiguous_in +
-	 * refs_in + mentions, cgraph.h), self and namesake calls, 1 in entry
+	/* every definition of every file: its uses (cg_def.uses: calls, ambiguous
+	 * calls, references and mentions, cgraph.h), self and namesake calls, 1 in entry
 	 * when it is an entry point; dead's are those with no use, no entry */
 	"CREATE TABLE IF NOT EXISTS graph_defs(fid INTEGER NOT NULL, def INTEGER NOT NULL, uses INTEGER NOT NULL, "
 	"self_calls INTEGER NOT NULL, namesake_calls INTEGER NOT NULL, entry INTEGER NOT NULL, "
@@ -147,10 +147,9 @@ int gstore_dead(struct refs *r)
 
 		if (file < 0)
 			die("index: graph_defs names a file the index lacks: run 'ci-index build'");
-		d.path = g.files[file].path;
-		d.lang = g.files[file].lang;
-		d.kind = (char *)refs_col(st, 4);
-		if (!dead_wanted(r, d.kind, d.path, d.lang))
+		d.file = file;
+		d.kind = cgraph_kind(&g, refs_col(st, 4));
+		if (!dead_wanted(r, cg_kind(&g, &d), cg_path(&g, &d), cg_lang(&g, &d)))
 			continue;
 		found++;
 		if (r->emitted >= r->o.limit)
@@ -162,7 +161,7 @@ int gstore_dead(struct refs *r)
 		d.line = sqlite3_column_int64(st, 5);
 		d.end_line = sqlite3_column_int64(st, 6);
 		d.scope = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : (char *)refs_col(st, 7);
-		dead_emit(r, &d, why);
+		dead_emit(r, &g, &d, why);
 	}
 	sqlite3_finalize(st);
 	if (!found)
@@ -196,7 +195,8 @@ static int make_tables(sqlite3 *db)
 	return rc;
 }
 
-int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def *d, long uses, long self_calls,
+int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, const struct cgraph *g, long fid, const struct cg_def *d,
+		   long uses, long self_calls,
 		   long namesake_calls)
 {
 	sqlite3_reset(st);
@@ -205,7 +205,7 @@ int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def 
 	sqlite3_bind_int64(st, 3, uses);
 	sqlite3_bind_int64(st, 4, self_calls);
 	sqlite3_bind_int64(st, 5, namesake_calls);
-	sqlite3_bind_int(st, 6, cgraph_entry_reason(d) != NULL);
+	sqlite3_bind_int(st, 6, cgraph_entry_reason(g, d) != NULL);
 	return sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 }
 
@@ -218,20 +218,48 @@ int gstore_stamp(sqlite3 *db)
 	return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
-/* The statements that write the answers of g; SQLITE_OK or SQLite's code. */
-static int store(sqlite3 *db, const struct cgraph *g)
+/* The tables emptied, and st the statement that writes a row of graph_calls;
+ * SQLITE_OK or SQLite's code. */
+static int store_begin(sqlite3 *db, sqlite3_stmt **st)
 {
-	struct cg_fedge *fe;
-	size_t fe_nr = cgraph_file_edges(g, &fe);
-	sqlite3_stmt *st = NULL;
 	int rc = make_tables(db);
 
+	*st = NULL;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "DELETE FROM graph_stamp; DELETE FROM graph_base; DELETE FROM graph_session; "
 				  "DELETE FROM graph_files; DELETE FROM graph_defs; DELETE FROM graph_calls; "
 				  "DELETE FROM graph_prefixes", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_files VALUES (?1, ?2)", -1, &st, NULL);
+		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_calls VALUES (?1, ?2, ?3)", -1, st, NULL);
+	return rc;
+}
+
+/* The calls between files, written as the graph is read (cg_edge_fn). */
+struct edge_sink {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int rc;			/* SQLITE_OK, or the first error */
+};
+
+static void put_edge(void *arg, int a, int b, long calls)
+{
+	struct edge_sink *s = arg;
+
+	if (s->rc != SQLITE_OK)
+		return;
+	sqlite3_reset(s->st);
+	sqlite3_bind_int(s->st, 1, a);
+	sqlite3_bind_int(s->st, 2, b);
+	sqlite3_bind_int64(s->st, 3, calls);
+	s->rc = sqlite3_step(s->st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+}
+
+/* The rest of the answers of g (its file edges written as it loaded); SQLITE_OK or SQLite's code. */
+static int store(sqlite3 *db, const struct cgraph *g)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "INSERT INTO graph_files VALUES (?1, ?2)", -1, &st, NULL);
+
 	for (size_t f = 0; rc == SQLITE_OK && f < g->files_nr; f++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)f);
@@ -244,22 +272,10 @@ static int store(sqlite3 *db, const struct cgraph *g)
 		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_defs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *d = &g->defs[i];
-		rc = gstore_def_row(db, st, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
+		rc = gstore_def_row(db, st, g, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_calls VALUES (?1, ?2, ?3)", -1, &st, NULL);
-	for (size_t i = 0; rc == SQLITE_OK && i < fe_nr; i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int(st, 1, fe[i].a);
-		sqlite3_bind_int(st, 2, fe[i].b);
-		sqlite3_bind_int64(st, 3, fe[i].calls);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	free(fe);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_prefixes VALUES (?1)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->prefixes_nr; i++) {
@@ -273,10 +289,26 @@ static int store(sqlite3 *db, const struct cgraph *g)
 	return rc;
 }
 
+/* The whole graph bound, its answers written; SQLITE_OK or SQLite's code. */
+static int store_whole(struct refs *r)
+{
+	struct edge_sink s = { r->db, NULL, SQLITE_OK };
+	struct cgraph g;
+
+	s.rc = store_begin(r->db, &s.st);
+	if (s.rc == SQLITE_OK) {
+		cgraph_load_edges(&g, r, CG_MENTIONS, put_edge, &s);
+		if (s.rc == SQLITE_OK)
+			s.rc = store(r->db, &g);
+		cgraph_release(&g);
+	}
+	sqlite3_finalize(s.st);
+	return s.rc;
+}
+
 int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const char **why)
 {
 	sqlite3 *db = r->db;
-	struct cgraph g;
 	int rc, by_name = r->o.by_name;
 
 	*rebound = -1;
@@ -293,11 +325,8 @@ int gstore_update(struct refs *r, struct gstore_pre *pre, long *rebound, const c
 		return 0;
 	}
 	rc = gstore_delta(r, pre, rebound, why);	/* gsdelta.c: -1 when it does not apply */
-	if (rc < 0) {
-		cgraph_load(&g, r, CG_MENTIONS);
-		rc = store(db, &g);
-		cgraph_release(&g);
-	}
+	if (rc < 0)
+		rc = store_whole(r);
 	r->o.by_name = by_name;
 	if (index_damage_seen(r->ix) || (rc & 0xff) == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

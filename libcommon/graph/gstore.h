@@ -80,9 +80,10 @@ int gstore_delta(struct refs *r, struct gstore_pre *pre, long *rebound, const ch
  * SQLite's code; the stamp and base written. */
 static inline long gstore_uses(const struct cg_def *d)
 {
-	return d->calls_in + d->ambiguous_in + d->refs_in + d->mentions;
+	return d->uses;
 }
-int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, long fid, const struct cg_def *d, long uses, long self_calls,
+int gstore_def_row(sqlite3 *db, sqlite3_stmt *st, const struct cgraph *g, long fid, const struct cg_def *d,
+		   long uses, long self_calls,
 		   long namesake_calls);
 int gstore_stamp(sqlite3 *db);
 
@@ -107,7 +108,7 @@ const char *gstore_reason_name(int reason);
 /* dead.c's: does dead look at a definition of this kind, path and lang
  * (--kind, else what is called; --path; --lang)?  Its record, why: its reason. */
 int dead_wanted(const struct refs *r, const char *kind, const char *path, const char *lang);
-void dead_emit(struct refs *r, const struct cg_def *d, const char *why);
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *why);
 
 /* ---- gsrun.c: the store in ci-index's runs (index/run.h) ---- */
 struct ix_run;

@@ -36,7 +36,7 @@ static size_t mark_defs(const struct cgraph *g, const char *q, char *mark)
 	n = cgraph_named(g, name, &first);
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (refs_qualifier_matches(scope, d->scope, d->path)) {
+		if (refs_qualifier_matches(scope, d->scope, cg_path(g, d))) {
 			mark[g->by_name[first + i]] = 1;
 			found++;
 		}
@@ -93,8 +93,8 @@ static void add_hop(struct buf *b, const struct cgraph *g, int d, const struct c
 
 	buf_addstr(b, "{\"name\":");
 	nd_json_string(b, x->name, strlen(x->name));
-	nd_str(b, "kind", x->kind);
-	nd_str(b, "path", x->path);
+	nd_str(b, "kind", cg_kind(g, x));
+	nd_str(b, "path", cg_path(g, x));
 	nd_int(b, "line", x->line);
 	nd_str(b, "scope", x->scope);
 	if (via) {
@@ -102,7 +102,7 @@ static void add_hop(struct buf *b, const struct cgraph *g, int d, const struct c
 		nd_key(b, "call");
 		buf_addstr(b, "{\"path\":");
 		nd_json_string(b, g->files[via->file].path, strlen(g->files[via->file].path));
-		buf_addf(b, ",\"line\":%ld,\"col\":%ld", via->line, via->col);
+		buf_addf(b, ",\"line\":%d,\"col\":%d", via->line, via->col);
 		nd_str(b, "binding", how);
 		buf_addch(b, '}');
 	}
