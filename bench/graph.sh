@@ -10,8 +10,9 @@
 # cycles (`ci-refs cycles`), and compares them with bench/graph-ast.py, which
 # reads the same files with Python's ast module and resolves imports by the
 # import system's rules.  Prints the edge precision and recall of ci against
-# the AST graph, the type-only (if TYPE_CHECKING:) marks that disagree, and
-# both sets of cycles; then what ci-refs dead and arch report, with their wall
+# the AST graph, the type-only (if TYPE_CHECKING:) marks that disagree, both
+# sets of cycles, and `ci-refs --depth 3 impact` of every file (the importers
+# at levels 1-3) against a breadth-first walk of the AST graph; then what ci-refs dead and arch report, with their wall
 # time, and the call edges (call file:line -> definition file:line) of callers
 # against the tool's: ci's bound callers, the same with --by-name, every
 # definition of the name (what ci-refs refs gives), with the tool's own figures
@@ -119,6 +120,40 @@ echo "ci-refs cycles:"
 ci-refs --json cycles 2>/dev/null | jq -c .files | sort || :
 echo "ast:"
 jq -c 'select(._type == "cycle") | .files' "$tmp/ast.all" | sort
+# impact: for every file, the files that import it through 1-3 levels of
+# imports (type-only ones too) and at which level, against a breadth-first
+# walk of the AST check's reverse imports
+while read -r f; do
+	ci-refs --json --limit 10000 --depth 3 impact "$f" 2>/dev/null |
+		jq -c --arg of "$f" 'select(.signals.import > 0) | {of: $of, path, depth}' || :
+done <"$tmp/files" | sort >"$tmp/ci.impact"
+/usr/bin/python3 -c '
+import json, sys
+rev = {}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    rev.setdefault(e["resolved"], set()).add(e["path"])
+for f in open(sys.argv[2]).read().split():
+    seen, level, d = {f}, [f], 0
+    while level and d < 3:
+        d += 1
+        nxt = sorted({p for x in level for p in rev.get(x, ()) if p not in seen})
+        for p in nxt:
+            seen.add(p)
+            print(json.dumps({"of": f, "path": p, "depth": d}, separators=(",", ":")))
+        level = nxt
+' "$tmp/ast" "$tmp/files" | sort >"$tmp/ast.impact"
+both=$(comm -12 "$tmp/ci.impact" "$tmp/ast.impact" | wc -l)
+nci=$(wc -l <"$tmp/ci.impact")
+nast=$(wc -l <"$tmp/ast.impact")
+echo "# impact (file, importer, level 1-3) of every file"
+awk -v b="$both" -v c="$nci" -v a="$nast" 'BEGIN {
+	printf "%-28s %6d %6d %6s %9.1f%% %7.1f%%\n", "ci-refs --depth 3 impact", c, b, "", c ? 100 * b / c : 0, a ? 100 * b / a : 0
+	printf "%-28s %6d\n", "ast (reference)", a }'
+echo "# only ci:"
+comm -23 "$tmp/ci.impact" "$tmp/ast.impact" | head -10
+echo "# only ast:"
+comm -13 "$tmp/ci.impact" "$tmp/ast.impact" | head -10
 
 # ---- the whole call graph: dead and arch, what they report and how long they take ----
 for c in dead arch; do
