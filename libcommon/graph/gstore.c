@@ -153,7 +153,7 @@ int gstore_dead(struct refs *r)
 			continue;
 		found++;
 		if (r->emitted >= r->o.limit)
-			continue;
+			break;	/* no count is reported past the limit: the rest need not be read */
 		d.self_calls = sqlite3_column_int64(st, 1);
 		d.namesake_calls = sqlite3_column_int64(st, 2);
 		why = gstore_reason_name(cgraph_dead_reason(&d));
