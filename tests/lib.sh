@@ -92,6 +92,16 @@ unset XDG_RUNTIME_DIR CI_RANK_SERVER_IDLE CI_INDEX_SERVER_IDLE
 PATH=$CI_BUILD_DIR:$PATH
 export PATH
 
+# SIGINT is ignored in a background job of a non-interactive shell (make check
+# started with &, nohup) and stays ignored in its children, where a test's
+# SIGINT would do nothing: `env $default_int cmd` puts its default action back
+# (GNU env; empty where env lacks the option)
+if env --default-signal=INT true 2>/dev/null; then
+	default_int=--default-signal=INT
+else
+	default_int=
+fi
+
 # ---- the trash directory ---------------------------------------------------------
 TRASH_DIRECTORY=$CI_BUILD_DIR/tests/trash/$test_name_
 TEST_TMP=$TRASH_DIRECTORY.tmp

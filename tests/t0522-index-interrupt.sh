@@ -45,7 +45,7 @@ test_expect_success 'SIGTERM in the middle of a build: no index.db.new left, the
 '
 
 test_expect_success 'SIGINT in the middle of a build: the same' '
-	(cd repo && test_status 130 env CI_INDEX_CRASH_AFTER=5 CI_INDEX_CRASH_SIGNAL=INT ci-index build) &&
+	(cd repo && test_status 130 env $default_int CI_INDEX_CRASH_AFTER=5 CI_INDEX_CRASH_SIGNAL=INT ci-index build) &&
 	nothing_left &&
 	as_before
 '

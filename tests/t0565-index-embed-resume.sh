@@ -18,14 +18,7 @@
 vec_lib_what='ci-index embedding resume tests'
 . "$CI_SRC_DIR/tests/vec-lib.sh"
 
-# SIGINT is ignored in a background job of a non-interactive shell (make
-# check started with &), and stays ignored in its children: the hook's SIGINT
-# would then do nothing.  GNU env puts its default action back.
-if env --default-signal=INT true 2>/dev/null; then
-	default_int=--default-signal=INT
-else
-	default_int=
-fi
+# the hook's SIGINT through env $default_int (tests/lib.sh)
 
 # state: the status fields that tell how far embedding got
 state() {
