@@ -259,6 +259,7 @@ static int add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 	d->file = f;
 	slot = name_slot(g, refs_col(st, 0), name_hash(refs_col(st, 0)));	/* (slots may move) */
 	d->name_at = g->slots[slot].name_at;
+	d->uses = (int)slot;	/* (until index_names()) */
 	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
@@ -270,16 +271,14 @@ static int add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 
 /* The names hashed, and by_name: the definitions grouped by name, each
  * name's in definition order (a counting sort by slot: no sort of 3.4 M
- * names, no copy of them). */
+ * names, no copy of them, no lookup: add_def() left each definition's
+ * slot in its uses, 0 again once it is placed). */
 static void index_names(struct cgraph *g)
 {
-	unsigned *of = xmalloc((g->defs_nr + 1) * sizeof(*of));	/* per definition, its name's slot */
 	size_t at = 0;
 
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		of[i] = name_slot(g, cg_name(g, &g->defs[i]), name_hash(cg_name(g, &g->defs[i])));	/* (slots may move) */
-		g->slots[of[i]].first++;	/* (counted, then made the first) */
-	}
+	for (size_t i = 0; i < g->defs_nr; i++)
+		g->slots[g->defs[i].uses].first++;	/* (counted, then made the first) */
 	for (size_t k = 0; k < g->slots_nr; k++) {
 		size_t n = g->slots[k].first;
 		g->slots[k].first = (unsigned)at;
@@ -289,12 +288,12 @@ static void index_names(struct cgraph *g)
 		g->slots[g->slots_nr].first = (unsigned)at;	/* one past the last */
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++) {
-		struct cg_slot *s = &g->slots[of[i]];
+		struct cg_slot *s = &g->slots[g->defs[i].uses];
 		g->by_name[s->first + s->uses++] = (int)i;	/* (uses: those placed, meanwhile) */
+		g->defs[i].uses = 0;
 	}
 	for (size_t k = 0; k < g->slots_nr; k++)
 		g->slots[k].uses = 0;
-	free(of);
 }
 
 /* Files, definitions, imports. */
