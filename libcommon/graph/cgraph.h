@@ -57,7 +57,8 @@ struct cg_def {
 				   body, unbound calls that fit it among others, references of
 				   another kind (type, ...) to its name and its name outside
 				   calls and definitions, elsewhere (while loading: less its
-				   name's references and mentions inside its own body) */
+				   name's references and mentions inside its own body; before
+				   that, cgraph.c's index_names(), its name's slot) */
 	int self_calls;		/* bound calls from inside its own body */
 	int namesake_calls;	/* calls of its name bound to another definition */
 };
