@@ -36,9 +36,12 @@ static const char *entry(const char *name, const char *path, int decorated)
 	char *kind = (char *)"function";
 	struct cgraph g = { .files = &f, .files_nr = 1, .kinds = &kind, .kinds_nr = 1 };
 	struct cg_def d = { 0 };
+	char block[64];
 
 	f.path = (char *)path;
-	d.name = (char *)name;
+	g.strs = (char *[]){ block };
+	snprintf(block, sizeof(block), "@%s", name);	/* (byte 0 of the first block unused) */
+	d.name_at = 1;
 	d.decorated = decorated;
 	return cgraph_entry_reason(&g, &d);
 }

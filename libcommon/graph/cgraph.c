@@ -17,6 +17,7 @@
 #include "parse/lang.h"
 
 #include <ctype.h>
+#include <limits.h>
 
 /* One resolved import, path -> resolved, as file indexes. */
 struct imp {
@@ -62,31 +63,27 @@ enum { CG_EDGES = 0x100 };
 #define parent_of(fp, d) ((fp)->parent[(size_t)(d) - (fp)->lo])
 
 /* The names and scopes of the definitions, in blocks (millions of short
- * strings: a malloc() each cost about as much again). */
-struct cg_strs {
-	struct cg_strs *next;
-	size_t used, size;
-	char buf[];
-};
+ * strings: a malloc() each cost about as much again): s copied, its address
+ * (cgraph.h's cg_str(): the block above CG_STR_BITS, the offset below; byte
+ * 0 of the first block unused, so 0 is no string). */
+enum { CG_STRS_BLOCK = 1 << CG_STR_BITS };
+_Static_assert(sizeof(struct cg_def) <= 40, "cg_def: 40 bytes (3.4 M of them on Linux)");
 
-enum { CG_STRS_BLOCK = 1 << 20 };
-
-static char *strs_add(struct cgraph *g, const char *s)
+static unsigned strs_add(struct cgraph *g, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	struct cg_strs *b = g->strs;
 
-	if (!b || b->size - b->used < n) {
-		size_t size = n > CG_STRS_BLOCK ? n : CG_STRS_BLOCK;
-		b = xmalloc(sizeof(*b) + size);
-		b->next = g->strs;
-		b->used = 0;
-		b->size = size;
-		g->strs = b;
+	if (g->strs_size - g->strs_used < n) {
+		if (g->strs_nr >= (size_t)1 << (32 - CG_STR_BITS))
+			die("index: more than 4 GiB of names and scopes for the call graph");
+		g->strs_size = n > CG_STRS_BLOCK ? n : CG_STRS_BLOCK;
+		ALLOC_GROW(g->strs, g->strs_nr + 1, g->strs_alloc);
+		g->strs[g->strs_nr++] = xmalloc(g->strs_size);
+		g->strs_used = g->strs_nr == 1;
 	}
-	memcpy(b->buf + b->used, s, n);
-	b->used += n;
-	return b->buf + b->used - n;
+	memcpy(g->strs[g->strs_nr - 1] + g->strs_used, s, n);
+	g->strs_used += n;
+	return (unsigned)((g->strs_nr - 1) << CG_STR_BITS | (g->strs_used - n));
 }
 
 static int cmp_imp(const void *x, const void *y)
@@ -132,7 +129,7 @@ static void grow_names(struct cgraph *g)
 	if (n > 1u << 30)
 		die("index: too many names for the call graph");
 	for (size_t s = 0; s < g->slots_nr; s++) {
-		unsigned h = name_hash(g->slots[s].name);
+		unsigned h = name_hash(cg_str(g, g->slots[s].name_at));
 		size_t k = h & (n - 1);
 		while (t[k])
 			k = (k + 1) & (n - 1);
@@ -155,7 +152,8 @@ static unsigned name_slot(struct cgraph *g, const char *name, unsigned h)
 	hi = ~(unsigned)g->slots_mask;
 	for (k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
 		const struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
-		if ((g->names[k] & hi) == (h & hi) && (s->name == name || !strcmp(s->name, name)))
+		const char *sn = cg_str(g, s->name_at);
+		if ((g->names[k] & hi) == (h & hi) && (sn == name || !strcmp(sn, name)))
 			return (unsigned)(s - g->slots);
 	}
 	ALLOC_GROW(g->slots, g->slots_nr + 2, g->slots_alloc);	/* (and one past the last) */
@@ -172,7 +170,7 @@ static struct cg_slot *find_slot(const struct cgraph *g, const char *name)
 		return NULL;
 	for (size_t k = h & g->slots_mask; g->names[k]; k = (k + 1) & g->slots_mask) {
 		struct cg_slot *s = &g->slots[(g->names[k] & g->slots_mask) - 1];
-		if ((g->names[k] & hi) == (h & hi) && !strcmp(s->name, name))
+		if ((g->names[k] & hi) == (h & hi) && !strcmp(cg_str(g, s->name_at), name))
 			return s;
 	}
 	return NULL;
@@ -244,39 +242,43 @@ void cgraph_load_files(struct cgraph *g, struct refs *r)
 }
 
 /* A definition of file f from st's row (name, kind, line, end_line, scope,
- * flags, rowid, col). */
-static void add_def(struct cgraph *g, sqlite3_stmt *st, int f)
+ * flags, rowid, col); its column (not kept: only load_named_defs() sorts by
+ * it). */
+static int add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 {
 	struct cg_def *d;
 	unsigned slot;
+	sqlite3_int64 rowid = sqlite3_column_int64(st, 6);
+
+	if (rowid < 0 || rowid > UINT_MAX)
+		die("index: a definition's rowid (%lld) over 32 bits for the call graph", (long long)rowid);
 
 	ALLOC_GROW(g->defs, g->defs_nr + 1, g->defs_alloc);
 	d = &g->defs[g->defs_nr++];
 	memset(d, 0, sizeof(*d));
 	d->file = f;
 	slot = name_slot(g, refs_col(st, 0), name_hash(refs_col(st, 0)));	/* (slots may move) */
-	d->name = (char *)g->slots[slot].name;
+	d->name_at = g->slots[slot].name_at;
+	d->uses = (int)slot;	/* (until index_names()) */
 	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
-	d->scope = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : NULL;
+	d->scope_at = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : 0;
 	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
-	d->rowid = sqlite3_column_int64(st, 6);
-	d->col = sqlite3_column_int64(st, 7);
+	d->rowid = (unsigned)rowid;
+	return (int)sqlite3_column_int64(st, 7);
 }
 
 /* The names hashed, and by_name: the definitions grouped by name, each
  * name's in definition order (a counting sort by slot: no sort of 3.4 M
- * names, no copy of them). */
+ * names, no copy of them, no lookup: add_def() left each definition's
+ * slot in its uses, 0 again once it is placed). */
 static void index_names(struct cgraph *g)
 {
-	unsigned *of = xmalloc((g->defs_nr + 1) * sizeof(*of));	/* per definition, its name's slot */
 	size_t at = 0;
 
-	for (size_t i = 0; i < g->defs_nr; i++) {
-		of[i] = name_slot(g, g->defs[i].name, name_hash(g->defs[i].name));	/* (slots may move) */
-		g->slots[of[i]].first++;	/* (counted, then made the first) */
-	}
+	for (size_t i = 0; i < g->defs_nr; i++)
+		g->slots[g->defs[i].uses].first++;	/* (counted, then made the first) */
 	for (size_t k = 0; k < g->slots_nr; k++) {
 		size_t n = g->slots[k].first;
 		g->slots[k].first = (unsigned)at;
@@ -286,12 +288,12 @@ static void index_names(struct cgraph *g)
 		g->slots[g->slots_nr].first = (unsigned)at;	/* one past the last */
 	g->by_name = xmalloc((g->defs_nr + 1) * sizeof(int));
 	for (size_t i = 0; i < g->defs_nr; i++) {
-		struct cg_slot *s = &g->slots[of[i]];
+		struct cg_slot *s = &g->slots[g->defs[i].uses];
 		g->by_name[s->first + s->uses++] = (int)i;	/* (uses: those placed, meanwhile) */
+		g->defs[i].uses = 0;
 	}
 	for (size_t k = 0; k < g->slots_nr; k++)
 		g->slots[k].uses = 0;
-	free(of);
 }
 
 /* Files, definitions, imports. */
@@ -420,7 +422,7 @@ static int c_family(const struct cgraph *g, const struct cg_def *d)
 static int same_symbol(const struct cgraph *g, const struct cg_def *p, const struct cg_def *d)
 {
 	return c_family(g, p) && c_family(g, d) && is_header(cg_path(g, p)) != is_header(cg_path(g, d)) &&
-	       ((!p->scope && !d->scope) || (p->scope && d->scope && !strcmp(p->scope, d->scope)));
+	       ((!p->scope_at && !d->scope_at) || (p->scope_at && d->scope_at && !strcmp(cg_scope(g, p), cg_scope(g, d))));
 }
 
 /* Does the scope cls enclose s ("A.f" encloses "A.f" and "A.f.g", not "A.fg")? */
@@ -492,7 +494,7 @@ static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int 
 
 		if (di == to) {
 			continue;
-		} else if (!own && (to < 0 || (d->scope && method_call && strcmp(cg_kind(g, d), "function")))) {
+		} else if (!own && (to < 0 || (d->scope_at && method_call && strcmp(cg_kind(g, d), "function")))) {
 			d->uses++;
 		} else if (!own) {
 			d->namesake_calls++;
@@ -508,7 +510,7 @@ static void fill_cands(struct cgraph *g, struct file_pass *fp, int file, size_t 
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
 		fp->bd[i].path = cg_path(g, d);
-		fp->bd[i].scope = d->scope;
+		fp->bd[i].scope = cg_scope(g, d);
 		fp->bd[i].imported = d->file != file && imported(fp, d->file);
 	}
 }
@@ -566,7 +568,7 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 
 		if (di == to || !bind_is_js(cg_path(g, d)))
 			continue;	/* (a call of a TS/JS file never reaches another language's) */
-		else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function"))
+		else if (!own && d->scope_at && method_call && strcmp(cg_kind(g, d), "function"))
 			d->uses++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
 			d->namesake_calls++;
@@ -608,8 +610,8 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 	def = bind_ref(&how, path, scope, recv, fp->bd, n);
 	for (size_t i = 0; (recv == RECV_BARE || recv == RECV_UNKNOWN) && i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (d->scope && !strcmp(cg_kind(g, d), "function") && !strcmp(cg_path(g, d), path) &&
-		    scope_encloses(d->scope, scope)) {
+		if (d->scope_at && !strcmp(cg_kind(g, d), "function") && !strcmp(cg_path(g, d), path) &&
+		    scope_encloses(cg_scope(g, d), scope)) {
 			def = (long)i;	/* a nested function, in the function that defines it */
 			how = BIND_LOCAL;
 			break;
@@ -633,7 +635,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 			    same_symbol(g, &g->defs[g->by_name[first + def]], d))) {
 			add_call(g, fp, from, di, file, line, col_, how);	/* a tie, or a C prototype and its function */
 			body |= !is_header(cg_path(g, d)) && same_symbol(g, &g->defs[g->by_name[first + def]], d);
-		} else if (!own && d->scope && method_call && strcmp(cg_kind(g, d), "function")) {
+		} else if (!own && d->scope_at && method_call && strcmp(cg_kind(g, d), "function")) {
 			d->uses++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
 			d->namesake_calls++;
@@ -678,7 +680,7 @@ static void mention(struct cgraph *g, const struct file_pass *fp, int file, cons
 	 * it: counted once for the name, and once for each of those */
 	s->uses++;
 	for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0; d = parent_of(fp, d))
-		if (!strcmp(g->defs[d].name, tok) && inside(&g->defs[d], file, line))
+		if (!strcmp(cg_name(g, &g->defs[d]), tok) && inside(&g->defs[d], file, line))
 			g->defs[d].uses--;	/* the name's count added at the end */
 }
 
@@ -750,16 +752,16 @@ static void mark_overrides(struct cgraph *g, const struct file_pass *fp, size_t 
 {
 	for (size_t i = lo; i < hi; i++) {
 		const struct cg_def *c = &g->defs[i];
-		size_t nl = strlen(c->name);
+		size_t nl = strlen(cg_name(g, c));
 
 		if (strcmp(cg_kind(g, c), "class") || !cg_lang(g, c) || strcmp(cg_lang(g, c), "python") ||
 		    c->line > fp->lines_nr ||
 		    !external_base(g, fp->lines[c->line - 1]))
 			continue;
 		for (size_t k = i + 1; k < hi && g->defs[k].line <= c->end_line; k++) {
-			const char *sc = g->defs[k].scope;
+			const char *sc = cg_scope(g, &g->defs[k]);
 			size_t ls = sc ? strlen(sc) : 0;
-			if (ls >= nl && !strcmp(sc + ls - nl, c->name) && (ls == nl || sc[ls - nl - 1] == '.'))
+			if (ls >= nl && !strcmp(sc + ls - nl, cg_name(g, c)) && (ls == nl || sc[ls - nl - 1] == '.'))
 				g->defs[k].override = 1;
 		}
 	}
@@ -887,7 +889,7 @@ static void load_file(struct cgraph *g, struct refs *r, struct file_pass *fp, sq
 			s->uses++;
 			for (int d = line >= 1 && line <= fp->lines_nr ? fp->inner[line - 1] : -1; d >= 0;
 			     d = parent_of(fp, d))
-				if (!strcmp(g->defs[d].name, name) && inside(&g->defs[d], file, line))
+				if (!strcmp(cg_name(g, &g->defs[d]), name) && inside(&g->defs[d], file, line))
 					g->defs[d].uses--;	/* the name's count added at the end */
 		}
 	}
@@ -905,7 +907,7 @@ static size_t cg_named(void *ctx, const char *name, const struct rs_def **out)
 	 * few Python files (Linux) most of its pages are never touched */
 	for (size_t i = first; n && !fp->rsd[first + n - 1].name && i < first + n; i++) {
 		const struct cg_def *x = &fp->g->defs[fp->g->by_name[i]];
-		fp->rsd[i] = (struct rs_def){ x->name, cg_kind(fp->g, x), cg_path(fp->g, x), x->scope, x->line,
+		fp->rsd[i] = (struct rs_def){ cg_name(fp->g, x), cg_kind(fp->g, x), cg_path(fp->g, x), cg_scope(fp->g, x), x->line,
 					      x->end_line };
 	}
 	*out = fp->rsd + first;
@@ -945,7 +947,7 @@ static void mark_dynamic(struct cgraph *g)
 			has_len[pl] = 1;
 	}
 	for (size_t k = 0; k < g->slots_nr; k++) {
-		const char *name = g->slots[k].name;
+		const char *name = cg_str(g, g->slots[k].name_at);
 		unsigned h = 2166136261u;	/* name_hash() of its first l bytes */
 		int dyn = 0;
 
@@ -1247,18 +1249,26 @@ static void mention_names(const struct cgraph *g, sqlite3_stmt *mst, int f, stru
 	free(text);
 }
 
-static int cmp_def_order(const void *x, const void *y)
+/* load_named_defs()'s order: definitions (indexes into g->defs, with their
+ * columns col) by file, line, col, name, rowid. */
+struct def_order {
+	const struct cgraph *g;
+	const int *col;
+};
+
+static int cmp_def_order(const void *x, const void *y, void *arg)
 {
-	const struct cg_def *a = x, *b = y;
-	int c;
+	const struct def_order *o = arg;
+	int i = *(const int *)x, j = *(const int *)y, c;
+	const struct cg_def *a = &o->g->defs[i], *b = &o->g->defs[j];
 
 	if (a->file != b->file)
 		return a->file < b->file ? -1 : 1;
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
-	if (a->col != b->col)
-		return a->col < b->col ? -1 : 1;
-	c = strcmp(a->name, b->name);
+	if (o->col[i] != o->col[j])
+		return o->col[i] < o->col[j] ? -1 : 1;
+	c = strcmp(cg_name(o->g, a), cg_name(o->g, b));
 	return c ? c : (a->rowid > b->rowid) - (a->rowid < b->rowid);
 }
 
@@ -1280,6 +1290,9 @@ static int cmp_blob_file(const void *x, const void *y)
 static void load_named_defs(struct cgraph *g, struct refs *r, const struct names *n)
 {
 	struct blob_file *bf = xmalloc((g->files_nr + 1) * sizeof(*bf));
+	int *col = NULL, *order;
+	size_t col_alloc = 0;
+	struct cg_def *sorted;
 	sqlite3_stmt *st = refs_prep(r, "SELECT name, kind, line, end_line, scope, flags, rowid, col, blob_id "
 				     "FROM defs WHERE name = ?1");
 
@@ -1299,14 +1312,27 @@ static void load_named_defs(struct cgraph *g, struct refs *r, const struct names
 				else
 					hi = mid;
 			}
-			for (; lo < g->files_nr && bf[lo].blob == blob; lo++)
-				add_def(g, st, bf[lo].file);
+			for (; lo < g->files_nr && bf[lo].blob == blob; lo++) {
+				ALLOC_GROW(col, g->defs_nr + 1, col_alloc);
+				col[g->defs_nr] = add_def(g, st, bf[lo].file);
+			}
 		}
 	}
 	sqlite3_finalize(st);
 	free(bf);
+	order = xmalloc((g->defs_nr + 1) * sizeof(*order));
+	for (size_t i = 0; i < g->defs_nr; i++)
+		order[i] = (int)i;
 	if (g->defs_nr)
-		qsort(g->defs, g->defs_nr, sizeof(*g->defs), cmp_def_order);
+		qsort_r(order, g->defs_nr, sizeof(*order), cmp_def_order, &(struct def_order){ g, col });
+	sorted = xmalloc((g->defs_nr + 1) * sizeof(*sorted));
+	for (size_t i = 0; i < g->defs_nr; i++)
+		sorted[i] = g->defs[order[i]];
+	free(g->defs);
+	g->defs = sorted;
+	g->defs_alloc = g->defs_nr + 1;
+	free(order);
+	free(col);
 }
 
 void cgraph_load_part(struct cgraph *g, struct refs *r, const char *const *paths, size_t nr,
@@ -1408,11 +1434,9 @@ size_t cgraph_file_edges(const struct cgraph *g, struct cg_fedge **out)
 
 void cgraph_release(struct cgraph *g)
 {
-	while (g->strs) {
-		struct cg_strs *next = g->strs->next;
-		free(g->strs);
-		g->strs = next;
-	}
+	for (size_t i = 0; i < g->strs_nr; i++)
+		free(g->strs[i]);
+	free(g->strs);
 	for (size_t i = 0; i < g->kinds_nr; i++)
 		free(g->kinds[i]);
 	free(g->kinds);

@@ -34,16 +34,18 @@ struct cg_slot {
 	unsigned first;		/* its first definition, into by_name */
 	int uses;		/* while loading: its mentions and non-call references, every
 				   definition's */
-	const char *name;	/* the name (its definitions' one copy), compared without a hop */
+	unsigned name_at;	/* the name (its definitions' one copy; cg_str()) */
 };
 
-/* One definition, a node of the call graph (3.4 M on Linux: kept small;
- * lines, columns and counts fit in an int). */
+/* One definition, a node of the call graph (3.4 M on Linux: kept small, 40
+ * bytes; lines and counts fit in an int, rowids in 32 bits, cgraph_load()
+ * dies on one that does not). */
 struct cg_def {
-	char *name, *scope;	/* from the index (in cgraph.strs: a name once, each
-				   definition of it pointing there); scope may be NULL */
-	sqlite3_int64 rowid;	/* its row of the defs table */
-	int line, end_line, col;	/* its lines, and the column it starts at */
+	unsigned name_at, scope_at;	/* its name and scope (cg_name(), cg_scope()): where
+				   in cgraph.strs (a name once, each definition of it
+				   pointing there); scope_at 0 for no scope */
+	unsigned rowid;		/* its row of the defs table */
+	int line, end_line;	/* its lines */
 	int file;		/* its file, an index into cgraph.files: its path and lang
 				   (cg_path(), cg_lang()) */
 	unsigned kind:16;	/* an index into cgraph.kinds (cg_kind()) */
@@ -55,7 +57,8 @@ struct cg_def {
 				   body, unbound calls that fit it among others, references of
 				   another kind (type, ...) to its name and its name outside
 				   calls and definitions, elsewhere (while loading: less its
-				   name's references and mentions inside its own body) */
+				   name's references and mentions inside its own body; before
+				   that, cgraph.c's index_names(), its name's slot) */
 	int self_calls;		/* bound calls from inside its own body */
 	int namesake_calls;	/* calls of its name bound to another definition */
 };
@@ -80,6 +83,12 @@ struct cg_file {
 #define cg_path(g, d) ((g)->files[(d)->file].path)
 #define cg_lang(g, d) ((g)->files[(d)->file].lang)
 #define cg_kind(g, d) ((g)->kinds[(d)->kind])
+/* The string at a of g's blocks (a: cg_def.name_at, scope_at, not 0); the
+ * name and scope (or NULL) of definition d of g. */
+#define CG_STR_BITS 20
+#define cg_str(g, a) ((const char *)(g)->strs[(a) >> CG_STR_BITS] + ((a) & ((1u << CG_STR_BITS) - 1)))
+#define cg_name(g, d) cg_str(g, (d)->name_at)
+#define cg_scope(g, d) cg_scope_at(g, (d)->scope_at)
 
 /* A call edge between two files (indexes into cgraph.files, in path order):
  * how many bound calls the file a makes to definitions of file b (a != b). */
@@ -92,8 +101,6 @@ enum { CG_MENTIONS = 1 };	/* flags of cgraph_load() */
 
 /* cgraph_load_edges()'s: a calls b calls times (files, a != b). */
 typedef void cg_edge_fn(void *arg, int a, int b, long calls);
-
-struct cg_strs;		/* the names and scopes, in blocks (cgraph.c) */
 
 struct cgraph {
 	struct cg_def *defs;	/* in path, line order */
@@ -116,8 +123,15 @@ struct cgraph {
 	size_t prefixes_nr, prefixes_alloc;
 	char **kinds;		/* the kinds of definitions, one copy each */
 	size_t kinds_nr, kinds_alloc;
-	struct cg_strs *strs;	/* the definitions' names and scopes */
+	char **strs;		/* the definitions' names and scopes, in blocks of
+				   1 << CG_STR_BITS bytes (a longer string alone in one) */
+	size_t strs_nr, strs_alloc, strs_used, strs_size;	/* the last block's bytes used, and size */
 };
+
+static inline const char *cg_scope_at(const struct cgraph *g, unsigned a)
+{
+	return a ? cg_str(g, a) : NULL;
+}
 
 /* The calls of g between files, counted, sorted by (a, b), into *out
  * (owned by the caller); their number. */

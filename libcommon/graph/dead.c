@@ -41,17 +41,18 @@ int cgraph_is_test_path(const char *path)
 
 const char *cgraph_entry_reason(const struct cgraph *g, const struct cg_def *d)
 {
-	size_t n = strlen(d->name);
+	const char *name = cg_name(g, d);
+	size_t n = strlen(name);
 
-	if (!strcmp(d->name, "main") || !strcmp(d->name, "__main__") || !strcmp(d->name, "wmain") ||
-	    !strncmp(d->name, "LLVMFuzzer", 10))
+	if (!strcmp(name, "main") || !strcmp(name, "__main__") || !strcmp(name, "wmain") ||
+	    !strncmp(name, "LLVMFuzzer", 10))
 		return "main";	/* LLVMFuzzerTestOneInput: a fuzzer's entry */
 	if (cgraph_is_test_path(cg_path(g, d)))
 		return "test";
-	if (!strncmp(d->name, "test", 4) || !strncmp(d->name, "Test", 4) || !strncmp(d->name, "Benchmark", 9) ||
-	    !strncmp(d->name, "Example", 7) || !strncmp(d->name, "Fuzz", 4))
+	if (!strncmp(name, "test", 4) || !strncmp(name, "Test", 4) || !strncmp(name, "Benchmark", 9) ||
+	    !strncmp(name, "Example", 7) || !strncmp(name, "Fuzz", 4))
 		return "test";
-	if (n > 4 && !strncmp(d->name, "__", 2) && !strcmp(d->name + n - 2, "__"))
+	if (n > 4 && !strncmp(name, "__", 2) && !strcmp(name + n - 2, "__"))
 		return "dunder";
 	if (d->decorated)
 		return "decorated";
@@ -59,8 +60,8 @@ const char *cgraph_entry_reason(const struct cgraph *g, const struct cg_def *d)
 		return "dynamic";
 	if (d->override)
 		return "override";
-	if (!strcmp(d->name, "setUp") || !strcmp(d->name, "tearDown") || !strcmp(d->name, "setUpClass") ||
-	    !strcmp(d->name, "tearDownClass"))
+	if (!strcmp(name, "setUp") || !strcmp(name, "tearDown") || !strcmp(name, "setUpClass") ||
+	    !strcmp(name, "tearDownClass"))
 		return "test";
 	return NULL;
 }
@@ -91,17 +92,18 @@ const char *gstore_reason_name(int reason)
 	return reason > 0 && reason <= GS_NAMESAKE_ONLY ? names[reason] : NULL;
 }
 
-void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *why)
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *name,
+	       const char *scope, const char *why)
 {
 	struct buf *b = &r->out;
 
 	nd_begin(b, "dead");
-	nd_str(b, "name", d->name);
+	nd_str(b, "name", name);
 	nd_str(b, "kind", cg_kind(g, d));
 	nd_str(b, "path", cg_path(g, d));
 	nd_int(b, "line", d->line);
 	nd_int(b, "end_line", d->end_line);
-	nd_str(b, "scope", d->scope);
+	nd_str(b, "scope", scope);
 	nd_str(b, "lang", cg_lang(g, d));
 	nd_str(b, "reason", why);
 	nd_int(b, "namesake_calls", d->namesake_calls);
@@ -144,7 +146,7 @@ int refs_dead(struct refs *r)
 			continue;
 		found++;
 		if (r->emitted < r->o.limit)
-			dead_emit(r, &g, d, why);
+			dead_emit(r, &g, d, cg_name(&g, d), cg_scope(&g, d), why);
 	}
 	if (!found)
 		fprintf(stderr, "%s: nothing unreached among %zu definitions\n", progname, seen);

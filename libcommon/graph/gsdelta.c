@@ -91,7 +91,8 @@ static int zero(struct gs_count c)
 /* "path\tname\tkind\tscope" of d (a NULL scope written "\1"). */
 static char *sig_of(const struct cgraph *g, const struct cg_def *d)
 {
-	return xasprintf("%s\t%s\t%s\t%s", cg_path(g, d), d->name, cg_kind(g, d), d->scope ? d->scope : "\1");
+	return xasprintf("%s\t%s\t%s\t%s", cg_path(g, d), cg_name(g, d), cg_kind(g, d),
+			 d->scope_at ? cg_scope(g, d) : "\1");
 }
 
 static int base_valid(sqlite3 *db)
@@ -267,15 +268,15 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 				break;
 			}
 			ALLOC_GROW(p->old, p->old_nr + 1, p->old_alloc);
-			p->old[p->old_nr++] = (struct gs_old){ sig_of(&g, d), xstrdup(d->name),
+			p->old[p->old_nr++] = (struct gs_old){ sig_of(&g, d), xstrdup(cg_name(&g, d)),
 				{ s.uses - c.uses, s.self_calls - c.self_calls, s.namesake_calls - c.namesake_calls } };
 			if (!strcmp(cg_kind(&g, d), "class")) {
 				ALLOC_GROW(p->classes, p->classes_nr + 1, p->classes_alloc);
-				p->classes[p->classes_nr++] = xstrdup(d->name);
+				p->classes[p->classes_nr++] = xstrdup(cg_name(&g, d));
 			}
 		} else if (!zero(c)) {
 			ALLOC_GROW(p->share, p->share_nr + 1, p->share_alloc);
-			p->share[p->share_nr++] = (struct gs_share){ xstrdup(cg_path(&g, d)), xstrdup(d->name), d->rowid, c };
+			p->share[p->share_nr++] = (struct gs_share){ xstrdup(cg_path(&g, d)), xstrdup(cg_name(&g, d)), d->rowid, c };
 		}
 	}
 	sqlite3_finalize(st);
@@ -409,7 +410,7 @@ static void changed_names(struct delta *d)
 			continue;
 		now[n++] = d->keys[i];
 		if (!find_old(d, d->keys[i]))
-			add_str(&d->u, &d->u_nr, &d->u_alloc, d->now.defs[i].name);
+			add_str(&d->u, &d->u_nr, &d->u_alloc, cg_name(&d->now, &d->now.defs[i]));
 	}
 	if (n)
 		qsort(now, n, sizeof(*now), cmp_str);
@@ -491,7 +492,7 @@ static int class_comes_or_goes(struct delta *d)
 
 	for (size_t i = 0; i < d->now.defs_nr; i++)
 		if (in_c(d, cg_path(&d->now, &d->now.defs[i])) && !strcmp(cg_kind(&d->now, &d->now.defs[i]), "class"))
-			add_str(&now, &nr, &alloc, d->now.defs[i].name);
+			add_str(&now, &nr, &alloc, cg_name(&d->now, &d->now.defs[i]));
 	if (nr)
 		qsort(now, nr, sizeof(*now), cmp_str);
 	st = refs_prep(d->r, "SELECT count(*) FROM defs x JOIN files f ON f.blob_id = x.blob_id "
@@ -578,7 +579,7 @@ static int count_changed(struct delta *d)
 
 			if (a->rowid != b->rowid)
 				return 0;
-			if (has_str(d->u, d->u_nr, b->name)) {
+			if (has_str(d->u, d->u_nr, cg_name(&d->part, b))) {
 				d->counts[lo2 + k] = counts_of(b);
 				continue;
 			}
@@ -686,10 +687,10 @@ static int write_shares(struct delta *d)
 	}
 	for (size_t i = 0; i < d->now.defs_nr; i++) {
 		const struct cg_def *x = &d->now.defs[i];
-		if (in_c(d, cg_path(&d->now, x)) || has_str(d->u, d->u_nr, x->name) || zero(counts_of(x)))
+		if (in_c(d, cg_path(&d->now, x)) || has_str(d->u, d->u_nr, cg_name(&d->now, x)) || zero(counts_of(x)))
 			continue;
 		ALLOC_GROW(s, nr + 1, alloc);
-		s[nr++] = (struct gs_share){ cg_path(&d->now, x), x->name, x->rowid, counts_of(x) };
+		s[nr++] = (struct gs_share){ cg_path(&d->now, x), (char *)cg_name(&d->now, x), x->rowid, counts_of(x) };
 	}
 	if (nr)
 		qsort(s, nr, sizeof(*s), cmp_share);
@@ -740,7 +741,7 @@ static int write_rows(struct delta *d)
 		const struct cg_def *x = &g->defs[i];
 		int c = in_c(d, cg_path(g, x));
 		struct gs_count n = c ? d->counts[i] : counts_of(x);
-		if (!c && !has_str(d->u, d->u_nr, x->name))
+		if (!c && !has_str(d->u, d->u_nr, cg_name(g, x)))
 			continue;
 		if (ids[x->file] == -2)
 			ids[x->file] = file_id(db, cg_path(g, x), 0);

@@ -157,11 +157,10 @@ int gstore_dead(struct refs *r)
 		d.self_calls = sqlite3_column_int64(st, 1);
 		d.namesake_calls = sqlite3_column_int64(st, 2);
 		why = gstore_reason_name(cgraph_dead_reason(&d));
-		d.name = (char *)refs_col(st, 3);
 		d.line = sqlite3_column_int64(st, 5);
 		d.end_line = sqlite3_column_int64(st, 6);
-		d.scope = sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : (char *)refs_col(st, 7);
-		dead_emit(r, &g, &d, why);
+		dead_emit(r, &g, &d, refs_col(st, 3), sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : refs_col(st, 7),
+			  why);
 	}
 	sqlite3_finalize(st);
 	if (!found)

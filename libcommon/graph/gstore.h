@@ -106,9 +106,11 @@ int cgraph_dead_reason(const struct cg_def *d);
 const char *gstore_reason_name(int reason);
 
 /* dead.c's: does dead look at a definition of this kind, path and lang
- * (--kind, else what is called; --path; --lang)?  Its record, why: its reason. */
+ * (--kind, else what is called; --path; --lang)?  Its record (name and scope:
+ * d's, given apart), why: its reason. */
 int dead_wanted(const struct refs *r, const char *kind, const char *path, const char *lang);
-void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *why);
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *name,
+	       const char *scope, const char *why);
 
 /* ---- gsrun.c: the store in ci-index's runs (index/run.h) ---- */
 struct ix_run;

@@ -36,7 +36,7 @@ static size_t mark_defs(const struct cgraph *g, const char *q, char *mark)
 	n = cgraph_named(g, name, &first);
 	for (size_t i = 0; i < n; i++) {
 		const struct cg_def *d = &g->defs[g->by_name[first + i]];
-		if (refs_qualifier_matches(scope, d->scope, cg_path(g, d))) {
+		if (refs_qualifier_matches(scope, cg_scope(g, d), cg_path(g, d))) {
 			mark[g->by_name[first + i]] = 1;
 			found++;
 		}
@@ -92,11 +92,11 @@ static void add_hop(struct buf *b, const struct cgraph *g, int d, const struct c
 	const struct cg_def *x = &g->defs[d];
 
 	buf_addstr(b, "{\"name\":");
-	nd_json_string(b, x->name, strlen(x->name));
+	nd_json_string(b, cg_name(g, x), strlen(cg_name(g, x)));
 	nd_str(b, "kind", cg_kind(g, x));
 	nd_str(b, "path", cg_path(g, x));
 	nd_int(b, "line", x->line);
-	nd_str(b, "scope", x->scope);
+	nd_str(b, "scope", cg_scope(g, x));
 	if (via) {
 		const char *how = bind_how_name(via->how);
 		nd_key(b, "call");
