@@ -500,64 +500,76 @@ static long py_alias_bind(struct refs_world *w, const struct cands *c, const int
 	return def;
 }
 
-/*
- * TS/JS callers of the module-level targets of c (named name) called under
- * another name: the names js_aliases() finds for them, each call of one
- * whose origin (js_origin()) is a target, bound to it as an import.
- * Returns the records written.
- */
-static int js_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
-			    const char *name)
+/* A language's other names of a function or class: whether a file is of the
+ * language, the names of a module-level one found from its file (the caller
+ * frees them), and how a call of one of them binds (alias_calls()). */
+struct alias_lang {
+	int (*applies)(struct refs_world *w, const char *path);
+	size_t (*names)(struct refs_world *w, const char *path, const char *name, char ***out);
+	alias_bind_fn bind;
+};
+
+static int js_applies(struct refs_world *w, const char *path)
 {
-	char **names = NULL;
-	size_t names_nr = 0;
-
-	for (size_t i = 0; i < c->nr; i++) {
-		char **nn;
-		size_t n;
-
-		if (!target[i] || c->scopes[i] || !bind_is_js(c->paths[i]) ||
-		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")) ||
-		    (i > 0 && target[i - 1] && !c->scopes[i - 1] && !strcmp(c->paths[i - 1], c->paths[i])))
-			continue;
-		js_aliases(w->js, c->paths[i], name, &nn, &n);
-		for (size_t k = 0; k < n; k++) {
-			name_add(&names, &names_nr, nn[k]);
-			free(nn[k]);
-		}
-		free(nn);
-	}
-	return alias_calls(r, w, c, target, name, names, names_nr, js_alias_bind);
+	(void)w;
+	return bind_is_js(path);
 }
 
+/* TS/JS: the names js_aliases() finds (re-exports and imports under another name). */
+static size_t js_names(struct refs_world *w, const char *path, const char *name, char ***out)
+{
+	size_t n;
+
+	js_aliases(w->js, path, name, out, &n);
+	return n;
+}
+
+static int py_applies(struct refs_world *w, const char *path)
+{
+	return resolver_applies(&w->rs, path);
+}
+
+/* Python: resolve_alias_names() (`ib = attr = attrib` in its file, `from m
+ * import f as g` in an importer, `h = g` in a file importing that one, a few
+ * imports away). */
+static size_t py_names(struct refs_world *w, const char *path, const char *name, char ***out)
+{
+	return resolve_alias_names(&w->rs, path, name, out);
+}
+
+static const struct alias_lang js_alias_lang = { js_applies, js_names, js_alias_bind };
+static const struct alias_lang py_alias_lang = { py_applies, py_names, py_alias_bind };
+
 /*
- * callers: the Python calls of the other names of a module-level target
- * function or class (resolve_alias_names(): `ib = attr = attrib` in its file,
- * `from m import f as g` in an importer, `h = g` in a file importing that
- * one, a few imports away) that resolve_call() binds to it.  Returns the
- * records written.
+ * callers: the calls of the other names (l->names) of the module-level target
+ * functions and classes of c (named name) in l's language that l->bind binds
+ * to a target (TS/JS: whose origin, js_origin(), is a target, as an import;
+ * Python: what resolve_call() gives).  Returns the records written.
  */
-static int py_alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
-			    const char *name)
+static int alias_callers(struct refs *r, struct refs_world *w, struct cands *c, const int *target,
+			 const char *name, const struct alias_lang *l)
 {
 	char **names = NULL;
 	size_t names_nr = 0;
+	const char *read = NULL;	/* the file whose names were read last (c is in path order) */
 
 	for (size_t i = 0; i < c->nr; i++) {
 		char **nn;
 		size_t n;
 
-		if (!target[i] || c->scopes[i] || !resolver_applies(&w->rs, c->paths[i]) ||
-		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")))
+		if (!target[i] || c->scopes[i] || !l->applies(w, c->paths[i]) ||
+		    (strcmp(c->kinds[i], "function") && strcmp(c->kinds[i], "class")) ||
+		    (read && !strcmp(read, c->paths[i])))
 			continue;
-		n = resolve_alias_names(&w->rs, c->paths[i], name, &nn);
+		read = c->paths[i];
+		n = l->names(w, c->paths[i], name, &nn);
 		for (size_t k = 0; k < n; k++) {
 			name_add(&names, &names_nr, nn[k]);
 			free(nn[k]);
 		}
 		free(nn);
 	}
-	return alias_calls(r, w, c, target, name, names, names_nr, py_alias_bind);
+	return alias_calls(r, w, c, target, name, names, names_nr, l->bind);
 }
 
 /* callees: the call of st's row (as js_alias_callee()'s) in a Python file
@@ -629,8 +641,8 @@ int refs_calls(struct refs *r, const char *q, int callees)
 			found++;
 		}
 		sqlite3_finalize(st);
-		found += js_alias_callers(r, &w, &c, target, name);
-		found += py_alias_callers(r, &w, &c, target, name);
+		found += alias_callers(r, &w, &c, target, name, &js_alias_lang);
+		found += alias_callers(r, &w, &c, target, name, &py_alias_lang);
 	} else {
 		st = refs_prep(r, "SELECT r.name, r.kind, f.path, r.line, r.col, r.scope, b.lang, b.id, r.recv FROM refs r "
 			  "JOIN files f ON f.blob_id = r.blob_id JOIN blobs b ON b.id = r.blob_id "
@@ -844,7 +856,7 @@ int refs_jsbind_call(struct refs_jsbind *b, const char *name, const char *kind, 
 	if (def < 0 && follow != REFS_JS_BIND &&
 	    js_call_ns(b->w, kind, path, line, col_, recv, ns, sizeof(ns)) &&
 	    js_origin(b->w->js, path, ns[0] ? ns : NULL, name, &o) && strcmp(o.name, name)) {
-		/* a name imported under another name: what it names (js_alias_callers(), js_alias_callee()) */
+		/* a name imported under another name: what it names (alias_callers(), js_alias_callee()) */
 		n = jsb_cands(b, o.name);
 		jsb_return(b, &n->c);
 		def = js_module_def(&n->c, NULL, o.path, kind);
