@@ -106,4 +106,19 @@ test_expect_success 'the stored graph: the same file edges, f not dead, lone dea
 	test_cmp expect actual
 '
 
+test_expect_success 'more other names than the bound (512): a warning says calls may be missing, the rest listed' '
+	git init -q wide &&
+	printf "def f():\n    return 1\n" >wide/a.py &&
+	i=0 &&
+	while test $i -lt 520; do
+		printf "from a import f as g%d\n\n\ndef c%d():\n    g%d()\n" $i $i $i >wide/m$i.py || return 1
+		i=$((i + 1))
+	done &&
+	(cd wide && git add -A && git commit -q -m wide && ci-index build 2>/dev/null) &&
+	(cd wide && ci-refs --json --limit 10000 callers f) >out 2>err &&
+	grep "warning: the other names of f (a.py) were followed to 512 bindings" err &&
+	test "$("$JQ" -s length out)" -gt 500 &&
+	test "$("$JQ" -s length out)" -lt 520
+'
+
 test_done

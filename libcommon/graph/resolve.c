@@ -1658,6 +1658,11 @@ size_t resolve_alias_names(struct resolver *rs, const char *path, const char *na
 		}
 		level_start = level_end;
 	}
+	if (v_nr >= RS_ALIAS_MAX && !rs->alias_bounded) {
+		rs->alias_bounded = 1;
+		warning("the other names of %s (%s) were followed to %d bindings: calls under names beyond "
+			"those may be missing", name, path, RS_ALIAS_MAX);
+	}
 	for (size_t i = 0; i < v_nr; i++) {
 		free(v[i].path);
 		free(v[i].name);

@@ -85,6 +85,7 @@ struct resolver {
 	struct rs_env **envs;	/* files read, hashed by path */
 	size_t envs_mask, envs_nr;
 	int depth;		/* value expressions being typed, nested */
+	int alias_bounded;	/* resolve_alias_names() stopped at its bound: warned once */
 };
 
 void resolver_init(struct resolver *rs, const struct rs_ops *ops, void *ctx);
