@@ -67,7 +67,7 @@ enum { CG_EDGES = 0x100 };
  * (cgraph.h's cg_str(): the block above CG_STR_BITS, the offset below; byte
  * 0 of the first block unused, so 0 is no string). */
 enum { CG_STRS_BLOCK = 1 << CG_STR_BITS };
-_Static_assert(sizeof(struct cg_def) <= 40, "cg_def: 40 bytes (3.4 M of them on Linux)");
+_Static_assert(sizeof(struct cg_def) <= 32, "cg_def: 32 bytes (3.4 M of them on Linux)");
 
 static unsigned strs_add(struct cgraph *g, const char *s)
 {
@@ -85,6 +85,78 @@ static unsigned strs_add(struct cgraph *g, const char *s)
 	g->strs_used += n;
 	return (unsigned)((g->strs_nr - 1) << CG_STR_BITS | (g->strs_used - n));
 }
+
+static unsigned name_hash(const char *s);
+
+/* The scope s, each once in g->strs (311 k scopes of 35 k strings on Linux):
+ * its address. */
+static unsigned scope_add(struct cgraph *g, const char *s)
+{
+	unsigned h = name_hash(s), a;
+	size_t k;
+
+	if ((g->scopes_nr + 1) * 4 > (g->scopes_mask + 1) * 3 || !g->scopes) {
+		size_t n = g->scopes ? 2 * (g->scopes_mask + 1) : 256;
+		unsigned *t = xcalloc(n, sizeof(*t));
+		for (size_t i = 0; g->scopes && i <= g->scopes_mask; i++) {
+			if (!g->scopes[i])
+				continue;
+			for (k = name_hash(cg_str(g, g->scopes[i])) & (n - 1); t[k]; k = (k + 1) & (n - 1))
+				;
+			t[k] = g->scopes[i];
+		}
+		free(g->scopes);
+		g->scopes = t;
+		g->scopes_mask = n - 1;
+	}
+	for (k = h & g->scopes_mask; g->scopes[k]; k = (k + 1) & g->scopes_mask)
+		if (!strcmp(cg_str(g, g->scopes[k]), s))
+			return g->scopes[k];
+	a = strs_add(g, s);
+	g->scopes[k] = a;
+	g->scopes_nr++;
+	return a;
+}
+
+/* The counts of definition d, added (0) if it has none. */
+static struct cg_counts *def_counts(struct cgraph *g, int d)
+{
+	size_t k;
+
+	if ((g->counts_nr + 1) * 2 > g->counts_mask + 1 || !g->counts) {
+		size_t n = g->counts ? 2 * (g->counts_mask + 1) : 1024;
+		struct cg_count_entry *t = xcalloc(n, sizeof(*t));
+		for (size_t i = 0; g->counts && i <= g->counts_mask; i++) {
+			if (!g->counts[i].def)
+				continue;
+			for (k = (g->counts[i].def * 2654435761u) & (n - 1); t[k].def; k = (k + 1) & (n - 1))
+				;
+			t[k] = g->counts[i];
+		}
+		free(g->counts);
+		g->counts = t;
+		g->counts_mask = n - 1;
+	}
+	for (k = ((unsigned)d + 1) * 2654435761u & g->counts_mask; g->counts[k].def; k = (k + 1) & g->counts_mask)
+		if (g->counts[k].def == (unsigned)d + 1)
+			return &g->counts[k].c;
+	g->counts[k].def = (unsigned)d + 1;
+	g->counts_nr++;
+	return &g->counts[k].c;
+}
+
+struct cg_counts cgraph_counts(const struct cgraph *g, size_t d)
+{
+	if (g->counts)
+		for (size_t k = ((unsigned)d + 1) * 2654435761u & g->counts_mask; g->counts[k].def;
+		     k = (k + 1) & g->counts_mask)
+			if (g->counts[k].def == (unsigned)d + 1)
+				return g->counts[k].c;
+	return (struct cg_counts){ 0, 0 };
+}
+
+#define self_call(g, d) (def_counts((g), (d))->self_calls++)
+#define namesake_call(g, d) (def_counts((g), (d))->namesake_calls++)
 
 static int cmp_imp(const void *x, const void *y)
 {
@@ -263,7 +335,7 @@ static int add_def(struct cgraph *g, sqlite3_stmt *st, int f)
 	d->kind = cgraph_kind(g, refs_col(st, 1));
 	d->line = sqlite3_column_int64(st, 2);
 	d->end_line = sqlite3_column_int64(st, 3);
-	d->scope_at = refs_col(st, 4) ? strs_add(g, refs_col(st, 4)) : 0;
+	d->scope_at = refs_col(st, 4) ? scope_add(g, refs_col(st, 4)) : 0;
 	d->decorated = (sqlite3_column_int(st, 5) & TAGTEXT_DECORATED) != 0;
 	d->rowid = (unsigned)rowid;
 	return (int)sqlite3_column_int64(st, 7);
@@ -483,7 +555,7 @@ static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int 
 
 	if (to >= 0) {
 		if (to == from || inside(&g->defs[to], file, line))
-			g->defs[to].self_calls++;
+			self_call(g, to);
 		else
 			add_call(g, fp, from, to, file, line, col_, how);
 	}
@@ -497,7 +569,7 @@ static void bind_resolved(struct cgraph *g, struct file_pass *fp, int file, int 
 		} else if (!own && (to < 0 || (d->scope_at && method_call && strcmp(cg_kind(g, d), "function")))) {
 			d->uses++;
 		} else if (!own) {
-			d->namesake_calls++;
+			namesake_call(g, di);
 		}
 	}
 }
@@ -557,7 +629,7 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 	if (to < 0 && !strcmp(kind, "class"))
 		return 0;
 	if (to >= 0 && (to == from || inside(&g->defs[to], file, line)))
-		g->defs[to].self_calls++;
+		self_call(g, to);
 	else if (to >= 0)
 		add_call(g, fp, from, to, file, line, col_, how);
 	fill_cands(g, fp, file, first, n);
@@ -571,7 +643,7 @@ static int bind_js_site(struct cgraph *g, struct file_pass *fp, int file, int fr
 		else if (!own && d->scope_at && method_call && strcmp(cg_kind(g, d), "function"))
 			d->uses++;	/* an override, or inherited: which one runs is not known */
 		else if (to >= 0)
-			d->namesake_calls++;
+			namesake_call(g, di);
 		else if (!own && bind_fits(path, scope, recv, &fp->bd[i]))
 			d->uses++;
 	}
@@ -625,7 +697,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 
 		if (def >= 0 && (size_t)def == i) {
 			if (own)
-				d->self_calls++;
+				self_call(g, di);
 			else if (is_header(cg_path(g, d)) && c_family(g, d))
 				hdr = di;	/* a prototype: the edge goes to the function, if any */
 			else
@@ -638,7 +710,7 @@ static void bind_call(struct cgraph *g, struct file_pass *fp, int file, int from
 		} else if (!own && d->scope_at && method_call && strcmp(cg_kind(g, d), "function")) {
 			d->uses++;	/* an override, or inherited: which one runs is not known */
 		} else if (def >= 0) {
-			d->namesake_calls++;
+			namesake_call(g, di);
 		} else if (!own && bind_fits(path, scope, recv, &fp->bd[i])) {
 			d->uses++;
 		}
@@ -1448,6 +1520,8 @@ void cgraph_release(struct cgraph *g)
 	free(g->by_name);
 	free(g->slots);
 	free(g->names);
+	free(g->scopes);
+	free(g->counts);
 	free(g->calls);
 	free(g->out);
 	free(g->files);

@@ -74,13 +74,13 @@ static int dead_default_kind(const char *kind)
 }
 
 /* Why d is dead (GS_*), or GS_REACHED when something reaches it. */
-int cgraph_dead_reason(const struct cg_def *d)
+int cgraph_dead_reason(const struct cg_def *d, struct cg_counts c)
 {
 	if (d->uses)
 		return GS_REACHED;
-	if (d->self_calls)
+	if (c.self_calls)
 		return GS_RECURSIVE_ONLY;
-	if (d->namesake_calls)
+	if (c.namesake_calls)
 		return GS_NAMESAKE_ONLY;
 	return GS_UNREFERENCED;
 }
@@ -92,8 +92,8 @@ const char *gstore_reason_name(int reason)
 	return reason > 0 && reason <= GS_NAMESAKE_ONLY ? names[reason] : NULL;
 }
 
-void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *name,
-	       const char *scope, const char *why)
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, struct cg_counts c,
+	       const char *name, const char *scope, const char *why)
 {
 	struct buf *b = &r->out;
 
@@ -106,8 +106,8 @@ void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, c
 	nd_str(b, "scope", scope);
 	nd_str(b, "lang", cg_lang(g, d));
 	nd_str(b, "reason", why);
-	nd_int(b, "namesake_calls", d->namesake_calls);
-	nd_int(b, "self_calls", d->self_calls);
+	nd_int(b, "namesake_calls", c.namesake_calls);
+	nd_int(b, "self_calls", c.self_calls);
 	nd_str(b, "confidence", "syntactic");
 	nd_end(b);
 	refs_flush(r);
@@ -137,16 +137,18 @@ int refs_dead(struct refs *r)
 	refs_read_end(r, txn);
 	for (size_t i = 0; i < g.defs_nr; i++) {
 		const struct cg_def *d = &g.defs[i];
+		struct cg_counts c;
 		const char *why;
 
 		if (!dead_wanted(r, cg_kind(&g, d), cg_path(&g, d), cg_lang(&g, d)))
 			continue;
 		seen++;
-		if (cgraph_entry_reason(&g, d) || !(why = gstore_reason_name(cgraph_dead_reason(d))))
+		c = cgraph_counts(&g, i);
+		if (cgraph_entry_reason(&g, d) || !(why = gstore_reason_name(cgraph_dead_reason(d, c))))
 			continue;
 		found++;
 		if (r->emitted < r->o.limit)
-			dead_emit(r, &g, d, cg_name(&g, d), cg_scope(&g, d), why);
+			dead_emit(r, &g, d, c, cg_name(&g, d), cg_scope(&g, d), why);
 	}
 	if (!found)
 		fprintf(stderr, "%s: nothing unreached among %zu definitions\n", progname, seen);

@@ -78,9 +78,12 @@ static int binds_across(const char *lang, const char *path)
 			 !strcmp(lang, "tsx"))) || bind_is_js(path);
 }
 
-static struct gs_count counts_of(const struct cg_def *d)
+/* The counts of definition d of g. */
+static struct gs_count counts_of(const struct cgraph *g, const struct cg_def *d)
 {
-	return (struct gs_count){ gstore_uses(d), d->self_calls, d->namesake_calls };
+	struct cg_counts c = cgraph_counts(g, (size_t)(d - g->defs));
+
+	return (struct gs_count){ gstore_uses(d), c.self_calls, c.namesake_calls };
 }
 
 static int zero(struct gs_count c)
@@ -260,7 +263,7 @@ void gstore_changed(struct gstore_pre *p, struct refs *r, const char *const *pat
 		       "ON f.id = g.fid WHERE f.path = ?1 AND g.def = ?2");
 	for (size_t i = 0; p->ok && i < g.defs_nr; i++) {
 		const struct cg_def *d = &g.defs[i];
-		struct gs_count c = counts_of(d), s;
+		struct gs_count c = counts_of(&g, d), s;
 
 		if (has_str(p->paths, p->paths_nr, cg_path(&g, d))) {
 			if (!stored(st, cg_path(&g, d), d->rowid, &s)) {
@@ -575,12 +578,12 @@ static int count_changed(struct delta *d)
 		for (size_t k = 0; k < hi1 - lo1; k++) {
 			const struct cg_def *a = &d->now.defs[lo1 + k], *b = &d->part.defs[lo2 + k];
 			const struct gs_old *o;
-			struct gs_count c = counts_of(a);
+			struct gs_count c = counts_of(&d->now, a);
 
 			if (a->rowid != b->rowid)
 				return 0;
 			if (has_str(d->u, d->u_nr, cg_name(&d->part, b))) {
-				d->counts[lo2 + k] = counts_of(b);
+				d->counts[lo2 + k] = counts_of(&d->part, b);
 				continue;
 			}
 			if (!(o = find_old(d, d->keys[lo1 + k])))
@@ -687,10 +690,10 @@ static int write_shares(struct delta *d)
 	}
 	for (size_t i = 0; i < d->now.defs_nr; i++) {
 		const struct cg_def *x = &d->now.defs[i];
-		if (in_c(d, cg_path(&d->now, x)) || has_str(d->u, d->u_nr, cg_name(&d->now, x)) || zero(counts_of(x)))
+		if (in_c(d, cg_path(&d->now, x)) || has_str(d->u, d->u_nr, cg_name(&d->now, x)) || zero(counts_of(&d->now, x)))
 			continue;
 		ALLOC_GROW(s, nr + 1, alloc);
-		s[nr++] = (struct gs_share){ cg_path(&d->now, x), (char *)cg_name(&d->now, x), x->rowid, counts_of(x) };
+		s[nr++] = (struct gs_share){ cg_path(&d->now, x), (char *)cg_name(&d->now, x), x->rowid, counts_of(&d->now, x) };
 	}
 	if (nr)
 		qsort(s, nr, sizeof(*s), cmp_share);
@@ -740,7 +743,7 @@ static int write_rows(struct delta *d)
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *x = &g->defs[i];
 		int c = in_c(d, cg_path(g, x));
-		struct gs_count n = c ? d->counts[i] : counts_of(x);
+		struct gs_count n = c ? d->counts[i] : counts_of(g, x);
 		if (!c && !has_str(d->u, d->u_nr, cg_name(g, x)))
 			continue;
 		if (ids[x->file] == -2)

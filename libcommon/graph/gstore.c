@@ -143,6 +143,7 @@ int gstore_dead(struct refs *r)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int file = cgraph_file(&g, refs_col(st, 0));
 		struct cg_def d = { 0 };
+		struct cg_counts c;
 		const char *why;
 
 		if (file < 0)
@@ -154,12 +155,12 @@ int gstore_dead(struct refs *r)
 		found++;
 		if (r->emitted >= r->o.limit)
 			break;	/* no count is reported past the limit: the rest need not be read */
-		d.self_calls = sqlite3_column_int64(st, 1);
-		d.namesake_calls = sqlite3_column_int64(st, 2);
-		why = gstore_reason_name(cgraph_dead_reason(&d));
+		c.self_calls = sqlite3_column_int64(st, 1);
+		c.namesake_calls = sqlite3_column_int64(st, 2);
+		why = gstore_reason_name(cgraph_dead_reason(&d, c));
 		d.line = sqlite3_column_int64(st, 5);
 		d.end_line = sqlite3_column_int64(st, 6);
-		dead_emit(r, &g, &d, refs_col(st, 3), sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : refs_col(st, 7),
+		dead_emit(r, &g, &d, c, refs_col(st, 3), sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL : refs_col(st, 7),
 			  why);
 	}
 	sqlite3_finalize(st);
@@ -271,7 +272,8 @@ static int store(sqlite3 *db, const struct cgraph *g)
 		rc = sqlite3_prepare_v2(db, "INSERT INTO graph_defs VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &st, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < g->defs_nr; i++) {
 		const struct cg_def *d = &g->defs[i];
-		rc = gstore_def_row(db, st, g, d->file, d, gstore_uses(d), d->self_calls, d->namesake_calls);
+		struct cg_counts c = cgraph_counts(g, i);
+		rc = gstore_def_row(db, st, g, d->file, d, gstore_uses(d), c.self_calls, c.namesake_calls);
 	}
 	sqlite3_finalize(st);
 	st = NULL;

@@ -102,15 +102,15 @@ int gstore_dead(struct refs *r);
 
 /* dead's reasons, as stored (0: none, the definition is reached). */
 enum { GS_REACHED, GS_UNREFERENCED, GS_RECURSIVE_ONLY, GS_NAMESAKE_ONLY };
-int cgraph_dead_reason(const struct cg_def *d);
+int cgraph_dead_reason(const struct cg_def *d, struct cg_counts c);
 const char *gstore_reason_name(int reason);
 
 /* dead.c's: does dead look at a definition of this kind, path and lang
  * (--kind, else what is called; --path; --lang)?  Its record (name and scope:
- * d's, given apart), why: its reason. */
+ * d's, given apart; c its counts), why: its reason. */
 int dead_wanted(const struct refs *r, const char *kind, const char *path, const char *lang);
-void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, const char *name,
-	       const char *scope, const char *why);
+void dead_emit(struct refs *r, const struct cgraph *g, const struct cg_def *d, struct cg_counts c,
+	       const char *name, const char *scope, const char *why);
 
 /* ---- gsrun.c: the store in ci-index's runs (index/run.h) ---- */
 struct ix_run;
