@@ -521,7 +521,7 @@ size_t bert_max_tokens(const struct bert_model *m)
 
 /* ---- the forward pass ------------------------------------------------------------ */
 
-struct bert_work *bert_work_new(const struct bert_model *m)
+struct bert_work *bert_work_new(const struct bert_model *m, int small)
 {
 	struct bert_work *w = xcalloc(1, sizeof(*w));
 	size_t d = (size_t)m->d;
@@ -529,6 +529,8 @@ struct bert_work *bert_work_new(const struct bert_model *m)
 	w->m = m;
 	bli_rntm_init(&w->rntm);
 	bli_rntm_set_num_threads(1, &w->rntm);
+	if (!small)
+		bli_rntm_disable_l3_sup(&w->rntm);
 	w->rows = m->max_tokens > MAX_ROWS ? m->max_tokens : MAX_ROWS;
 	w->x = xmalloc(w->rows * d * sizeof(float));
 	w->t = xmalloc(w->rows * d * sizeof(float));
@@ -814,7 +816,7 @@ double bert_flops(const struct bert_model *m, const size_t *len, size_t n)
 
 double bert_gemm_rate(const struct bert_model *m, size_t rows, size_t seq, double seconds)
 {
-	struct bert_work *w = bert_work_new(m);
+	struct bert_work *w = bert_work_new(m, 0);
 	size_t d = (size_t)m->d, I = (size_t)m->inter, nseq, s, i, iters = 0, *len;
 	double t0, el, flops;
 	struct timespec ts;

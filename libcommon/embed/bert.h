@@ -47,7 +47,11 @@ size_t bert_dim(const struct bert_model *m);
 /* The longest input in tokens, [CLS] and [SEP] included. */
 size_t bert_max_tokens(const struct bert_model *m);
 
-struct bert_work *bert_work_new(const struct bert_model *m);
+/* A work area; small: products of a few rows (a query's) may take BLIS's
+ * small-matrix ("sup") kernels, whose rounding depends on the number of rows:
+ * documents never do, so that a text's vector does not depend on the batch
+ * it came in. */
+struct bert_work *bert_work_new(const struct bert_model *m, int small);
 void bert_work_free(struct bert_work *w);
 
 /*

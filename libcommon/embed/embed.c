@@ -793,11 +793,21 @@ struct embed_work *embed_work_new(const struct embed_model *m)
 	 * picks its kernels for its own query (embed_for_queries) */
 	blis_setup();
 	if (m->bert) {
-		w->bw = bert_work_new(m->bert);
+		w->bw = bert_work_new(m->bert, small_products);
 		return w;
 	}
 	bli_rntm_init(&w->rntm);
 	bli_rntm_set_num_threads(1, &w->rntm);
+	/*
+	 * Documents through BLIS's packed kernels only: on a CPU whose
+	 * configuration has small-matrix ("sup") kernels (AMD Zen, Haswell)
+	 * BLIS takes them for products of few rows, and their rounding differs
+	 * from the packed kernels': a text's vector depended on the batch it
+	 * came in (a resumed embedding differed from an uninterrupted one in
+	 * the last bits).  Queries (embed_for_queries) keep them for speed.
+	 */
+	if (!small_products)
+		bli_rntm_disable_l3_sup(&w->rntm);
 	w->x = xmalloc((size_t)MAX_ROWS * D0 * sizeof(float));
 	w->qkv = xmalloc((size_t)MAX_ROWS * 3 * D1 * sizeof(float));
 	w->att = xmalloc((size_t)MAX_ROWS * D1 * sizeof(float));
