@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 		import_ctx_load(&ictx);
 
 	memset(&st, 0, sizeof(st));
-	if (chunk_run(&w, &list, &o.chunk, &ictx, o.threads, write_result, &st) < 0)
+	if (chunk_run(&w, &list, &o.chunk, &ictx, o.threads, NULL, write_result, &st) < 0)
 		ret = EXIT_IO;
 	degraded = st.degraded;
 	read_nr = st.read_nr;

@@ -10,6 +10,7 @@
 #include "index/run.h"
 #include "index/loader.h"
 #include "index/progress.h"
+#include "parse/chunkrun.h"
 #include "embed/vec.h"
 
 struct walker;
@@ -84,6 +85,7 @@ struct feed {
 	sqlite3_stmt *skip;	/* records a file left out */
 	sqlite3_stmt *unfile;	/* forgets a file that is now left out */
 	sqlite3_stmt *unimp;	/* and its imports */
+	struct chunk_hook hook;	/* the records parsed by the workers (ld_prepare) */
 };
 void feed_init(struct feed *fd, struct ix_run *r, struct loader *ld, struct progress *pg);
 /* chunk_run's callback (data: a struct feed). */

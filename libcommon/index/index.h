@@ -265,6 +265,14 @@ int index_register_tokenizer(sqlite3 *db);
 int index_register_functions(sqlite3 *db);
 
 /*
+ * text[0..n) as ci_deflate() stores it: 1 with the BLOB in *out (replacing
+ * what it held), or 0 when the text is stored as it is (short, or it does not
+ * shrink).  Touches nothing else: any thread may call it.
+ */
+struct buf;
+int index_deflate(struct buf *out, const char *text, size_t n);
+
+/*
  * Tables of the index that no build writes, for what agents tell about answers
  * (bobbin's feedback tools, `ci feedback`): created when first written, kept by
  * a build from the index it replaces.

@@ -44,6 +44,9 @@ struct df_count {
 	int full;		/* fill term_df and chunk_sizes anew */
 };
 
+struct ld_prepared;
+struct ld_rec;
+
 /* A chunk of the current file: lines s..e, bytes [off, off + len) of cur_text. */
 struct ld_span {
 	long s, e;
@@ -81,6 +84,9 @@ struct loader {
 	struct buf mentions;		/* its mention text (index/mentions.h) */
 	struct buf segs;		/* its blobs.segs */
 	struct df_count df;		/* the inserted chunks' terms, for term_df */
+	struct buf zbuf;		/* a chunk's text compressed, as stored */
+	const struct ld_prepared *pre_lp; /* load_prepared()'s records, and the one being stored */
+	const struct ld_rec *pre;
 	long files, chunks, defs, refs, imports, vectors, commits, couplings, commit_vectors; /* counts */
 };
 
@@ -94,6 +100,36 @@ void loader_init(struct loader *ld, sqlite3 *db, const char *root, enum vec_form
 int load_record(struct loader *ld, json_t *rec);
 /* Parse a buffer of NDJSON records and store them.  0, or -1 after a message. */
 int load_buffer(struct loader *ld, const char *p, size_t n);
+
+/*
+ * A buffer of NDJSON records made ready to store by ld_prepare(), which
+ * touches no loader, so that any thread may call it (ci-index's parsing
+ * threads do: the one thread that writes the index was the bottleneck of a
+ * build): the records parsed, each chunk's text compressed as the index
+ * stores it.  load_prepared() stores them as load_buffer() would the text,
+ * with the same messages.
+ */
+struct ld_rec {
+	json_t *rec;		/* the record */
+	size_t z_off;		/* its text compressed: z.buf + z_off ... */
+	uint32_t z_len;		/* ... z_len bytes; 0: stored as it is, or no chunk */
+};
+
+struct ld_prepared {
+	struct ld_rec *v;	/* the records up to the first line that is not one */
+	size_t nr, alloc;
+	struct buf z;		/* the compressed texts */
+	char *bad;		/* why the line after them is not a record, or NULL */
+};
+
+/*
+ * Parse and compress p[0..n); *bytes, if bytes is not NULL, gets about the
+ * memory the result holds.  Never fails: a bad line is told by load_prepared().
+ */
+struct ld_prepared *ld_prepare(const char *p, size_t n, size_t *bytes);
+/* Store lp's records.  0, or -1 after a message. */
+int load_prepared(struct loader *ld, const struct ld_prepared *lp);
+void ld_prepared_free(struct ld_prepared *lp);
 /*
  * Store vector v[0..dim) of model in st (vec_add or cvec_add, whose key is
  * bound already) in the loader's format.  0, or -1 after a message.

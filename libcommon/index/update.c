@@ -430,7 +430,7 @@ static int update_reread(struct update *u, int ret)
 	loader_init(&u->ld, db, u->w.root, ix_vector_format(r, db));
 	feed_init(&u->fd, r, &u->ld, &u->pg);
 	if (ret == EXIT_OK &&
-	    (chunk_run(&u->w, &u->todo, &co, &u->ictx, r->o.threads, feed_result, &u->fd) < 0 ||
+	    (chunk_run(&u->w, &u->todo, &co, &u->ictx, r->o.threads, &u->fd.hook, feed_result, &u->fd) < 0 ||
 	     loader_finish_file(&u->ld) < 0 || (gc = ix_collect_garbage(db)) < 0))
 		ret = EXIT_IO;
 	if (gc > 0)

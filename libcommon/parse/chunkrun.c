@@ -22,6 +22,9 @@
 
 struct slot {
 	struct buf out;		/* its records */
+	void *prepared;		/* or what the hook made of them */
+	size_t out_len;		/* bytes of records */
+	size_t held;		/* bytes of memory they hold until handed over */
 	struct buf warn;	/* its warnings, whole lines */
 	int done;		/* the worker has finished it */
 	int degraded;		/* chunked by lines, or unreadable */
@@ -36,10 +39,11 @@ struct job {
 	const struct import_ctx *ictx;	/* for resolving imports */
 	const char *gitdir;		/* with oids: the repository the blobs are in */
 	const git_oid *oids;		/* the files' blobs, or NULL: read the work tree */
+	const struct chunk_hook *hook;	/* or NULL */
 	struct slot *slots;		/* WINDOW slots, file i in slots[i % WINDOW] */
 	size_t next;			/* next file to take */
 	size_t written;			/* files handed to the callback */
-	size_t held;			/* bytes of records done and not yet handed over */
+	size_t held;			/* bytes held by records done and not yet handed over */
 	size_t budget;			/* BUDGET */
 	int stop;			/* the callback asked to stop */
 	pthread_mutex_t lock;		/* guards next, written, held, stop, slots' done */
@@ -112,6 +116,15 @@ done:
 	free(abs);
 }
 
+/* Free a slot's big record buffer, keep a small one for reuse (512 slots: keep them small). */
+static void release_out(struct slot *s)
+{
+	if (s->out.alloc > (64 << 10))
+		buf_release(&s->out);
+	else
+		buf_reset(&s->out);
+}
+
 static void *worker(void *arg)
 {
 	struct job *jb = arg;
@@ -138,10 +151,15 @@ static void *worker(void *arg)
 
 		s = &jb->slots[i % WINDOW];
 		chunk_one(jb, ch, repo, i, s);
+		s->out_len = s->held = s->out.len;
+		if (jb->hook && s->out.len && !s->failed) {
+			s->prepared = jb->hook->prepare(s->out.buf, s->out.len, &s->held, jb->hook->data);
+			release_out(s);
+		}
 
 		pthread_mutex_lock(&jb->lock);
 		s->done = 1;
-		jb->held += s->out.len;
+		jb->held += s->held;
 		pthread_cond_broadcast(&jb->cond);
 		pthread_mutex_unlock(&jb->lock);
 	}
@@ -152,7 +170,7 @@ static void *worker(void *arg)
 
 static int run(struct walker *w, const struct walk_list *list, const char *gitdir, const git_oid *oids,
 	       const struct chunk_opts *opts, const struct import_ctx *ictx, int nthreads,
-	       chunk_result_fn fn, void *data)
+	       const struct chunk_hook *hook, chunk_result_fn fn, void *data)
 {
 	struct job jb;
 	pthread_t *tids;
@@ -170,6 +188,7 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 	jb.ictx = ictx;
 	jb.gitdir = gitdir;
 	jb.oids = oids;
+	jb.hook = hook && hook->prepare ? hook : NULL;
 	jb.budget = (size_t)env_long("CI_CHUNK_BUDGET", 1, LONG_MAX, BUDGET, ENV_DIE);
 	pthread_mutex_init(&jb.lock, NULL);
 	pthread_cond_init(&jb.cond, NULL);
@@ -192,8 +211,9 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 		pthread_mutex_unlock(&jb.lock);
 
 		r.file = &list->files[f];
-		r.records = s->out.buf;
-		r.records_len = s->out.len;
+		r.records = s->prepared ? NULL : s->out.buf;
+		r.records_len = s->out_len;
+		r.prepared = s->prepared;
 		r.warnings = s->warn.buf;
 		r.warnings_len = s->warn.len;
 		r.degraded = s->degraded;
@@ -205,11 +225,10 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 			ret = fn(f, &r, data);
 		}
 
-		/* free big buffers, keep small ones for reuse (512 slots: keep them small) */
-		if (s->out.alloc > (64 << 10))
-			buf_release(&s->out);
-		else
-			buf_reset(&s->out);
+		if (s->prepared)
+			jb.hook->release(s->prepared);
+		s->prepared = NULL;
+		release_out(s);
 		buf_reset(&s->warn);
 		s->degraded = 0;
 		s->failed = 0;
@@ -217,7 +236,7 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 
 		pthread_mutex_lock(&jb.lock);
 		s->done = 0;
-		jb.held -= r.records_len;
+		jb.held -= s->held;
 		jb.written = f + 1;
 		if (ret < 0)
 			jb.stop = 1;
@@ -229,6 +248,8 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 	for (i = 0; i < nthreads; i++)
 		pthread_join(tids[i], NULL);
 	for (f = 0; f < WINDOW; f++) {
+		if (jb.slots[f].prepared)	/* done, never handed over: the run stopped */
+			jb.hook->release(jb.slots[f].prepared);
 		buf_release(&jb.slots[f].out);
 		buf_release(&jb.slots[f].warn);
 	}
@@ -240,14 +261,16 @@ static int run(struct walker *w, const struct walk_list *list, const char *gitdi
 }
 
 int chunk_run(struct walker *w, const struct walk_list *list, const struct chunk_opts *opts,
-	      const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data)
+	      const struct import_ctx *ictx, int nthreads, const struct chunk_hook *hook,
+	      chunk_result_fn fn, void *data)
 {
-	return run(w, list, NULL, NULL, opts, ictx, nthreads, fn, data);
+	return run(w, list, NULL, NULL, opts, ictx, nthreads, hook, fn, data);
 }
 
 int chunk_run_blobs(struct walker *w, const struct walk_list *list, struct git_repository *repo,
 		    const struct git_oid *oids, const struct chunk_opts *opts,
-		    const struct import_ctx *ictx, int nthreads, chunk_result_fn fn, void *data)
+		    const struct import_ctx *ictx, int nthreads, const struct chunk_hook *hook,
+		    chunk_result_fn fn, void *data)
 {
-	return run(w, list, git_repository_path(repo), oids, opts, ictx, nthreads, fn, data);
+	return run(w, list, git_repository_path(repo), oids, opts, ictx, nthreads, hook, fn, data);
 }
