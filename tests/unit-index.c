@@ -266,6 +266,201 @@ static void test_loader(const char *dir)
 	free(path);
 }
 
+/* The rows of sql on the database at path, one line each ("|" between columns, blobs in hex), malloc'd. */
+static char *rows_of(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	struct buf b = BUF_INIT;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(st); i++) {
+				const unsigned char *v = sqlite3_column_blob(st, i);
+				int n = sqlite3_column_bytes(st, i);
+				buf_addf(&b, "%s%d:", i ? "|" : "", sqlite3_column_type(st, i));
+				for (int j = 0; j < n; j++)
+					buf_addf(&b, "%02x", v[j]);
+			}
+			buf_addch(&b, '\n');
+		}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * Records parsed and compressed elsewhere (ld_prepare(), as ci-index's
+ * parsing threads do) are stored as load_buffer() stores their text: the
+ * same rows, the same compressed texts, the same message for a bad line.
+ */
+static void test_prepared(const char *dir)
+{
+	char *a = xasprintf("%s/buffer.db", dir), *b = xasprintf("%s/prepared.db", dir);
+	struct buf recs = BUF_INIT, bad = BUF_INIT, body = BUF_INIT;
+	const char *paths[2] = { a, b };
+	struct ld_prepared *lp;
+	size_t bytes = 0;
+	char *ra, *rb;
+	int rc[2] = { -1, -1 };
+
+	for (int i = 0; i < 40; i++)
+		buf_addf(&body, "\\tvalue = compute(value, %d);\\n", i % 7);
+	buf_addf(&recs, "{\"_type\":\"file\",\"path\":\"p.c\",\"blob\":\"%s\",\"lang\":\"c\","
+		 "\"size\":900,\"lines\":42}\n", "1123456789012345678901234567890123456789");
+	buf_addf(&recs, "{\"_type\":\"chunk\",\"path\":\"p.c\",\"start_line\":1,\"end_line\":42,"
+		 "\"kind\":\"function\",\"name\":\"long_one\",\"text\":\"int long_one(void)\\n{\\n%s}\"}\n", body.buf);
+	buf_addstr(&recs, "{\"_type\":\"chunk\",\"path\":\"p.c\",\"start_line\":43,\"end_line\":43,"
+		   "\"kind\":\"function\",\"name\":\"short_one\",\"text\":\"int short_one;\"}\n");
+	buf_addstr(&recs, "{\"_type\":\"def\",\"path\":\"p.c\",\"name\":\"long_one\",\"kind\":\"function\",\"line\":1}\n");
+	for (int k = 0; k < 2; k++) {
+		struct loader ld;
+		sqlite3 *db;
+
+		unlink(paths[k]);
+		if (!(db = ix_create_db(paths[k], dir)))
+			continue;
+		loader_init(&ld, db, dir, VEC_F32);
+		if (k == 0) {
+			rc[k] = load_buffer(&ld, recs.buf, recs.len);
+		} else {
+			lp = ld_prepare(recs.buf, recs.len, &bytes);
+			rc[k] = load_prepared(&ld, lp);
+			ld_prepared_free(lp);
+		}
+		if (rc[k] == 0)
+			rc[k] = loader_finish_file(&ld) < 0 || df_finish(db, &ld.df) < 0 ? -1 : 0;
+		loader_release(&ld);
+		sqlite3_close(db);
+	}
+	ok(rc[0] == 0 && rc[1] == 0, "prepared records: stored without a message");
+	ok(bytes > recs.len, "prepared records: their memory counted above their text's");
+	ra = rows_of(a, "SELECT * FROM chunks ORDER BY id");
+	rb = rows_of(b, "SELECT * FROM chunks ORDER BY id");
+	ok(*ra && !strcmp(ra, rb), "prepared records: the same chunk rows as from the text");
+	free(ra);
+	free(rb);
+	ok(query_int(b, "SELECT count(*) FROM chunks WHERE typeof(text) = 'blob'") == 1 &&
+	   query_int(b, "SELECT count(*) FROM chunks WHERE typeof(text) = 'text'") == 1,
+	   "prepared records: the long text compressed, the short one as it is");
+	ra = rows_of(a, "SELECT * FROM defs ORDER BY rowid");
+	rb = rows_of(b, "SELECT * FROM defs ORDER BY rowid");
+	ok(*ra && !strcmp(ra, rb), "prepared records: the same definitions");
+	free(ra);
+	free(rb);
+	ok(index_count(b, TRI_SQL, "com AND omp AND mpu AND put AND ute") == 1 && index_count(b, "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", "long_one") == 1,
+	   "prepared records: in the trigram and full-text tables");
+
+	/* a bad line: the records before it stored, the same message */
+	buf_addstr(&bad, "{\"_type\":\"file\",\"path\":\"q.c\",\"blob\":\"2123456789012345678901234567890123456789\"}\n");
+	buf_addstr(&bad, "{\"_type\":\"chunk\", oops}\n{\"_type\":\"def\"}\n");
+	{
+		struct loader ld;
+		sqlite3 *db = ix_create_db(b, dir);
+		long files;
+
+		lp = ld_prepare(bad.buf, bad.len, NULL);
+		ok(lp->nr == 1 && lp->bad != NULL, "prepared records: parsing stops at the bad line, and says why");
+		if (db) {
+			loader_init(&ld, db, dir, VEC_F32);
+			ld.lineno = 10;
+			rc[1] = load_prepared(&ld, lp);
+			files = ld.files;
+			ok(rc[1] < 0 && files == 1 && ld.lineno == 12, "prepared records: the bad line fails at its line number");
+			loader_release(&ld);
+			sqlite3_close(db);
+		}
+		ld_prepared_free(lp);
+	}
+	buf_release(&recs);
+	buf_release(&bad);
+	buf_release(&body);
+	free(a);
+	free(b);
+}
+
+/*
+ * chunks_tri's tokenizer gives each trigram once a row when the row is
+ * stored: the (trigram, row) pairs are those of SQLite's own tokenizer, the
+ * row's token count is its distinct trigrams, and queries are unchanged.
+ */
+static void test_trigram_once(const char *dir)
+{
+	char *ours = xasprintf("%s/tri-ours.db", dir), *theirs = xasprintf("%s/tri-sqlite.db", dir);
+	static const char text[] = "aaaaaa abcabcabc \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 xyz xyz";
+	const char *paths[2] = { ours, theirs };
+	sqlite3 *db = NULL;
+	char *v1, *v2;
+
+	for (int k = 0; k < 2; k++) {
+		sqlite3 *d = NULL;
+		sqlite3_stmt *st = NULL;
+
+		unlink(paths[k]);
+		if (sqlite3_open(paths[k], &d) != SQLITE_OK || (k == 0 && index_register_functions(d) < 0) ||
+		    sqlite3_exec(d, "CREATE VIRTUAL TABLE t USING fts5(text, content='', "
+				 "tokenize='trigram case_sensitive 1', detail='none')", NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(d, "INSERT INTO t(rowid, text) VALUES (7, ?1)", -1, &st, NULL) != SQLITE_OK) {
+			sqlite3_finalize(st);
+			sqlite3_close(d);
+			continue;
+		}
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+		sqlite3_step(st);
+		sqlite3_finalize(st);
+		sqlite3_close(d);
+	}
+	/* SQLite's tokenizer's pairs and ours, read through fts5vocab on one connection */
+	v1 = v2 = NULL;
+	if (sqlite3_open(theirs, &db) == SQLITE_OK) {
+		char *sql = sqlite3_mprintf("ATTACH %Q AS o", ours);
+		sqlite3_stmt *st = NULL;
+		struct buf b1 = BUF_INIT, b2 = BUF_INIT;
+
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+		sqlite3_free(sql);
+		if (sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.vt USING fts5vocab(main, t, 'instance');"
+				 "CREATE VIRTUAL TABLE temp.vo USING fts5vocab(o, t, 'instance');", NULL, NULL, NULL) == SQLITE_OK) {
+			struct buf *out[2] = { &b1, &b2 };
+			const char *q[2] = { "SELECT term, doc FROM temp.vt ORDER BY term", "SELECT term, doc FROM temp.vo ORDER BY term" };
+			for (int k = 0; k < 2; k++) {
+				if (sqlite3_prepare_v2(db, q[k], -1, &st, NULL) != SQLITE_OK)
+					continue;
+				while (sqlite3_step(st) == SQLITE_ROW)
+					buf_addf(out[k], "%s %lld\n", (const char *)sqlite3_column_text(st, 0),
+						 (long long)sqlite3_column_int64(st, 1));
+				sqlite3_finalize(st);
+			}
+		}
+		v1 = buf_detach(&b1, NULL);
+		v2 = buf_detach(&b2, NULL);
+	}
+	sqlite3_close(db);
+	ok(v1 && v2 && *v1 && !strcmp(v1, v2), "trigram once a row: the same (trigram, row) pairs as SQLite's tokenizer");
+	free(v1);
+	free(v2);
+	/* the text's 27 trigrams, 17 of them distinct: the row's size (one varint) */
+	ok(query_int(theirs, "SELECT unicode(CAST(sz AS TEXT)) FROM t_docsize WHERE id = 7") == 27 &&
+	   query_int(ours, "SELECT unicode(CAST(sz AS TEXT)) FROM t_docsize WHERE id = 7") == 17,
+	   "trigram once a row: the row's token count is its distinct trigrams");
+	{
+		sqlite3 *d = NULL;
+		sqlite3_stmt *st = NULL;
+		long long n = -1;
+
+		if (sqlite3_open_v2(ours, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && index_register_functions(d) == 0 &&
+		    sqlite3_prepare_v2(d, "SELECT count(*) FROM t WHERE t MATCH 'abc AND bca AND cab AND abc AND xyz AND \xc3\xa9\xc3\xa9\xc3\xa9'",
+				       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(d);
+		ok(n == 1, "trigram once a row: queries with repeated trigrams find the row");
+	}
+	free(ours);
+	free(theirs);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/unit-index.XXXXXX";
@@ -285,6 +480,8 @@ int main(void)
 	test_update(dir, index);
 	test_damage(index);
 	test_loader(dir);
+	test_prepared(dir);
+	test_trigram_once(dir);
 	if (chdir(cwd) < 0)
 		die("cannot enter '%s'", cwd);
 	{

@@ -88,6 +88,45 @@ static unsigned strs_add(struct cgraph *g, const char *s)
 
 static unsigned name_hash(const char *s);
 
+/*
+ * An open-addressing table (linear probing; an entry whose first unsigned is 0
+ * is empty) of entries of size bytes, t of *mask + 1 of them (t NULL: none),
+ * made twice as large (first entries when t is NULL), each used entry placed
+ * anew at hash(entry, g): the new table, *mask its size less one.
+ */
+static void *table_grow(void *t, size_t *mask, size_t size, size_t first,
+			unsigned (*hash)(const void *entry, const struct cgraph *g), const struct cgraph *g)
+{
+	size_t n = t ? 2 * (*mask + 1) : first;
+	char *nt = xcalloc(n, size), *old = t;
+
+	for (size_t i = 0; t && i <= *mask; i++) {
+		const char *e = old + i * size;
+		size_t k;
+
+		if (!*(const unsigned *)e)
+			continue;
+		for (k = hash(e, g) & (n - 1); *(const unsigned *)(nt + k * size); k = (k + 1) & (n - 1))
+			;
+		memcpy(nt + k * size, e, size);
+	}
+	free(t);
+	*mask = n - 1;
+	return nt;
+}
+
+/* The hash of a scope table entry (the scope's address), and of a counts table entry (def + 1). */
+static unsigned scope_hash(const void *entry, const struct cgraph *g)
+{
+	return name_hash(cg_str(g, *(const unsigned *)entry));
+}
+
+static unsigned counts_hash(const void *entry, const struct cgraph *g)
+{
+	(void)g;
+	return *(const unsigned *)entry * 2654435761u;
+}
+
 /* The scope s, each once in g->strs (311 k scopes of 35 k strings on Linux):
  * its address. */
 static unsigned scope_add(struct cgraph *g, const char *s)
@@ -95,20 +134,8 @@ static unsigned scope_add(struct cgraph *g, const char *s)
 	unsigned h = name_hash(s), a;
 	size_t k;
 
-	if ((g->scopes_nr + 1) * 4 > (g->scopes_mask + 1) * 3 || !g->scopes) {
-		size_t n = g->scopes ? 2 * (g->scopes_mask + 1) : 256;
-		unsigned *t = xcalloc(n, sizeof(*t));
-		for (size_t i = 0; g->scopes && i <= g->scopes_mask; i++) {
-			if (!g->scopes[i])
-				continue;
-			for (k = name_hash(cg_str(g, g->scopes[i])) & (n - 1); t[k]; k = (k + 1) & (n - 1))
-				;
-			t[k] = g->scopes[i];
-		}
-		free(g->scopes);
-		g->scopes = t;
-		g->scopes_mask = n - 1;
-	}
+	if ((g->scopes_nr + 1) * 4 > (g->scopes_mask + 1) * 3 || !g->scopes)
+		g->scopes = table_grow(g->scopes, &g->scopes_mask, sizeof(*g->scopes), 256, scope_hash, g);
 	for (k = h & g->scopes_mask; g->scopes[k]; k = (k + 1) & g->scopes_mask)
 		if (!strcmp(cg_str(g, g->scopes[k]), s))
 			return g->scopes[k];
@@ -121,36 +148,27 @@ static unsigned scope_add(struct cgraph *g, const char *s)
 /* The counts of definition d, added (0) if it has none. */
 static struct cg_counts *def_counts(struct cgraph *g, int d)
 {
+	unsigned key = (unsigned)d + 1;
 	size_t k;
 
-	if ((g->counts_nr + 1) * 2 > g->counts_mask + 1 || !g->counts) {
-		size_t n = g->counts ? 2 * (g->counts_mask + 1) : 1024;
-		struct cg_count_entry *t = xcalloc(n, sizeof(*t));
-		for (size_t i = 0; g->counts && i <= g->counts_mask; i++) {
-			if (!g->counts[i].def)
-				continue;
-			for (k = (g->counts[i].def * 2654435761u) & (n - 1); t[k].def; k = (k + 1) & (n - 1))
-				;
-			t[k] = g->counts[i];
-		}
-		free(g->counts);
-		g->counts = t;
-		g->counts_mask = n - 1;
-	}
-	for (k = ((unsigned)d + 1) * 2654435761u & g->counts_mask; g->counts[k].def; k = (k + 1) & g->counts_mask)
-		if (g->counts[k].def == (unsigned)d + 1)
+	if ((g->counts_nr + 1) * 2 > g->counts_mask + 1 || !g->counts)
+		g->counts = table_grow(g->counts, &g->counts_mask, sizeof(*g->counts), 1024, counts_hash, g);
+	for (k = counts_hash(&key, g) & g->counts_mask; g->counts[k].def; k = (k + 1) & g->counts_mask)
+		if (g->counts[k].def == key)
 			return &g->counts[k].c;
-	g->counts[k].def = (unsigned)d + 1;
+	g->counts[k].def = key;
 	g->counts_nr++;
 	return &g->counts[k].c;
 }
 
 struct cg_counts cgraph_counts(const struct cgraph *g, size_t d)
 {
+	unsigned key = (unsigned)d + 1;
+
 	if (g->counts)
-		for (size_t k = ((unsigned)d + 1) * 2654435761u & g->counts_mask; g->counts[k].def;
+		for (size_t k = counts_hash(&key, g) & g->counts_mask; g->counts[k].def;
 		     k = (k + 1) & g->counts_mask)
-			if (g->counts[k].def == (unsigned)d + 1)
+			if (g->counts[k].def == key)
 				return g->counts[k].c;
 	return (struct cg_counts){ 0, 0 };
 }
