@@ -565,9 +565,8 @@ static int build_walk(struct build *b)
  * and the generation set as they would have left it: every file inserted once
  * into an empty table.  A statement that fires a trigger opens a statement
  * journal, and at its savepoint FTS5 writes out the terms it holds: two
- * segments a file, merged again and again (a quarter of the loading thread's
- * time; with the trigram tokenizer's repeats dropped, index.c, 6% less CPU
- * in all on fs/, kernel/ and mm/ of Linux).
+ * segments a file, merged again and again (with those merges, a quarter of
+ * the loading thread's time on fs/, kernel/ and mm/ of Linux).
  */
 extern const char ci_schema_sql[];
 #define LOAD_DROP_TRIGGERS "DROP TRIGGER files_gen_ai; DROP TRIGGER files_gen_au; DROP TRIGGER files_gen_ad;"

@@ -154,7 +154,10 @@ static void *worker(void *arg)
 		s->out_len = s->held = s->out.len;
 		if (jb->hook && s->out.len && !s->failed) {
 			s->prepared = jb->hook->prepare(s->out.buf, s->out.len, &s->held, jb->hook->data);
-			release_out(s);
+			if (s->prepared)
+				release_out(s);
+			else
+				s->held = s->out.len;	/* the text is handed over */
 		}
 
 		pthread_mutex_lock(&jb->lock);

@@ -28,7 +28,8 @@ typedef int (*chunk_result_fn)(size_t i, const struct chunk_result *r, void *dat
  * that writes the index is a build's bottleneck).  prepare(records, len,
  * &bytes, data) runs in a worker, for a file with records; what it returns is
  * the result's prepared (the text is then dropped), of about bytes of memory
- * (what the run's budget counts), freed by release() after the callback.
+ * (what the run's budget counts), freed by release() after the callback; when
+ * it returns NULL the callback gets the text.
  */
 struct chunk_hook {
 	void *(*prepare)(const char *records, size_t len, size_t *bytes, void *data);
