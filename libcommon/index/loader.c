@@ -870,35 +870,6 @@ int load_record(struct loader *ld, json_t *rec)
 	return 0;
 }
 
-/* Parse a buffer of NDJSON records and store them. */
-int load_buffer(struct loader *ld, const char *p, size_t n)
-{
-	const char *end = p + n, *nl;
-	json_error_t jerr;
-
-	while (p < end) {
-		json_t *rec;
-		int rc;
-
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		ld->lineno++;
-		rec = json_loadb(p, (size_t)(nl - p), JSON_ALLOW_NUL, &jerr);
-		if (!rec || !json_is_object(rec) || !jstr(rec, "_type")) {
-			json_decref(rec);
-			return error("%s:%ld: not a record: %s", ld->src, ld->lineno,
-				     rec ? "no \"_type\"" : jerr.text);
-		}
-		rc = load_record(ld, rec);
-		json_decref(rec);
-		if (rc < 0)
-			return -1;
-		p = nl + 1;
-	}
-	return 0;
-}
-
 /* The text of chunk record rec compressed into lp->z: its z_off, z_len. */
 static void prepare_text(struct ld_prepared *lp, struct ld_rec *r, struct buf *tmp)
 {
@@ -984,6 +955,16 @@ void ld_prepared_free(struct ld_prepared *lp)
 	buf_release(&lp->z);
 	free(lp->bad);
 	free(lp);
+}
+
+/* Parse a buffer of NDJSON records and store them. */
+int load_buffer(struct loader *ld, const char *p, size_t n)
+{
+	struct ld_prepared *lp = ld_prepare(p, n, NULL);
+	int rc = load_prepared(ld, lp);
+
+	ld_prepared_free(lp);
+	return rc;
 }
 
 /* ---- meta, garbage collection ---- */
