@@ -33,7 +33,7 @@
 #include <limits.h>
 
 static const char usage_text[] =
-	"usage: ci-couple [options] history [--since <when>] [--max-commits <n>] [--incremental]\n"
+	"usage: ci-couple [options] history [--rev <commit>] [--since <when>] [--max-commits <n>] [--incremental]\n"
 	"   or: ci-couple [options] coupling [<file>] [--threshold <x>] [--limit <n>]\n"
 	"   or: ci-couple [options] hotspots [--since <when>] [--threshold <x>] [--limit <n>]\n"
 	"   or: ci-couple [options] file-history <file> [--limit <n>]\n"
@@ -61,6 +61,8 @@ static const char usage_text[] =
 	"      --version             show the version and exit\n"
 	"Options of some commands:\n"
 	"      --incremental         history: only commits newer than the index holds\n"
+	"      --rev <commit>        history: the history of <commit> (it and its ancestors),\n"
+	"                            as if HEAD were there\n"
 	"      --threshold <x>       coupling, hotspots, review: leave out scores below <x>\n"
 	"      --min-co-changes <n>  coupling, review: leave out pairs seen together fewer\n"
 	"                            than <n> times (default 1)\n"
@@ -74,7 +76,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_SINCE = 256, OPT_MAX_COMMITS, OPT_MAX_FILES, OPT_HALF_LIFE, OPT_INDEX, OPT_NO_INDEX,
-	OPT_INCREMENTAL, OPT_THRESHOLD, OPT_MIN_CO, OPT_LIMIT, OPT_AUTHOR, OPT_FILE, OPT_DIFF,
+	OPT_INCREMENTAL, OPT_REV, OPT_THRESHOLD, OPT_MIN_CO, OPT_LIMIT, OPT_AUTHOR, OPT_FILE, OPT_DIFF,
 	OPT_BUDGET, OPT_DEPTH, OPT_JSON,
 };
 
@@ -86,6 +88,7 @@ static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "no-index", no_argument, NULL, OPT_NO_INDEX },
 	{ "incremental", no_argument, NULL, OPT_INCREMENTAL },
+	{ "rev", required_argument, NULL, OPT_REV },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "min-co-changes", required_argument, NULL, OPT_MIN_CO },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -129,6 +132,7 @@ static const struct {
 } option_scope[] = {
 	{ OPT_HALF_LIFE, "--half-life", C_COUPLING | C_REVIEW },
 	{ OPT_INCREMENTAL, "--incremental", C_HISTORY },
+	{ OPT_REV, "--rev", C_HISTORY },
 	{ OPT_THRESHOLD, "--threshold", C_COUPLING | C_HOTSPOTS | C_REVIEW },
 	{ OPT_MIN_CO, "--min-co-changes", C_COUPLING | C_REVIEW },
 	{ OPT_LIMIT, "--limit", C_COUPLING | C_HOTSPOTS | C_FILE_HISTORY | C_COMMITS | C_REVIEW },
@@ -144,6 +148,7 @@ struct options {
 	unsigned cmd;		/* C_* of the command */
 	struct couple_opts e;	/* what the engine is asked */
 	int incremental;	/* history --incremental */
+	const char *rev;	/* history --rev: walk from this commit, not HEAD */
 	unsigned given;		/* bit (opt - OPT_SINCE) set for each option given */
 };
 
@@ -217,6 +222,7 @@ static void write_commit(struct buf *b, const struct history *h, const struct hc
 struct history_out {
 	struct buf b;		/* the record being written */
 	long commits;		/* written */
+	long missing;		/* changed files with a blob absent from the object database */
 	int failed;		/* a write failed */
 };
 
@@ -265,6 +271,7 @@ static int emit_git_commit(struct hist_commit *c, void *data)
 	size_t k;
 
 	write_git_commit(&ho->b, c, NULL);
+	ho->missing += c->missing;
 	for (k = 0; k < c->merged_nr; k++)
 		write_git_commit(&ho->b, &c->merged[k], c->sha);
 	ho->commits++;
@@ -277,7 +284,7 @@ static int emit_git_commit(struct hist_commit *c, void *data)
 
 static int cmd_history(const struct options *o, struct hrepo *r)
 {
-	struct history_out ho = { BUF_INIT, 0, 0 };
+	struct history_out ho = { BUF_INIT, 0, 0, 0 };
 	struct hist_opts hopt;
 	struct ci_index *ix = NULL;
 	char *stored = NULL;
@@ -285,6 +292,8 @@ static int cmd_history(const struct options *o, struct hrepo *r)
 	char head_hex[GIT_OID_HEXSZ + 1];
 	int incremental = 0, rc, ret = EXIT_OK;
 
+	if (o->rev && hrepo_set_head(r, o->rev) < 0)
+		return EXIT_USAGE;
 	if (!r->has_head) {
 		error("no commits in this repository");
 		return EXIT_NOTHING;
@@ -297,6 +306,7 @@ static int cmd_history(const struct options *o, struct hrepo *r)
 	hopt.lines = 1;
 	hopt.threads = o->e.threads;
 	hopt.merged = 1;
+	hopt.start = &r->head;
 
 	if (o->incremental) {
 		ix = hrepo_open_index(&o->e, r);
@@ -339,6 +349,10 @@ static int cmd_history(const struct options *o, struct hrepo *r)
 	else if (verbosity)
 		fprintf(stderr, "%s: %ld commits%s\n", progname, ho.commits,
 			incremental ? " newer than the index's" : "");
+	if (ho.missing)
+		warning("%ld changed file%s of these commits %s a blob the repository does not have "
+			"(a partial clone?): line counts -1 (unknown), and no rename looked for among them",
+			ho.missing, ho.missing == 1 ? "" : "s", ho.missing == 1 ? "has" : "have");
 	if (ret == EXIT_OK && !ho.commits && !incremental) {
 		error("no commits%s", o->e.since.kind == SINCE_NONE ? "" : " in that time");
 		ret = EXIT_NOTHING;
@@ -737,6 +751,7 @@ static int parse_option(struct options *o, int c, int *json, int argc, char **ar
 	case OPT_INDEX: e->index = optarg; break;
 	case OPT_NO_INDEX: e->no_index = 1; break;
 	case OPT_INCREMENTAL: o->incremental = 1; break;
+	case OPT_REV: o->rev = optarg; break;
 	case OPT_THRESHOLD:
 		e->threshold = parse_double_arg("--threshold", optarg, 0, 1, "a number from 0 to 1");
 		e->threshold_given = 1;

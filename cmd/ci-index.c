@@ -281,11 +281,9 @@ static int cmd_build(struct ix_run *r, int argc, char **argv)
 	}
 	if (rev && !*rev)
 		usage_error(usage_text, "build: --rev needs a revision");
-	if (rev && r->o.history)
-		usage_error(usage_text, "build: --history stores the history of HEAD, not of a snapshot (--rev)");
 	ret = ix_build(r, start, rev);
 	if (ret == EXIT_OK && r->o.history)
-		ret = ix_load_history(r, r->build_dir, 0);
+		ret = ix_load_history(r, r->build_dir, 0, rev);
 	if (ret == EXIT_OK)
 		gstore_run(r, NULL);
 	if (ret == EXIT_OK)
@@ -306,7 +304,7 @@ static int cmd_update(struct ix_run *r, int cmd_argc)
 	gstore_hook_detach(r, &h);
 	if (ret == EXIT_OK && r->o.history) {
 		ix_run_close_deferred(r);	/* the history is stored under the same lock */
-		ret = ix_load_history(r, ".", 1);
+		ret = ix_load_history(r, ".", 1, NULL);
 	}
 	if (ret == EXIT_OK)
 		gstore_run(r, &h);

@@ -550,14 +550,28 @@ test_expect_success '--history: build stores the history and coupling, update th
 	)
 '
 
-test_expect_success '--history: nothing to store outside git or before a commit; not with --rev' '
+test_expect_success '--history: nothing to store outside git or before a commit' '
 	mkdir nogit && echo "x = 1" >nogit/x.py &&
 	(cd nogit && GIT_CEILING_DIRECTORIES=$TRASH_DIRECTORY ci-index --history build &&
 	 ci-index status | jq -e ".commits == 0") &&
 	git init -q unborn && echo "y = 1" >unborn/y.py &&
-	(cd unborn && ci-index --history build && ci-index status | jq -e ".commits == 0") &&
-	(cd hist && test_status 2 ci-index --history --index ../rev.db build --rev HEAD 2>../err) &&
-	test_grep "history stores the history of HEAD, not of a snapshot" err
+	(cd unborn && ci-index --history build && ci-index status | jq -e ".commits == 0")
+'
+
+test_expect_success 'build --rev --history: the history of that commit, in a work tree and a bare clone' '
+	(cd hist && ci-index --history --index ../rev.db build --rev HEAD~1) &&
+	git -C hist rev-list HEAD~1 | sort >want &&
+	sqlite3 rev.db "SELECT sha FROM commits ORDER BY sha" >got &&
+	test_cmp want got &&
+	test_line_count = 2 got &&
+	sqlite3 rev.db "SELECT count(*) FROM coupling" >couplings &&
+	echo 1 >one && test_cmp one couplings &&
+	git clone -q --bare hist hist.git &&
+	(cd hist.git && ci-index --history --index ../rev-bare.db build --rev HEAD~1) &&
+	sqlite3 rev-bare.db "SELECT sha FROM commits ORDER BY sha" >got-bare &&
+	test_cmp want got-bare &&
+	(cd hist && test_status 2 ci-index --history --index ../rev2.db build --rev no-such-rev 2>../err) &&
+	test_grep "no-such-rev" err
 '
 
 if test -n "$CI_TEST_INDEX_SERVER"; then

@@ -255,6 +255,65 @@ test_expect_success 'a closed pipe ends the walk quietly' '
 	test_must_be_empty err
 '
 
+test_expect_success 'history --rev: the history of that commit, as if HEAD were there' '
+	sha=$(git -C repo rev-parse HEAD~3) &&
+	(cd repo && ci-couple history --rev HEAD~3) >rev.out &&
+	head -n 1 rev.out | "$JQ" -e "._type == \"history\" and .head == \"$sha\" and .replace == true" &&
+	# the commit records of the whole history from that commit on
+	sed 1d out | awk -v s="\"sha\":\"$sha\"" "index(\$0, s) { on = 1 } on" >expect &&
+	sed 1d rev.out >actual &&
+	test_cmp expect actual &&
+	git -C repo rev-list --first-parent HEAD~3 >want &&
+	"$JQ" -r "select(._type == \"commit\" and .merged_into == null) | .sha" rev.out >got &&
+	test_cmp want got &&
+	(cd repo && ci-couple history --rev "$sha") >rev2.out &&
+	test_cmp rev.out rev2.out &&
+	(cd repo && ci-couple history --rev HEAD) >head.out &&
+	test_cmp out head.out
+'
+
+test_expect_success 'history --rev: a revision that names no commit, an option of history only' '
+	(cd repo && test_status 2 ci-couple history --rev no-such-branch) 2>err &&
+	test_grep "no-such-branch. names no commit of this repository" err &&
+	(cd repo && test_status 2 ci-couple history --rev "HEAD^{tree}") 2>err2 &&
+	test_grep "names no commit" err2 &&
+	(cd repo && test_status 2 ci-couple coupling --rev HEAD) 2>err3 &&
+	test_grep "option .--rev. does not apply to .coupling." err3
+'
+
+test_expect_success 'history in a bare repository: the same records' '
+	git clone -q --bare repo bare.git &&
+	(cd bare.git && ci-couple --no-index history) >bare.out &&
+	test_cmp out bare.out &&
+	(cd bare.git && ci-couple --no-index history --rev HEAD~3) >bare-rev.out &&
+	test_cmp rev.out bare-rev.out &&
+	(cd bare.git && test_status 2 ci-couple --no-index review) 2>err &&
+	test_grep "diff unstaged: a bare repository has no work tree" err &&
+	(cd bare.git && ci-couple --no-index review --diff commit:HEAD) >review.out &&
+	head -n 1 review.out | "$JQ" -e "._type == \"review\" and .changed_files > 0"
+'
+
+test_expect_success 'history with a blob absent (a partial clone): counts -1, a warning, the rest whole' '
+	git clone -q --no-local repo partial &&
+	# the first version of README.md (changed once after): its objects
+	# unpacked, loose, and that blob taken out
+	blob=$(git -C repo rev-parse HEAD~8:README.md) &&
+	(cd partial && mkdir ../pk && mv .git/objects/pack/* ../pk/ &&
+	 for p in ../pk/*.pack; do git unpack-objects -q <"$p" || exit 1; done &&
+	 rm .git/objects/$(echo $blob | cut -c1-2)/$(echo $blob | cut -c3-)) &&
+	test_must_fail git -C partial cat-file -e $blob &&
+	(cd partial && ci-couple --no-index history) >partial.out 2>err &&
+	test_grep "2 changed files of these commits have a blob the repository does not have" err &&
+	"$JQ" -r "select(._type == \"commit\") | .message as \$m | .files[] |
+		select(.added == -1) | \"\(\$m) \(.path) \(.status) \(.deleted)\"" partial.out >actual &&
+	printf "%s\n" "docs: usage README.md M -1" "initial parser README.md A -1" >expect &&
+	test_cmp expect actual &&
+	# all else as in the whole repository
+	"$JQ" -c "del(.files[]? | select(.path == \"README.md\"))" partial.out >a &&
+	"$JQ" -c "del(.files[]? | select(.path == \"README.md\"))" out >b &&
+	test_cmp b a
+'
+
 test_expect_success 'usage errors: exit 2, nothing read' '
 	(cd repo && test_status 2 ci-couple) 2>err1 &&
 	test_grep "no command" err1 &&

@@ -68,6 +68,7 @@ struct change {
 	char *old_path;		/* for a rename */
 	struct side a, b;	/* before, after */
 	char status;		/* A M D R; 0 once paired into a rename */
+	int absent;		/* a blob of it is absent from the object database */
 };
 
 struct changes {
@@ -282,8 +283,26 @@ static int cmp_candidate(const void *x, const void *y)
 	return p->del < q->del ? -1 : p->del > q->del;
 }
 
+/*
+ * After a failed lookup of blob id: whether the object database lacks it (a
+ * partial clone, which left it out), rather than failing to read it.
+ */
+static int blob_absent(git_repository *repo, const git_oid *id)
+{
+	git_odb *odb;
+	int absent = 0;
+
+	if (git_repository_odb(&odb, repo) == 0) {
+		absent = !git_odb_exists(odb, id);
+		git_odb_free(odb);
+	}
+	if (absent)
+		git_error_clear();
+	return absent;
+}
+
 /* Pair deletions with additions: identical content first, then similar (hashsig). */
-static int find_renames(git_repository *repo, struct changes *cs)
+static int find_renames(git_repository *repo, struct changes *cs, int *missing)
 {
 	size_t *dels = NULL, *adds = NULL, nd = 0, na = 0, dalloc = 0, aalloc = 0, i, k;
 	char *used_d = NULL, *used_a = NULL;
@@ -331,6 +350,12 @@ static int find_renames(git_repository *repo, struct changes *cs)
 			if ((is_del ? used_d[x] : used_a[x]))
 				continue;
 			if (git_blob_lookup(&blob, repo, is_del ? &c->a.id : &c->b.id) < 0) {
+				if (blob_absent(repo, is_del ? &c->a.id : &c->b.id)) {
+					/* absent (a partial clone): no signature, no rename */
+					*missing += !c->absent;
+					c->absent = 1;
+					continue;
+				}
 				ret = -1;
 				goto done;
 			}
@@ -445,7 +470,7 @@ static long blob_lines(git_blob *b)
 }
 
 /* Added and deleted lines of one change, as git --numstat counts them. */
-static int count_lines(git_repository *repo, const struct change *c, struct hist_file *f)
+static int count_lines(git_repository *repo, struct change *c, struct hist_file *f, int *missing)
 {
 	git_blob *ba = NULL, *bb = NULL;
 	int ret = -1;
@@ -457,10 +482,17 @@ static int count_lines(git_repository *repo, const struct change *c, struct hist
 		f->deleted = c->a.mode ? 1 : 0;
 		return 0;
 	}
-	if (c->a.mode && git_blob_lookup(&ba, repo, &c->a.id) < 0)
+	if ((c->a.mode && git_blob_lookup(&ba, repo, &c->a.id) < 0) ||
+	    (c->b.mode && git_blob_lookup(&bb, repo, &c->b.id) < 0)) {
+		if (blob_absent(repo, ba || !c->a.mode ? &c->b.id : &c->a.id)) {
+			/* a partial clone left it out: the counts are unknown */
+			f->added = f->deleted = -1;
+			*missing += !c->absent;
+			c->absent = 1;
+			ret = 0;
+		}
 		goto done;
-	if (c->b.mode && git_blob_lookup(&bb, repo, &c->b.id) < 0)
-		goto done;
+	}
 	if (!ba || !bb) {
 		long n = blob_lines(ba ? ba : bb);
 		if (n < 0)
@@ -591,7 +623,7 @@ static int read_commit(git_repository *repo, const git_oid *id, const struct his
 	what = "cannot diff commit";
 	if (git_repository_odb(&odb, repo) < 0 ||
 	    diff_trees(odb, p ? git_commit_tree_id(p) : NULL, git_commit_tree_id(c), "", &cs) < 0 ||
-	    find_renames(repo, &cs) < 0)
+	    find_renames(repo, &cs, &out->missing) < 0)
 		goto done;
 	for (i = 0; i < cs.nr; i++)
 		n += cs.v[i].status != 0;
@@ -609,7 +641,7 @@ static int read_commit(git_repository *repo, const git_oid *id, const struct his
 		f->old_path = ch->old_path;
 		ch->path = ch->old_path = NULL;
 		f->added = f->deleted = -1;
-		if (o->lines && count_lines(repo, ch, f) < 0)
+		if (o->lines && count_lines(repo, ch, f, &out->missing) < 0)
 			goto done;
 	}
 	qsort(out->files, out->files_nr, sizeof(*out->files), cmp_file);
@@ -643,14 +675,14 @@ static int list_commits(git_repository *repo, const struct hist_opts *o, git_oid
 	*nr = 0;
 	if (git_revwalk_new(&walk, repo) < 0)
 		return hist_git_error("cannot walk history");
-	rc = git_revwalk_push_head(walk);
+	rc = o->start ? git_revwalk_push(walk, o->start) : git_revwalk_push_head(walk);
 	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND) {
 		git_error_clear();
 		ret = 0;	/* no commit yet */
 		goto done;
 	}
 	if (rc < 0) {
-		hist_git_error("cannot read HEAD");
+		hist_git_error(o->start ? "cannot walk history from that commit" : "cannot read HEAD");
 		goto done;
 	}
 	git_revwalk_simplify_first_parent(walk);

@@ -21,7 +21,8 @@ struct hist_file {
 	char *old_path;		/* path in the first parent for 'R', else NULL */
 	char status;		/* 'A' added, 'M' modified, 'D' deleted, 'R' renamed */
 	char binary;		/* 1: binary content, added and deleted are 0 */
-	long added;		/* lines added; -1 when line counts were not asked for */
+	long added;		/* lines added; -1 when line counts were not asked for,
+				   or a blob of the change is absent (see hist_commit.missing) */
 	long deleted;		/* lines deleted; -1 likewise */
 };
 
@@ -38,6 +39,9 @@ struct hist_commit {
 	struct hist_commit *merged;	/* for a merge, with hist_opts.merged: the commits it
 					   brought in (newest first; no files), else NULL */
 	size_t merged_nr;		/* how many */
+	int missing;		/* changed files with a blob absent from the object database
+				   (a partial clone): their line counts are -1, and no rename
+				   was looked for among them */
 };
 
 #define HIST_NO_SINCE INT64_MIN
@@ -48,6 +52,7 @@ struct hist_opts {
 	long max_files;		/* a commit that changes more files is huge */
 	int lines;		/* count added and deleted lines (costs most of the time) */
 	int threads;		/* diffing threads, 1 or more */
+	const git_oid *start;	/* when set, walk from this commit instead of HEAD */
 	const git_oid *stop;	/* when set, this commit and its ancestors are not walked */
 	int merged;		/* list the commits each merge brought in (see merged) */
 };

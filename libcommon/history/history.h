@@ -150,6 +150,11 @@ uint32_t history_lookup(const struct history *h, const char *path);
 int hrepo_open(struct hrepo *r);
 void hrepo_close(struct hrepo *r);
 /*
+ * Take the commit rev names (a sha, a branch, HEAD~3, a tag) as r's head, as
+ * if HEAD were there: 0, or -1 after reporting that it names no commit.
+ */
+int hrepo_set_head(struct hrepo *r, const char *rev);
+/*
  * A path given by the user, relative to the current directory (or absolute,
  * inside the root), as a root-relative path with "." and ".." resolved
  * lexically (the file need not exist).  Malloc'd; NULL after reporting.

@@ -256,7 +256,18 @@ int hrepo_open(struct hrepo *r)
 	if (walker_open(&r->w, ".", &wo) < 0)
 		return -1;
 	if (!r->w.repo) {
-		error("not a git repository (or a bare one): '%s'", r->w.root);
+		/* a bare repository has history, but no work tree to walk */
+		git_repository *bare = NULL;
+
+		if (git_repository_open_ext(&bare, ".", 0, getenv("GIT_CEILING_DIRECTORIES")) == 0 &&
+		    git_repository_is_bare(bare))
+			r->w.repo = bare;
+		else
+			git_repository_free(bare);
+		git_error_clear();
+	}
+	if (!r->w.repo) {
+		error("not a git repository: '%s'", r->w.root);
 		walker_close(&r->w);
 		return -1;
 	}
@@ -273,6 +284,28 @@ int hrepo_open(struct hrepo *r)
 		git_commit_free(c);
 	}
 	git_error_clear();
+	return 0;
+}
+
+int hrepo_set_head(struct hrepo *r, const char *rev)
+{
+	git_object *obj = NULL;
+	git_commit *c = NULL;
+
+	if (git_revparse_single(&obj, r->w.repo, rev) < 0 ||
+	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
+		const git_error *e = git_error_last();
+		error("'%s' names no commit of this repository%s%s", rev, e && e->message ? ": " : "",
+		      e && e->message ? e->message : "");
+		git_error_clear();
+		git_object_free(obj);
+		return -1;
+	}
+	git_object_free(obj);
+	git_oid_cpy(&r->head, git_commit_id(c));
+	r->head_time = (int64_t)git_commit_time(c);
+	r->has_head = 1;
+	git_commit_free(c);
 	return 0;
 }
 

@@ -144,12 +144,14 @@ static int load_couple(struct ix_run *r, const char *dir, const char **args, lon
 /*
  * --history: store ci-couple's history of the repository at dir (all of it after
  * a build, which kept the old index's; the commits since the stored head after an
- * update) and, when that brought commits, its co-change coupling anew.  Not a git
- * repository, or no commit yet: nothing to store.
+ * update; after build --rev, that commit's and its ancestors') and, when that
+ * brought commits, its co-change coupling anew.  Not a git repository, or no
+ * commit yet: nothing to store.
  */
-int ix_load_history(struct ix_run *r, const char *dir, int incremental)
+int ix_load_history(struct ix_run *r, const char *dir, int incremental, const char *rev)
 {
-	static const char *history[] = { "history", NULL }, *newer[] = { "history", "--incremental", NULL };
+	static const char *newer[] = { "history", "--incremental", NULL };
+	const char *history[] = { "history", rev ? "--rev" : NULL, rev, NULL };
 	static const char *coupling[] = { "coupling", "--limit", "0", NULL };
 	git_repository *repo = NULL;
 	long commits = 0;

@@ -103,8 +103,9 @@ int ix_status(struct ix_run *r, FILE *out);
 /* Store the records read from in (named name) in the index of the repository
  * at dir; *commits (may be NULL): how many commit records. */
 int ix_load(struct ix_run *r, const char *dir, FILE *in, const char *name, long *commits);
-/* --history: ci-couple's history of dir (incremental: since the stored head). */
-int ix_load_history(struct ix_run *r, const char *dir, int incremental);
+/* --history: ci-couple's history of dir (incremental: since the stored head),
+ * of commit rev and its ancestors when rev is not NULL (build --rev). */
+int ix_load_history(struct ix_run *r, const char *dir, int incremental, const char *rev);
 /* Read the whole index (PRAGMA quick_check): EXIT_OK, or the damage said and EXIT_IO. */
 int ix_check(struct ix_run *r);
 /* Delete the index and the files beside it. */
