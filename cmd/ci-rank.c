@@ -497,8 +497,8 @@ static int run(struct options *o, const char *path, const char *q, struct rank_t
 struct shards_query {
 	struct options o;
 	struct buf q;		/* the query's words */
-	struct rank_model model[2];	/* the learned fusion's, without and with vectors, read once
-					   (o.r.model_parsed) */
+	struct rank_model model[RANK_MEMBERS];	/* the learned fusion's members (by RANK_MEMBER_*
+						   bits), read once (o.r.model_parsed) */
 };
 
 /*
@@ -538,12 +538,13 @@ static int shards_prepare(int argc, char **argv, void **state)
 		exit(EXIT_USAGE);
 	if (sq->o.r.learned > 0) {
 		struct buf why = BUF_INIT;
+		int k;
 
 		util_report_to(&why);	/* a model that cannot be read: each shard says so, as alone */
-		if (!rank_model_load(&sq->o.r, &sq->model[0], 0) && !rank_model_load(&sq->o.r, &sq->model[1], 1)) {
-			sq->o.r.model_parsed[0] = &sq->model[0];
-			sq->o.r.model_parsed[1] = &sq->model[1];
-		}
+		for (k = 0; k < RANK_MEMBERS && !rank_model_load(&sq->o.r, &sq->model[k], k); k++)
+			;
+		for (int j = 0; k == RANK_MEMBERS && j < RANK_MEMBERS; j++)
+			sq->o.r.model_parsed[j] = &sq->model[j];
 		util_report_to(NULL);
 		buf_release(&why);
 	}

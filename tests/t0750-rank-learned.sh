@@ -5,8 +5,9 @@
 # the path priors and query mentions right; --model orders the files by a
 # model's probability (a model that favours test files puts the test first
 # under --scope all; one that disfavours the hand-set top file moves it down),
-# the score being that probability; the compiled-in model answers; a bad model
-# or option is an error with a message.
+# the score being that probability; a model's with_history member answers on an
+# index with git history, its top level on one without; the compiled-in model
+# answers; a bad model or option is an error with a message.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -101,6 +102,25 @@ test_expect_success '--model: disfavouring the first file of the hand-set fusion
 	"$JQ" -r "select(._type == \"hit\") | .path" lrn >lrn.paths &&
 	test "$(head -n 1 lrn.paths)" != "$(head -n 1 rrf.paths)" &&
 	sort rrf.paths >a && sort lrn.paths >b && test_cmp a b
+'
+
+test_expect_success '--model: with_history answers on an index with git history, the top level without' '
+	{ model 0 fused_rr:5 | sed "s/}\$//" &&
+	  printf ",\"with_history\":" && model 0 fused_rr:-5 && printf "}\n"; } >hist-model.json &&
+	"$JQ" -e ".with_history.features[0].weight == -5 and .features[0].weight == 5" hist-model.json &&
+	(cd repo && ci-index --history --index ../hist.db build) &&
+	(cd repo && ci-rank --limit 5 --fusion rrf total price with tax >../rrf-n) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" rrf-n | awk "!seen[\$0]++" >rrf.files &&
+	test "$(wc -l <rrf.files)" -ge 2 &&
+	(cd repo && ci-rank --limit 5 --model ../hist-model.json total price with tax >../out-n) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" out-n | head -n 1 >got &&
+	head -n 1 rrf.files >want && test_cmp want got &&
+	# with history: the hand-set order of that index reversed
+	(cd repo && ci-rank --index ../hist.db --limit 5 --fusion rrf total price with tax >../rrf-h) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" rrf-h | awk "!seen[\$0]++" >rrf-h.files &&
+	(cd repo && ci-rank --index ../hist.db --limit 5 --model ../hist-model.json total price with tax >../out-h) &&
+	"$JQ" -r "select(._type == \"hit\") | .path" out-h | awk "!seen[\$0]++" >got &&
+	tac rrf-h.files >want && test_cmp want got
 '
 
 test_expect_success '--fusion learned: the compiled-in model answers, the same way twice' '

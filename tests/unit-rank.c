@@ -87,6 +87,36 @@ int main(int argc, char **argv)
 		ok(mono, "isotonic: in [0, 1] and non-decreasing");
 		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1) == -1,
 		   "no calibration: -1");
+		/* a model made before the history members: history changes nothing */
+		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", RANK_MEMBER_HISTORY) == 0 &&
+		   m.bias == 0, "history, no with_history member: the top-level model");
+		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", RANK_MEMBER_VECTORS | RANK_MEMBER_HISTORY) == 0 &&
+		   m.bias == 2, "vectors and history, no with_vectors_history member: with_vectors");
+	}
+	{
+		static const char four[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"with_vectors\":{\"bias\":1,\"features\":[]},"
+			"\"with_history\":{\"bias\":2,\"features\":[{\"name\":\"change_rr\",\"mean\":0,"
+			"\"scale\":1,\"weight\":3}]},"
+			"\"with_vectors_history\":{\"bias\":4,\"features\":[]}}";
+		struct rank_model m;
+		double x[RF_NR] = { 0 };
+		int k, all = 1;
+
+		for (k = 0; k < RANK_MEMBERS; k++)
+			all &= rank_model_parse_for(&m, four, strlen(four), "test", k) == 0 &&
+			       m.bias == (k == 0 ? 0 : k == RANK_MEMBER_VECTORS ? 1 : k == RANK_MEMBER_HISTORY ? 2 : 4);
+		ok(all, "each member by the signals that take part: none, vectors, history, both");
+		x[RF_RR + 4] = 0.5;
+		ok(rank_model_parse_for(&m, four, strlen(four), "test", RANK_MEMBER_HISTORY) == 0 &&
+		   fabs(rank_model_logit(&m, x) - 3.5) < 1e-12, "with_history weighs the change signal");
+		fputs("# the error below is expected\n", stdout);
+		fflush(stdout);
+		static const char bad[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"with_history\":[]}";
+		ok(rank_model_parse_for(&m, bad, strlen(bad), "test", 0) == -1,
+		   "a member that is no object is refused");
 	}
 
 	fputs("# the errors below are expected\n", stdout);

@@ -25,6 +25,11 @@
 # the next run).  Then semantic and hybrid modes have vectors to use.  A
 # failed index build stops the run; one run at a time holds a work directory
 # (a second is refused: give it its own CI_EVAL_WORK).
+#
+# With CI_EVAL_HISTORY=1 each snapshot also holds the history of its base
+# commit ('ci-index build --rev <commit> --history': that commit and its
+# ancestors, nothing after it; with --embed, 'ci-index --history' in the
+# clone checked out at it), so that ranking's change signal has it.
 set -eu
 embed=0
 checkout=0
@@ -78,9 +83,11 @@ while IFS= read -r line; do
 	src=$repos/$(printf '%s' "$repo" | tr / +)
 	[ -d "$src/.git" ] || [ -f "$src/HEAD" ] || { echo "eval: no clone of $repo at $src" >&2; exit 1; }
 	tree=$work/trees/$(printf '%s' "$repo" | tr / +)-$commit
+	hist=
+	[ "${CI_EVAL_HISTORY:-0}" = 1 ] && hist=--history
 	if [ $embed = 1 ]; then
 		wc=$work/embed/$(printf '%s' "$repo" | tr / +)
-		db=$tree.vec.db
+		db=$tree${hist:+-h}.vec.db
 		itime=0
 		if [ ! -f "$db" ]; then
 			[ -d "$wc/.git" ] || git clone -q --no-checkout "$src" "$wc"
@@ -91,7 +98,8 @@ while IFS= read -r line; do
 			else
 				verb=build
 			fi
-			(cd "$wc" && "$bin/ci-index" --no-progress --index "$wc.db" --embed $verb) ||
+			# shellcheck disable=SC2086
+			(cd "$wc" && "$bin/ci-index" --no-progress $hist --index "$wc.db" --embed $verb) ||
 				{ echo "eval: ci-index --embed $verb of $repo at $commit failed" >&2; exit 1; }
 			itime=$(echo "$(now) - $t0" | bc)
 			mkdir -p "$work/trees"
@@ -118,11 +126,11 @@ while IFS= read -r line; do
 	else
 		# the commit's tree, read from the clone's objects: nothing checked out
 		mkdir -p "$work/snapshots"
-		db=$work/snapshots/$(printf '%s' "$repo" | tr / +)-$commit.db
+		db=$work/snapshots/$(printf '%s' "$repo" | tr / +)-$commit${hist:+-h}.db
 		itime=0
 		if [ ! -f "$db" ]; then
 			t0=$(now)
-			(cd "$src" && "$bin/ci-index" --no-progress --index "$db" build --rev "$commit") ||
+			(cd "$src" && "$bin/ci-index" --no-progress $hist --index "$db" build --rev "$commit") ||
 			{ echo "eval: cannot index $repo at $commit" >&2; exit 1; }
 			itime=$(echo "$(now) - $t0" | bc)
 		fi

@@ -132,25 +132,26 @@ void rank_query_fuse(struct rank_query *rq)
  * its member for an index with vectors when vectors is non-zero: 0, or -1
  * after a message.
  */
-static int load_model(const struct rank_opts *o, struct rank_model *m, int vectors)
+static int load_model(const struct rank_opts *o, struct rank_model *m, int which)
 {
 	char *text;
 	size_t len;
 	int ret;
 
-	if (o->model_parsed[!!vectors]) {
-		*m = *o->model_parsed[!!vectors];
+	which &= RANK_MEMBERS - 1;
+	if (o->model_parsed[which]) {
+		*m = *o->model_parsed[which];
 		return 0;
 	}
 	if (!o->model) {
 		if (!o->model_json)
 			return error("the learned fusion has no model: use --model or --fusion rrf");
 		return rank_model_parse_for(m, o->model_json, strlen(o->model_json), "share/rank/model.json",
-					    vectors);
+					    which);
 	}
 	if (read_file(o->model, &text, &len))
 		return -1;
-	ret = rank_model_parse_for(m, text, len, o->model, vectors);
+	ret = rank_model_parse_for(m, text, len, o->model, which);
 	free(text);
 	return ret;
 }
@@ -164,9 +165,9 @@ static int load_model(const struct rank_opts *o, struct rank_model *m, int vecto
  * below 0.001).  With the semantic signal in the query, the model's
  * with_vectors member; rq->confidence the calibration of the top file's logit.
  */
-int rank_model_load(const struct rank_opts *o, struct rank_model *m, int vectors)
+int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
 {
-	return load_model(o, m, vectors);
+	return load_model(o, m, which);
 }
 
 int rank_learned_fusion(struct rank_query *rq)
@@ -185,7 +186,9 @@ int rank_learned_fusion(struct rank_query *rq)
 		ret = -1;
 		goto done;
 	}
-	if (!rq->o->learned || (ret = load_model(rq->o, &m, rq->used[SIG_SEMANTIC])))
+	if (!rq->o->learned ||
+	    (ret = load_model(rq->o, &m, (rq->used[SIG_SEMANTIC] ? RANK_MEMBER_VECTORS : 0) |
+					  (rq->used[SIG_CHANGE] ? RANK_MEMBER_HISTORY : 0))))
 		goto done;
 	for (g = 0; g < f_nr; g++) {
 		struct rank_file_feat *ff = &f[g];

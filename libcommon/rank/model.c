@@ -114,12 +114,18 @@ static int parse_calibration(struct rank_model *m, json_t *root, const char *ori
 	return error("%s: calibration: method must be \"platt\" or \"isotonic\"", origin);
 }
 
-int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int vectors)
+/* The members a model may have, by the signals that take part (enum rank_member). */
+static const char *const member_name[RANK_MEMBERS] = {
+	[0] = NULL, [RANK_MEMBER_VECTORS] = "with_vectors", [RANK_MEMBER_HISTORY] = "with_history",
+	[RANK_MEMBER_VECTORS | RANK_MEMBER_HISTORY] = "with_vectors_history",
+};
+
+int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int which)
 {
 	json_error_t err;
-	json_t *doc, *root, *vec;
+	json_t *doc, *root, *member[RANK_MEMBERS] = { NULL };
 	const char *fmt;
-	int ret = -1;
+	int ret = -1, k;
 
 	memset(m, 0, sizeof(*m));
 	doc = root = json_loadb(json, len, 0, &err);
@@ -130,13 +136,20 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 		error("%s: not a ci-rank-linear/1 model", origin);
 		goto done;
 	}
-	vec = json_object_get(root, "with_vectors");
-	if (vec && !json_is_object(vec)) {
-		error("%s: with_vectors: expected an object", origin);
-		goto done;
+	for (k = 1; k < RANK_MEMBERS; k++) {
+		member[k] = json_object_get(root, member_name[k]);
+		if (member[k] && !json_is_object(member[k])) {
+			error("%s: %s: expected an object", origin, member_name[k]);
+			goto done;
+		}
 	}
-	if (vectors && vec)
-		root = vec;	/* owned by doc */
+	which &= RANK_MEMBERS - 1;
+	/* the member of these signals, else the one without history: a model made
+	 * before the history members stands for both */
+	if (!member[which] && (which & RANK_MEMBER_HISTORY))
+		which &= ~RANK_MEMBER_HISTORY;
+	if (member[which])
+		root = member[which];	/* owned by doc */
 	if (parse_linear(m, root, origin) || parse_calibration(m, root, origin))
 		goto done;
 	ret = 0;

@@ -22,9 +22,10 @@
  * queries by scripts/train-rank), either {"method": "platt", "a": a, "b": b}
  * (the logistic of a z + b) or {"method": "isotonic", "x": [...], "y": [...]}
  * (piecewise linear through the knots, x increasing, y non-decreasing in
- * [0, 1], constant beyond the ends); and "with_vectors", an object with its
- * own bias, features and calibration: the model for a query whose semantic
- * signal takes part (an index with vectors).
+ * [0, 1], constant beyond the ends); and "with_vectors", "with_history" and
+ * "with_vectors_history", objects with their own bias, features and
+ * calibration: the models for a query whose semantic signal, change signal
+ * (an index with git history) or both take part.
  *
  * No state outside the structs passed in; nothing here allocates after
  * rank_model_parse() returns.
@@ -95,10 +96,19 @@ struct rank_model {
 int rank_model_parse(struct rank_model *m, const char *json, size_t len, const char *origin);
 
 /*
- * The same, choosing the member for an index with vectors: with vectors
- * non-zero and a "with_vectors" member, that model; else the top-level one.
+ * The members of a model, by the signals that take part in a query: the
+ * semantic signal (an index with vectors), the change signal (an index with
+ * git history).  The top-level model is the one of neither.
  */
-int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int vectors);
+enum rank_member { RANK_MEMBER_VECTORS = 1, RANK_MEMBER_HISTORY = 2, RANK_MEMBERS = 4 };
+
+/*
+ * The same, choosing the member for which (RANK_MEMBER_* bits): "with_vectors",
+ * "with_history" or "with_vectors_history" when the model has it; a model
+ * without the history members gives the member without history; else the
+ * top-level model.
+ */
+int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int which);
 
 /*
  * The calibrated probability that the top file of a query is right, from its

@@ -87,8 +87,8 @@ struct rank_opts {
 	const char *model;	/* --model file, or NULL: the compiled-in model */
 	const char *features;	/* --features file */
 	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
-	const struct rank_model *model_parsed[2];	/* the model read once for many queries (without,
-						   with vectors), or NULL */
+	const struct rank_model *model_parsed[4];	/* the model's members read once for many
+						   queries (by RANK_MEMBER_* bits), or NULL */
 	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
@@ -263,13 +263,14 @@ void rank_query_fuse(struct rank_query *rq);
  */
 int rank_learned_fusion(struct rank_query *rq);
 /*
- * The model of o (--model's file, else the compiled-in one; its with_vectors
- * member when vectors is non-zero) read into m, as the learned fusion reads it
- * each query: 0, or -1 after a message.  A caller that runs many queries with
- * o (a shard set's) reads both once, and sets o->model_parsed[0] and [1].
+ * The model of o (--model's file, else the compiled-in one; its member for
+ * which, RANK_MEMBER_* bits of model.h) read into m, as the learned fusion
+ * reads it each query: 0, or -1 after a message.  A caller that runs many
+ * queries with o (a shard set's) reads each member once, and sets
+ * o->model_parsed[which] for each.
  */
 struct rank_model;
-int rank_model_load(const struct rank_opts *o, struct rank_model *m, int vectors);
+int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which);
 
 /*
  * Order the chunks within each file by their own evidence (keyword, symbol
