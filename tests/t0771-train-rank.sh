@@ -2,8 +2,9 @@
 # t0771-train-rank: scripts/train-rank on generated feature dumps (the shape
 # bench/eval/run.sh writes): with --vectors it writes both members of the
 # model, each with a calibration chosen cross-fitted by repository and the
-# figures of that choice; the same inputs give the same model; --report gives
-# a model's calibration on a dump; ci-rank reads the model; a missing dump or a
+# figures of that choice; the same inputs give the same model; --keep adds a
+# with_history member to a model and keeps the rest; --choose cv chooses by the
+# training repositories; --report gives a model's calibration on a dump; ci-rank reads the model; a missing dump or a
 # model without calibration is an error with a message.
 
 . "$(dirname "$0")/lib.sh"
@@ -69,6 +70,32 @@ test_expect_success 'ci-rank reads the model and reports its confidence' '
 	(cd repo && git add . && git commit -q -m init && ci-index build &&
 	 ci-rank --model ../m.json total price >../out) &&
 	"$JQ" -e "select(._type == \"summary\") | .confidence >= 0 and .confidence <= 1" out
+'
+
+test_expect_success '--keep with --history: the kept members as they were, with_history added' '
+	dump 5 t/a t/b t/c >htrain.jsonl &&
+	dump 6 v/a v/b v/c >hval.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --history htrain.jsonl hval.jsonl -o mh.json 2>log &&
+	"$JQ" -c "del(.with_history, .trained)" m.json >a &&
+	"$JQ" -c "del(.with_history, .trained)" mh.json >b &&
+	test_cmp a b &&
+	"$JQ" -e "(.with_history.features | length > 0) and
+		(.with_history.calibration.method | test(\"^(platt|isotonic)$\")) and
+		(.trained.with_history.validation_queries == 36) and
+		.trained.with_vectors == $("$JQ" -c .trained.with_vectors m.json)" mh.json &&
+	/usr/bin/python3 "$train" --report mh.json --member with_history hval.jsonl >rh.json &&
+	"$JQ" -e ".queries == 36" rh.json &&
+	test_status 2 /usr/bin/python3 "$train" --keep m.json --history htrain.jsonl hval.jsonl ntrain.jsonl 2>err &&
+	test_grep "no positional dumps" err
+'
+
+test_expect_success '--choose cv: chosen by the training repositories, one left out at a time' '
+	/usr/bin/python3 "$train" --choose cv --c 0.01,1 ntrain.jsonl nval.jsonl -o mcv.json 2>log &&
+	test_grep "cross-validated [01]\.[0-9]* validation MRR" log &&
+	"$JQ" -e ".trained.chosen_by | test(\"one repository left out\")" mcv.json &&
+	head -n 36 ntrain.jsonl | sed "s/t\/[abc]/t\/a/g" >one-repo.jsonl &&
+	test_status 1 /usr/bin/python3 "$train" --choose cv one-repo.jsonl nval.jsonl 2>err &&
+	test_grep "needs training queries of two repositories" err
 '
 
 test_expect_code 3 'a missing dump' '/usr/bin/python3 "$train" none.jsonl nval.jsonl 2>err'
