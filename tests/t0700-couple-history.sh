@@ -311,7 +311,10 @@ test_expect_success 'history with a blob absent (a partial clone): counts -1, a 
 	# all else as in the whole repository
 	"$JQ" -c "del(.files[]? | select(.path == \"README.md\"))" partial.out >a &&
 	"$JQ" -c "del(.files[]? | select(.path == \"README.md\"))" out >b &&
-	test_cmp b a
+	test_cmp b a &&
+	# the analyses that read git say so too
+	(cd partial && ci-couple --no-index hotspots >/dev/null) 2>err2 &&
+	test_grep "2 changed files read from git have a blob the repository does not have" err2
 '
 
 test_expect_success 'usage errors: exit 2, nothing read' '

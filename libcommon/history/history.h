@@ -102,6 +102,7 @@ struct history {
 	const char *source;	/* "git", "index" or "index+git" */
 	int lines;		/* line counts are known */
 	long max_files;		/* the huge limit applied */
+	long missing;		/* files read from git with a blob absent (hist_commit.missing) */
 };
 
 /* x rounded to 4 decimals, as every score is written. */

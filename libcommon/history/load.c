@@ -79,6 +79,7 @@ static int keep_commit(struct hist_commit *g, void *data)
 	c->parents = g->parents;
 	c->huge = g->huge;
 	c->merged = g->parents > 1 ? (int)g->merged_nr : -1;
+	h->missing += g->missing;
 	c->files = xcalloc(g->files_nr ? g->files_nr : 1, sizeof(*c->files));
 	c->files_nr = g->files_nr;
 	for (i = 0; i < g->files_nr; i++) {
@@ -526,6 +527,10 @@ int history_load(const struct couple_opts *o, struct hrepo *r, struct history *h
 			goto done;
 	}
 	history_follow_renames(h);
+	if (newer.missing + h->missing)
+		warning("%ld changed files read from git have a blob the repository does not have "
+			"(a partial clone?): their line counts are unknown and count for none",
+			newer.missing + h->missing);
 	if (verbosity)
 		fprintf(stderr, "%s: %zu commits from %s\n", progname, h->nr, h->source);
 	ret = 0;
