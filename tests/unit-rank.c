@@ -100,17 +100,16 @@ int main(int argc, char **argv)
 			"\"with_history\":{\"bias\":2,\"features\":[{\"name\":\"change_rr\",\"mean\":0,"
 			"\"scale\":1,\"weight\":3}]},"
 			"\"with_vectors_history\":{\"bias\":4,\"features\":[]}}";
-		struct rank_model m;
-		double x[RF_NR] = { 0 };
+		double xf[RF_NR] = { 0 };
 		int k, all = 1;
 
 		for (k = 0; k < RANK_MEMBERS; k++)
 			all &= rank_model_parse_for(&m, four, strlen(four), "test", k) == 0 &&
 			       m.bias == (k == 0 ? 0 : k == RANK_MEMBER_VECTORS ? 1 : k == RANK_MEMBER_HISTORY ? 2 : 4);
 		ok(all, "each member by the signals that take part: none, vectors, history, both");
-		x[RF_RR + 4] = 0.5;
+		xf[RF_RR + 4] = 0.5;
 		ok(rank_model_parse_for(&m, four, strlen(four), "test", RANK_MEMBER_HISTORY) == 0 &&
-		   fabs(rank_model_logit(&m, x) - 3.5) < 1e-12, "with_history weighs the change signal");
+		   fabs(rank_model_logit(&m, xf) - 3.5) < 1e-12, "with_history weighs the change signal");
 		fputs("# the error below is expected\n", stdout);
 		fflush(stdout);
 		static const char bad[] =
