@@ -151,8 +151,14 @@ uint32_t history_lookup(const struct history *h, const char *path);
 int hrepo_open(struct hrepo *r);
 void hrepo_close(struct hrepo *r);
 /*
- * Take the commit rev names (a sha, a branch, HEAD~3, a tag) as r's head, as
- * if HEAD were there: 0, or -1 after reporting that it names no commit.
+ * The commit rev names (a sha, a branch, HEAD~3, a tag) in *out (free with
+ * git_commit_free): 0, or -1 with *out NULL and, when why is not NULL,
+ * libgit2's reason in *why (malloc'd).  Reports nothing.
+ */
+int hrepo_resolve_commit(const struct hrepo *r, const char *rev, git_commit **out, char **why);
+/*
+ * Take the commit rev names as r's head, as if HEAD were there: 0, or -1
+ * after reporting that it names no commit.
  */
 int hrepo_set_head(struct hrepo *r, const char *rev);
 /*

@@ -288,21 +288,36 @@ int hrepo_open(struct hrepo *r)
 	return 0;
 }
 
-int hrepo_set_head(struct hrepo *r, const char *rev)
+int hrepo_resolve_commit(const struct hrepo *r, const char *rev, git_commit **out, char **why)
 {
 	git_object *obj = NULL;
-	git_commit *c = NULL;
 
+	*out = NULL;
 	if (git_revparse_single(&obj, r->w.repo, rev) < 0 ||
-	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
+	    git_object_peel((git_object **)out, obj, GIT_OBJECT_COMMIT) < 0) {
 		const git_error *e = git_error_last();
-		error("'%s' names no commit of this repository%s%s", rev, e && e->message ? ": " : "",
-		      e && e->message ? e->message : "");
+
+		if (why)
+			*why = xstrdup(e && e->message ? e->message : "unknown libgit2 error");
+		*out = NULL;
 		git_error_clear();
 		git_object_free(obj);
 		return -1;
 	}
 	git_object_free(obj);
+	return 0;
+}
+
+int hrepo_set_head(struct hrepo *r, const char *rev)
+{
+	git_commit *c;
+	char *why = NULL;
+
+	if (hrepo_resolve_commit(r, rev, &c, &why) < 0) {
+		error("'%s' names no commit of this repository: %s", rev, why);
+		free(why);
+		return -1;
+	}
 	git_oid_cpy(&r->head, git_commit_id(c));
 	r->head_time = (int64_t)git_commit_time(c);
 	r->has_head = 1;

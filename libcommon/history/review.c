@@ -74,17 +74,7 @@ struct review_changed {
 /* The commit rev names, or -1. */
 static int resolve_rev(struct hrepo *r, const char *rev, git_commit **out)
 {
-	git_object *obj = NULL;
-
-	*out = NULL;
-	if (git_revparse_single(&obj, r->w.repo, rev) < 0 ||
-	    git_object_peel((git_object **)out, obj, GIT_OBJECT_COMMIT) < 0) {
-		git_object_free(obj);
-		git_error_clear();
-		return -1;
-	}
-	git_object_free(obj);
-	return 0;
+	return hrepo_resolve_commit(r, rev, out, NULL);
 }
 
 static git_tree *commit_tree(git_commit *c)
