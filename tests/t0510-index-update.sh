@@ -571,7 +571,13 @@ test_expect_success 'build --rev --history: the history of that commit, in a wor
 	sqlite3 rev-bare.db "SELECT sha FROM commits ORDER BY sha" >got-bare &&
 	test_cmp want got-bare &&
 	(cd hist && test_status 2 ci-index --history --index ../rev2.db build --rev no-such-rev 2>../err) &&
-	test_grep "no-such-rev" err
+	test_grep "no-such-rev" err &&
+	# HEAD names no commit: said, exit 3, the snapshot stored without history
+	git clone -q --bare hist dangling.git &&
+	git -C dangling.git symbolic-ref HEAD refs/heads/none &&
+	(cd dangling.git && test_status 3 ci-index --history --index ../rev3.db build --rev "$(git -C ../hist rev-parse HEAD~1)" 2>../err) &&
+	test_grep "HEAD names no commit, so its history cannot be stored" err &&
+	sqlite3 rev3.db "SELECT count(*) FROM files" >files && test "$(cat files)" -gt 0
 '
 
 if test -n "$CI_TEST_INDEX_SERVER"; then

@@ -165,6 +165,12 @@ int ix_load_history(struct ix_run *r, const char *dir, int incremental, const ch
 	}
 	born = !git_repository_head_unborn(repo);
 	git_repository_free(repo);
+	if (!born && rev) {
+		/* the coupling step reads the history through HEAD's repository */
+		error("build --rev %s --history: the repository's HEAD names no commit, so its history "
+		      "cannot be stored (the index of the snapshot is)", rev);
+		return EXIT_IO;
+	}
 	if (!born)
 		return EXIT_OK;
 	ret = load_couple(r, dir, incremental ? newer : history, &commits);
