@@ -724,6 +724,20 @@ if test -n "$CI_TEST_INDEX_SERVER"; then
 		test_line_count = 5 grep.sv
 	'
 
+	# (the worker hands its caller the exit status, then the server sees it
+	# end; a search in between must take its update as in)
+	test_expect_success 'server: a search just after an update whose worker has not ended yet' '
+		echo "int big_late(void) { return 2; } /* rare_tok */" >>repo/src/big.c &&
+		touch -d @1600000000 repo/src/big.c &&
+		(cd repo && CI_INDEX_TEST_WORKER_END_MS=3000 ci-index update) &&
+		(cd repo && ci-grep --stats --no-json -c rare_tok 2>../stats >../count) &&
+		test_grep "trigram candidates (the server.s)" stats &&
+		echo "src/big.c:6" >expect &&
+		test_cmp expect count &&
+		(cd repo && ci-grep --stats --no-json rare_tok 2>../stats >/dev/null) &&
+		test_grep "directories: none changed" stats
+	'
+
 	test_expect_success 'server: --no-server and CI_INDEX_SERVER=0 run here' '
 		(cd repo && ci-index -v --no-server update && CI_INDEX_SERVER=0 ci-index -v update) 2>err &&
 		! grep -q "server.s watch" err &&

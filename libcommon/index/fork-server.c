@@ -561,8 +561,15 @@ static void report_status(int status, void *arg)
 
 	(void)arg;
 	fflush(NULL);
-	if (report_fd >= 0)
+	if (report_fd >= 0) {
+		/* test hook: a worker that ends late, after its caller has the status (t0515) */
+		long ms = env_long("CI_INDEX_TEST_WORKER_END_MS", 0, 60000, 0, ENV_WARN);
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
 		send(report_fd, &v, sizeof(v), MSG_NOSIGNAL);
+		if (ms > 0)
+			nanosleep(&ts, NULL);
+	}
 }
 
 void fork_server_reply(int status)

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -109,7 +110,9 @@ static void strset_move(struct strset *into, struct strset *from)
 
 struct srv_worker {
 	pid_t pid;		/* a worker running */
-	int rfd;		/* the read end of its report pipe, or -1 */
+	int rfd;		/* the read end of its report pipe, or -1 once read */
+	int said;		/* 1: its update is in (it said 'k'); -1: it ended
+				   the pipe without; 0: not known yet */
 };
 
 /*
@@ -376,12 +379,14 @@ void ix_server_preload(struct ix_server *s, const char *path)
 }
 
 static void srv_close_db(struct ix_server *s);
+static void srv_settle(struct ix_server *s);
 
 void ix_server_refresh(struct ix_server *s, const char *path)
 {
 	struct stat st;
 
 	(void)path;
+	srv_settle(s);
 	srv_close_db(s);	/* SQLite's state must not cross a fork */
 	ix_server_events(s);	/* what happened up to now counts for this worker */
 	if (s->root && (stat(s->root, &st) < 0 || st.st_ino != s->root_ino || st.st_dev != s->root_dev)) {
@@ -407,6 +412,7 @@ void ix_server_forked(struct ix_server *s, pid_t pid)
 	ALLOC_GROW(s->workers, s->workers_nr + 1, s->workers_alloc);
 	s->workers[s->workers_nr].pid = pid;
 	s->workers[s->workers_nr].rfd = s->report[0];
+	s->workers[s->workers_nr].said = 0;
 	s->workers_nr++;
 	if (s->report[1] >= 0)
 		close(s->report[1]);
@@ -415,29 +421,68 @@ void ix_server_forked(struct ix_server *s, pid_t pid)
 
 static void srv_map_refresh(struct ix_server *s);
 
+/*
+ * Read what worker w said on its pipe, if it said it (wait: it has ended, so
+ * the pipe has its report or its end): 'k' and the index's "updated" once
+ * its update is in, written before the worker hands its caller the exit
+ * status.
+ */
+static void srv_worker_said(struct ix_server *s, struct srv_worker *w, int wait)
+{
+	struct pollfd p = { .fd = w->rfd, .events = POLLIN };
+	char got[80];
+	ssize_t n;
+
+	if (w->rfd < 0 || (!wait && poll(&p, 1, 0) != 1))
+		return;
+	do
+		n = read(w->rfd, got, sizeof(got) - 1);
+	while (n < 0 && errno == EINTR);
+	close(w->rfd);
+	w->rfd = -1;
+	if (n > 0 && got[0] == 'k') {
+		got[n] = '\0';
+		snprintf(s->stamp, sizeof(s->stamp), "%s", got + 1);
+		srv_map_refresh(s);	/* now, not in the next search */
+		w->said = 1;
+	} else {
+		w->said = -1;
+	}
+}
+
+/*
+ * What the running workers were handed is vouched for once each of them said
+ * its update is in, before the server has seen them end: their callers have
+ * the exit status then, and ask at once (ci-index update, then ci-grep).
+ */
+static void srv_settle(struct ix_server *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->workers_nr; i++)
+		srv_worker_said(s, &s->workers[i], 0);
+	for (i = 0; i < s->workers_nr; i++)
+		if (s->workers[i].said != 1)
+			return;
+	if (s->failed)
+		return;	/* one that failed ended before: all must end (ix_server_ended) */
+	strset_clear(&s->inflight);
+	s->inflight_all = 0;
+}
+
 void ix_server_ended(struct ix_server *s, pid_t pid, int status)
 {
 	size_t i;
-	char c = 0, got[80];
-	ssize_t n = 0;
 
+	(void)status;	/* an update that is in is in, whatever came after it */
 	for (i = 0; i < s->workers_nr && s->workers[i].pid != pid; i++)
 		;
 	if (i == s->workers_nr)
 		return;
-	if (s->workers[i].rfd >= 0) {
-		n = read(s->workers[i].rfd, got, sizeof(got) - 1);
-		c = n > 0 ? got[0] : 0;
-		close(s->workers[i].rfd);
-	}
-	s->workers[i] = s->workers[--s->workers_nr];
-	if (c == 'k' && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		got[n] = '\0';
-		snprintf(s->stamp, sizeof(s->stamp), "%s", got + 1);
-		srv_map_refresh(s);	/* now, not in the next search */
-	} else {
+	srv_worker_said(s, &s->workers[i], 1);
+	if (s->workers[i].said != 1)
 		s->failed = 1;
-	}
+	s->workers[i] = s->workers[--s->workers_nr];
 	if (s->workers_nr > 0)	/* others still run: what they were handed stays in flight */
 		return;
 	if (s->failed) {
@@ -735,6 +780,7 @@ void ix_server_query(struct ix_server *s, const char *q, struct buf *out)
 		return;
 	}
 	ix_server_events(s);
+	srv_settle(s);
 	if (!strncmp(q, "cand ", 5) && !s->broken && s->stamp[0]) {
 		srv_cand(s, q + 5, out);
 		return;
