@@ -34,8 +34,8 @@
 
 static const char usage_text[] =
 	"usage: ci-couple [options] history [--rev <commit>] [--since <when>] [--max-commits <n>] [--incremental]\n"
-	"   or: ci-couple [options] coupling [<file>] [--threshold <x>] [--limit <n>]\n"
-	"   or: ci-couple [options] hotspots [--since <when>] [--threshold <x>] [--limit <n>]\n"
+	"   or: ci-couple [options] coupling [<file>] [--rev <commit>] [--threshold <x>] [--limit <n>]\n"
+	"   or: ci-couple [options] hotspots [--rev <commit>] [--since <when>] [--threshold <x>] [--limit <n>]\n"
 	"   or: ci-couple [options] file-history <file> [--limit <n>]\n"
 	"   or: ci-couple [options] commits <query> [--author <name>] [--file <path>] [--limit <n>]\n"
 	"   or: ci-couple [options] review [--diff <spec>] [--budget <n>] [--depth <n>]\n"
@@ -61,8 +61,8 @@ static const char usage_text[] =
 	"      --version             show the version and exit\n"
 	"Options of some commands:\n"
 	"      --incremental         history: only commits newer than the index holds\n"
-	"      --rev <commit>        history: the history of <commit> (it and its ancestors),\n"
-	"                            as if HEAD were there\n"
+	"      --rev <commit>        all but review: the history of <commit> (it and its\n"
+	"                            ancestors), as if HEAD were there\n"
 	"      --threshold <x>       coupling, hotspots, review: leave out scores below <x>\n"
 	"      --min-co-changes <n>  coupling, review: leave out pairs seen together fewer\n"
 	"                            than <n> times (default 1)\n"
@@ -132,7 +132,7 @@ static const struct {
 } option_scope[] = {
 	{ OPT_HALF_LIFE, "--half-life", C_COUPLING | C_REVIEW },
 	{ OPT_INCREMENTAL, "--incremental", C_HISTORY },
-	{ OPT_REV, "--rev", C_HISTORY },
+	{ OPT_REV, "--rev", C_ALL & ~C_REVIEW },
 	{ OPT_THRESHOLD, "--threshold", C_COUPLING | C_HOTSPOTS | C_REVIEW },
 	{ OPT_MIN_CO, "--min-co-changes", C_COUPLING | C_REVIEW },
 	{ OPT_LIMIT, "--limit", C_COUPLING | C_HOTSPOTS | C_FILE_HISTORY | C_COMMITS | C_REVIEW },
@@ -292,8 +292,6 @@ static int cmd_history(const struct options *o, struct hrepo *r)
 	char head_hex[GIT_OID_HEXSZ + 1];
 	int incremental = 0, rc, ret = EXIT_OK;
 
-	if (o->rev && hrepo_set_head(r, o->rev) < 0)
-		return EXIT_USAGE;
 	if (!r->has_head) {
 		error("no commits in this repository");
 		return EXIT_NOTHING;
@@ -845,6 +843,9 @@ static int parse_options(struct options *o, int argc, char **argv, const char **
 
 static int run(const struct options *o, struct hrepo *r, const char **args)
 {
+	/* --rev: the analyses read the history as if HEAD were at that commit */
+	if (o->rev && hrepo_set_head(r, o->rev) < 0)
+		return EXIT_USAGE;
 	switch (o->cmd) {
 	case C_HISTORY: return cmd_history(o, r);
 	case C_COUPLING: return cmd_coupling(o, r, args[0]);

@@ -570,6 +570,23 @@ test_expect_success 'build --rev --history: the history of that commit, in a wor
 	(cd hist.git && ci-index --history --index ../rev-bare.db build --rev HEAD~1) &&
 	sqlite3 rev-bare.db "SELECT sha FROM commits ORDER BY sha" >got-bare &&
 	test_cmp want got-bare &&
+	# HEAD elsewhere (a side branch): the coupling too is of that commit, not of HEAD
+	git clone -q hist side &&
+	git -C side checkout -q -b side HEAD~2 &&
+	(cd side && echo "c = 1" >c.py && echo "a = 9" >a.py && git add . && git commit -qm side &&
+	 ci-index --history --index ../rev-side.db build --rev origin/HEAD~1 2>../err) &&
+	test_must_be_empty err &&
+	sqlite3 rev-side.db "SELECT a, b, co_changes FROM coupling" >got-side &&
+	echo "a.py|b.py|2" >want-side &&
+	test_cmp want-side got-side &&
+	(cd side && ci-couple --no-index coupling --rev origin/HEAD~1 a.py) >related &&
+	jq -se "map(select(._type == \"coupling\")) | length == 1 and .[0].co_changes == 2" related &&
+	jq -se "map(select(._type == \"related\"))[0] | .changes == 2 and .commits == 2" related &&
+	(cd side && ci-couple --no-index coupling a.py) >related-head &&
+	jq -se "map(select(._type == \"related\"))[0] | .changes == 2 and .commits == 2" related-head &&
+	jq -se "map(select(._type == \"coupling\")) | map(.b) | index(\"c.py\") != null" related-head &&
+	(cd side && test_status 2 ci-couple review --rev HEAD 2>../err) &&
+	test_grep "rev" err &&
 	(cd hist && test_status 2 ci-index --history --index ../rev2.db build --rev no-such-rev 2>../err) &&
 	test_grep "no-such-rev" err &&
 	# HEAD names no commit: said, exit 3, the snapshot stored without history

@@ -272,13 +272,31 @@ test_expect_success 'history --rev: the history of that commit, as if HEAD were 
 	test_cmp out head.out
 '
 
-test_expect_success 'history --rev: a revision that names no commit, an option of history only' '
+test_expect_success 'history --rev: a revision that names no commit; review takes none' '
 	(cd repo && test_status 2 ci-couple history --rev no-such-branch) 2>err &&
 	test_grep "no-such-branch. names no commit of this repository" err &&
 	(cd repo && test_status 2 ci-couple history --rev "HEAD^{tree}") 2>err2 &&
 	test_grep "names no commit" err2 &&
-	(cd repo && test_status 2 ci-couple coupling --rev HEAD) 2>err3 &&
-	test_grep "option .--rev. does not apply to .coupling." err3
+	(cd repo && test_status 2 ci-couple coupling --rev no-such-branch) 2>err3 &&
+	test_grep "no-such-branch. names no commit of this repository" err3 &&
+	(cd repo && test_status 2 ci-couple review --rev HEAD) 2>err4 &&
+	test_grep "option .--rev. does not apply to .review." err4
+'
+
+# what each analysis says with --rev <commit>: what it says in a clone whose HEAD is there
+test_expect_success 'coupling, hotspots, file-history, commits --rev: as in a clone at that commit' '
+	git clone -q repo at3 &&
+	git -C at3 reset -q --hard HEAD~3 &&
+	f=$(git -C at3 ls-files | head -n 1) &&
+	for a in "coupling --limit 0" "coupling $f" "hotspots --since all" "file-history $f" "commits fix"; do
+		{ (cd repo && ci-couple --no-index $a --rev HEAD~3) >rev.a; test $? -le 1; } &&
+		{ (cd at3 && ci-couple --no-index $a) >at3.a; test $? -le 1; } &&
+		test_cmp at3.a rev.a &&
+		{ (cd repo && ci-couple --no-index $a) >head.a; test $? -le 1; } || return 1
+	done &&
+	(cd repo && ci-couple --no-index coupling --limit 0 --rev HEAD~3) >rev.c &&
+	(cd repo && ci-couple --no-index coupling --limit 0) >head.c &&
+	! test_cmp rev.c head.c >/dev/null
 '
 
 test_expect_success 'history in a bare repository: the same records' '

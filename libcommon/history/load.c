@@ -486,6 +486,7 @@ int history_load(const struct couple_opts *o, struct hrepo *r, struct history *h
 	ho.lines = lines;
 	ho.threads = o->threads;
 	ho.merged = 1;
+	ho.start = &r->head;	/* HEAD, or the commit of --rev (hrepo_set_head) */
 
 	ix = hrepo_open_index(o, r);
 	if (ix && (stored = history_stored_head(ix))) {

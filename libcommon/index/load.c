@@ -107,20 +107,25 @@ out:
 /* Store what `ci-couple <args>` run in dir writes; *commits: how many commit records. */
 static int load_couple(struct ix_run *r, const char *dir, const char **args, long *commits)
 {
-	char *argv[8], *name = xasprintf("ci-couple %s", args[0]);
-	int fd, status, ret, n = 0;
+	char **argv, *name = xasprintf("ci-couple %s", args[0]);
+	int fd, status, ret, n = 0, nargs = 0;
 	pid_t pid;
 	FILE *in;
 
+	while (args[nargs])
+		nargs++;
+	argv = xcalloc((size_t)nargs + 4, sizeof(*argv));
 	argv[n++] = "ci-couple";
 	if (r->o.index) {
 		argv[n++] = "--index";
 		argv[n++] = (char *)r->o.index;
 	}
-	while (*args && n < 7)
+	while (*args)
 		argv[n++] = (char *)*args++;
 	argv[n] = NULL;
-	if ((pid = spawn_reader("ci-couple", argv, dir, -1, 0, &fd)) < 0) {
+	pid = spawn_reader("ci-couple", argv, dir, -1, 0, &fd);
+	free(argv);
+	if (pid < 0) {
 		error_errno("cannot start ci-couple");
 		free(name);
 		return EXIT_IO;
@@ -152,7 +157,8 @@ int ix_load_history(struct ix_run *r, const char *dir, int incremental, const ch
 {
 	static const char *newer[] = { "history", "--incremental", NULL };
 	const char *history[] = { "history", rev ? "--rev" : NULL, rev, NULL };
-	static const char *coupling[] = { "coupling", "--limit", "0", NULL };
+	/* the coupling of that commit's history too, not HEAD's */
+	const char *coupling[] = { "coupling", "--limit", "0", rev ? "--rev" : NULL, rev, NULL };
 	git_repository *repo = NULL;
 	long commits = 0;
 	int born, ret;
