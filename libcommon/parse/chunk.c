@@ -672,10 +672,35 @@ static TSNode field(TSNode n, TSFieldId f)
 	return ts_node_child_by_field_id(n, f);
 }
 
+/*
+ * What an assignment assigns, through a chain of them (`a = b.c = function`):
+ * the last right-hand side; v itself when it is no assignment.
+ */
+static TSNode assigned_value(TSNode v)
+{
+	for (int depth = 0; depth < 16 && !ts_node_is_null(v) &&
+	     !strcmp(ts_node_type(v), "assignment_expression"); depth++)
+		v = ts_node_child_by_field_name(v, "right", 5);
+	return v;
+}
+
+/* The innermost assignment of such a chain (the one whose right side is the value). */
+static TSNode last_assignment(TSNode v)
+{
+	for (int depth = 0; depth < 16; depth++) {
+		TSNode r = ts_node_child_by_field_name(v, "right", 5);
+		if (ts_node_is_null(r) || strcmp(ts_node_type(r), "assignment_expression"))
+			break;
+		v = r;
+	}
+	return v;
+}
+
 static int is_function_value(TSNode v)
 {
 	const char *t;
 
+	v = assigned_value(v);
 	if (ts_node_is_null(v))
 		return 0;
 	t = ts_node_type(v);
@@ -751,6 +776,16 @@ static int unit_of(struct chunker *c, TSNode n, TSNode *inner, const struct unit
 		if (ts_node_is_null(d) || !is_function_value(field(d, rt->f_value)))
 			return 0;
 	}
+	if (r->flags & UNIT_ASSIGNED_FUNCTION) {
+		/* to a name or a property (a.b), not to a computed place (a[k]) */
+		TSNode a = ts_node_named_child_count(n) ? ts_node_named_child(n, 0) : n, left;
+		if (strcmp(ts_node_type(a), "assignment_expression") || !is_function_value(a))
+			return 0;
+		left = ts_node_child_by_field_name(last_assignment(a), "left", 4);
+		if (ts_node_is_null(left) || (strcmp(ts_node_type(left), "identifier") &&
+					      strcmp(ts_node_type(left), "member_expression")))
+			return 0;
+	}
 	*inner = n;
 	*rule = r;
 	return 1;
@@ -800,6 +835,12 @@ static char *unit_name(struct chunker *c, TSNode n, uint32_t *name_b, char **ext
 		d = named_child_of_type(n, "variable_declarator");
 		if (!ts_node_is_null(d))
 			nm = field(d, rt->f_name);
+	} else if (!strcmp(t, "expression_statement") && ts_node_named_child_count(n)) {
+		/* a.b.c = x.y = function: named for the last target, as the tags name it (y) */
+		TSNode left = ts_node_child_by_field_name(last_assignment(ts_node_named_child(n, 0)), "left", 4);
+		if (!ts_node_is_null(left) && !strcmp(ts_node_type(left), "member_expression"))
+			left = ts_node_child_by_field_name(left, "property", 8);
+		nm = left;
 	} else if (ts_node_is_null(nm) && rt->f_declarator) {
 		/* C/C++: the identifier at the bottom of the declarator chain */
 		d = field(n, rt->f_declarator);

@@ -101,6 +101,7 @@ static const struct unit_rule js_units[] = {
 	{ "method_definition", "method", UNIT_CLASS_MEMBER },
 	{ "lexical_declaration", "function", UNIT_FUNCTION_VALUE },
 	{ "variable_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "expression_statement", "function", UNIT_ASSIGNED_FUNCTION },
 	{ "export_statement", "export", UNIT_WRAPPER },
 	{ NULL, NULL, 0 }
 };
@@ -118,6 +119,7 @@ static const struct unit_rule ts_units[] = {
 	{ "module", "module", UNIT_CONTAINER },
 	{ "lexical_declaration", "function", UNIT_FUNCTION_VALUE },
 	{ "variable_declaration", "function", UNIT_FUNCTION_VALUE },
+	{ "expression_statement", "function", UNIT_ASSIGNED_FUNCTION },
 	{ "export_statement", "export", UNIT_WRAPPER },
 	{ NULL, NULL, 0 }
 };

@@ -22,6 +22,8 @@ enum unit_flags {
 	UNIT_FUNCTION_VALUE = 8,	/* `const f = () => ...`: a unit when its value is a function */
 	UNIT_LEAF = 16,		/* no units inside worth finding (C functions): not searched */
 	UNIT_CLASS_MEMBER = 32,	/* only a unit directly in a class body (not an object literal) */
+	UNIT_ASSIGNED_FUNCTION = 64,	/* `a.b = function ...` (an expression statement):
+					   a unit when what it assigns is a function */
 };
 
 struct unit_rule {
