@@ -71,12 +71,6 @@ struct review_changed {
 	long lines;		/* lines changed (added on the new side, or 1 per deletion) */
 };
 
-/* The commit rev names, or -1. */
-static int resolve_rev(struct hrepo *r, const char *rev, git_commit **out)
-{
-	return hrepo_resolve_commit(r, rev, out, NULL);
-}
-
 static git_tree *commit_tree(git_commit *c)
 {
 	git_tree *t = NULL;
@@ -219,7 +213,7 @@ static int diff_branch(struct hrepo *r, struct review *rv, struct review_diff *d
 {
 	git_oid base;
 
-	if (resolve_rev(r, rv->spec + 7, &d->cb) < 0)
+	if (hrepo_resolve_commit(r, rv->spec + 7, &d->cb, NULL) < 0)
 		return bad_spec(rv, xasprintf("--diff: unknown branch '%s'", rv->spec + 7));
 	if (!d->head)
 		return bad_spec(rv, xasprintf("--diff %s: HEAD has no commit to compare with", rv->spec));
@@ -238,8 +232,8 @@ static int diff_commits(struct hrepo *r, struct review *rv, struct review_diff *
 		char *from = xstrndup(range, (size_t)(dots - range));
 		int three = dots[2] == '.';
 		const char *to = dots + (three ? 3 : 2);
-		int bad = resolve_rev(r, *from ? from : "HEAD", &d->ca) < 0 ||
-			  resolve_rev(r, *to ? to : "HEAD", &d->cb) < 0;
+		int bad = hrepo_resolve_commit(r, *from ? from : "HEAD", &d->ca, NULL) < 0 ||
+			  hrepo_resolve_commit(r, *to ? to : "HEAD", &d->cb, NULL) < 0;
 		free(from);
 		if (bad)
 			return bad_spec(rv, xasprintf("--diff: unknown revision in '%s'", range));
@@ -253,7 +247,7 @@ static int diff_commits(struct hrepo *r, struct review *rv, struct review_diff *
 			d->ca = mb;
 		}
 	} else {
-		if (resolve_rev(r, range, &d->cb) < 0)
+		if (hrepo_resolve_commit(r, range, &d->cb, NULL) < 0)
 			return bad_spec(rv, xasprintf("--diff: unknown revision '%s'", range));
 		if (git_commit_parentcount(d->cb) > 0 && git_commit_parent(&d->ca, d->cb, 0) < 0)
 			return -1;

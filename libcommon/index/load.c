@@ -151,7 +151,7 @@ static int load_couple(struct ix_run *r, const char *dir, const char **args, lon
  * a build, which kept the old index's; the commits since the stored head after an
  * update; after build --rev, that commit's and its ancestors') and, when that
  * brought commits, its co-change coupling anew.  Not a git repository, or no
- * commit yet: nothing to store.
+ * commit yet (without --rev): nothing to store.
  */
 int ix_load_history(struct ix_run *r, const char *dir, int incremental, const char *rev)
 {
@@ -169,14 +169,9 @@ int ix_load_history(struct ix_run *r, const char *dir, int incremental, const ch
 			fprintf(stderr, "%s: %s is not in a git repository: no history\n", progname, dir);
 		return EXIT_OK;
 	}
-	born = !git_repository_head_unborn(repo);
+	/* after build --rev both steps read that commit's history: where HEAD points does not matter */
+	born = rev || !git_repository_head_unborn(repo);
 	git_repository_free(repo);
-	if (!born && rev) {
-		/* the coupling step reads the history through HEAD's repository */
-		error("build --rev %s --history: the repository's HEAD names no commit, so its history "
-		      "cannot be stored (the index of the snapshot is)", rev);
-		return EXIT_IO;
-	}
 	if (!born)
 		return EXIT_OK;
 	ret = load_couple(r, dir, incremental ? newer : history, &commits);
