@@ -57,9 +57,12 @@ static const char usage_text[] =
 	"                          CI_RANK_FUSION)\n"
 	"      --model <file>      the learned fusion with this model instead\n"
 	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
-	"      --chunk-order <how> evidence (default: a file's chunks by their own\n"
-	"                          evidence, so its hit is the function that answers) or\n"
-	"                          fused (by the fused score, as before)\n"
+	"      --chunk-order <how> model (default: a file's chunks by the learned model's\n"
+	"                          chunk member, so its hit is the function that answers;\n"
+	"                          evidence without one), evidence (by their own keyword,\n"
+	"                          symbol and semantic ranks) or fused (by the fused score)\n"
+	"      --chunk-features <file> write the features of the best files' chunks\n"
+	"                          (NDJSON) to <file>\n"
 	"      --semantic-idf <p>  weigh the query's words by their idf in the index to\n"
 	"                          the power <p> when a static model (ci-code) embeds it\n"
 	"                          (0-4; 0: all alike; default 0)\n"
@@ -84,7 +87,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -112,6 +115,7 @@ static const struct option long_options[] = {
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "features", required_argument, NULL, OPT_FEATURES },
 	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
+	{ "chunk-features", required_argument, NULL, OPT_CHUNK_FEATURES },
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
 	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
@@ -215,10 +219,17 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 	case OPT_MODEL: r->model = optarg; r->learned = 1; break;
 	case OPT_FEATURES: r->features = optarg; break;
 	case OPT_CHUNK_ORDER:
-		if (strcmp(optarg, "evidence") && strcmp(optarg, "fused"))
-			usage_error(usage_text, "--chunk-order: expected evidence or fused, got '%s'", optarg);
-		r->chunk_order = !strcmp(optarg, "evidence");
+		if (!strcmp(optarg, "model"))
+			r->chunk_order = RANK_CHUNKS_MODEL;
+		else if (!strcmp(optarg, "evidence"))
+			r->chunk_order = RANK_CHUNKS_EVIDENCE;
+		else if (!strcmp(optarg, "fused"))
+			r->chunk_order = RANK_CHUNKS_FUSED;
+		else
+			usage_error(usage_text, "--chunk-order: expected model, evidence or fused, got '%s'",
+				    optarg);
 		break;
+	case OPT_CHUNK_FEATURES: r->chunk_features = optarg; break;
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
 	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;
@@ -444,8 +455,10 @@ static int run_query(struct options *o, const struct ranker *r, const char *q, s
 		ret = EXIT_IO;
 		goto done;
 	}
-	if (o->r.chunk_order)
-		rank_order_chunks(&rq);
+	if ((o->r.chunk_order != RANK_CHUNKS_FUSED || o->r.chunk_features) && rank_order_chunks(&rq) < 0) {
+		ret = EXIT_IO;
+		goto done;
+	}
 	*failed = 0;
 	ret = o->context ? rank_context_bundle(&rq, out) : rank_write_hits(&rq, out);
 done:
@@ -503,7 +516,7 @@ struct shards_query {
 
 /*
  * The shards' command line (fleet_cmd.prepare): 0 with *state, or 1 for what
- * only a process of its own answers (--features writes a file, serve,
+ * only a process of its own answers (--features, --chunk-features write a file, serve,
  * --help, --version).
  */
 static int shards_prepare(int argc, char **argv, void **state)
@@ -529,7 +542,7 @@ static int shards_prepare(int argc, char **argv, void **state)
 	free(given);
 	if (c != 0 && sq->o.query_file)
 		read_query_file(sq->o.query_file, &sq->q);
-	if (c == 0 || sq->o.r.features) {
+	if (c == 0 || sq->o.r.features || sq->o.r.chunk_features) {
 		buf_release(&sq->q);
 		free(sq);
 		return 1;

@@ -5,6 +5,9 @@
 # the fused score alone, shows the header); the files' order and scores are the
 # same either way; a class with no candidate method stays the hit of its file;
 # the context bundle starts from the method too; a bad value is an error.
+# --chunk-features writes each chunk's features (a call, a traceback frame, a
+# name the query has); a model's chunk member orders them (--chunk-order model,
+# the default with the learned fusion).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -96,8 +99,50 @@ test_expect_success 'the context bundle starts from the method' '
 	echo SecureCookieSessionInterface >want && test_cmp want got
 '
 
-test_expect_code 2 '--chunk-order takes evidence or fused' \
+test_expect_code 2 '--chunk-order takes model, evidence or fused' \
 	'(cd repo && ci-rank --chunk-order best session cookie) 2>err'
-test_expect_success '... says so' 'test_grep "chunk-order: expected evidence or fused" err'
+test_expect_success '... says so' 'test_grep "chunk-order: expected model, evidence or fused" err'
+
+test_expect_success '--chunk-features: each chunk of the best files, its name and features' '
+	printf "%s\n" "the session cookie is not signed: open_session() fails" \
+		"Traceback (most recent call last):" \
+		"  File \"web/sessions.py\", line 16, in save_session" \
+		"    val = self.get_signing_serializer(app).dumps(dict(session))" >q &&
+	(cd repo && ci-rank --mode keyword --query-file ../q --chunk-features ../cf >../out) &&
+	"$JQ" -r "select(.path == \"web/sessions.py\") | \"\(.name) \(.x.q_calls) \(.x.q_frame) \(.x.function) \(.x.class)\"" cf | sort >got &&
+	cat >want <<-\EOF &&
+	SecureCookieSessionInterface 0 0 0 1
+	get_signing_serializer 1 0 1 0
+	open_session 1 0 1 0
+	save_session 0 1 1 0
+	EOF
+	test_cmp want got &&
+	"$JQ" -r "select(._type != \"chunk_features\" or .file_rank < 1 or (.x | length) != 26) | .path" cf >bad &&
+	test_must_be_empty bad &&
+	"$JQ" -r "select(.name == \"open_session\") | .x.name_parts" cf >got && echo 1 >want && test_cmp want got
+'
+
+test_expect_success '--chunk-features writes the same with --chunk-order fused, which orders nothing' '
+	(cd repo && ci-rank --mode keyword --query-file ../q --chunk-order fused --chunk-features ../cf2 >../out2 &&
+	 ci-rank --mode keyword --query-file ../q --chunk-order fused >../out3) &&
+	test_cmp cf cf2 && test_cmp out3 out2
+'
+
+test_expect_success 'a model'"'"'s chunk member orders a file'"'"'s chunks; evidence without one' '
+	"$JQ" -c ". + {chunk: {bias: 0, features: [{name: \"first\", mean: 0, scale: 1, weight: 5}]}}" \
+		"$CI_SRC_DIR/share/rank/model.json" >first.json &&
+	(cd repo && ci-rank --mode hybrid --model ../first.json where is the session cookie signed >../m1 &&
+	 ci-rank --mode hybrid --model ../first.json --chunk-order evidence where is the session cookie signed >../m2 &&
+	 ci-rank --mode hybrid --model "$CI_SRC_DIR/share/rank/model.json" --chunk-order model where is the session cookie signed >../m3) &&
+	hits m1 | grep "^web/sessions.py " | head -n 1 >got &&
+	echo "web/sessions.py class SecureCookieSessionInterface" >want && test_cmp want got &&
+	hits m2 | grep "^web/sessions.py " | head -n 1 >got &&
+	echo "web/sessions.py method save_session" >want && test_cmp want got &&
+	hits m3 | grep "^web/sessions.py " | head -n 1 >got && test_cmp want got
+'
+
+test_expect_code 3 '--chunk-features to a file that cannot be written: an error' \
+	'(cd repo && ci-rank --mode keyword --chunk-features /nonexistent/dir/cf session cookie) 2>err'
+test_expect_success '... that says so' 'test_grep "cannot open ./nonexistent/dir/cf" err'
 
 test_done

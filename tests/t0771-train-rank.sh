@@ -5,7 +5,8 @@
 # figures of that choice; the same inputs give the same model; --keep adds a
 # with_history member to a model and keeps the rest; --choose cv chooses by the
 # training repositories; --report gives a model's calibration on a dump; ci-rank reads the model; a missing dump or a
-# model without calibration is an error with a message.
+# model without calibration is an error with a message.  --chunks fits the
+# chunk member on chunk dumps (a gold function by name), which ci-rank reads.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -97,6 +98,48 @@ test_expect_success '--choose cv: chosen by the training repositories, one left 
 	test_status 1 /usr/bin/python3 "$train" --choose cv one-repo.jsonl nval.jsonl 2>err &&
 	test_grep "needs training queries of two repositories" err
 '
+
+# chunks <seed> <repos...>: 10 queries a repository, a relevant file of 5
+# chunks whose gold function has the highest keyword value mostly, an
+# irrelevant file, and a relevant file without gold functions (both skipped)
+chunks() {
+	seed=$1; shift
+	for r in "$@"; do echo "$r"; done | awk -v seed="$seed" 'BEGIN { srand(seed) }
+	{
+		for (q = 1; q <= 10; q++) {
+			good = int(rand() * 5) + 1
+			for (c = 1; c <= 5; c++) {
+				kw = rand() * 0.5 + (c == good && q % 4 ? 0.5 : 0)
+				printf "{\"_type\":\"chunk_features\",\"path\":\"a.py\",\"file_rank\":1,\"name\":\"f%d\",\"scope\":\"K\",\"x\":{\"keyword\":%.4f,\"evidence\":%.4f,\"header\":%d},\"id\":\"%s-%d\",\"repo\":\"%s\",\"mode\":\"hybrid\",\"relevant_file\":true,\"spans\":[\"K.f%d\"],\"lines\":[]}\n",
+					c, kw, 1 - c / 10, (c == 1), $1, q, $1, good
+				printf "{\"_type\":\"chunk_features\",\"path\":\"b.py\",\"file_rank\":2,\"name\":\"g%d\",\"scope\":null,\"x\":{\"keyword\":0.9,\"evidence\":1,\"header\":0},\"id\":\"%s-%d\",\"repo\":\"%s\",\"mode\":\"hybrid\",\"relevant_file\":%s,\"spans\":[],\"lines\":[]}\n",
+					c, $1, q, $1, (q % 2 ? "true" : "false")
+			}
+		}
+	}'
+}
+
+test_expect_success '--chunks: the chunk member, fitted on the gold functions of relevant files' '
+	chunks 7 t/a t/b t/c >ctrain.jsonl &&
+	chunks 8 v/a v/b >cval.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --choose cv --c 0.1,1 --chunks ctrain.jsonl cval.jsonl -o mc.json 2>log &&
+	"$JQ" -c "del(.chunk, .trained)" m.json >a &&
+	"$JQ" -c "del(.chunk, .trained)" mc.json >b &&
+	test_cmp a b &&
+	"$JQ" -e "(.chunk.features | map(.name) | index(\"keyword\") != null) and
+		(.chunk.features[] | select(.name == \"keyword\") | .weight > 0) and
+		.trained.chunk.train_queries == 30 and .trained.chunk.validation_queries == 20 and
+		.trained.chunk.train_files == 150" mc.json &&
+	test_grep "chunks: hand-set fusion: train MRR" log &&
+	(cd repo && ci-rank --model ../mc.json total price >../outc) &&
+	"$JQ" -se "map(select(._type == \"hit\"))[0].name == \"total_price\"" outc
+'
+
+test_expect_code 1 '--chunks with no relevant file that has gold functions' '
+	grep "\"b.py\"" ctrain.jsonl >nogold.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --chunks nogold.jsonl cval.jsonl 2>err
+'
+test_expect_success '... says so' 'test_grep "no relevant file with a gold function" err'
 
 test_expect_code 3 'a missing dump' '/usr/bin/python3 "$train" none.jsonl nval.jsonl 2>err'
 test_expect_success '... says so' 'test_grep "cannot open .none.jsonl." err'

@@ -118,8 +118,38 @@ int main(int argc, char **argv)
 		   "a member that is no object is refused");
 	}
 
+	{
+		/* the chunk member: read from the document whatever the member chosen */
+		static const char chunked[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"with_history\":{\"bias\":2,\"features\":[]},"
+			"\"chunk\":{\"bias\":0.5,\"features\":[{\"name\":\"header\",\"mean\":0.25,"
+			"\"scale\":2,\"weight\":-1},{\"name\":\"q_calls\",\"mean\":0,\"scale\":1,\"weight\":3}]}}";
+		double xc[RC_NR] = { 0 };
+
+		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && !m.chunk.on,
+		   "a model without a chunk member: none");
+		ok(rank_model_parse_for(&m, chunked, strlen(chunked), "test", RANK_MEMBER_HISTORY) == 0 &&
+		   m.bias == 2 && m.chunk.on && m.chunk.used == 2, "the chunk member beside the member chosen");
+		xc[RC_HEADER] = 1;
+		xc[RC_LINES] = 7;	/* not in the model: weighs 0 */
+		/* 0.5 - 1 * (1 - 0.25) * 2 = -1 */
+		ok(fabs(rank_chunk_model_score(&m.chunk, xc) + 1.0) < 1e-12, "a class header: bias + weight * (x - mean) * scale");
+		xc[RC_Q_CALLS] = 1;
+		ok(fabs(rank_chunk_model_score(&m.chunk, xc) - 2.0) < 1e-12, "a chunk the query calls: 3 more");
+		ok(!strcmp(rank_chunk_feat_name[RC_Q_FRAME], "q_frame") && !strcmp(rank_chunk_feat_name[RC_KEYWORD], "keyword"),
+		   "the chunk features' names");
+	}
+
 	fputs("# the errors below are expected\n", stdout);
 	fflush(stdout);
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"chunk\":{\"bias\":0,"
+		   "\"features\":[{\"name\":\"fused_rr\",\"mean\":0,\"scale\":1,\"weight\":1}]}}"),
+	   "a chunk member naming a file feature is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"chunk\":[]}"),
+	   "a chunk member that is no object is refused");
+	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"chunk\":{\"features\":[]}}"),
+	   "a chunk member without a bias is refused");
 	ok(!parses("{"), "not JSON is refused");
 	ok(!parses("{\"format\":\"other/2\",\"bias\":0,\"features\":[]}"), "another format is refused");
 	ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[{\"name\":\"nope\","

@@ -30,6 +30,11 @@
 # commit ('ci-index build --rev <commit> --history': that commit and its
 # ancestors, nothing after it; with --embed, 'ci-index --history' in the
 # clone checked out at it), so that ranking's change signal has it.
+#
+# CI_EVAL_CHUNK_FEATURES=<file> appends, for each query and mode, the
+# chunk_features records of 'ci-rank --chunk-features' (the chunks of the best
+# files), each with the instance's gold functions and changed lines of its
+# file, for 'scripts/train-rank --chunks'.
 set -eu
 embed=0
 checkout=0
@@ -145,6 +150,17 @@ while IFS= read -r line; do
 		(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --limit 60 --per-file 3 \
 			--no-server ${CI_RANK_ARGS:-} "$query" 2>/dev/null) >"$work/hits.jsonl" || true
 		qtime=$(echo "$(now) - $t0" | bc)
+		if [ -n "${CI_EVAL_CHUNK_FEATURES:-}" ]; then
+			# the chunks of the best files with their features, and the gold
+			# functions and changed lines to label them (scripts/train-rank --chunks)
+			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \
+				--chunk-features "$CI_EVAL_CHUNK_FEATURES.tmp" ${CI_RANK_ARGS:-} "$query" >/dev/null 2>&1) &&
+			jq -c --arg id "$id" --arg repo "$repo" --arg mode "$mode" \
+				--argjson gold "$(printf '%s' "$line" | jq -c '{relevant_files, relevant_spans: (.relevant_spans // {}), relevant_lines: (.relevant_lines // {})}')" \
+				'. + {id: $id, repo: $repo, mode: $mode, relevant_file: (.path as $p | $gold.relevant_files | index($p) != null),
+				      spans: ($gold.relevant_spans[.path] // []), lines: ($gold.relevant_lines[.path] // [])}' \
+				"$CI_EVAL_CHUNK_FEATURES.tmp" >>"$CI_EVAL_CHUNK_FEATURES"
+		fi
 		if [ -n "${CI_EVAL_FEATURES:-}" ]; then
 			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \
 				--features "$CI_EVAL_FEATURES.tmp" ${CI_RANK_ARGS:-} "$query" >/dev/null 2>&1) &&

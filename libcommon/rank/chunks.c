@@ -19,9 +19,19 @@
  * files' order (and every file-level number) is unchanged.  A query that
  * names a function is carried by the symbol signal: a further boost for it
  * did not help (below).
+ *
+ * With the learned fusion, when its model has a "chunk" member (model.h),
+ * the chunks are ordered by that linear score of their features instead
+ * (e among them), fitted by scripts/train-rank --chunks on the functions
+ * that mined commits changed (share/rank/MODEL.md); --chunk-features
+ * writes the features of the chunks of the best files.
  */
 #include "core/common.h"
 #include "rank/signal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include "rank/model.h"
 
 /*
  * Chosen on the 191 training queries of bench/eval/manifest.tsv (hybrid,
@@ -67,10 +77,194 @@ static double chunk_evidence(const struct rank_query *rq, const struct rank_cand
 	return e;
 }
 
+/* Files whose chunks --chunk-features writes, at most (in scope, best first). */
+#define CHUNK_FEAT_FILES 20
+
+/* What the order of a query's chunks reads: the query's words, whole and in parts. */
+struct chunk_ctx {
+	struct rank_qwords words;	/* runs of letters, digits and _ */
+	struct rank_qwords parts;	/* the same split at _ and at a lower-upper case change */
+	struct rank_qwords calls;	/* the words called or read as an attribute: w( or .w */
+	struct rank_qwords frames;	/* the functions of traceback frames: ", in w" ending a line */
+	const struct rank_chunk_model *model;	/* or NULL: by e */
+	FILE *dump;			/* --chunk-features, or NULL */
+	int keep;			/* --chunk-order fused: write the features, order nothing */
+	int file_rank;			/* the file's rank in scope, as written */
+};
+
 struct chunk_slot {
 	struct rank_cand *c;
 	double e;
 };
+
+/* The query with _ and case changes made spaces: the parts of its identifiers. */
+static char *query_parts(const char *q)
+{
+	size_t n = strlen(q), k = 0;
+	char *t;
+
+	if (n > RANK_QWORDS_SCAN)
+		n = RANK_QWORDS_SCAN;
+	t = xmalloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)q[i];
+		if (i && isupper(c) && islower((unsigned char)q[i - 1]))
+			t[k++] = ' ';
+		t[k++] = c == '_' ? ' ' : (char)c;
+	}
+	t[k] = '\0';
+	return t;
+}
+
+static int is_word_byte(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/*
+ * The query's calls and attribute reads (a word before '(' or after '.') and
+ * the functions its Python traceback frames are in, as texts of those words
+ * separated by spaces (for rank_qwords_init).
+ */
+static void query_calls(const char *q, struct buf *calls, struct buf *frames)
+{
+	size_t n = strlen(q), i = 0;
+
+	if (n > RANK_QWORDS_SCAN)
+		n = RANK_QWORDS_SCAN;
+	while (i < n) {
+		size_t j = i;
+		if (!is_word_byte((unsigned char)q[i])) {
+			i++;
+			continue;
+		}
+		while (j < n && is_word_byte((unsigned char)q[j]))
+			j++;
+		if ((j < n && q[j] == '(') || (i && q[i - 1] == '.')) {
+			buf_add(calls, q + i, j - i);
+			buf_addch(calls, ' ');
+		}
+		if (i >= 5 && !strncmp(q + i - 5, ", in ", 5) &&
+		    (j == n || q[j] == '\n' || q[j] == '\r')) {
+			buf_add(frames, q + i, j - i);
+			buf_addch(frames, ' ');
+		}
+		i = j;
+	}
+}
+
+/* Of the parts of name (3 bytes or more), the share the query has; 0 when it has none. */
+static double name_parts(const struct chunk_ctx *cx, const char *name)
+{
+	int all = 0, had = 0;
+	size_t i = 0, n;
+
+	if (!name)
+		return 0;
+	n = strlen(name);
+	while (i < n) {
+		size_t j = i + 1;
+		if (name[i] == '_') {
+			i++;
+			continue;
+		}
+		while (j < n && name[j] != '_' && !(isupper((unsigned char)name[j]) &&
+						     islower((unsigned char)name[j - 1])))
+			j++;
+		if (j - i >= 3) {
+			all++;
+			had += rank_qwords_has(&cx->parts, name + i, j - i);
+		}
+		i = j;
+	}
+	return all ? (double)had / all : 0;
+}
+
+/* The query names s (a whole word of it), or the last dotted part of s. */
+static int names(const struct chunk_ctx *cx, const char *s)
+{
+	const char *dot;
+
+	if (!s || !*s)
+		return 0;
+	dot = strrchr(s, '.');
+	if (dot)
+		s = dot + 1;
+	return rank_qwords_has(&cx->words, s, strlen(s));
+}
+
+/* 1 / the rank of v[i] by signal s among v[0 .. n), or 0 when it has no value in s. */
+static double file_rr(const struct rank_query *rq, struct rank_cand **v, size_t n, size_t i, int s)
+{
+	int r = 1;
+
+	if (!rq->used[s] || !v[i]->rank[s] || v[i]->sig[s] <= 0)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		if (j != i && v[j]->rank[s] && (v[j]->sig[s] > v[i]->sig[s] ||
+						(v[j]->sig[s] == v[i]->sig[s] && v[j]->rank[s] < v[i]->rank[s])))
+			r++;
+	return 1.0 / r;
+}
+
+/* The features (enum rank_chunk_feat) of v[i], of the file's chunks v[0 .. n) with evidence e[]. */
+static void chunk_features(const struct rank_query *rq, const struct chunk_ctx *cx, struct rank_cand **v, size_t n,
+			   size_t i, const double *e, double max_e, int has_fn, long last, double *x)
+{
+	static const int sig[3] = { SIG_KEYWORD, SIG_SYMBOL, SIG_SEMANTIC };
+	const struct rank_cand *c = v[i];
+	const char *name = c->name && *c->name ? c->name : NULL;
+
+	memset(x, 0, RC_NR * sizeof(*x));
+	for (int k = 0; k < 3; k++) {
+		int s = sig[k];
+		if (!rq->used[s])
+			continue;
+		x[RC_KEYWORD + 2 * k] = c->sig[s];
+		x[RC_KEYWORD_RR + 2 * k] = c->rank[s] ? 1.0 / c->rank[s] : 0;
+		x[RC_KEYWORD_FILE_RR + k] = file_rr(rq, v, n, i, s);
+	}
+	x[RC_EVIDENCE] = max_e > 0 ? e[i] / max_e : 0;
+	x[RC_FUNCTION] = is_function(c);
+	x[RC_HEADER] = is_header(c);
+	x[RC_CLASS] = c->kind && !strcmp(c->kind, "class");
+	x[RC_FILE_HAS_FN] = has_fn;
+	x[RC_LINES] = log1p((double)(c->end - c->start + 1));
+	x[RC_POSITION] = last > 1 ? (double)(c->start - 1) / (double)(last - 1) : 0;
+	x[RC_FIRST] = c->start <= 1;
+	x[RC_Q_NAMES_CHUNK] = names(cx, name);
+	x[RC_Q_NAMES_SCOPE] = names(cx, c->scope);
+	x[RC_NAME_PARTS] = name_parts(cx, name);
+	x[RC_FILE_CANDS] = log1p((double)n);
+	x[RC_DUNDER] = name && !strncmp(name, "__", 2) && strlen(name) > 4 && !strcmp(name + strlen(name) - 2, "__");
+	x[RC_PRIVATE] = name && name[0] == '_' && !x[RC_DUNDER];
+	x[RC_INTENT_ISSUE] = rq->intent == INTENT_ISSUE;
+	x[RC_Q_CALLS] = name && rank_qwords_has(&cx->calls, name, strlen(name));
+	x[RC_Q_FRAME] = name && rank_qwords_has(&cx->frames, name, strlen(name));
+}
+
+/* One chunk's features as a record of --chunk-features. */
+static void write_chunk_features(struct chunk_ctx *cx, const struct rank_cand *c, const double *x)
+{
+	struct buf line = BUF_INIT;
+
+	nd_begin(&line, "chunk_features");
+	nd_str(&line, "path", c->path);
+	nd_int(&line, "file_rank", cx->file_rank);
+	nd_int(&line, "start_line", c->start);
+	nd_int(&line, "end_line", c->end);
+	nd_str(&line, "kind", c->kind);
+	nd_str(&line, "name", c->name);
+	nd_str(&line, "scope", c->scope);
+	nd_key(&line, "x");
+	buf_addch(&line, '{');
+	for (int k = 0; k < RC_NR; k++)
+		buf_addf(&line, "%s\"%s\":%.6g", k ? "," : "", rank_chunk_feat_name[k], x[k]);
+	buf_addch(&line, '}');
+	nd_end(&line);
+	fwrite(line.buf, 1, line.len, cx->dump);
+	buf_release(&line);
+}
 
 static int cmp_slot(const void *a, const void *b)
 {
@@ -83,18 +277,42 @@ static int cmp_slot(const void *a, const void *b)
 	return x->c->chunk < y->c->chunk ? -1 : x->c->chunk > y->c->chunk;
 }
 
-/* The chunks v[0 .. n) of one file, best fused first: their scores given in the order of e. */
-static void order_file(const struct rank_query *rq, struct rank_cand **v, size_t n, struct chunk_slot *s,
-		       double *fused, double *bonus)
+/*
+ * The chunks v[0 .. n) of one file, best fused first: their scores given in
+ * the order of e, or of the model's score; their features written when
+ * dumping (dump: the file is one to write).
+ */
+static void order_file(const struct rank_query *rq, struct chunk_ctx *cx, struct rank_cand **v, size_t n,
+		       struct chunk_slot *s, double *fused, double *bonus, int dump)
 {
+	double x[RC_NR], max_e = 0;
 	int has_fn = 0;
+	long last = 0;
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		has_fn |= is_function(v[i]);
+		if (v[i]->end > last)
+			last = v[i]->end;
+	}
 	for (i = 0; i < n; i++) {
 		s[i].c = v[i];
 		s[i].e = chunk_evidence(rq, v[i], has_fn);
+		fused[i] = s[i].e;	/* the evidence, for the features */
+		if (s[i].e > max_e)
+			max_e = s[i].e;
+	}
+	if (cx->model || dump)
+		for (i = 0; i < n; i++) {
+			chunk_features(rq, cx, v, n, i, fused, max_e, has_fn, last, x);
+			if (dump)
+				write_chunk_features(cx, v[i], x);
+			if (cx->model)
+				s[i].e = rank_chunk_model_score(cx->model, x);
+		}
+	if (cx->keep)
+		return;
+	for (i = 0; i < n; i++) {
 		fused[i] = v[i]->fused;
 		bonus[i] = v[i]->file_bonus;
 	}
@@ -105,32 +323,83 @@ static void order_file(const struct rank_query *rq, struct rank_cand **v, size_t
 	}
 }
 
-void rank_order_chunks(struct rank_query *rq)
+static int cmp_group_best(const void *a, const void *b)
 {
+	const size_t *x = a, *y = b;
+
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+int rank_order_chunks(struct rank_query *rq)
+{
+	struct chunk_ctx cx;
 	struct rank_cand **v;
 	struct chunk_slot *s;
 	double *fused, *bonus;
-	size_t g, k, n = rq->cands_nr;
+	size_t g, k, n = rq->cands_nr, *groups, groups_nr = 0;
+	struct buf calls = BUF_INIT, frames = BUF_INIT;
+	char *parts;
+	int ret = 0, written = 0;
 
-	if (n < 2)
-		return;
+	memset(&cx, 0, sizeof(cx));
+	if (rq->o->chunk_features && !(cx.dump = fopen(rq->o->chunk_features, "w")))
+		return error_errno("cannot open '%s'", rq->o->chunk_features);
+	if (!n)
+		goto done;
+	if (rq->o->chunk_order == RANK_CHUNKS_MODEL && rq->chunk_model)
+		cx.model = rq->chunk_model;
+	cx.keep = rq->o->chunk_order == RANK_CHUNKS_FUSED;
+	rank_qwords_init(&cx.words, rq->text);
+	parts = query_parts(rq->text);
+	rank_qwords_init(&cx.parts, parts);
+	free(parts);
+	query_calls(rq->given, &calls, &frames);
+	rank_qwords_init(&cx.calls, calls.buf);
+	rank_qwords_init(&cx.frames, frames.buf);
+	buf_release(&calls);
+	buf_release(&frames);
 	v = xmalloc(n * sizeof(*v));
 	s = xmalloc(n * sizeof(*s));
 	fused = xmalloc(n * sizeof(*fused));
 	bonus = xmalloc(n * sizeof(*bonus));
+	groups = xmalloc(2 * n * sizeof(*groups));
 	for (g = 0; g < n; g++)
 		v[g] = &rq->cands[g];
 	qsort(v, n, sizeof(*v), rank_cmp_path_fused);
+	/* the files (their first chunk in v, their best's place in cands), best first */
 	for (g = 0; g < n; g = k) {
 		for (k = g + 1; k < n && !strcmp(v[k]->path, v[g]->path); k++)
 			;
-		if (k - g > 1)
-			order_file(rq, v + g, k - g, s, fused, bonus);
+		groups[2 * groups_nr] = g;
+		groups[2 * groups_nr + 1] = (size_t)(v[g] - rq->cands);
+		groups_nr++;
+	}
+	qsort(groups, groups_nr, 2 * sizeof(*groups), cmp_group_best);
+	for (size_t i = 0; i < groups_nr; i++) {
+		int dump = 0;
+		g = groups[2 * i];
+		for (k = g + 1; k < n && !strcmp(v[k]->path, v[g]->path); k++)
+			;
+		if (cx.dump && written < CHUNK_FEAT_FILES && rank_in_scope(rq, v[g])) {
+			cx.file_rank = ++written;
+			dump = 1;
+		}
+		if (k - g > 1 || dump)
+			order_file(rq, &cx, v + g, k - g, s, fused, bonus, dump);
 	}
 	qsort(rq->cands, n, sizeof(*rq->cands), rank_cmp_fused);
 	free(v);
 	free(s);
 	free(fused);
 	free(bonus);
+	free(groups);
+	rank_qwords_release(&cx.words);
+	rank_qwords_release(&cx.parts);
+	rank_qwords_release(&cx.calls);
+	rank_qwords_release(&cx.frames);
+done:
+	if (cx.dump && (ferror(cx.dump) | fclose(cx.dump)))
+		ret = error_errno("cannot write '%s'", rq->o->chunk_features);
 	rank_tr(rq, "chunks");
+	return ret;
 }

@@ -208,6 +208,11 @@ int rank_learned_fusion(struct rank_query *rq)
 		}
 	}
 	qsort(rq->cands, rq->cands_nr, sizeof(*rq->cands), rank_cmp_fused);
+	if (m.chunk.on) {
+		free(rq->chunk_model);
+		rq->chunk_model = xmalloc(sizeof(*rq->chunk_model));
+		*rq->chunk_model = m.chunk;
+	}
 	for (g = 0; g < rq->cands_nr; g++)
 		if (rank_in_scope(rq, &rq->cands[g])) {
 			if (isfinite(rq->cands[g].learned_z))

@@ -27,6 +27,18 @@ const char *const rank_feat_name[RF_NR] = {
 	[RF_INTENT_NAME] = "intent_name", [RF_Q_WORDS] = "q_words",
 };
 
+const char *const rank_chunk_feat_name[RC_NR] = {
+	[RC_KEYWORD] = "keyword", [RC_KEYWORD_RR] = "keyword_rr", [RC_SYMBOL] = "symbol",
+	[RC_SYMBOL_RR] = "symbol_rr", [RC_SEMANTIC] = "semantic", [RC_SEMANTIC_RR] = "semantic_rr",
+	[RC_KEYWORD_FILE_RR] = "keyword_file_rr", [RC_SYMBOL_FILE_RR] = "symbol_file_rr",
+	[RC_SEMANTIC_FILE_RR] = "semantic_file_rr", [RC_EVIDENCE] = "evidence", [RC_FUNCTION] = "function",
+	[RC_HEADER] = "header", [RC_CLASS] = "class", [RC_FILE_HAS_FN] = "file_has_fn", [RC_LINES] = "lines",
+	[RC_POSITION] = "position", [RC_FIRST] = "first", [RC_Q_NAMES_CHUNK] = "q_names_chunk",
+	[RC_Q_NAMES_SCOPE] = "q_names_scope", [RC_NAME_PARTS] = "name_parts", [RC_FILE_CANDS] = "file_cands",
+	[RC_DUNDER] = "dunder", [RC_PRIVATE] = "private", [RC_INTENT_ISSUE] = "intent_issue",
+	[RC_Q_CALLS] = "q_calls", [RC_Q_FRAME] = "q_frame",
+};
+
 static int finite_number(json_t *v, double *out)
 {
 	if (!json_is_number(v))
@@ -35,13 +47,21 @@ static int finite_number(json_t *v, double *out)
 	return isfinite(*out) ? 0 : -1;
 }
 
-/* The bias and features of model object root into m: 0, or -1 after a message. */
-static int parse_linear(struct rank_model *m, json_t *root, const char *origin)
+/* A linear model's parts: its features' names (nr of them) and where their values go. */
+struct linear_dst {
+	const char *const *names;
+	int nr;
+	double *mean, *scale, *weight, *bias;
+	int *used;
+};
+
+/* The bias and features of model object root into d: 0, or -1 after a message. */
+static int parse_linear(const struct linear_dst *d, json_t *root, const char *origin)
 {
 	json_t *feats, *f;
 	size_t i;
 
-	if (finite_number(json_object_get(root, "bias"), &m->bias))
+	if (finite_number(json_object_get(root, "bias"), d->bias))
 		return error("%s: bias: expected a number", origin);
 	feats = json_object_get(root, "features");
 	if (!json_is_array(feats))
@@ -49,19 +69,46 @@ static int parse_linear(struct rank_model *m, json_t *root, const char *origin)
 	json_array_foreach(feats, i, f) {
 		const char *name = json_string_value(json_object_get(f, "name"));
 		int k;
-		for (k = 0; name && k < RF_NR; k++)
-			if (!strcmp(rank_feat_name[k], name))
+		for (k = 0; name && k < d->nr; k++)
+			if (!strcmp(d->names[k], name))
 				break;
 		if (!name)
 			return error("%s: feature %zu: expected an object with a \"name\" string", origin, i + 1);
-		if (k == RF_NR)
+		if (k == d->nr)
 			return error("%s: feature %zu: unknown feature '%s'", origin, i + 1, name);
-		if (finite_number(json_object_get(f, "mean"), &m->mean[k]) ||
-		    finite_number(json_object_get(f, "scale"), &m->scale[k]) ||
-		    finite_number(json_object_get(f, "weight"), &m->weight[k]))
+		if (finite_number(json_object_get(f, "mean"), &d->mean[k]) ||
+		    finite_number(json_object_get(f, "scale"), &d->scale[k]) ||
+		    finite_number(json_object_get(f, "weight"), &d->weight[k]))
 			return error("%s: feature '%s': mean, scale and weight must be numbers", origin, name);
-		m->used++;
+		(*d->used)++;
 	}
+	return 0;
+}
+
+/* The file model's bias and features from root into m. */
+static int parse_file_linear(struct rank_model *m, json_t *root, const char *origin)
+{
+	struct linear_dst d = { rank_feat_name, RF_NR, m->mean, m->scale, m->weight, &m->bias, &m->used };
+
+	return parse_linear(&d, root, origin);
+}
+
+/* The document's "chunk" member, if any, into m->chunk: 0, or -1 after a message. */
+static int parse_chunk_linear(struct rank_model *m, json_t *doc, const char *origin)
+{
+	struct rank_chunk_model *c = &m->chunk;
+	struct linear_dst d = { rank_chunk_feat_name, RC_NR, c->mean, c->scale, c->weight, &c->bias, &c->used };
+	json_t *root = json_object_get(doc, "chunk");
+	char where[256];
+
+	if (!root)
+		return 0;
+	snprintf(where, sizeof(where), "%s: chunk", origin);
+	if (!json_is_object(root))
+		return error("%s: expected an object", where);
+	if (parse_linear(&d, root, where))
+		return -1;
+	c->on = 1;
 	return 0;
 }
 
@@ -150,7 +197,8 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 		which &= ~RANK_MEMBER_HISTORY;
 	if (member[which])
 		root = member[which];	/* owned by doc */
-	if (parse_linear(m, root, origin) || parse_calibration(m, root, origin))
+	if (parse_file_linear(m, root, origin) || parse_calibration(m, root, origin) ||
+	    parse_chunk_linear(m, doc, origin))
 		goto done;
 	ret = 0;
 done:
@@ -170,6 +218,16 @@ double rank_model_logit(const struct rank_model *m, const double *x)
 	double z = m->bias;
 
 	for (int k = 0; k < RF_NR; k++)
+		if (m->weight[k] != 0)
+			z += m->weight[k] * (x[k] - m->mean[k]) * m->scale[k];
+	return z;
+}
+
+double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x)
+{
+	double z = m->bias;
+
+	for (int k = 0; k < RC_NR; k++)
 		if (m->weight[k] != 0)
 			z += m->weight[k] * (x[k] - m->mean[k]) * m->scale[k];
 	return z;
@@ -311,8 +369,7 @@ void rank_qwords_release(struct rank_qwords *qw)
 	memset(qw, 0, sizeof(*qw));
 }
 
-/* whether the n bytes at s, lower-cased, are one of the words */
-static int qw_has(const struct rank_qwords *qw, const char *s, size_t n)
+int rank_qwords_has(const struct rank_qwords *qw, const char *s, size_t n)
 {
 	char buf[65];
 	char *key = buf;
@@ -331,13 +388,13 @@ void rank_query_names(const struct rank_qwords *qw, const char *path, double *x)
 
 	base = base ? base + 1 : path;
 	dot = strchr(base, '.');
-	x[RF_Q_NAMES_FILE] = qw_has(qw, base, dot ? (size_t)(dot - base) : strlen(base));
+	x[RF_Q_NAMES_FILE] = rank_qwords_has(qw, base, dot ? (size_t)(dot - base) : strlen(base));
 	x[RF_Q_NAMES_DIR] = 0;
 	for (p = path; p < base; p = slash + 1) {
 		slash = strchr(p, '/');
 		if (!slash || slash >= base)
 			break;
-		if (qw_has(qw, p, (size_t)(slash - p))) {
+		if (rank_qwords_has(qw, p, (size_t)(slash - p))) {
 			x[RF_Q_NAMES_DIR] = 1;
 			break;
 		}

@@ -70,6 +70,56 @@ enum rank_feat {
 /* The names of the features, as models and feature dumps spell them. */
 extern const char *const rank_feat_name[RF_NR];
 
+/*
+ * The features of a candidate chunk within its file, for the order of a
+ * file's chunks (chunks.c): which function of the file the answer shows.
+ */
+enum rank_chunk_feat {
+	RC_KEYWORD,		/* the keyword signal's value (0-1) */
+	RC_KEYWORD_RR,		/* 1 / its rank among all candidates (0: unranked) */
+	RC_SYMBOL, RC_SYMBOL_RR,	/* the same for the symbol signal */
+	RC_SEMANTIC, RC_SEMANTIC_RR,	/* and the semantic signal */
+	RC_KEYWORD_FILE_RR,	/* 1 / its rank by keyword among the file's chunks */
+	RC_SYMBOL_FILE_RR,	/* by symbol */
+	RC_SEMANTIC_FILE_RR,	/* by semantic */
+	RC_EVIDENCE,		/* the hand-set order's evidence over the file's best */
+	RC_FUNCTION,		/* a function or method (or a later block of one) */
+	RC_HEADER,		/* a class header or code outside any definition */
+	RC_CLASS,		/* a class header */
+	RC_FILE_HAS_FN,		/* the file has a candidate function */
+	RC_LINES,		/* log(1 + its lines) */
+	RC_POSITION,		/* where it starts in the file (0 first line, 1 last) */
+	RC_FIRST,		/* it starts at the file's first line */
+	RC_Q_NAMES_CHUNK,	/* the query has its name as a word (case ignored) */
+	RC_Q_NAMES_SCOPE,	/* the query has its class's (scope's last) name */
+	RC_NAME_PARTS,		/* of its name's parts (split at _ and case), those the query has */
+	RC_FILE_CANDS,		/* log(1 + the file's candidate chunks) */
+	RC_DUNDER,		/* a __name__ */
+	RC_PRIVATE,		/* a _name */
+	RC_INTENT_ISSUE,	/* the query reads as an issue text */
+	RC_Q_CALLS,		/* the query has its name as a call or attribute: name( or .name */
+	RC_Q_FRAME,		/* a traceback frame of the query is in it: ", in name" ending a line */
+	RC_NR
+};
+
+/* The names of the chunk features, as models and dumps spell them. */
+extern const char *const rank_chunk_feat_name[RC_NR];
+
+/*
+ * The chunk model: a linear score of a chunk's features, its "chunk" member
+ * {"bias": b, "features": [...]} (the same shape as the file model's); the
+ * order of a file's chunks is by it, best first.  on == 0: no such member.
+ */
+struct rank_chunk_model {
+	double mean[RC_NR], scale[RC_NR], weight[RC_NR];
+	double bias;
+	int used;		/* features it names */
+	int on;			/* the model has the member */
+};
+
+/* The score of chunk features x (RC_NR values).  Cannot fail. */
+double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x);
+
 /* Knots of an isotonic calibration, at most. */
 #define RANK_CAL_KNOTS 64
 
@@ -85,6 +135,7 @@ struct rank_model {
 	double cal_a, cal_b;	/* Platt: logistic(a z + b) */
 	double cal_x[RANK_CAL_KNOTS], cal_y[RANK_CAL_KNOTS];	/* isotonic knots */
 	int cal_nr;
+	struct rank_chunk_model chunk;	/* the document's "chunk" member (on 0: none) */
 };
 
 /*
@@ -152,5 +203,8 @@ void rank_qwords_release(struct rank_qwords *qw);
  * ignored), else 0.  Cannot fail.
  */
 void rank_query_names(const struct rank_qwords *qw, const char *path, double *x);
+
+/* Whether the n bytes at s, case ignored, are one of the words (3-64 bytes).  Cannot fail. */
+int rank_qwords_has(const struct rank_qwords *qw, const char *s, size_t n);
 
 #endif

@@ -67,6 +67,14 @@ extern const char *const rank_intent_name[INTENT_MAX];
 /* The fusion's weight of each signal for each intent. */
 extern const double rank_weights[INTENT_MAX][SIG_MAX];
 
+/*
+ * The order of a file's chunks (--chunk-order): as fused (the file-level
+ * signals' ranks fall to the first chunks), by their own evidence (a hand-set
+ * rule), or by the learned fusion model's chunk member (the default; the
+ * evidence where the model has none or the fusion is not learned).
+ */
+enum { RANK_CHUNKS_FUSED, RANK_CHUNKS_EVIDENCE, RANK_CHUNKS_MODEL };
+
 /* The options of a query (ci-rank's, parsed). */
 struct rank_opts {
 	const char *mode;	/* hybrid, keyword, semantic */
@@ -89,7 +97,8 @@ struct rank_opts {
 	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
 	const struct rank_model *model_parsed[4];	/* the model's members read once for many
 						   queries (by RANK_MEMBER_* bits), or NULL */
-	int chunk_order;	/* 1: a file's chunks by their own evidence (chunks.c); 0: --chunk-order fused */
+	int chunk_order;	/* a file's chunks: RANK_CHUNKS_* (chunks.c) */
+	const char *chunk_features;	/* --chunk-features file */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
 };
@@ -210,6 +219,7 @@ struct rank_cand {
 };
 
 struct rank_cand_slot;
+struct rank_chunk_model;
 
 /* One query. */
 struct rank_query {
@@ -240,6 +250,7 @@ struct rank_query {
 	long sem_snapshot_nr, sem_table_nr;	/* vectors read from the snapshot, the table */
 	double confidence;		/* learned fusion: the calibrated probability that the top
 					 * file in scope is right (model.h); -1 when none */
+	struct rank_chunk_model *chunk_model;	/* learned fusion: its model's chunk member, or NULL */
 };
 
 /* A query of text over r with options o (both borrowed).  Cannot fail. */
@@ -274,11 +285,13 @@ int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which);
 
 /*
  * Order the chunks within each file by their own evidence (keyword, symbol
- * and semantic ranks, a function named by the query, a class header or
- * module preamble below the functions), keeping the files' order: the
- * file's best score goes to its best chunk (chunks.c).
+ * and semantic ranks, a class header or module preamble below the
+ * functions), or by the learned model's chunk member, keeping the files'
+ * order: the file's best score goes to its best chunk (chunks.c).  With
+ * o->chunk_features the features of the chunks of the best files are
+ * written there.  0, or -1 after a message (the dump).
  */
-void rank_order_chunks(struct rank_query *rq);
+int rank_order_chunks(struct rank_query *rq);
 
 /* Is candidate x in the query's scope (tests, docs, configuration)? */
 int rank_in_scope(const struct rank_query *rq, const struct rank_cand *x);

@@ -100,6 +100,8 @@ void rank_query_release(struct rank_query *rq)
 	rq->frames_nr = rq->frames_alloc = 0;
 	free(rq->clean);
 	rq->clean = NULL;
+	free(rq->chunk_model);
+	rq->chunk_model = NULL;
 	huge_free(rq->sizes, rq->sizes_blocks * 4 * CI_SIZES_BLOCK);
 	free(rq->sizes_state);
 	rq->sizes = rq->sizes_state = NULL;
@@ -122,7 +124,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->max_coupled = 3;
 	o->threshold = 0.3;
 	o->learned = -1;
-	o->chunk_order = 1;
+	o->chunk_order = RANK_CHUNKS_MODEL;
 	o->sem_idf = RANK_SEM_IDF;
 	o->sem_title = -1;	/* by mode: RANK_SEM_TITLE in semantic mode, else 1 */
 }
