@@ -173,8 +173,8 @@ test_expect_success 'the candidates metadata: the server copy, read again after 
 	test_cmp alone3 served4 &&
 	printf "\n\ndef drain_queue(q):\n    \"\"\"Close the connection once the queue is empty.\"\"\"\n    return q\n" >>repo/net.py &&
 	(cd repo && ci-index update) &&
-	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 "close the connection queue" 2>../trace >now) &&
-	(cd repo && ci-rank --no-server --limit 20 "close the connection queue" >../expect) &&
+	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 --per-file 5 "close the connection queue" 2>../trace >now) &&
+	(cd repo && ci-rank --no-server --limit 20 --per-file 5 "close the connection queue" >../expect) &&
 	test_cmp expect repo/now &&
 	grep -q drain_queue expect &&
 	grep -q "^ci-rank: trace: metadata: from the index " trace &&

@@ -231,7 +231,6 @@ static void chunk_features(const struct rank_query *rq, const struct chunk_ctx *
 	x[RC_FILE_HAS_FN] = has_fn;
 	x[RC_LINES] = log1p((double)(c->end - c->start + 1));
 	x[RC_POSITION] = last > 1 ? (double)(c->start - 1) / (double)(last - 1) : 0;
-	x[RC_FIRST] = c->start <= 1;
 	x[RC_Q_NAMES_CHUNK] = names(cx, name);
 	x[RC_Q_NAMES_SCOPE] = names(cx, c->scope);
 	x[RC_NAME_PARTS] = name_parts(cx, name);

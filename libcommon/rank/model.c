@@ -33,7 +33,7 @@ const char *const rank_chunk_feat_name[RC_NR] = {
 	[RC_KEYWORD_FILE_RR] = "keyword_file_rr", [RC_SYMBOL_FILE_RR] = "symbol_file_rr",
 	[RC_SEMANTIC_FILE_RR] = "semantic_file_rr", [RC_EVIDENCE] = "evidence", [RC_FUNCTION] = "function",
 	[RC_HEADER] = "header", [RC_CLASS] = "class", [RC_FILE_HAS_FN] = "file_has_fn", [RC_LINES] = "lines",
-	[RC_POSITION] = "position", [RC_FIRST] = "first", [RC_Q_NAMES_CHUNK] = "q_names_chunk",
+	[RC_POSITION] = "position", [RC_Q_NAMES_CHUNK] = "q_names_chunk",
 	[RC_Q_NAMES_SCOPE] = "q_names_scope", [RC_NAME_PARTS] = "name_parts", [RC_FILE_CANDS] = "file_cands",
 	[RC_DUNDER] = "dunder", [RC_PRIVATE] = "private", [RC_INTENT_ISSUE] = "intent_issue",
 	[RC_Q_CALLS] = "q_calls", [RC_Q_FRAME] = "q_frame",

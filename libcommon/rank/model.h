@@ -89,7 +89,6 @@ enum rank_chunk_feat {
 	RC_FILE_HAS_FN,		/* the file has a candidate function */
 	RC_LINES,		/* log(1 + its lines) */
 	RC_POSITION,		/* where it starts in the file (0 first line, 1 last) */
-	RC_FIRST,		/* it starts at the file's first line */
 	RC_Q_NAMES_CHUNK,	/* the query has its name as a word (case ignored) */
 	RC_Q_NAMES_SCOPE,	/* the query has its class's (scope's last) name */
 	RC_NAME_PARTS,		/* of its name's parts (split at _ and case), those the query has */
