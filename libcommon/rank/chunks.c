@@ -348,15 +348,17 @@ int rank_order_chunks(struct rank_query *rq)
 	if (rq->o->chunk_order == RANK_CHUNKS_MODEL && rq->chunk_model)
 		cx.model = rq->chunk_model;
 	cx.keep = rq->o->chunk_order == RANK_CHUNKS_FUSED;
-	rank_qwords_init(&cx.words, rq->text);
-	parts = query_parts(rq->text);
-	rank_qwords_init(&cx.parts, parts);
-	free(parts);
-	query_calls(rq->given, &calls, &frames);
-	rank_qwords_init(&cx.calls, calls.buf);
-	rank_qwords_init(&cx.frames, frames.buf);
-	buf_release(&calls);
-	buf_release(&frames);
+	if (cx.model || cx.dump) {	/* the query's words, for the features */
+		rank_qwords_init(&cx.words, rq->text);
+		parts = query_parts(rq->text);
+		rank_qwords_init(&cx.parts, parts);
+		free(parts);
+		query_calls(rq->given, &calls, &frames);
+		rank_qwords_init(&cx.calls, calls.buf);
+		rank_qwords_init(&cx.frames, frames.buf);
+		buf_release(&calls);
+		buf_release(&frames);
+	}
 	v = xmalloc(n * sizeof(*v));
 	s = xmalloc(n * sizeof(*s));
 	fused = xmalloc(n * sizeof(*fused));
