@@ -213,24 +213,26 @@ int rank_model_parse(struct rank_model *m, const char *json, size_t len, const c
 	return rank_model_parse_for(m, json, len, origin, 0);
 }
 
+/* bias + sum w * (x - mean) * scale over the nr features a linear model weighs */
+static double linear_score(double bias, const double *mean, const double *scale, const double *weight,
+			   const double *x, int nr)
+{
+	double z = bias;
+
+	for (int k = 0; k < nr; k++)
+		if (weight[k] != 0)
+			z += weight[k] * (x[k] - mean[k]) * scale[k];
+	return z;
+}
+
 double rank_model_logit(const struct rank_model *m, const double *x)
 {
-	double z = m->bias;
-
-	for (int k = 0; k < RF_NR; k++)
-		if (m->weight[k] != 0)
-			z += m->weight[k] * (x[k] - m->mean[k]) * m->scale[k];
-	return z;
+	return linear_score(m->bias, m->mean, m->scale, m->weight, x, RF_NR);
 }
 
 double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x)
 {
-	double z = m->bias;
-
-	for (int k = 0; k < RC_NR; k++)
-		if (m->weight[k] != 0)
-			z += m->weight[k] * (x[k] - m->mean[k]) * m->scale[k];
-	return z;
+	return linear_score(m->bias, m->mean, m->scale, m->weight, x, RC_NR);
 }
 
 double rank_model_prob(const struct rank_model *m, const double *x)
