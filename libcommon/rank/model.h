@@ -25,7 +25,9 @@
  * [0, 1], constant beyond the ends); and "with_vectors", "with_history" and
  * "with_vectors_history", objects with their own bias, features and
  * calibration: the models for a query whose semantic signal, change signal
- * (an index with git history) or both take part.
+ * (an index with git history) or both take part; and "chunk", a linear
+ * model over a candidate chunk's features (enum rank_chunk_feat) that orders
+ * the chunks within a file, whichever member ranks the files.
  *
  * No state outside the structs passed in; nothing here allocates after
  * rank_model_parse() returns.
