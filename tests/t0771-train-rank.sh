@@ -135,6 +135,12 @@ test_expect_success '--chunks: the chunk member, fitted on the gold functions of
 	"$JQ" -se "map(select(._type == \"hit\"))[0].name == \"total_price\"" outc
 '
 
+test_expect_code 3 'dumps of two versions mixed (a feature more): an error' '
+	sed "5s/\"header\":/\"extra\":0,\"header\":/" ctrain.jsonl >mixed.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --chunks mixed.jsonl cval.jsonl 2>err
+'
+test_expect_success '... that says which line' 'test_grep "mixed.jsonl:5: its features are not those of the first" err'
+
 test_expect_code 1 '--chunks with no relevant file that has gold functions' '
 	grep "\"b.py\"" ctrain.jsonl >nogold.jsonl &&
 	/usr/bin/python3 "$train" --keep m.json --chunks nogold.jsonl cval.jsonl 2>err

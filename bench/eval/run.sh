@@ -159,7 +159,8 @@ while IFS= read -r line; do
 				--argjson gold "$(printf '%s' "$line" | jq -c '{relevant_files, relevant_spans: (.relevant_spans // {}), relevant_lines: (.relevant_lines // {})}')" \
 				'. + {id: $id, repo: $repo, mode: $mode, relevant_file: (.path as $p | $gold.relevant_files | index($p) != null),
 				      spans: ($gold.relevant_spans[.path] // []), lines: ($gold.relevant_lines[.path] // [])}' \
-				"$CI_EVAL_CHUNK_FEATURES.tmp" >>"$CI_EVAL_CHUNK_FEATURES"
+				"$CI_EVAL_CHUNK_FEATURES.tmp" >>"$CI_EVAL_CHUNK_FEATURES" ||
+			echo "eval: no chunk features for $id ($mode): ci-rank or jq failed" >&2
 		fi
 		if [ -n "${CI_EVAL_FEATURES:-}" ]; then
 			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \

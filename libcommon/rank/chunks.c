@@ -97,20 +97,41 @@ struct chunk_slot {
 	double e;
 };
 
+/*
+ * The end of the identifier part that starts at s[i] (not '_'), of s[0..n):
+ * the next '_', the next lower-to-upper case change, or n.
+ */
+static size_t part_end(const char *s, size_t i, size_t n)
+{
+	size_t j = i + 1;
+
+	while (j < n && s[j] != '_' && !(isupper((unsigned char)s[j]) && islower((unsigned char)s[j - 1])))
+		j++;
+	return j;
+}
+
 /* The query with _ and case changes made spaces: the parts of its identifiers. */
 static char *query_parts(const char *q)
 {
-	size_t n = strlen(q), k = 0;
+	size_t n = strlen(q), i = 0, k = 0;
 	char *t;
 
 	if (n > RANK_QWORDS_SCAN)
 		n = RANK_QWORDS_SCAN;
 	t = xmalloc(2 * n + 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)q[i];
-		if (i && isupper(c) && islower((unsigned char)q[i - 1]))
+	while (i < n) {
+		size_t j;
+		if (q[i] == '_') {
 			t[k++] = ' ';
-		t[k++] = c == '_' ? ' ' : (char)c;
+			i++;
+			continue;
+		}
+		j = part_end(q, i, n);
+		memcpy(t + k, q + i, j - i);
+		k += j - i;
+		if (j < n && q[j] != '_')
+			t[k++] = ' ';
+		i = j;
 	}
 	t[k] = '\0';
 	return t;
@@ -157,25 +178,21 @@ static void query_calls(const char *q, struct buf *calls, struct buf *frames)
 static double name_parts(const struct chunk_ctx *cx, const char *name)
 {
 	int all = 0, had = 0;
-	size_t i = 0, n;
+	size_t i = 0, j, n;
 
 	if (!name)
 		return 0;
 	n = strlen(name);
-	while (i < n) {
-		size_t j = i + 1;
+	for (; i < n; i = j) {
 		if (name[i] == '_') {
-			i++;
+			j = i + 1;
 			continue;
 		}
-		while (j < n && name[j] != '_' && !(isupper((unsigned char)name[j]) &&
-						     islower((unsigned char)name[j - 1])))
-			j++;
+		j = part_end(name, i, n);
 		if (j - i >= 3) {
 			all++;
 			had += rank_qwords_has(&cx->parts, name + i, j - i);
 		}
-		i = j;
 	}
 	return all ? (double)had / all : 0;
 }
@@ -207,9 +224,12 @@ static double file_rr(const struct rank_query *rq, struct rank_cand **v, size_t 
 	return 1.0 / r;
 }
 
-/* The features (enum rank_chunk_feat) of v[i], of the file's chunks v[0 .. n) with evidence e[]. */
+/*
+ * The features (enum rank_chunk_feat) of v[i], of the file's chunks v[0 .. n),
+ * its evidence over the file's best evidence given.
+ */
 static void chunk_features(const struct rank_query *rq, const struct chunk_ctx *cx, struct rank_cand **v, size_t n,
-			   size_t i, const double *e, double max_e, int has_fn, long last, double *x)
+			   size_t i, double evidence, int has_fn, long last, double *x)
 {
 	static const int sig[3] = { SIG_KEYWORD, SIG_SYMBOL, SIG_SEMANTIC };
 	const struct rank_cand *c = v[i];
@@ -224,7 +244,7 @@ static void chunk_features(const struct rank_query *rq, const struct chunk_ctx *
 		x[RC_KEYWORD_RR + 2 * k] = c->rank[s] ? 1.0 / c->rank[s] : 0;
 		x[RC_KEYWORD_FILE_RR + k] = file_rr(rq, v, n, i, s);
 	}
-	x[RC_EVIDENCE] = max_e > 0 ? e[i] / max_e : 0;
+	x[RC_EVIDENCE] = evidence;
 	x[RC_FUNCTION] = is_function(c);
 	x[RC_HEADER] = is_header(c);
 	x[RC_CLASS] = c->kind && !strcmp(c->kind, "class");
@@ -297,13 +317,12 @@ static void order_file(const struct rank_query *rq, struct chunk_ctx *cx, struct
 	for (i = 0; i < n; i++) {
 		s[i].c = v[i];
 		s[i].e = chunk_evidence(rq, v[i], has_fn);
-		fused[i] = s[i].e;	/* the evidence, for the features */
 		if (s[i].e > max_e)
 			max_e = s[i].e;
 	}
 	if (cx->model || dump)
 		for (i = 0; i < n; i++) {
-			chunk_features(rq, cx, v, n, i, fused, max_e, has_fn, last, x);
+			chunk_features(rq, cx, v, n, i, max_e > 0 ? s[i].e / max_e : 0, has_fn, last, x);
 			if (dump)
 				write_chunk_features(cx, v[i], x);
 			if (cx->model)

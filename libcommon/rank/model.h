@@ -75,6 +75,9 @@ extern const char *const rank_feat_name[RF_NR];
 /*
  * The features of a candidate chunk within its file, for the order of a
  * file's chunks (chunks.c): which function of the file the answer shows.
+ * file_has_fn, file_cands and intent_issue are the same for every chunk of a
+ * file, so they cannot change its order; they are there for the fit (a
+ * file's base rate, so that the other weights are not bent by it).
  */
 enum rank_chunk_feat {
 	RC_KEYWORD,		/* the keyword signal's value (0-1) */
