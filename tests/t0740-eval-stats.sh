@@ -122,6 +122,41 @@ test_expect_success 'noisy.py: the query kept, wrapped in noise that names test 
 	"$JQ" -e ".relevant_files == [\"src/x.py\", \"tests/test_x.py\"] and .id == \"i\"" noisy.jsonl
 '
 
+test_expect_success 'noisy.py --repro: the lines the commit added to a test file, fenced, after the message' '
+	(
+		cd repos/o+r &&
+		printf "def f(): return 1\n" >src/x.py &&
+		printf "def test_x():\n    assert f() == 1\n" >>tests/test_x.py &&
+		printf "ci:\n  - test\n" >tests.yml &&
+		git add . && git -c user.name=t -c user.email=t@t commit -q -m fix
+	) &&
+	fix=$(git -C repos/o+r rev-parse HEAD) &&
+	"$JQ" -c --arg c "$fix" ".commit = \$c" data.jsonl >withcommit.jsonl &&
+	python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos --repro --no-noise withcommit.jsonl >repro.jsonl &&
+	"$JQ" -r .query repro.jsonl >q &&
+	cat >expect <<-\EOF &&
+	Fix f in x
+
+	It breaks.
+
+	Steps to reproduce:
+
+	```python
+	def test_x():
+	    assert f() == 1
+	```
+
+	EOF
+	test_cmp expect q &&
+	python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos --repro withcommit.jsonl >both.jsonl &&
+	"$JQ" -r .query both.jsonl >q2 &&
+	test_grep "^## Environment" q2 &&
+	test_grep "^    assert f() == 1\$" q2 &&
+	"$JQ" -c "del(.commit)" withcommit.jsonl >nocommit2.jsonl &&
+	test_status 2 python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos --repro nocommit2.jsonl >out 2>err &&
+	test_grep "^noisy.py: nocommit2.jsonl:1: " err
+'
+
 test_expect_success 'noisy.py: a malformed line or an unknown commit is named, exit 2' '
 	echo "{not json" >bad.jsonl &&
 	test_status 2 python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos bad.jsonl >out 2>err &&

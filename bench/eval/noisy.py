@@ -13,12 +13,27 @@ not written against.  The noise never names a relevant file: the test files in
 the pasted run are drawn from the repository's tree at the base commit
 (`git ls-tree`, clones under --repos as bench/eval/run.sh has them), leaving out
 the instance's relevant files.  Deterministic for a seed.  Standard library only.
+
+--repro adds what a report's reproduction would show: the lines the instance's
+commit (its "commit" field, mined by scripts/mine-history) added to test files,
+at most 30, dedented (source files only, by extension), in a fenced code block after the message, the way a
+reporter pastes the code that fails.  It is the commit's own test, so it uses
+the code's public names as a reporter would; it may name a relevant file or
+function (an import, a call) as real reports do.  --no-noise leaves out the
+template, environment, pip list and test run (with --repro: the message and
+the reproduction only).
 """
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
+import textwrap
+
+FENCE = {".py": "python", ".js": "js", ".mjs": "js", ".ts": "ts", ".go": "go", ".rs": "rust",
+         ".java": "java", ".rb": "ruby", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp"}
+REPRO_LINES = 30
 
 PACKAGES = [
     "attrs 23.1.0", "certifi 2023.7.22", "charset-normalizer 3.2.0", "click 8.1.7",
@@ -49,6 +64,33 @@ def test_files(repos, repo, commit, relevant):
     rel = set(relevant)
     return sorted(p for p in out.splitlines()
                   if "test" in p.lower() and p not in rel and not p.endswith("/"))
+
+
+def repro(repos, d):
+    """The lines d's commit added to test files, as a fenced block ("" if none)."""
+    src = "%s/%s" % (repos, d["repo"].replace("/", "+"))
+    res = subprocess.run(["git", "-C", src, "diff", "-U0", "--no-color", "--no-ext-diff",
+                          d["base_commit"], d["commit"]], capture_output=True, text=True,
+                         errors="replace")
+    if res.returncode:
+        raise ValueError("cannot diff %s %s..%s in %s: %s" % (d["repo"], d["base_commit"][:10],
+                                                              d["commit"][:10], src, res.stderr.strip()))
+    added, lang, cur = [], "", None
+    for line in res.stdout.split("\n"):
+        if line.startswith("+++ "):
+            p = line[4:]
+            p = p[2:] if p.startswith("b/") else ""
+            cur = p if "test" in p.lower() and os.path.splitext(p)[1].lower() in FENCE else None
+            if cur and not lang:
+                lang = FENCE.get(os.path.splitext(cur)[1].lower(), "")
+        elif cur and line.startswith("+") and line[1:].strip():
+            added.append(line[1:].rstrip())
+            if len(added) == REPRO_LINES:
+                break
+    if not added:
+        return ""
+    code = textwrap.dedent("\n".join(added))
+    return "\n\nSteps to reproduce:\n\n```%s\n%s\n```\n" % (lang, code)
 
 
 def noise(rng, name, tests):
@@ -82,6 +124,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repos", default="/var/tmp/ci-eval/repos")
+    ap.add_argument("--repro", action="store_true",
+                    help="add the commit's added test lines as a reproduction")
+    ap.add_argument("--no-noise", action="store_true", help="no template, environment or test run")
     ap.add_argument("data")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -90,11 +135,13 @@ def main():
             try:
                 d = json.loads(line)
                 tests = test_files(a.repos, d["repo"], d["base_commit"], d.get("relevant_files", []))
+                code = repro(a.repos, d) if a.repro else ""
             except (ValueError, KeyError, TypeError) as e:
                 sys.stderr.write("noisy.py: %s:%d: %s\n" % (a.data, nr, e))
                 sys.exit(2)
             name = d["repo"].split("/")[1]
-            d["query"] = TEMPLATE + d["query"].rstrip("\n") + "\n" + noise(rng, name, tests)
+            q = d["query"].rstrip("\n") + code
+            d["query"] = q.rstrip("\n") + "\n" if a.no_noise else TEMPLATE + q + "\n" + noise(rng, name, tests)
             sys.stdout.write(json.dumps(d) + "\n")
 
 
