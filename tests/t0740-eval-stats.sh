@@ -154,7 +154,7 @@ test_expect_success 'noisy.py --repro: the lines the commit added to a test file
 	test_grep "^    assert f() == 1\$" q2 &&
 	"$JQ" -c "del(.commit)" withcommit.jsonl >nocommit2.jsonl &&
 	test_status 2 python3 "$CI_SRC_DIR/bench/eval/noisy.py" --repos repos --repro nocommit2.jsonl >out 2>err &&
-	test_grep "^noisy.py: nocommit2.jsonl:1: " err
+	test_grep "^noisy.py: nocommit2.jsonl:1: no \"commit\" field" err
 '
 
 test_expect_success 'noisy.py: a malformed line or an unknown commit is named, exit 2' '

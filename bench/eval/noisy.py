@@ -15,9 +15,10 @@ the pasted run are drawn from the repository's tree at the base commit
 the instance's relevant files.  Deterministic for a seed.  Standard library only.
 
 --repro adds what a report's reproduction would show: the lines the instance's
-commit (its "commit" field, mined by scripts/mine-history) added to test files,
-at most 30, dedented (source files only, by extension), in a fenced code block after the message, the way a
-reporter pastes the code that fails.  It is the commit's own test, so it uses
+commit (its "commit" field, mined by scripts/mine-history) added to source
+files whose path says "test" (by extension: .py, .js, .ts, .go, ...), at most
+30, dedented, in a fenced code block after the message, the way a reporter
+pastes the code that fails.  It is the commit's own test, so it uses
 the code's public names as a reporter would; it may name a relevant file or
 function (an import, a call) as real reports do.  --no-noise leaves out the
 template, environment, pip list and test run (with --repro: the message and
@@ -68,6 +69,8 @@ def test_files(repos, repo, commit, relevant):
 
 def repro(repos, d):
     """The lines d's commit added to test files, as a fenced block ("" if none)."""
+    if not isinstance(d.get("commit"), str):
+        raise ValueError('no "commit" field: --repro reads the fix commit of a mined record')
     src = "%s/%s" % (repos, d["repo"].replace("/", "+"))
     res = subprocess.run(["git", "-C", src, "diff", "-U0", "--no-color", "--no-ext-diff",
                           d["base_commit"], d["commit"]], capture_output=True, text=True,
@@ -134,7 +137,8 @@ def main():
         for nr, line in enumerate(f, 1):
             try:
                 d = json.loads(line)
-                tests = test_files(a.repos, d["repo"], d["base_commit"], d.get("relevant_files", []))
+                tests = [] if a.no_noise else test_files(a.repos, d["repo"], d["base_commit"],
+                                                         d.get("relevant_files", []))
                 code = repro(a.repos, d) if a.repro else ""
             except (ValueError, KeyError, TypeError) as e:
                 sys.stderr.write("noisy.py: %s:%d: %s\n" % (a.data, nr, e))
