@@ -94,6 +94,11 @@ test_expect_success '--choose cv: chosen by the training repositories, one left 
 	/usr/bin/python3 "$train" --choose cv --c 0.01,1 ntrain.jsonl nval.jsonl -o mcv.json 2>log &&
 	test_grep "cross-validated [01]\.[0-9]* validation MRR" log &&
 	"$JQ" -e ".trained.chosen_by | test(\"one repository left out\")" mcv.json &&
+	test_grep "^train-rank: no vectors: held out t/a: 12 queries, MRR [01]\.[0-9]* (hand-set [01]\.[0-9]*)\$" log &&
+	test $(grep -c "held out t/" log) = 3 &&
+	"$JQ" -e ".trained.held_out | (keys == [\"t/a\", \"t/b\", \"t/c\"]) and all(.[]; .queries == 12 and .mrr_dumped >= 0 and .mrr_dumped <= 1)" mcv.json &&
+	/usr/bin/python3 "$train" --c 1 ntrain.jsonl nval.jsonl -o mval.json 2>/dev/null &&
+	"$JQ" -e ".trained | has(\"held_out\") | not" mval.json &&
 	head -n 36 ntrain.jsonl | sed "s/t\/[abc]/t\/a/g" >one-repo.jsonl &&
 	test_status 1 /usr/bin/python3 "$train" --choose cv one-repo.jsonl nval.jsonl 2>err &&
 	test_grep "needs training queries of two repositories" err
