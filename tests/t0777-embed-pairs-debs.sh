@@ -6,7 +6,7 @@
 # names module, package, version and the copyright file's licence; a module of
 # a benchmark's repository (toolz: the ranking model's validation) and a
 # vendored copy are left out; --sources reads only what it names; an unknown
-# source is an error; a package that cannot be had is named on stderr.
+# source and a missing list are errors; a package that cannot be had is named on stderr.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -72,9 +72,11 @@ test_expect_success 'the same list gives the same pairs (unpacked once, read aga
 	test_cmp first.jsonl out/pairs.jsonl
 '
 
-test_expect_success 'an unknown source is an error; a package that cannot be had is named' '
+test_expect_success 'an unknown source or a missing list is an error; a package that cannot be had is named' '
 	{ /usr/bin/python3 "$pairs" --out out --sources python,go 2>err; test $? -eq 2; } &&
 	grep -q "unknown source go" err &&
+	test_must_fail /usr/bin/python3 "$pairs" --out out --sources python --debs no-such-list 2>err &&
+	grep -q "embed-pairs: --debs no-such-list: No such file or directory" err &&
 	printf "python3-fake\nci-no-such-package-t0777\n" >list2 &&
 	/usr/bin/python3 "$pairs" --ci-chunk "$CI_BUILD_DIR/ci-chunk" --out out --sources python \
 		--debs list2 2>err &&
