@@ -1,0 +1,81 @@
+#!/bin/sh
+# t0778-train-embed-tune: scripts/train-embed --tune takes the training units
+# whose SHA-1 is 1 mod 10 out of training and reports its figures on them (the
+# validation split untouched); --decay linear lowers the learning rate to
+# about 0 at the last step.  A tiny synthetic data set (a few seconds).
+
+. "$(dirname "$0")/lib.sh"
+
+train=$CI_SRC_DIR/scripts/train-embed
+unset CI_MODEL
+
+if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then
+	test_skip 'train-embed --tune' 'no python3-torch (Debian) here'
+	test_done
+fi
+
+test_expect_success 'setup: pairs of twelve units, one of them validation' '
+	mkdir data &&
+	/usr/bin/python3 - >data/pairs.jsonl <<-\EOF
+	import hashlib, json
+	topics = ["parse config file sections", "send network request retry", "multiply matrix rows",
+	          "free memory buffer pool", "sort list items order", "open socket connection port"]
+	for i in range(120):
+	    t = topics[i % len(topics)].split()
+	    unit = "u%d" % (i % 12)
+	    h = int(hashlib.sha1(unit.encode()).hexdigest()[:8], 16) % 10
+	    print(json.dumps({"query": "%s the %s %s" % (t[0], t[1], t[2]),
+	                      "name": "%s_%s_%d" % (t[0], t[1], i), "signature": "(%s)" % t[2],
+	                      "text": "%s %s %s code%d" % (t[1], t[2], t[0], i % 5),
+	                      "lang": "c", "unit": unit, "split": "valid" if h == 0 else "train"}))
+	EOF
+	/usr/bin/python3 - >counts <<-\EOF
+	import hashlib, json
+	n = {0: 0, 1: 0, "other": 0}
+	for line in open("data/pairs.jsonl"):
+	    h = int(hashlib.sha1(json.loads(line)["unit"].encode()).hexdigest()[:8], 16) % 10
+	    n[h if h in (0, 1) else "other"] += 1
+	print(n[0], n[1], n["other"])
+	EOF
+	read valid tune other <counts &&
+	test "$valid" -gt 0 && test "$tune" -gt 0 && test "$other" -gt 0
+'
+
+test_expect_success 'without --tune: trained on the training units, figures of the validation ones' '
+	read valid tune other <counts &&
+	/usr/bin/python3 "$train" --data data --out plain --dim 8 --epochs 1 --batch 8 --block 4 \
+		--min-df 1 2>log &&
+	test_grep "train-embed: $((tune + other)) train pairs (0 of commits), $valid validation pairs" log &&
+	head -c 600 plain/ci-code.safetensors | tr -d "\\000" >head &&
+	test_grep "\"figures_of\":\"valid\"" head
+'
+
+test_expect_success '--tune: the 1 mod 10 units out of training, the figures theirs' '
+	read valid tune other <counts &&
+	/usr/bin/python3 "$train" --tune --data data --out tuned --dim 8 --epochs 1 --batch 8 --block 4 \
+		--min-df 1 2>log &&
+	test_grep "train-embed: $other train pairs (0 of commits), $tune validation pairs" log &&
+	head -c 600 tuned/ci-code.safetensors | tr -d "\\000" >head &&
+	test_grep "\"figures_of\":\"tune\"" head &&
+	/usr/bin/python3 "$train" --eval-only --tune --data data --out tuned 2>log &&
+	test_grep "tuned: valid MRR [01]\\.[0-9]" log
+'
+
+test_expect_success '--decay linear: the rate falls to about 0 by the last epoch; none keeps it' '
+	/usr/bin/python3 "$train" --data data --out decay --dim 8 --epochs 3 --batch 8 --block 4 \
+		--min-df 1 --lr 0.05 --decay linear 2>log &&
+	sed -n "s/.*epoch \\([0-9]\\) loss.* lr \\([^ ]*\\) .*/\\1 \\2/p" log >lr &&
+	test_line_count = 3 lr &&
+	awk "NR == 1 && \$2 < 0.02 { exit 1 } NR == 3 && \$2 > 0.01 { exit 1 } NR > 1 && \$2 >= prev { exit 1 } { prev = \$2 }" lr &&
+	head -c 600 decay/ci-code.safetensors | tr -d "\\000" >head &&
+	test_grep "\"decay\":\"linear\"" head &&
+	/usr/bin/python3 "$train" --data data --out flat --dim 8 --epochs 2 --batch 8 --block 4 \
+		--min-df 1 --lr 0.05 2>log &&
+	sed -n "s/.*epoch \\([0-9]\\) loss.* lr \\([^ ]*\\) .*/\\2/p" log >lr &&
+	printf "0.05\n0.05\n" >expect &&
+	test_cmp expect lr &&
+	{ /usr/bin/python3 "$train" --data data --out bad --decay cosine 2>err; test $? -ne 0; } &&
+	test_grep "invalid choice" err
+'
+
+test_done
