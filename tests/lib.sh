@@ -215,6 +215,15 @@ test_skip() {
 	echo "ok $test_count_ - $1 # SKIP $2"
 }
 
+# need_torch <desc>: skip the rest of the script where Debian's python3-torch
+# (and numpy) cannot be imported by /usr/bin/python3 (scripts/train-embed's needs)
+need_torch() {
+	if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then
+		test_skip "$1" 'no python3-torch (Debian) here'
+		test_done
+	fi
+}
+
 # test_done: print the plan; exit 0 when every test passed (removing the trash)
 test_done() {
 	trap - EXIT

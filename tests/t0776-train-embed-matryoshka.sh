@@ -10,10 +10,7 @@ train=$CI_SRC_DIR/scripts/train-embed
 vec_tool=$CI_BUILD_DIR/tests/vec-tool
 unset CI_MODEL
 
-if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then
-	test_skip 'train-embed --matryoshka' 'no python3-torch (Debian) here'
-	test_done
-fi
+need_torch 'train-embed --matryoshka'
 
 test_expect_success 'setup: pairs of three units, some held out' '
 	mkdir data &&

@@ -9,33 +9,26 @@
 train=$CI_SRC_DIR/scripts/train-embed
 unset CI_MODEL
 
-if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then
-	test_skip 'train-embed --tune' 'no python3-torch (Debian) here'
-	test_done
-fi
+need_torch 'train-embed --tune'
 
 test_expect_success 'setup: pairs of twelve units, one of them validation' '
 	mkdir data &&
-	/usr/bin/python3 - >data/pairs.jsonl <<-\EOF
+	/usr/bin/python3 - >counts <<-\EOF &&
 	import hashlib, json
-	topics = ["parse config file sections", "send network request retry", "multiply matrix rows",
-	          "free memory buffer pool", "sort list items order", "open socket connection port"]
-	for i in range(120):
-	    t = topics[i % len(topics)].split()
-	    unit = "u%d" % (i % 12)
-	    h = int(hashlib.sha1(unit.encode()).hexdigest()[:8], 16) % 10
-	    print(json.dumps({"query": "%s the %s %s" % (t[0], t[1], t[2]),
-	                      "name": "%s_%s_%d" % (t[0], t[1], i), "signature": "(%s)" % t[2],
-	                      "text": "%s %s %s code%d" % (t[1], t[2], t[0], i % 5),
-	                      "lang": "c", "unit": unit, "split": "valid" if h == 0 else "train"}))
-	EOF
-	/usr/bin/python3 - >counts <<-\EOF
-	import hashlib, json
-	n = {0: 0, 1: 0, "other": 0}
-	for line in open("data/pairs.jsonl"):
-	    h = int(hashlib.sha1(json.loads(line)["unit"].encode()).hexdigest()[:8], 16) % 10
-	    n[h if h in (0, 1) else "other"] += 1
-	print(n[0], n[1], n["other"])
+	# the units by their SHA-1 mod 10, as embed-pairs (0: validation) and --tune (1) cut them
+	kind = lambda u: int(hashlib.sha1(u.encode()).hexdigest()[:8], 16) % 10
+	n = [0, 0, 0]
+	with open("data/pairs.jsonl", "w") as out:
+	    for i in range(120):
+	        verb, obj, what = ("parse config sections|send request retry|multiply matrix rows|"
+	                           "free buffer pool|sort list order|open socket port").split("|")[i % 6].split()
+	        unit = "u%d" % (i % 12)
+	        n[min(kind(unit), 2)] += 1
+	        out.write(json.dumps({"unit": unit, "split": "valid" if kind(unit) == 0 else "train",
+	                              "lang": "c", "query": "%s the %s %s" % (verb, obj, what),
+	                              "name": "%s_%s_%d" % (verb, obj, i), "signature": "(%s)" % what,
+	                              "text": "%s %s %s code%d" % (obj, what, verb, i % 5)}) + "\n")
+	print(*n)
 	EOF
 	read valid tune other <counts &&
 	test "$valid" -gt 0 && test "$tune" -gt 0 && test "$other" -gt 0
