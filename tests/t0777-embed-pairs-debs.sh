@@ -4,8 +4,8 @@
 # cache so nothing is downloaded): a documented function becomes a pair (its
 # docstring's first sentence the query, taken out of the code), the manifest
 # names module, package, version and the copyright file's licence; a module of
-# a benchmark's repository (toolz: the ranking model's validation) and a
-# vendored copy are left out; --sources reads only what it names; an unknown
+# a benchmark's repository (toolz: the ranking model's validation; rich:
+# MULocBench) and a vendored copy are left out; --sources reads only what it names; an unknown
 # source and a missing list are errors; a package that cannot be had is named on stderr.
 
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ fi
 
 test_expect_success 'setup: a package with a module, a vendored copy and an excluded module' '
 	d=pkg/usr/lib/python3/dist-packages &&
-	mkdir -p pkg/DEBIAN $d/goodmod/_vendor $d/toolz pkg/usr/share/doc/python3-fake &&
+	mkdir -p pkg/DEBIAN $d/goodmod/_vendor $d/toolz $d/rich pkg/usr/share/doc/python3-fake &&
 	printf "Package: python3-fake\nVersion: 1.2-3\nArchitecture: all\nMaintainer: T <t@example.org>\nDescription: test\n" >pkg/DEBIAN/control &&
 	printf "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\nFiles: debian/*\nLicense: GPL-2+\n\nFiles: *\nCopyright: 2020 T\nLicense: MIT\n" \
 		>pkg/usr/share/doc/python3-fake/copyright &&
@@ -45,6 +45,11 @@ test_expect_success 'setup: a package with a module, a vendored copy and an excl
 	    """Compose every function given from right to left."""
 	    return fs
 	EOF
+	cat >$d/rich/console.py <<-\EOF &&
+	def print_markup(text):
+	    """Print text with its console markup rendered as styles."""
+	    return text
+	EOF
 	mkdir -p out/debs &&
 	dpkg-deb --root-owner-group -b pkg out/debs/python3-fake_1.2-3_all.deb >/dev/null &&
 	printf "# test list\npython3-fake\n" >list
@@ -61,7 +66,7 @@ test_expect_success '--debs: the pair, its manifest line, nothing excluded' '
 	printf "python: goodmod (python3-fake)\t1.2-3\tMIT\t1\t1\n" >expect &&
 	tail -n +2 out/manifest.tsv >actual &&
 	test_cmp expect actual &&
-	! grep -q "toolz\|vendored_helper\|compose_all" out/pairs.jsonl &&
+	! grep -q "toolz\|vendored_helper\|compose_all\|print_markup\|py/rich" out/pairs.jsonl &&
 	test -d out/debs/x/python3-fake
 '
 
