@@ -2,7 +2,8 @@
 # t0778-train-embed-tune: scripts/train-embed --tune takes the training units
 # whose SHA-1 is 1 mod 10 out of training and reports its figures on them (the
 # validation split untouched); --decay linear lowers the learning rate to
-# about 0 at the last step.  A tiny synthetic data set (a few seconds).
+# about 0 at the last step; a split with no pairs is an error that names it.
+# A tiny synthetic data set (a few seconds).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -52,6 +53,26 @@ test_expect_success '--tune: the 1 mod 10 units out of training, the figures the
 	test_grep "\"figures_of\":\"tune\"" head &&
 	/usr/bin/python3 "$train" --eval-only --tune --data data --out tuned 2>log &&
 	test_grep "tuned: valid MRR [01]\\.[0-9]" log
+'
+
+test_expect_success 'no pairs to measure on: a message naming the split, non-zero, no model' '
+	mkdir none &&
+	grep -v "\"split\": \"valid\"" data/pairs.jsonl >none/pairs.jsonl &&
+	test_must_fail /usr/bin/python3 "$train" --data none --out nomodel --dim 8 --epochs 1 --min-df 1 2>err &&
+	test_grep "train-embed: none: no validation pairs to measure on" err &&
+	/usr/bin/python3 - <<-\EOF &&
+	import hashlib, json
+	with open("none/pairs.jsonl", "w") as out:
+	    for line in open("data/pairs.jsonl"):
+	        u = json.loads(line)["unit"]
+	        if int(hashlib.sha1(u.encode()).hexdigest()[:8], 16) % 10 != 1:
+	            out.write(line)
+	EOF
+	test_must_fail /usr/bin/python3 "$train" --tune --data none --out nomodel --dim 8 --epochs 1 --min-df 1 2>err &&
+	test_grep "no tuning (training units whose SHA-1 is 1 mod 10) pairs" err &&
+	test_must_fail /usr/bin/python3 "$train" --eval-only --tune --data none --out tuned 2>err &&
+	test_grep "no tuning" err &&
+	! test -e nomodel
 '
 
 test_expect_success '--decay linear: the rate falls to about 0 by the last epoch; none keeps it' '
