@@ -113,6 +113,17 @@ test_expect_success 'without vectors: the model'"'"'s top-level member answers' 
 	summary o | "$JQ" -e ".confidence == 0.5 and .quality == \"medium\""
 '
 
+# a confidence of 0.6996 is written 0.7: its verdict is the written one's
+cat >edge.json <<\EOF
+{"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "calibration":{"method":"isotonic","x":[-100,100],"y":[0.6996,0.6996]}}
+EOF
+
+test_expect_success 'a confidence written as 0.7 is high, as the threshold says' '
+	(cd repo && ci-rank --model ../edge.json total price with tax >../o) &&
+	summary o | "$JQ" -e ".confidence == 0.7 and .quality == \"high\""
+'
+
 test_expect_success 'with vectors: its with_vectors member' '
 	(cd repo && ci-index --embed update >/dev/null 2>&1 &&
 	 ci-rank --model ../two.json total price with tax >../o) &&

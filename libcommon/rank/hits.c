@@ -119,9 +119,12 @@ static const char *answer_quality(const struct rank_query *rq, size_t shown, con
 		if (rq->used[s] && top->rank[s] && top->rank[s] <= 3)
 			agree++;
 	score = top->fused / rq->max_fused;
-	if (rq->confidence >= 0)
-		quality = rq->confidence >= RANK_CONF_HIGH ? "high" : rq->confidence >= RANK_CONF_LOW ? "medium" : "low";
-	else if (score < 0.2 || (agree < 1))
+	if (rq->confidence >= 0) {
+		/* the confidence as the summary writes it: 0.6996 is shown 0.7, and is high */
+		double c = rank_round3(rq->confidence);
+
+		quality = c >= RANK_CONF_HIGH ? "high" : c >= RANK_CONF_LOW ? "medium" : "low";
+	} else if (score < 0.2 || (agree < 1))
 		quality = "low";
 	else if (agree < 2 && score < 0.5)
 		quality = "medium";
