@@ -1,9 +1,9 @@
 #!/bin/sh
 # t0770-rank-confidence: the calibrated confidence of ci-rank's learned
 # fusion (libcommon/rank/model.h): the summary's "confidence", the probability
-# that the top file is right, is in [0, 1], rises with the top file's
-# probability (the shipped model's calibration, over several queries), gives
-# the quality verdict (high from 0.7, low below 0.4), is absent without the
+# that the top file is right, is in [0, 1], is the shipped model's calibration
+# of the top file's logit and its margin over the second file's (over several
+# queries), gives the quality verdict (high from 0.7, low below 0.4), is absent without the
 # learned fusion; a model's with_vectors member (and its calibration) answers
 # once the index holds vectors; ci search's confidence and ci-mcp's search
 # summary are it; a calibration that falls is refused.
@@ -67,19 +67,46 @@ open a session
 Account
 hash of the password"
 
-# (pairs sorted by the probability shown, then the confidence: both are rounded
-# to 3 decimals, so two files of one shown probability may differ a little)
-test_expect_success 'hybrid: the summary has a confidence in [0, 1], rising with the top file'"'"'s probability' '
-	: >pairs &&
+# The shipped top level's calibration is a Platt map of the top file's logit
+# z1 and its margin over the second file's, z1 - z2 (at most 10, 10 without a
+# second file).  From the probabilities --explain shows (rounded to 3
+# decimals: each stands for an interval, so the logits too) the confidence
+# must lie between the map's values at the ends of those intervals, and, with
+# the margin's weight not 0, two queries of one top probability may differ.
+test_expect_success 'hybrid: the confidence is the calibration of the top file'"'"'s logit and margin' '
+	"$JQ" -e ".calibration.method == \"platt\" and .calibration.a >= 0 and
+		((.calibration.margin // 0) >= 0)" "$CI_SRC_DIR/share/rank/model.json" &&
+	"$JQ" -r ".calibration | \"\(.a) \(.b) \(.margin // 0)\"" "$CI_SRC_DIR/share/rank/model.json" >cal &&
+	: >rows &&
 	echo "$queries" | while read -r q; do
 		(cd repo && ci-rank --explain "$q" >../out) || return 1
-		"$JQ" -s -c "[(map(select(._type == \"hit\"))[0].learned.probability),
-			(map(select(._type == \"summary\"))[0].confidence)]" out >>pairs || return 1
+		# the top file'"'"'s probability, the next file'"'"'s (-1: none), the confidence
+		"$JQ" -s -r "map(select(._type == \"hit\")) as \$h | (\$h[0].path) as \$p |
+			[\$h[0].learned.probability, ([\$h[] | select(.path != \$p) | .learned.probability] + [-1])[0],
+			 (map(select(._type == \"summary\"))[0].confidence)] | @tsv" out >>rows || return 1
 	done &&
-	test "$(wc -l <pairs)" -eq 8 &&
-	"$JQ" -s -e "map(.[1] | type == \"number\" and . >= 0 and . <= 1) | all" pairs &&
-	"$JQ" -s -e "sort | [range(1; length) as \$i | .[\$i][1] >= .[\$i - 1][1]] | all" pairs &&
-	"$JQ" -s -e "map(.[1]) | unique | length > 1" pairs
+	test "$(wc -l <rows)" -eq 8 &&
+	awk -v cal="$(cat cal)" "
+	function lg(p) { return log(p / (1 - p)) }
+	function sg(z) { return 1 / (1 + exp(-z)) }
+	function cl(p) { return p < 1e-9 ? 1e-9 : p > 1 - 1e-9 ? 1 - 1e-9 : p }
+	BEGIN { split(cal, c, \" \"); bad = 0 }
+	{
+		z1lo = lg(cl(\$1 - 0.0005)); z1hi = lg(cl(\$1 + 0.0005))
+		if (\$2 < 0) { mlo = 10; mhi = 10 } else {
+			z2lo = lg(cl(\$2 - 0.0005)); z2hi = lg(cl(\$2 + 0.0005))
+			mlo = z1lo - z2hi; mhi = z1hi - z2lo
+			if (mlo < 0) mlo = 0
+			if (mlo > 10) mlo = 10
+			if (mhi > 10) mhi = 10
+		}
+		lo = sg(c[1] * z1lo + c[3] * mlo + c[2]) - 0.0005
+		hi = sg(c[1] * z1hi + c[3] * mhi + c[2]) + 0.0005
+		if (\$3 < 0 || \$3 > 1 || \$3 < lo || \$3 > hi) { print \"off: \" \$0 \" not in [\" lo \", \" hi \"]\"; bad = 1 }
+	}
+	END { exit bad }" rows &&
+	cut -f3 rows | sort -u >confs &&
+	test "$(wc -l <confs)" -gt 1
 '
 
 test_expect_success 'the quality verdict is the confidence'"'"'s (high from 0.7, low below 0.4)' '

@@ -5,7 +5,10 @@
 # figures of that choice; the same inputs give the same model; --keep adds a
 # with_history member to a model and keeps the rest; --choose cv chooses by the
 # training repositories; --report gives a model's calibration on a dump; ci-rank reads the model; a missing dump or a
-# model without calibration is an error with a message.  --chunks fits the
+# model without calibration is an error with a message.  The calibration is
+# fitted on the training queries' out-of-fold logits (or, with --calibrate-on
+# validation, on the validation queries); platt-margin maps the logit and the
+# margin over the second file, and ci-rank reads that map.  --chunks fits the
 # chunk member on chunk dumps (a gold function by name), which ci-rank reads.
 
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +74,30 @@ test_expect_success 'ci-rank reads the model and reports its confidence' '
 	(cd repo && git add . && git commit -q -m init && ci-index build &&
 	 ci-rank --model ../m.json total price >../out) &&
 	"$JQ" -e "select(._type == \"summary\") | .confidence >= 0 and .confidence <= 1" out
+'
+
+test_expect_success 'calibrated on the training queries out of fold, measured on validation' '
+	"$JQ" -e ".trained.calibration | (.fitted_on | test(\"out-of-fold\")) and .queries == 36 and
+		(.cross_fitted_ece_by_method | keys == [\"isotonic\", \"platt\", \"platt-margin\"]) and
+		(.validation_ece | . >= 0 and . <= 1) and (.validation_bins | map(.n) | add == 36)" m.json &&
+	test_grep "on the validation queries (held out): ECE" log &&
+	/usr/bin/python3 "$train" --c 1 --calibrate-on validation ntrain.jsonl nval.jsonl -o mv.json 2>logv &&
+	"$JQ" -e ".trained.calibration | .fitted_on == \"validation queries\" and .queries == 36 and
+		(has(\"validation_ece\") | not)" mv.json &&
+	test_grep "fitted on all the validation queries (in-sample)" logv
+'
+
+test_expect_success 'platt-margin: a map of the logit and the margin, which ci-rank reads' '
+	/usr/bin/python3 "$train" --c 1 --calibration platt-margin ntrain.jsonl nval.jsonl -o mm.json 2>/dev/null &&
+	"$JQ" -e ".calibration.method == \"platt\" and (.calibration.margin | type == \"number\") and
+		(.calibration.a >= 0) and .trained.calibration.method == \"platt-margin\"" mm.json &&
+	/usr/bin/python3 "$train" --report mm.json nval.jsonl >rm.json &&
+	"$JQ" -e ".queries == 36 and (.ece | . >= 0 and . <= 1)" rm.json &&
+	# logistic(0 z + 1 margin - 10): one file in the repository, so the
+	# margin is the cap, 10, and the confidence 0.5
+	"$JQ" -c ".calibration = {\"method\": \"platt\", \"a\": 0, \"b\": -10, \"margin\": 1}" m.json >m1.json &&
+	(cd repo && ci-rank --model ../m1.json total price >../out1) &&
+	"$JQ" -e "select(._type == \"summary\") | .confidence == 0.5" out1
 '
 
 test_expect_success '--keep with --history: the kept members as they were, with_history added' '

@@ -2,7 +2,8 @@
  * unit-rank.c: TAP tests of libcommon/rank: reading a model (and refusing
  * what is not one), the logit and probability it gives a feature vector
  * (worked out by hand), the calibration of a top file's logit (Platt and
- * isotonic: values in [0, 1], non-decreasing) and the with_vectors member, the
+ * isotonic: values in [0, 1], non-decreasing; Platt with the margin over the
+ * second file) and the with_vectors member, the
  * path priors, and the query's mentions of a path.
  */
 #include "core/common.h"
@@ -66,32 +67,59 @@ int main(int argc, char **argv)
 		ok(rank_model_parse(&m, platt, strlen(platt), "test") == 0 && m.cal == RANK_CAL_PLATT &&
 		   m.bias == 0 && m.used == 0, "no vectors: the top-level model, a Platt calibration");
 		/* logistic(0.5 * 2 - 1) = 0.5 */
-		ok(fabs(rank_model_confidence(&m, 2) - 0.5) < 1e-12, "Platt: the logistic of a z + b");
+		ok(fabs(rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) - 0.5) < 1e-12, "Platt: the logistic of a z + b");
 		for (z = -50; z <= 50; z += 0.25) {
-			double c = rank_model_confidence(&m, z);
+			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP);
 			mono &= c >= prev && c >= 0 && c <= 1;
 			prev = c;
 		}
 		ok(mono, "Platt: in [0, 1] and non-decreasing in the logit");
 		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", 1) == 0 && m.bias == 2 &&
 		   m.used == 1 && m.cal == RANK_CAL_ISOTONIC && m.cal_nr == 3, "vectors: the with_vectors member");
-		ok(rank_model_confidence(&m, -5) == 0.1 && rank_model_confidence(&m, 9) == 0.9 &&
-		   fabs(rank_model_confidence(&m, 1) - 0.7) < 1e-12, "isotonic: constant beyond the ends, linear between");
+		ok(rank_model_confidence(&m, -5, RANK_CAL_MARGIN_CAP) == 0.1 &&
+		   rank_model_confidence(&m, 9, RANK_CAL_MARGIN_CAP) == 0.9 &&
+		   fabs(rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP) - 0.7) < 1e-12,
+		   "isotonic: constant beyond the ends, linear between");
 		prev = -1;
 		mono = 1;
 		for (z = -3; z <= 3; z += 0.125) {
-			double c = rank_model_confidence(&m, z);
+			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP);
 			mono &= c >= prev && c >= 0 && c <= 1;
 			prev = c;
 		}
 		ok(mono, "isotonic: in [0, 1] and non-decreasing");
-		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1) == -1,
+		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP) == -1,
 		   "no calibration: -1");
 		/* a model made before the history members: history changes nothing */
 		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", RANK_MEMBER_HISTORY) == 0 &&
 		   m.bias == 0, "history, no with_history member: the top-level model");
 		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", RANK_MEMBER_VECTORS | RANK_MEMBER_HISTORY) == 0 &&
 		   m.bias == 2, "vectors and history, no with_vectors_history member: with_vectors");
+	}
+	{
+		/* a Platt map of the logit and the margin */
+		static const char pm[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"calibration\":{\"method\":\"platt\",\"a\":0.5,\"b\":-1,\"margin\":0.25}}";
+		double prev = -1, z;
+		int mono = 1;
+
+		ok(rank_model_parse(&m, pm, strlen(pm), "test") == 0 && m.cal == RANK_CAL_PLATT &&
+		   m.cal_margin_w == 0.25, "Platt with a margin");
+		/* logistic(0.5 * 2 + 0.25 * 4 - 1) = logistic(1) */
+		ok(fabs(rank_model_confidence(&m, 2, 4) - 1 / (1 + exp(-1.0))) < 1e-12, "Platt: a z + c margin + b");
+		ok(rank_model_confidence(&m, 2, 1e9) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) &&
+		   rank_model_confidence(&m, 2, NAN) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP),
+		   "a margin over the cap (or not a number) counts as the cap");
+		for (z = -40; z <= 40; z += 0.5) {
+			double c = rank_model_confidence(&m, z, 3);
+			mono &= c >= prev && c >= 0 && c <= 1;
+			prev = c;
+		}
+		ok(mono, "Platt with a margin: in [0, 1] and non-decreasing in the logit");
+		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":\"x\"}}"),
+		   "refused: a margin that is not a number");
 	}
 	{
 		static const char four[] =

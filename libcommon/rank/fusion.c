@@ -170,6 +170,36 @@ int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
 	return load_model(o, m, which);
 }
 
+/*
+ * The calibrated confidence of the files ranked (f_nr of f; those in scope
+ * have a rank): the top file is the one of the highest logit (of equals, the
+ * first by the hand-set fusion), as scripts/train-rank takes it; the margin
+ * its logit less the next file's.  -1 without a calibration or a file.
+ */
+static double top_confidence(const struct rank_model *m, const struct rank_file_feat *f, size_t f_nr)
+{
+	const struct rank_file_feat *top = NULL;
+	double z1 = -INFINITY, z2 = -INFINITY;
+
+	for (size_t g = 0; g < f_nr; g++) {
+		double z;
+		if (!f[g].rank)
+			continue;
+		z = rank_model_logit(m, f[g].x);
+		if (!top || z > z1 || (z == z1 && f[g].rank < top->rank)) {
+			if (top)
+				z2 = z1;
+			top = &f[g];
+			z1 = z;
+		} else if (z > z2) {
+			z2 = z;
+		}
+	}
+	if (!top || !isfinite(z1))
+		return -1;
+	return rank_model_confidence(m, z1, isfinite(z2) ? z1 - z2 : RANK_CAL_MARGIN_CAP);
+}
+
 int rank_learned_fusion(struct rank_query *rq)
 {
 	double max_fused = rq->max_fused;
@@ -213,12 +243,7 @@ int rank_learned_fusion(struct rank_query *rq)
 		rq->chunk_model = xmalloc(sizeof(*rq->chunk_model));
 		*rq->chunk_model = m.chunk;
 	}
-	for (g = 0; g < rq->cands_nr; g++)
-		if (rank_in_scope(rq, &rq->cands[g])) {
-			if (isfinite(rq->cands[g].learned_z))
-				rq->confidence = rank_model_confidence(&m, rq->cands[g].learned_z);
-			break;
-		}
+	rq->confidence = top_confidence(&m, f, f_nr);
 done:
 	free(f);
 	free(v);

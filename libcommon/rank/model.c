@@ -137,7 +137,7 @@ static int parse_knots(struct rank_model *m, json_t *c, const char *origin)
 /* The calibration member of model object root, if any: 0, or -1 after a message. */
 static int parse_calibration(struct rank_model *m, json_t *root, const char *origin)
 {
-	json_t *c = json_object_get(root, "calibration");
+	json_t *c = json_object_get(root, "calibration"), *v;
 	const char *method;
 
 	if (!c)
@@ -149,6 +149,9 @@ static int parse_calibration(struct rank_model *m, json_t *root, const char *ori
 			return error("%s: calibration: a and b must be numbers", origin);
 		if (m->cal_a < 0)
 			return error("%s: calibration: a must not be negative", origin);
+		v = json_object_get(c, "margin");
+		if (v && finite_number(v, &m->cal_margin_w))
+			return error("%s: calibration: margin must be a number", origin);
 		m->cal = RANK_CAL_PLATT;
 		return 0;
 	}
@@ -242,13 +245,15 @@ double rank_model_prob(const struct rank_model *m, const double *x)
 	return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
 }
 
-double rank_model_confidence(const struct rank_model *m, double z)
+double rank_model_confidence(const struct rank_model *m, double z, double margin)
 {
 	int i;
 
 	switch (m->cal) {
 	case RANK_CAL_PLATT:
-		z = m->cal_a * z + m->cal_b;
+		if (!(margin <= RANK_CAL_MARGIN_CAP))	/* NaN too */
+			margin = RANK_CAL_MARGIN_CAP;
+		z = m->cal_a * z + m->cal_margin_w * margin + m->cal_b;
 		return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
 	case RANK_CAL_ISOTONIC:
 		if (z <= m->cal_x[0])

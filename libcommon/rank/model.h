@@ -18,9 +18,12 @@
  * rank_feat_name[]: a model made for other features is refused.
  *
  * Optional members: "calibration", the map from the logit of a query's top
- * file to the probability that this file is right (fitted on validation
- * queries by scripts/train-rank), either {"method": "platt", "a": a, "b": b}
- * (the logistic of a z + b) or {"method": "isotonic", "x": [...], "y": [...]}
+ * file to the probability that this file is right (fitted by
+ * scripts/train-rank), either {"method": "platt", "a": a, "b": b} (the
+ * logistic of a z + b; optionally also "margin": c, the weight of the
+ * margin, the top file's logit less the second file's, capped at
+ * RANK_CAL_MARGIN_CAP: the logistic of a z + c margin + b) or
+ * {"method": "isotonic", "x": [...], "y": [...]}
  * (piecewise linear through the knots, x increasing, y non-decreasing in
  * [0, 1], constant beyond the ends); and "with_vectors", "with_history" and
  * "with_vectors_history", objects with their own bias, features and
@@ -129,6 +132,9 @@ double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x)
 
 enum rank_cal { RANK_CAL_NONE, RANK_CAL_PLATT, RANK_CAL_ISOTONIC };
 
+/* A calibration's margin: the top file's logit less the second's, at most this (this without a second). */
+#define RANK_CAL_MARGIN_CAP 10.0
+
 struct rank_model {
 	double mean[RF_NR];	/* subtracted from a feature */
 	double scale[RF_NR];	/* then multiplied by this (1 / standard deviation) */
@@ -136,7 +142,8 @@ struct rank_model {
 	double bias;		/* the logit of a file whose features are all at their mean */
 	int used;		/* features the model names */
 	enum rank_cal cal;	/* the calibration of the top file's logit */
-	double cal_a, cal_b;	/* Platt: logistic(a z + b) */
+	double cal_a, cal_b;	/* Platt: logistic(a z + cal_margin_w margin + b) */
+	double cal_margin_w;	/* Platt: the margin's weight (0: not used) */
 	double cal_x[RANK_CAL_KNOTS], cal_y[RANK_CAL_KNOTS];	/* isotonic knots */
 	int cal_nr;
 	struct rank_chunk_model chunk;	/* the document's "chunk" member (on 0: none) */
@@ -167,10 +174,12 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 
 /*
  * The calibrated probability that the top file of a query is right, from its
- * logit z: in [0, 1] and non-decreasing in z; -1 when the model has no
- * calibration.  Cannot fail.
+ * logit z and the margin (z less the second file's logit, at most
+ * RANK_CAL_MARGIN_CAP: the cap when there is no second file, or for a margin
+ * that is not a number): in [0, 1] and non-decreasing in z; -1 when the model
+ * has no calibration.  Cannot fail.
  */
-double rank_model_confidence(const struct rank_model *m, double z);
+double rank_model_confidence(const struct rank_model *m, double z, double margin);
 
 /* The logit of the feature vector x (RF_NR values).  Cannot fail. */
 double rank_model_logit(const struct rank_model *m, const double *x);
