@@ -8,7 +8,8 @@
 # model without calibration is an error with a message.  The calibration is
 # fitted on the training queries' out-of-fold logits (or, with --calibrate-on
 # validation, on the validation queries); platt-margin maps the logit and the
-# margin over the second file, and ci-rank reads that map.  --chunks fits the
+# margin over the second file, and ci-rank reads that map; --recalibrate
+# fits only the maps of a kept model again.  --chunks fits the
 # chunk member on chunk dumps (a gold function by name), which ci-rank reads.
 
 . "$(dirname "$0")/lib.sh"
@@ -98,6 +99,25 @@ test_expect_success 'platt-margin: a map of the logit and the margin, which ci-r
 	"$JQ" -c ".calibration = {\"method\": \"platt\", \"a\": 0, \"b\": -10, \"margin\": 1}" m.json >m1.json &&
 	(cd repo && ci-rank --model ../m1.json total price >../out1) &&
 	"$JQ" -e "select(._type == \"summary\") | .confidence == 0.5" out1
+'
+
+test_expect_success '--recalibrate: the kept weights, each given member'"'"'s map fitted again' '
+	/usr/bin/python3 "$train" --c 1 --calibration platt --vectors vtrain.jsonl vval.jsonl ntrain.jsonl nval.jsonl \
+		-o mp.json 2>/dev/null &&
+	/usr/bin/python3 "$train" --keep mp.json --recalibrate --calibration platt-margin --note again \
+		--vectors vtrain.jsonl vval.jsonl ntrain.jsonl nval.jsonl -o mr.json 2>log &&
+	"$JQ" -c "[.bias, .features, .with_vectors.bias, .with_vectors.features]" mp.json >a &&
+	"$JQ" -c "[.bias, .features, .with_vectors.bias, .with_vectors.features]" mr.json >b &&
+	test_cmp a b &&
+	"$JQ" -e "(.calibration | has(\"margin\")) and (.with_vectors.calibration | has(\"margin\")) and
+		.trained.calibration.recalibrated == \"again\" and .trained.with_vectors.calibration.recalibrated == \"again\" and
+		.trained.calibration.method == \"platt-margin\"" mr.json &&
+	"$JQ" -e "(.calibration | has(\"margin\") | not)" mp.json &&
+	test_grep "no vectors: the kept weights: validation MRR" log &&
+	test_status 2 /usr/bin/python3 "$train" --recalibrate ntrain.jsonl nval.jsonl 2>err &&
+	test_grep "expected --keep" err &&
+	test_status 1 /usr/bin/python3 "$train" --keep mp.json --recalibrate --history ntrain.jsonl nval.jsonl 2>err &&
+	test_grep "has no with_history member to calibrate" err
 '
 
 test_expect_success '--keep with --history: the kept members as they were, with_history added' '
