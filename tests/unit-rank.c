@@ -120,6 +120,9 @@ int main(int argc, char **argv)
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":\"x\"}}"),
 		   "refused: a margin that is not a number");
+		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":-0.5}}"),
+		   "refused: a negative margin weight (a wider lead would lower the confidence)");
 	}
 	{
 		static const char four[] =

@@ -152,6 +152,8 @@ static int parse_calibration(struct rank_model *m, json_t *root, const char *ori
 		v = json_object_get(c, "margin");
 		if (v && finite_number(v, &m->cal_margin_w))
 			return error("%s: calibration: margin must be a number", origin);
+		if (m->cal_margin_w < 0)	/* a wider lead must not lower the confidence */
+			return error("%s: calibration: margin must not be negative", origin);
 		m->cal = RANK_CAL_PLATT;
 		return 0;
 	}

@@ -20,8 +20,8 @@
  * Optional members: "calibration", the map from the logit of a query's top
  * file to the probability that this file is right (fitted by
  * scripts/train-rank), either {"method": "platt", "a": a, "b": b} (the
- * logistic of a z + b; optionally also "margin": c, the weight of the
- * margin, the top file's logit less the second file's, capped at
+ * logistic of a z + b, a >= 0; optionally also "margin": c >= 0, the weight
+ * of the margin, the top file's logit less the second file's, capped at
  * RANK_CAL_MARGIN_CAP: the logistic of a z + c margin + b) or
  * {"method": "isotonic", "x": [...], "y": [...]}
  * (piecewise linear through the knots, x increasing, y non-decreasing in
@@ -176,8 +176,8 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
  * The calibrated probability that the top file of a query is right, from its
  * logit z and the margin (z less the second file's logit, at most
  * RANK_CAL_MARGIN_CAP: the cap when there is no second file, or for a margin
- * that is not a number): in [0, 1] and non-decreasing in z; -1 when the model
- * has no calibration.  Cannot fail.
+ * that is not a number): in [0, 1] and non-decreasing in z and in the margin;
+ * -1 when the model has no calibration.  Cannot fail.
  */
 double rank_model_confidence(const struct rank_model *m, double z, double margin);
 
