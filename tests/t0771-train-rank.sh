@@ -148,7 +148,11 @@ test_expect_success '--choose cv: chosen by the training repositories, one left 
 	"$JQ" -e ".trained | has(\"held_out\") | not" mval.json &&
 	head -n 36 ntrain.jsonl | sed "s/t\/[abc]/t\/a/g" >one-repo.jsonl &&
 	test_status 1 /usr/bin/python3 "$train" --choose cv one-repo.jsonl nval.jsonl 2>err &&
-	test_grep "needs training queries of two repositories" err
+	test_grep "needs training queries of two repositories" err &&
+	test_status 1 /usr/bin/python3 "$train" --c 1 one-repo.jsonl nval.jsonl 2>err &&
+	test_grep "calibration on the training queries needs two repositories" err &&
+	/usr/bin/python3 "$train" --c 1 --calibrate-on validation one-repo.jsonl nval.jsonl -o m1r.json 2>/dev/null &&
+	"$JQ" -e ".trained.calibration.fitted_on == \"validation queries\"" m1r.json
 '
 
 # chunks <seed> <repos...>: 10 queries a repository, a relevant file of 5
