@@ -65,7 +65,13 @@ test_expect_success 'the same inputs give the same model' '
 test_expect_success '--report: the calibration of the model on a dump' '
 	/usr/bin/python3 "$train" --report m.json nval.jsonl >r.json &&
 	"$JQ" -e ".queries == 36 and (.ece | . >= 0 and . <= 1) and (.mean_confidence | . > 0 and . < 1) and
-		(.bins | map(.n) | add == 36)" r.json &&
+		(.bins | map(.n) | add == 36) and ([.verdicts[].n] | add == 36) and
+		(.verdicts | keys == [\"high\", \"low\", \"medium\"]) and
+		all(.verdicts[]; .n == 0 or (.accuracy >= 0 and .accuracy <= 1))" r.json &&
+	# a constant map of 0.6996 is shown 0.7: every verdict high, as ci-rank says
+	"$JQ" -c ".calibration = {\"method\": \"isotonic\", \"x\": [0], \"y\": [0.6996]}" m.json >m7.json &&
+	/usr/bin/python3 "$train" --report m7.json nval.jsonl >r7.json &&
+	"$JQ" -e ".verdicts.high.n == 36 and .verdicts.medium.n == 0 and .verdicts.low.n == 0" r7.json &&
 	/usr/bin/python3 "$train" --report m.json --vectors-model vval.jsonl >rv.json &&
 	"$JQ" -e ".queries == 36" rv.json
 '
