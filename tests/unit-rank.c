@@ -120,6 +120,16 @@ int main(int argc, char **argv)
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":\"x\"}}"),
 		   "refused: a margin that is not a number");
+		{
+			static const char huge[] =
+				"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+				"\"calibration\":{\"method\":\"platt\",\"a\":1e303,\"b\":0,\"margin\":1e308}}";
+			double c;
+			ok(rank_model_parse(&m, huge, strlen(huge), "test") == 0 &&
+			   (c = rank_model_confidence(&m, -1e6, 10)) >= 0 && c <= 1 &&
+			   rank_model_confidence(&m, 1e6, 10) == 1,
+			   "huge weights: a confidence in [0, 1], not NaN (-inf + inf)");
+		}
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":-0.5}}"),
 		   "refused: a negative margin weight (a wider lead would lower the confidence)");

@@ -255,7 +255,10 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 	case RANK_CAL_PLATT:
 		if (!(margin <= RANK_CAL_MARGIN_CAP))	/* NaN too */
 			margin = RANK_CAL_MARGIN_CAP;
-		z = m->cal_a * z + m->cal_margin_w * margin + m->cal_b;
+		/* each term within +-1e6 (NaN to -1e6), so that a model's huge
+		 * weights give 0 or 1, never inf - inf */
+		z = fmin(fmax(m->cal_a * z, -1e6), 1e6) + fmin(fmax(m->cal_margin_w * margin, -1e6), 1e6) +
+		    fmin(fmax(m->cal_b, -1e6), 1e6);
 		return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
 	case RANK_CAL_ISOTONIC:
 		if (z <= m->cal_x[0])
