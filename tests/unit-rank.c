@@ -88,6 +88,15 @@ int main(int argc, char **argv)
 			prev = c;
 		}
 		ok(mono, "isotonic: in [0, 1] and non-decreasing");
+		{
+			/* at the last knot exactly: 0.3 + 1 * (0.9 - 0.3) must not exceed the 0.9 beyond it */
+			static const char iso[] =
+				"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+				"\"calibration\":{\"method\":\"isotonic\",\"x\":[-2,0,2],\"y\":[0.1,0.3,0.9]}}";
+			ok(rank_model_parse(&m, iso, strlen(iso), "test") == 0 &&
+			   rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) <= rank_model_confidence(&m, 30, RANK_CAL_MARGIN_CAP),
+			   "isotonic: at a knot, not above the value past it (found by fuzz-models)");
+		}
 		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP) == -1,
 		   "no calibration: -1");
 		/* a model made before the history members: history changes nothing */

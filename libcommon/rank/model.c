@@ -267,7 +267,10 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 			if (z <= m->cal_x[i]) {
 				double dx = m->cal_x[i] - m->cal_x[i - 1];
 				double t = dx > 0 ? (z - m->cal_x[i - 1]) / dx : 1;
-				return m->cal_y[i - 1] + t * (m->cal_y[i] - m->cal_y[i - 1]);
+				/* within the knots' values: 0.3 + 1 * (0.9 - 0.3) is
+				 * 0.9000000000000001, above the 0.9 beyond the end */
+				return fmin(fmax(m->cal_y[i - 1] + t * (m->cal_y[i] - m->cal_y[i - 1]),
+						 m->cal_y[i - 1]), m->cal_y[i]);
 			}
 		return m->cal_y[m->cal_nr - 1];
 	case RANK_CAL_NONE:
