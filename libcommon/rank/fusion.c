@@ -172,7 +172,7 @@ int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
 
 /*
  * The calibrated confidence of the files ranked (f_nr of f; those in scope
- * have a rank): the top file is the one of the highest logit (of equals, the
+ * have a rank and their logit z): the top file is the one of the highest logit (of equals, the
  * first by the hand-set fusion), as scripts/train-rank takes it; the margin
  * its logit less the next file's.  -1 without a calibration or a file.
  */
@@ -183,9 +183,10 @@ static double top_confidence(const struct rank_model *m, const struct rank_file_
 
 	for (size_t g = 0; g < f_nr; g++) {
 		double z;
+
 		if (!f[g].rank)
 			continue;
-		z = rank_model_logit(m, f[g].x);
+		z = f[g].z;
 		if (!top || z > z1 || (z == z1 && f[g].rank < top->rank)) {
 			if (top)
 				z2 = z1;
@@ -223,8 +224,8 @@ int rank_learned_fusion(struct rank_query *rq)
 	for (g = 0; g < f_nr; g++) {
 		struct rank_file_feat *ff = &f[g];
 		double top = ff->best->fused;
-		double z = ff->rank ? rank_model_logit(&m, ff->x) : -INFINITY;
-		ff->p = ff->rank ? rank_model_prob(&m, ff->x) : 0;
+		double z = ff->z = ff->rank ? rank_model_logit(&m, ff->x) : -INFINITY;
+		ff->p = ff->rank ? rank_logistic(z) : 0;
 		for (size_t j = ff->from; j < ff->to; j++) {
 			double rel = top > 0 ? v[j]->fused / top : 0;
 			v[j]->rrf_score = v[j]->fused / max_fused;

@@ -240,11 +240,14 @@ double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x)
 	return linear_score(m->bias, m->mean, m->scale, m->weight, x, RC_NR);
 }
 
+double rank_logistic(double z)
+{
+	return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+}
+
 double rank_model_prob(const struct rank_model *m, const double *x)
 {
-	double z = rank_model_logit(m, x);
-
-	return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+	return rank_logistic(rank_model_logit(m, x));
 }
 
 double rank_model_confidence(const struct rank_model *m, double z, double margin)
@@ -257,9 +260,8 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 			margin = RANK_CAL_MARGIN_CAP;
 		/* each term within +-1e6 (NaN to -1e6), so that a model's huge
 		 * weights give 0 or 1, never inf - inf */
-		z = fmin(fmax(m->cal_a * z, -1e6), 1e6) + fmin(fmax(m->cal_margin_w * margin, -1e6), 1e6) +
-		    fmin(fmax(m->cal_b, -1e6), 1e6);
-		return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z));
+		return rank_logistic(fmin(fmax(m->cal_a * z, -1e6), 1e6) +
+				     fmin(fmax(m->cal_margin_w * margin, -1e6), 1e6) + fmin(fmax(m->cal_b, -1e6), 1e6));
 	case RANK_CAL_ISOTONIC:
 		if (z <= m->cal_x[0])
 			return m->cal_y[0];

@@ -187,6 +187,9 @@ double rank_model_logit(const struct rank_model *m, const double *x);
 /* The logistic of that: a probability.  Cannot fail. */
 double rank_model_prob(const struct rank_model *m, const double *x);
 
+/* The logistic function 1 / (1 + e^-z), without overflow.  Cannot fail. */
+double rank_logistic(double z);
+
 /*
  * The priors of a file from its path alone: sets x[RF_TEST .. RF_INIT] (except
  * RF_DOC and RF_CONFIG, which depend on the language the index recorded),

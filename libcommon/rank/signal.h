@@ -250,7 +250,8 @@ struct rank_file_feat {
 	struct rank_cand *best;	/* its best chunk by the hand-set fusion */
 	int rank;		/* 1-based among the files in scope, 0 if out of scope */
 	double x[RF_NR];	/* its features */
-	double p;		/* the model's probability */
+	double z;		/* the model's logit (-inf out of scope) */
+	double p;		/* its probability */
 };
 
 /*
