@@ -235,8 +235,22 @@ int ix_status(struct ix_run *r, FILE *out)
 	/* stale: files added, changed or removed on disk since (a snapshot's files
 	 * are a commit's: nothing to compare) */
 	v = index_meta(ix, "snapshot");
-	if (!(v && *v))
-		stale = status_stale(index_db(ix), &w, path);
+	if (!(v && *v)) {
+		/* the index of another tree (--index, CI_INDEX): stale against that
+		 * tree, where it still is, not against this one */
+		struct walker other;
+		struct walk_opts wo2 = WALK_OPTS_INIT;
+		const char *root = index_root(ix);
+		struct stat st;
+
+		if (root && *root && strcmp(root, w.root) && !stat(root, &st) && S_ISDIR(st.st_mode) &&
+		    walker_open(&other, root, &wo2) == 0) {
+			stale = status_stale(index_db(ix), &other, path);
+			walker_close(&other);
+		} else {
+			stale = status_stale(index_db(ix), &w, path);
+		}
+	}
 	status_record(&b, ix, path, stale);
 	nd_end(&b);
 	fwrite(b.buf, 1, b.len, out);

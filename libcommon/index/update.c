@@ -490,6 +490,8 @@ static int update_commit(struct update *u, int ret)
 
 	if (ret == EXIT_OK) {
 		ix_stamp(db, u->w.root, "updated", NULL);
+		if (strcmp(index_root(u->ix), u->w.root))
+			ix_set_meta(db, "root", u->w.root);	/* a moved repository's: where it is now */
 		if (index_exec(db, "COMMIT") < 0 || vecsnap_refresh(db, u->path) < 0)
 			ret = EXIT_IO;
 		else if (ix_server_hint_applies(u->r->srv, u->path, u->w.root)) {
@@ -511,6 +513,14 @@ static int update_commit(struct update *u, int ret)
 	return ret;
 }
 
+/* Whether paths a and b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* The update of an open index.  An exit status, or UPDATE_REBUILD. */
 static int update_run(struct update *u)
 {
@@ -527,8 +537,36 @@ static int update_run(struct update *u)
 			return EXIT_USAGE;
 		}
 	}
-	if (strcmp(index_root(u->ix), u->w.root))
-		warning("the index was built for '%s', updating it for '%s'", index_root(u->ix), u->w.root);
+	if (strcmp(index_root(u->ix), u->w.root)) {
+		/*
+		 * The index of another tree (--index, CI_INDEX): its own tree is
+		 * updated, where it is (as the index's server does, whatever the
+		 * caller's directory).  Gone from there: at this tree's own place
+		 * (.ci-index/index.db) it is a moved repository's, updated for
+		 * where it is now; elsewhere an update would drop every file it
+		 * holds for this tree's: refused.
+		 */
+		const char *root = index_root(u->ix);
+		struct stat st;
+
+		if (*root && !stat(root, &st) && S_ISDIR(st.st_mode)) {
+			walker_close(&u->w);
+			if (walker_open(&u->w, root, &u->wo) < 0)
+				return EXIT_IO;
+		}
+		if (strcmp(root, u->w.root)) {
+			char *own = xasprintf("%s/.ci-index/index.db", u->w.root);	/* not CI_INDEX's */
+			int moved = same_file(own, u->path);
+
+			free(own);
+			if (!moved) {
+				error("the index '%s' is of '%s', not of '%s': run 'ci-index --index %s build' "
+				      "to index this tree into it", u->path, root, u->w.root, u->path);
+				return EXIT_USAGE;
+			}
+			warning("the index was built for '%s', updating it for '%s'", root, u->w.root);
+		}
+	}
 	progress_start(&u->pg, r->o.progress, "looking for changes", NULL, 0, 0);
 	/* damage where no update reads (a definition's page) fails readers later */
 	if ((check_whole(u->path) && (u->damage = ix_damage(db))) || update_read_known(u) < 0) {
