@@ -3,8 +3,8 @@
 # current directory is another tree.  update brings the index's own tree up to
 # date (as its server does) and status counts what is stale there; when that
 # tree is gone, an update for this tree is refused (it would drop every file
-# the index holds) and the index is left as it was; a repository moved with its
-# own .ci-index is updated where it is now, with a warning.
+# the index holds) and the index is left as it was; a repository moved or
+# copied with its own .ci-index is updated where it is now, with a warning.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -61,6 +61,18 @@ test_expect_success 'a repository moved with its own index is updated where it i
 	(cd moved && ci-index status) >st && "$JQ" -r ".root | sub(\".*/\"; \"\")" st >got &&
 	echo moved >want && test_cmp want got &&
 	(cd moved && ci-index --no-progress update) 2>err && test_must_be_empty err
+'
+
+test_expect_success 'a repository copied with its own index: the copy'"'"'s is updated for the copy' '
+	git init -q orig && echo "int xi(void) { return 7; }" >orig/o.c &&
+	(cd orig && ci-index --no-progress build) && cp -a orig copy &&
+	sleep 1 && echo "int omicron(void) { return 8; }" >>copy/o.c &&
+	(cd copy && ci-index --no-progress update) 2>err &&
+	test_grep "warning: the index was built for .*/orig., updating it for .*/copy." err &&
+	hits copy/.ci-index/index.db omicron >got && echo o.c >want && test_cmp want got &&
+	hits orig/.ci-index/index.db omicron >got && test_must_be_empty got &&
+	(cd copy && ci-index status) >st && "$JQ" -c "{root: (.root | sub(\".*/\"; \"\")), stale}" st >got &&
+	echo "{\"root\":\"copy\",\"stale\":0}" >want && test_cmp want got
 '
 
 test_done

@@ -27,6 +27,11 @@ struct chunk_result;
 int ix_lock_dir(struct ix_run *r, const char *db_path);
 /* The index's directory made (with a .gitignore of "*" beside index.db): 0, or -1. */
 int ix_ensure_dir(const char *db_path);
+/*
+ * 1 if db_path is the tree at root's own index (<root>/.ci-index/index.db,
+ * whatever CI_INDEX says), as an existing file: one that came with the tree.
+ */
+int ix_is_own_index(const char *root, const char *db_path);
 /* A new index at path (of the tree at root), in exclusive mode; NULL after a message. */
 sqlite3 *ix_create_db(const char *path, const char *root);
 /* From now on, remove the files of the new database tmp on the way out; and stop. */

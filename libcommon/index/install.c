@@ -120,6 +120,16 @@ int ix_has_feedback(sqlite3 *db, const char *schema)
 	return n == 3;
 }
 
+int ix_is_own_index(const char *root, const char *db_path)
+{
+	char *own = xasprintf("%s/.ci-index/index.db", root);
+	struct stat so, sd;
+	int same = !stat(own, &so) && !stat(db_path, &sd) && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
+
+	free(own);
+	return same;
+}
+
 /*
  * The lock of the index at db_path (<db>.lock), which every writer (build,
  * update, load, drop) holds while it writes: its descriptor, or -1 after

@@ -237,14 +237,14 @@ int ix_status(struct ix_run *r, FILE *out)
 	v = index_meta(ix, "snapshot");
 	if (!(v && *v)) {
 		/* the index of another tree (--index, CI_INDEX): stale against that
-		 * tree, where it still is, not against this one */
+		 * tree, where it still is, as update would see it */
 		struct walker other;
 		struct walk_opts wo2 = WALK_OPTS_INIT;
 		const char *root = index_root(ix);
 		struct stat st;
 
-		if (root && *root && strcmp(root, w.root) && !stat(root, &st) && S_ISDIR(st.st_mode) &&
-		    walker_open(&other, root, &wo2) == 0) {
+		if (root && *root && strcmp(root, w.root) && !ix_is_own_index(w.root, path) &&
+		    !stat(root, &st) && S_ISDIR(st.st_mode) && walker_open(&other, root, &wo2) == 0) {
 			stale = status_stale(index_db(ix), &other, path);
 			walker_close(&other);
 		} else {

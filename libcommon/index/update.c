@@ -513,14 +513,6 @@ static int update_commit(struct update *u, int ret)
 	return ret;
 }
 
-/* Whether paths a and b name the same existing file. */
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* The update of an open index.  An exit status, or UPDATE_REBUILD. */
 static int update_run(struct update *u)
 {
@@ -539,32 +531,27 @@ static int update_run(struct update *u)
 	}
 	if (strcmp(index_root(u->ix), u->w.root)) {
 		/*
-		 * The index of another tree (--index, CI_INDEX): its own tree is
-		 * updated, where it is (as the index's server does, whatever the
-		 * caller's directory).  Gone from there: at this tree's own place
-		 * (.ci-index/index.db) it is a moved repository's, updated for
-		 * where it is now; elsewhere an update would drop every file it
-		 * holds for this tree's: refused.
+		 * The index of another tree.  At this tree's own place
+		 * (.ci-index/index.db, not CI_INDEX's) it came with the tree (a
+		 * repository moved or copied): updated for this tree.  Else
+		 * (--index, CI_INDEX) its own tree is updated, where it is, as its
+		 * server does, whatever the caller's directory; that tree gone, an
+		 * update would drop every file it holds for this tree's: refused.
 		 */
 		const char *root = index_root(u->ix);
 		struct stat st;
 
-		if (*root && !stat(root, &st) && S_ISDIR(st.st_mode)) {
+		if (ix_is_own_index(u->w.root, u->path)) {
+			warning("the index was built for '%s', updating it for '%s'", root, u->w.root);
+		} else if (*root && !stat(root, &st) && S_ISDIR(st.st_mode)) {
 			walker_close(&u->w);
 			if (walker_open(&u->w, root, &u->wo) < 0)
 				return EXIT_IO;
 		}
-		if (strcmp(root, u->w.root)) {
-			char *own = xasprintf("%s/.ci-index/index.db", u->w.root);	/* not CI_INDEX's */
-			int moved = same_file(own, u->path);
-
-			free(own);
-			if (!moved) {
-				error("the index '%s' is of '%s', not of '%s': run 'ci-index --index %s build' "
-				      "to index this tree into it", u->path, root, u->w.root, u->path);
-				return EXIT_USAGE;
-			}
-			warning("the index was built for '%s', updating it for '%s'", root, u->w.root);
+		if (strcmp(root, u->w.root) && !ix_is_own_index(u->w.root, u->path)) {
+			error("the index '%s' is of '%s', not of '%s': run 'ci-index --index %s build' "
+			      "to index this tree into it", u->path, root, u->w.root, u->path);
+			return EXIT_USAGE;
 		}
 	}
 	progress_start(&u->pg, r->o.progress, "looking for changes", NULL, 0, 0);
