@@ -250,8 +250,9 @@ if [ $embed = 1 ] && [ $build = 1 ]; then
 	ok=$(awk -v w="$b_wall" 'BEGIN { print (w < 600 ? 1 : 0) }')
 	printf '  %-44s %8.1f s   %s\n' "build with --embed < 10 min" "$b_wall" "$(pf "$ok")"
 	[ "$ok" = 1 ] || missed=1
-	ok=$(awk -v k="$b_rss" 'BEGIN { print (k < 300 * 1024 ? 1 : 0) }')
-	printf '  %-44s %8.1f MiB %s\n' "its peak RSS < 300 MB" "$(awk -v k="$b_rss" 'BEGIN { print k / 1024 }')" "$(pf "$ok")"
+	# GNU time's %M is in KiB; the target is 300 MB (10^6 bytes), the stricter
+	ok=$(awk -v k="$b_rss" 'BEGIN { print (k * 1024 < 300e6 ? 1 : 0) }')
+	printf '  %-44s %8.1f MB  %s\n' "its peak RSS < 300 MB" "$(awk -v k="$b_rss" 'BEGIN { print k * 1024 / 1e6 }')" "$(pf "$ok")"
 	[ "$ok" = 1 ] || missed=1
 fi
 if [ $embed = 0 ]; then
