@@ -28,9 +28,16 @@ int ix_lock_dir(struct ix_run *r, const char *db_path);
 /* The index's directory made (with a .gitignore of "*" beside index.db): 0, or -1. */
 int ix_ensure_dir(const char *db_path);
 /*
- * 1 if db_path is the tree at root's own index (<root>/.ci-index/index.db,
- * whatever CI_INDEX says), as an existing file: one that came with the tree.
+ * The tree of the index ix at db_path, for an update or its stale count: w (a
+ * walker of the current directory's tree) stays when the index is that tree's
+ * or sits at its own place (<root>/.ci-index/index.db, whatever CI_INDEX says:
+ * it came with a repository moved or copied); else it is opened again at the
+ * index's root, when that is still a directory (--index, CI_INDEX: as the
+ * index's server does).  0, or -1 after a message (w then closed).  The caller
+ * compares index_root(ix) with w->root: still another, the index's tree is gone.
  */
+int ix_index_tree(struct walker *w, const struct walk_opts *wo, struct ci_index *ix, const char *db_path);
+/* 1 if db_path is the tree at root's own index (index_own_path), as an existing file. */
 int ix_is_own_index(const char *root, const char *db_path);
 /* A new index at path (of the tree at root), in exclusive mode; NULL after a message. */
 sqlite3 *ix_create_db(const char *path, const char *root);

@@ -567,13 +567,18 @@ char *index_find(const char *start)
 	return p;
 }
 
+char *index_own_path(const char *root)
+{
+	return xasprintf("%s/.ci-index/index.db", root);
+}
+
 char *index_default_path(const char *root)
 {
 	const char *env = getenv("CI_INDEX");
 
 	if (env && *env)
 		return xstrdup(env);
-	return xasprintf("%s/.ci-index/index.db", root);
+	return index_own_path(root);
 }
 
 static int db_error(sqlite3 *db, const char *what)

@@ -102,6 +102,8 @@ typedef int (*index_file_fn)(const struct index_file *f, void *data);
  */
 char *index_find(const char *start);
 
+/* The tree at root's own index, <root>/.ci-index/index.db, whatever CI_INDEX says (malloc'd). */
+char *index_own_path(const char *root);
 /*
  * The index path for a repository root: $CI_INDEX if set, else
  * <root>/.ci-index/index.db.  Returns a malloc'd string.  Cannot fail.

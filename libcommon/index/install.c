@@ -122,12 +122,24 @@ int ix_has_feedback(sqlite3 *db, const char *schema)
 
 int ix_is_own_index(const char *root, const char *db_path)
 {
-	char *own = xasprintf("%s/.ci-index/index.db", root);
+	char *own = index_own_path(root);
 	struct stat so, sd;
 	int same = !stat(own, &so) && !stat(db_path, &sd) && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
 
 	free(own);
 	return same;
+}
+
+int ix_index_tree(struct walker *w, const struct walk_opts *wo, struct ci_index *ix, const char *db_path)
+{
+	const char *root = index_root(ix);
+	struct stat st;
+
+	if (!root || !*root || !strcmp(root, w->root) || ix_is_own_index(w->root, db_path) ||
+	    stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	walker_close(w);
+	return walker_open(w, root, wo);
 }
 
 /*

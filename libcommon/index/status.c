@@ -236,20 +236,13 @@ int ix_status(struct ix_run *r, FILE *out)
 	 * are a commit's: nothing to compare) */
 	v = index_meta(ix, "snapshot");
 	if (!(v && *v)) {
-		/* the index of another tree (--index, CI_INDEX): stale against that
-		 * tree, where it still is, as update would see it */
-		struct walker other;
-		struct walk_opts wo2 = WALK_OPTS_INIT;
-		const char *root = index_root(ix);
-		struct stat st;
-
-		if (root && *root && strcmp(root, w.root) && !ix_is_own_index(w.root, path) &&
-		    !stat(root, &st) && S_ISDIR(st.st_mode) && walker_open(&other, root, &wo2) == 0) {
-			stale = status_stale(index_db(ix), &other, path);
-			walker_close(&other);
-		} else {
-			stale = status_stale(index_db(ix), &w, path);
+		/* in the tree an update would read (the index's own, where it is) */
+		if (ix_index_tree(&w, &wo, ix, path) < 0) {
+			index_close(ix);
+			free(path);
+			return EXIT_IO;
 		}
+		stale = status_stale(index_db(ix), &w, path);
 	}
 	status_record(&b, ix, path, stale);
 	nd_end(&b);

@@ -539,19 +539,16 @@ static int update_run(struct update *u)
 		 * update would drop every file it holds for this tree's: refused.
 		 */
 		const char *root = index_root(u->ix);
-		struct stat st;
 
-		if (ix_is_own_index(u->w.root, u->path)) {
+		if (ix_index_tree(&u->w, &u->wo, u->ix, u->path) < 0)
+			return EXIT_IO;
+		if (strcmp(root, u->w.root)) {
+			if (!ix_is_own_index(u->w.root, u->path)) {
+				error("the index '%s' is of '%s', not of '%s': run 'ci-index --index %s build' "
+				      "to index this tree into it", u->path, root, u->w.root, u->path);
+				return EXIT_USAGE;
+			}
 			warning("the index was built for '%s', updating it for '%s'", root, u->w.root);
-		} else if (*root && !stat(root, &st) && S_ISDIR(st.st_mode)) {
-			walker_close(&u->w);
-			if (walker_open(&u->w, root, &u->wo) < 0)
-				return EXIT_IO;
-		}
-		if (strcmp(root, u->w.root) && !ix_is_own_index(u->w.root, u->path)) {
-			error("the index '%s' is of '%s', not of '%s': run 'ci-index --index %s build' "
-			      "to index this tree into it", u->path, root, u->w.root, u->path);
-			return EXIT_USAGE;
 		}
 	}
 	progress_start(&u->pg, r->o.progress, "looking for changes", NULL, 0, 0);

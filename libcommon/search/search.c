@@ -149,7 +149,7 @@ static int index_for(struct search *q, const struct walker *w, int own_index, ch
 	if (o->no_index)
 		return 0;
 	/* another tree's index is its own: --index and $CI_INDEX are this tree's */
-	*ipath = !own_index ? xasprintf("%s/.ci-index/index.db", w->root) :
+	*ipath = !own_index ? index_own_path(w->root) :
 		o->index ? xstrdup(o->index) : index_default_path(w->root);
 	q->index_path = *ipath;
 	if (o->index_handle && own_index && o->index) {
