@@ -224,13 +224,12 @@ int rank_learned_fusion(struct rank_query *rq)
 	for (g = 0; g < f_nr; g++) {
 		struct rank_file_feat *ff = &f[g];
 		double top = ff->best->fused;
-		double z = ff->z = ff->rank ? rank_model_logit(&m, ff->x) : -INFINITY;
-		ff->p = ff->rank ? rank_logistic(z) : 0;
+		ff->z = ff->rank ? rank_model_logit(&m, ff->x) : -INFINITY;
+		ff->p = ff->rank ? rank_logistic(ff->z) : 0;
 		for (size_t j = ff->from; j < ff->to; j++) {
 			double rel = top > 0 ? v[j]->fused / top : 0;
 			v[j]->rrf_score = v[j]->fused / max_fused;
 			v[j]->learned_p = ff->p;
-			v[j]->learned_z = z;
 			if (ff->rank)
 				v[j]->fused = max_fused * (0.001 + 0.999 * ff->p) * rel;
 			else

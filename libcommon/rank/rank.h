@@ -215,7 +215,6 @@ struct rank_cand {
 	int is_doc;		/* documentation, changelog, prose (1), configuration (2) */
 	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
 	double learned_p;	/* learned fusion: the file's probability */
-	double learned_z;	/* and its logit */
 };
 
 struct rank_cand_slot;
