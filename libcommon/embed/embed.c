@@ -837,6 +837,15 @@ void embed_work_free(struct embed_work *w)
 	free(w);
 }
 
+const int32_t *embed_tokenize_head(struct embed_work *w, const char *text, size_t len, size_t head,
+				   size_t max, size_t *nr, size_t *nhead)
+{
+	*nhead = 0;
+	if (w->stw)
+		return static_tokenize_head(w->stw, text, len, head, max, nr, nhead);
+	return embed_tokenize(w, text, len, max, nr);
+}
+
 const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len,
 			      size_t max, size_t *nr)
 {
@@ -1079,6 +1088,16 @@ static void forward_pool(struct embed_work *w, const int32_t *const *ids, const 
 	}
 }
 
+void embed_forward_head(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+			const size_t *nhead, size_t n, float *out)
+{
+	if (w->stw) {
+		static_forward_head(w->m->stat, ids, len, nhead, n, out);
+		return;
+	}
+	embed_forward(w, ids, len, n, out);
+}
+
 void embed_forward_weighted(struct embed_work *w, const int32_t *ids, const float *wt, size_t n, float *out)
 {
 	if (w->stw) {
@@ -1263,6 +1282,11 @@ struct static_header {
 uint64_t embed_model_key(const struct embed_model *m)
 {
 	return m->key;
+}
+
+uint64_t embed_model_fingerprint(const struct embed_model *m)
+{
+	return m->stat ? static_model_fingerprint(m->stat) : 0;
 }
 
 int embed_static_load(struct embed_model *m, const char *path)

@@ -109,6 +109,16 @@ int embed_static_load(struct embed_model *m, const char *path);
 int embed_static_save(const struct embed_model *m, const char *path);
 uint64_t embed_model_key(const struct embed_model *m);
 
+/*
+ * A fingerprint of the weights of a model trained here (ci-code: static_model_fingerprint()),
+ * which the next version of its weights changes though its name stays; 0 for
+ * the models whose weights never change under one name (USE-lite, a BERT
+ * directory).  An index records it with its vectors (meta model_fingerprint),
+ * so that vectors of earlier weights are embedded anew, never compared with
+ * a query's of the new ones.  Cannot fail.
+ */
+uint64_t embed_model_fingerprint(const struct embed_model *m);
+
 /* A thread's scratch memory for the model m. */
 struct embed_work *embed_work_new(const struct embed_model *m);
 void embed_work_free(struct embed_work *w);
@@ -120,6 +130,13 @@ void embed_work_free(struct embed_work *w);
  */
 const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len,
 			      size_t max, size_t *nr);
+/*
+ * The same for a text whose first head bytes are a chunk's name
+ * (embed_chunk_text()): a static model (ci-code) counts in *nhead the ids of
+ * words that start there (the first *nhead ids), another model sets it to 0.
+ */
+const int32_t *embed_tokenize_head(struct embed_work *w, const char *text, size_t len, size_t head,
+				   size_t max, size_t *nr, size_t *nhead);
 
 /*
  * Embed n sequences of token ids (ids[i][0..len[i]), len[i] <= the model's
@@ -128,6 +145,13 @@ const int32_t *embed_tokenize(struct embed_work *w, const char *text, size_t len
  */
 void embed_forward(struct embed_work *w, const int32_t *const *ids, const size_t *len,
 		   size_t n, float *out);
+/*
+ * The same, where the first nhead[i] ids of sequence i are its name's
+ * (embed_tokenize_head()): a static model weighs them by its name weight
+ * (static_model_name_weight()); another model ignores nhead.
+ */
+void embed_forward_head(struct embed_work *w, const int32_t *const *ids, const size_t *len,
+			const size_t *nhead, size_t n, float *out);
 
 /*
  * One text's ids[0..n) with a weight each (wt[i]; <= 0 leaves the id out): a

@@ -299,13 +299,13 @@ static const char *jstr(json_t *rec, const char *key)
  * first limit bytes or so can matter (the tokenizer reads no further): long parts
  * are cut there.
  */
-void embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *o, size_t limit)
+size_t embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *o, size_t limit)
 {
 	json_t *tj = json_object_get(rec, "text");
 	const char *text = json_string_value(tj);
 	size_t text_len = json_string_length(tj);
 	struct buf comment = BUF_INIT, code = BUF_INIT, part = BUF_INIT;
-	size_t start = out->len;
+	size_t start = out->len, head = 0;
 	int split = 0, i;
 
 	for (i = 0; i < o->nr; i++) {
@@ -364,6 +364,8 @@ void embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *o
 			}
 			if (out->len > start)
 				buf_addch(out, ' ');
+			else if (o->f[i] == EF_NAME)
+				head = n;	/* the name comes first */
 			buf_add(out, part.buf, n);
 		}
 		if (out->len - start >= limit)
@@ -372,6 +374,7 @@ void embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *o
 	buf_release(&comment);
 	buf_release(&code);
 	buf_release(&part);
+	return head;
 }
 
 
@@ -520,6 +523,7 @@ struct embed_job {
 	size_t max_tokens;		/* per text */
 	const char *const *texts;	/* this thread's texts */
 	const size_t *lens;
+	const size_t *heads;		/* the bytes of each that are a chunk's name, or NULL */
 	size_t n;			/* how many */
 	float *out;			/* their vectors */
 	size_t tokens;			/* tokens embedded */
@@ -533,14 +537,15 @@ static void *embed_job_run(void *arg)
 	struct embed_job *j = arg;
 	struct embed_work *w = embed_work_new(j->m);
 	int32_t *ids[EMBED_TEXTS_BATCH];
-	size_t len[EMBED_TEXTS_BATCH], i, k;
+	size_t len[EMBED_TEXTS_BATCH], nhead[EMBED_TEXTS_BATCH], i, k;
 
 	for (i = 0; i < j->n; i += EMBED_TEXTS_BATCH) {
 		size_t nb = j->n - i < EMBED_TEXTS_BATCH ? j->n - i : EMBED_TEXTS_BATCH;
 
 		for (k = 0; k < nb; k++) {
-			const int32_t *t = embed_tokenize(w, j->texts[i + k], j->lens[i + k], j->max_tokens,
-							  &len[k]);
+			const int32_t *t = embed_tokenize_head(w, j->texts[i + k], j->lens[i + k],
+							       j->heads ? j->heads[i + k] : 0, j->max_tokens,
+							       &len[k], &nhead[k]);
 			ids[k] = xmalloc((len[k] + 1) * sizeof(**ids));
 			if (len[k])
 				memcpy(ids[k], t, len[k] * sizeof(**ids));
@@ -549,7 +554,8 @@ static void *embed_job_run(void *arg)
 		if (j->static_mode)
 			embed_static(w, (const int32_t *const *)ids, len, nb, j->out + i * embed_dim(j->m));
 		else
-			embed_forward(w, (const int32_t *const *)ids, len, nb, j->out + i * embed_dim(j->m));
+			embed_forward_head(w, (const int32_t *const *)ids, len, nhead, nb,
+					   j->out + i * embed_dim(j->m));
 		for (k = 0; k < nb; k++)
 			free(ids[k]);
 	}
@@ -558,7 +564,7 @@ static void *embed_job_run(void *arg)
 }
 
 size_t embed_texts(struct embed_model *m, int static_mode, size_t max_tokens, int threads,
-		   const char *const *texts, const size_t *lens, size_t n, float *out)
+		   const char *const *texts, const size_t *lens, const size_t *heads, size_t n, float *out)
 {
 	struct embed_job *jobs;
 	pthread_t *tid;
@@ -584,6 +590,7 @@ size_t embed_texts(struct embed_model *m, int static_mode, size_t max_tokens, in
 		j->max_tokens = max_tokens;
 		j->texts = texts + off;
 		j->lens = lens + off;
+		j->heads = heads ? heads + off : NULL;
 		j->n = n - off < per ? n - off : per;
 		j->out = out + off * embed_dim(m);
 		off += j->n;

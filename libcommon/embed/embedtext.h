@@ -33,9 +33,12 @@ int embed_fields_parse(struct embed_fields *out, const char *list);
 /*
  * Append the text embedded for chunk record rec: its fields, in order, words of
  * identifiers split, white space squeezed.  Only about limit bytes can matter
- * (the tokenizer reads no further): long parts are cut there.  Cannot fail.
+ * (the tokenizer reads no further): long parts are cut there.  Returns how many
+ * bytes at the start of what it appended are the chunk's name (0 unless "name"
+ * is the first field written), which a static model weighs more
+ * (embed_tokenize_head(), embed_texts()).  Cannot fail.
  */
-void embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *fields, size_t limit);
+size_t embed_chunk_text(struct buf *out, json_t *rec, const struct embed_fields *fields, size_t limit);
 
 /* Append the text embedded for a commit: its message, white space squeezed, cut
  * at limit bytes.  message may be NULL (nothing appended). */
@@ -78,9 +81,11 @@ const char *embed_model_dir_for(const char *opt, const char *index_model);
  * Embed texts[i][0..lens[i]) for i < n into out[i * embed_dim(m) ...], each cut at
  * max_tokens tokens (0: the model's limit), with the transformer or, when
  * static_mode, the static table (built by the caller), on threads threads, in
- * batches of 32 sequences.  Returns the number of tokens embedded.  Cannot fail.
+ * batches of 32 sequences.  heads (or NULL): the bytes at the start of each text
+ * that are a chunk's name (embed_chunk_text()'s answer), for a model that weighs
+ * a name (ci-code).  Returns the number of tokens embedded.  Cannot fail.
  */
 size_t embed_texts(struct embed_model *m, int static_mode, size_t max_tokens, int threads,
-		   const char *const *texts, const size_t *lens, size_t n, float *out);
+		   const char *const *texts, const size_t *lens, const size_t *heads, size_t n, float *out);
 
 #endif

@@ -26,6 +26,7 @@ struct static_model {
 	size_t rows, dim;
 	size_t out;			/* the vectors' dimension: a prefix of dim */
 	size_t max_words;
+	float name_weight;		/* metadata "name_weight": a chunk's name's words count so much */
 	char *words;			/* the vocabulary file's text, NUL-terminated lines */
 	uint32_t *word_off;		/* [rows]: each word's offset in words */
 	uint8_t *word_len;		/* [rows] */
@@ -137,7 +138,7 @@ int static_model_open(struct static_model **out, const char *path)
 {
 	struct static_model *m = xcalloc(1, sizeof(*m));
 	long dims[2];
-	const char *fmt, *name, *mw;
+	const char *fmt, *name, *mw, *nw;
 	int ret = -1;
 
 	*out = NULL;
@@ -165,6 +166,17 @@ int static_model_open(struct static_model **out, const char *path)
 	m->id = xstrdup(m->name);
 	mw = safetensors_meta(m->st, "max_words");
 	m->max_words = mw && atol(mw) > 0 && atol(mw) <= 65536 ? (size_t)atol(mw) : DEFAULT_MAX_WORDS;
+	m->name_weight = 1;
+	if ((nw = safetensors_meta(m->st, "name_weight"))) {
+		char *end;
+		double v = strtod(nw, &end);
+		if (end == nw || *end || !(v > 0 && v <= 1000)) {
+			error("%s: metadata \"name_weight\" is '%s', not a number from 0 to 1000",
+			      m->weights_path, nw);
+			goto done;
+		}
+		m->name_weight = (float)v;
+	}
 	if (load_vocab(m) < 0)
 		goto done;
 	*out = m;
@@ -220,6 +232,21 @@ int static_model_set_dims(struct static_model *m, size_t dims)
 size_t static_model_max_words(const struct static_model *m)
 {
 	return m->max_words;
+}
+
+float static_model_name_weight(const struct static_model *m)
+{
+	return m->name_weight;
+}
+
+uint64_t static_model_fingerprint(const struct static_model *m)
+{
+	size_t n = m->rows * m->dim < 65536 ? m->rows * m->dim : 65536;
+	uint64_t h = fnv1a(FNV1A_BASIS, m->scale, m->rows * sizeof(*m->scale));
+
+	h = fnv1a(h, m->emb, n);
+	h = fnv1a(h, &m->name_weight, sizeof(m->name_weight));
+	return h ? h : 1;
 }
 
 const char *static_model_weights_path(const struct static_model *m)
@@ -304,6 +331,8 @@ static int word_lower(const char *s, size_t n, char *low)
 struct take {
 	struct static_work *w;
 	size_t max, *nr;
+	const char *text;		/* the text cut */
+	size_t head, *nhead;		/* words that start in text[0..head) are counted in *nhead */
 };
 
 /* Take word s[0..n) (as cut, not yet lowercased) if it counts and is new; 1 when full. */
@@ -324,15 +353,25 @@ static int take_word(const char *s, size_t n, void *arg)
 	w->stamp[r] = w->text;
 	ALLOC_GROW(w->ids, *t->nr + 1, w->ids_alloc);
 	w->ids[(*t->nr)++] = r;
+	if ((size_t)(s - t->text) < t->head)
+		(*t->nhead)++;
 	return *t->nr >= t->max;
 }
 
 const int32_t *static_tokenize(struct static_work *w, const char *text, size_t len, size_t max,
 			       size_t *nr)
 {
-	struct take t = { w, max ? max : w->m->max_words, nr };
+	size_t nhead;
 
-	*nr = 0;
+	return static_tokenize_head(w, text, len, 0, max, nr, &nhead);
+}
+
+const int32_t *static_tokenize_head(struct static_work *w, const char *text, size_t len, size_t head,
+				    size_t max, size_t *nr, size_t *nhead)
+{
+	struct take t = { w, max ? max : w->m->max_words, nr, text, head, nhead };
+
+	*nr = *nhead = 0;
 	if (++w->text == 0) {
 		/* the stamps wrapped: start them anew */
 		memset(w->stamp, 0, w->m->rows * sizeof(*w->stamp));
@@ -402,6 +441,12 @@ void static_forward_weighted(const struct static_model *m, const int32_t *ids, c
 void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,
 		    size_t n, float *out)
 {
+	static_forward_head(m, ids, len, NULL, n, out);
+}
+
+void static_forward_head(const struct static_model *m, const int32_t *const *ids, const size_t *len,
+			 const size_t *nhead, size_t n, float *out)
+{
 	size_t s, p, k, dim = m->out;	/* a prefix of each row of m->dim */
 
 	for (s = 0; s < n; s++) {
@@ -419,6 +464,8 @@ void static_forward(const struct static_model *m, const int32_t *const *ids, con
 				continue;
 			q = m->emb + row * m->dim;
 			sc = m->scale[row];
+			if (nhead && p < nhead[s])
+				sc *= m->name_weight;
 			for (k = 0; k < dim; k++)
 				o[k] += sc * (float)q[k];
 		}

@@ -9,14 +9,16 @@
  * HTTPServer gives http, server), lowercased; words of 2 to 48 characters that
  * start with a letter, and are in the vocabulary, count; each once, the first
  * max of them.  A text's vector is the sum of its words' vectors, L2-normalised
- * (a text without a known word gets a vector of zeros).  scripts/train-embed
- * cuts words the same way, byte for byte (tests/t0620-embed-ci-code.sh checks
- * golden vectors it wrote).
+ * (a text without a known word gets a vector of zeros); in a chunk's, the words
+ * of its name count the model's name_weight times each (static_forward_head()).
+ * scripts/train-embed cuts words the same way, byte for byte
+ * (tests/t0620-embed-ci-code.sh checks golden vectors it wrote).
  *
  * The files: <path>.safetensors ("embeddings" I8 [V][dim], "scales" F32 [V]: a
  * row's vector is its int8 values times its scale; "__metadata__" with
- * "format": "ci-static-1", "name") and <path>.vocab (V lines, a word each: the
- * row of line i is i).  The weights stay in the file's mapping.
+ * "format": "ci-static-1", "name", optionally "max_words" and "name_weight")
+ * and <path>.vocab (V lines, a word each: the row of line i is i).  The
+ * weights stay in the file's mapping.
  *
  * Threads: the model is read-only once loaded (and its dims set); each thread brings its own
  * struct static_work.
@@ -65,6 +67,18 @@ size_t static_model_full_dim(const struct static_model *m);
 int static_model_set_dims(struct static_model *m, size_t dims);
 /* The most distinct words of a text that count (512). */
 size_t static_model_max_words(const struct static_model *m);
+/*
+ * How much each word of a chunk's name counts in the chunk's vector (the
+ * metadata "name_weight", trained with scripts/train-embed --name-weight; 1
+ * when the model has none): static_forward_head().
+ */
+float static_model_name_weight(const struct static_model *m);
+/*
+ * The weights' fingerprint: a hash of the rows' scales and of the first rows,
+ * which any training changes; so that vectors of one version of a model are
+ * not read as another's (the index records it).  Never 0.  Cannot fail.
+ */
+uint64_t static_model_fingerprint(const struct static_model *m);
 /* The files it was read from, for a cache key: <path>.safetensors, <path>.vocab. */
 const char *static_model_weights_path(const struct static_model *m);
 const char *static_model_vocab_path(const struct static_model *m);
@@ -79,6 +93,13 @@ void static_work_free(struct static_work *w);
  */
 const int32_t *static_tokenize(struct static_work *w, const char *text, size_t len, size_t max,
 			       size_t *nr);
+/*
+ * The same, and in *nhead how many of those rows are of words that start in
+ * text[0..head) (a chunk's name, which embed_chunk_text() writes first): the
+ * first *nhead rows.  Cannot fail.
+ */
+const int32_t *static_tokenize_head(struct static_work *w, const char *text, size_t len, size_t head,
+				    size_t max, size_t *nr, size_t *nhead);
 
 /*
  * out[i * dim ...] = the L2-normalised sum of the rows ids[i][0..len[i]), for
@@ -86,6 +107,12 @@ const int32_t *static_tokenize(struct static_work *w, const char *text, size_t l
  */
 void static_forward(const struct static_model *m, const int32_t *const *ids, const size_t *len,
 		    size_t n, float *out);
+/*
+ * The same, the first nhead[i] rows of text i (its name's: static_tokenize_head())
+ * counting static_model_name_weight() times each; nhead NULL: static_forward().
+ */
+void static_forward_head(const struct static_model *m, const int32_t *const *ids, const size_t *len,
+			 const size_t *nhead, size_t n, float *out);
 
 /*
  * The same for one text whose rows ids[0..n) count wt[0..n) times each (a

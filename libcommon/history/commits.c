@@ -192,9 +192,14 @@ static int commit_similarity(const struct couple_opts *o, const struct hrepo *r,
 		*why = xasprintf("the commit vectors are of model '%s', not '%s'", model, embed_model_name(m, 0));
 		goto done;
 	}
+	if (index_vectors_stale(index_db(ix), model, embed_model_fingerprint(m))) {
+		*why = xasprintf("the commit vectors are of other weights of model '%s' (an earlier "
+				 "version): 'ci-index --embed update' embeds them anew", model);
+		goto done;
+	}
 	/* the query verbatim, as ci-embed --query embeds it */
 	qv = xmalloc(embed_dim(m) * sizeof(*qv));
-	embed_texts(m, 0, 0, 1, &query, &qlen, 1, qv);
+	embed_texts(m, 0, 0, 1, &query, &qlen, NULL, 1, qv);
 	for (i = 0; i < h->nr; i++)
 		hpaths_intern(&map, h->c[i].sha);
 	v = xmalloc(embed_dim(m) * sizeof(*v));

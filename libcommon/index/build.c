@@ -182,7 +182,7 @@ static int keep_vectors(sqlite3 *db)
 		"JOIN prev.chunks pc ON pc.blob_id = pb.id AND pc.start_line = c.start_line "
 		"AND pc.end_line = c.end_line JOIN prev.vectors v ON v.chunk_id = pc.id;"
 		"INSERT OR REPLACE INTO meta(key, value) SELECT key, value FROM prev.meta "
-		"WHERE key IN ('model', 'vector_format') AND EXISTS (SELECT 1 FROM vectors)");
+		"WHERE key IN ('model', 'model_fingerprint', 'vector_format') AND EXISTS (SELECT 1 FROM vectors)");
 }
 
 /* ---- what a reader needs to trust the index without a walk ---- */

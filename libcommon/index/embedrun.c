@@ -112,6 +112,7 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 	struct buf texts = BUF_INIT;
 	size_t round = eb->batch < EMBED_ROUND ? eb->batch : EMBED_ROUND;
 	size_t *off = xcalloc(round, sizeof(*off)), *len = xcalloc(round, sizeof(*len));
+	size_t *head = xcalloc(round, sizeof(*head));
 	const char **tp = xcalloc(round, sizeof(*tp));
 	char **keys = xcalloc(round, sizeof(*keys));
 	float *vec = xmalloc(round * embed_dim(m) * sizeof(float));
@@ -128,6 +129,7 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 		for (k = 0; k < n; k++) {
 			keys[k] = NULL;
 			off[k] = texts.len;
+			head[k] = 0;
 			sqlite3_bind_int64(get, 1, ids[i + k]);
 			if (sqlite3_step(get) == SQLITE_ROW) {
 				if (commits) {
@@ -144,8 +146,8 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 								(const char *)sqlite3_column_text(get, c),
 								(size_t)sqlite3_column_bytes(get, c)));
 					/* as much text as ci-embed reads for this model */
-					embed_chunk_text(&texts, rec, &fields,
-							 embed_text_limit((int)embed_max_tokens(m)));
+					head[k] = embed_chunk_text(&texts, rec, &fields,
+								   embed_text_limit((int)embed_max_tokens(m)));
 					json_decref(rec);
 				}
 			}
@@ -154,7 +156,7 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 		}
 		for (k = 0; k < n; k++)
 			tp[k] = texts.buf + off[k];
-		embed_texts(m, 0, 0, r->o.threads, tp, len, n, vec);
+		embed_texts(m, 0, 0, r->o.threads, tp, len, head, n, vec);
 		for (k = 0; k < n && !rc; k++) {
 			sqlite3_stmt *st = commits ? ld->cvec_add : ld->vec_add;
 			if (commits) {
@@ -186,6 +188,7 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 	buf_release(&texts);
 	free(off);
 	free(len);
+	free(head);
 	free(tp);
 	free(keys);
 	free(vec);
@@ -212,9 +215,9 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 	struct embed_batches eb;
 	sqlite3_int64 *chunk_ids = NULL, *commit_ids = NULL;
 	size_t chunks_nr = 0, commits_nr = 0;
-	char *old;
+	char *old, fp[17] = "";
 	const char *name;
-	int rc = -1;
+	int rc = -1, stale = 0;
 
 	if (!asked) {
 		/* an update that changed nothing does not load the model */
@@ -252,6 +255,41 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		old = sqlite3_step(st) == SQLITE_ROW ? xstrdup((const char *)sqlite3_column_text(st, 0)) : NULL;
 		sqlite3_finalize(st);
+	}
+	if (embed_model_fingerprint(m))
+		index_fingerprint_text(fp, embed_model_fingerprint(m));
+	if (*fp) {
+		/*
+		 * Vectors this index embedded with the model of this name, but of other
+		 * weights (an earlier ci-code): they do not compare with the new ones either.
+		 */
+		sqlite3_stmt *st = ix_prep(db, "SELECT 1 FROM vectors WHERE model = ?1 UNION ALL "
+					"SELECT 1 FROM commit_vectors WHERE model = ?1 LIMIT 1");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		stale = index_vectors_stale(db, name, embed_model_fingerprint(m)) && sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	if (stale && !asked) {
+		warning("the index's vectors are of other weights of model '%s' (an earlier version): "
+			"not embedding (--embed embeds everything anew)", name);
+		rc = 0;
+		goto done;
+	}
+	if (stale && verbosity)
+		fprintf(stderr, "%s: the index's vectors are of other weights of '%s': embedding anew\n",
+			progname, name);
+	if (stale) {
+		sqlite3_stmt *st = ix_prep(db, "DELETE FROM vectors WHERE model = ?1");
+		sqlite3_stmt *st2 = ix_prep(db, "DELETE FROM commit_vectors WHERE model = ?1");
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st2, 1, name, -1, SQLITE_STATIC);
+		if (ix_step_done(db, st) < 0 || ix_step_done(db, st2) < 0) {
+			sqlite3_finalize(st);
+			sqlite3_finalize(st2);
+			goto done;
+		}
+		sqlite3_finalize(st);
+		sqlite3_finalize(st2);
 	}
 	if (old && !asked) {
 		warning("the index holds vectors of model '%s', not '%s': not embedding "
@@ -298,6 +336,10 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 	if (index_exec(db, "DELETE FROM meta WHERE key = 'embed_pending'") < 0)
 		goto done;
 	ix_set_meta(db, "model", name);
+	if (*fp)
+		ix_set_meta(db, "model_fingerprint", fp);
+	else if (index_exec(db, "DELETE FROM meta WHERE key = 'model_fingerprint'") < 0)
+		goto done;
 	ix_set_meta(db, "vector_format", vec_format_name(ld->vfmt));
 	if (verbosity)
 		fprintf(stderr, "%s: embedded %zu chunks and %zu commits with %s\n", progname, chunks_nr,

@@ -617,6 +617,31 @@ static int is_kept(const struct ci_index *ix, sqlite3_stmt *st)
 
 static const char *meta_lookup(struct ci_index *ix, const char *key);
 
+void index_fingerprint_text(char out[17], uint64_t fp)
+{
+	snprintf(out, 17, "%016llx", (unsigned long long)fp);
+}
+
+int index_vectors_stale(sqlite3 *db, const char *model, uint64_t fp)
+{
+	sqlite3_stmt *st = NULL;
+	char want[17];
+	int stale = 0;
+
+	if (!fp || !model)
+		return 0;
+	index_fingerprint_text(want, fp);
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT value FROM meta WHERE key = 'model'), "
+			       "(SELECT value FROM meta WHERE key = 'model_fingerprint')", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const char *im = (const char *)sqlite3_column_text(st, 0);
+		const char *ifp = (const char *)sqlite3_column_text(st, 1);
+		stale = im && !strcmp(im, model) && (!ifp || strcmp(ifp, want));
+	}
+	sqlite3_finalize(st);
+	return stale;
+}
+
 const char *index_meta(struct ci_index *ix, const char *key)
 {
 	const char *v;

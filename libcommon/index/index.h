@@ -177,6 +177,18 @@ const char *index_root(struct ci_index *ix);
 /* A meta value ("schema_version", "root", "commit", "updated", ...) or NULL;
  * owned by the index until the next call. */
 const char *index_meta(struct ci_index *ix, const char *key);
+
+/*
+ * Are the vectors that ci-index embedded in db as model (meta "model" names it)
+ * of other weights than those of fingerprint fp (embed_model_fingerprint(),
+ * recorded as meta "model_fingerprint"; an index of an earlier ci-index has
+ * none)?  Then they do not compare with vectors fp's weights compute.  0 when
+ * fp is 0 (a model whose weights never change under its name) or the vectors
+ * are not ci-index's of model (loaded from ci-embed's stream).  Cannot fail.
+ */
+int index_vectors_stale(sqlite3 *db, const char *model, uint64_t fp);
+/* fp as meta "model_fingerprint" records it: 16 hex digits. */
+void index_fingerprint_text(char out[17], uint64_t fp);
 /*
  * An index opened INDEX_IMMUTABLE keeps its meta values (index_meta, then
  * owned by the index while it is open) and the statements asked for here:

@@ -10,6 +10,7 @@
 #include "embed/embed.h"
 #include "embed/embedtext.h"
 #include "embed/static.h"
+#include "index/index.h"
 #include <ctype.h>
 #include <math.h>
 
@@ -198,6 +199,7 @@ static void *embedder(void *arg)
 	embed_query(j, m, w, ids, n);
 	rank_rtr(j->r, "embedder: the query's vector");
 	j->model = xstrdup(embed_model_name(m, 0));
+	j->fp = embed_model_fingerprint(m);
 	embed_work_free(w);
 	if (!pre || m != pre->model)
 		embed_model_close(m);
@@ -219,6 +221,7 @@ static char *index_model(struct rank_query *rq)
 	return m;
 }
 
+
 /* weigh: a query's words weighted as the options say (an issue), else as the model pools them (code) */
 static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q, int weigh)
 {
@@ -228,6 +231,8 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 	/* the query in the space of the index's vectors: its model, when known by name */
 	j->dir = xstrdup(embed_model_dir_for(NULL, im));
 	j->index_model = im;
+	j->db = rq->db;
+	j->fp = 0;
 	j->mismatch = 0;
 	/*
 	 * A static model's words weighted here (the index is this thread's); the
@@ -264,6 +269,14 @@ static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **m
 		error("the index's vectors are of model '%s', the query's of '%s' ($CI_MODEL): unset "
 		      "CI_MODEL or set it to '%s', or embed the index anew ('ci-index --embed --model %s "
 		      "update')", j->index_model, j->model, j->index_model, j->model);
+		free(j->vec);
+		j->vec = NULL;
+		j->mismatch = 1;
+	}
+	if (j->vec && j->model && index_vectors_stale(j->db, j->model, j->fp)) {
+		/* an earlier version of the model, by the same name */
+		error("the index's vectors are of other weights of model '%s' (an earlier version): "
+		      "embed the index anew ('ci-index --embed update')", j->model);
 		free(j->vec);
 		j->vec = NULL;
 		j->mismatch = 1;

@@ -94,6 +94,8 @@ struct qvec_job {
 	char *model;		/* the model's name */
 	char *dir;		/* the model to embed it with (the index's, by name) */
 	char *index_model;	/* the model of the index's vectors, or NULL */
+	sqlite3 *db;		/* the index (index_vectors_stale()) */
+	uint64_t fp;		/* the query model's embed_model_fingerprint() */
 	int mismatch;		/* the query's model is not index_model (said) */
 	/* the snapshot of the vectors, mapped on a thread meanwhile */
 	int mapping;		/* 1: the thread was started */
