@@ -196,6 +196,26 @@ static int embed_rows(struct ix_run *r, struct loader *ld, struct embed_model *m
 }
 
 /*
+ * Delete the chunk and commit vectors of model name (others 0), or of every
+ * other model (others 1).  0, or -1 after a message.
+ */
+static int drop_vectors(sqlite3 *db, const char *name, int others)
+{
+	sqlite3_stmt *st = ix_prep(db, others ? "DELETE FROM vectors WHERE model <> ?1" :
+				   "DELETE FROM vectors WHERE model = ?1");
+	sqlite3_stmt *st2 = ix_prep(db, others ? "DELETE FROM commit_vectors WHERE model <> ?1" :
+				    "DELETE FROM commit_vectors WHERE model = ?1");
+	int rc;
+
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st2, 1, name, -1, SQLITE_STATIC);
+	rc = ix_step_done(db, st) < 0 || ix_step_done(db, st2) < 0 ? -1 : 0;
+	sqlite3_finalize(st);
+	sqlite3_finalize(st2);
+	return rc;
+}
+
+/*
  * Embed, in-process, the chunks of indexed files that have no vector of the
  * model, and the commits without one: an unchanged blob keeps its chunks, and
  * so its vectors, so it is never embedded twice.  Vectors of another model
@@ -278,19 +298,8 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 	if (stale && verbosity)
 		fprintf(stderr, "%s: the index's vectors are of other weights of '%s': embedding anew\n",
 			progname, name);
-	if (stale) {
-		sqlite3_stmt *st = ix_prep(db, "DELETE FROM vectors WHERE model = ?1");
-		sqlite3_stmt *st2 = ix_prep(db, "DELETE FROM commit_vectors WHERE model = ?1");
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st2, 1, name, -1, SQLITE_STATIC);
-		if (ix_step_done(db, st) < 0 || ix_step_done(db, st2) < 0) {
-			sqlite3_finalize(st);
-			sqlite3_finalize(st2);
-			goto done;
-		}
-		sqlite3_finalize(st);
-		sqlite3_finalize(st2);
-	}
+	if (stale && drop_vectors(db, name, 0) < 0)
+		goto done;
 	if (old && !asked) {
 		warning("the index holds vectors of model '%s', not '%s': not embedding "
 			"(--embed embeds everything anew)", old, name);
@@ -302,19 +311,8 @@ int ix_embed_missing(struct ix_run *r, struct loader *ld, int asked, int batches
 		fprintf(stderr, "%s: the index's vectors are of model '%s': embedding anew with '%s'\n",
 			progname, old, name);
 	free(old);
-	{
-		sqlite3_stmt *st = ix_prep(db, "DELETE FROM vectors WHERE model <> ?1");
-		sqlite3_stmt *st2 = ix_prep(db, "DELETE FROM commit_vectors WHERE model <> ?1");
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st2, 1, name, -1, SQLITE_STATIC);
-		if (ix_step_done(db, st) < 0 || ix_step_done(db, st2) < 0) {
-			sqlite3_finalize(st);
-			sqlite3_finalize(st2);
-			goto done;
-		}
-		sqlite3_finalize(st);
-		sqlite3_finalize(st2);
-	}
+	if (drop_vectors(db, name, 1) < 0)
+		goto done;
 	chunk_ids = select_ids(db, MISSING_CHUNKS_SQL(""), &chunks_nr);
 	commit_ids = select_ids(db, MISSING_COMMITS_SQL(""), &commits_nr);
 	eb.commit = batches;
