@@ -104,6 +104,23 @@ test_expect_success 'int8 commit vectors (ci-index --embed --vectors int8 load):
 	test_cmp f32.order i8.order
 '
 
+test_expect_success 'commit vectors of other weights of the model (an earlier ci-code): BM25 only, and why' '
+	(cd repo && ci-index --index ../cc.db build &&
+		ci-couple history | ci-index --index ../cc.db --embed --model ci-code load) &&
+	(cd repo && CI_MODEL=ci-code ci-couple --index ../cc.db commits "crashes without config file") >out &&
+	sed -n 1p out | "$JQ" -r ".signals | join(\",\")" >actual &&
+	echo bm25,semantic >expect &&
+	test_cmp expect actual &&
+	cp cc.db stale.db &&
+	sqlite3 stale.db "UPDATE meta SET value = '\''0123456789abcdef'\'' WHERE key = '\''model_fingerprint'\''" &&
+	(cd repo && CI_MODEL=ci-code ci-couple --index ../stale.db commits "crashes without config file") >out &&
+	sed -n 1p out | "$JQ" -r ".signals | join(\",\")" >actual &&
+	echo bm25 >expect &&
+	test_cmp expect actual &&
+	sed -n 1p out | "$JQ" -r .semantic >why &&
+	test_grep "other weights of model .ci-code. (an earlier version)" why
+'
+
 test_expect_success 'the index is read-only for ci-couple commits' '
 	(cd repo && ci-index status) >before &&
 	(cd repo && ci-couple commits "crashes without config file" >/dev/null) &&
