@@ -7,7 +7,9 @@
 # ci-index load` (or ci-index --embed load) has stored vectors, the query's
 # vector (computed in-process) is fused in: a query that shares no word with the
 # right commit finds it, and one whose only shared word ("file") favours a short
-# unrelated message ranks the right commit first.  int8 vectors answer alike.
+# unrelated message ranks the right commit first.  int8 vectors answer alike;
+# ci-code commit vectors of other weights (an earlier version: meta
+# model_fingerprint) are left out, and the header says why.
 
 . "$(dirname "$0")/lib.sh"
 . "$CI_SRC_DIR/tests/couple-lib.sh"
