@@ -171,7 +171,7 @@ int static_model_open(struct static_model **out, const char *path)
 		char *end;
 		double v = strtod(nw, &end);
 		if (end == nw || *end || !(v > 0 && v <= 1000)) {
-			error("%s: metadata \"name_weight\" is '%s', not a number from 0 to 1000",
+			error("%s: metadata \"name_weight\" is '%s', not a number above 0 and at most 1000",
 			      m->weights_path, nw);
 			goto done;
 		}
@@ -241,8 +241,10 @@ float static_model_name_weight(const struct static_model *m)
 
 uint64_t static_model_fingerprint(const struct static_model *m)
 {
+	/* enough of the weights that any training changes them; little enough for every query */
 	size_t n = m->rows * m->dim < 65536 ? m->rows * m->dim : 65536;
-	uint64_t h = fnv1a(FNV1A_BASIS, m->scale, m->rows * sizeof(*m->scale));
+	size_t rows = m->rows < 4096 ? m->rows : 4096;
+	uint64_t h = fnv1a(FNV1A_BASIS, m->scale, rows * sizeof(*m->scale));
 
 	h = fnv1a(h, m->emb, n);
 	h = fnv1a(h, &m->name_weight, sizeof(m->name_weight));

@@ -74,9 +74,10 @@ size_t static_model_max_words(const struct static_model *m);
  */
 float static_model_name_weight(const struct static_model *m);
 /*
- * The weights' fingerprint: a hash of the rows' scales and of the first rows,
- * which any training changes; so that vectors of one version of a model are
- * not read as another's (the index records it).  Never 0.  Cannot fail.
+ * The weights' fingerprint: a hash of the first rows and their scales (64 KiB
+ * and 4,096 scales at most) and of the name weight, which any training
+ * changes; so that vectors of one version of a model are not read as
+ * another's (the index records it).  Never 0.  Cannot fail.
  */
 uint64_t static_model_fingerprint(const struct static_model *m);
 /* The files it was read from, for a cache key: <path>.safetensors, <path>.vocab. */
