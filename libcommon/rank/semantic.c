@@ -221,7 +221,6 @@ static char *index_model(struct rank_query *rq)
 	return m;
 }
 
-
 /* weigh: a query's words weighted as the options say (an issue), else as the model pools them (code) */
 static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, const char *q, int weigh)
 {
