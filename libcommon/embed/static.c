@@ -27,6 +27,7 @@ struct static_model {
 	size_t out;			/* the vectors' dimension: a prefix of dim */
 	size_t max_words;
 	float name_weight;		/* metadata "name_weight": a chunk's name's words count so much */
+	uint64_t fingerprint;		/* of the weights (static_model_fingerprint()), at open */
 	char *words;			/* the vocabulary file's text, NUL-terminated lines */
 	uint32_t *word_off;		/* [rows]: each word's offset in words */
 	uint8_t *word_len;		/* [rows] */
@@ -134,6 +135,18 @@ int static_model_probe(const char *path)
 	return ok;
 }
 
+/* Enough of the weights that any training changes them, little enough for a query's open. */
+static uint64_t fingerprint_of(const struct static_model *m)
+{
+	size_t n = m->rows * m->dim < 65536 ? m->rows * m->dim : 65536;
+	size_t rows = m->rows < 4096 ? m->rows : 4096;
+	uint64_t h = fnv1a(FNV1A_BASIS, m->scale, rows * sizeof(*m->scale));
+
+	h = fnv1a(h, m->emb, n);
+	h = fnv1a(h, &m->name_weight, sizeof(m->name_weight));
+	return h ? h : 1;
+}
+
 int static_model_open(struct static_model **out, const char *path)
 {
 	struct static_model *m = xcalloc(1, sizeof(*m));
@@ -177,6 +190,7 @@ int static_model_open(struct static_model **out, const char *path)
 		}
 		m->name_weight = (float)v;
 	}
+	m->fingerprint = fingerprint_of(m);
 	if (load_vocab(m) < 0)
 		goto done;
 	*out = m;
@@ -241,14 +255,7 @@ float static_model_name_weight(const struct static_model *m)
 
 uint64_t static_model_fingerprint(const struct static_model *m)
 {
-	/* enough of the weights that any training changes them; little enough for every query */
-	size_t n = m->rows * m->dim < 65536 ? m->rows * m->dim : 65536;
-	size_t rows = m->rows < 4096 ? m->rows : 4096;
-	uint64_t h = fnv1a(FNV1A_BASIS, m->scale, rows * sizeof(*m->scale));
-
-	h = fnv1a(h, m->emb, n);
-	h = fnv1a(h, &m->name_weight, sizeof(m->name_weight));
-	return h ? h : 1;
+	return m->fingerprint;
 }
 
 const char *static_model_weights_path(const struct static_model *m)
