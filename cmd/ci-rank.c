@@ -69,6 +69,9 @@ static const char usage_text[] =
 	"      --semantic-title <w> the words of the query's first line count <w> times\n"
 	"                          in its vector, with a static model (0-20; default 3\n"
 	"                          in semantic mode, 1 in hybrid mode)\n"
+	"      --semantic-path <w> with a static model, order the semantic signal's chunks\n"
+	"                          by their cosine plus <w> times their file path's (0-4;\n"
+	"                          default 0.6 in semantic mode, 0 in hybrid mode)\n"
 	"      --budget <lines>    context: at most this many lines in all (10-100000; default 300)\n"
 	"      --depth <n>         context: follow co-change coupling <n> steps (0-2; default 1)\n"
 	"      --max-coupled <n>   context: at most <n> coupled files per hit (0-20; default 3)\n"
@@ -87,7 +90,8 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE,
+	OPT_SEM_PATH };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -119,6 +123,7 @@ static const struct option long_options[] = {
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
 	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
+	{ "semantic-path", required_argument, NULL, OPT_SEM_PATH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -233,6 +238,7 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
 	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;
+	case OPT_SEM_PATH: r->sem_path = parse_range("--semantic-path", optarg, 0, 4); break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;
 		r->threshold = parse_unit("--threshold", optarg);

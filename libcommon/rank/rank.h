@@ -101,6 +101,7 @@ struct rank_opts {
 	const char *chunk_features;	/* --chunk-features file */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
+	double sem_path;	/* --semantic-path: a chunk's order adds this times its file path's cosine (-1: by mode) */
 };
 
 /*
@@ -117,6 +118,16 @@ struct rank_opts {
  * the weighted one ranked better with 3.
  */
 #define RANK_SEM_TITLE 3.0
+/*
+ * --semantic-path's default in semantic mode: a static model's chunks are
+ * ordered by their cosine plus this times the cosine of their file's path
+ * (its words, as the model cuts them: src/_pytest/pathlib.py reads src,
+ * pytest, pathlib, py): a chunk's vector holds its own words, not the file's
+ * name, which says what the file is about.  Chosen on the validation
+ * repositories and the training commits (share/models/ci-code.md): 0.3, 0.6,
+ * 1.  In hybrid mode 0: the learned fusion reads the cosine alone, as fitted.
+ */
+#define RANK_SEM_PATH 0.6
 
 /* ci-rank's defaults. */
 void rank_opts_init(struct rank_opts *o);
@@ -215,6 +226,7 @@ struct rank_cand {
 	int is_doc;		/* documentation, changelog, prose (1), configuration (2) */
 	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
 	double learned_p;	/* learned fusion: the file's probability */
+	double sem_file;	/* --semantic-path: the cosine of the query and the file's path */
 };
 
 struct rank_cand_slot;
@@ -247,6 +259,7 @@ struct rank_query {
 	int scope_tests, scope_impl, scope_docs;	/* what the answer may hold */
 	double max_fused;		/* the best fused score there can be */
 	long sem_snapshot_nr, sem_table_nr;	/* vectors read from the snapshot, the table */
+	double sem_path_w;		/* --semantic-path as applied (0: the cosine alone) */
 	double confidence;		/* learned fusion: the calibrated probability that the top
 					 * file in scope is right (model.h); -1 when none */
 	struct rank_chunk_model *chunk_model;	/* learned fusion: its model's chunk member, or NULL */

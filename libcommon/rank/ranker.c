@@ -127,6 +127,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->chunk_order = RANK_CHUNKS_MODEL;
 	o->sem_idf = RANK_SEM_IDF;
 	o->sem_title = -1;	/* by mode: RANK_SEM_TITLE in semantic mode, else 1 */
+	o->sem_path = -1;	/* by mode: RANK_SEM_PATH in semantic mode, else 0 */
 }
 
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)

@@ -201,8 +201,12 @@ static void *embedder(void *arg)
 	j->model = xstrdup(embed_model_name(m, 0));
 	j->fp = embed_model_fingerprint(m);
 	embed_work_free(w);
-	if (!pre || m != pre->model)
+	if (j->keep_model) {
+		j->model_kept = m;
+		j->model_owned = !pre || m != pre->model;
+	} else if (!pre || m != pre->model) {
 		embed_model_close(m);
+	}
 	rank_early_scan_run(j);
 	rank_rtr(j->r, "embedder: the scan");
 	return NULL;
@@ -241,6 +245,14 @@ static void rank_query_vector_start(struct rank_query *rq, struct qvec_job *j, c
 	title = rq->o->sem_title >= 0 ? rq->o->sem_title : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_TITLE : 1;
 	j->words = weigh && (rq->o->sem_idf > 0 || title != 1) && embed_model_is_static(j->dir)
 			   ? sem_words_weigh(rq, q, rq->o->sem_idf, title) : NULL;
+	/* the paths' weight, likewise: RANK_SEM_PATH in semantic mode, else 0 */
+	if (weigh)
+		rq->sem_path_w = !embed_model_is_static(j->dir) ? 0
+				 : rq->o->sem_path >= 0 ? rq->o->sem_path
+				 : !strcmp(rq->o->mode, "semantic") ? RANK_SEM_PATH : 0;
+	j->keep_model = weigh && rq->sem_path_w > 0;
+	j->model_kept = NULL;
+	j->model_owned = 0;
 	j->r = rq->r;
 	j->text = xstrdup(q);
 	j->vec = NULL;
@@ -287,6 +299,72 @@ static size_t rank_query_vector_finish(struct qvec_job *j, float **vec, char **m
 	j->vec = NULL;
 	j->model = NULL;
 	return *vec ? j->dim : 0;
+}
+
+/* The model the embedder kept open for the paths, closed (if it opened it). */
+static void release_model(struct qvec_job *j)
+{
+	if (j->model_kept && j->model_owned)
+		embed_model_close(j->model_kept);
+	j->model_kept = NULL;
+	j->keep_model = 0;
+}
+
+/*
+ * --semantic-path: each candidate's file path embedded by the query's model
+ * (a distinct path once), its cosine with the query in c->sem_file; the
+ * fusion orders the semantic signal's chunks by their cosine plus w times it
+ * (rank_by_semantic).  Without the model (not kept: its vector failed), the
+ * cosine alone: rq->sem_path_w set to 0.
+ */
+static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const float *qv, size_t dim)
+{
+	struct embed_model *m = j->model_kept;
+	struct embed_work *w;
+	struct rank_cand **v;
+	float *pv;
+	double qn = 0;
+	size_t i, d, g, k;
+
+	if (!m || embed_dim(m) != dim || !rq->cands_nr) {
+		rq->sem_path_w = 0;
+		return;
+	}
+	for (d = 0; d < dim; d++)
+		qn += (double)qv[d] * qv[d];
+	if (qn <= 0) {
+		rq->sem_path_w = 0;
+		return;
+	}
+	qn = sqrt(qn);
+	w = embed_work_new(m);
+	pv = xmalloc(dim * sizeof(*pv));
+	v = xmalloc(rq->cands_nr * sizeof(*v));
+	for (i = 0; i < rq->cands_nr; i++)
+		v[i] = &rq->cands[i];
+	qsort(v, rq->cands_nr, sizeof(*v), rank_cmp_cand_path);
+	for (g = 0; g < rq->cands_nr; g = k) {
+		const char *path = v[g]->path;
+		const int32_t *ids;
+		size_t n;
+		double cos = 0, dot = 0, pn = 0;
+
+		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
+		if (n) {
+			embed_forward(w, &ids, &n, 1, pv);
+			for (d = 0; d < dim; d++) {
+				dot += (double)pv[d] * qv[d];
+				pn += (double)pv[d] * pv[d];
+			}
+			if (pn > 0 && dot > 0)
+				cos = dot / sqrt(pn) / qn;
+		}
+		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++)
+			v[k]->sem_file = cos;
+	}
+	free(v);
+	free(pv);
+	embed_work_free(w);
 }
 
 /* The query's vector, now. */
@@ -464,6 +542,8 @@ int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j)
 	else
 		memset(&vs, 0, sizeof(vs));
 	if (!dim) {
+		release_model(j);
+		rq->sem_path_w = 0;
 		rank_early_scan_free(j->early);
 		j->early = NULL;
 		vecsnap_close(&vs);
@@ -491,6 +571,9 @@ int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j)
 	}
 	rank_lookup_cands(rq, v, top_nr, set_semantic);
 	free(v);
+	if (rq->sem_path_w > 0)
+		semantic_paths(rq, j, qv, dim);
+	release_model(j);
 	rank_sem_scan_free(sc);
 	free(qv);
 	free(model);

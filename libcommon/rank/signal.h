@@ -104,6 +104,10 @@ struct qvec_job {
 	struct vecsnap snap;	/* mapped, or map NULL */
 	int snap_rc;		/* vecsnap_map()'s */
 	struct early_scan *early;	/* the snapshot scanned by the embedder, or NULL */
+	/* --semantic-path: the model kept open for the paths (keep_model set before) */
+	int keep_model;
+	struct embed_model *model_kept;	/* or NULL */
+	int model_owned;	/* opened by the embedder, not a server's preloaded one */
 };
 
 /* The distinct words of a query (static_words) with their idf weights: sorted. */

@@ -1,0 +1,89 @@
+#!/bin/sh
+# t0780-rank-semantic-path: ci-rank --semantic-path, the semantic signal's
+# chunks ordered by their cosine plus a weight times the cosine of their
+# file's path (its words as ci-code cuts them).  Five files hold the same
+# function but for its docstring (each its own blob); the one whose name says what the query asks
+# (src/checksum.py) holds the docstring least like the query: by the chunks'
+# cosines alone (--semantic-path 0) a decoy leads; with the path's cosine (the
+# default in semantic mode, 0.6) the checksum file does.  Hybrid mode, whose
+# learned fusion reads the cosine alone, leaves it off unless asked; keyword
+# mode ignores it; bad values are refused.
+
+. "$(dirname "$0")/lib.sh"
+
+unset CI_MODEL
+
+test_expect_success 'setup: five files of one function, an index with ci-code vectors' '
+	git init -q repo &&
+	mkdir repo/src &&
+	for t in cache queue table stream; do
+		printf "%s\n" "def compute(data, item):" \
+			"    \"\"\"Compute the sum of the data of an item of the $t.\"\"\"" \
+			"    return sum(data[item])" >repo/src/$t.py || return 1
+	done &&
+	printf "%s\n" "def compute(data, item):" \
+		"    \"\"\"Compute it.\"\"\"" \
+		"    return sum(data[item])" >repo/src/checksum.py &&
+	(cd repo && git add . && git commit -q -m five && ci-index --embed --model ci-code build)
+'
+
+q="the checksum of the data of an item"
+
+# path<TAB>cosine<TAB>the path's cosine (or null) of each hit, best first
+sem() {
+	(cd repo && ci-rank --no-server --explain --limit 5 "$@" "$q") >hits &&
+	"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic, (.semantic_path.cosine // \"null\")] | @tsv" hits
+}
+
+test_expect_success '--semantic-path 0: the chunks by their cosine alone, a decoy first' '
+	sem --mode semantic --semantic-path 0 >zero &&
+	test $(wc -l <zero) = 5 &&
+	test "$(head -1 zero | cut -f1)" != src/checksum.py &&
+	awk -F "\t" "NR > 1 && \$2 > prev { exit 1 } { prev = \$2 }" zero &&
+	cut -f3 zero | sort -u >paths &&
+	echo null >expect &&
+	test_cmp expect paths
+'
+
+test_expect_success 'semantic mode by default: the file the path names first, the weight said' '
+	sem --mode semantic >default &&
+	test $(wc -l <default) = 5 &&
+	test "$(head -1 default | cut -f1)" = src/checksum.py &&
+	"$JQ" -e -s "[.[] | select(._type == \"hit\") | .semantic_path.weight == 0.6] | length == 5 and all" hits >/dev/null &&
+	top=$(head -1 default | cut -f3) &&
+	tail -n +2 default | awk -F "\t" -v top="$top" "\$3 >= top { exit 1 }" &&
+	grep "^src/checksum.py	" zero | cut -f2 >c0 &&
+	grep "^src/checksum.py	" default | cut -f2 >c1 &&
+	test_cmp c0 c1 &&
+	sem --mode semantic --semantic-path 0.6 >explicit &&
+	test_cmp default explicit
+'
+
+test_expect_success 'hybrid mode: off by default, on when asked' '
+	sem --mode hybrid >h0 &&
+	cut -f3 h0 | sort -u >paths &&
+	echo null >expect &&
+	test_cmp expect paths &&
+	sem --mode hybrid --semantic-path 0 >hzero &&
+	test_cmp h0 hzero &&
+	sem --mode hybrid --semantic-path 0.6 >hon &&
+	"$JQ" -e -s "[.[] | select(._type == \"hit\") | .semantic_path.weight == 0.6] | length > 0 and all" hits >/dev/null
+'
+
+test_expect_success 'keyword mode ignores it' '
+	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
+	(cd repo && ci-rank --no-server --mode keyword --semantic-path 3 "$q") >k3 &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k0 >k0.hits &&
+	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k3 >k3.hits &&
+	test -s k0.hits &&
+	test_cmp k0.hits k3.hits
+'
+
+test_expect_success 'bad values of --semantic-path are refused' '
+	for v in -1 4.5 abc ""; do
+		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-path "$v" "$q") 2>err &&
+		test_grep "semantic-path" err || return 1
+	done
+'
+
+test_done
