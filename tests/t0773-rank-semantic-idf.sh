@@ -37,9 +37,10 @@ test_expect_success 'setup: six functions, an index with ci-code vectors' '
 
 q="update data value item result checksum"
 
-# the semantic values of the first three files: path<TAB>value lines
+# the semantic values of the first three files: path<TAB>value lines (the
+# chunks' cosines alone: the file paths' share, --semantic-path, is t0780's)
 sem() {
-	(cd repo && ci-rank --no-server --mode semantic --limit 3 "$@" "$q") >hits &&
+	(cd repo && ci-rank --no-server --mode semantic --semantic-path 0 --limit 3 "$@" "$q") >hits &&
 	"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic] | @tsv" hits
 }
 

@@ -21,25 +21,6 @@ int rank_cmp_fused(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The semantic signal's order with --semantic-path: cosine + w x the file path's. */
-static int cmp_semantic_path(const void *a, const void *b, void *arg)
-{
-	const struct rank_cand *x = *(struct rank_cand *const *)a, *y = *(struct rank_cand *const *)b;
-	double w = *(const double *)arg;
-	double sx = x->sig[SIG_SEMANTIC] + w * x->sem_file, sy = y->sig[SIG_SEMANTIC] + w * y->sem_file;
-
-	if (sx != sy)
-		return sx > sy ? -1 : 1;
-	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
-}
-
-static void rank_by_semantic_path(struct rank_cand **v, size_t n, double w)
-{
-	qsort_r(v, n, sizeof(*v), cmp_semantic_path, &w);
-	for (size_t i = 0; i < n; i++)
-		v[i]->rank[SIG_SEMANTIC] = (int)i + 1;
-}
-
 static void fuse_rrf(struct rank_query *rq)
 {
 	struct rank_cand **v = xmalloc((rq->cands_nr + 1) * sizeof(*v));
@@ -52,10 +33,7 @@ static void fuse_rrf(struct rank_query *rq)
 		for (i = 0; i < rq->cands_nr; i++)
 			if (rq->cands[i].sig[s] > 0)
 				v[n++] = &rq->cands[i];
-		if (s == SIG_SEMANTIC && rq->sem_path_w > 0)
-			rank_by_semantic_path(v, n, rq->sem_path_w);
-		else
-			rank_by_sig(v, n, s);
+		rank_by_sig(v, n, s);
 	}
 	for (i = 0; i < rq->cands_nr; i++) {
 		double f = 0;

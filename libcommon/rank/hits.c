@@ -19,10 +19,12 @@ static void hit_signals(const struct rank_query *rq, struct buf *out, const stru
 			continue;
 		buf_addf(out, "%s\"%s\":", first ? "" : ",", rank_sig_name[s]);
 		first = 0;
-		if (rank_round3(x->sig[s]) == 0)
+		/* the semantic value shown is the chunk's cosine, without its path's share */
+		double v = s == SIG_SEMANTIC && rq->sem_path_w > 0 ? x->sem_cosine : x->sig[s];
+		if (rank_round3(v) == 0)
 			buf_addch(out, '0');
 		else
-			buf_addf(out, "%.3g", rank_round3(x->sig[s]));
+			buf_addf(out, "%.3g", rank_round3(v));
 	}
 	buf_addch(out, '}');
 }

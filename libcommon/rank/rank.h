@@ -101,7 +101,7 @@ struct rank_opts {
 	const char *chunk_features;	/* --chunk-features file */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
-	double sem_path;	/* --semantic-path: a chunk's order adds this times its file path's cosine (-1: by mode) */
+	double sem_path;	/* --semantic-path: a chunk's semantic value adds this times its path's cosine (-1: by mode) */
 };
 
 /*
@@ -119,8 +119,8 @@ struct rank_opts {
  */
 #define RANK_SEM_TITLE 3.0
 /*
- * --semantic-path's default in semantic mode: a static model's chunks are
- * ordered by their cosine plus this times the cosine of their file's path
+ * --semantic-path's default in semantic mode: a static model's chunk has as
+ * semantic value its cosine plus this times the cosine of its file's path
  * (its words, as the model cuts them: src/_pytest/pathlib.py reads src,
  * pytest, pathlib, py): a chunk's vector holds its own words, not the file's
  * name, which says what the file is about.  Chosen on the validation
@@ -227,6 +227,7 @@ struct rank_cand {
 	double rrf_score;	/* learned fusion: the hand-set fusion's score (0-1) it replaced */
 	double learned_p;	/* learned fusion: the file's probability */
 	double sem_file;	/* --semantic-path: the cosine of the query and the file's path */
+	double sem_cosine;	/* and the chunk's own, shown as its semantic value */
 };
 
 struct rank_cand_slot;

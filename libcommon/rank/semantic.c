@@ -312,10 +312,12 @@ static void release_model(struct qvec_job *j)
 
 /*
  * --semantic-path: each candidate's file path embedded by the query's model
- * (a distinct path once), its cosine with the query in c->sem_file; the
- * fusion orders the semantic signal's chunks by their cosine plus w times it
- * (rank_by_semantic).  Without the model (not kept: its vector failed), the
- * cosine alone: rq->sem_path_w set to 0.
+ * (a distinct path once), its cosine with the query in c->sem_file, and w
+ * times it added to the semantic value of each chunk the signal found (so
+ * its rank and the learned fusion's semantic features read the sum; the
+ * hit shows the chunk's cosine, kept in c->sem_cosine).
+ * Without the model (not kept: its vector failed), the cosine alone:
+ * rq->sem_path_w set to 0.
  */
 static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const float *qv, size_t dim)
 {
@@ -356,11 +358,15 @@ static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const floa
 				dot += (double)pv[d] * qv[d];
 				pn += (double)pv[d] * pv[d];
 			}
-			if (pn > 0 && dot > 0)
+			if (pn > 0)	/* negative too: a path unlike the query counts against */
 				cos = dot / sqrt(pn) / qn;
 		}
-		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++)
+		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++) {
 			v[k]->sem_file = cos;
+			v[k]->sem_cosine = v[k]->sig[SIG_SEMANTIC];
+			if (v[k]->sig[SIG_SEMANTIC] > 0)	/* one the semantic signal found */
+				v[k]->sig[SIG_SEMANTIC] = fmax(0, v[k]->sig[SIG_SEMANTIC] + rq->sem_path_w * cos);
+		}
 	}
 	free(v);
 	free(pv);
