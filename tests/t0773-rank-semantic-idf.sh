@@ -2,16 +2,18 @@
 # t0773-rank-semantic-idf: ci-rank --semantic-idf and --semantic-title, the
 # query's words pooled by ci-code (a static model) with weights: each word's
 # idf in the index to a power, the title's (first line's) words a number of
-# times.  On six functions that share the words data, value, item and result,
-# one of which computes a checksum: with every word alike the decoys score
-# near the checksum function (the shared words are most of the query's
-# vector: the first two within 0.8 of each other, a decoy first since the
-# words of a chunk's name, update and value in theirs, count three times in
-# its vector); weighted by idf, the words every chunk holds count for little
-# and the checksum function stands alone (the next below 0.35 of it); with "checksum" alone on the first line, a title
-# weight of 3 does much the same (below 0.6).  Keyword mode is untouched,
-# the defaults are as documented (the title 3 times in semantic mode, once in
-# hybrid mode, whose learned fusion was fitted so), and bad values are refused.
+# times (and --semantic-path, t0780's, refused when bad and ignored by keyword
+# mode as they are). On six functions that share the words data, value, item
+# and result, one of which computes a checksum: with every word alike the
+# decoys score near the checksum function (the shared words are most of the
+# query's vector: the first two within 0.8 of each other, a decoy first since
+# the words of a chunk's name, update and value in theirs, count three times
+# in its vector); weighted by idf, the words every chunk holds count for
+# little and the checksum function stands alone (the next below 0.35 of it);
+# with "checksum" alone on the first line, a title weight of 3 does much the
+# same (below 0.6). Keyword mode is untouched, the defaults are as documented
+# (the title 3 times in semantic mode, once in hybrid mode, whose learned
+# fusion was fitted so), and bad values are refused.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -93,14 +95,14 @@ update data value item result" &&
 	! cmp -s hone hthree &&
 	q=$q0 &&
 	(cd repo && ci-rank --no-server --mode keyword "$q") >k0 &&
-	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 --semantic-title 5 "$q") >k2 &&
+	(cd repo && ci-rank --no-server --mode keyword --semantic-idf 2 --semantic-title 5 --semantic-path 3 "$q") >k2 &&
 	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k0 >k0.hits &&
 	"$JQ" -c "select(._type == \"hit\") | [.path, .score]" k2 >k2.hits &&
 	test -s k0.hits &&
 	test_cmp k0.hits k2.hits
 '
 
-test_expect_success 'bad values of --semantic-idf and --semantic-title are refused' '
+test_expect_success 'bad values of --semantic-idf, --semantic-title and --semantic-path are refused' '
 	for v in -1 4.5 abc ""; do
 		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-idf "$v" "$q") 2>err &&
 		test_grep "semantic-idf" err || return 1
@@ -108,6 +110,10 @@ test_expect_success 'bad values of --semantic-idf and --semantic-title are refus
 	for v in -1 21 x; do
 		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-title "$v" "$q") 2>err &&
 		test_grep "semantic-title" err || return 1
+	done &&
+	for v in -1 4.5 abc ""; do
+		(cd repo && test_must_fail ci-rank --no-server --mode semantic --semantic-path "$v" "$q") 2>err &&
+		test_grep "semantic-path" err || return 1
 	done
 '
 
