@@ -50,7 +50,7 @@ static void hit_explain(const struct rank_query *rq, struct buf *out, const stru
 			 x->rank[s] ? rank_round3(rq->w[s] / (60.0 + x->rank[s]) / max_fused) : 0.0);
 	}
 	buf_addch(out, '}');
-	/* --semantic-path: the file path's cosine, which the semantic order added */
+	/* --semantic-path: the file path's cosine, w times which the semantic value holds */
 	if (rq->used[SIG_SEMANTIC] && rq->sem_path_w > 0) {
 		nd_key(out, "semantic_path");
 		buf_addf(out, "{\"cosine\":%.3g,\"weight\":%.3g}", rank_round3(x->sem_file), rq->sem_path_w);

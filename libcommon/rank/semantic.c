@@ -325,20 +325,12 @@ static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const floa
 	struct embed_work *w;
 	struct rank_cand **v;
 	float *pv;
-	double qn = 0;
-	size_t i, d, g, k;
+	size_t i, g, k;
 
 	if (!m || embed_dim(m) != dim || !rq->cands_nr) {
 		rq->sem_path_w = 0;
 		return;
 	}
-	for (d = 0; d < dim; d++)
-		qn += (double)qv[d] * qv[d];
-	if (qn <= 0) {
-		rq->sem_path_w = 0;
-		return;
-	}
-	qn = sqrt(qn);
 	w = embed_work_new(m);
 	pv = xmalloc(dim * sizeof(*pv));
 	v = xmalloc(rq->cands_nr * sizeof(*v));
@@ -349,17 +341,12 @@ static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const floa
 		const char *path = v[g]->path;
 		const int32_t *ids;
 		size_t n;
-		double cos = 0, dot = 0, pn = 0;
+		double cos = 0;	/* negative too: a path unlike the query counts against */
 
 		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
 		if (n) {
 			embed_forward(w, &ids, &n, 1, pv);
-			for (d = 0; d < dim; d++) {
-				dot += (double)pv[d] * qv[d];
-				pn += (double)pv[d] * pv[d];
-			}
-			if (pn > 0)	/* negative too: a path unlike the query counts against */
-				cos = dot / sqrt(pn) / qn;
+			cos = vec_cosine(qv, pv, dim);
 		}
 		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++) {
 			v[k]->sem_file = cos;
