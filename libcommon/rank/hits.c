@@ -51,7 +51,7 @@ static void hit_explain(const struct rank_query *rq, struct buf *out, const stru
 	}
 	buf_addch(out, '}');
 	/* --semantic-path: the file path's cosine, w times which the semantic value holds */
-	if (rq->used[SIG_SEMANTIC] && rq->sem_path_w > 0) {
+	if (rq->used[SIG_SEMANTIC] && rq->sem_path_w > 0 && x->sem_cosine > 0) {
 		nd_key(out, "semantic_path");
 		buf_addf(out, "{\"cosine\":%.3g,\"weight\":%.3g}", rank_round3(x->sem_file), rq->sem_path_w);
 	}

@@ -312,7 +312,8 @@ static void release_model(struct qvec_job *j)
 
 /*
  * --semantic-path: each candidate's file path embedded by the query's model
- * (a distinct path once), its cosine with the query in c->sem_file, and w
+ * (a distinct path once, of a file with a chunk the signal found), its
+ * cosine with the query in c->sem_file, and w
  * times it added to the semantic value of each chunk the signal found (so
  * its rank and the learned fusion's semantic features read the sum; the
  * hit shows the chunk's cosine, kept in c->sem_cosine).
@@ -342,7 +343,12 @@ static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const floa
 		const int32_t *ids;
 		size_t n;
 		double cos = 0;	/* negative too: a path unlike the query counts against */
+		int found = 0;
 
+		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++)
+			found |= v[k]->sig[SIG_SEMANTIC] > 0;
+		if (!found)	/* no chunk of it the semantic signal found (hybrid): nothing to add to */
+			continue;
 		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
 		if (n) {
 			embed_forward(w, &ids, &n, 1, pv);
