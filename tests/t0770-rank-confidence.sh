@@ -5,7 +5,8 @@
 # of the top file's logit and its margin over the second file's (over several
 # queries), gives the quality verdict (high from 0.7, low below 0.4), is absent without the
 # learned fusion; a model's with_vectors member (and its calibration) answers
-# once the index holds vectors; ci search's confidence and ci-mcp's search
+# once the index holds vectors, its semantic member in semantic mode (else
+# with_vectors); ci search's confidence and ci-mcp's search
 # summary are it; a calibration that falls is refused.
 
 . "$(dirname "$0")/lib.sh"
@@ -155,6 +156,28 @@ test_expect_success 'with vectors: its with_vectors member' '
 	(cd repo && ci-index --embed update >/dev/null 2>&1 &&
 	 ci-rank --model ../two.json total price with tax >../o) &&
 	summary o | "$JQ" -e ".confidence == 0.75 and .quality == \"high\" and (.signals | index(\"semantic\"))"
+'
+
+# the same with a semantic member (semantic mode's): 0.9
+cat >three.json <<\EOF
+{"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "calibration":{"method":"platt","a":0,"b":0},
+ "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}},
+ "semantic":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.9,0.9]}}}
+EOF
+
+test_expect_success 'semantic mode: the semantic member; hybrid mode: with_vectors' '
+	(cd repo && ci-rank --model ../three.json --mode semantic total price with tax >../o &&
+	 ci-rank --model ../three.json --mode hybrid total price with tax >../h) &&
+	summary o | "$JQ" -e ".confidence == 0.9 and .signals == [\"semantic\"]" &&
+	summary h | "$JQ" -e ".confidence == 0.75"
+'
+
+test_expect_success 'semantic mode, a model without a semantic member: with_vectors' '
+	(cd repo && ci-rank --model ../two.json --mode semantic total price with tax >../o) &&
+	summary o | "$JQ" -e ".confidence == 0.75"
 '
 
 test_expect_success 'ci search: the search quality'"'"'s confidence is ci-rank'"'"'s' '

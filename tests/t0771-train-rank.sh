@@ -3,7 +3,8 @@
 # bench/eval/run.sh writes): with --vectors it writes both members of the
 # model, each with a calibration chosen cross-fitted by repository and the
 # figures of that choice; the same inputs give the same model; --keep adds a
-# with_history member to a model and keeps the rest; --choose cv chooses by the
+# with_history member to a model and keeps the rest, --semantic a semantic
+# member (semantic mode's, from dumps of that mode); --choose cv chooses by the
 # training repositories; --report gives a model's calibration on a dump; ci-rank reads the model; a missing dump or a
 # model without calibration is an error with a message.  The calibration is
 # fitted on the training queries' out-of-fold logits (or, with --calibrate-on
@@ -142,6 +143,31 @@ test_expect_success '--keep with --history: the kept members as they were, with_
 	test_status 2 /usr/bin/python3 "$train" --keep m.json --history htrain.jsonl hval.jsonl ntrain.jsonl 2>err &&
 	test_grep "no positional dumps" err
 '
+
+test_expect_success '--keep with --semantic: the semantic member, from the dumps of semantic mode' '
+	dump 7 t/a t/b t/c | sed "s/\"mode\":\"hybrid\"/\"mode\":\"semantic\"/" >strain.jsonl &&
+	dump 8 v/a v/b v/c | sed "s/\"mode\":\"hybrid\"/\"mode\":\"semantic\"/" >sval.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --semantic strain.jsonl sval.jsonl -o ms.json 2>log &&
+	"$JQ" -c "del(.semantic, .trained)" m.json >a &&
+	"$JQ" -c "del(.semantic, .trained)" ms.json >b &&
+	test_cmp a b &&
+	"$JQ" -e "(.semantic.features | length > 0) and
+		(.semantic.calibration.method | test(\"^(platt|isotonic)$\")) and
+		(.trained.semantic.validation_queries == 36)" ms.json &&
+	test_grep "^train-rank: semantic mode: chose " log &&
+	/usr/bin/python3 "$train" --mode semantic --report ms.json --member semantic sval.jsonl >rs.json &&
+	"$JQ" -e ".queries == 36" rs.json &&
+	/usr/bin/python3 "$train" --keep ms.json --recalibrate --semantic strain.jsonl sval.jsonl -o msr.json 2>log &&
+	"$JQ" -c ".semantic.features" ms.json >a && "$JQ" -c ".semantic.features" msr.json >b && test_cmp a b &&
+	test_grep "semantic mode: the kept weights: validation MRR" log &&
+	(cd repo && ci-rank --model ../ms.json total price >../outs) &&
+	"$JQ" -e "select(._type == \"summary\") | .confidence >= 0" outs
+'
+
+test_expect_code 1 '--semantic with dumps of hybrid mode only' '
+	/usr/bin/python3 "$train" --keep m.json --semantic vtrain.jsonl vval.jsonl -o none.json 2>err
+'
+test_expect_success '... says so' 'test_grep "no features records of mode semantic" err'
 
 test_expect_success '--choose cv: chosen by the training repositories, one left out at a time' '
 	/usr/bin/python3 "$train" --choose cv --c 0.01,1 ntrain.jsonl nval.jsonl -o mcv.json 2>log &&

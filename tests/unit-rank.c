@@ -153,10 +153,13 @@ int main(int argc, char **argv)
 		double xf[RF_NR] = { 0 };
 		int k, all = 1;
 
-		for (k = 0; k < RANK_MEMBERS; k++)
+		for (k = 0; k < RANK_MEMBERS; k++) {
+			int h = k & ~RANK_MEMBER_SEMANTIC;	/* no "semantic" member: as in hybrid mode */
 			all &= rank_model_parse_for(&m, four, strlen(four), "test", k) == 0 &&
-			       m.bias == (k == 0 ? 0 : k == RANK_MEMBER_VECTORS ? 1 : k == RANK_MEMBER_HISTORY ? 2 : 4);
-		ok(all, "each member by the signals that take part: none, vectors, history, both");
+			       m.bias == (h == 0 ? 0 : h == RANK_MEMBER_VECTORS ? 1 : h == RANK_MEMBER_HISTORY ? 2 : 4);
+		}
+		ok(all, "each member by the signals that take part: none, vectors, history, both; "
+		   "semantic mode without a semantic member: with_vectors");
 		xf[RF_RR + 4] = 0.5;
 		ok(rank_model_parse_for(&m, four, strlen(four), "test", RANK_MEMBER_HISTORY) == 0 &&
 		   fabs(rank_model_logit(&m, xf) - 3.5) < 1e-12, "with_history weighs the change signal");
@@ -166,6 +169,31 @@ int main(int argc, char **argv)
 			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"with_history\":[]}";
 		ok(rank_model_parse_for(&m, bad, strlen(bad), "test", 0) == -1,
 		   "a member that is no object is refused");
+	}
+
+	{
+		/* semantic mode's member: only for VECTORS | SEMANTIC */
+		static const char sem[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"with_vectors\":{\"bias\":1,\"features\":[]},"
+			"\"semantic\":{\"bias\":5,\"features\":[{\"name\":\"semantic_rr\",\"mean\":0,"
+			"\"scale\":1,\"weight\":2}],\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":-5}}}";
+		double xs[RF_NR] = { 0 };
+
+		ok(rank_model_parse_for(&m, sem, strlen(sem), "test", RANK_MEMBER_VECTORS | RANK_MEMBER_SEMANTIC) == 0 &&
+		   m.bias == 5 && m.cal == RANK_CAL_PLATT, "semantic mode: the semantic member, its calibration");
+		xs[RF_RR + 5] = 0.5;
+		ok(fabs(rank_model_logit(&m, xs) - 6.0) < 1e-12, "the semantic member weighs its features");
+		ok(rank_model_parse_for(&m, sem, strlen(sem), "test", RANK_MEMBER_VECTORS) == 0 && m.bias == 1 &&
+		   m.cal == RANK_CAL_NONE, "hybrid mode with vectors: with_vectors, not the semantic member");
+		ok(rank_model_parse_for(&m, sem, strlen(sem), "test", RANK_MEMBER_SEMANTIC) == 0 && m.bias == 0,
+		   "semantic mode without vectors: the top level");
+		fputs("# the error below is expected\n", stdout);
+		fflush(stdout);
+		static const char bad[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],\"semantic\":1}";
+		ok(rank_model_parse_for(&m, bad, strlen(bad), "test", 0) == -1,
+		   "a semantic member that is no object is refused");
 	}
 
 	{

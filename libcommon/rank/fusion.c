@@ -134,6 +134,8 @@ void rank_query_fuse(struct rank_query *rq)
  */
 static int load_model(const struct rank_opts *o, struct rank_model *m, int which)
 {
+	_Static_assert(sizeof(o->model_parsed) / sizeof(o->model_parsed[0]) == RANK_MEMBERS,
+		       "rank_opts.model_parsed: one a member");
 	char *text;
 	size_t len;
 	int ret;
@@ -163,7 +165,8 @@ static int load_model(const struct rank_opts *o, struct rank_model *m, int which
  * file's chunks keep their order within it, its best chunk scores the
  * probability (a file past the first RANK_FEAT_FILES, or out of scope, scores
  * below 0.001).  With the semantic signal in the query, the model's
- * with_vectors member; rq->confidence the calibration of the top file's logit.
+ * with_vectors member (in semantic mode its "semantic" member, when it has
+ * one); rq->confidence the calibration of the top file's logit.
  */
 int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
 {
@@ -219,7 +222,8 @@ int rank_learned_fusion(struct rank_query *rq)
 	}
 	if (!rq->o->learned ||
 	    (ret = load_model(rq->o, &m, (rq->used[SIG_SEMANTIC] ? RANK_MEMBER_VECTORS : 0) |
-					  (rq->used[SIG_CHANGE] ? RANK_MEMBER_HISTORY : 0))))
+					  (rq->used[SIG_CHANGE] ? RANK_MEMBER_HISTORY : 0) |
+					  (!strcmp(rq->o->mode, "semantic") ? RANK_MEMBER_SEMANTIC : 0))))
 		goto done;
 	for (g = 0; g < f_nr; g++) {
 		struct rank_file_feat *ff = &f[g];

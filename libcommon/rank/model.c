@@ -170,6 +170,7 @@ static int parse_calibration(struct rank_model *m, json_t *root, const char *ori
 static const char *const member_name[RANK_MEMBERS] = {
 	[0] = NULL, [RANK_MEMBER_VECTORS] = "with_vectors", [RANK_MEMBER_HISTORY] = "with_history",
 	[RANK_MEMBER_VECTORS | RANK_MEMBER_HISTORY] = "with_vectors_history",
+	[RANK_MEMBER_VECTORS | RANK_MEMBER_SEMANTIC] = "semantic",
 };
 
 int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int which)
@@ -189,6 +190,8 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 		goto done;
 	}
 	for (k = 1; k < RANK_MEMBERS; k++) {
+		if (!member_name[k])
+			continue;
 		member[k] = json_object_get(root, member_name[k]);
 		if (member[k] && !json_is_object(member[k])) {
 			error("%s: %s: expected an object", origin, member_name[k]);
@@ -196,8 +199,11 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 		}
 	}
 	which &= RANK_MEMBERS - 1;
-	/* the member of these signals, else the one without history: a model made
-	 * before the history members stands for both */
+	/* the member of these signals, else the one of hybrid mode's (a model made
+	 * before the semantic member stands for both), else the one without
+	 * history: a model made before the history members stands for both */
+	if (!member[which] && (which & RANK_MEMBER_SEMANTIC))
+		which &= ~RANK_MEMBER_SEMANTIC;
 	if (!member[which] && (which & RANK_MEMBER_HISTORY))
 		which &= ~RANK_MEMBER_HISTORY;
 	if (member[which])

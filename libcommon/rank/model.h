@@ -160,15 +160,19 @@ int rank_model_parse(struct rank_model *m, const char *json, size_t len, const c
 /*
  * The members of a model, by the signals that take part in a query: the
  * semantic signal (an index with vectors), the change signal (an index with
- * git history).  The top-level model is the one of neither.
+ * git history), and semantic mode (the semantic signal alone: VECTORS |
+ * SEMANTIC).  The top-level model is the one of neither.
  */
-enum rank_member { RANK_MEMBER_VECTORS = 1, RANK_MEMBER_HISTORY = 2, RANK_MEMBERS = 4 };
+enum rank_member {
+	RANK_MEMBER_VECTORS = 1, RANK_MEMBER_HISTORY = 2, RANK_MEMBER_SEMANTIC = 4, RANK_MEMBERS = 8
+};
 
 /*
  * The same, choosing the member for which (RANK_MEMBER_* bits): "with_vectors",
- * "with_history" or "with_vectors_history" when the model has it; a model
- * without the history members gives the member without history; else the
- * top-level model.
+ * "with_history", "with_vectors_history" or "semantic" (VECTORS | SEMANTIC)
+ * when the model has it; a model without a "semantic" member gives the one
+ * without the SEMANTIC bit ("with_vectors"), one without the history members
+ * the member without history; else the top-level model.
  */
 int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, const char *origin, int which);
 

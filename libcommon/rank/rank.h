@@ -95,7 +95,7 @@ struct rank_opts {
 	const char *model;	/* --model file, or NULL: the compiled-in model */
 	const char *features;	/* --features file */
 	const char *model_json;	/* the compiled-in model's text (share/rank/model.json), or NULL */
-	const struct rank_model *model_parsed[4];	/* the model's members read once for many
+	const struct rank_model *model_parsed[8];	/* the model's members read once for many
 						   queries (by RANK_MEMBER_* bits), or NULL */
 	int chunk_order;	/* a file's chunks: RANK_CHUNKS_* (chunks.c) */
 	const char *chunk_features;	/* --chunk-features file */
