@@ -127,17 +127,23 @@ test_expect_success '--recalibrate: the kept weights, each given member'"'"'s ma
 	test_grep "has no with_history member to calibrate" err
 '
 
+# added <kept model> <new model> <member>: the new model is the kept one with
+# that member added, fitted and calibrated on the 36 validation queries
+added() {
+	"$JQ" -c "del(.$3, .trained)" "$1" >a &&
+	"$JQ" -c "del(.$3, .trained)" "$2" >b &&
+	test_cmp a b &&
+	"$JQ" -e "(.$3.features | length > 0) and
+		(.$3.calibration.method | test(\"^(platt|isotonic)$\")) and
+		(.trained.$3.validation_queries == 36) and
+		.trained.with_vectors == $("$JQ" -c .trained.with_vectors "$1")" "$2"
+}
+
 test_expect_success '--keep with --history: the kept members as they were, with_history added' '
 	dump 5 t/a t/b t/c >htrain.jsonl &&
 	dump 6 v/a v/b v/c >hval.jsonl &&
 	/usr/bin/python3 "$train" --keep m.json --history htrain.jsonl hval.jsonl -o mh.json 2>log &&
-	"$JQ" -c "del(.with_history, .trained)" m.json >a &&
-	"$JQ" -c "del(.with_history, .trained)" mh.json >b &&
-	test_cmp a b &&
-	"$JQ" -e "(.with_history.features | length > 0) and
-		(.with_history.calibration.method | test(\"^(platt|isotonic)$\")) and
-		(.trained.with_history.validation_queries == 36) and
-		.trained.with_vectors == $("$JQ" -c .trained.with_vectors m.json)" mh.json &&
+	added m.json mh.json with_history &&
 	/usr/bin/python3 "$train" --report mh.json --member with_history hval.jsonl >rh.json &&
 	"$JQ" -e ".queries == 36" rh.json &&
 	test_status 2 /usr/bin/python3 "$train" --keep m.json --history htrain.jsonl hval.jsonl ntrain.jsonl 2>err &&
@@ -148,12 +154,7 @@ test_expect_success '--keep with --semantic: the semantic member, from the dumps
 	dump 7 t/a t/b t/c | sed "s/\"mode\":\"hybrid\"/\"mode\":\"semantic\"/" >strain.jsonl &&
 	dump 8 v/a v/b v/c | sed "s/\"mode\":\"hybrid\"/\"mode\":\"semantic\"/" >sval.jsonl &&
 	/usr/bin/python3 "$train" --keep m.json --semantic strain.jsonl sval.jsonl -o ms.json 2>log &&
-	"$JQ" -c "del(.semantic, .trained)" m.json >a &&
-	"$JQ" -c "del(.semantic, .trained)" ms.json >b &&
-	test_cmp a b &&
-	"$JQ" -e "(.semantic.features | length > 0) and
-		(.semantic.calibration.method | test(\"^(platt|isotonic)$\")) and
-		(.trained.semantic.validation_queries == 36)" ms.json &&
+	added m.json ms.json semantic &&
 	test_grep "^train-rank: semantic mode: chose " log &&
 	/usr/bin/python3 "$train" --mode semantic --report ms.json --member semantic sval.jsonl >rs.json &&
 	"$JQ" -e ".queries == 36" rs.json &&
