@@ -51,9 +51,9 @@ static const char usage_text[] =
 	"      --min-score <x>     drop hits scoring below <x> (0-1)\n"
 	"      --format <fmt>      locate (default: path, lines, symbol, score) or full (with text)\n"
 	"      --explain           each hit's signals, ranks and their contributions\n"
-	"      --fusion <how>      learned (default in hybrid mode: the model of\n"
-	"                          share/rank/model.json, compiled in) or rrf (weighted\n"
-	"                          reciprocal rank, the default of the other modes; also:\n"
+	"      --fusion <how>      learned (default in hybrid and semantic mode: the model\n"
+	"                          of share/rank/model.json, compiled in) or rrf (weighted\n"
+	"                          reciprocal rank, the default of keyword mode; also:\n"
 	"                          CI_RANK_FUSION)\n"
 	"      --model <file>      the learned fusion with this model instead\n"
 	"      --features <file>   write each candidate file's features (NDJSON) to <file>\n"
@@ -417,7 +417,11 @@ static int call_server(const struct options *o, const char *path, int argc, char
 
 /* ---- a query ---- */
 
-/* --fusion not given: CI_RANK_FUSION, else learned in hybrid mode. 0, or -1 after a message. */
+/*
+ * --fusion not given: CI_RANK_FUSION, else learned in hybrid and semantic
+ * mode (the model's members were fitted on those modes' signals; keyword mode
+ * has none). 0, or -1 after a message.
+ */
 static int fusion_default(struct rank_opts *r)
 {
 	const char *f = getenv("CI_RANK_FUSION");
@@ -428,8 +432,8 @@ static int fusion_default(struct rank_opts *r)
 		return error("CI_RANK_FUSION: expected rrf or learned, got '%s'", f);
 	if (f && *f)
 		r->learned = !strcmp(f, "learned");
-	else	/* the model was fitted on hybrid's signals */
-		r->learned = !strcmp(r->mode, "hybrid");
+	else
+		r->learned = !strcmp(r->mode, "hybrid") || !strcmp(r->mode, "semantic");
 	return 0;
 }
 

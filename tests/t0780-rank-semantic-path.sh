@@ -36,8 +36,10 @@ sem() {
 	"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic, (.semantic_path.cosine // \"null\")] | @tsv" hits
 }
 
+# (--fusion rrf: the hand-set fusion orders by the signal alone; the learned
+# fusion, semantic mode's default, by its model of the signal's features)
 test_expect_success '--semantic-path 0: the chunks by their cosine alone, a decoy first' '
-	sem --mode semantic --semantic-path 0 >zero &&
+	sem --mode semantic --fusion rrf --semantic-path 0 >zero &&
 	test $(wc -l <zero) = 5 &&
 	test "$(head -1 zero | cut -f1)" != src/checksum.py &&
 	awk -F "\t" "NR > 1 && \$2 > prev { exit 1 } { prev = \$2 }" zero &&
