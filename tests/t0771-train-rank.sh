@@ -156,7 +156,7 @@ test_expect_success '--keep with --semantic: the semantic member, from the dumps
 	/usr/bin/python3 "$train" --keep m.json --semantic strain.jsonl sval.jsonl -o ms.json 2>log &&
 	added m.json ms.json semantic &&
 	test_grep "^train-rank: semantic mode: chose " log &&
-	/usr/bin/python3 "$train" --mode semantic --report ms.json --member semantic sval.jsonl >rs.json &&
+	/usr/bin/python3 "$train" --report ms.json --member semantic sval.jsonl >rs.json &&
 	"$JQ" -e ".queries == 36" rs.json &&
 	/usr/bin/python3 "$train" --keep ms.json --recalibrate --semantic strain.jsonl sval.jsonl -o msr.json 2>log &&
 	"$JQ" -c ".semantic.features" ms.json >a && "$JQ" -c ".semantic.features" msr.json >b && test_cmp a b &&
