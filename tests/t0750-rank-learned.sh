@@ -68,7 +68,7 @@ test_expect_success '--features: a record a file in scope, ranked, every feature
 	! grep -q "tests/" paths &&
 	"$JQ" -s -c "[.[].rank]" f.jsonl >got &&
 	"$JQ" -s -c "[range(1; length + 1)]" f.jsonl >want && test_cmp want got &&
-	"$JQ" -s -e "map(.x | length) | unique == [38]" f.jsonl &&
+	"$JQ" -s -e "map(.x | length) | unique == [39]" f.jsonl &&
 	"$JQ" -c "select(._type == \"hit\") | .path" out | head -n 1 >h1 &&
 	"$JQ" -c "select(.rank == 1) | .path" f.jsonl >f1 && test_cmp h1 f1
 '
@@ -81,6 +81,15 @@ test_expect_success 'features: priors and the query'"'"'s mentions' '
 	echo "[0,1,true]" >want && test_cmp want got &&
 	"$JQ" -c "select(.path == \"CHANGES.md\") | .x | [.changelog, .doc]" all.jsonl >got &&
 	echo "[1,1]" >want && test_cmp want got
+'
+
+test_expect_success 'features: coverage, the share of the query'"'"'s terms a file holds, its path included' '
+	(cd repo && ci-rank --features ../cov.jsonl discount price rate >/dev/null) &&
+	"$JQ" -s -e "map(select(.path == \"shop/pricing.py\")) | .[0].x.coverage == 1" cov.jsonl &&
+	"$JQ" -s -e "map(select(.path == \"shop/cart.py\")) | .[0].x.coverage | . > 0 and . < 1" cov.jsonl &&
+	(cd repo && ci-rank --features ../cov2.jsonl shop discount >/dev/null) &&
+	"$JQ" -s -e "map(select(.path == \"shop/pricing.py\")) | .[0].x.coverage == 1" cov2.jsonl &&
+	"$JQ" -s -e "map(select(.path == \"shop/cart.py\")) | .[0].x.coverage | . > 0 and . < 1" cov2.jsonl
 '
 
 test_expect_success '--model: a model that favours tests puts the test first; the score is its probability' '

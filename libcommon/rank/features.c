@@ -7,7 +7,180 @@
 
 #include <ctype.h>
 #include <math.h>
+#include "index/index.h"
 #include "rank/model.h"
+
+/*
+ * Coverage: of the weight of the query's telling terms (weight x idf, query.c),
+ * the share a file holds in any of its chunks or in its path.  The keyword
+ * signal scores one chunk; a change often touches the file that holds the
+ * query's words across several of its functions.  A term's chunks are read
+ * from its doclist, the rarest terms first, until COVER_ROWS rows: a term
+ * past that (common in a large index) counts neither for nor against a file.
+ */
+#define COVER_ROWS 40000
+#define COVER_TERMS 32
+
+struct cover_slot {
+	sqlite3_int64 chunk;	/* 0: empty */
+	uint32_t blob;		/* index into the blobs of the files */
+};
+
+struct cover {
+	struct cover_slot *tab;
+	size_t cap;
+	sqlite3_int64 *blob_ids;	/* the files' blobs, distinct */
+	uint32_t *mask;			/* per blob: the terms its chunks hold */
+	size_t blobs_nr, blobs_alloc;
+};
+
+static size_t cover_hash(sqlite3_int64 id, size_t cap)
+{
+	return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static void cover_put(struct cover *c, sqlite3_int64 chunk, uint32_t blob)
+{
+	size_t i = cover_hash(chunk, c->cap);
+
+	while (c->tab[i].chunk && c->tab[i].chunk != chunk)
+		i = (i + 1) & (c->cap - 1);
+	c->tab[i].chunk = chunk;
+	c->tab[i].blob = blob;
+}
+
+static long cover_get(const struct cover *c, sqlite3_int64 chunk)
+{
+	size_t i = cover_hash(chunk, c->cap);
+
+	for (; c->tab[i].chunk; i = (i + 1) & (c->cap - 1))
+		if (c->tab[i].chunk == chunk)
+			return c->tab[i].blob;
+	return -1;
+}
+
+static uint32_t cover_blob(struct cover *c, sqlite3_int64 id)
+{
+	for (size_t i = 0; i < c->blobs_nr; i++)
+		if (c->blob_ids[i] == id)
+			return (uint32_t)i;
+	ALLOC_GROW(c->blob_ids, c->blobs_nr + 1, c->blobs_alloc);
+	c->blob_ids[c->blobs_nr] = id;
+	return (uint32_t)c->blobs_nr++;
+}
+
+struct path_terms {
+	const struct rank_query *rq;
+	const size_t *order;
+	size_t n;
+	uint32_t mask;
+};
+
+static void path_term(const char *term, int len, void *ctx)
+{
+	struct path_terms *pt = ctx;
+
+	for (size_t k = 0; k < pt->n; k++) {
+		const char *t = pt->rq->terms[pt->order[k]].text;
+		if ((int)strlen(t) == len && !memcmp(t, term, (size_t)len))
+			pt->mask |= 1u << k;
+	}
+}
+
+static int cmp_df(const void *a, const void *b, void *arg)
+{
+	const struct rank_term *t = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	if (t[i].df != t[j].df)
+		return t[i].df < t[j].df ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_t f_nr)
+{
+	struct cover c = { 0 };
+	struct cover_slot *ids = NULL;
+	size_t order[COVER_TERMS], n = 0, ids_nr = 0, ids_alloc = 0, g, k;
+	uint32_t *fblob;
+	double total = 0;
+	long rows = 0;
+	sqlite3_stmt *st;
+
+	if (!rq->used[SIG_KEYWORD] || !rq->terms_nr)
+		return;
+	/* the terms read, rarest first, while their doclists stay within COVER_ROWS */
+	for (k = 0; k < rq->terms_nr && k < COVER_TERMS; k++)
+		order[k] = k;
+	qsort_r(order, k, sizeof(*order), cmp_df, rq->terms);
+	for (n = 0; n < k && rows + rq->terms[order[n]].df <= COVER_ROWS; n++) {
+		rows += rq->terms[order[n]].df;
+		total += rq->terms[order[n]].weight;
+	}
+	if (!n || total <= 0)
+		return;
+	/* the chunks of the files' blobs */
+	fblob = xcalloc(f_nr, sizeof(*fblob));
+	for (g = 0; g < f_nr; g++)
+		if (f[g].rank)
+			fblob[g] = cover_blob(&c, f[g].best->blob);
+	c.mask = xcalloc(c.blobs_nr ? c.blobs_nr : 1, sizeof(*c.mask));
+	st = rank_stmt(rq->r, "SELECT id FROM chunks WHERE blob_id = ?1");
+	for (size_t b = 0; b < c.blobs_nr; b++) {
+		sqlite3_bind_int64(st, 1, c.blob_ids[b]);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			ALLOC_GROW(ids, ids_nr + 1, ids_alloc);
+			ids[ids_nr].chunk = sqlite3_column_int64(st, 0);
+			ids[ids_nr++].blob = (uint32_t)b;
+		}
+		sqlite3_reset(st);
+	}
+	rank_stmt_done(rq->r, st);
+	for (c.cap = 16; c.cap < 2 * ids_nr + 2; c.cap *= 2)
+		;
+	c.tab = xcalloc(c.cap, sizeof(*c.tab));
+	for (size_t i = 0; i < ids_nr; i++)
+		cover_put(&c, ids[i].chunk, ids[i].blob);
+	free(ids);
+	/* each term's chunks */
+	st = rank_stmt(rq->r, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1");
+	for (k = 0; k < n; k++) {
+		struct buf phrase = BUF_INIT;
+		buf_addch(&phrase, '"');
+		for (const char *p = rq->terms[order[k]].text; *p; p++) {
+			if (*p == '"')
+				buf_addch(&phrase, '"');
+			buf_addch(&phrase, *p);
+		}
+		buf_addch(&phrase, '"');
+		sqlite3_bind_text(st, 1, phrase.buf, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			long b = cover_get(&c, sqlite3_column_int64(st, 0));
+			if (b >= 0)
+				c.mask[b] |= 1u << k;
+		}
+		sqlite3_reset(st);
+		buf_release(&phrase);
+	}
+	rank_stmt_done(rq->r, st);
+	/* and each file's path */
+	for (g = 0; g < f_nr; g++) {
+		struct path_terms pt = { rq, order, n, 0 };
+		double got = 0;
+		if (!f[g].rank)
+			continue;
+		index_terms(f[g].best->path, strlen(f[g].best->path), path_term, &pt);
+		pt.mask |= c.mask[fblob[g]];
+		for (k = 0; k < n; k++)
+			if (pt.mask & (1u << k))
+				got += rq->terms[order[k]].weight;
+		f[g].x[RF_COVERAGE] = got / total;
+	}
+	free(fblob);
+	free(c.tab);
+	free(c.mask);
+	free(c.blob_ids);
+}
 
 static int cmp_file_best(const void *a, const void *b)
 {
@@ -134,6 +307,7 @@ struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_can
 		if (rank_in_scope(rq, f[g].best))
 			file_features(rq, &f[g], v, ++r, &qw, words);
 	rank_qwords_release(&qw);
+	file_coverage(rq, f, f_nr);
 	*vp = v;
 	*nr = f_nr;
 	return f;
