@@ -22,7 +22,7 @@
 #define COVER_TERMS 32
 
 struct cover_slot {
-	sqlite3_int64 chunk;	/* 0: empty */
+	sqlite3_int64 chunk;	/* 0: empty (chunk ids start at 1) */
 	uint32_t blob;		/* index into the blobs of the files */
 };
 
@@ -180,6 +180,7 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	free(c.tab);
 	free(c.mask);
 	free(c.blob_ids);
+	rank_tr(rq, "coverage");
 }
 
 static int cmp_file_best(const void *a, const void *b)
