@@ -2,7 +2,8 @@
 # t0750-rank-learned: ci-rank's learned fusion (libcommon/rank) and its feature
 # dump, on a small repository: --features writes one record a candidate file in
 # scope, ranked as the hand-set fusion ranks them, with every feature named and
-# the path priors and query mentions right; --model orders the files by a
+# the path priors, query mentions, coverage (the share of the query's terms a
+# file of code holds, its path included) and markup (HTML, CSS) right; --model orders the files by a
 # model's probability (a model that favours test files puts the test first
 # under --scope all; one that disfavours the hand-set top file moves it down),
 # the score being that probability; a model's with_history member answers on an
@@ -68,7 +69,7 @@ test_expect_success '--features: a record a file in scope, ranked, every feature
 	! grep -q "tests/" paths &&
 	"$JQ" -s -c "[.[].rank]" f.jsonl >got &&
 	"$JQ" -s -c "[range(1; length + 1)]" f.jsonl >want && test_cmp want got &&
-	"$JQ" -s -e "map(.x | length) | unique == [39]" f.jsonl &&
+	"$JQ" -s -e "map(.x | length) | unique == [40]" f.jsonl &&
 	"$JQ" -c "select(._type == \"hit\") | .path" out | head -n 1 >h1 &&
 	"$JQ" -c "select(.rank == 1) | .path" f.jsonl >f1 && test_cmp h1 f1
 '
@@ -90,6 +91,18 @@ test_expect_success 'features: coverage, the share of the query'"'"'s terms a fi
 	(cd repo && ci-rank --features ../cov2.jsonl shop discount >/dev/null) &&
 	"$JQ" -s -e "map(select(.path == \"shop/pricing.py\")) | .[0].x.coverage == 1" cov2.jsonl &&
 	"$JQ" -s -e "map(select(.path == \"shop/cart.py\")) | .[0].x.coverage | . > 0 and . < 1" cov2.jsonl
+'
+
+test_expect_success 'features: an HTML page and a style sheet are markup, and cover nothing' '
+	git init -q web && mkdir -p web/site &&
+	printf "def render_page(title):\n    return title\n" >web/site/render.py &&
+	printf "<html><body><h1>render page title</h1></body></html>\n" >web/index.html &&
+	printf ".title { render: page; }\n" >web/site/page.css &&
+	(cd web && git add . && git commit -q -m init && ci-index build &&
+	 ci-rank --features ../web.jsonl render page title >/dev/null) &&
+	"$JQ" -s -c "map({(.path): [.x.markup, (.x.coverage > 0)]}) | add" web.jsonl >got &&
+	echo "{\"site/render.py\":[0,true],\"index.html\":[1,false],\"site/page.css\":[1,false]}" >want.json &&
+	"$JQ" -S -c . want.json >want && "$JQ" -S -c . got >got.s && test_cmp want got.s
 '
 
 test_expect_success '--model: a model that favours tests puts the test first; the score is its probability' '

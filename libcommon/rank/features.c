@@ -10,13 +10,27 @@
 #include "index/index.h"
 #include "rank/model.h"
 
+/* HTML or a style sheet: the languages ci indexes as markup (parse/lang.c) */
+static int is_markup(const char *lang)
+{
+	return lang && (!strcmp(lang, "html") || !strcmp(lang, "css"));
+}
+
+/* a file of code: a language, neither a document, a configuration nor markup */
+static int is_code(const struct rank_cand *b)
+{
+	return b->lang && !b->is_doc && !is_markup(b->lang);
+}
+
 /*
  * Coverage: of the weight of the query's telling terms (weight x idf, query.c),
- * the share a file holds in any of its chunks or in its path.  The keyword
- * signal scores one chunk; a change often touches the file that holds the
- * query's words across several of its functions.  A term's chunks are read
- * from its doclist, the rarest terms first, until COVER_ROWS rows: a term
- * past that (common in a large index) counts neither for nor against a file.
+ * the share a file of code holds in any of its chunks or in its path.  The
+ * keyword signal scores one chunk; a change often touches the file that holds
+ * the query's words across several of its functions.  A document, a
+ * configuration or markup file (is_markup) gets 0: a manual page in HTML holds
+ * every word of the project.  A term's chunks are read from its doclist, the
+ * rarest terms first, until COVER_ROWS rows: a term past that (common in a
+ * large index) counts neither for nor against a file.
  */
 #define COVER_ROWS 40000
 #define COVER_TERMS 32
@@ -122,7 +136,7 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	/* the chunks of the files' blobs */
 	fblob = xcalloc(f_nr, sizeof(*fblob));
 	for (g = 0; g < f_nr; g++)
-		if (f[g].rank)
+		if (f[g].rank && is_code(f[g].best))
 			fblob[g] = cover_blob(&c, f[g].best->blob);
 	c.mask = xcalloc(c.blobs_nr ? c.blobs_nr : 1, sizeof(*c.mask));
 	st = rank_stmt(rq->r, "SELECT id FROM chunks WHERE blob_id = ?1");
@@ -167,7 +181,7 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	for (g = 0; g < f_nr; g++) {
 		struct path_terms pt = { rq, order, n, 0 };
 		double got = 0;
-		if (!f[g].rank)
+		if (!f[g].rank || !is_code(f[g].best))
 			continue;
 		index_terms(f[g].best->path, strlen(f[g].best->path), path_term, &pt);
 		pt.mask |= c.mask[fblob[g]];
@@ -279,6 +293,7 @@ static void file_features(const struct rank_query *rq, struct rank_file_feat *ff
 	x[RF_TEST] = b->is_test;
 	x[RF_DOC] = b->is_doc == 1;
 	x[RF_CONFIG] = b->is_doc == 2;
+	x[RF_MARKUP] = is_markup(b->lang);
 	x[RF_LINES] = log1p((double)last);
 	rank_query_names(qw, b->path, x);
 	x[RF_INTENT_ISSUE] = rq->intent == INTENT_ISSUE;

@@ -69,7 +69,8 @@ enum rank_feat {
 	RF_INTENT_ISSUE,	/* the query reads as an issue text */
 	RF_INTENT_NAME,		/* the query is one identifier */
 	RF_Q_WORDS,		/* log(1 + the query's words) */
-	RF_COVERAGE,		/* of the query's telling terms' weight, the share the file holds (features.c) */
+	RF_COVERAGE,		/* of the query's telling terms' weight, the share a code file holds (features.c) */
+	RF_MARKUP,		/* HTML or a style sheet (CSS, SCSS, Less) */
 	RF_NR
 };
 
