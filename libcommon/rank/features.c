@@ -138,7 +138,11 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	for (g = 0; g < f_nr; g++)
 		if (f[g].rank && is_code(f[g].best))
 			fblob[g] = cover_blob(&c, f[g].best->blob);
-	c.mask = xcalloc(c.blobs_nr ? c.blobs_nr : 1, sizeof(*c.mask));
+	if (!c.blobs_nr) {	/* no file of code: nothing to look up */
+		free(fblob);
+		return;
+	}
+	c.mask = xcalloc(c.blobs_nr, sizeof(*c.mask));
 	st = rank_stmt(rq->r, "SELECT id FROM chunks WHERE blob_id = ?1");
 	for (size_t b = 0; b < c.blobs_nr; b++) {
 		sqlite3_bind_int64(st, 1, c.blob_ids[b]);
