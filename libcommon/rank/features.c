@@ -35,52 +35,34 @@ static int is_code(const struct rank_cand *b)
 #define COVER_ROWS 40000
 #define COVER_TERMS 32
 
-struct cover_slot {
-	sqlite3_int64 chunk;	/* 0: empty (chunk ids start at 1) */
-	uint32_t blob;		/* index into the blobs of the files */
+/* a chunk of one of the files' blobs */
+struct cover_chunk {
+	sqlite3_int64 chunk;
+	uint32_t blob;		/* index into the distinct blobs */
 };
 
-struct cover {
-	struct cover_slot *tab;
-	size_t cap;
-	sqlite3_int64 *blob_ids;	/* the files' blobs, distinct */
-	uint32_t *mask;			/* per blob: the terms its chunks hold */
-	size_t blobs_nr, blobs_alloc;
-};
-
-static size_t cover_hash(sqlite3_int64 id, size_t cap)
+static int cmp_cover_chunk(const void *a, const void *b)
 {
-	return (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+	const struct cover_chunk *x = a, *y = b;
+
+	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
 }
 
-static void cover_put(struct cover *c, sqlite3_int64 chunk, uint32_t blob)
+static uint32_t cover_blob(sqlite3_int64 **ids, size_t *nr, size_t *alloc, sqlite3_int64 id)
 {
-	size_t i = cover_hash(chunk, c->cap);
-
-	while (c->tab[i].chunk && c->tab[i].chunk != chunk)
-		i = (i + 1) & (c->cap - 1);
-	c->tab[i].chunk = chunk;
-	c->tab[i].blob = blob;
-}
-
-static long cover_get(const struct cover *c, sqlite3_int64 chunk)
-{
-	size_t i = cover_hash(chunk, c->cap);
-
-	for (; c->tab[i].chunk; i = (i + 1) & (c->cap - 1))
-		if (c->tab[i].chunk == chunk)
-			return c->tab[i].blob;
-	return -1;
-}
-
-static uint32_t cover_blob(struct cover *c, sqlite3_int64 id)
-{
-	for (size_t i = 0; i < c->blobs_nr; i++)
-		if (c->blob_ids[i] == id)
+	for (size_t i = 0; i < *nr; i++)
+		if ((*ids)[i] == id)
 			return (uint32_t)i;
-	ALLOC_GROW(c->blob_ids, c->blobs_nr + 1, c->blobs_alloc);
-	c->blob_ids[c->blobs_nr] = id;
-	return (uint32_t)c->blobs_nr++;
+	ALLOC_GROW(*ids, *nr + 1, *alloc);
+	(*ids)[*nr] = id;
+	return (uint32_t)(*nr)++;
+}
+
+/* a statement stepped to its end: anything else is a damaged index */
+static void cover_done(struct rank_query *rq, int step)
+{
+	if (step != SQLITE_DONE)
+		die("index: %s", sqlite3_errmsg(rq->db));
 }
 
 struct path_terms {
@@ -113,13 +95,14 @@ static int cmp_df(const void *a, const void *b, void *arg)
 
 static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_t f_nr)
 {
-	struct cover c = { 0 };
-	struct cover_slot *ids = NULL;
-	size_t order[COVER_TERMS], n = 0, ids_nr = 0, ids_alloc = 0, g, k;
-	uint32_t *fblob;
+	struct cover_chunk *ch = NULL;
+	sqlite3_int64 *blobs = NULL;
+	size_t order[COVER_TERMS], n = 0, ch_nr = 0, ch_alloc = 0, blobs_nr = 0, blobs_alloc = 0, g, k;
+	uint32_t *fblob, *mask;
 	double total = 0;
 	long rows = 0;
 	sqlite3_stmt *st;
+	int step;
 
 	if (!rq->used[SIG_KEYWORD] || !rq->terms_nr)
 		return;
@@ -133,50 +116,42 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	}
 	if (!n || total <= 0)
 		return;
-	/* the chunks of the files' blobs */
+	/* the chunks of the blobs of the files of code, by chunk id */
 	fblob = xcalloc(f_nr, sizeof(*fblob));
 	for (g = 0; g < f_nr; g++)
 		if (f[g].rank && is_code(f[g].best))
-			fblob[g] = cover_blob(&c, f[g].best->blob);
-	if (!c.blobs_nr) {	/* no file of code: nothing to look up */
+			fblob[g] = cover_blob(&blobs, &blobs_nr, &blobs_alloc, f[g].best->blob);
+	if (!blobs_nr) {	/* no file of code: nothing to look up */
 		free(fblob);
 		return;
 	}
-	c.mask = xcalloc(c.blobs_nr, sizeof(*c.mask));
+	mask = xcalloc(blobs_nr, sizeof(*mask));
 	st = rank_stmt(rq->r, "SELECT id FROM chunks WHERE blob_id = ?1");
-	for (size_t b = 0; b < c.blobs_nr; b++) {
-		sqlite3_bind_int64(st, 1, c.blob_ids[b]);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			ALLOC_GROW(ids, ids_nr + 1, ids_alloc);
-			ids[ids_nr].chunk = sqlite3_column_int64(st, 0);
-			ids[ids_nr++].blob = (uint32_t)b;
+	for (size_t b = 0; b < blobs_nr; b++) {
+		sqlite3_bind_int64(st, 1, blobs[b]);
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			ALLOC_GROW(ch, ch_nr + 1, ch_alloc);
+			ch[ch_nr].chunk = sqlite3_column_int64(st, 0);
+			ch[ch_nr++].blob = (uint32_t)b;
 		}
+		cover_done(rq, step);
 		sqlite3_reset(st);
 	}
 	rank_stmt_done(rq->r, st);
-	for (c.cap = 16; c.cap < 2 * ids_nr + 2; c.cap *= 2)
-		;
-	c.tab = xcalloc(c.cap, sizeof(*c.tab));
-	for (size_t i = 0; i < ids_nr; i++)
-		cover_put(&c, ids[i].chunk, ids[i].blob);
-	free(ids);
+	qsort(ch, ch_nr, sizeof(*ch), cmp_cover_chunk);
 	/* each term's chunks */
 	st = rank_stmt(rq->r, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?1");
 	for (k = 0; k < n; k++) {
 		struct buf phrase = BUF_INIT;
-		buf_addch(&phrase, '"');
-		for (const char *p = rq->terms[order[k]].text; *p; p++) {
-			if (*p == '"')
-				buf_addch(&phrase, '"');
-			buf_addch(&phrase, *p);
-		}
-		buf_addch(&phrase, '"');
+		rank_fts_phrase(&phrase, rq->terms[order[k]].text);
 		sqlite3_bind_text(st, 1, phrase.buf, -1, SQLITE_TRANSIENT);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			long b = cover_get(&c, sqlite3_column_int64(st, 0));
-			if (b >= 0)
-				c.mask[b] |= 1u << k;
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+			struct cover_chunk key = { sqlite3_column_int64(st, 0), 0 };
+			const struct cover_chunk *c = ch_nr ? bsearch(&key, ch, ch_nr, sizeof(*ch), cmp_cover_chunk) : NULL;
+			if (c)
+				mask[c->blob] |= 1u << k;
 		}
+		cover_done(rq, step);
 		sqlite3_reset(st);
 		buf_release(&phrase);
 	}
@@ -188,16 +163,16 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		if (!f[g].rank || !is_code(f[g].best))
 			continue;
 		index_terms(f[g].best->path, strlen(f[g].best->path), path_term, &pt);
-		pt.mask |= c.mask[fblob[g]];
+		pt.mask |= mask[fblob[g]];
 		for (k = 0; k < n; k++)
 			if (pt.mask & (1u << k))
 				got += rq->terms[order[k]].weight;
 		f[g].x[RF_COVERAGE] = got / total;
 	}
 	free(fblob);
-	free(c.tab);
-	free(c.mask);
-	free(c.blob_ids);
+	free(ch);
+	free(mask);
+	free(blobs);
 	rank_tr(rq, "coverage");
 }
 

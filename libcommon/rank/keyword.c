@@ -184,13 +184,22 @@ static size_t keyword_top(struct rank_query *rq, const char *match, const double
 	return n;
 }
 
+void rank_fts_phrase(struct buf *q, const char *term)
+{
+	buf_addch(q, '"');
+	for (; *term; term++) {
+		if (*term == '"')
+			buf_addch(q, '"');
+		buf_addch(q, *term);
+	}
+	buf_addch(q, '"');
+}
+
 static void add_phrase(struct buf *q, const char *sep, const char *text)
 {
 	if (q->len && q->buf[q->len - 1] != '(')
 		buf_addstr(q, sep);
-	buf_addch(q, '"');
-	buf_addstr(q, text);
-	buf_addch(q, '"');
+	rank_fts_phrase(q, text);
 }
 
 /* The keyword query's phrases: the telling terms, each weighed. */
