@@ -461,7 +461,7 @@ static int run_query(struct options *o, const struct ranker *r, const char *q, s
 		ret = EXIT_USAGE;
 		goto done;
 	}
-	if ((o->r.learned || o->r.features) && rank_learned_fusion(&rq) < 0) {
+	if ((o->r.learned || o->r.features || o->r.chunk_features) && rank_learned_fusion(&rq) < 0) {
 		ret = EXIT_IO;
 		goto done;
 	}

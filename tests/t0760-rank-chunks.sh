@@ -6,8 +6,9 @@
 # same either way; a class with no candidate method stays the hit of its file;
 # the context bundle starts from the method too; a bad value is an error.
 # --chunk-features writes each chunk's features (a call, a traceback frame, a
-# name the query has); a model's chunk member orders them (--chunk-order model,
-# the default with the learned fusion).
+# name the query has, the share of the query's terms it holds); a model's
+# chunk member orders them (--chunk-order model, the default with the learned
+# fusion).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -117,9 +118,17 @@ test_expect_success '--chunk-features: each chunk of the best files, its name an
 	save_session 0 1 1 0
 	EOF
 	test_cmp want got &&
-	"$JQ" -r "select(._type != \"chunk_features\" or .file_rank < 1 or (.x | length) != 25) | .path" cf >bad &&
+	"$JQ" -r "select(._type != \"chunk_features\" or .file_rank < 1 or (.x | length) != 26) | .path" cf >bad &&
 	test_must_be_empty bad &&
 	"$JQ" -r "select(.name == \"open_session\") | .x.name_parts" cf >got && echo 1 >want && test_cmp want got
+'
+
+test_expect_success '--chunk-features: coverage, the share of the query'"'"'s terms each chunk holds' '
+	(cd repo && ci-rank --mode keyword --chunk-features ../cov where is the session cookie signed >/dev/null) &&
+	"$JQ" -s -e "map(select(.name == \"SecureCookieSessionInterface\")) | .[0].x.coverage == 1" cov &&
+	"$JQ" -s -e "map(select(.name == \"open_session\")) | .[0].x.coverage | . > 0 and . < 1" cov &&
+	"$JQ" -s -e "map(select(.path == \"web/models.py\")) | length > 0 and all(.x.coverage > 0)" cov &&
+	"$JQ" -s -e "map(.x.coverage) | all(. >= 0 and . <= 1)" cov
 '
 
 test_expect_success '--chunk-features writes the same with --chunk-order fused, which orders nothing' '

@@ -31,6 +31,11 @@ static int is_code(const struct rank_cand *b)
  * every word of the project.  A term's chunks are read from its doclist, the
  * rarest terms first, until COVER_ROWS rows: a term past that (common in a
  * large index) counts neither for nor against a file.
+ *
+ * The same doclists give each chunk of those files its own coverage (the
+ * share its text holds, its path aside), kept in rq->cover for the order of
+ * a file's chunks (chunks.c): a commit's function often holds more of the
+ * query's words than the function the keyword signal ranks first.
  */
 #define COVER_ROWS 40000
 #define COVER_TERMS 32
@@ -39,6 +44,7 @@ static int is_code(const struct rank_cand *b)
 struct cover_chunk {
 	sqlite3_int64 chunk;
 	uint32_t blob;		/* index into the distinct blobs */
+	uint32_t mask;		/* the terms (bits of the order read) it holds */
 };
 
 static int cmp_cover_chunk(const void *a, const void *b)
@@ -104,6 +110,9 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 	sqlite3_stmt *st;
 	int step;
 
+	free(rq->cover);
+	rq->cover = NULL;
+	rq->cover_nr = 0;
 	if (!rq->used[SIG_KEYWORD] || !rq->terms_nr)
 		return;
 	/* the terms read, rarest first, while their doclists stay within COVER_ROWS */
@@ -132,6 +141,7 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			ALLOC_GROW(ch, ch_nr + 1, ch_alloc);
 			ch[ch_nr].chunk = sqlite3_column_int64(st, 0);
+			ch[ch_nr].mask = 0;
 			ch[ch_nr++].blob = (uint32_t)b;
 		}
 		cover_done(rq, step);
@@ -146,16 +156,32 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		rank_fts_phrase(&phrase, rq->terms[order[k]].text);
 		sqlite3_bind_text(st, 1, phrase.buf, -1, SQLITE_TRANSIENT);
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-			struct cover_chunk key = { sqlite3_column_int64(st, 0), 0 };
-			const struct cover_chunk *c = ch_nr ? bsearch(&key, ch, ch_nr, sizeof(*ch), cmp_cover_chunk) : NULL;
-			if (c)
+			struct cover_chunk key = { sqlite3_column_int64(st, 0), 0, 0 };
+			struct cover_chunk *c = ch_nr ? bsearch(&key, ch, ch_nr, sizeof(*ch), cmp_cover_chunk) : NULL;
+			if (c) {
 				mask[c->blob] |= 1u << k;
+				c->mask |= 1u << k;
+			}
 		}
 		cover_done(rq, step);
 		sqlite3_reset(st);
 		buf_release(&phrase);
 	}
 	rank_stmt_done(rq->r, st);
+	/* each chunk's own share, of those that hold a term (in chunk id order, as ch is) */
+	for (size_t i = 0; i < ch_nr; i++)
+		rq->cover_nr += ch[i].mask != 0;
+	rq->cover = rq->cover_nr ? xmalloc(rq->cover_nr * sizeof(*rq->cover)) : NULL;
+	for (size_t i = 0, j = 0; i < ch_nr; i++) {
+		double got = 0;
+		if (!ch[i].mask)
+			continue;
+		for (k = 0; k < n; k++)
+			if (ch[i].mask & (1u << k))
+				got += rq->terms[order[k]].weight;
+		rq->cover[j].chunk = ch[i].chunk;
+		rq->cover[j++].share = got / total;
+	}
 	/* and each file's path */
 	for (g = 0; g < f_nr; g++) {
 		struct path_terms pt = { rq, order, n, 0 };

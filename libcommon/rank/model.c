@@ -37,7 +37,7 @@ const char *const rank_chunk_feat_name[RC_NR] = {
 	[RC_POSITION] = "position", [RC_Q_NAMES_CHUNK] = "q_names_chunk",
 	[RC_Q_NAMES_SCOPE] = "q_names_scope", [RC_NAME_PARTS] = "name_parts", [RC_FILE_CANDS] = "file_cands",
 	[RC_DUNDER] = "dunder", [RC_PRIVATE] = "private", [RC_INTENT_ISSUE] = "intent_issue",
-	[RC_Q_CALLS] = "q_calls", [RC_Q_FRAME] = "q_frame",
+	[RC_Q_CALLS] = "q_calls", [RC_Q_FRAME] = "q_frame", [RC_COVERAGE] = "coverage",
 };
 
 static int finite_number(json_t *v, double *out)

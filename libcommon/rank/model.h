@@ -108,6 +108,7 @@ enum rank_chunk_feat {
 	RC_INTENT_ISSUE,	/* the query reads as an issue text */
 	RC_Q_CALLS,		/* the query has its name as a call or attribute: name( or .name */
 	RC_Q_FRAME,		/* a traceback frame of the query is in it: ", in name" ending a line */
+	RC_COVERAGE,		/* of the query's telling terms' weight, the share it holds (features.c) */
 	RC_NR
 };
 

@@ -233,6 +233,12 @@ struct rank_cand {
 struct rank_cand_slot;
 struct rank_chunk_model;
 
+/* A chunk's coverage: of the query's telling terms' weight, the share it holds (features.c). */
+struct rank_cover {
+	sqlite3_int64 chunk;
+	double share;
+};
+
 /* One query. */
 struct rank_query {
 	const struct ranker *r;		/* the index */
@@ -264,6 +270,9 @@ struct rank_query {
 	double confidence;		/* learned fusion: the calibrated probability that the top
 					 * file in scope is right (model.h); -1 when none */
 	struct rank_chunk_model *chunk_model;	/* learned fusion: its model's chunk member, or NULL */
+	struct rank_cover *cover;	/* the chunks of the files of code coverage read that hold a
+					 * term, by chunk id (features.c) */
+	size_t cover_nr;
 };
 
 /* A query of text over r with options o (both borrowed).  Cannot fail. */

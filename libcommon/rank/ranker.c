@@ -102,6 +102,9 @@ void rank_query_release(struct rank_query *rq)
 	rq->clean = NULL;
 	free(rq->chunk_model);
 	rq->chunk_model = NULL;
+	free(rq->cover);
+	rq->cover = NULL;
+	rq->cover_nr = 0;
 	huge_free(rq->sizes, rq->sizes_blocks * 4 * CI_SIZES_BLOCK);
 	free(rq->sizes_state);
 	rq->sizes = rq->sizes_state = NULL;
