@@ -210,23 +210,6 @@ static int names(const struct chunk_ctx *cx, const char *s)
 	return rank_qwords_has(&cx->words, s, strlen(s));
 }
 
-static int cmp_cover(const void *a, const void *b)
-{
-	const struct rank_cover *x = a, *y = b;
-
-	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
-}
-
-/* The coverage of chunk id (features.c), 0 when it holds no term or was not read. */
-static double chunk_coverage(const struct rank_query *rq, sqlite3_int64 id)
-{
-	struct rank_cover key = { id, 0 };
-	const struct rank_cover *c = rq->cover_nr ? bsearch(&key, rq->cover, rq->cover_nr, sizeof(*rq->cover),
-							    cmp_cover) : NULL;
-
-	return c ? c->share : 0;
-}
-
 /* 1 / the rank of v[i] by signal s among v[0 .. n), or 0 when it has no value in s. */
 static double file_rr(const struct rank_query *rq, struct rank_cand **v, size_t n, size_t i, int s)
 {
@@ -277,7 +260,7 @@ static void chunk_features(const struct rank_query *rq, const struct chunk_ctx *
 	x[RC_INTENT_ISSUE] = rq->intent == INTENT_ISSUE;
 	x[RC_Q_CALLS] = name && rank_qwords_has(&cx->calls, name, strlen(name));
 	x[RC_Q_FRAME] = name && rank_qwords_has(&cx->frames, name, strlen(name));
-	x[RC_COVERAGE] = chunk_coverage(rq, c->chunk);
+	x[RC_COVERAGE] = rank_chunk_coverage(rq, c->chunk);
 }
 
 /* One chunk's features as a record of --chunk-features. */

@@ -33,25 +33,27 @@ static int is_code(const struct rank_cand *b)
  * large index) counts neither for nor against a file.
  *
  * The same doclists give each chunk of those files its own coverage (the
- * share its text holds, its path aside), kept in rq->cover for the order of
- * a file's chunks (chunks.c): a commit's function often holds more of the
+ * share its text holds, its path aside): rq->cover, for the order of a file's
+ * chunks (chunks.c), where a commit's function often holds more of the
  * query's words than the function the keyword signal ranks first.
  */
 #define COVER_ROWS 40000
 #define COVER_TERMS 32
 
-/* a chunk of one of the files' blobs */
-struct cover_chunk {
-	sqlite3_int64 chunk;
-	uint32_t blob;		/* index into the distinct blobs */
-	uint32_t mask;		/* the terms (bits of the order read) it holds */
-};
-
 static int cmp_cover_chunk(const void *a, const void *b)
 {
-	const struct cover_chunk *x = a, *y = b;
+	const struct rank_cover *x = a, *y = b;
 
 	return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+double rank_chunk_coverage(const struct rank_query *rq, sqlite3_int64 id)
+{
+	struct rank_cover key = { .chunk = id };
+	const struct rank_cover *c = rq->cover_nr ? bsearch(&key, rq->cover, rq->cover_nr, sizeof(*rq->cover),
+							    cmp_cover_chunk) : NULL;
+
+	return c ? c->share : 0;
 }
 
 static uint32_t cover_blob(sqlite3_int64 **ids, size_t *nr, size_t *alloc, sqlite3_int64 id)
@@ -101,7 +103,7 @@ static int cmp_df(const void *a, const void *b, void *arg)
 
 static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_t f_nr)
 {
-	struct cover_chunk *ch = NULL;
+	struct rank_cover *ch = NULL;
 	sqlite3_int64 *blobs = NULL;
 	size_t order[COVER_TERMS], n = 0, ch_nr = 0, ch_alloc = 0, blobs_nr = 0, blobs_alloc = 0, g, k;
 	uint32_t *fblob, *mask;
@@ -141,6 +143,7 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			ALLOC_GROW(ch, ch_nr + 1, ch_alloc);
 			ch[ch_nr].chunk = sqlite3_column_int64(st, 0);
+			ch[ch_nr].share = 0;
 			ch[ch_nr].mask = 0;
 			ch[ch_nr++].blob = (uint32_t)b;
 		}
@@ -156,8 +159,8 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		rank_fts_phrase(&phrase, rq->terms[order[k]].text);
 		sqlite3_bind_text(st, 1, phrase.buf, -1, SQLITE_TRANSIENT);
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-			struct cover_chunk key = { sqlite3_column_int64(st, 0), 0, 0 };
-			struct cover_chunk *c = ch_nr ? bsearch(&key, ch, ch_nr, sizeof(*ch), cmp_cover_chunk) : NULL;
+			struct rank_cover key = { .chunk = sqlite3_column_int64(st, 0) };
+			struct rank_cover *c = ch_nr ? bsearch(&key, ch, ch_nr, sizeof(*ch), cmp_cover_chunk) : NULL;
 			if (c) {
 				mask[c->blob] |= 1u << k;
 				c->mask |= 1u << k;
@@ -168,19 +171,13 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		buf_release(&phrase);
 	}
 	rank_stmt_done(rq->r, st);
-	/* each chunk's own share, of those that hold a term (in chunk id order, as ch is) */
-	for (size_t i = 0; i < ch_nr; i++)
-		rq->cover_nr += ch[i].mask != 0;
-	rq->cover = rq->cover_nr ? xmalloc(rq->cover_nr * sizeof(*rq->cover)) : NULL;
-	for (size_t i = 0, j = 0; i < ch_nr; i++) {
+	/* each chunk's own share */
+	for (size_t i = 0; i < ch_nr; i++) {
 		double got = 0;
-		if (!ch[i].mask)
-			continue;
 		for (k = 0; k < n; k++)
 			if (ch[i].mask & (1u << k))
 				got += rq->terms[order[k]].weight;
-		rq->cover[j].chunk = ch[i].chunk;
-		rq->cover[j++].share = got / total;
+		ch[i].share = got / total;
 	}
 	/* and each file's path */
 	for (g = 0; g < f_nr; g++) {
@@ -196,9 +193,10 @@ static void file_coverage(struct rank_query *rq, struct rank_file_feat *f, size_
 		f[g].x[RF_COVERAGE] = got / total;
 	}
 	free(fblob);
-	free(ch);
 	free(mask);
 	free(blobs);
+	rq->cover = ch;		/* kept, by chunk id, for rank_chunk_coverage() */
+	rq->cover_nr = ch_nr;
 	rank_tr(rq, "coverage");
 }
 

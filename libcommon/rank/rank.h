@@ -47,6 +47,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -233,10 +234,12 @@ struct rank_cand {
 struct rank_cand_slot;
 struct rank_chunk_model;
 
-/* A chunk's coverage: of the query's telling terms' weight, the share it holds (features.c). */
+/* A chunk of a file of code that coverage read (features.c). */
 struct rank_cover {
 	sqlite3_int64 chunk;
-	double share;
+	double share;		/* of the query's telling terms' weight, what its text holds */
+	uint32_t blob;		/* index into the distinct blobs of the files read */
+	uint32_t mask;		/* the terms it holds (bits, in the order they were read) */
 };
 
 /* One query. */
@@ -270,8 +273,8 @@ struct rank_query {
 	double confidence;		/* learned fusion: the calibrated probability that the top
 					 * file in scope is right (model.h); -1 when none */
 	struct rank_chunk_model *chunk_model;	/* learned fusion: its model's chunk member, or NULL */
-	struct rank_cover *cover;	/* the chunks of the files of code coverage read that hold a
-					 * term, by chunk id (features.c) */
+	struct rank_cover *cover;	/* the chunks of the files of code coverage read, by chunk id
+					 * (features.c; rank_chunk_coverage() looks one up) */
 	size_t cover_nr;
 };
 

@@ -24,6 +24,8 @@ sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql);
  * given back with rank_stmt_done (reset; finalized where there is no cache).
  */
 sqlite3_stmt *rank_stmt(const struct ranker *r, const char *sql);
+/* The coverage of chunk id (features.c): 0 when it holds no term or was not read. */
+double rank_chunk_coverage(const struct rank_query *rq, sqlite3_int64 id);
 /* term appended to q as an FTS5 string: in double quotes, a quote doubled (keyword.c). */
 void rank_fts_phrase(struct buf *q, const char *term);
 /* Does r's connection keep its statements (rank_stmt's cache: a shard server's)? */
