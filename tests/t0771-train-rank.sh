@@ -11,7 +11,9 @@
 # validation, on the validation queries); platt-margin maps the logit and the
 # margin over the second file, and ci-rank reads that map; --recalibrate
 # fits only the maps of a kept model again.  --chunks fits the
-# chunk member on chunk dumps (a gold function by name), which ci-rank reads.
+# chunk member on chunk dumps (a gold function by name), which ci-rank reads;
+# --chunk-gold functions takes a class header for gold only where none of its
+# file's functions is, --chunk-drop leaves features out.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -235,6 +237,50 @@ test_expect_code 1 '--chunks with no relevant file that has gold functions' '
 	/usr/bin/python3 "$train" --keep m.json --chunks nogold.jsonl cval.jsonl 2>err
 '
 test_expect_success '... says so' 'test_grep "no relevant file with a gold function" err'
+
+# cchunks <seed> <repos...>: 10 queries a repository, a relevant file of a
+# class header K and four methods, the gold spans the class and one method (as
+# mine-history names a class whose lines outside its methods a commit touched)
+cchunks() {
+	seed=$1; shift
+	for r in "$@"; do echo "$r"; done | awk -v seed="$seed" 'BEGIN { srand(seed) }
+	{
+		for (q = 1; q <= 10; q++) {
+			good = int(rand() * 4) + 1
+			printf "{\"_type\":\"chunk_features\",\"path\":\"a.py\",\"file_rank\":1,\"kind\":\"class\",\"name\":\"K\",\"scope\":null,\"x\":{\"keyword\":%.4f,\"evidence\":0.5,\"header\":1},\"id\":\"%s-%d\",\"repo\":\"%s\",\"mode\":\"hybrid\",\"relevant_file\":true,\"spans\":[\"K\",\"K.f%d\"],\"lines\":[]}\n",
+				rand() * 0.5, $1, q, $1, good
+			for (c = 1; c <= 4; c++)
+				printf "{\"_type\":\"chunk_features\",\"path\":\"a.py\",\"file_rank\":1,\"kind\":\"method\",\"name\":\"f%d\",\"scope\":\"K\",\"x\":{\"keyword\":%.4f,\"evidence\":%.4f,\"header\":0},\"id\":\"%s-%d\",\"repo\":\"%s\",\"mode\":\"hybrid\",\"relevant_file\":true,\"spans\":[\"K\",\"K.f%d\"],\"lines\":[]}\n",
+					c, rand() * 0.5 + (c == good ? 0.5 : 0), 1 - c / 10, $1, q, $1, good
+		}
+	}'
+}
+
+# weight <model> <feature>: the chunk member's weight of a feature
+weight() { "$JQ" -r ".chunk.features[] | select(.name == \"$2\") | .weight" "$1"; }
+
+test_expect_success '--chunk-gold functions: a class header is not gold where one of its methods is' '
+	cchunks 3 t/a t/b t/c >htrain.jsonl &&
+	cchunks 4 v/a v/b >hval.jsonl &&
+	/usr/bin/python3 "$train" --keep m.json --c 1 --objective pointwise --chunks htrain.jsonl hval.jsonl -o many.json 2>/dev/null &&
+	/usr/bin/python3 "$train" --keep m.json --c 1 --objective pointwise --chunk-gold functions \
+		--chunks htrain.jsonl hval.jsonl -o mfn.json 2>/dev/null &&
+	"$JQ" -e ".trained.chunk.training_gold == \"any\"" many.json &&
+	"$JQ" -e ".trained.chunk.training_gold == \"functions\"" mfn.json &&
+	awk -v a="$(weight many.json header)" -v f="$(weight mfn.json header)" "BEGIN { exit !(a > 0 && f < 0) }"
+'
+
+test_expect_success '--chunk-drop: the features named are left out of the chunk member' '
+	/usr/bin/python3 "$train" --keep m.json --c 1 --objective pointwise --chunk-drop header \
+		--chunks htrain.jsonl hval.jsonl -o mdrop.json 2>/dev/null &&
+	"$JQ" -e "(.chunk.features | map(.name) | index(\"header\") == null and index(\"keyword\") != null) and
+		.trained.chunk.features_left_out == [\"header\"]" mdrop.json
+'
+
+test_expect_code 2 '--chunk-drop of a feature the dumps lack' '
+	/usr/bin/python3 "$train" --keep m.json --chunk-drop nosuch --chunks htrain.jsonl hval.jsonl -o none.json 2>err
+'
+test_expect_success '... says so' 'test_grep "no chunk feature nosuch to leave out" err'
 
 test_expect_code 3 'a missing dump' '/usr/bin/python3 "$train" none.jsonl nval.jsonl 2>err'
 test_expect_success '... says so' 'test_grep "cannot open .none.jsonl." err'
