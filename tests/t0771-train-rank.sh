@@ -271,7 +271,7 @@ test_expect_success '--chunk-gold functions: a class header is not gold where on
 '
 
 test_expect_success '--chunk-drop: the features named are left out of the chunk member' '
-	/usr/bin/python3 "$train" --keep m.json --c 1 --objective pointwise --chunk-drop header \
+	/usr/bin/python3 "$train" --keep m.json --c 1 --objective pointwise --chunk-drop "header, header" \
 		--chunks htrain.jsonl hval.jsonl -o mdrop.json 2>/dev/null &&
 	"$JQ" -e "(.chunk.features | map(.name) | index(\"header\") == null and index(\"keyword\") != null) and
 		.trained.chunk.features_left_out == [\"header\"]" mdrop.json
@@ -281,6 +281,14 @@ test_expect_code 2 '--chunk-drop of a feature the dumps lack' '
 	/usr/bin/python3 "$train" --keep m.json --chunk-drop nosuch --chunks htrain.jsonl hval.jsonl -o none.json 2>err
 '
 test_expect_success '... says so' 'test_grep "no chunk feature nosuch to leave out" err'
+
+test_expect_code 2 '--chunk-drop without --chunks' '
+	/usr/bin/python3 "$train" --keep m.json --chunk-drop header --history htrain.jsonl hval.jsonl -o none.json 2>err
+'
+test_expect_success '... says so, and writes nothing' '
+	test_grep "chunk-drop: expected --chunks" err &&
+	test ! -e none.json
+'
 
 test_expect_code 3 'a missing dump' '/usr/bin/python3 "$train" none.jsonl nval.jsonl 2>err'
 test_expect_success '... says so' 'test_grep "cannot open .none.jsonl." err'
