@@ -12,6 +12,8 @@
 # under /var/tmp/corpus, copied into /var/tmp/ci-rank-bench) once, then runs a
 # fixed set of hybrid queries <runs> times each (default 5) and prints p50/p95
 # latency next to the targets (p50 < 20 ms, p95 < 50 ms on 100k chunks).
+# CI_RANK_ARGS: more ci-rank options for every query (e.g. --chunk-expand 0,
+# to compare a default with another value in two runs).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${CI_BIN:-$here/..}
@@ -61,7 +63,8 @@ for q in "inode cache eviction" "schedule_timeout" "tcp retransmit timer" "page 
 		# fork, and their cost (about 5 ms here) was counted as ci-rank's
 		cd "$tree"
 		t0=${EPOCHREALTIME/./}
-		"$bin/ci-rank" --index "$db" "$q" >/dev/null || true
+		# shellcheck disable=SC2086
+		"$bin/ci-rank" --index "$db" ${CI_RANK_ARGS:-} "$q" >/dev/null || true
 		t1=${EPOCHREALTIME/./}
 		cd - >/dev/null
 		echo $(( (t1 - t0) / 1000 )) >>"$times"

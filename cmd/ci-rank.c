@@ -61,6 +61,9 @@ static const char usage_text[] =
 	"                          chunk member, so its hit is the function that answers;\n"
 	"                          evidence without one), evidence (by their own keyword,\n"
 	"                          symbol and semantic ranks) or fused (by the fused score)\n"
+	"      --chunk-expand <n>  every chunk of the first <n> files a candidate for the\n"
+	"                          chunk order, not only those a signal found (0-20;\n"
+	"                          default 5; 0: those only)\n"
 	"      --chunk-features <file> write the features of the best files' chunks\n"
 	"                          (NDJSON) to <file>\n"
 	"      --semantic-idf <p>  weigh the query's words by their idf in the index to\n"
@@ -90,7 +93,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE,
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_CHUNK_EXPAND, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE,
 	OPT_SEM_PATH };
 
 static const struct option long_options[] = {
@@ -120,6 +123,7 @@ static const struct option long_options[] = {
 	{ "features", required_argument, NULL, OPT_FEATURES },
 	{ "chunk-order", required_argument, NULL, OPT_CHUNK_ORDER },
 	{ "chunk-features", required_argument, NULL, OPT_CHUNK_FEATURES },
+	{ "chunk-expand", required_argument, NULL, OPT_CHUNK_EXPAND },
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
 	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
@@ -235,6 +239,7 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 				    optarg);
 		break;
 	case OPT_CHUNK_FEATURES: r->chunk_features = optarg; break;
+	case OPT_CHUNK_EXPAND: r->chunk_expand = (int)parse_long_arg(usage_text, "--chunk-expand", optarg, 0, 20); break;
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
 	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;

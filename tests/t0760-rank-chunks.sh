@@ -8,7 +8,8 @@
 # --chunk-features writes each chunk's features (a call, a traceback frame, a
 # name the query has, the share of the query's terms it holds); a model's
 # chunk member orders them (--chunk-order model, the default with the learned
-# fusion).
+# fusion); every chunk of the first files is a candidate for that order
+# (--chunk-expand), not only those a signal found.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -153,5 +154,47 @@ test_expect_success 'a model'"'"'s chunk member orders a file'"'"'s chunks; evid
 test_expect_code 3 '--chunk-features to a file that cannot be written: an error' \
 	'(cd repo && ci-rank --mode keyword --chunk-features /nonexistent/dir/cf session cookie) 2>err'
 test_expect_success '... that says so' 'test_grep "cannot open ./nonexistent/dir/cf" err'
+
+test_expect_success 'setup: a function no signal finds, after one that a signal does' '
+	cat >repo/web/signing.py <<-\EOF &&
+	def sign_cookie(value):
+	    """Sign the session cookie."""
+	    return hmac_digest(value)
+
+
+	def hmac_digest(value):
+	    return value[::-1]
+	EOF
+	(cd repo && git add . && git commit -q -m signing && ci-index update)
+'
+
+test_expect_success '--chunk-expand (5 by default): every chunk of the first files a candidate, the files unchanged' '
+	"$JQ" -c ". + {chunk: {bias: 0, features: [{name: \"position\", mean: 0, scale: 1, weight: 5}]}}" \
+		"$CI_SRC_DIR/share/rank/model.json" >last.json &&
+	(cd repo && ci-rank --model ../last.json --chunk-expand 0 --chunk-features ../x0 where is the session cookie signed >../e0 &&
+	 ci-rank --model ../last.json --chunk-features ../x5 where is the session cookie signed >../e5) &&
+	"$JQ" -r "select(.path == \"web/signing.py\") | .name" x0 >got && echo sign_cookie >want && test_cmp want got &&
+	"$JQ" -r "select(.path == \"web/signing.py\") | .name" x5 | sort >got &&
+	printf "hmac_digest\nsign_cookie\n" >want && test_cmp want got &&
+	"$JQ" -r "select(.path == \"web/signing.py\" and .name == \"hmac_digest\") | .x.keyword" x5 >got &&
+	echo 0 >want && test_cmp want got &&
+	hits e0 | grep "^web/signing.py " >got && echo "web/signing.py function sign_cookie" >want && test_cmp want got &&
+	hits e5 | grep "^web/signing.py " >got && echo "web/signing.py function hmac_digest" >want && test_cmp want got &&
+	"$JQ" -r "select(._type == \"hit\") | \"\(.path) \(.score)\"" e0 >f0 &&
+	"$JQ" -r "select(._type == \"hit\") | \"\(.path) \(.score)\"" e5 >f5 && test_cmp f0 f5 &&
+	(cd repo && ci-rank --model ../last.json --chunk-expand 5 where is the session cookie signed >../e55) &&
+	test_cmp e5 e55
+'
+
+test_expect_success '--chunk-expand 1 reaches the first file in scope only' '
+	(cd repo && ci-rank --model ../last.json --chunk-expand 1 --chunk-features ../x1 where is the session cookie signed >/dev/null) &&
+	"$JQ" -r "select(.file_rank == 1) | .path" x1 | sort -u >first && test_line_count = 1 first &&
+	"$JQ" -r "select(.file_rank > 1) | .path" x1 | sort -u >rest &&
+	"$JQ" -r "select(.file_rank > 1) | .path" x0 | sort -u >rest0 && test_cmp rest0 rest
+'
+
+test_expect_code 2 '--chunk-expand takes 0 to 20' \
+	'(cd repo && ci-rank --chunk-expand 21 session cookie) 2>err'
+test_expect_success '... says so' 'test_grep "chunk-expand" err'
 
 test_done

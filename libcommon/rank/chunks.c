@@ -342,6 +342,83 @@ static void order_file(const struct rank_query *rq, struct chunk_ctx *cx, struct
 	}
 }
 
+/* Chunks of one file that --chunk-expand makes candidates, at most (a generated file can have thousands). */
+#define CHUNK_EXPAND_MAX 400
+
+static void set_fused(struct rank_cand *c, double s)
+{
+	c->fused = s;
+}
+
+/*
+ * Every chunk of the first nf files in scope made a candidate: a function
+ * that no signal found (its words are not the query's) can still be the one
+ * a file's chunk member shows.  The new chunks take just under the file's
+ * lowest fused score, and its best chunk's file-level values, so the files'
+ * order and their numbers are unchanged; chunk ordering then spreads each
+ * file's scores over all its chunks.  rq->cands is best first.
+ */
+static void expand_files(struct rank_query *rq, int nf)
+{
+	struct { char *path; sqlite3_int64 blob; double low; size_t best; } *f;
+	struct scored *v = NULL;
+	size_t f_nr = 0, v_nr = 0, v_alloc = 0, old = rq->cands_nr, i, k;
+	sqlite3_stmt *st;
+
+	f = xcalloc((size_t)nf, sizeof(*f));
+	for (i = 0; i < rq->cands_nr && f_nr < (size_t)nf; i++) {
+		const struct rank_cand *c = &rq->cands[i];
+		for (k = 0; k < f_nr && strcmp(f[k].path, c->path); k++)
+			;
+		if (k < f_nr || !rank_in_scope(rq, c))
+			continue;
+		f[f_nr].path = xstrdup(c->path);
+		f[f_nr].blob = c->blob;
+		f[f_nr].best = i;
+		f[f_nr].low = c->fused;
+		f_nr++;
+	}
+	for (i = 0; i < rq->cands_nr; i++)
+		for (k = 0; k < f_nr; k++)
+			if (!strcmp(f[k].path, rq->cands[i].path) && rq->cands[i].fused < f[k].low)
+				f[k].low = rq->cands[i].fused;
+	st = rank_prep(rq->db, "SELECT id FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
+	for (k = 0; k < f_nr; k++) {
+		sqlite3_bind_int64(st, 1, f[k].blob);
+		sqlite3_bind_int(st, 2, CHUNK_EXPAND_MAX);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			sqlite3_int64 id = sqlite3_column_int64(st, 0);
+			if (rank_find_cand(rq, id))
+				continue;
+			ALLOC_GROW(v, v_nr + 1, v_alloc);
+			v[v_nr].id = id;
+			v[v_nr].s = f[k].low * 0.999;	/* below the file's chunks: ties order by line */
+			v_nr++;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (v_nr)
+		rank_lookup_cands(rq, v, v_nr, set_fused);
+	/* the file-level values of the file's best chunk (rq->cands may have moved) */
+	for (i = old; i < rq->cands_nr; i++) {
+		struct rank_cand *c = &rq->cands[i];
+		for (k = 0; k < f_nr && strcmp(f[k].path, c->path); k++)
+			;
+		if (k == f_nr)
+			continue;
+		c->learned_p = rq->cands[f[k].best].learned_p;
+		c->sem_file = rq->cands[f[k].best].sem_file;
+		c->rrf_score = 0;
+	}
+	if (rq->cands_nr > old)
+		qsort(rq->cands, rq->cands_nr, sizeof(*rq->cands), rank_cmp_fused);
+	for (k = 0; k < f_nr; k++)
+		free(f[k].path);
+	free(f);
+	free(v);
+}
+
 static int cmp_group_best(const void *a, const void *b)
 {
 	const size_t *x = a, *y = b;
@@ -378,6 +455,10 @@ int rank_order_chunks(struct rank_query *rq)
 		rank_qwords_init(&cx.frames, frames.buf);
 		buf_release(&calls);
 		buf_release(&frames);
+	}
+	if (rq->o->chunk_expand > 0 && (cx.model || cx.dump) && !cx.keep) {
+		expand_files(rq, rq->o->chunk_expand);
+		n = rq->cands_nr;
 	}
 	v = xmalloc(n * sizeof(*v));
 	s = xmalloc(n * sizeof(*s));

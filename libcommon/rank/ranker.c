@@ -128,6 +128,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->threshold = 0.3;
 	o->learned = -1;
 	o->chunk_order = RANK_CHUNKS_MODEL;
+	o->chunk_expand = RANK_CHUNK_EXPAND;
 	o->sem_idf = RANK_SEM_IDF;
 	o->sem_title = -1;	/* by mode: RANK_SEM_TITLE in semantic mode, else 1 */
 	o->sem_path = -1;	/* by mode: RANK_SEM_PATH in semantic mode, else 0 */
