@@ -193,6 +193,15 @@ test_expect_success '--chunk-expand 1 reaches the first file in scope only' '
 	"$JQ" -r "select(.file_rank > 1) | .path" x0 | sort -u >rest0 && test_cmp rest0 rest
 '
 
+test_expect_success '--chunk-expand keeps --type and --path: the chunks it adds pass them too' '
+	(cd repo && ci-rank --model ../last.json --type class --limit 50 --per-file 50 where is the session cookie signed >../t5 &&
+	 ci-rank --model ../last.json --path web/signing.py --limit 50 --per-file 50 where is the session cookie signed >../p5) &&
+	"$JQ" -r "select(._type == \"hit\") | .kind" t5 | sort -u >got && echo class >want && test_cmp want got &&
+	"$JQ" -r "select(._type == \"hit\") | .path" p5 | sort -u >got && echo web/signing.py >want && test_cmp want got &&
+	"$JQ" -r "select(._type == \"hit\") | .name" p5 | sort >got &&
+	printf "hmac_digest\nsign_cookie\n" >want && test_cmp want got
+'
+
 test_expect_code 2 '--chunk-expand takes 0 to 20' \
 	'(cd repo && ci-rank --chunk-expand 21 session cookie) 2>err'
 test_expect_success '... says so' 'test_grep "chunk-expand" err'
