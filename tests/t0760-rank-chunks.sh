@@ -202,6 +202,13 @@ test_expect_success '--chunk-expand keeps --type and --path: the chunks it adds 
 	printf "hmac_digest\nsign_cookie\n" >want && test_cmp want got
 '
 
+test_expect_success '--chunk-expand: an added chunk has its file'"'"'s path signal, no keyword of its own' '
+	(cd repo && ci-rank --model ../last.json --explain --per-file 5 where does web/signing.py sign the session cookie >../ps) &&
+	"$JQ" -r "select(._type == \"hit\" and .path == \"web/signing.py\") | \"\(.name) \(.signals.keyword) \(.signals.path > 0)\"" ps |
+		sort >got &&
+	printf "hmac_digest 0 true\nsign_cookie 1 true\n" >want && test_cmp want got
+'
+
 test_expect_code 2 '--chunk-expand takes 0 to 20' \
 	'(cd repo && ci-rank --chunk-expand 21 session cookie) 2>err'
 test_expect_success '... says so' 'test_grep "chunk-expand" err'

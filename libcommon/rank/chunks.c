@@ -400,15 +400,25 @@ static void expand_files(struct rank_query *rq, int nf)
 	sqlite3_finalize(st);
 	if (v_nr)
 		rank_lookup_cands(rq, v, v_nr, set_fused);
-	/* the file-level values of the file's best chunk (rq->cands may have moved) */
+	/*
+	 * the file-level values of the file's best chunk (rq->cands may have
+	 * moved): the path, structure and change signals give every chunk of a
+	 * file the same value; the chunk order reads none of them
+	 */
 	for (i = old; i < rq->cands_nr; i++) {
 		struct rank_cand *c = &rq->cands[i];
 		for (k = 0; k < f_nr && strcmp(f[k].path, c->path); k++)
 			;
 		if (k == f_nr)
 			continue;
-		c->learned_p = rq->cands[f[k].best].learned_p;
-		c->sem_file = rq->cands[f[k].best].sem_file;
+		const struct rank_cand *b = &rq->cands[f[k].best];
+		static const int file_level[] = { SIG_PATH, SIG_STRUCTURE, SIG_CHANGE };
+		for (size_t j = 0; j < ARRAY_SIZE(file_level); j++) {
+			c->sig[file_level[j]] = b->sig[file_level[j]];
+			c->rank[file_level[j]] = b->rank[file_level[j]];
+		}
+		c->learned_p = b->learned_p;
+		c->sem_file = b->sem_file;
 		c->rrf_score = 0;
 	}
 	if (rq->cands_nr > old)
