@@ -384,9 +384,10 @@ static void expand_files(struct rank_query *rq, int nf)
 				f[k].low = rq->cands[i].fused;
 	st = rank_prep(rq->db, "SELECT id FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
 	for (k = 0; k < f_nr; k++) {
+		int step;
 		sqlite3_bind_int64(st, 1, f[k].blob);
 		sqlite3_bind_int(st, 2, CHUNK_EXPAND_MAX);
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			sqlite3_int64 id = sqlite3_column_int64(st, 0);
 			if (rank_find_cand(rq, id))
 				continue;
@@ -395,6 +396,8 @@ static void expand_files(struct rank_query *rq, int nf)
 			v[v_nr].s = f[k].low * 0.999;	/* below the file's chunks: ties order by line */
 			v_nr++;
 		}
+		if (step != SQLITE_DONE)	/* a damaged index: not an answer with fewer chunks */
+			die("index: %s", sqlite3_errmsg(rq->db));
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
