@@ -17,6 +17,8 @@
 #include "index/fork-server.h"
 #include "rank/rank.h"
 #include "rank/model.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -527,6 +529,7 @@ struct shards_query {
 	struct buf q;		/* the query's words */
 	struct rank_model model[RANK_MEMBERS];	/* the learned fusion's members (by RANK_MEMBER_*
 						   bits), read once (o.r.model_parsed) */
+	struct embed_model *path_model;	/* ci-code, read once when a member weighs path_cosine */
 };
 
 /*
@@ -573,6 +576,14 @@ static int shards_prepare(int argc, char **argv, void **state)
 			;
 		for (int j = 0; k == RANK_MEMBERS && j < RANK_MEMBERS; j++)
 			sq->o.r.model_parsed[j] = &sq->model[j];
+		/* path_cosine's model, once for every shard (a shard reads it itself when this fails) */
+		for (int j = 0; k == RANK_MEMBERS && j < RANK_MEMBERS; j++)
+			if (sq->model[j].weight[RF_PATH_COSINE] != 0) {
+				if (embed_model_open(&sq->path_model, embed_model_resolve("ci-code")) < 0)
+					sq->path_model = NULL;
+				break;
+			}
+		sq->o.r.path_model = sq->path_model;
 		util_report_to(NULL);
 		buf_release(&why);
 	}
@@ -602,6 +613,8 @@ static void shards_release(void *state)
 {
 	struct shards_query *sq = state;
 
+	if (sq->path_model)
+		embed_model_close(sq->path_model);
 	buf_release(&sq->q);
 	free(sq);
 }

@@ -69,7 +69,7 @@ test_expect_success '--features: a record a file in scope, ranked, every feature
 	! grep -q "tests/" paths &&
 	"$JQ" -s -c "[.[].rank]" f.jsonl >got &&
 	"$JQ" -s -c "[range(1; length + 1)]" f.jsonl >want && test_cmp want got &&
-	"$JQ" -s -e "map(.x | length) | unique == [40]" f.jsonl &&
+	"$JQ" -s -e "map(.x | length) | unique == [41]" f.jsonl &&
 	"$JQ" -c "select(._type == \"hit\") | .path" out | head -n 1 >h1 &&
 	"$JQ" -c "select(.rank == 1) | .path" f.jsonl >f1 && test_cmp h1 f1
 '
@@ -103,6 +103,20 @@ test_expect_success 'features: an HTML page and a style sheet are markup, and co
 	"$JQ" -s -c "map({(.path): [.x.markup, (.x.coverage > 0)]}) | add" web.jsonl >got &&
 	echo "{\"site/render.py\":[0,true],\"index.html\":[1,false],\"site/page.css\":[1,false]}" >want.json &&
 	"$JQ" -S -c . want.json >want && "$JQ" -S -c . got >got.s && test_cmp want got.s
+'
+
+test_expect_success 'features: path_cosine, the query and the file'"'"'s path in ci-code; read when weighed' '
+	(cd repo && ci-rank --features ../pc.jsonl the pricing of a cart >/dev/null) &&
+	"$JQ" -s -e "length > 1 and all(.x.path_cosine | . >= -1 and . <= 1) and (map(.x.path_cosine) | unique | length > 1)" pc.jsonl &&
+	model 0 path_cosine:50 >by-path.json &&
+	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 --model ../by-path.json the pricing of a cart >../pco 2>../trace) &&
+	test_grep "trace: path cosines" trace &&
+	"$JQ" -r "select(._type == \"hit\") | .path" pco >got &&
+	"$JQ" -s -r "sort_by(-.x.path_cosine, .rank) | .[].path" pc.jsonl >want &&
+	test_cmp want got &&
+	model 0 fused:1 >no-path.json &&
+	(cd repo && CI_RANK_TRACE=1 ci-rank --model ../no-path.json the pricing of a cart >/dev/null 2>../trace) &&
+	! grep -q "path cosines" trace
 '
 
 test_expect_success '--model: a model that favours tests puts the test first; the score is its probability' '

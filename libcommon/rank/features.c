@@ -9,6 +9,9 @@
 #include <math.h>
 #include "index/index.h"
 #include "rank/model.h"
+#include "embed/embed.h"
+#include "embed/embedtext.h"
+#include "embed/vec.h"
 
 /* HTML or a style sheet: the languages ci indexes as markup (parse/lang.c) */
 static int is_markup(const char *lang)
@@ -302,6 +305,49 @@ static void file_features(const struct rank_query *rq, struct rank_file_feat *ff
 	x[RF_INTENT_ISSUE] = rq->intent == INTENT_ISSUE;
 	x[RF_INTENT_NAME] = rq->intent == INTENT_NAME;
 	x[RF_Q_WORDS] = log1p((double)words);
+}
+
+/*
+ * A file's path says what it is about, and the query's words can mean it
+ * without being its words ("token" and jwt/api_jws.py).  Both embedded as
+ * ci-embed embeds a query: the path's words cut at '/', '_', '.' and case
+ * (src/_pytest/pathlib.py: src, pytest, pathlib, py).
+ */
+int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr)
+{
+	struct embed_model *m;
+	struct embed_work *w;
+	const int32_t *ids;
+	float *qv, *pv;
+	size_t n, dim;
+
+	if (rq->o->path_model)
+		m = rq->o->path_model;
+	else if (embed_model_open(&m, embed_model_resolve("ci-code")) < 0)
+		return error("path_cosine: cannot read the ci-code model");
+	w = embed_work_new(m);
+	dim = embed_dim(m);
+	qv = xmalloc(dim * sizeof(*qv));
+	pv = xmalloc(dim * sizeof(*pv));
+	ids = embed_tokenize(w, rq->text, strlen(rq->text), embed_max_tokens(m), &n);
+	embed_forward(w, &ids, &n, 1, qv);
+	for (size_t g = 0; g < nr; g++) {
+		const char *path = f[g].best->path;
+		if (!f[g].rank)
+			continue;
+		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
+		if (!n)
+			continue;
+		embed_forward(w, &ids, &n, 1, pv);
+		f[g].x[RF_PATH_COSINE] = vec_cosine(qv, pv, dim);
+	}
+	free(qv);
+	free(pv);
+	embed_work_free(w);
+	if (m != rq->o->path_model)
+		embed_model_close(m);
+	rank_tr(rq, "path cosines");
+	return 0;
 }
 
 struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_cand ***vp, size_t *nr)

@@ -25,7 +25,7 @@ const char *const rank_feat_name[RF_NR] = {
 	[RF_DEPTH] = "depth", [RF_LINES] = "lines", [RF_Q_NAMES_FILE] = "q_names_file",
 	[RF_Q_NAMES_DIR] = "q_names_dir", [RF_INTENT_ISSUE] = "intent_issue",
 	[RF_INTENT_NAME] = "intent_name", [RF_Q_WORDS] = "q_words", [RF_COVERAGE] = "coverage",
-	[RF_MARKUP] = "markup",
+	[RF_MARKUP] = "markup", [RF_PATH_COSINE] = "path_cosine",
 };
 
 const char *const rank_chunk_feat_name[RC_NR] = {

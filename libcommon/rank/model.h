@@ -71,6 +71,7 @@ enum rank_feat {
 	RF_Q_WORDS,		/* log(1 + the query's words) */
 	RF_COVERAGE,		/* of the query's telling terms' weight, the share a code file holds (features.c) */
 	RF_MARKUP,		/* HTML or a style sheet (CSS, SCSS, Less) */
+	RF_PATH_COSINE,		/* the cosine of the query's and the file path's ci-code vectors */
 	RF_NR
 };
 

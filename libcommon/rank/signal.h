@@ -269,6 +269,13 @@ struct rank_file_feat {
  * RANK_FEAT_FILES in scope; *v the candidates in the by-path order (malloc'd).
  */
 struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_cand ***v, size_t *nr);
+/*
+ * x[RF_PATH_COSINE] of the ranked files f[0 .. nr): the cosine of the query's
+ * and each file path's vectors in ci-code (share/models, whatever model the
+ * index's vectors are of), when a model weighs it or the features are
+ * written.  0, or -1 after a message (the model cannot be read).
+ */
+int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr);
 /* The features of the files ranked into o->features: 0, or -1 after a message. */
 int rank_write_features(const struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
 int rank_cmp_fused(const void *a, const void *b);
