@@ -401,8 +401,7 @@ struct chunker *chunker_new(const struct chunk_opts *opts)
 	if (c->opts.max_lines < 2)
 		c->opts.max_lines = 2;
 	c->parser = ts_parser_new();
-	/* a pathological file must not stall a whole repository */
-	ts_parser_set_timeout_micros(c->parser, 20 * 1000 * 1000);
+	/* a pathological file must not stall a whole repository: each parse is timed (lang_parse_timeout_us) */
 	c->qc = ts_query_cursor_new();
 	/* bound the work of tags queries on huge files */
 	ts_query_cursor_set_match_limit(c->qc, 4096);
@@ -593,6 +592,7 @@ static TSTree *parse_file(struct chunker *c)
 		text = copy;
 	}
 	ranged = exclude_attr_macros(c);
+	ts_parser_set_timeout_micros(c->parser, lang_parse_timeout_us(c->n));
 	tree = ts_parser_parse_string(c->parser, NULL, text, (uint32_t)c->n);
 	if (ranged)
 		ts_parser_set_included_ranges(c->parser, NULL, 0);

@@ -199,8 +199,7 @@ struct complexity *complexity_new(void)
 {
 	struct complexity *cx = xcalloc(1, sizeof(*cx));
 
-	cx->parser = ts_parser_new();
-	ts_parser_set_timeout_micros(cx->parser, 20 * 1000 * 1000);
+	cx->parser = ts_parser_new();	/* each parse timed: lang_parse_timeout_us */
 	return cx;
 }
 
@@ -274,6 +273,7 @@ int complexity_of(struct complexity *cx, const struct lang *l, const char *data,
 	ts_parser_reset(cx->parser);
 	if (!ts_parser_set_language(cx->parser, l->grammar()))
 		return 1;
+	ts_parser_set_timeout_micros(cx->parser, lang_parse_timeout_us(n));
 	tree = ts_parser_parse_string(cx->parser, NULL, data, (uint32_t)n);
 	if (!tree)
 		return 1;

@@ -349,6 +349,13 @@ static void fill_all_langs(void)
 }
 
 /* Filled once, whichever thread asks first: a thread must never see it half done. */
+uint64_t lang_parse_timeout_us(size_t n)
+{
+	uint64_t us = 2000000 + 18 * (uint64_t)n;
+
+	return us < 20000000 ? us : 20000000;
+}
+
 const struct lang *const *lang_all(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -11,6 +11,7 @@
 #define CI_LANG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <tree_sitter/api.h>
 
 /* How the chunker treats a syntax node type (see chunk.c). */
@@ -69,5 +70,13 @@ void lang_tree_abandon(TSTree *t);
 int lang_nesting_exceeds(const struct lang *l, const char *data, size_t n, unsigned limit);
 /* The limit the chunker and the complexity counter use. */
 #define LANG_MAX_NESTING 4096
+/*
+ * The time a tree-sitter parse of n bytes may take, in microseconds, for
+ * ts_parser_set_timeout_micros(): 2 s and 18 us a byte, at most 20 s.  Some
+ * grammars loop on some inputs until the limit (tree-sitter-typescript on a
+ * 119-byte file, tests/fuzz/regress/chunk): a small file must not cost the
+ * limit of a megabyte's.
+ */
+uint64_t lang_parse_timeout_us(size_t n);
 
 #endif
