@@ -348,7 +348,6 @@ static void fill_all_langs(void)
 		all_langs[i] = &langs[i];
 }
 
-/* Filled once, whichever thread asks first: a thread must never see it half done. */
 uint64_t lang_parse_timeout_us(size_t n)
 {
 	uint64_t us = 2000000 + 18 * (uint64_t)n;
@@ -356,6 +355,7 @@ uint64_t lang_parse_timeout_us(size_t n)
 	return us < 20000000 ? us : 20000000;
 }
 
+/* Filled once, whichever thread asks first: a thread must never see it half done. */
 const struct lang *const *lang_all(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -356,7 +356,9 @@ static void set_fused(struct rank_cand *c, double s)
  * a file's chunk member shows.  The new chunks take just under the file's
  * lowest fused score, and its best chunk's file-level values, so the files'
  * order and their numbers are unchanged; chunk ordering then spreads each
- * file's scores over all its chunks.  rq->cands is best first.
+ * file's scores over all its chunks.  rq->cands is best first; the new
+ * chunks, appended, are each below their file's best (the chunk order sorts
+ * them all again).
  */
 static void expand_files(struct rank_query *rq, int nf)
 {
@@ -424,8 +426,6 @@ static void expand_files(struct rank_query *rq, int nf)
 		c->sem_file = b->sem_file;
 		c->rrf_score = 0;
 	}
-	if (rq->cands_nr > old)
-		qsort(rq->cands, rq->cands_nr, sizeof(*rq->cands), rank_cmp_fused);
 	for (k = 0; k < f_nr; k++)
 		free(f[k].path);
 	free(f);

@@ -331,16 +331,9 @@ int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, siz
 	pv = xmalloc(dim * sizeof(*pv));
 	ids = embed_tokenize(w, rq->text, strlen(rq->text), embed_max_tokens(m), &n);
 	embed_forward(w, &ids, &n, 1, qv);
-	for (size_t g = 0; g < nr; g++) {
-		const char *path = f[g].best->path;
-		if (!f[g].rank)
-			continue;
-		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
-		if (!n)
-			continue;
-		embed_forward(w, &ids, &n, 1, pv);
-		f[g].x[RF_PATH_COSINE] = vec_cosine(qv, pv, dim);
-	}
+	for (size_t g = 0; g < nr; g++)
+		if (f[g].rank)
+			f[g].x[RF_PATH_COSINE] = rank_text_cosine(w, m, qv, pv, f[g].best->path);
 	free(qv);
 	free(pv);
 	embed_work_free(w);

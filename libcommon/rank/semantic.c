@@ -310,6 +310,19 @@ static void release_model(struct qvec_job *j)
 	j->keep_model = 0;
 }
 
+double rank_text_cosine(struct embed_work *w, const struct embed_model *m, const float *qv, float *scratch,
+			const char *text)
+{
+	const int32_t *ids;
+	size_t n;
+
+	ids = embed_tokenize(w, text, strlen(text), embed_max_tokens(m), &n);
+	if (!n)
+		return 0;
+	embed_forward(w, &ids, &n, 1, scratch);
+	return vec_cosine(qv, scratch, embed_dim(m));
+}
+
 /*
  * --semantic-path: each candidate's file path embedded by the query's model
  * (a distinct path once, of a file with a chunk the signal found), its
@@ -340,20 +353,14 @@ static void semantic_paths(struct rank_query *rq, struct qvec_job *j, const floa
 	qsort(v, rq->cands_nr, sizeof(*v), rank_cmp_cand_path);
 	for (g = 0; g < rq->cands_nr; g = k) {
 		const char *path = v[g]->path;
-		const int32_t *ids;
-		size_t n;
-		double cos = 0;	/* negative too: a path unlike the query counts against */
+		double cos;	/* negative too: a path unlike the query counts against */
 		int found = 0;
 
 		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++)
 			found |= v[k]->sig[SIG_SEMANTIC] > 0;
 		if (!found)	/* no chunk of it the semantic signal found (hybrid): nothing to add to */
 			continue;
-		ids = embed_tokenize(w, path, strlen(path), embed_max_tokens(m), &n);
-		if (n) {
-			embed_forward(w, &ids, &n, 1, pv);
-			cos = vec_cosine(qv, pv, dim);
-		}
+		cos = rank_text_cosine(w, m, qv, pv, path);
 		for (k = g; k < rq->cands_nr && !strcmp(v[k]->path, path); k++) {
 			v[k]->sem_file = cos;
 			v[k]->sem_cosine = v[k]->sig[SIG_SEMANTIC];

@@ -276,6 +276,14 @@ struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_can
  * written.  0, or -1 after a message (the model cannot be read).
  */
 int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr);
+struct embed_work;
+/*
+ * The cosine of the query's vector qv (of model m) and text's, embedded with w
+ * in scratch (the model's dimension); 0 when none of text's words is the
+ * model's.  Cannot fail.
+ */
+double rank_text_cosine(struct embed_work *w, const struct embed_model *m, const float *qv, float *scratch,
+			const char *text);
 /* The features of the files ranked into o->features: 0, or -1 after a message. */
 int rank_write_features(const struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
 int rank_cmp_fused(const void *a, const void *b);
