@@ -529,7 +529,7 @@ struct shards_query {
 	struct buf q;		/* the query's words */
 	struct rank_model model[RANK_MEMBERS];	/* the learned fusion's members (by RANK_MEMBER_*
 						   bits), read once (o.r.model_parsed) */
-	struct embed_model *path_model;	/* ci-code, read once when a member weighs path_cosine */
+	struct embed_model *path_model;	/* ci-code, read once when a member weighs path_cosine or names_cosine */
 };
 
 /*
@@ -576,9 +576,9 @@ static int shards_prepare(int argc, char **argv, void **state)
 			;
 		for (int j = 0; k == RANK_MEMBERS && j < RANK_MEMBERS; j++)
 			sq->o.r.model_parsed[j] = &sq->model[j];
-		/* path_cosine's model, once for every shard (a shard reads it itself when this fails) */
+		/* ci-code for path_cosine..., once for every shard (a shard reads it itself when this fails) */
 		for (int j = 0; k == RANK_MEMBERS && j < RANK_MEMBERS; j++)
-			if (sq->model[j].weight[RF_PATH_COSINE] != 0) {
+			if (rank_model_cosines(&sq->model[j])) {
 				if (embed_model_open(&sq->path_model, embed_model_resolve("ci-code")) < 0)
 					sq->path_model = NULL;
 				break;

@@ -69,7 +69,7 @@ test_expect_success '--features: a record a file in scope, ranked, every feature
 	! grep -q "tests/" paths &&
 	"$JQ" -s -c "[.[].rank]" f.jsonl >got &&
 	"$JQ" -s -c "[range(1; length + 1)]" f.jsonl >want && test_cmp want got &&
-	"$JQ" -s -e "map(.x | length) | unique == [41]" f.jsonl &&
+	"$JQ" -s -e "map(.x | length) | unique == [42]" f.jsonl &&
 	"$JQ" -c "select(._type == \"hit\") | .path" out | head -n 1 >h1 &&
 	"$JQ" -c "select(.rank == 1) | .path" f.jsonl >f1 && test_cmp h1 f1
 '
@@ -110,13 +110,26 @@ test_expect_success 'features: path_cosine, the query and the file'"'"'s path in
 	"$JQ" -s -e "length > 1 and all(.x.path_cosine | . >= -1 and . <= 1) and (map(.x.path_cosine) | unique | length > 1)" pc.jsonl &&
 	model 0 path_cosine:50 >by-path.json &&
 	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 --model ../by-path.json the pricing of a cart >../pco 2>../trace) &&
-	test_grep "trace: path cosines" trace &&
+	test_grep "trace: ci-code cosines" trace &&
 	"$JQ" -r "select(._type == \"hit\") | .path" pco >got &&
 	"$JQ" -s -r "sort_by(-.x.path_cosine, .rank) | .[].path" pc.jsonl >want &&
 	test_cmp want got &&
 	model 0 fused:1 >no-path.json &&
 	(cd repo && CI_RANK_TRACE=1 ci-rank --model ../no-path.json the pricing of a cart >/dev/null 2>../trace) &&
-	! grep -q "path cosines" trace
+	! grep -q "ci-code cosines" trace
+'
+
+test_expect_success 'features: names_cosine, the query and the names a file defines in ci-code' '
+	(cd repo && ci-rank --features ../nc.jsonl a discount on the price >/dev/null) &&
+	"$JQ" -s -e "length > 1 and all(.x.names_cosine | . >= -1 and . <= 1)" nc.jsonl &&
+	"$JQ" -s -e "(map(select(.path == \"shop/pricing.py\")) | .[0].x.names_cosine) >
+		     (map(select(.path == \"shop/cart.py\")) | .[0].x.names_cosine)" nc.jsonl &&
+	model 0 names_cosine:50 >by-names.json &&
+	(cd repo && CI_RANK_TRACE=1 ci-rank --limit 20 --model ../by-names.json a discount on the price >../nco 2>../trace) &&
+	test_grep "trace: ci-code cosines" trace &&
+	"$JQ" -r "select(._type == \"hit\") | .path" nco >got &&
+	"$JQ" -s -r "sort_by(-.x.names_cosine, .rank) | .[].path" nc.jsonl >want &&
+	test_cmp want got
 '
 
 test_expect_success '--model: a model that favours tests puts the test first; the score is its probability' '

@@ -307,19 +307,58 @@ static void file_features(const struct rank_query *rq, struct rank_file_feat *ff
 	x[RF_Q_WORDS] = log1p((double)words);
 }
 
+/* The chunks of a file whose names names_cosine reads, at most */
+#define NAMES_MAX 400
+
+/*
+ * The distinct names of blob's chunks (its functions, classes, sections) in
+ * line order, one space between two, in sb (empty without any).  0, or -1
+ * after a message (the index cannot be read).
+ */
+static int file_names(const struct rank_query *rq, sqlite3_stmt *st, sqlite3_int64 blob, struct buf *sb)
+{
+	size_t at;
+	int step;
+
+	buf_reset(sb);
+	sqlite3_bind_int64(st, 1, blob);
+	sqlite3_bind_int(st, 2, NAMES_MAX);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		if (!name || !*name)
+			continue;
+		for (at = 0; at < sb->len; at += strlen(sb->buf + at) + 1)	/* NUL-separated while read */
+			if (!strcmp(sb->buf + at, name))
+				break;
+		if (at >= sb->len)
+			buf_add(sb, name, strlen(name) + 1);
+	}
+	sqlite3_reset(st);
+	if (step != SQLITE_DONE)
+		return error("index: %s", sqlite3_errmsg(rq->db));
+	for (at = 0; at + 1 < sb->len; at++)
+		if (!sb->buf[at])
+			sb->buf[at] = ' ';
+	return 0;
+}
+
 /*
  * A file's path says what it is about, and the query's words can mean it
  * without being its words ("token" and jwt/api_jws.py).  Both embedded as
  * ci-embed embeds a query: the path's words cut at '/', '_', '.' and case
- * (src/_pytest/pathlib.py: src, pytest, pathlib, py).
+ * (src/_pytest/pathlib.py: src, pytest, pathlib, py).  So do the names it
+ * defines (names_cosine: all of them as one text).
  */
-int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr)
+int rank_code_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr, int names)
 {
 	struct embed_model *m;
 	struct embed_work *w;
 	const int32_t *ids;
 	float *qv, *pv;
 	size_t n, dim;
+	sqlite3_stmt *st = NULL;
+	struct buf sb = BUF_INIT;
+	int ret = 0;
 
 	if (rq->o->path_model)
 		m = rq->o->path_model;
@@ -331,16 +370,25 @@ int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, siz
 	pv = xmalloc(dim * sizeof(*pv));
 	ids = embed_tokenize(w, rq->text, strlen(rq->text), embed_max_tokens(m), &n);
 	embed_forward(w, &ids, &n, 1, qv);
-	for (size_t g = 0; g < nr; g++)
-		if (f[g].rank)
-			f[g].x[RF_PATH_COSINE] = rank_text_cosine(w, m, qv, pv, f[g].best->path);
+	if (names)
+		st = rank_prep(rq->db, "SELECT name FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
+	for (size_t g = 0; g < nr && !ret; g++) {
+		if (!f[g].rank)
+			continue;
+		f[g].x[RF_PATH_COSINE] = rank_text_cosine(w, m, qv, pv, f[g].best->path);
+		if (names && !(ret = file_names(rq, st, f[g].best->blob, &sb)) && sb.len)
+			f[g].x[RF_NAMES_COSINE] = rank_text_cosine(w, m, qv, pv, sb.buf);
+	}
+	if (st)
+		sqlite3_finalize(st);
+	buf_release(&sb);
 	free(qv);
 	free(pv);
 	embed_work_free(w);
 	if (m != rq->o->path_model)
 		embed_model_close(m);
-	rank_tr(rq, "path cosines");
-	return 0;
+	rank_tr(rq, "ci-code cosines");
+	return ret;
 }
 
 struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_cand ***vp, size_t *nr)

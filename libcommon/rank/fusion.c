@@ -216,7 +216,7 @@ int rank_learned_fusion(struct rank_query *rq)
 	if (!rq->cands_nr || max_fused <= 0)
 		return 0;
 	f = rank_file_features(rq, &v, &f_nr);
-	if (rq->o->features && (rank_path_cosines(rq, f, f_nr) || rank_write_features(rq, f, f_nr))) {
+	if (rq->o->features && (rank_code_cosines(rq, f, f_nr, 1) || rank_write_features(rq, f, f_nr))) {
 		ret = -1;
 		goto done;
 	}
@@ -225,8 +225,9 @@ int rank_learned_fusion(struct rank_query *rq)
 					  (rq->used[SIG_CHANGE] ? RANK_MEMBER_HISTORY : 0) |
 					  (!strcmp(rq->o->mode, "semantic") ? RANK_MEMBER_SEMANTIC : 0))))
 		goto done;
-	/* the one feature that costs a model: read when the member weighs it */
-	if (!rq->o->features && m.weight[RF_PATH_COSINE] != 0 && rank_path_cosines(rq, f, f_nr)) {
+	/* the features that cost a model: read when the member weighs them */
+	if (!rq->o->features && rank_model_cosines(&m) &&
+	    rank_code_cosines(rq, f, f_nr, m.weight[RF_NAMES_COSINE] != 0)) {
 		ret = -1;
 		goto done;
 	}

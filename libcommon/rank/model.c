@@ -26,6 +26,7 @@ const char *const rank_feat_name[RF_NR] = {
 	[RF_Q_NAMES_DIR] = "q_names_dir", [RF_INTENT_ISSUE] = "intent_issue",
 	[RF_INTENT_NAME] = "intent_name", [RF_Q_WORDS] = "q_words", [RF_COVERAGE] = "coverage",
 	[RF_MARKUP] = "markup", [RF_PATH_COSINE] = "path_cosine",
+	[RF_NAMES_COSINE] = "names_cosine",
 };
 
 const char *const rank_chunk_feat_name[RC_NR] = {
@@ -240,6 +241,11 @@ static double linear_score(double bias, const double *mean, const double *scale,
 double rank_model_logit(const struct rank_model *m, const double *x)
 {
 	return linear_score(m->bias, m->mean, m->scale, m->weight, x, RF_NR);
+}
+
+int rank_model_cosines(const struct rank_model *m)
+{
+	return m->weight[RF_PATH_COSINE] != 0 || m->weight[RF_NAMES_COSINE] != 0;
 }
 
 double rank_chunk_model_score(const struct rank_chunk_model *m, const double *x)

@@ -72,6 +72,7 @@ enum rank_feat {
 	RF_COVERAGE,		/* of the query's telling terms' weight, the share a code file holds (features.c) */
 	RF_MARKUP,		/* HTML or a style sheet (CSS, SCSS, Less) */
 	RF_PATH_COSINE,		/* the cosine of the query's and the file path's ci-code vectors */
+	RF_NAMES_COSINE,	/* of the query's and the names the file defines, all in one text */
 	RF_NR
 };
 
@@ -191,6 +192,9 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 
 /* The logit of the feature vector x (RF_NR values).  Cannot fail. */
 double rank_model_logit(const struct rank_model *m, const double *x);
+
+/* Whether m weighs a feature of ci-code's vectors (path_cosine, names_cosine...).  Cannot fail. */
+int rank_model_cosines(const struct rank_model *m);
 
 /* The logistic of that: a probability.  Cannot fail. */
 double rank_model_prob(const struct rank_model *m, const double *x);

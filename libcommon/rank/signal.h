@@ -273,9 +273,11 @@ struct rank_file_feat *rank_file_features(struct rank_query *rq, struct rank_can
  * x[RF_PATH_COSINE] of the ranked files f[0 .. nr): the cosine of the query's
  * and each file path's vectors in ci-code (share/models, whatever model the
  * index's vectors are of), when a model weighs it or the features are
- * written.  0, or -1 after a message (the model cannot be read).
+ * written; with names, also RF_NAMES_COSINE (the distinct names of the
+ * file's chunks in the index, in line order, as one text).  0, or -1 after a
+ * message (the model or the index cannot be read).
  */
-int rank_path_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr);
+int rank_code_cosines(const struct rank_query *rq, struct rank_file_feat *f, size_t nr, int names);
 struct embed_work;
 /*
  * The cosine of the query's vector qv (of model m) and text's, embedded with w
