@@ -175,14 +175,6 @@ test_expect_success 'semantic mode: the semantic member; hybrid mode: with_vecto
 	summary h | "$JQ" -e ".confidence == 0.75"
 '
 
-test_expect_success 'the compiled-in semantic member reads ci-code (names_cosine), with_vectors does not' '
-	(cd repo && CI_RANK_TRACE=1 ci-rank --mode semantic total price with tax >../o 2>../trace) &&
-	test_grep "trace: ci-code cosines" trace &&
-	summary o | "$JQ" -e ".signals == [\"semantic\"]" &&
-	(cd repo && CI_RANK_TRACE=1 ci-rank --mode hybrid total price with tax >/dev/null 2>../trace) &&
-	! grep -q "ci-code cosines" trace
-'
-
 test_expect_success 'semantic mode, a model without a semantic member: with_vectors' '
 	(cd repo && ci-rank --model ../two.json --mode semantic total price with tax >../o) &&
 	summary o | "$JQ" -e ".confidence == 0.75"
