@@ -363,7 +363,7 @@ int rank_code_cosines(const struct rank_query *rq, struct rank_file_feat *f, siz
 	if (rq->o->path_model)
 		m = rq->o->path_model;
 	else if (embed_model_open(&m, embed_model_resolve("ci-code")) < 0)
-		return error("path_cosine: cannot read the ci-code model");
+		return error("path_cosine, names_cosine: cannot read the ci-code model");
 	w = embed_work_new(m);
 	dim = embed_dim(m);
 	qv = xmalloc(dim * sizeof(*qv));

@@ -193,11 +193,11 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 /* The logit of the feature vector x (RF_NR values).  Cannot fail. */
 double rank_model_logit(const struct rank_model *m, const double *x);
 
-/* Whether m weighs a feature of ci-code's vectors (path_cosine, names_cosine...).  Cannot fail. */
-int rank_model_cosines(const struct rank_model *m);
-
 /* The logistic of that: a probability.  Cannot fail. */
 double rank_model_prob(const struct rank_model *m, const double *x);
+
+/* Whether m weighs a feature read from ci-code's vectors (path_cosine, names_cosine).  Cannot fail. */
+int rank_model_cosines(const struct rank_model *m);
 
 /* The logistic function 1 / (1 + e^-z), without overflow.  Cannot fail. */
 double rank_logistic(double z);
