@@ -2,7 +2,7 @@
 # t0745-mine-history: scripts/mine-history on a generated repository whose
 # history holds one commit of each kind: two real fixes (a method, a function;
 # with a test and a new file beside), and what must be left out: a version
-# bump, a short message, a bot's commit, a merge, a whitespace-only change, a
+# bump (three ways of saying it), a short message, a bot's commit, a merge, a whitespace-only change, a
 # rename, a docs-only change and a commit over --max-files files.  Checks the
 # records (query, base, relevant files, the old side's functions and lines),
 # the count of what was left out, --limit, determinism and the errors.
@@ -55,6 +55,10 @@ test_expect_success 'setup: a history of fixes and of what is no task' '
 	git rev-parse HEAD >../c2 &&
 	echo "__version__ = \"1.1\"" >shop/__init__.py &&
 	git commit -q -am "Bump version to 1.1" &&
+	echo "__version__ = \"1.2\"" >shop/__init__.py &&
+	git commit -q -am "Update version to 1.2" &&
+	echo "1.2.1: totals rounded" >CHANGES.md && echo "__version__ = \"1.2.1\"" >shop/__init__.py &&
+	git add . && git commit -q -m "Add 1.2.1 changelog for the rounding of totals" &&
 	sed -i "s/x \* 2/x * 3/" shop/core.py && git commit -q -am "fix" &&
 	sed -i "s/x \* 3/x * 4/" shop/core.py &&
 	git -c user.name="dependabot[bot]" commit -q -am "Update the helper factor for the new pricing rules" \
@@ -102,7 +106,7 @@ test_expect_success 'what was left out, by reason' '
 	test_grep "repo: 2 examples" err &&
 	test_grep "bot 1" err &&
 	test_grep "short message 1" err &&
-	test_grep "release, formatting, docs or chore 1" err &&
+	test_grep "release, formatting, docs or chore 3" err &&
 	test_grep "whitespace only 1" err &&
 	test_grep "rename only 1" err &&
 	test_grep "no source file modified 1" err &&
