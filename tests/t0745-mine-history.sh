@@ -2,10 +2,11 @@
 # t0745-mine-history: scripts/mine-history on a generated repository whose
 # history holds one commit of each kind: two real fixes (a method, a function;
 # with a test and a new file beside), and what must be left out: a version
-# bump (three ways of saying it), a short message, a bot's commit, a merge, a whitespace-only change, a
-# rename, a docs-only change and a commit over --max-files files.  Checks the
-# records (query, base, relevant files, the old side's functions and lines),
-# the count of what was left out, --limit, determinism and the errors.
+# bump (said three ways), a short message, a bot's commit, a merge, a
+# whitespace-only change, a rename, a docs-only change and a commit over
+# --max-files files.  Checks the records (query, base, relevant files, the old
+# side's functions and lines), the count of what was left out, --limit,
+# determinism and the errors.
 
 . "$(dirname "$0")/lib.sh"
 
