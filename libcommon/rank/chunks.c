@@ -384,7 +384,7 @@ static void expand_files(struct rank_query *rq, int nf)
 		for (k = 0; k < f_nr; k++)
 			if (!strcmp(f[k].path, rq->cands[i].path) && rq->cands[i].fused < f[k].low)
 				f[k].low = rq->cands[i].fused;
-	st = rank_prep(rq->db, "SELECT id FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
+	st = rank_stmt(rq->r, "SELECT id FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
 	for (k = 0; k < f_nr; k++) {
 		int step;
 		sqlite3_bind_int64(st, 1, f[k].blob);
@@ -402,7 +402,7 @@ static void expand_files(struct rank_query *rq, int nf)
 			die("index: %s", sqlite3_errmsg(rq->db));
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	rank_stmt_done(rq->r, st);
 	if (v_nr)
 		rank_lookup_cands(rq, v, v_nr, set_fused);
 	/*

@@ -371,7 +371,7 @@ int rank_code_cosines(const struct rank_query *rq, struct rank_file_feat *f, siz
 	ids = embed_tokenize(w, rq->text, strlen(rq->text), embed_max_tokens(m), &n);
 	embed_forward(w, &ids, &n, 1, qv);
 	if (names)
-		st = rank_prep(rq->db, "SELECT name FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
+		st = rank_stmt(rq->r, "SELECT name FROM chunks WHERE blob_id = ?1 ORDER BY start_line LIMIT ?2");
 	for (size_t g = 0; g < nr && !ret; g++) {
 		if (!f[g].rank)
 			continue;
@@ -380,7 +380,7 @@ int rank_code_cosines(const struct rank_query *rq, struct rank_file_feat *f, siz
 			f[g].x[RF_NAMES_COSINE] = rank_text_cosine(w, m, qv, pv, sb.buf);
 	}
 	if (st)
-		sqlite3_finalize(st);
+		rank_stmt_done(rq->r, st);
 	buf_release(&sb);
 	free(qv);
 	free(pv);

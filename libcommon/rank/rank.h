@@ -102,7 +102,8 @@ struct rank_opts {
 	const char *chunk_features;	/* --chunk-features file */
 	int chunk_expand;	/* --chunk-expand: every chunk of the first this many files a candidate */
 	struct embed_model *path_model;	/* ci-code read once for many queries (a shard set's:
-					   path_cosine), or NULL: each query that needs it reads it */
+					   path_cosine, names_cosine), or NULL: each query that
+					   needs it reads it */
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
 	double sem_path;	/* --semantic-path: a chunk's semantic value adds this times its path's cosine (-1: by mode) */
