@@ -74,6 +74,9 @@ static const char usage_text[] =
 	"      --semantic-title <w> the words of the query's first line count <w> times\n"
 	"                          in its vector, with a static model (0-20; default 3\n"
 	"                          in semantic mode, 1 in hybrid mode)\n"
+	"      --segment-weight <part>=<w> what a word of that part of the query weighs\n"
+	"                          in the lexical signals (title, prose, code, trace, log,\n"
+	"                          env, noise; 0-20; defaults 1 1 1 1 0.25 0 0); repeatable\n"
 	"      --semantic-path <w> with a static model, order the semantic signal's chunks\n"
 	"                          by their cosine plus <w> times their file path's (0-4;\n"
 	"                          default 0.6 in semantic mode, 0 in hybrid mode)\n"
@@ -95,7 +98,7 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_CHUNK_EXPAND, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE,
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_CHUNK_EXPAND, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE, OPT_SEG_WEIGHT,
 	OPT_SEM_PATH };
 
 static const struct option long_options[] = {
@@ -129,6 +132,7 @@ static const struct option long_options[] = {
 	{ "query-file", required_argument, NULL, OPT_QUERY_FILE },
 	{ "semantic-idf", required_argument, NULL, OPT_SEM_IDF },
 	{ "semantic-title", required_argument, NULL, OPT_SEM_TITLE },
+	{ "segment-weight", required_argument, NULL, OPT_SEG_WEIGHT },
 	{ "semantic-path", required_argument, NULL, OPT_SEM_PATH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -182,6 +186,21 @@ static double parse_range(const char *opt, const char *arg, double lo, double hi
 static double parse_unit(const char *opt, const char *arg)
 {
 	return parse_range(opt, arg, 0, 1);
+}
+
+/* --segment-weight <part>=<w>: a part of the query (segment.h) and its weight. */
+static void parse_segment_weight(struct rank_opts *r, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	for (int k = 0; eq && k < SEG_MAX; k++)
+		if ((size_t)(eq - arg) == strlen(rank_seg_name[k]) && !strncmp(arg, rank_seg_name[k], (size_t)(eq - arg))) {
+			r->seg_weight[k] = parse_range("--segment-weight", eq + 1, 0, 20);
+			return;
+		}
+	usage_error(usage_text,
+		    "--segment-weight: expected <part>=<w>, the part one of title, prose, code, trace, log, env, noise; got '%s'",
+		    arg);
 }
 
 /* One option of the command line: -1, or the exit status of one that ends the command (-h). */
@@ -245,6 +264,7 @@ static int parse_option(struct options *o, int c, int argc, char **argv)
 	case OPT_QUERY_FILE: o->query_file = optarg; break;
 	case OPT_SEM_IDF: r->sem_idf = parse_range("--semantic-idf", optarg, 0, 4); break;
 	case OPT_SEM_TITLE: r->sem_title = parse_range("--semantic-title", optarg, 0, 20); break;
+	case OPT_SEG_WEIGHT: parse_segment_weight(r, optarg); break;
 	case OPT_SEM_PATH: r->sem_path = parse_range("--semantic-path", optarg, 0, 4); break;
 	case OPT_THRESHOLD:
 		o->threshold_set = 1;

@@ -730,4 +730,28 @@ test_expect_success 'a closed pipe: no complaint' '
 	test_must_be_empty err
 '
 
+test_expect_success '--segment-weight: the words of the title and of the prose weighed apart' '
+	cd repo &&
+	printf "%s\n\n%s\n" "whole cents are rounded wrong" "the retry backoff delay grows too fast" >two &&
+	ci-rank --mode keyword --limit 5 --query-file two >both &&
+	ci-rank --mode keyword --limit 5 --segment-weight prose=0 --query-file two >title &&
+	ci-rank --mode keyword --limit 5 --segment-weight title=0 --query-file two >prose &&
+	hits title | "$JQ" -e "select(.path == \"shop/money.py\")" &&
+	hits prose | head -n 1 | "$JQ" -e ".path == \"shop/retry.py\"" &&
+	! hits title | "$JQ" -e "select(.path == \"shop/retry.py\")" &&
+	! hits prose | "$JQ" -e "select(.path == \"shop/money.py\")" &&
+	ci-rank --mode keyword --limit 5 --segment-weight title=1 --segment-weight prose=1 --query-file two >same &&
+	test_cmp both same
+'
+
+test_expect_success '--segment-weight: a part that is not one, a weight out of range: usage, exit 2' '
+	cd repo &&
+	test_status 2 ci-rank --segment-weight heading=2 x 2>err &&
+	test_grep "segment-weight: expected <part>=<w>" err &&
+	test_status 2 ci-rank --segment-weight title=21 x 2>err &&
+	test_grep "segment-weight: expected a number from 0 to 20" err &&
+	test_status 2 ci-rank --segment-weight title 2 2>err &&
+	test_grep "segment-weight: expected <part>=<w>" err
+'
+
 test_done

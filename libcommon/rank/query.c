@@ -197,7 +197,7 @@ void rank_parse_query(struct rank_query *rq, const char *q, const struct rank_se
 	scan_frames(rq, rq->text);
 	for (size_t i = 0; i < segs->nr && scanned < TOKENS_SCAN; i++) {
 		const struct rank_span *sp = &segs->v[i];
-		double w = rank_seg_weight[sp->kind];
+		double w = rq->o->seg_weight[sp->kind];
 		size_t n = sp->len < TOKENS_SCAN - scanned ? sp->len : TOKENS_SCAN - scanned;
 
 		if (w <= 0)

@@ -53,6 +53,7 @@
 
 #include "index/vecsnap.h"
 #include "rank/meta.h"
+#include "rank/segment.h"
 
 struct buf;
 struct embed_model;
@@ -107,6 +108,8 @@ struct rank_opts {
 	double sem_idf;		/* --semantic-idf: a static model's query words weighted idf^sem_idf */
 	double sem_title;	/* --semantic-title: and its title's words this many times (-1: by mode) */
 	double sem_path;	/* --semantic-path: a chunk's semantic value adds this times its path's cosine (-1: by mode) */
+	double seg_weight[SEG_MAX];	/* --segment-weight: what a query word of each part weighs
+					   (rank_seg_weight's by default: segment.h) */
 };
 
 /*

@@ -132,6 +132,7 @@ void rank_opts_init(struct rank_opts *o)
 	o->sem_idf = RANK_SEM_IDF;
 	o->sem_title = -1;	/* by mode: RANK_SEM_TITLE in semantic mode, else 1 */
 	o->sem_path = -1;	/* by mode: RANK_SEM_PATH in semantic mode, else 0 */
+	memcpy(o->seg_weight, rank_seg_weight, sizeof(o->seg_weight));
 }
 
 sqlite3_stmt *rank_prep(sqlite3 *db, const char *sql)
