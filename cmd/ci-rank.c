@@ -76,7 +76,7 @@ static const char usage_text[] =
 	"                          in semantic mode, 1 in hybrid mode)\n"
 	"      --segment-weight <part>=<w> what a word of that part of the query weighs\n"
 	"                          in the lexical signals (title, prose, code, trace, log,\n"
-	"                          env, noise; 0-20; defaults 1 1 1 1 0.25 0 0); repeatable\n"
+	"                          env, noise; 0-20; defaults 6 1 1 1 0.25 0 0); repeatable\n"
 	"      --semantic-path <w> with a static model, order the semantic signal's chunks\n"
 	"                          by their cosine plus <w> times their file path's (0-4;\n"
 	"                          default 0.6 in semantic mode, 0 in hybrid mode)\n"

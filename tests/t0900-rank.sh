@@ -740,7 +740,7 @@ test_expect_success '--segment-weight: the words of the title and of the prose w
 	hits prose | head -n 1 | "$JQ" -e ".path == \"shop/retry.py\"" &&
 	! hits title | "$JQ" -e "select(.path == \"shop/retry.py\")" &&
 	! hits prose | "$JQ" -e "select(.path == \"shop/money.py\")" &&
-	ci-rank --mode keyword --limit 5 --segment-weight title=1 --segment-weight prose=1 --query-file two >same &&
+	ci-rank --mode keyword --limit 5 --segment-weight title=6 --segment-weight prose=1 --query-file two >same &&
 	test_cmp both same
 '
 

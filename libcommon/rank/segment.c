@@ -14,7 +14,7 @@ const char *const rank_seg_name[SEG_MAX] = {
 	"title", "prose", "code", "trace", "log", "env", "noise"
 };
 
-const double rank_seg_weight[SEG_MAX] = { 1.0, 1.0, 1.0, 1.0, 0.25, 0.0, 0.0 };
+const double rank_seg_weight[SEG_MAX] = { 6.0, 1.0, 1.0, 1.0, 0.25, 0.0, 0.0 };
 
 /* Where the pass is: what the lines before opened. */
 struct seg_state {
