@@ -297,6 +297,7 @@ static void test_segment(void)
 		"Signed-off-by: A Person <a@example.org>\n";
 	struct rank_segments sg;
 	struct rank_query rq;
+	struct rank_opts o;
 	char *text;
 
 	rank_segment(issue, strlen(issue), &sg);
@@ -328,7 +329,9 @@ static void test_segment(void)
 	ok(strlen(text) <= 20, "segment: the signals' text stays within its limit");
 	free(text);
 
+	rank_opts_init(&o);
 	memset(&rq, 0, sizeof(rq));
+	rq.o = &o;
 	rq.text = rq.given = issue;
 	rank_parse_query(&rq, issue, &sg);
 	ok(term_weight(&rq, "refresh_session") > 0 && term_weight(&rq, "compute_expiry") > 0,
@@ -338,6 +341,18 @@ static void test_segment(void)
 	ok(term_weight(&rq, "queueworker") > 0 && term_weight(&rq, "queueworker") < 1,
 	   "terms: a log line's word weighs a quarter");
 	ok(rq.frames_nr == 1 && !strcmp(rq.frames[0], "/src/app/sessions.py"), "terms: the traceback's frame");
+	ok(term_weight(&rq, "login") == rank_seg_weight[SEG_TITLE] && rank_seg_weight[SEG_TITLE] == 6,
+	   "terms: a word of the title weighs 6 (the default)");
+	rank_query_release(&rq);
+	memset(&rq, 0, sizeof(rq));
+	o.seg_weight[SEG_TITLE] = 1;
+	o.seg_weight[SEG_LOG] = 0;
+	rq.o = &o;
+	rq.text = rq.given = issue;
+	rank_parse_query(&rq, issue, &sg);
+	ok(term_weight(&rq, "login") == 1 && term_weight(&rq, "queueworker") == 0 && term_weight(&rq, "compute_expiry") > 0,
+	   "terms: the options' weights (--segment-weight title=1 log=0)");
+	rank_opts_init(&o);
 	rank_segments_release(&sg);
 	rank_query_release(&rq);
 
@@ -354,6 +369,7 @@ static void test_segment(void)
 			;
 		rank_segment(b.buf, b.len, &sg);
 		memset(&rq, 0, sizeof(rq));
+		rq.o = &o;
 		rq.text = rq.given = b.buf;
 		rank_parse_query(&rq, b.buf, &sg);
 		ok(term_weight(&rq, "heartbeat") > 0 && term_weight(&rq, "heartbeat") <= 0.5 + 1e-9,
