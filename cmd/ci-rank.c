@@ -98,8 +98,8 @@ static const char usage_text[] =
 enum { OPT_INDEX = 256, OPT_MODE, OPT_TYPE, OPT_LANG, OPT_PATH, OPT_SCOPE, OPT_LIMIT,
 	OPT_PER_FILE, OPT_MIN_SCORE, OPT_FORMAT, OPT_EXPLAIN, OPT_BUDGET, OPT_DEPTH, OPT_MAX_COUPLED,
 	OPT_THRESHOLD, OPT_SCAN, OPT_NO_SERVER, OPT_IDLE, OPT_STOP, OPT_JSON, OPT_FUSION, OPT_MODEL,
-	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_CHUNK_EXPAND, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE, OPT_SEG_WEIGHT,
-	OPT_SEM_PATH };
+	OPT_FEATURES, OPT_CHUNK_ORDER, OPT_CHUNK_FEATURES, OPT_CHUNK_EXPAND, OPT_QUERY_FILE, OPT_SEM_IDF, OPT_SEM_TITLE,
+	OPT_SEM_PATH, OPT_SEG_WEIGHT };
 
 static const struct option long_options[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
@@ -192,9 +192,10 @@ static double parse_unit(const char *opt, const char *arg)
 static void parse_segment_weight(struct rank_opts *r, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : 0;
 
 	for (int k = 0; eq && k < SEG_MAX; k++)
-		if ((size_t)(eq - arg) == strlen(rank_seg_name[k]) && !strncmp(arg, rank_seg_name[k], (size_t)(eq - arg))) {
+		if (n == strlen(rank_seg_name[k]) && !strncmp(arg, rank_seg_name[k], n)) {
 			r->seg_weight[k] = parse_range("--segment-weight", eq + 1, 0, 20);
 			return;
 		}
