@@ -311,6 +311,15 @@ test_expect_success 'history in a bare repository: the same records' '
 	head -n 1 review.out | "$JQ" -e "._type == \"review\" and .changed_files > 0"
 '
 
+test_expect_success 'history in a bare repository without a config file (as some mirrors are): the same records' '
+	git clone -q --bare repo noconf.git &&
+	rm noconf.git/config &&
+	(cd noconf.git && ci-couple --no-index history) >noconf.out &&
+	test_cmp out noconf.out &&
+	(cd noconf.git && ci-couple --no-index history --rev HEAD~3) >noconf-rev.out &&
+	test_cmp rev.out noconf-rev.out
+'
+
 test_expect_success 'history with a blob absent (a partial clone): counts -1, a warning, the rest whole' '
 	git clone -q --no-local repo partial &&
 	# the first version of README.md (changed once after): its objects

@@ -246,6 +246,22 @@ done:
 
 /* ---- opening the repository ---- */
 
+/*
+ * The current directory is the repository's git directory itself: a bare
+ * repository, though one without a config file (as some mirrors are) does not
+ * say core.bare and libgit2 then takes its parent for a work tree.
+ */
+static int in_git_dir(git_repository *repo)
+{
+	char *cwd = realpath(".", NULL);
+	const char *gd = git_repository_path(repo);	/* ends with '/' */
+	size_t n = cwd ? strlen(cwd) : 0;
+	int yes = cwd && gd && !strncmp(gd, cwd, n) && gd[n] == '/' && !gd[n + 1];
+
+	free(cwd);
+	return yes;
+}
+
 int hrepo_open(struct hrepo *r)
 {
 	struct walk_opts wo = WALK_OPTS_INIT;
@@ -261,7 +277,7 @@ int hrepo_open(struct hrepo *r)
 		git_repository *bare = NULL;
 
 		if (git_repository_open_ext(&bare, ".", 0, getenv("GIT_CEILING_DIRECTORIES")) == 0 &&
-		    git_repository_is_bare(bare))
+		    (git_repository_is_bare(bare) || in_git_dir(bare)))
 			r->w.repo = bare;
 		else
 			git_repository_free(bare);
