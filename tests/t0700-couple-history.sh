@@ -317,7 +317,9 @@ test_expect_success 'history in a bare repository without a config file (as some
 	(cd noconf.git && ci-couple --no-index history) >noconf.out &&
 	test_cmp out noconf.out &&
 	(cd noconf.git && ci-couple --no-index history --rev HEAD~3) >noconf-rev.out &&
-	test_cmp rev.out noconf-rev.out
+	test_cmp rev.out noconf-rev.out &&
+	(cd noconf.git && test_status 2 ci-couple --no-index review) 2>err &&
+	test_grep "diff unstaged: a bare repository has no work tree" err
 '
 
 test_expect_success 'history with a blob absent (a partial clone): counts -1, a warning, the rest whole' '

@@ -60,6 +60,7 @@ struct hrepo {
 	git_oid head;		/* HEAD's commit, when has_head */
 	int has_head;		/* HEAD points at a commit */
 	int64_t head_time;	/* its committer time */
+	int bare;		/* no work tree: bare, or run in a git directory without a config file */
 };
 
 #define HPATH_NONE UINT32_MAX

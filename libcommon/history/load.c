@@ -277,10 +277,12 @@ int hrepo_open(struct hrepo *r)
 		git_repository *bare = NULL;
 
 		if (git_repository_open_ext(&bare, ".", 0, getenv("GIT_CEILING_DIRECTORIES")) == 0 &&
-		    (git_repository_is_bare(bare) || in_git_dir(bare)))
+		    (git_repository_is_bare(bare) || in_git_dir(bare))) {
 			r->w.repo = bare;
-		else
+			r->bare = 1;
+		} else {
 			git_repository_free(bare);
+		}
 		git_error_clear();
 	}
 	if (!r->w.repo) {

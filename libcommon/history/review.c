@@ -267,7 +267,7 @@ static int open_diff(struct hrepo *r, struct review *rv, struct review_diff *d)
 	git_diff_find_options_init(&fopt, GIT_DIFF_FIND_OPTIONS_VERSION);
 	dopt.context_lines = 0;
 	dopt.interhunk_lines = 0;
-	if ((!strcmp(spec, "unstaged") || !strcmp(spec, "staged")) && git_repository_is_bare(r->w.repo)) {
+	if ((!strcmp(spec, "unstaged") || !strcmp(spec, "staged")) && r->bare) {
 		return bad_spec(rv, xasprintf("--diff %s: a bare repository has no work tree or staged "
 						"changes (--diff commit:<rev> or branch:<name> work in one)", spec));
 	}
