@@ -59,6 +59,8 @@ results=${CI_EVAL_RESULTS:-$work/results.jsonl}
 : >"$results"
 
 now() { date +%s.%N; }
+# since <t0>: the seconds from <t0> to now
+since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.6f\n", a - b }'; }
 
 if [ -n "${CI_EVAL_LIMIT:-}" ]; then
 	head -n "$CI_EVAL_LIMIT" "$data" >"$work/dataset.limited.jsonl"
@@ -106,7 +108,7 @@ while IFS= read -r line; do
 			# shellcheck disable=SC2086
 			(cd "$wc" && "$bin/ci-index" --no-progress $hist --index "$wc.db" --embed $verb) ||
 				{ echo "eval: ci-index --embed $verb of $repo at $commit failed" >&2; exit 1; }
-			itime=$(echo "$(now) - $t0" | bc)
+			itime=$(since "$t0")
 			mkdir -p "$work/trees"
 			# a consistent copy in one file, write-ahead log included
 			rm -f "$db" "$db-wal" "$db-shm"
@@ -126,7 +128,7 @@ while IFS= read -r line; do
 			t0=$(now)
 			(cd "$tree" && "$bin/ci-index" --no-progress --index "$db" build) ||
 				{ echo "eval: ci-index build of $repo at $commit failed" >&2; exit 1; }
-			itime=$(echo "$(now) - $t0" | bc)
+			itime=$(since "$t0")
 		fi
 	else
 		# the commit's tree, read from the clone's objects: nothing checked out
@@ -137,7 +139,7 @@ while IFS= read -r line; do
 			t0=$(now)
 			(cd "$src" && "$bin/ci-index" --no-progress $hist --index "$db" build --rev "$commit") ||
 			{ echo "eval: cannot index $repo at $commit" >&2; exit 1; }
-			itime=$(echo "$(now) - $t0" | bc)
+			itime=$(since "$t0")
 		fi
 		tree=$src
 	fi
@@ -147,9 +149,16 @@ while IFS= read -r line; do
 		# up to 3 chunks a file: the files in order (as --per-file 1 ranks
 		# them) and the first chunks, for function-level accuracy
 		# shellcheck disable=SC2086
+		# exit 1 is "no hit" (a miss, scored 0); anything else is a broken run
+		rc=0
 		(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --limit 60 --per-file 3 \
-			--no-server ${CI_RANK_ARGS:-} "$query" 2>/dev/null) >"$work/hits.jsonl" || true
-		qtime=$(echo "$(now) - $t0" | bc)
+			--no-server ${CI_RANK_ARGS:-} "$query" 2>"$work/rank.err") >"$work/hits.jsonl" || rc=$?
+		if [ "$rc" -gt 1 ]; then
+			echo "eval: ci-rank failed on $id ($mode, exit $rc):" >&2
+			cat "$work/rank.err" >&2
+			exit 1
+		fi
+		qtime=$(since "$t0")
 		if [ -n "${CI_EVAL_CHUNK_FEATURES:-}" ]; then
 			# the chunks of the best files with their features, and the gold
 			# functions and changed lines to label them (scripts/train-rank --chunks)
