@@ -1,7 +1,8 @@
 #!/bin/sh
 # t0781-eval-run: bench/eval/run.sh on a small repository: it indexes each
 # instance's base commit from the clone's objects, ranks, and scores the
-# relevant file (Acc@1, R@5, MRR, the time taken); a miss ("no hit", ci-rank's
+# relevant file (Acc@1, R@5, MRR, the time taken), a query that begins with
+# "-" too (a query, not an option); a miss ("no hit", ci-rank's
 # exit 1) scores 0; a ci-rank that fails otherwise (a bad option here) stops the
 # run with its message and a non-zero exit, instead of a silent miss; a
 # missing clone is an error.
@@ -18,16 +19,18 @@ test_expect_success 'setup' '
 	printf "%s\n" \
 		"{\"id\":\"acme__demo-1\",\"repo\":\"acme/demo\",\"base_commit\":\"$base\",\"query\":\"send_request retries the http post\",\"relevant_files\":[\"src/net.py\"]}" \
 		"{\"id\":\"acme__demo-2\",\"repo\":\"acme/demo\",\"base_commit\":\"$base\",\"query\":\"zzqxv wqkkj\",\"relevant_files\":[\"src/config.py\"]}" \
+		"{\"id\":\"acme__demo-3\",\"repo\":\"acme/demo\",\"base_commit\":\"$base\",\"query\":\"- load_settings reads the sections\",\"relevant_files\":[\"src/config.py\"]}" \
 		>set.jsonl
 '
 
 test_expect_success 'a run scores a hit and a miss' '
 	CI_BIN=$CI_BUILD_DIR CI_EVAL_REPOS=$PWD/repos CI_EVAL_WORK=$PWD/w CI_EVAL_RESULTS=$PWD/res.jsonl \
 		"$run" set.jsonl keyword >out 2>err &&
-	test_line_count = 2 res.jsonl &&
+	test_line_count = 3 res.jsonl &&
 	jq -e -s "map(select(.id == \"acme__demo-1\"))[0] | .acc1 == 1 and .rr == 1 and .got[0] == \"src/net.py\" and .query_s > 0 and .index_s > 0" res.jsonl &&
 	jq -e -s "map(select(.id == \"acme__demo-2\"))[0] | .acc1 == 0 and .rr == 0 and .got == []" res.jsonl &&
-	grep "^keyword	all	2	0.500" out
+	jq -e -s "map(select(.id == \"acme__demo-3\"))[0] | .acc1 == 1" res.jsonl &&
+	grep "^keyword	all	3	0.667" out
 '
 
 test_expect_success 'a ci-rank that fails stops the run with its message' '

@@ -152,7 +152,7 @@ while IFS= read -r line; do
 		# exit 1 is "no hit" (a miss, scored 0); anything else is a broken run
 		rc=0
 		(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --limit 60 --per-file 3 \
-			--no-server ${CI_RANK_ARGS:-} "$query" 2>"$work/rank.err") >"$work/hits.jsonl" || rc=$?
+			--no-server ${CI_RANK_ARGS:-} -- "$query" 2>"$work/rank.err") >"$work/hits.jsonl" || rc=$?
 		if [ "$rc" -gt 1 ]; then
 			echo "eval: ci-rank failed on $id ($mode, exit $rc):" >&2
 			cat "$work/rank.err" >&2
@@ -163,7 +163,7 @@ while IFS= read -r line; do
 			# the chunks of the best files with their features, and the gold
 			# functions and changed lines to label them (scripts/train-rank --chunks)
 			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \
-				--chunk-features "$CI_EVAL_CHUNK_FEATURES.tmp" ${CI_RANK_ARGS:-} "$query" >/dev/null 2>&1) &&
+				--chunk-features "$CI_EVAL_CHUNK_FEATURES.tmp" ${CI_RANK_ARGS:-} -- "$query" >/dev/null 2>&1) &&
 			jq -c --arg id "$id" --arg repo "$repo" --arg mode "$mode" \
 				--argjson gold "$(printf '%s' "$line" | jq -c '{relevant_files, relevant_spans: (.relevant_spans // {}), relevant_lines: (.relevant_lines // {})}')" \
 				'. + {id: $id, repo: $repo, mode: $mode, relevant_file: (.path as $p | $gold.relevant_files | index($p) != null),
@@ -173,7 +173,7 @@ while IFS= read -r line; do
 		fi
 		if [ -n "${CI_EVAL_FEATURES:-}" ]; then
 			(cd "$tree" && "$bin/ci-rank" --index "$db" --mode "$mode" --no-server \
-				--features "$CI_EVAL_FEATURES.tmp" ${CI_RANK_ARGS:-} "$query" >/dev/null 2>&1) &&
+				--features "$CI_EVAL_FEATURES.tmp" ${CI_RANK_ARGS:-} -- "$query" >/dev/null 2>&1) &&
 			jq -c --arg id "$id" --arg repo "$repo" --arg mode "$mode" --argjson rel \
 				"$(printf '%s' "$line" | jq -c .relevant_files)" \
 				'. + {id: $id, repo: $repo, mode: $mode, label: (if (.path as $p | $rel | index($p)) then 1 else 0 end)}' \
