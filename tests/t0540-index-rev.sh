@@ -9,7 +9,9 @@
 # `git worktree add` checkout of HEAD~2 (modification times aside: a snapshot's
 # are 0), and leave the working tree, git's index and `git status` as they were.
 # A snapshot is not updated (exit 2, naming its commit), ci-grep searches the
-# working tree without it, and bad revisions stop with a message.
+# working tree without it, and bad revisions stop with a message.  A blob the
+# object database lacks (a partial clone) is left out as unreadable with a
+# warning; a damaged one fails the build.
 
 . "$(dirname "$0")/lib.sh"
 . "$CI_SRC_DIR/tests/index-lib.sh"
@@ -185,6 +187,35 @@ test_expect_success 'bad revisions, paths and places: a message, exit 2, no inde
 	(cd plain && exits 2 ci-index --index ../bad.db build --rev HEAD &&
 	 test_grep "is not in a git repository" ../err) &&
 	! test -e bad.db
+'
+
+test_expect_success 'a blob the object database lacks (a partial clone): left out as unreadable, with a warning' '
+	git init -q partial &&
+	(cd partial &&
+	 printf "def kept():\n    return 1\n" >kept.py &&
+	 printf "def gone():\n    return 2\n" >gone.py &&
+	 git add kept.py gone.py &&
+	 git -c user.name=t -c user.email=t@t commit -q -m two &&
+	 blob=$(git rev-parse HEAD:gone.py) &&
+	 rm ".git/objects/$(echo "$blob" | cut -c1-2)/$(echo "$blob" | cut -c3-)" &&
+	 exits 0 ci-index --index ../partial.db build --rev HEAD &&
+	 test_grep "warning: gone.py: blob $blob is not in the object database" ../err) &&
+	test "$(sqlite3 partial.db "SELECT path FROM files")" = kept.py &&
+	test "$(sqlite3 partial.db "SELECT path || \" \" || reason FROM skipped")" = "gone.py unreadable" &&
+	test "$(sqlite3 partial.db "SELECT count(*) FROM chunks WHERE name = '\''kept'\''")" = 1
+'
+
+test_expect_success 'a damaged object (not a missing one) still fails the build' '
+	git init -q damaged &&
+	(cd damaged &&
+	 printf "def f():\n    return 1\n" >f.py &&
+	 git add f.py &&
+	 git -c user.name=t -c user.email=t@t commit -q -m one &&
+	 blob=$(git rev-parse HEAD:f.py) &&
+	 obj=".git/objects/$(echo "$blob" | cut -c1-2)/$(echo "$blob" | cut -c3-)" &&
+	 chmod u+w "$obj" && printf "not zlib" >"$obj" &&
+	 exits 3 ci-index --index ../damaged.db build --rev HEAD &&
+	 test_grep "f.py" ../err)
 '
 
 test_done

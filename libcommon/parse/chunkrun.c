@@ -50,15 +50,22 @@ struct job {
 	pthread_cond_t cond;		/* signalled when a slot is done or handed over */
 };
 
-/* The content of blob oid of repo into a malloc'd, NUL-terminated *data; 0 or -1. */
+/*
+ * The content of blob oid of repo into a malloc'd, NUL-terminated *data; 0,
+ * GIT_ENOTFOUND when the object database does not have it, or -1.
+ */
 static int read_blob(git_repository *repo, const git_oid *oid, char **data, size_t *n)
 {
 	git_blob *blob;
+	int rc;
 
 	*data = NULL;
 	*n = 0;
-	if (!repo || git_blob_lookup(&blob, repo, oid) < 0)
+	if (!repo)
 		return -1;
+	rc = git_blob_lookup(&blob, repo, oid);
+	if (rc < 0)
+		return rc == GIT_ENOTFOUND ? GIT_ENOTFOUND : -1;
 	*n = (size_t)git_blob_rawsize(blob);
 	*data = xmalloc(*n + 1);
 	memcpy(*data, git_blob_rawcontent(blob), *n);
@@ -77,11 +84,20 @@ static void chunk_one(struct job *jb, struct chunker *ch, git_repository *repo, 
 	const struct lang *lang;
 
 	if (jb->oids) {
-		if (read_blob(repo, &jb->oids[i], &data, &n) < 0) {
+		int rc = read_blob(repo, &jb->oids[i], &data, &n);
+
+		if (rc < 0) {
 			const git_error *e = git_error_last();
 			char hex[GIT_OID_HEXSZ + 1];
 
 			git_oid_tostr(hex, sizeof(hex), &jb->oids[i]);
+			if (rc == GIT_ENOTFOUND) {
+				/* a partial clone's: left out as unreadable, as a work tree's file */
+				buf_addf(&s->warn, "%s: warning: %s: blob %s is not in the object database "
+					 "(a partial clone?); left out as unreadable\n", progname, f->path, hex);
+				s->degraded = 1;
+				goto done;
+			}
 			buf_addf(&s->warn, "%s: %s: cannot read blob %s: %s\n", progname, f->path, hex,
 				 e && e->message ? e->message : "no repository");
 			s->failed = 1;

@@ -1162,6 +1162,7 @@ static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payloa
 	git_filemode_t mode = git_tree_entry_filemode(te);
 	size_t size;
 	git_object_t type;
+	int rc;
 
 	if (mode == GIT_FILEMODE_TREE) {
 		if (is_private_dir(name))
@@ -1188,7 +1189,16 @@ static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payloa
 		tw->list->skipped[WALK_GENERATED]++;
 		return 0;
 	}
-	if (git_odb_read_header(&size, &type, tw->odb, git_tree_entry_id(te)) < 0) {
+	rc = git_odb_read_header(&size, &type, tw->odb, git_tree_entry_id(te));
+	if (rc == GIT_ENOTFOUND) {
+		/*
+		 * Listed by the tree, absent from the object database (a partial
+		 * clone, a mirror without its largest blobs): listed with size 0,
+		 * so that reading it says so and records it as unreadable, as a
+		 * work tree's unreadable file is, instead of failing the build.
+		 */
+		size = 0;
+	} else if (rc < 0) {
 		git_fail(tw->path.buf);
 		tw->failed = 1;
 		return -1;
