@@ -9,7 +9,9 @@
 # model without calibration is an error with a message.  The calibration is
 # fitted on the training queries' out-of-fold logits (or, with --calibrate-on
 # validation, on the validation queries); platt-margin maps the logit and the
-# margin over the second file, and ci-rank reads that map; --recalibrate
+# margin over the second file, and ci-rank reads that map; platt-margin-files
+# also the logarithm of the index's files (index_files in the dumps, which
+# ci-rank --features writes), when every dump says it; --recalibrate
 # fits only the maps of a kept model again.  --chunks fits the
 # chunk member on chunk dumps (a gold function by name), which ci-rank reads;
 # --chunk-gold functions takes a class header for gold only where none of its
@@ -108,6 +110,37 @@ test_expect_success 'platt-margin: a map of the logit and the margin, which ci-r
 	"$JQ" -c ".calibration = {\"method\": \"platt\", \"a\": 0, \"b\": -10, \"margin\": 1}" m.json >m1.json &&
 	(cd repo && ci-rank --model ../m1.json total price >../out1) &&
 	"$JQ" -e "select(._type == \"summary\") | .confidence == 0.5" out1
+'
+
+test_expect_success 'platt-margin-files: and the index'"'"'s files, when the dumps say them; ci-rank reads it' '
+	"$JQ" -c ".index_files = (if .repo | test(\"a$\") then 20 elif .repo | test(\"b$\") then 400 else 3000 end)" \
+		ntrain.jsonl >ftrain.jsonl &&
+	"$JQ" -c ".index_files = 250" nval.jsonl >fval.jsonl &&
+	/usr/bin/python3 "$train" --c 1 ftrain.jsonl fval.jsonl -o mf.json 2>/dev/null &&
+	"$JQ" -e ".trained.calibration.cross_fitted_ece_by_method | keys ==
+		[\"isotonic\", \"platt\", \"platt-margin\", \"platt-margin-files\"]" mf.json &&
+	/usr/bin/python3 "$train" --c 1 --calibration platt-margin-files ftrain.jsonl fval.jsonl -o mf2.json 2>/dev/null &&
+	"$JQ" -e "(.calibration.files | type == \"number\") and .trained.calibration.method == \"platt-margin-files\"" mf2.json &&
+	/usr/bin/python3 "$train" --report mf2.json fval.jsonl >rf.json &&
+	"$JQ" -e ".queries == 36 and (.ece | . >= 0 and . <= 1)" rf.json &&
+	# logistic(-ln(files)) = 1 / (1 + files): three files in the index, 0.25
+	git init -q repo3 &&
+	printf "def total_price(items):\n    return sum(items)\n" >repo3/shop.py &&
+	printf "def ship(order):\n    return order\n" >repo3/ship.py &&
+	printf "def pay(order):\n    return order\n" >repo3/pay.py &&
+	"$JQ" -c ".calibration = {\"method\": \"platt\", \"a\": 0, \"b\": 0, \"margin\": 0, \"files\": -1}" m.json >mf1.json &&
+	(cd repo3 && git add . && git commit -q -m init && ci-index build &&
+	 ci-rank --model ../mf1.json total price >../outf &&
+	 ci-rank --model ../mf1.json --features ../featf.jsonl total price >/dev/null) &&
+	"$JQ" -e "select(._type == \"summary\") | .confidence == 0.25" outf &&
+	"$JQ" -e ".index_files == 3" featf.jsonl
+'
+
+test_expect_success '... asked for on dumps without index_files: says so' '
+	test_must_fail /usr/bin/python3 "$train" --c 1 --calibration platt-margin-files ntrain.jsonl nval.jsonl \
+		-o none.json 2>err &&
+	test_grep "the dumps do not say the index.s files" err &&
+	! test -e none.json
 '
 
 test_expect_success '--recalibrate: the kept weights, each given member'"'"'s map fitted again' '

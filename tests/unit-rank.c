@@ -67,23 +67,23 @@ int main(int argc, char **argv)
 		ok(rank_model_parse(&m, platt, strlen(platt), "test") == 0 && m.cal == RANK_CAL_PLATT &&
 		   m.bias == 0 && m.used == 0, "no vectors: the top-level model, a Platt calibration");
 		/* logistic(0.5 * 2 - 1) = 0.5 */
-		ok(fabs(rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) - 0.5) < 1e-12, "Platt: the logistic of a z + b");
+		ok(fabs(rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1) - 0.5) < 1e-12, "Platt: the logistic of a z + b");
 		for (z = -50; z <= 50; z += 0.25) {
-			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP);
+			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP, 1);
 			mono &= c >= prev && c >= 0 && c <= 1;
 			prev = c;
 		}
 		ok(mono, "Platt: in [0, 1] and non-decreasing in the logit");
 		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", 1) == 0 && m.bias == 2 &&
 		   m.used == 1 && m.cal == RANK_CAL_ISOTONIC && m.cal_nr == 3, "vectors: the with_vectors member");
-		ok(rank_model_confidence(&m, -5, RANK_CAL_MARGIN_CAP) == 0.1 &&
-		   rank_model_confidence(&m, 9, RANK_CAL_MARGIN_CAP) == 0.9 &&
-		   fabs(rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP) - 0.7) < 1e-12,
+		ok(rank_model_confidence(&m, -5, RANK_CAL_MARGIN_CAP, 1) == 0.1 &&
+		   rank_model_confidence(&m, 9, RANK_CAL_MARGIN_CAP, 1) == 0.9 &&
+		   fabs(rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP, 1) - 0.7) < 1e-12,
 		   "isotonic: constant beyond the ends, linear between");
 		prev = -1;
 		mono = 1;
 		for (z = -3; z <= 3; z += 0.125) {
-			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP);
+			double c = rank_model_confidence(&m, z, RANK_CAL_MARGIN_CAP, 1);
 			mono &= c >= prev && c >= 0 && c <= 1;
 			prev = c;
 		}
@@ -94,10 +94,10 @@ int main(int argc, char **argv)
 				"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 				"\"calibration\":{\"method\":\"isotonic\",\"x\":[-2,0,2],\"y\":[0.1,0.3,0.9]}}";
 			ok(rank_model_parse(&m, iso, strlen(iso), "test") == 0 &&
-			   rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) <= rank_model_confidence(&m, 30, RANK_CAL_MARGIN_CAP),
+			   rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1) <= rank_model_confidence(&m, 30, RANK_CAL_MARGIN_CAP, 1),
 			   "isotonic: at a knot, not above the value past it (found by fuzz-models)");
 		}
-		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP) == -1,
+		ok(rank_model_parse(&m, model, strlen(model), "test") == 0 && rank_model_confidence(&m, 1, RANK_CAL_MARGIN_CAP, 1) == -1,
 		   "no calibration: -1");
 		/* a model made before the history members: history changes nothing */
 		ok(rank_model_parse_for(&m, platt, strlen(platt), "test", RANK_MEMBER_HISTORY) == 0 &&
@@ -116,12 +116,12 @@ int main(int argc, char **argv)
 		ok(rank_model_parse(&m, pm, strlen(pm), "test") == 0 && m.cal == RANK_CAL_PLATT &&
 		   m.cal_margin_w == 0.25, "Platt with a margin");
 		/* logistic(0.5 * 2 + 0.25 * 4 - 1) = logistic(1) */
-		ok(fabs(rank_model_confidence(&m, 2, 4) - 1 / (1 + exp(-1.0))) < 1e-12, "Platt: a z + c margin + b");
-		ok(rank_model_confidence(&m, 2, 1e9) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP) &&
-		   rank_model_confidence(&m, 2, NAN) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP),
+		ok(fabs(rank_model_confidence(&m, 2, 4, 1) - 1 / (1 + exp(-1.0))) < 1e-12, "Platt: a z + c margin + b");
+		ok(rank_model_confidence(&m, 2, 1e9, 1) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1) &&
+		   rank_model_confidence(&m, 2, NAN, 1) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1),
 		   "a margin over the cap (or not a number) counts as the cap");
 		for (z = -40; z <= 40; z += 0.5) {
-			double c = rank_model_confidence(&m, z, 3);
+			double c = rank_model_confidence(&m, z, 3, 1);
 			mono &= c >= prev && c >= 0 && c <= 1;
 			prev = c;
 		}
@@ -135,13 +135,41 @@ int main(int argc, char **argv)
 				"\"calibration\":{\"method\":\"platt\",\"a\":1e303,\"b\":0,\"margin\":1e308}}";
 			double c;
 			ok(rank_model_parse(&m, huge, strlen(huge), "test") == 0 &&
-			   (c = rank_model_confidence(&m, -1e6, 10)) >= 0 && c <= 1 &&
-			   rank_model_confidence(&m, 1e6, 10) == 1,
+			   (c = rank_model_confidence(&m, -1e6, 10, 1)) >= 0 && c <= 1 &&
+			   rank_model_confidence(&m, 1e6, 10, 1) == 1,
 			   "huge weights: a confidence in [0, 1], not NaN (-inf + inf)");
 		}
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":-0.5}}"),
 		   "refused: a negative margin weight (a wider lead would lower the confidence)");
+	}
+	{
+		/* a Platt map of the logit, the margin and ln(files in the index) */
+		static const char pf[] =
+			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			"\"calibration\":{\"method\":\"platt\",\"a\":0.5,\"b\":1,\"margin\":0.25,\"files\":-0.5}}";
+		double prev = -1, z;
+		int mono = 1;
+
+		ok(rank_model_parse(&m, pf, strlen(pf), "test") == 0 && m.cal == RANK_CAL_PLATT &&
+		   m.cal_files_w == -0.5, "Platt with the files of the index");
+		/* logistic(0.5 * 2 + 0.25 * 4 - 0.5 * ln(e^2) + 1) = logistic(2) */
+		ok(fabs(rank_model_confidence(&m, 2, 4, exp(2)) - 1 / (1 + exp(-2.0))) < 1e-12,
+		   "Platt: a z + c margin + d ln(files) + b");
+		ok(rank_model_confidence(&m, 2, 4, 100) > rank_model_confidence(&m, 2, 4, 10000),
+		   "a negative files weight: the same lead among more files is less sure");
+		ok(rank_model_confidence(&m, 2, 4, 0) == rank_model_confidence(&m, 2, 4, 1) &&
+		   rank_model_confidence(&m, 2, 4, NAN) == rank_model_confidence(&m, 2, 4, 1),
+		   "no files (or not a number) counts as one");
+		for (z = -40; z <= 40; z += 0.5) {
+			double c = rank_model_confidence(&m, z, 3, 5000);
+			mono &= c >= prev && c >= 0 && c <= 1;
+			prev = c;
+		}
+		ok(mono, "Platt with files: in [0, 1] and non-decreasing in the logit");
+		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
+			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"files\":\"x\"}}"),
+		   "refused: a files weight that is not a number");
 	}
 	{
 		static const char four[] =

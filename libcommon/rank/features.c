@@ -217,10 +217,26 @@ int rank_in_scope(const struct rank_query *rq, const struct rank_cand *x)
 		 (x->is_doc == 2 && !rq->scope_docs && rq->intent != INTENT_CONFIG));
 }
 
-int rank_write_features(const struct rank_query *rq, const struct rank_file_feat *f, size_t nr)
+long long rank_index_files(struct rank_query *rq)
+{
+	if (rq->index_files < 0) {
+		if (rq->meta) {
+			rq->index_files = (long long)rq->meta->head->nfiles;
+		} else {
+			sqlite3_stmt *st = rank_stmt(rq->r, "SELECT count(*) FROM files");
+
+			rq->index_files = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+			rank_stmt_done(rq->r, st);
+		}
+	}
+	return rq->index_files;
+}
+
+int rank_write_features(struct rank_query *rq, const struct rank_file_feat *f, size_t nr)
 {
 	FILE *fp = fopen(rq->o->features, "w");
 	struct buf line = BUF_INIT;
+	long long files = rank_index_files(rq);
 	int ret = 0;
 
 	if (!fp)
@@ -232,6 +248,7 @@ int rank_write_features(const struct rank_query *rq, const struct rank_file_feat
 		nd_begin(&line, "features");
 		nd_str(&line, "path", f[i].best->path);
 		nd_int(&line, "rank", f[i].rank);
+		nd_int(&line, "index_files", files);
 		nd_key(&line, "x");
 		buf_addch(&line, '{');
 		for (int k = 0; k < RF_NR; k++)

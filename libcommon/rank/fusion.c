@@ -177,9 +177,11 @@ int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
  * The calibrated confidence of the files ranked (f_nr of f; those in scope
  * have a rank and their logit z): the top file is the one of the highest logit (of equals, the
  * first by the hand-set fusion), as scripts/train-rank takes it; the margin
- * its logit less the next file's.  -1 without a calibration or a file.
+ * its logit less the next file's; the files of the index counted only when
+ * the calibration weighs them.  -1 without a calibration or a file.
  */
-static double top_confidence(const struct rank_model *m, const struct rank_file_feat *f, size_t f_nr)
+static double top_confidence(struct rank_query *rq, const struct rank_model *m,
+			     const struct rank_file_feat *f, size_t f_nr)
 {
 	const struct rank_file_feat *top = NULL;
 	double z1 = -INFINITY, z2 = -INFINITY;
@@ -201,7 +203,8 @@ static double top_confidence(const struct rank_model *m, const struct rank_file_
 	}
 	if (!top || !isfinite(z1))
 		return -1;
-	return rank_model_confidence(m, z1, isfinite(z2) ? z1 - z2 : RANK_CAL_MARGIN_CAP);
+	return rank_model_confidence(m, z1, isfinite(z2) ? z1 - z2 : RANK_CAL_MARGIN_CAP,
+				     m->cal_files_w != 0 ? (double)rank_index_files(rq) : 1);
 }
 
 int rank_learned_fusion(struct rank_query *rq)
@@ -253,7 +256,7 @@ int rank_learned_fusion(struct rank_query *rq)
 		rq->chunk_model = xmalloc(sizeof(*rq->chunk_model));
 		*rq->chunk_model = m.chunk;
 	}
-	rq->confidence = top_confidence(&m, f, f_nr);
+	rq->confidence = top_confidence(rq, &m, f, f_nr);
 done:
 	free(f);
 	free(v);

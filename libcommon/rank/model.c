@@ -156,6 +156,9 @@ static int parse_calibration(struct rank_model *m, json_t *root, const char *ori
 			return error("%s: calibration: margin must be a number", origin);
 		if (m->cal_margin_w < 0)	/* a wider lead must not lower the confidence */
 			return error("%s: calibration: margin must not be negative", origin);
+		v = json_object_get(c, "files");
+		if (v && finite_number(v, &m->cal_files_w))
+			return error("%s: calibration: files must be a number", origin);
 		m->cal = RANK_CAL_PLATT;
 		return 0;
 	}
@@ -263,7 +266,7 @@ double rank_model_prob(const struct rank_model *m, const double *x)
 	return rank_logistic(rank_model_logit(m, x));
 }
 
-double rank_model_confidence(const struct rank_model *m, double z, double margin)
+double rank_model_confidence(const struct rank_model *m, double z, double margin, double files)
 {
 	int i;
 
@@ -273,8 +276,11 @@ double rank_model_confidence(const struct rank_model *m, double z, double margin
 			margin = RANK_CAL_MARGIN_CAP;
 		/* each term within +-1e6 (NaN to -1e6), so that a model's huge
 		 * weights give 0 or 1, never inf - inf */
+		if (!(files >= 1))	/* NaN too */
+			files = 1;
 		return rank_logistic(fmin(fmax(m->cal_a * z, -1e6), 1e6) +
-				     fmin(fmax(m->cal_margin_w * margin, -1e6), 1e6) + fmin(fmax(m->cal_b, -1e6), 1e6));
+				     fmin(fmax(m->cal_margin_w * margin, -1e6), 1e6) +
+				     fmin(fmax(m->cal_files_w * log(files), -1e6), 1e6) + fmin(fmax(m->cal_b, -1e6), 1e6));
 	case RANK_CAL_ISOTONIC:
 		if (z <= m->cal_x[0])
 			return m->cal_y[0];

@@ -22,7 +22,9 @@
  * scripts/train-rank), either {"method": "platt", "a": a, "b": b} (the
  * logistic of a z + b, a >= 0; optionally also "margin": c >= 0, the weight
  * of the margin, the top file's logit less the second file's, capped at
- * RANK_CAL_MARGIN_CAP: the logistic of a z + c margin + b) or
+ * RANK_CAL_MARGIN_CAP: the logistic of a z + c margin + b; optionally
+ * also "files": d, the weight of the logarithm of the number of files in the
+ * index, any sign: then the logistic of a z + c margin + d ln(files) + b) or
  * {"method": "isotonic", "x": [...], "y": [...]}
  * (piecewise linear through the knots, x increasing, y non-decreasing in
  * [0, 1], constant beyond the ends); and "with_vectors", "with_history" and
@@ -149,6 +151,7 @@ struct rank_model {
 	enum rank_cal cal;	/* the calibration of the top file's logit */
 	double cal_a, cal_b;	/* Platt: logistic(a z + cal_margin_w margin + b) */
 	double cal_margin_w;	/* Platt: the margin's weight (0: not used) */
+	double cal_files_w;	/* Platt: the weight of ln(files in the index) (0: not used) */
 	double cal_x[RANK_CAL_KNOTS], cal_y[RANK_CAL_KNOTS];	/* isotonic knots */
 	int cal_nr;
 	struct rank_chunk_model chunk;	/* the document's "chunk" member (on 0: none) */
@@ -183,12 +186,14 @@ int rank_model_parse_for(struct rank_model *m, const char *json, size_t len, con
 
 /*
  * The calibrated probability that the top file of a query is right, from its
- * logit z and the margin (z less the second file's logit, at most
+ * logit z, the margin (z less the second file's logit, at most
  * RANK_CAL_MARGIN_CAP: the cap when there is no second file, or for a margin
- * that is not a number): in [0, 1] and non-decreasing in z and in the margin;
- * -1 when the model has no calibration.  Cannot fail.
+ * that is not a number) and the number of files in the index (a Platt map's
+ * "files" weight reads its logarithm, a count under 1 as 1: the same lead
+ * among more files is less sure): in [0, 1] and non-decreasing in z and in
+ * the margin; -1 when the model has no calibration.  Cannot fail.
  */
-double rank_model_confidence(const struct rank_model *m, double z, double margin);
+double rank_model_confidence(const struct rank_model *m, double z, double margin, double files);
 
 /* The logit of the feature vector x (RF_NR values).  Cannot fail. */
 double rank_model_logit(const struct rank_model *m, const double *x);

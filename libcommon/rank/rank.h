@@ -289,6 +289,7 @@ struct rank_query {
 	double sem_path_w;		/* --semantic-path as applied (0: the cosine alone) */
 	double confidence;		/* learned fusion: the calibrated probability that the top
 					 * file in scope is right (model.h); -1 when none */
+	long long index_files;		/* the files of the index (rank_index_files), -1: not counted yet */
 	struct rank_chunk_model *chunk_model;	/* learned fusion: its model's chunk member, or NULL */
 	struct rank_cover *cover;	/* the chunks of the files of code coverage read, by chunk id
 					 * (features.c; rank_chunk_coverage() looks one up) */

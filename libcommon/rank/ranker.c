@@ -67,6 +67,7 @@ void rank_query_init(struct rank_query *rq, const struct ranker *r, const struct
 	rq->intent = INTENT_CONCEPT;
 	rq->w = rank_weights[rq->intent];
 	rq->confidence = -1;
+	rq->index_files = -1;
 }
 
 void rank_query_release(struct rank_query *rq)

@@ -286,8 +286,18 @@ struct embed_work;
  */
 double rank_text_cosine(struct embed_work *w, const struct embed_model *m, const float *qv, float *scratch,
 			const char *text);
-/* The features of the files ranked into o->features: 0, or -1 after a message. */
-int rank_write_features(const struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
+/*
+ * The features of the files ranked into o->features, each record with the
+ * files of the index ("index_files", what a calibration may weigh): 0, or -1
+ * after a message.
+ */
+int rank_write_features(struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
+/*
+ * The files of rq's index: the metadata's count, else counted in the files
+ * table, once a query (rq->index_files; 0 when a step of it fails, which a
+ * calibration reads as one file).
+ */
+long long rank_index_files(struct rank_query *rq);
 int rank_cmp_fused(const void *a, const void *b);
 int rank_cmp_path_fused(const void *a, const void *b);
 

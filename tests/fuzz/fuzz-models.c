@@ -34,12 +34,12 @@ static void rank_model_props(const char *json, size_t len)
 		for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
 			double prev = -1;
 			for (size_t i = 0; i < sizeof(zs) / sizeof(zs[0]); i++) {
-				double c = rank_model_confidence(&m, zs[i], ms[j]);
+				double c = rank_model_confidence(&m, zs[i], ms[j], 1);
 				if (m.cal == RANK_CAL_NONE ? c != -1 : !(c >= 0 && c <= 1 && c >= prev))
 					fuzz_fail("member %d: confidence %g at z %g, margin %g (before %g)",
 						  which, c, zs[i], ms[j], prev);
 				/* a wider lead never lowers it */
-				if (j && m.cal != RANK_CAL_NONE && c < rank_model_confidence(&m, zs[i], ms[j - 1]))
+				if (j && m.cal != RANK_CAL_NONE && c < rank_model_confidence(&m, zs[i], ms[j - 1], 1))
 					fuzz_fail("member %d: confidence falls as the margin rises to %g", which, ms[j]);
 				prev = c;
 			}
