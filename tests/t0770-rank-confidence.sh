@@ -69,15 +69,17 @@ Account
 hash of the password"
 
 # The shipped top level's calibration is a Platt map of the top file's logit
-# z1 and its margin over the second file's, z1 - z2 (at most 10, 10 without a
-# second file).  From the probabilities --explain shows (rounded to 3
+# z1, its margin over the second file's, z1 - z2 (at most 10, 10 without a
+# second file), and the logarithm of the index's files (its "files" weight).  From the probabilities --explain shows (rounded to 3
 # decimals: each stands for an interval, so the logits too) the confidence
 # must lie between the map's values at the ends of those intervals, and, with
 # the margin's weight not 0, two queries of one top probability may differ.
 test_expect_success 'hybrid: the confidence is the calibration of the top file'"'"'s logit and margin' '
 	"$JQ" -e ".calibration.method == \"platt\" and .calibration.a >= 0 and
 		((.calibration.margin // 0) >= 0)" "$CI_SRC_DIR/share/rank/model.json" &&
-	"$JQ" -r ".calibration | \"\(.a) \(.b) \(.margin // 0)\"" "$CI_SRC_DIR/share/rank/model.json" >cal &&
+	"$JQ" -r ".calibration | \"\(.a) \(.b) \(.margin // 0) \(.files // 0)\"" "$CI_SRC_DIR/share/rank/model.json" >cal &&
+	(cd repo && ci-index status) | "$JQ" -r .files >nfiles &&
+	test "$(cat nfiles)" -gt 1 &&
 	: >rows &&
 	echo "$queries" | while read -r q; do
 		(cd repo && ci-rank --explain "$q" >../out) || return 1
@@ -87,7 +89,7 @@ test_expect_success 'hybrid: the confidence is the calibration of the top file'"
 			 (map(select(._type == \"summary\"))[0].confidence)] | @tsv" out >>rows || return 1
 	done &&
 	test "$(wc -l <rows)" -eq 8 &&
-	awk -v cal="$(cat cal)" "
+	awk -v cal="$(cat cal)" -v nf="$(cat nfiles)" "
 	function lg(p) { return log(p / (1 - p)) }
 	function sg(z) { return 1 / (1 + exp(-z)) }
 	function cl(p) { return p < 1e-9 ? 1e-9 : p > 1 - 1e-9 ? 1 - 1e-9 : p }
@@ -101,8 +103,8 @@ test_expect_success 'hybrid: the confidence is the calibration of the top file'"
 			if (mlo > 10) mlo = 10
 			if (mhi > 10) mhi = 10
 		}
-		lo = sg(c[1] * z1lo + c[3] * mlo + c[2]) - 0.0005
-		hi = sg(c[1] * z1hi + c[3] * mhi + c[2]) + 0.0005
+		lo = sg(c[1] * z1lo + c[3] * mlo + c[4] * log(nf) + c[2]) - 0.0005
+		hi = sg(c[1] * z1hi + c[3] * mhi + c[4] * log(nf) + c[2]) + 0.0005
 		if (\$3 < 0 || \$3 > 1 || \$3 < lo || \$3 > hi) { print \"off: \" \$0 \" not in [\" lo \", \" hi \"]\"; bad = 1 }
 	}
 	END { exit bad }" rows &&
