@@ -17,6 +17,7 @@
 #include "rank/model.h"
 #include "fuzz.h"
 
+#include <math.h>
 #include <unistd.h>
 
 static const char sample[] = "Hello, wörld! def f(x): return x_1 + 2 # 漢字";
@@ -26,20 +27,22 @@ static void rank_model_props(const char *json, size_t len)
 {
 	static const double zs[] = { -1e6, -30, -1, 0, 0.5, 2, 30, 1e6 };
 	static const double ms[] = { 0, 0.5, 3, 10, 1e9 };
+	static const double fs[] = { 1, 0, 250, 1e7, NAN };	/* the index's files */
 	struct rank_model m;
 
 	for (int which = 0; which < RANK_MEMBERS; which++) {
 		if (rank_model_parse_for(&m, json, len, "fuzz", which))
 			continue;
+		for (size_t k = 0; k < sizeof(fs) / sizeof(fs[0]); k++)
 		for (size_t j = 0; j < sizeof(ms) / sizeof(ms[0]); j++) {
 			double prev = -1;
 			for (size_t i = 0; i < sizeof(zs) / sizeof(zs[0]); i++) {
-				double c = rank_model_confidence(&m, zs[i], ms[j], 1);
+				double c = rank_model_confidence(&m, zs[i], ms[j], fs[k]);
 				if (m.cal == RANK_CAL_NONE ? c != -1 : !(c >= 0 && c <= 1 && c >= prev))
-					fuzz_fail("member %d: confidence %g at z %g, margin %g (before %g)",
-						  which, c, zs[i], ms[j], prev);
+					fuzz_fail("member %d: confidence %g at z %g, margin %g, files %g (before %g)",
+						  which, c, zs[i], ms[j], fs[k], prev);
 				/* a wider lead never lowers it */
-				if (j && m.cal != RANK_CAL_NONE && c < rank_model_confidence(&m, zs[i], ms[j - 1], 1))
+				if (j && m.cal != RANK_CAL_NONE && c < rank_model_confidence(&m, zs[i], ms[j - 1], fs[k]))
 					fuzz_fail("member %d: confidence falls as the margin rises to %g", which, ms[j]);
 				prev = c;
 			}
