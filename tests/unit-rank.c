@@ -27,6 +27,20 @@ static int parses(const char *json)
 	return rank_model_parse(&m, json, strlen(json), "test") == 0;
 }
 
+/* Is m's confidence in [0, 1] and non-decreasing in the logit, at this margin and files? */
+static int confidence_rises(const struct rank_model *m, double margin, double files)
+{
+	double prev = -1;
+	int mono = 1;
+
+	for (double z = -40; z <= 40; z += 0.5) {
+		double c = rank_model_confidence(m, z, margin, files);
+		mono &= c >= prev && c >= 0 && c <= 1;
+		prev = c;
+	}
+	return mono;
+}
+
 int main(int argc, char **argv)
 {
 	static const char model[] =
@@ -110,8 +124,6 @@ int main(int argc, char **argv)
 		static const char pm[] =
 			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			"\"calibration\":{\"method\":\"platt\",\"a\":0.5,\"b\":-1,\"margin\":0.25}}";
-		double prev = -1, z;
-		int mono = 1;
 
 		ok(rank_model_parse(&m, pm, strlen(pm), "test") == 0 && m.cal == RANK_CAL_PLATT &&
 		   m.cal_margin_w == 0.25, "Platt with a margin");
@@ -120,12 +132,7 @@ int main(int argc, char **argv)
 		ok(rank_model_confidence(&m, 2, 1e9, 1) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1) &&
 		   rank_model_confidence(&m, 2, NAN, 1) == rank_model_confidence(&m, 2, RANK_CAL_MARGIN_CAP, 1),
 		   "a margin over the cap (or not a number) counts as the cap");
-		for (z = -40; z <= 40; z += 0.5) {
-			double c = rank_model_confidence(&m, z, 3, 1);
-			mono &= c >= prev && c >= 0 && c <= 1;
-			prev = c;
-		}
-		ok(mono, "Platt with a margin: in [0, 1] and non-decreasing in the logit");
+		ok(confidence_rises(&m, 3, 1), "Platt with a margin: in [0, 1] and non-decreasing in the logit");
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"margin\":\"x\"}}"),
 		   "refused: a margin that is not a number");
@@ -148,8 +155,6 @@ int main(int argc, char **argv)
 		static const char pf[] =
 			"{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			"\"calibration\":{\"method\":\"platt\",\"a\":0.5,\"b\":1,\"margin\":0.25,\"files\":-0.5}}";
-		double prev = -1, z;
-		int mono = 1;
 
 		ok(rank_model_parse(&m, pf, strlen(pf), "test") == 0 && m.cal == RANK_CAL_PLATT &&
 		   m.cal_files_w == -0.5, "Platt with the files of the index");
@@ -161,12 +166,7 @@ int main(int argc, char **argv)
 		ok(rank_model_confidence(&m, 2, 4, 0) == rank_model_confidence(&m, 2, 4, 1) &&
 		   rank_model_confidence(&m, 2, 4, NAN) == rank_model_confidence(&m, 2, 4, 1),
 		   "no files (or not a number) counts as one");
-		for (z = -40; z <= 40; z += 0.5) {
-			double c = rank_model_confidence(&m, z, 3, 5000);
-			mono &= c >= prev && c >= 0 && c <= 1;
-			prev = c;
-		}
-		ok(mono, "Platt with files: in [0, 1] and non-decreasing in the logit");
+		ok(confidence_rises(&m, 3, 5000), "Platt with files: in [0, 1] and non-decreasing in the logit");
 		ok(!parses("{\"format\":\"ci-rank-linear/1\",\"bias\":0,\"features\":[],"
 			   "\"calibration\":{\"method\":\"platt\",\"a\":1,\"b\":0,\"files\":\"x\"}}"),
 		   "refused: a files weight that is not a number");
