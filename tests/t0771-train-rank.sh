@@ -136,11 +136,13 @@ test_expect_success 'platt-margin-files: and the index'"'"'s files, when the dum
 	"$JQ" -e ".index_files == 3" featf.jsonl
 '
 
-test_expect_success '... asked for on dumps without index_files: says so' '
+test_expect_success '... asked for (or reported) on dumps without index_files: says so' '
 	test_must_fail /usr/bin/python3 "$train" --c 1 --calibration platt-margin-files ntrain.jsonl nval.jsonl \
 		-o none.json 2>err &&
 	test_grep "the dumps do not say the index.s files" err &&
-	! test -e none.json
+	! test -e none.json &&
+	test_must_fail /usr/bin/python3 "$train" --report mf2.json nval.jsonl >out 2>err &&
+	test_grep "the map weighs the index.s files, which nval.jsonl does not say" err
 '
 
 test_expect_success '--recalibrate: the kept weights, each given member'"'"'s map fitted again' '
