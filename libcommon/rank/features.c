@@ -225,7 +225,9 @@ long long rank_index_files(struct rank_query *rq)
 		} else {
 			sqlite3_stmt *st = rank_stmt(rq->r, "SELECT count(*) FROM files");
 
-			rq->index_files = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+			if (sqlite3_step(st) != SQLITE_ROW)
+				die("index: cannot count its files: %s", sqlite3_errmsg(rq->db));
+			rq->index_files = sqlite3_column_int64(st, 0);
 			rank_stmt_done(rq->r, st);
 		}
 	}

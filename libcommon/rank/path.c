@@ -16,14 +16,16 @@ void rank_signal_path(struct rank_query *rq)
 					"JOIN files f ON f.blob_id = c.blob_id JOIN blobs b ON b.id = c.blob_id "
 					"WHERE f.path = ?1 ORDER BY c.start_line");
 	size_t i, fi = 0;
+	int step = SQLITE_DONE;
 
-	while (rq->meta ? fi < rq->meta->head->nfiles : sqlite3_step(files) == SQLITE_ROW) {
-		const char *path = rq->meta ? rank_meta_str(rq->meta, rq->meta->files[fi++]) : rank_col(files, 0);
+	while (rq->meta ? fi < rq->meta->head->nfiles : (step = sqlite3_step(files)) == SQLITE_ROW) {
+		const char *path = rq->meta ? rank_meta_str(rq->meta, rq->meta->files[fi]) : rank_col(files, 0);
 		const char *base = strrchr(path, '/');
 		double s = 0;
 		char stem[256];
 		size_t sl;
 
+		fi++;
 		base = base ? base + 1 : path;
 		sl = strcspn(base, ".");
 		if (sl >= sizeof(stem))
@@ -64,6 +66,9 @@ void rank_signal_path(struct rank_query *rq)
 			}
 		}
 	}
+	/* every file read: their count, which a calibration may weigh (rank_index_files) */
+	if (step == SQLITE_DONE)
+		rq->index_files = (long long)fi;
 	if (files)
 		rank_stmt_done(rq->r, files);
 	rank_stmt_done(rq->r, first);

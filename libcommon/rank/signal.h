@@ -293,9 +293,9 @@ double rank_text_cosine(struct embed_work *w, const struct embed_model *m, const
  */
 int rank_write_features(struct rank_query *rq, const struct rank_file_feat *f, size_t nr);
 /*
- * The files of rq's index: the metadata's count, else counted in the files
- * table, once a query (rq->index_files; 0 when a step of it fails, which a
- * calibration reads as one file).
+ * The files of rq's index, once a query (rq->index_files): the metadata's
+ * count, or the path signal's, which reads them all, else counted in the
+ * files table.  Dies, as rank_prep, when the table cannot be read.
  */
 long long rank_index_files(struct rank_query *rq);
 int rank_cmp_fused(const void *a, const void *b);
