@@ -110,9 +110,11 @@ while IFS= read -r line; do
 				{ echo "eval: ci-index --embed $verb of $repo at $commit failed" >&2; exit 1; }
 			itime=$(since "$t0")
 			mkdir -p "$work/trees"
-			# a consistent copy in one file, write-ahead log included
+			# a consistent copy in one file, write-ahead log included; the
+			# index's server (the update started it) may hold the file a
+			# moment (its checkpoint): wait for it, as ci-rank does
 			rm -f "$db" "$db-wal" "$db-shm"
-			sqlite3 "$wc.db" "VACUUM INTO '$db'" ||
+			sqlite3 -cmd '.timeout 30000' "$wc.db" "VACUUM INTO '$db'" ||
 				{ echo "eval: cannot copy $wc.db to $db" >&2; exit 1; }
 		fi
 		tree=$wc
