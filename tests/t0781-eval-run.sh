@@ -49,4 +49,32 @@ test_expect_success 'an instance whose clone is missing is an error' '
 	grep "eval: no clone of acme/gone" err
 '
 
+test_expect_success '--embed: a snapshot that could not be copied stops the run and is not left behind' '
+	mkdir shim &&
+	cat >shim/sqlite3 <<-\EOF &&
+	#!/bin/sh
+	# as sqlite3 does when VACUUM INTO meets a lock: an empty file, an error
+	for a; do last=$a; done
+	f=${last#*\'"'"'}
+	: >"${f%\'"'"'}"
+	echo "Error: stepping, database is locked (5)" >&2
+	exit 1
+	EOF
+	chmod +x shim/sqlite3 &&
+	test_must_fail env PATH="$PWD/shim:$PATH" CI_BIN=$CI_BUILD_DIR CI_EVAL_REPOS=$PWD/repos \
+		CI_EVAL_WORK=$PWD/we CI_EVAL_RESULTS=$PWD/res4.jsonl "$run" --embed set.jsonl keyword 2>err &&
+	grep "eval: cannot copy" err &&
+	! ls we/trees/*.vec.db 2>/dev/null
+'
+
+test_expect_success '--embed: the next run makes the snapshot and scores it' '
+	CI_BIN=$CI_BUILD_DIR CI_EVAL_REPOS=$PWD/repos CI_EVAL_WORK=$PWD/we CI_EVAL_RESULTS=$PWD/res5.jsonl \
+		"$run" --embed set.jsonl keyword semantic >out 2>err &&
+	ls we/trees/*.vec.db >dbs &&
+	test_line_count = 1 dbs &&
+	test "$(sqlite3 "$(cat dbs)" "SELECT count(*) FROM vectors")" -gt 0 &&
+	jq -e -s "map(select(.id == \"acme__demo-1\" and .mode == \"keyword\"))[0] | .acc1 == 1" res5.jsonl &&
+	test_line_count = 6 res5.jsonl
+'
+
 test_done

@@ -114,8 +114,9 @@ while IFS= read -r line; do
 			# index's server (the update started it) may hold the file a
 			# moment (its checkpoint): wait for it, as ci-rank does
 			rm -f "$db" "$db-wal" "$db-shm"
+			# (a failed copy is removed: the next run would take it for done)
 			sqlite3 -cmd '.timeout 30000' "$wc.db" "VACUUM INTO '$db'" ||
-				{ echo "eval: cannot copy $wc.db to $db" >&2; exit 1; }
+				{ rm -f "$db"; echo "eval: cannot copy $wc.db to $db" >&2; exit 1; }
 		fi
 		tree=$wc
 	elif [ $checkout = 1 ]; then
