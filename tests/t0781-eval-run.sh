@@ -5,7 +5,10 @@
 # "-" too (a query, not an option); a miss ("no hit", ci-rank's
 # exit 1) scores 0; a ci-rank that fails otherwise (a bad option here) stops the
 # run with its message and a non-zero exit, instead of a silent miss; a
-# missing clone is an error.
+# missing clone is an error.  With --embed (a working clone updated commit by
+# commit, each snapshot copied by sqlite3's VACUUM INTO): a copy that fails
+# stops the run and leaves no file the next run would take for a snapshot,
+# and the next run makes it.
 
 . "$(dirname "$0")/lib.sh"
 
