@@ -8,7 +8,8 @@
 # missing clone is an error.  With --embed (a working clone updated commit by
 # commit, each snapshot copied by sqlite3's VACUUM INTO): a copy that fails
 # stops the run and leaves no file the next run would take for a snapshot,
-# and the next run makes it.
+# and the next run makes it; with CI_EVAL_SNAPSHOTS=0 no copy is made and the
+# answers are the same.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -78,6 +79,17 @@ test_expect_success '--embed: the next run makes the snapshot and scores it' '
 	test "$(sqlite3 "$(cat dbs)" "SELECT count(*) FROM vectors")" -gt 0 &&
 	jq -e -s "map(select(.id == \"acme__demo-1\" and .mode == \"keyword\"))[0] | .acc1 == 1" res5.jsonl &&
 	test_line_count = 6 res5.jsonl
+'
+
+test_expect_success '--embed with CI_EVAL_SNAPSHOTS=0: no copy, ranked on the working clone'"'"'s index' '
+	CI_EVAL_SNAPSHOTS=0 CI_BIN=$CI_BUILD_DIR CI_EVAL_REPOS=$PWD/repos CI_EVAL_WORK=$PWD/wn \
+		CI_EVAL_RESULTS=$PWD/res6.jsonl "$run" --embed set.jsonl keyword semantic >out 2>err &&
+	! ls wn/trees/*.vec.db 2>/dev/null &&
+	test "$(sqlite3 wn/embed/acme+demo.db "SELECT count(*) FROM vectors")" -gt 0 &&
+	test_line_count = 6 res6.jsonl &&
+	jq -s -c "map([.id, .mode, .got])" res5.jsonl >expect &&
+	jq -s -c "map([.id, .mode, .got])" res6.jsonl >actual &&
+	test_cmp expect actual
 '
 
 test_done

@@ -22,7 +22,10 @@
 # clone under $CI_EVAL_WORK/embed, and each is indexed by 'ci-index update
 # --embed' from the previous one, so a blob is embedded once for the whole run
 # (a copy of each instance's index, made by SQLite's VACUUM INTO, is kept for
-# the next run).  Then semantic and hybrid modes have vectors to use.  A
+# the next run; with CI_EVAL_SNAPSHOTS=0 none is made, and each instance is
+# ranked on the working clone's index: the space a copy takes, about 90 MB an
+# instance of a large repository, is saved, and the next run updates again).
+# Then semantic and hybrid modes have vectors to use.  A
 # failed index build stops the run; one run at a time holds a work directory
 # (a second is refused: give it its own CI_EVAL_WORK).
 #
@@ -95,8 +98,9 @@ while IFS= read -r line; do
 	if [ $embed = 1 ]; then
 		wc=$work/embed/$(printf '%s' "$repo" | tr / +)
 		db=$tree${hist:+-h}.vec.db
+		keep=${CI_EVAL_SNAPSHOTS:-1}
 		itime=0
-		if [ ! -f "$db" ]; then
+		if [ "$keep" = 0 ] || [ ! -f "$db" ]; then
 			[ -d "$wc/.git" ] || git clone -q --no-checkout "$src" "$wc"
 			git -C "$wc" checkout -q -f "$commit"
 			t0=$(now)
@@ -109,6 +113,10 @@ while IFS= read -r line; do
 			(cd "$wc" && "$bin/ci-index" --no-progress $hist --index "$wc.db" --embed $verb) ||
 				{ echo "eval: ci-index --embed $verb of $repo at $commit failed" >&2; exit 1; }
 			itime=$(since "$t0")
+		fi
+		if [ "$keep" = 0 ]; then
+			db=$wc.db
+		elif [ ! -f "$db" ]; then
 			mkdir -p "$work/trees"
 			# a consistent copy in one file, write-ahead log included; the
 			# index's server (the update started it) may hold the file a
