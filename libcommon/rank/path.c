@@ -56,19 +56,25 @@ void rank_signal_path(struct rank_query *rq)
 					any = 1;
 				}
 			if (!any && s >= 0.8) {
+				int fs;
+
 				sqlite3_bind_text(first, 1, path, -1, SQLITE_STATIC);
-				if (sqlite3_step(first) == SQLITE_ROW) {
+				if ((fs = sqlite3_step(first)) == SQLITE_ROW) {
 					struct rank_cand *c = rank_add_cand(rq, first, 0);
 					if (c)
 						c->sig[SIG_PATH] = s;
+				} else if (fs != SQLITE_DONE) {	/* a damaged index: not a file left out */
+					die("index: %s", sqlite3_errmsg(rq->db));
 				}
 				sqlite3_reset(first);
 			}
 		}
 	}
+	/* a damaged index: not a path signal of the files read before it */
+	if (step != SQLITE_DONE)
+		die("index: %s", sqlite3_errmsg(rq->db));
 	/* every file read: their count, which a calibration may weigh (rank_index_files) */
-	if (step == SQLITE_DONE)
-		rq->index_files = (long long)fi;
+	rq->index_files = (long long)fi;
 	if (files)
 		rank_stmt_done(rq->r, files);
 	rank_stmt_done(rq->r, first);
