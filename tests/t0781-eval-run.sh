@@ -92,4 +92,11 @@ test_expect_success '--embed with CI_EVAL_SNAPSHOTS=0: no copy, ranked on the wo
 	test_cmp expect actual
 '
 
+test_expect_success 'CI_EVAL_SNAPSHOTS other than 0 or 1 is an error' '
+	test_must_fail env CI_EVAL_SNAPSHOTS=no CI_BIN=$CI_BUILD_DIR CI_EVAL_REPOS=$PWD/repos CI_EVAL_WORK=$PWD/wx \
+		CI_EVAL_RESULTS=$PWD/res7.jsonl "$run" --embed set.jsonl keyword 2>err &&
+	grep "eval: CI_EVAL_SNAPSHOTS must be 0 or 1, not .no." err &&
+	! test -s res7.jsonl
+'
+
 test_done

@@ -53,6 +53,11 @@ modes=${*:-keyword hybrid}
 repos=${CI_EVAL_REPOS:-/var/tmp/ci-eval/repos}
 work=${CI_EVAL_WORK:-/var/tmp/ci-eval/work}
 bin=${CI_BIN:-$top}
+keep=${CI_EVAL_SNAPSHOTS:-1}
+case $keep in
+0|1) ;;
+*) echo "eval: CI_EVAL_SNAPSHOTS must be 0 or 1, not '$keep'" >&2; exit 2 ;;
+esac
 mkdir -p "$work"
 # one run a work directory: two would check out and update the same clones
 # and indexes at once (snapshots came out malformed that way)
@@ -98,7 +103,6 @@ while IFS= read -r line; do
 	if [ $embed = 1 ]; then
 		wc=$work/embed/$(printf '%s' "$repo" | tr / +)
 		db=$tree${hist:+-h}.vec.db
-		keep=${CI_EVAL_SNAPSHOTS:-1}
 		itime=0
 		if [ "$keep" = 0 ] || [ ! -f "$db" ]; then
 			[ -d "$wc/.git" ] || git clone -q --no-checkout "$src" "$wc"
