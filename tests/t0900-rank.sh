@@ -5,7 +5,8 @@
 # definition first (intent name, symbol signal 1); scope rules (impl leaves out
 # tests, docs and config files; a query about tests gets tests; --scope all gets
 # docs; an issue text with a traceback gets the implementation, the file of its
-# frame first with path signal 1); the filters and limits; --explain adds up to
+# frame first with path signal 1; a file name in the prose gives path signal 1
+# too); the filters and limits; --explain adds up to
 # the score; --format full is the file's lines; the modes; the quality verdict;
 # determinism; the context bundle; usage and I/O errors.
 #
@@ -314,6 +315,17 @@ test_expect_success 'a relative traceback frame names the file too' '
 	cd repo &&
 	ci-rank "$(printf "Traceback (most recent call last):\n  File \"shop/cart.py\", line 14, in checkout\nValueError: bad amount")" >out &&
 	hits out | head -n 1 | "$JQ" -e ".path == \"shop/cart.py\" and .signals.path == 1"
+'
+
+test_expect_success 'a file name in the prose names the file: path signal 1, not its namesakes by stem' '
+	cd repo &&
+	ci-rank --explain --limit 20 "checkout totals look off, see shop/cart.py and money.py (docs at https://x.org/cart.html)" >out &&
+	hits out >h &&
+	"$JQ" -se "(map(select(.path == \"shop/cart.py\"))[0].signals.path == 1) and
+		   (map(select(.path == \"shop/money.py\"))[0].signals.path == 1) and
+		   (map(select(.path == \"shop/pricing.py\"))[0].signals.path < 1)" h &&
+	ci-rank --explain --limit 20 "checkout totals look off" >out &&
+	hits out | "$JQ" -se "map(select(.path == \"shop/cart.py\"))[0].signals.path < 1"
 '
 
 test_expect_success '--query-file: the same answer as the text on the command line; - is stdin' '

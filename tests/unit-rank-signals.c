@@ -382,6 +382,60 @@ static void test_segment(void)
 	}
 }
 
+/* File names the query gives: "run_trace.py", "src/log.c", "./setup.cfg"; not URLs, versions, dotted words. */
+static void test_mentions(void)
+{
+	static const char *q = "debug: more convenient lab/run_trace.py, see ./setup.cfg and\n"
+			       "https://example.com/x/page.html (v3.14; os.path.join; ../../src/log.c. and ellipsis...)\n"
+			       "also run_trace.py again, and /home/me/proj/pkg/mod.py; .coveragerc";
+	struct rank_segments sg;
+	struct rank_opts o;
+	struct rank_query rq;
+	int bigger = 0;
+
+	rank_opts_init(&o);
+	rank_segment(q, strlen(q), &sg);
+	memset(&rq, 0, sizeof(rq));
+	rq.o = &o;
+	rq.text = rq.given = q;
+	rank_parse_query(&rq, q, &sg);
+	ok(rq.mentions_nr == 6, "mentions: six distinct file names (a dotted word among them)");
+	ok(rank_mentions_name(&rq, "lab/run_trace.py") && rank_mentions_name(&rq, "setup.cfg") &&
+	   rank_mentions_name(&rq, "src/log.c") && rank_mentions_name(&rq, "x/src/log.c") &&
+	   rank_mentions_name(&rq, "pkg/mod.py") && rank_mentions_name(&rq, "run_trace.py") &&
+	   rank_mentions_name(&rq, "other/run_trace.py"),
+	   "mentions: a file whose path ends with a name given, or whose path a given one ends with, at a '/'");
+	ok(!rank_mentions_name(&rq, "lab/xrun_trace.py") && !rank_mentions_name(&rq, "x/page.html") &&
+	   !rank_mentions_name(&rq, "os.path") && !rank_mentions_name(&rq, "g.c") &&
+	   !rank_mentions_name(&rq, "proj/mod.py") && !rank_mentions_name(&rq, ".coveragerc"),
+	   "mentions: not a longer name, a URL's, a dotted word, a part of a name, another directory, a dot file");
+	ok(rank_path_named("pkg/mod.py", "src/pkg/mod.py") && rank_path_named("/a/src/pkg/mod.py", "src/pkg/mod.py") &&
+	   !rank_path_named("kg/mod.py", "src/pkg/mod.py") && !rank_path_named("/a/xsrc/pkg/mod.py", "src/pkg/mod.py"),
+	   "mentions: the match is at a '/' either way");
+	rank_segments_release(&sg);
+	rank_query_release(&rq);
+
+	/* more names than are kept: the first 256, each distinct */
+	{
+		struct buf b = BUF_INIT;
+
+		for (int i = 0; i < 1000; i++)
+			buf_addf(&b, "f%d.py ", i);
+		rank_segment(b.buf, b.len, &sg);
+		memset(&rq, 0, sizeof(rq));
+		rq.o = &o;
+		rq.text = rq.given = b.buf;
+		rank_parse_query(&rq, b.buf, &sg);
+		for (size_t i = 1; i < rq.mentions_nr; i++)
+			bigger += strcmp(rq.mentions[i - 1], rq.mentions[i]) >= 0;
+		ok(rq.mentions_nr == 256 && !bigger && rank_mentions_name(&rq, "a/f0.py") && rank_mentions_name(&rq, "f255.py") &&
+		   !rank_mentions_name(&rq, "f256.py"), "mentions: at most 256 a query, in file name order");
+		rank_segments_release(&sg);
+		rank_query_release(&rq);
+		buf_release(&b);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -390,6 +444,7 @@ int main(int argc, char **argv)
 	test_hybrid();
 	test_fusion();
 	test_segment();
+	test_mentions();
 	printf("1..%d\n", test_nr);
 	return failures ? 1 : 0;
 }

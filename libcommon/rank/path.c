@@ -1,13 +1,14 @@
 /*
  * rank/path.c: the path signal: traceback frames of the query that name a
- * file, and query terms that are a file's stem or part of its path.
+ * file, file names the query gives, and query terms that are a file's stem
+ * or part of its path.
  */
 #include "core/common.h"
 #include "rank/signal.h"
 
 #include <ctype.h>
 
-/* Files named by the query: traceback frames, and terms that are a file's stem. */
+/* Files named by the query: traceback frames, file names, and terms that are a file's stem. */
 void rank_signal_path(struct rank_query *rq)
 {
 	/* every file, from the server's memory or the table, in path order */
@@ -39,6 +40,8 @@ void rank_signal_path(struct rank_query *rq)
 			    (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
 				s = 1.0;
 		}
+		if (s < 1.0 && rank_mentions_name(rq, path))
+			s = 1.0;
 		for (i = 0; i < rq->terms_nr && s < 1.0; i++) {
 			if (sl >= 3 && !strcmp(rq->terms[i].text, stem))
 				s = s < 0.8 ? 0.8 : s;
@@ -78,6 +81,44 @@ void rank_signal_path(struct rank_query *rq)
 	if (files)
 		rank_stmt_done(rq->r, files);
 	rank_stmt_done(rq->r, first);
+}
+
+/*
+ * A file name of the query ("run_trace.py", "pkg/mod.py") is the end of the
+ * path, after a '/', or the path the end of it ("/home/u/proj/pkg/mod.py").
+ */
+int rank_path_named(const char *mention, const char *path)
+{
+	size_t ml = strlen(mention), pl = strlen(path);
+
+	if (ml <= pl)
+		return !strcmp(path + pl - ml, mention) && (ml == pl || path[pl - ml - 1] == '/');
+	return !strcmp(mention + ml - pl, path) && mention[ml - pl - 1] == '/';
+}
+
+/* Does a file name of the query name path?  The mentions are in file name order. */
+int rank_mentions_name(const struct rank_query *rq, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t lo = 0, hi = rq->mentions_nr;
+
+	base = base ? base + 1 : path;
+	while (lo < hi) {	/* the first mention whose file name is not below base's */
+		size_t mid = lo + (hi - lo) / 2;
+		const char *mb = strrchr(rq->mentions[mid], '/');
+		if (strcmp(mb ? mb + 1 : rq->mentions[mid], base) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < rq->mentions_nr; lo++) {
+		const char *mb = strrchr(rq->mentions[lo], '/');
+		if (strcmp(mb ? mb + 1 : rq->mentions[lo], base))
+			break;
+		if (rank_path_named(rq->mentions[lo], path))
+			return 1;
+	}
+	return 0;
 }
 
 /* A traceback frame's path ("/x/y/src/pkg/mod.py") ends with the file's, at a '/'. */

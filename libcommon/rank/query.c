@@ -144,6 +144,85 @@ static void scan_frames(struct rank_query *rq, const char *q)
 	}
 }
 
+#define MENTIONS_MAX 256	/* file names kept of one query */
+
+static int mention_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/';
+}
+
+static const char *base_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+static int cmp_mention(const void *a, const void *b)
+{
+	int c = strcmp(base_of(*(char *const *)a), base_of(*(char *const *)b));
+	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * "run_trace.py", "src/pkg/mod.py", "./setup.cfg": a word of path characters
+ * whose last part has an extension (letters and digits after its last dot,
+ * a letter among them), without a URL's scheme; each distinct one once.
+ * The path signal gives the files whose path ends with one (path.c); they
+ * are kept in the order of their file names (after the last '/').
+ */
+static void scan_mentions(struct rank_query *rq, const char *q)
+{
+	const char *p = q;
+
+	while (*p && rq->mentions_nr < MENTIONS_MAX) {
+		const char *s, *e, *dot = NULL, *slash = NULL;
+		int letter = 0, ok = 1;
+
+		if (!mention_char((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		for (s = p; mention_char((unsigned char)*p); p++)
+			;
+		if (*p == ':' && p[1] == '/' && p[2] == '/') {	/* a URL: skip it whole */
+			while (*p && !isspace((unsigned char)*p))
+				p++;
+			continue;
+		}
+		e = p;
+		while (e > s && (e[-1] == '.' || e[-1] == '-' || e[-1] == '/'))	/* "mod.py." ending a sentence */
+			e--;
+		while (s < e && (*s == '.' || *s == '/') && !(s + 1 < e && s[0] == '.' && s[1] != '/' && s[1] != '.'))
+			s++;				/* "./", "/": relative to anything */
+		for (const char *t = s; t < e; t++) {
+			if (*t == '.')
+				dot = t;
+			else if (*t == '/')
+				slash = t;
+		}
+		if (!dot || dot + 1 >= e || e - dot > 9 || (slash && slash > dot) || e - s >= 512)
+			continue;
+		for (const char *t = dot + 1; t < e && ok; t++) {
+			ok = isalnum((unsigned char)*t);
+			letter |= isalpha((unsigned char)*t);
+		}
+		if (!ok || !letter || dot == s || dot[-1] == '/' || dot[-1] == '.')
+			continue;
+		{
+			size_t n = (size_t)(e - s), i;
+			for (i = 0; i < rq->mentions_nr; i++)
+				if (strlen(rq->mentions[i]) == n && !strncmp(rq->mentions[i], s, n))
+					break;
+			if (i < rq->mentions_nr)
+				continue;
+			ALLOC_GROW(rq->mentions, rq->mentions_nr + 1, rq->mentions_alloc);
+			rq->mentions[rq->mentions_nr++] = xstrndup(s, n);
+		}
+	}
+	if (rq->mentions_nr)
+		qsort(rq->mentions, rq->mentions_nr, sizeof(*rq->mentions), cmp_mention);
+}
+
 /*
  * The words of q[from, to) into the terms, each weighing segw; inside `...`
  * (*in_code, kept from one part to the next) or a code part (code) a word is
@@ -195,6 +274,7 @@ void rank_parse_query(struct rank_query *rq, const char *q, const struct rank_se
 	int in_code = 0;
 
 	scan_frames(rq, rq->text);
+	scan_mentions(rq, rq->text);
 	for (size_t i = 0; i < segs->nr && scanned < TOKENS_SCAN; i++) {
 		const struct rank_span *sp = &segs->v[i];
 		double w = rq->o->seg_weight[sp->kind];

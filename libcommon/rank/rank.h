@@ -272,6 +272,8 @@ struct rank_query {
 	size_t terms_nr, terms_alloc;
 	char **frames;			/* files named by traceback frames */
 	size_t frames_nr, frames_alloc;
+	char **mentions;		/* files the query names: "run_trace.py", "src/pkg/mod.py" */
+	size_t mentions_nr, mentions_alloc;
 	struct rank_cand *cands;	/* the candidates */
 	size_t cands_nr, cands_alloc;
 	struct rank_cand_slot *cand_tab;	/* cands by chunk id (cand.c) */

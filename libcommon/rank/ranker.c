@@ -99,6 +99,11 @@ void rank_query_release(struct rank_query *rq)
 	free(rq->frames);
 	rq->frames = NULL;
 	rq->frames_nr = rq->frames_alloc = 0;
+	for (i = 0; i < rq->mentions_nr; i++)
+		free(rq->mentions[i]);
+	free(rq->mentions);
+	rq->mentions = NULL;
+	rq->mentions_nr = rq->mentions_alloc = 0;
 	free(rq->clean);
 	rq->clean = NULL;
 	free(rq->chunk_model);

@@ -216,6 +216,10 @@ void rank_signal_symbol(struct rank_query *rq);
 void rank_signal_path(struct rank_query *rq);
 /* Does a traceback frame of the query name path? */
 int rank_frame_names(const struct rank_query *rq, const char *path);
+/* Does the query's file name mention (path.c: "pkg/mod.py") name path?  1 or 0. */
+int rank_path_named(const char *mention, const char *path);
+/* Does a file name the query gives name path?  1 or 0. */
+int rank_mentions_name(const struct rank_query *rq, const char *path);
 int rank_signal_structure(struct rank_query *rq);
 int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */
