@@ -288,6 +288,19 @@ static void test_segment(void)
 		"2024-05-01 10:00:01 INFO queueworker started\n"
 		"```\n"
 		"\n"
+		"```console\n"
+		"py311: install_deps> python -I -m pip install cookiejarring [tox/execute/api.py:286]\n"
+		"Traceback (most recent call last):\n"
+		"  File \"/src/app/cookies.py\", line 3, in load_jar\n"
+		"KeyError: jar\n"
+		"```\n"
+		"~~~ text {.wrap}\n"
+		"plain printed cookiemonsterline\n"
+		"~~~\n"
+		"```Python\n"
+		"session.expire_now()\n"
+		"```\n"
+		"\n"
 		"## Versions\n"
 		"\n"
 		"requests 2.31.0\n"
@@ -311,6 +324,11 @@ static void test_segment(void)
 	ok(kind_at(issue, &sg, "$ pytest") == SEG_LOG && kind_at(issue, &sg, "=====") == SEG_LOG &&
 	   kind_at(issue, &sg, "platform linux") == SEG_LOG && kind_at(issue, &sg, "test_cookie.py F") == SEG_LOG &&
 	   kind_at(issue, &sg, "2024-05-01") == SEG_LOG, "segment: a prompt, a banner, test output and log lines are log");
+	ok(kind_at(issue, &sg, "py311: install_deps") == SEG_LOG && kind_at(issue, &sg, "plain printed") == SEG_LOG &&
+	   kind_at(issue, &sg, "session.expire_now") == SEG_CODE,
+	   "segment: a ```console or ~~~ text block is log, a ```Python one code");
+	ok(kind_at(issue, &sg, "  File \"/src/app/cookies.py") == SEG_TRACE && kind_at(issue, &sg, "KeyError: jar") == SEG_TRACE,
+	   "segment: a traceback in a console block is a traceback");
 	ok(kind_at(issue, &sg, "## Versions") == SEG_ENV && kind_at(issue, &sg, "requests 2.31") == SEG_ENV &&
 	   kind_at(issue, &sg, "numpy==") == SEG_ENV, "segment: a versions section is env");
 	ok(kind_at(issue, &sg, "Signed-off-by") == SEG_NOISE, "segment: a commit trailer is noise");
@@ -340,7 +358,11 @@ static void test_segment(void)
 	   term_weight(&rq, "templatechecklist") == 0, "terms: nothing of env listings or template comments");
 	ok(term_weight(&rq, "queueworker") > 0 && term_weight(&rq, "queueworker") < 1,
 	   "terms: a log line's word weighs a quarter");
-	ok(rq.frames_nr == 1 && !strcmp(rq.frames[0], "/src/app/sessions.py"), "terms: the traceback's frame");
+	ok(rq.frames_nr == 2 && !strcmp(rq.frames[0], "/src/app/sessions.py") && !strcmp(rq.frames[1], "/src/app/cookies.py"),
+	   "terms: the tracebacks' frames, one in a console block too");
+	ok(term_weight(&rq, "cookiejarring") > 0 && term_weight(&rq, "cookiejarring") < 1 &&
+	   term_weight(&rq, "cookiemonsterline") > 0 && term_weight(&rq, "cookiemonsterline") < 1 &&
+	   term_weight(&rq, "expire_now") >= 1, "terms: a console or text block's words weigh as a log's");
 	ok(term_weight(&rq, "login") == rank_seg_weight[SEG_TITLE] && rank_seg_weight[SEG_TITLE] == 6,
 	   "terms: a word of the title weighs 6 (the default)");
 	rank_query_release(&rq);

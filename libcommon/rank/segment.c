@@ -19,6 +19,7 @@ const double rank_seg_weight[SEG_MAX] = { 6.0, 1.0, 1.0, 1.0, 0.25, 0.0, 0.0 };
 /* Where the pass is: what the lines before opened. */
 struct seg_state {
 	int fence;	/* inside a ``` or ~~~ block */
+	int fence_out;	/* a block of a terminal session or output: ```console, ```text, ```log */
 	int comment;	/* inside <!-- ... --> */
 	int trace;	/* inside a Python traceback */
 	int env;	/* inside a section whose heading names versions or the environment */
@@ -200,6 +201,27 @@ static int env_line(const char *s, size_t n)
 	return starts_case(s, n, "python ") && has_version(s, n) && w <= 4;
 }
 
+/*
+ * The info string of a fence that opens a terminal session or plain output
+ * (GitHub's "console", "shell-session", "text", "log", "output"): what it
+ * holds was printed, as a pasted log is, though a command may lead it.
+ */
+static int output_fence(const char *s, size_t n)
+{
+	static const char *const w[] = { "console", "shell-session", "shellsession", "sh-session",
+		"terminal", "text", "txt", "plaintext", "plain", "log", "output", "stdout", "stderr", NULL };
+	size_t l = 0;
+
+	while (n && (*s == ' ' || *s == '\t' || *s == '`' || *s == '~'))
+		s++, n--;
+	while (l < n && !isspace((unsigned char)s[l]) && s[l] != '{')
+		l++;
+	for (size_t k = 0; w[k]; k++)
+		if (l == strlen(w[k]) && !strncasecmp(s, w[k], l))
+			return 1;
+	return 0;
+}
+
 static int trailer(const char *s, size_t n)
 {
 	static const char *const t[] = { "signed-off-by:", "co-authored-by:", "reviewed-by:",
@@ -233,6 +255,7 @@ static enum rank_seg line_kind(struct seg_state *st, const char *line, size_t n)
 		return st->last;	/* a blank line goes with the lines before it */
 	if (starts(s, n, "```") || starts(s, n, "~~~")) {
 		st->fence = !st->fence;
+		st->fence_out = st->fence && output_fence(s + 3, n - 3);
 		st->trace = 0;
 		return SEG_NOISE;
 	}
@@ -268,6 +291,8 @@ static enum rank_seg line_kind(struct seg_state *st, const char *line, size_t n)
 	}
 	if (st->env)
 		return SEG_ENV;
+	if (st->fence_out)
+		return SEG_LOG;
 	if (separator(s, n) || log_line(s, n) || test_output(s, n) || starts(s, n, "$ "))
 		return SEG_LOG;
 	if (env_line(s, n))

@@ -15,7 +15,7 @@ enum rank_seg {
 	SEG_PROSE,	/* the rest of the text outside code blocks */
 	SEG_CODE,	/* a code block (``` fenced or indented), an inline snippet's lines */
 	SEG_TRACE,	/* a traceback, from its header to the exception line */
-	SEG_LOG,	/* pasted output: test runs, log lines, separators, shell prompts */
+	SEG_LOG,	/* pasted output: test runs, log lines, separators, shell prompts, ```console blocks */
 	SEG_ENV,	/* versions and environment: pip list, platform lines, key: 1.2.3 */
 	SEG_NOISE,	/* template comments, <details> tags, Signed-off-by trailers */
 	SEG_MAX
