@@ -44,14 +44,14 @@ test_expect_success 'a build without --embed keeps the vectors, and their finger
 '
 
 for how in other none; do
-	test_expect_success "vectors of other weights ($how recorded): semantic and hybrid ranking fail, saying so" '
+	test_expect_success "vectors of other weights ($how recorded): semantic and hybrid ranking fail, saying so (hybrid: when its fusion reads the vectors)" '
 		rm -rf r-$how && cp -R repo r-$how &&
 		if test $how = other; then
 			sqlite3 r-$how/.ci-index/index.db "UPDATE meta SET value = '\''0123456789abcdef'\'' WHERE key = '\''model_fingerprint'\''"
 		else
 			sqlite3 r-$how/.ci-index/index.db "DELETE FROM meta WHERE key = '\''model_fingerprint'\''"
 		fi &&
-		for mode in semantic hybrid; do
+		for mode in semantic "hybrid --fusion rrf"; do
 			{ (cd r-$how && ci-rank --no-server --mode $mode "multiply two square matrices") >out 2>err
 			  test $? -ne 0; } &&
 			test_grep "vectors are of other weights of model .ci-code. (an earlier version)" err &&
@@ -59,7 +59,9 @@ for how in other none; do
 			test_must_be_empty out || return 1
 		done &&
 		(cd r-$how && ci-rank --no-server --mode keyword "matrix") >out &&
-		test -s out
+		test -s out &&
+		(cd r-$how && ci-rank --no-server "multiply two square matrices") >out &&
+		"$JQ" -e "select(._type == \"summary\") | .count > 0 and (.signals | index(\"semantic\") == null)" out
 	'
 
 	test_expect_success "vectors of other weights ($how recorded): an update warns and embeds nothing" '

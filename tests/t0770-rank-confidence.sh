@@ -5,8 +5,9 @@
 # of the top file's logit and its margin over the second file's (over several
 # queries), gives the quality verdict (high from 0.7, low below 0.4), is absent without the
 # learned fusion; a model's with_vectors member (and its calibration) answers
-# once the index holds vectors, its semantic member in semantic mode (else
-# with_vectors); ci search's confidence and ci-mcp's search
+# once the index holds vectors and the member reads the semantic signal (else
+# hybrid mode leaves the signal out and the top level answers), its semantic
+# member in semantic mode (else with_vectors); ci search's confidence and ci-mcp's search
 # summary are it; a calibration that falls is refused.
 
 . "$(dirname "$0")/lib.sh"
@@ -129,12 +130,14 @@ test_expect_success 'no learned fusion (keyword, --fusion rrf), no hit: no confi
 	summary n | "$JQ" -e ".count == 0 and (has(\"confidence\") | not)"
 '
 
-# a model whose two members differ only in their (constant) calibration:
-# 0.5 without vectors, 0.75 with them
+# a model whose two members differ in their (constant) calibration: 0.5
+# without vectors, 0.75 with them (its with_vectors member reads the semantic
+# signal a little: a member that reads none leaves it out of hybrid mode)
 cat >two.json <<\EOF
 {"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
  "calibration":{"method":"platt","a":0,"b":0},
- "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1},
+                                      {"name":"semantic","mean":0,"scale":1,"weight":0.001}],
   "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}}}
 EOF
 
@@ -164,7 +167,8 @@ test_expect_success 'with vectors: its with_vectors member' '
 cat >three.json <<\EOF
 {"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
  "calibration":{"method":"platt","a":0,"b":0},
- "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1},
+                                      {"name":"semantic_max","mean":0,"scale":1,"weight":0.001}],
   "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}},
  "semantic":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
   "calibration":{"method":"isotonic","x":[-100,100],"y":[0.9,0.9]}}}
@@ -175,6 +179,29 @@ test_expect_success 'semantic mode: the semantic member; hybrid mode: with_vecto
 	 ci-rank --model ../three.json --mode hybrid total price with tax >../h) &&
 	summary o | "$JQ" -e ".confidence == 0.9 and .signals == [\"semantic\"]" &&
 	summary h | "$JQ" -e ".confidence == 0.75"
+'
+
+# with_vectors members that read no semantic feature (as the shipped model's
+# since session 42): hybrid mode leaves the signal out, so the top level
+# answers (0.5), as without vectors; the hand-set fusion keeps it
+cat >blind.json <<\EOF
+{"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+ "calibration":{"method":"platt","a":0,"b":0},
+ "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1},
+                                      {"name":"path_cosine","mean":0,"scale":1,"weight":1}],
+  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}},
+ "with_vectors_history":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
+  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.8,0.8]}}}
+EOF
+
+test_expect_success 'with vectors, a with_vectors member that reads no semantic feature: hybrid leaves the signal out' '
+	(cd repo && ci-rank --model ../blind.json --explain total price with tax >../o &&
+	 ci-rank --model ../blind.json --fusion rrf total price with tax >../r &&
+	 ci-rank --model ../blind.json --mode semantic total price with tax >../s) &&
+	summary o | "$JQ" -e ".confidence == 0.5 and (.signals | index(\"semantic\") == null)" &&
+	"$JQ" -s -e "map(select(._type == \"hit\") | .signals | has(\"semantic\")) | length > 0 and all(. == false)" o &&
+	summary r | "$JQ" -e ".signals | index(\"semantic\") != null" &&
+	summary s | "$JQ" -e ".signals == [\"semantic\"] and .confidence == 0.75"
 '
 
 test_expect_success 'semantic mode, a model without a semantic member: with_vectors' '

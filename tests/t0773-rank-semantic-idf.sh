@@ -13,7 +13,9 @@
 # with "checksum" alone on the first line, a title weight of 3 does much the
 # same (below 0.6). Keyword mode is untouched, the defaults are as documented
 # (the title 3 times in semantic mode, once in hybrid mode, whose learned
-# fusion was fitted so), and bad values are refused.
+# fusion was fitted so; hybrid with the hand-set fusion here, since the
+# learned one leaves the semantic signal out when its members read none),
+# and bad values are refused.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -85,7 +87,7 @@ update data value item result" &&
 	sem --semantic-title 1 >one &&
 	! cmp -s one default &&
 	hyb() {
-		(cd repo && ci-rank --no-server --mode hybrid --limit 6 "$@" "$q") >h &&
+		(cd repo && ci-rank --no-server --mode hybrid --fusion rrf --limit 6 "$@" "$q") >h &&
 		"$JQ" -r "select(._type == \"hit\") | [.path, .signals.semantic] | @tsv" h
 	} &&
 	hyb >hdefault &&

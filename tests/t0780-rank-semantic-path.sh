@@ -62,14 +62,14 @@ test_expect_success 'semantic mode by default: the file the path names first, th
 	test_cmp default explicit
 '
 
-test_expect_success 'hybrid mode: off by default, on when asked' '
-	sem --mode hybrid >h0 &&
+test_expect_success 'hybrid mode (the hand-set fusion: the learned one leaves the signal out): off by default, on when asked' '
+	sem --mode hybrid --fusion rrf >h0 &&
 	cut -f3 h0 | sort -u >paths &&
 	echo null >expect &&
 	test_cmp expect paths &&
-	sem --mode hybrid --semantic-path 0 >hzero &&
+	sem --mode hybrid --fusion rrf --semantic-path 0 >hzero &&
 	test_cmp h0 hzero &&
-	sem --mode hybrid --semantic-path 0.6 >hon &&
+	sem --mode hybrid --fusion rrf --semantic-path 0.6 >hon &&
 	"$JQ" -e -s "[.[] | select(._type == \"hit\") | .semantic_path.weight == 0.6] | length > 0 and all" hits >/dev/null
 '
 

@@ -634,18 +634,20 @@ test_expect_success 'one word "context" is a query, not the command' '
 # ---- semantic, when ci-embed can embed -----------------------------------------------
 
 if ci-embed --query probe >/dev/null 2>&1; then
-	test_expect_success '--mode semantic with vectors: the semantic signal only' '
+	test_expect_success '--mode semantic with vectors: the semantic signal only; hybrid leaves it out unless the fusion is the hand-set one' '
 		(cd clean && ci-chunk | ci-embed) | ci-index --index vec.db load &&
 		cd repo &&
 		ci-rank --index ../vec.db --mode semantic how long to wait before trying again >out &&
 		ci-rank --index ../vec.db compute_delay >out2 &&
+		ci-rank --index ../vec.db --fusion rrf compute_delay >out3 &&
 		hits out >h &&
 		test -s h &&
 		"$JQ" -c ".signals | keys" h | sort -u >keys &&
 		echo "[\"semantic\"]" >expect &&
 		test_cmp expect keys &&
 		summary out | "$JQ" -e ".signals == [\"semantic\"] and .mode == \"semantic\"" &&
-		summary out2 | "$JQ" -e ".signals | index(\"semantic\") != null"
+		summary out2 | "$JQ" -e ".signals | index(\"semantic\") == null" &&
+		summary out3 | "$JQ" -e ".signals | index(\"semantic\") != null"
 	'
 	test_expect_success '--mode semantic over several batches of vectors: the cosines ci-rank similar finds' '
 		git init -q many && (

@@ -154,12 +154,16 @@ test_expect_success 'tools/list: the 24 tools with their parameters, types and d
 		(.[2].inputSchema.properties.rating.enum == [\"useful\",\"noise\",\"harmful\"])" ../out
 '
 
+# (hybrid mode's match_type is keyword: its learned fusion reads no semantic
+# feature and leaves the vectors out; semantic mode's is semantic)
 test_expect_success 'search: ranked chunks with every field; type and mode' '
 	cd repo && call search "{\"query\":\"read the JSON configuration file\",\"limit\":3}" &&
 	sc_is ".query == \"read the JSON configuration file\" and .mode == \"hybrid\" and .count == (.results | length) and .count >= 1" &&
 	sc_is ".results[0] | .file_path == \"src/config.py\" and .name == \"parse_config\" and .chunk_type == \"function\" and
-		.start_line == 4 and .end_line >= 7 and (.score | type) == \"number\" and .match_type == \"hybrid\" and
+		.start_line == 4 and .end_line >= 7 and (.score | type) == \"number\" and .match_type == \"keyword\" and
 		.language == \"python\" and (.content_preview | startswith(\"def parse_config(path):\"))" &&
+	call search "{\"query\":\"read the JSON configuration file\",\"limit\":3,\"mode\":\"semantic\"}" &&
+	sc_is ".mode == \"semantic\" and .count >= 1 and ([.results[] | .match_type == \"semantic\"] | all)" &&
 	call search "{\"query\":\"Config\",\"type\":\"class\",\"mode\":\"keyword\"}" &&
 	sc_is ".mode == \"keyword\" and .count >= 1 and ([.results[] | .chunk_type == \"class\" and .match_type == \"keyword\"] | all)"
 '

@@ -173,6 +173,22 @@ int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which)
 	return load_model(o, m, which);
 }
 
+int rank_model_reads_semantic(const struct rank_opts *o)
+{
+	static const int members[] = { RANK_MEMBER_VECTORS, RANK_MEMBER_VECTORS | RANK_MEMBER_HISTORY };
+
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		struct rank_model m;
+
+		if (load_model(o, &m, members[i]))
+			return -1;
+		if (m.weight[RF_SIG + SIG_SEMANTIC] != 0 || m.weight[RF_RR + SIG_SEMANTIC] != 0 ||
+		    m.weight[RF_MAX_SIG + SIG_SEMANTIC] != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * The calibrated confidence of the files ranked (f_nr of f; those in scope
  * have a rank and their logit z): the top file is the one of the highest logit (of equals, the

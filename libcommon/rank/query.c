@@ -453,6 +453,11 @@ int rank_query_signals(struct rank_query *rq)
 	struct qvec_job qjob;
 	struct rank_segments segs;
 	const char *mode = rq->o->mode;
+	/*
+	 * The semantic signal: in semantic mode, and in hybrid mode with the
+	 * hand-set fusion or a learned one that reads it (fusion.c)
+	 */
+	int sem = strcmp(mode, "keyword") != 0;
 
 	/* first: the query's vector and the scan of the vectors run meanwhile */
 	rank_tr(rq, "opened");
@@ -462,7 +467,12 @@ int rank_query_signals(struct rank_query *rq)
 	rank_segment(rq->given, strlen(rq->given), &segs);
 	free(rq->clean);
 	rq->text = rq->clean = rank_segments_text(rq->given, &segs, RANK_QUERY_TEXT_MAX);
-	if (strcmp(mode, "keyword"))
+	if (sem && !strcmp(mode, "hybrid") && rq->o->learned && (rq->o->model || rq->o->model_json) &&
+	    (sem = rank_model_reads_semantic(rq->o)) < 0) {
+		rank_segments_release(&segs);
+		return -1;
+	}
+	if (sem)
 		rank_semantic_start(rq, &qjob, rq->text);
 	rank_parse_query(rq, rq->given, &segs);
 	rank_segments_release(&segs);
@@ -489,7 +499,7 @@ int rank_query_signals(struct rank_query *rq)
 			rank_tr(rq, "change");
 		}
 	}
-	if (strcmp(mode, "keyword") && (rq->used[SIG_SEMANTIC] = rank_signal_semantic(rq, &qjob)) < 0)
+	if (sem && (rq->used[SIG_SEMANTIC] = rank_signal_semantic(rq, &qjob)) < 0)
 		return -1;	/* the index's vectors are of another model: said */
 	rank_tr(rq, "semantic");
 	if (!strcmp(mode, "semantic") && !rq->used[SIG_SEMANTIC])

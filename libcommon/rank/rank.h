@@ -327,6 +327,14 @@ int rank_learned_fusion(struct rank_query *rq);
  */
 struct rank_model;
 int rank_model_load(const struct rank_opts *o, struct rank_model *m, int which);
+/*
+ * Does the learned fusion read the semantic signal in hybrid mode: does its
+ * with_vectors or with_vectors_history member weigh a semantic feature?  1 or
+ * 0; -1 after a message (the model cannot be read).  Without one, hybrid mode
+ * leaves the signal out: it would only move the hand-set fusion's score and
+ * candidates, which the members read (share/rank/MODEL.md, session 43).
+ */
+int rank_model_reads_semantic(const struct rank_opts *o);
 
 /*
  * Order the chunks within each file by their own evidence (keyword, symbol
