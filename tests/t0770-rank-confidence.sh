@@ -184,15 +184,11 @@ test_expect_success 'semantic mode: the semantic member; hybrid mode: with_vecto
 # with_vectors members that read no semantic feature (as the shipped model's
 # since session 42): hybrid mode leaves the signal out, so the top level
 # answers (0.5), as without vectors; the hand-set fusion keeps it
-cat >blind.json <<\EOF
-{"format":"ci-rank-linear/1","bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
- "calibration":{"method":"platt","a":0,"b":0},
- "with_vectors":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1},
-                                      {"name":"path_cosine","mean":0,"scale":1,"weight":1}],
-  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.75,0.75]}},
- "with_vectors_history":{"bias":0,"features":[{"name":"fused","mean":0,"scale":1,"weight":1}],
-  "calibration":{"method":"isotonic","x":[-100,100],"y":[0.8,0.8]}}}
-EOF
+# (two.json with path_cosine for its with_vectors member's semantic feature,
+# and a with_vectors_history member of fused alone)
+"$JQ" -c '.with_vectors.features[1].name = "path_cosine" |
+	  .with_vectors_history = (.with_vectors | .features |= .[:1] | .calibration.y = [0.8, 0.8])' \
+	two.json >blind.json
 
 test_expect_success 'with vectors, a with_vectors member that reads no semantic feature: hybrid leaves the signal out' '
 	(cd repo && ci-rank --model ../blind.json --explain total price with tax >../o &&
