@@ -32,10 +32,16 @@ three() {
 	test_cmp worker.err served.err
 }
 
-# server_pid <cmd>: the pid of ci-<cmd>'s shard server
+# serves <pid>: is it a shard server's process (its command line says so)?
+serves() {
+	tr "\0" " " </proc/$1/cmdline 2>/dev/null | grep -q -- "--shards-serve"
+}
+
+# server_pid <cmd>: the pid of ci-<cmd>'s shard server, not one of the
+# processes it forks for a shard (a fork has its command line too)
 server_pid() {
 	for p in $(pgrep -x "ci-$1"); do
-		if tr "\0" " " </proc/$p/cmdline | grep -q -- "--shards-serve"; then
+		if serves "$p" && ! serves "$(ps -o ppid= -p "$p" | tr -d " ")"; then
 			echo "$p"
 			return 0
 		fi
