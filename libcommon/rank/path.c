@@ -34,13 +34,7 @@ void rank_signal_path(struct rank_query *rq)
 		for (i = 0; i < sl; i++)
 			stem[i] = (char)tolower((unsigned char)base[i]);
 		stem[sl] = '\0';
-		for (i = 0; i < rq->frames_nr; i++) {
-			size_t fl = strlen(rq->frames[i]), pl = strlen(path);
-			if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) &&
-			    (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
-				s = 1.0;
-		}
-		if (s < 1.0 && rank_mentions_name(rq, path))
+		if (rank_frame_names(rq, path) || rank_mentions_name(rq, path))
 			s = 1.0;
 		for (i = 0; i < rq->terms_nr && s < 1.0; i++) {
 			if (sl >= 3 && !strcmp(rq->terms[i].text, stem))
@@ -83,37 +77,38 @@ void rank_signal_path(struct rank_query *rq)
 	rank_stmt_done(rq->r, first);
 }
 
+/* Does the path long end with the path end, whole or after a '/'? */
+static int ends_at_slash(const char *lng, const char *end)
+{
+	size_t ll = strlen(lng), el = strlen(end);
+
+	return ll >= el && !strcmp(lng + ll - el, end) && (ll == el || lng[ll - el - 1] == '/');
+}
+
 /*
  * A file name of the query ("run_trace.py", "pkg/mod.py") is the end of the
  * path, after a '/', or the path the end of it ("/home/u/proj/pkg/mod.py").
  */
 int rank_path_named(const char *mention, const char *path)
 {
-	size_t ml = strlen(mention), pl = strlen(path);
-
-	if (ml <= pl)
-		return !strcmp(path + pl - ml, mention) && (ml == pl || path[pl - ml - 1] == '/');
-	return !strcmp(mention + ml - pl, path) && mention[ml - pl - 1] == '/';
+	return ends_at_slash(path, mention) || ends_at_slash(mention, path);
 }
 
 /* Does a file name of the query name path?  The mentions are in file name order. */
 int rank_mentions_name(const struct rank_query *rq, const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = rank_file_name(path);
 	size_t lo = 0, hi = rq->mentions_nr;
 
-	base = base ? base + 1 : path;
 	while (lo < hi) {	/* the first mention whose file name is not below base's */
 		size_t mid = lo + (hi - lo) / 2;
-		const char *mb = strrchr(rq->mentions[mid], '/');
-		if (strcmp(mb ? mb + 1 : rq->mentions[mid], base) < 0)
+		if (strcmp(rank_file_name(rq->mentions[mid]), base) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	for (; lo < rq->mentions_nr; lo++) {
-		const char *mb = strrchr(rq->mentions[lo], '/');
-		if (strcmp(mb ? mb + 1 : rq->mentions[lo], base))
+		if (strcmp(rank_file_name(rq->mentions[lo]), base))
 			break;
 		if (rank_path_named(rq->mentions[lo], path))
 			return 1;
@@ -124,12 +119,8 @@ int rank_mentions_name(const struct rank_query *rq, const char *path)
 /* A traceback frame's path ("/x/y/src/pkg/mod.py") ends with the file's, at a '/'. */
 int rank_frame_names(const struct rank_query *rq, const char *path)
 {
-	size_t pl = strlen(path);
-
-	for (size_t i = 0; i < rq->frames_nr; i++) {
-		size_t fl = strlen(rq->frames[i]);
-		if (fl >= pl && !strcmp(rq->frames[i] + fl - pl, path) && (fl == pl || rq->frames[i][fl - pl - 1] == '/'))
+	for (size_t i = 0; i < rq->frames_nr; i++)
+		if (ends_at_slash(rq->frames[i], path))
 			return 1;
-	}
 	return 0;
 }

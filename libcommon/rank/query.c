@@ -151,15 +151,9 @@ static int mention_char(unsigned char c)
 	return isalnum(c) || c == '_' || c == '-' || c == '.' || c == '/';
 }
 
-static const char *base_of(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return b ? b + 1 : path;
-}
-
 static int cmp_mention(const void *a, const void *b)
 {
-	int c = strcmp(base_of(*(char *const *)a), base_of(*(char *const *)b));
+	int c = strcmp(rank_file_name(*(char *const *)a), rank_file_name(*(char *const *)b));
 	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
@@ -468,7 +462,7 @@ int rank_query_signals(struct rank_query *rq)
 	free(rq->clean);
 	rq->text = rq->clean = rank_segments_text(rq->given, &segs, RANK_QUERY_TEXT_MAX);
 	if (sem && !strcmp(mode, "hybrid") && rq->o->learned && (rq->o->model || rq->o->model_json) &&
-	    (sem = rank_model_reads_semantic(rq->o)) < 0) {
+	    rank_has_vectors(rq) && (sem = rank_model_reads_semantic(rq->o)) < 0) {
 		rank_segments_release(&segs);
 		return -1;
 	}

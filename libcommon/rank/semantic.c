@@ -416,13 +416,20 @@ static void *snap_mapper(void *arg)
  * start), and the mapping of the snapshot of the vectors: its pages take
  * about 10 ms to map on a VM, which the other signals and ci-embed hide.
  */
-void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+int rank_has_vectors(struct rank_query *rq)
 {
 	sqlite3_stmt *st = rank_stmt(rq->r, "SELECT EXISTS (SELECT 1 FROM vectors)");
-	int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	int rc = sqlite3_step(st), have = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
 
+	if (rc != SQLITE_ROW)	/* a damaged index: not one without vectors */
+		die("index: %s", sqlite3_errmsg(rq->db));
 	rank_stmt_done(rq->r, st);
-	if (!have)
+	return have;
+}
+
+void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q)
+{
+	if (!rank_has_vectors(rq))
 		return;
 	j->r = rq->r;
 	j->snap_rc = 1;

@@ -224,6 +224,14 @@ int rank_signal_structure(struct rank_query *rq);
 int rank_signal_change(struct rank_query *rq);
 /* semantic.c: started first, so that the query's vector is made meanwhile */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
+/* Does the index hold vectors?  1 or 0; dies on a damaged index. */
+int rank_has_vectors(struct rank_query *rq);
+/* The file name of a path: what follows its last '/'. */
+static inline const char *rank_file_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
 /* 1 when it scored chunks, 0 when not, -1 after a message (the index's vectors are of another model) */
 int rank_signal_semantic(struct rank_query *rq, struct qvec_job *j);
 /* The vector of q (a chunk's text: its words not weighted) now: its dimension (0: none), *vec and *model malloc'd. */
