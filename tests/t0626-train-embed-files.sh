@@ -4,7 +4,8 @@
 # (tests left out) that scripts/train-embed-files ranks as ci-rank's semantic
 # mode does, fine-tuning ci-code: on a generated repository of three source
 # files and a test, the lists hold the three, a record whose only file is a
-# test is left out, the same input gives the same file; records that send each
+# test is left out, the description pairs of the three functions are there
+# (their descriptions' words), the same input gives the same file; records that send each
 # description to another module's file (so that the shipped model ranks them
 # wrong) are learnt: their file MRR rises (measured on the int8 table written),
 # and the model written runs in ci-embed, with its metadata, and embeds
@@ -59,17 +60,25 @@ test_expect_success 'setup: a repository of three modules and a test; four recor
 	test_line_count = 4 records.jsonl
 '
 
-test_expect_success 'embed-file-lists: the three source files, three records, deterministic' '
+test_expect_success 'embed-file-lists: the three source files, three records, three descriptions, deterministic' '
 	/usr/bin/python3 "$lists" --ci-chunk "$CI_CHUNK" --out lists.npz records.jsonl=repo/.git 2>err &&
 	test_grep "records.jsonl: 3 of 4 records kept" err &&
-	test_grep "1 trees, 3 blobs, 4 chunks" err &&
+	test_grep "1 trees, 3 blobs, 4 chunks, 3 description pairs" err &&
 	/usr/bin/python3 - >actual <<-\EOF &&
 	import json, numpy as np
 	z = np.load("lists.npz", allow_pickle=False)
 	meta = json.loads(bytes(z["meta"]).decode())
+	words = open("'"$CI_SRC_DIR"'/share/models/ci-code.vocab").read().split("\n")
 	print(" ".join(m["id"] for m in meta), list(z["toff"]), list(z["gold"]))
+	for k in range(len(z["dnn"])):
+	    print(" ".join(words[i] for i in z["dq"][z["dqoff"][k]:z["dqoff"][k + 1]]))
 	EOF
-	echo "a b c [0, 3] [1, 2, 0]" >expect &&
+	cat >expect <<-\EOF &&
+	a b c [0, 3] [1, 2, 0]
+	read the rows of database table
+	send an http request retrying when the connection times out
+	the sum of prices items in cart
+	EOF
 	test_cmp expect actual &&
 	/usr/bin/python3 "$lists" --ci-chunk "$CI_CHUNK" --out again.npz records.jsonl=repo/.git 2>/dev/null &&
 	cmp lists.npz again.npz &&
@@ -80,8 +89,8 @@ test_expect_success 'embed-file-lists: the three source files, three records, de
 
 test_expect_success 'train-embed-files: the file MRR rises; a model ci-embed runs, not the shipped one' '
 	/usr/bin/python3 "$train" --train lists.npz --out model --epochs 4 --lr 0.05 --batch 2 2>log &&
-	test_grep "^train-embed-files: start: file MRR records.jsonl [01]\\.[0-9]*, mean" log &&
-	test_grep "^train-embed-files: epoch 4: 2 steps, loss [0-9.]*, [0-9]* s; file MRR" log &&
+	test_grep "^train-embed-files: start: MRR descriptions [01]\\.[0-9]* records.jsonl [01]\\.[0-9]*, mean" log &&
+	test_grep "^train-embed-files: epoch 4: 2 steps, loss [0-9.]*, [0-9]* s; MRR descriptions" log &&
 	start=$(sed -n "s/.*start: .*mean \\([0-9.]*\\)$/\\1/p" log) &&
 	best=$(sed -n "s/.*epoch .*mean \\([0-9.]*\\)$/\\1/p" log | sort -n | tail -n 1) &&
 	awk -v s="$start" -v b="$best" "BEGIN { exit !(s < 1 && b > s) }" &&
