@@ -113,6 +113,21 @@ test_expect_code 3 'a file that is not one of embed-file-lists: a message, exit 
 	return $rc
 '
 
+test_expect_code 3 'lists whose offsets do not fit their arrays: damaged, exit 3' '
+	/usr/bin/python3 - <<-\EOF &&
+	import numpy as np
+	z = dict(np.load("lists.npz", allow_pickle=False))
+	z["coff"] = z["coff"].copy()
+	z["coff"][1] = 10 ** 6
+	np.savez("damaged.npz", **z)
+	EOF
+	/usr/bin/python3 "$train" --train damaged.npz --out m2 2>err;
+	rc=$? &&
+	test_grep "train-embed-files: damaged.npz: damaged: its offsets do not fit its arrays" err &&
+	! test -e m2 &&
+	return $rc
+'
+
 test_expect_code 2 'bad numbers: a usage error' '
 	/usr/bin/python3 "$train" --train lists.npz --out m2 --drop 1.5 2>err;
 	rc=$? &&
