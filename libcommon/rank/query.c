@@ -451,7 +451,7 @@ int rank_query_signals(struct rank_query *rq)
 	 * The semantic signal: in semantic mode, and in hybrid mode with the
 	 * hand-set fusion or a learned one that reads it (fusion.c)
 	 */
-	int sem = strcmp(mode, "keyword") != 0;
+	int sem = strcmp(mode, "keyword") != 0, vectors;
 
 	/* first: the query's vector and the scan of the vectors run meanwhile */
 	rank_tr(rq, "opened");
@@ -461,12 +461,14 @@ int rank_query_signals(struct rank_query *rq)
 	rank_segment(rq->given, strlen(rq->given), &segs);
 	free(rq->clean);
 	rq->text = rq->clean = rank_segments_text(rq->given, &segs, RANK_QUERY_TEXT_MAX);
-	if (sem && !strcmp(mode, "hybrid") && rq->o->learned && (rq->o->model || rq->o->model_json) &&
-	    rank_has_vectors(rq) && (sem = rank_model_reads_semantic(rq->o)) < 0) {
+	/* without vectors the signal still runs (semantic mode says so), with nothing started */
+	vectors = sem && rank_has_vectors(rq);
+	if (vectors && !strcmp(mode, "hybrid") && rq->o->learned && (rq->o->model || rq->o->model_json) &&
+	    (sem = rank_model_reads_semantic(rq->o)) < 0) {
 		rank_segments_release(&segs);
 		return -1;
 	}
-	if (sem)
+	if (vectors && sem)
 		rank_semantic_start(rq, &qjob, rq->text);
 	rank_parse_query(rq, rq->given, &segs);
 	rank_segments_release(&segs);

@@ -411,11 +411,6 @@ static void *snap_mapper(void *arg)
 	return NULL;
 }
 
-/*
- * Start the query's vector if the index has vectors (no vectors, no model to
- * start), and the mapping of the snapshot of the vectors: its pages take
- * about 10 ms to map on a VM, which the other signals and ci-embed hide.
- */
 int rank_has_vectors(struct rank_query *rq)
 {
 	sqlite3_stmt *st = rank_stmt(rq->r, "SELECT EXISTS (SELECT 1 FROM vectors)");
@@ -427,10 +422,14 @@ int rank_has_vectors(struct rank_query *rq)
 	return have;
 }
 
+/*
+ * Start the query's vector (the caller has seen that the index has vectors:
+ * without, there is no model to start), and the mapping of the snapshot of
+ * the vectors: its pages take about 10 ms to map on a VM, which the other
+ * signals and ci-embed hide.
+ */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q)
 {
-	if (!rank_has_vectors(rq))
-		return;
 	j->r = rq->r;
 	j->snap_rc = 1;
 	if (vecsnap_token(rq->db, j->token, sizeof(j->token)) == 0) {

@@ -222,7 +222,7 @@ int rank_path_named(const char *mention, const char *path);
 int rank_mentions_name(const struct rank_query *rq, const char *path);
 int rank_signal_structure(struct rank_query *rq);
 int rank_signal_change(struct rank_query *rq);
-/* semantic.c: started first, so that the query's vector is made meanwhile */
+/* semantic.c: started first, so that the query's vector is made meanwhile (when rank_has_vectors()) */
 void rank_semantic_start(struct rank_query *rq, struct qvec_job *j, const char *q);
 /* Does the index hold vectors?  1 or 0; dies on a damaged index. */
 int rank_has_vectors(struct rank_query *rq);
